@@ -1,0 +1,34 @@
+"""Error types. Every library error is an EvotuneError that says what was wrong and how to fix it.
+
+The CLI prints ``str(error)`` on one line and exits with status 2; it never shows a traceback
+for these.
+"""
+from __future__ import annotations
+
+
+class EvotuneError(Exception):
+    """Base class of every error evotune raises on purpose."""
+
+
+class ConfigError(EvotuneError, ValueError):
+    """A configuration value, flag or file is invalid (the message names it and gives a fix)."""
+
+
+class PositionError(EvotuneError, ValueError):
+    """A FEN or a position is malformed or illegal."""
+
+
+class WeightsError(EvotuneError, ValueError):
+    """A weight vector has the wrong length, is not finite, or is out of its bounds."""
+
+
+class EngineError(EvotuneError, RuntimeError):
+    """An engine could not be started or did not behave (external UCI engines, engine specs)."""
+
+
+class OpeningsError(EvotuneError, ValueError):
+    """An opening suite or book cannot be read or holds no usable opening."""
+
+
+class StoreError(EvotuneError, RuntimeError):
+    """A run directory is missing, corrupt, or does not match the configuration given."""

@@ -1,0 +1,193 @@
+"""WeightSpace: the names, bounds, reference values and fixed weights of an evaluation.
+
+A weight vector (``Weights``) is a float64 numpy array in engine units with one entry per name,
+fixed weights included (pawn fixed at 100 by default). Strategies work on the full vector and
+call :meth:`WeightSpace.repair` and :meth:`WeightSpace.round` so that every candidate they
+propose is inside the bounds, has its fixed weights set, and is integral when the space is.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import ConfigError, WeightsError
+
+SHANNON_NAMES = ("pawn", "knight", "bishop", "rook", "queen", "mobility")
+SHANNON_REFERENCE = (100.0, 300.0, 330.0, 500.0, 900.0, 10.0)
+
+BOUND_RULES = ("clip", "reflect", "random", "midpoint")
+
+
+@dataclass(frozen=True)
+class WeightSpace:
+    """The searchable space of evaluation weights."""
+
+    names: tuple[str, ...] = SHANNON_NAMES
+    """Weight names, in engine order."""
+    lower: tuple[float, ...] = (100.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    """Lower bound of each weight (inclusive)."""
+    upper: tuple[float, ...] = (100.0, 1000.0, 1000.0, 1000.0, 1000.0, 1000.0)
+    """Upper bound of each weight (inclusive)."""
+    reference: tuple[float, ...] = SHANNON_REFERENCE
+    """Reference (hand-tuned) values: the paper's 100, 300, 330, 500, 900, 10."""
+    fixed: tuple[bool, ...] = (True, False, False, False, False, False)
+    """Which weights never change (they stay at their reference value)."""
+    init_low: float = 0.0
+    """Lower end of the uniform initial distribution of every free weight."""
+    init_high: float = 1000.0
+    """Upper end of the uniform initial distribution of every free weight."""
+    integer: bool = True
+    """Round candidates to whole engine units (the engine scores in integers)."""
+    _check: bool = field(default=True, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        n = len(self.names)
+        for label, seq in (("lower", self.lower), ("upper", self.upper),
+                           ("reference", self.reference), ("fixed", self.fixed)):
+            if len(seq) != n:
+                raise ConfigError(f"weight space: '{label}' has {len(seq)} entries but there are "
+                                  f"{n} weights {list(self.names)}; give one per weight")
+        if len(set(self.names)) != n:
+            raise ConfigError(f"weight space: duplicate weight names in {list(self.names)}")
+        for i, name in enumerate(self.names):
+            lo, hi, ref = self.lower[i], self.upper[i], self.reference[i]
+            if not all(math.isfinite(v) for v in (lo, hi, ref)):
+                raise ConfigError(f"weight '{name}': bounds and reference must be finite numbers")
+            if lo > hi:
+                raise ConfigError(f"weight '{name}': lower bound {lo:g} is above upper bound "
+                                  f"{hi:g}; swap them")
+            if self.fixed[i] and not (lo <= ref <= hi):
+                raise ConfigError(f"weight '{name}' is fixed at {ref:g}, outside its bounds "
+                                  f"[{lo:g}, {hi:g}]; widen the bounds or change the value")
+        if not self.init_low <= self.init_high:
+            raise ConfigError(f"initial range [{self.init_low:g}, {self.init_high:g}] is empty; "
+                              "give init_low <= init_high")
+        if not any(not f for f in self.fixed):
+            raise ConfigError("weight space: every weight is fixed; free at least one")
+
+    # -- shape ---------------------------------------------------------------------------------
+    @property
+    def size(self) -> int:
+        """Number of weights, fixed included."""
+        return len(self.names)
+
+    @property
+    def free(self) -> np.ndarray:
+        """Indices of the free (tuned) weights."""
+        return np.array([i for i, f in enumerate(self.fixed) if not f], dtype=np.int64)
+
+    @property
+    def free_names(self) -> tuple[str, ...]:
+        return tuple(self.names[i] for i in self.free)
+
+    @property
+    def lower_array(self) -> np.ndarray:
+        return np.array(self.lower, dtype=np.float64)
+
+    @property
+    def upper_array(self) -> np.ndarray:
+        return np.array(self.upper, dtype=np.float64)
+
+    @property
+    def reference_array(self) -> np.ndarray:
+        return np.array(self.reference, dtype=np.float64)
+
+    # -- candidates ------------------------------------------------------------------------------
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` vectors, free weights uniform in [init_low, init_high] (clipped to the bounds)."""
+        pop = np.tile(self.reference_array, (n, 1))
+        free = self.free
+        pop[:, free] = rng.uniform(self.init_low, self.init_high, size=(n, free.size))
+        return self.round(np.clip(pop, self.lower_array, self.upper_array))
+
+    def round(self, x: np.ndarray) -> np.ndarray:
+        """Set fixed weights and round to whole units when the space is integral."""
+        x = np.array(x, dtype=np.float64, copy=True)
+        fixed = np.array(self.fixed, dtype=bool)
+        x[..., fixed] = self.reference_array[fixed]
+        if self.integer:
+            x = np.rint(x)
+        return x
+
+    def repair(self, x: np.ndarray, *, rule: str, rng: np.random.Generator,
+               base: np.ndarray | None = None) -> np.ndarray:
+        """Bring ``x`` back inside the bounds by a named rule, then :meth:`round`.
+
+        clip: to the nearest bound; reflect: mirror at the bound (then clip);
+        random: redraw the offending weight uniformly in its bounds;
+        midpoint: halfway between ``base`` (e.g. the DE target) and the violated bound.
+        """
+        if rule not in BOUND_RULES:
+            raise ConfigError(f"unknown bound rule '{rule}'; use one of {', '.join(BOUND_RULES)}")
+        lo, hi = self.lower_array, self.upper_array
+        x = np.array(x, dtype=np.float64, copy=True)
+        below, above = x < lo, x > hi
+        if rule == "reflect":
+            x = np.where(below, 2 * lo - x, x)
+            x = np.where(above, 2 * hi - x, x)
+        elif rule == "random":
+            bad = below | above
+            if bad.any():
+                x[bad] = rng.uniform(lo[bad], hi[bad])
+        elif rule == "midpoint":
+            b = x if base is None else np.asarray(base, dtype=np.float64)
+            x = np.where(below, (lo + b) / 2, x)
+            x = np.where(above, (hi + b) / 2, x)
+        x = np.clip(x, lo, hi)
+        return self.round(x)
+
+    def validate(self, w, *, what: str = "weights") -> np.ndarray:
+        """Check a full weight vector (length, finite, bounds); return it as float64."""
+        return check_weights(w, size=self.size, names=self.names, what=what,
+                             lower=self.lower_array, upper=self.upper_array)
+
+    def as_dict(self, w) -> dict[str, float]:
+        """``{name: value}`` for a full vector."""
+        w = self.validate(w)
+        return {n: float(v) for n, v in zip(self.names, w)}
+
+    def from_dict(self, d: dict) -> np.ndarray:
+        """A full vector from ``{name: value}``; missing fixed weights take their reference."""
+        unknown = sorted(set(d) - set(self.names))
+        if unknown:
+            raise WeightsError(f"unknown weight name(s) {unknown}; known: {list(self.names)}")
+        out = []
+        for i, n in enumerate(self.names):
+            if n in d:
+                out.append(d[n])
+            elif self.fixed[i]:
+                out.append(self.reference[i])
+            else:
+                raise WeightsError(f"weight '{n}' is missing; give all of {list(self.names)}")
+        return self.validate(out)
+
+
+def check_weights(w, *, size: int = 6, names=SHANNON_NAMES, what: str = "weights",
+                  lower=None, upper=None) -> np.ndarray:
+    """Validate a weight vector: numeric, right length, finite (and within bounds if given)."""
+    try:
+        arr = np.asarray(w, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise WeightsError(f"{what}: {w!r} is not a list of numbers; give {size} numbers "
+                           f"({', '.join(names)})") from None
+    if arr.size != size:
+        raise WeightsError(f"{what}: got {arr.size} values, need {size} ({', '.join(names)})")
+    if not np.all(np.isfinite(arr)):
+        raise WeightsError(f"{what}: values must be finite, got {arr.tolist()}")
+    if lower is not None and upper is not None:
+        bad = [n for n, v, lo, hi in zip(names, arr, lower, upper) if not lo <= v <= hi]
+        if bad:
+            raise WeightsError(f"{what}: {', '.join(bad)} outside the bounds of the weight space")
+    return arr
+
+
+def parse_weights_text(text: str) -> np.ndarray:
+    """``"100,300,330,500,900,10"`` -> vector (as the CLI's --weights takes it)."""
+    try:
+        vals = [float(t) for t in text.replace(" ", "").split(",") if t != ""]
+    except ValueError:
+        raise WeightsError(f"--weights '{text}': expected six comma-separated numbers "
+                           "P,N,B,R,Q,M, e.g. 100,300,330,500,900,10") from None
+    return check_weights(vals)
