@@ -1,0 +1,39 @@
+"""Players: things that play moves.
+
+A :class:`PlayerSpec` is plain data (it crosses process boundaries): either the built-in engine
+with a weight vector, or an external UCI engine started by a command with UCI options. Worker
+processes turn specs into live players; two built-in players play a whole game inside the numba
+core (``evotune.engine.play_game``), any other pairing is played move by move on a python-chess
+board by :mod:`evotune.players.game`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PlayerSpec:
+    """Plain-data description of a player."""
+
+    name: str
+    """Name shown in PGN headers and reports."""
+    kind: str = "builtin"
+    """'builtin' (evotune's engine) or 'uci' (an external engine)."""
+    weights: tuple[float, ...] = ()
+    """Weight vector in evotune units (builtin: the evaluation; uci: what the options encode)."""
+    command: tuple[str, ...] = ()
+    """Command line of a 'uci' engine."""
+    options: tuple[tuple[str, object], ...] = ()
+    """UCI options to set after start (already mapped to engine names and scales)."""
+
+    @property
+    def is_builtin(self) -> bool:
+        return self.kind == "builtin"
+
+
+def builtin(weights, name: str = "evotune") -> PlayerSpec:
+    """The built-in engine with ``weights`` (validated, stored as a tuple of floats)."""
+    from ..space import check_weights
+
+    w = check_weights(weights)
+    return PlayerSpec(name=name, kind="builtin", weights=tuple(float(x) for x in w))
