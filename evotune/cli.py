@@ -3,12 +3,14 @@ library. No logic lives here. Library errors (EvotuneError) are printed as one l
 """
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
 
 import click
 
 from . import __version__
-from .errors import EvotuneError
+from .errors import ConfigError, EvotuneError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -41,6 +43,183 @@ def main(argv: list[str] | None = None) -> None:
 # ---- uci front end (issue 3): uci -------------------------------------------------------------
 
 # ---- run commands (issue 4): run, resume, status, runs ----------------------------------------
+
+def _parse_params(items: tuple[str, ...]) -> dict:
+    out = {}
+    for item in items:
+        if "=" not in item:
+            raise ConfigError(f"--param '{item}': expected NAME=VALUE, e.g. --param F=0.6")
+        key, value = item.split("=", 1)
+        try:
+            out[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key.strip()] = value
+    return out
+
+
+class _RunBar:
+    """One status line on stderr: generation, games, replacement rate, weight means."""
+
+    def __init__(self, cfg, names):
+        self.cfg, self.names = cfg, names
+        self.tty = sys.stderr.isatty()
+        self.last = ""
+
+    def __call__(self, ev) -> None:
+        total = self.cfg.generations or "?"
+        if ev.kind == "game":
+            if not self.tty:
+                return
+            line = (f"gen {ev.generation}/{total}  games {ev.games_total}  "
+                    f"(this generation {ev.games_in_generation})  {self.last}")
+            click.echo("\r" + line[:150].ljust(150), nl=False, err=True)
+            return
+        st = ev.stats
+        rate = st.get("replacement_rate", st.get("learning_rate"))
+        means = " ".join(f"{n[:1].upper()}{m:.0f}" for n, m in zip(self.names, st.get("mean", [])))
+        self.last = (f"rate {rate:.2f}  " if isinstance(rate, (int, float)) else "") + f"means {means}"
+        line = f"gen {ev.generation}/{total}  games {ev.games_total}  {self.last}"
+        if self.tty:
+            click.echo("\r" + line[:150].ljust(150), err=True)
+        else:
+            click.echo(line, err=True)
+
+
+def _run_and_report(store, cfg) -> None:
+    from .config import load_engine_spec
+    from .study import execute
+
+    names = load_engine_spec(cfg.engine).names
+    click.echo(f"run {store.run_id} in {store.root}", err=True)
+    summary = execute(store, cfg, progress=_RunBar(cfg, names))
+    rec = ", ".join(f"{n} {v:g}" for n, v in zip(names, summary.recommended))
+    click.echo(f"run {summary.run_id}: {summary.generation} generations, {summary.games} games, "
+               f"{summary.seconds:.1f} s ({summary.games / max(summary.seconds, 1e-9):.1f} games/s)")
+    click.echo(f"recommended weights (population mean): {rec}")
+
+
+@cli.command()
+@click.option("--strategy", type=str, default=None, help="de, jde, ea or td (default de).")
+@click.option("--np", "np_", type=int, default=None, help="Population size / learners (default 20).")
+@click.option("--generations", type=int, default=None, help="Generations to run (default 50).")
+@click.option("--games", type=int, default=None, help="Games per mini-match, even (default 4).")
+@click.option("--depth", type=int, default=None, help="Search depth per move (default 3).")
+@click.option("--nodes", type=int, default=None, help="Node limit per move (default none).")
+@click.option("--seed", type=int, default=None, help="The run's seed (default 1).")
+@click.option("--workers", type=int, default=None, help="Worker processes (default: one per core).")
+@click.option("--engine", type=str, default=None, help="Engine spec name or .toml (default shannon).")
+@click.option("--openings", type=str, default=None,
+              help="'book' (default), 'startpos', '2moves' or an EPD/PGN/.bin file.")
+@click.option("--max-games", type=int, default=None, help="Stop after this many games.")
+@click.option("--max-seconds", type=float, default=None, help="Stop after this much wall time.")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="Strategy parameter, e.g. --param F=0.6 (repeatable).")
+@click.option("--backend", type=click.Choice(["local", "dask"]), default=None,
+              help="Where games run: local processes (default) or a Dask cluster.")
+@click.option("--scheduler", type=str, default=None, help="Dask scheduler, tcp://HOST:PORT.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
+              help="TOML config file (defaults < file < flags).")
+@click.option("--run-id", type=str, default=None, help="Name of the run directory.")
+@click.option("--out", type=click.Path(file_okay=False), default="populations", show_default=True,
+              help="Folder that holds run directories.")
+@click.option("--print-config", is_flag=True, help="Print the resolved config as TOML and exit.")
+def run(strategy, np_, generations, games, depth, nodes, seed, workers, engine, openings,
+        max_games, max_seconds, params, backend, scheduler, config_file, run_id, out,
+        print_config):
+    """Tune weights: evolve a population with mini-matches between weight vectors."""
+    from .config import build_run_config, dump_config_toml
+    from .study import new_run
+
+    if config_file is not None and not Path(config_file).is_file():
+        raise ConfigError(f"--config {config_file}: no such file")
+    cfg = build_run_config(file=config_file, strategy=strategy, np=np_, generations=generations,
+                           games=games, depth=depth, nodes=nodes, seed=seed, workers=workers,
+                           engine=engine, openings=openings, max_games=max_games,
+                           max_seconds=max_seconds, backend=backend, scheduler=scheduler,
+                           params=_parse_params(params) if params else None)
+    if print_config:
+        click.echo(dump_config_toml(cfg), nl=False)
+        return
+    from .strategies import make_strategy
+    from .config import load_engine_spec
+
+    make_strategy(cfg.strategy, load_engine_spec(cfg.engine).space(),  # validates params early
+                  params={"np": cfg.np, "games": cfg.games, **cfg.params_dict()}, seed=cfg.seed)
+    store = new_run(cfg, out_dir=out, run_id=run_id)
+    _run_and_report(store, cfg)
+
+
+@cli.command()
+@click.argument("run_ref", metavar="RUN")
+@click.option("--out", type=click.Path(file_okay=False), default="populations", show_default=True)
+@click.option("--workers", type=int, default=None, help="Worker processes (results unchanged).")
+@click.option("--generations", type=int, default=None,
+              help="Raise the generation limit to continue a finished run.")
+def resume(run_ref, out, workers, generations):
+    """Continue a stopped or killed run; results equal an uninterrupted run."""
+    import dataclasses
+
+    from .study import open_run
+
+    store, cfg = open_run(run_ref, out_dir=out)
+    changes = {k: v for k, v in (("workers", workers), ("generations", generations)) if v is not None}
+    if changes:
+        cfg = dataclasses.replace(cfg, **changes)
+    _run_and_report(store, cfg)
+
+
+@cli.command()
+@click.argument("run_ref", metavar="RUN")
+@click.option("--out", type=click.Path(file_okay=False), default="populations", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def status(run_ref, out, as_json):
+    """Show where a run stands: generation, games, means and deviations."""
+    from .store import Store
+
+    store = Store.open(run_ref, out)
+    manifest, state = store.manifest(), store.read_state()
+    cfg = manifest["config"]
+    gens = store.generations()
+    last = gens[-1] if gens else None
+    info = {"run_id": store.run_id, "strategy": cfg["strategy"], "np": cfg["np"],
+            "generation": state["generation"] if state else 0,
+            "generations": cfg["generations"], "games": state["games"] if state else 0,
+            "seconds": round(state["seconds"], 2) if state else 0.0,
+            "finished": bool(state and state.get("finished")),
+            "names": last["names"] if last else [],
+            "mean": last["mean"] if last else [], "std": last["std"] if last else []}
+    if as_json:
+        click.echo(json.dumps(info))
+        return
+    click.echo(f"run {info['run_id']}: {info['strategy']} NP {info['np']}, generation "
+               f"{info['generation']}/{info['generations'] or '-'}, {info['games']} games, "
+               f"{info['seconds']:.1f} s, {'finished' if info['finished'] else 'not finished'}")
+    for n, m, s in zip(info["names"], info["mean"], info["std"]):
+        click.echo(f"  {n:<9} mean {m:9.2f}  std {s:8.2f}")
+
+
+@cli.command()
+@click.option("--out", type=click.Path(file_okay=False), default="populations", show_default=True)
+def runs(out):
+    """List the runs under --out, newest first."""
+    from .store import list_runs
+
+    stores = list_runs(out)
+    if not stores:
+        click.echo(f"no runs in {out}/")
+        return
+    for s in stores:
+        try:
+            cfg, state = s.manifest()["config"], s.read_state()
+        except EvotuneError as exc:
+            click.echo(f"{s.run_id:<40} unreadable: {exc}")
+            continue
+        g = state["generation"] if state else 0
+        games = state["games"] if state else 0
+        fin = "finished" if state and state.get("finished") else "stopped"
+        click.echo(f"{s.run_id:<40} {cfg['strategy']:<4} gen {g}/{cfg['generations']} "
+                   f"games {games} {fin}")
+
 
 # ---- report commands (issue 5): plot, report, verify, export ----------------------------------
 

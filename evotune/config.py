@@ -4,6 +4,8 @@ Only this module knows file formats for configuration (run configs and engine sp
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import tomllib
 from dataclasses import dataclass, field
@@ -155,3 +157,267 @@ def engine_spec_from_dict(data: dict, *, where: str = "engine spec") -> EngineSp
                       description=str(data.get("description", "")), path=where)
     spec.space()  # validates bounds vs fixed values
     return spec
+
+
+# ---- run configuration --------------------------------------------------------------------------
+
+STRATEGY_NAMES = ("de", "jde", "ea", "td")
+BACKENDS = ("local", "dask")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that defines a run. Defaults are the differential-evolution paper's set-up."""
+
+    strategy: str = "de"
+    """Strategy name: de, jde, ea or td."""
+    np: int = 20
+    """Population size (DE/jDE/EA) or number of learners (TD)."""
+    generations: int = 50
+    """Stop after this many generations (0 = no generation limit)."""
+    games: int = 4
+    """Games per mini-match (even; colour-balanced pairs)."""
+    depth: int = 3
+    """Search depth per move (plies)."""
+    nodes: int = 0
+    """Node limit per move (0 = none; the depth still applies)."""
+    max_plies: int = 400
+    """Ply cap per game (reaching it is a draw)."""
+    seed: int = 1
+    """The run's seed; every random draw is addressed by position under it."""
+    engine: str = "shannon"
+    """Engine spec (a name under engines/ or a .toml path) declaring the weight space."""
+    openings: str = "book"
+    """'book' (the packaged Polyglot book), 'startpos', or an EPD/PGN/.bin file."""
+    book_plies: int = 8
+    """Plies drawn from a Polyglot book per opening."""
+    init_low: float = 0.0
+    """Lower end of the uniform initial distribution of free weights."""
+    init_high: float = 1000.0
+    """Upper end of the uniform initial distribution of free weights."""
+    max_games: int = 0
+    """Stop when this many games have been played (0 = no limit); checked after each generation."""
+    max_seconds: float = 0.0
+    """Stop after this much wall time (0 = no limit); checked after each generation."""
+    params: tuple[tuple[str, object], ...] = ()
+    """Strategy parameters (e.g. F, CR, bounds rule), as (name, value) pairs."""
+    workers: int = 0
+    """Worker processes (0 = one per core). Does not change results."""
+    backend: str = "local"
+    """'local' (loky processes) or 'dask' (a dask.distributed cluster). Does not change results."""
+    scheduler: str = ""
+    """Dask scheduler address, e.g. tcp://host:8786 (backend 'dask')."""
+
+    # fields that never change results: excluded from the run's identity
+    NON_IDENTITY = ("workers", "backend", "scheduler", "generations", "max_games", "max_seconds")
+
+    def params_dict(self) -> dict:
+        return dict(self.params)
+
+    def to_dict(self) -> dict:
+        d = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        d["params"] = self.params_dict()
+        return d
+
+    def identity_dict(self) -> dict:
+        return {k: v for k, v in self.to_dict().items() if k not in self.NON_IDENTITY}
+
+
+_RUN_KEYS = tuple(RunConfig.__dataclass_fields__)
+
+
+def _coerce(name: str, value, typ):
+    try:
+        if typ is bool:
+            return bool(value)
+        if typ is int:
+            if isinstance(value, float) and not value.is_integer():
+                raise ValueError
+            return int(value)
+        if typ is float:
+            return float(value)
+        return str(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"'{name}' must be {typ.__name__}, got {value!r}") from None
+
+
+_TYPES = {"strategy": str, "np": int, "generations": int, "games": int, "depth": int,
+          "nodes": int, "max_plies": int, "seed": int, "engine": str, "openings": str,
+          "book_plies": int, "init_low": float, "init_high": float, "max_games": int,
+          "max_seconds": float, "workers": int, "backend": str, "scheduler": str}
+
+
+def load_config_file(path: str | Path) -> dict:
+    """Read a run config TOML file into a flat dict of known keys (unknown keys are an error).
+
+    Layout: top-level keys are RunConfig fields; a ``[params]`` table holds strategy parameters;
+    a ``[cluster]`` table may hold ``backend`` and ``scheduler``.
+    """
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"config file {p}: cannot read it ({exc.strerror})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {p}: not valid TOML ({exc})") from None
+    flat: dict = {}
+    for key, value in data.items():
+        if key == "params":
+            if not isinstance(value, dict):
+                raise ConfigError(f"config file {p}: [params] must be a table")
+            flat["params"] = dict(value)
+        elif key == "cluster":
+            if not isinstance(value, dict):
+                raise ConfigError(f"config file {p}: [cluster] must be a table")
+            _unknown(value, ("backend", "scheduler"), f"config file {p}: [cluster]")
+            flat.update(value)
+        elif key in _TYPES:
+            flat[key] = value
+        else:
+            raise ConfigError(f"config file {p}: unknown key '{key}'; known keys: "
+                              f"{', '.join(sorted(set(_TYPES) | {'params', 'cluster'}))}")
+    return flat
+
+
+def build_run_config(*, file: str | Path | None = None, base: RunConfig | None = None,
+                     **flags) -> RunConfig:
+    """Defaults < config file < flags given (flags whose value is None are 'not given')."""
+    values = (base or RunConfig()).to_dict()
+    if file is not None:
+        values.update(load_config_file(file))
+    for key, value in flags.items():
+        if value is None:
+            continue
+        if key == "params":
+            merged = dict(values.get("params") or {})
+            merged.update(value)
+            values["params"] = merged
+        elif key not in _TYPES:
+            raise ConfigError(f"unknown option '{key}'")
+        else:
+            values[key] = value
+    for key, typ in _TYPES.items():
+        values[key] = _coerce(key, values[key], typ)
+    params = values.pop("params") or {}
+    cfg = RunConfig(**values, params=tuple(sorted(params.items())))
+    validate_run_config(cfg)
+    return cfg
+
+
+def validate_run_config(cfg: RunConfig) -> None:
+    """Raise ConfigError with a fix hint for any invalid value."""
+    if cfg.strategy not in STRATEGY_NAMES:
+        raise ConfigError(f"unknown strategy '{cfg.strategy}'; use one of "
+                          f"{', '.join(STRATEGY_NAMES)}")
+    if cfg.strategy in ("de", "jde") and cfg.np < 4:
+        raise ConfigError(f"--np {cfg.np} is too small for {cfg.strategy}: DE/rand/1 needs "
+                          "NP >= 4 (three distinct partners besides the target)")
+    if cfg.np < 1:
+        raise ConfigError(f"--np must be at least 1, got {cfg.np}")
+    if cfg.games < 2 or cfg.games % 2:
+        raise ConfigError(f"--games {cfg.games}: a colour-balanced match needs an even number "
+                          "of games >= 2 (each opening is played twice, colours swapped)")
+    if cfg.depth < 1:
+        raise ConfigError(f"--depth must be at least 1, got {cfg.depth}")
+    if cfg.nodes < 0 or cfg.max_plies < 1 or cfg.book_plies < 0:
+        raise ConfigError("nodes and book_plies must be >= 0 and max_plies >= 1")
+    if cfg.generations < 0 or cfg.max_games < 0 or cfg.max_seconds < 0:
+        raise ConfigError("generations, max_games and max_seconds must be >= 0 (0 = no limit)")
+    if cfg.generations == 0 and cfg.max_games == 0 and cfg.max_seconds == 0:
+        raise ConfigError("the run has no end: give --generations, max_games or max_seconds")
+    if cfg.workers < 0:
+        raise ConfigError(f"--workers must be >= 0 (0 = one per core), got {cfg.workers}")
+    if cfg.backend not in BACKENDS:
+        raise ConfigError(f"unknown backend '{cfg.backend}'; use one of {', '.join(BACKENDS)}")
+    if cfg.backend == "dask" and not cfg.scheduler:
+        raise ConfigError("backend 'dask' needs --scheduler tcp://HOST:PORT")
+    if cfg.init_low > cfg.init_high:
+        raise ConfigError(f"init_low {cfg.init_low:g} > init_high {cfg.init_high:g}")
+
+
+def resolve_openings_path(openings: str) -> Path | None:
+    """'book' -> the packaged Polyglot book; 'startpos' -> None; otherwise an existing file."""
+    if openings == "book":
+        return DEFAULT_BOOK
+    if openings == "startpos":
+        return None
+    if openings in ("2moves", "2moves_v1"):
+        return DEFAULT_OPENINGS
+    p = Path(openings)
+    if not p.is_file():
+        raise ConfigError(f"openings '{openings}': no such file; give an EPD/PGN/Polyglot .bin "
+                          "file, 'book' or 'startpos'")
+    return p
+
+
+def _file_digest(path: Path | None) -> str:
+    if path is None:
+        return "none"
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def run_identity(cfg: RunConfig) -> dict:
+    """The identity of a run: hashes of its result-relevant config, engine spec and openings.
+
+    Two runs with the same identity and seed produce the same generations; resume refuses a run
+    whose identity differs from the stored one.
+    """
+    config_json = json.dumps(cfg.identity_dict(), sort_keys=True, default=str)
+    parts = {
+        "config": hashlib.sha256(config_json.encode()).hexdigest(),
+        "engine_spec": _file_digest(resolve_engine_spec_path(cfg.engine)),
+        "openings": _file_digest(resolve_openings_path(cfg.openings)),
+    }
+    parts["hash"] = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+    return parts
+
+
+def config_differences(old: dict, new: dict) -> list[str]:
+    """Human-readable 'key: old -> new' lines for the result-relevant keys that differ."""
+    out = []
+    for key in sorted(set(old) | set(new)):
+        if key in RunConfig.NON_IDENTITY:
+            continue
+        if old.get(key) != new.get(key):
+            out.append(f"{key}: {old.get(key)!r} -> {new.get(key)!r}")
+    return out
+
+
+def run_config_from_dict(d: dict) -> RunConfig:
+    """Rebuild a RunConfig from its to_dict() form (as stored in a manifest)."""
+    d = dict(d)
+    params = d.pop("params", {}) or {}
+    unknown = sorted(set(d) - set(_TYPES))
+    if unknown:
+        raise ConfigError(f"stored config has unknown key(s) {unknown}")
+    return build_run_config(params=params, **d)
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    return json.dumps(str(v))
+
+
+def dump_config_toml(cfg: RunConfig) -> str:
+    """The resolved config as a TOML file that ``--config`` reads back to the same config."""
+    lines = ["# evotune run configuration (evotune run --config FILE)"]
+    for key in _TYPES:
+        if key in ("backend", "scheduler"):
+            continue
+        lines.append(f"{key} = {_toml_value(getattr(cfg, key))}")
+    lines.append("")
+    lines.append("[params]")
+    for k, v in cfg.params:
+        lines.append(f"{k} = {_toml_value(v)}")
+    lines.append("")
+    lines.append("[cluster]")
+    lines.append(f"backend = {_toml_value(cfg.backend)}")
+    lines.append(f"scheduler = {_toml_value(cfg.scheduler)}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,255 @@
+"""The run loop: ask -> fixtures -> games -> scores -> tell -> store; reports progress.
+
+A generation k (1-based) is: the strategy's requests (built from the frozen population) become
+fixtures keyed (k, i); the runner plays them (in parallel, seeds addressed by position); the
+outcomes go back to the strategy; games, the generation file and the state are stored in that
+order. ``gen-0000`` holds the initial population. Resume restores the strategy from the stored
+state and drops any games of an unfinished generation, so a resumed run equals an uninterrupted
+one, for any number of workers.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .config import (RunConfig, config_differences, load_engine_spec, resolve_openings_path,
+                     run_config_from_dict, run_identity)
+from .errors import StoreError
+from .players import builtin
+from .store import Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    """A progress event for progress bars (the CLI renders it)."""
+
+    kind: str
+    """'game' (a game finished) or 'generation' (a generation was stored)."""
+    generation: int
+    """The generation being played (1-based) or just stored."""
+    games_total: int
+    """Games played in the whole run so far."""
+    games_in_generation: int = 0
+    """Games finished in the current generation."""
+    games_scheduled: int = 0
+    """Games scheduled so far in the current generation (early stops lower the final count)."""
+    stats: dict = field(default_factory=dict)
+    """Generation statistics (kind 'generation'): replacement rate, means, ..."""
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What a call of :func:`execute` did."""
+
+    run_id: str
+    """The run's id (its folder name)."""
+    generation: int
+    """Generations completed."""
+    games: int
+    """Games played in the whole run."""
+    seconds: float
+    """Wall time of the whole run (all sessions)."""
+    finished: bool
+    """True when a stop condition (generations, games, wall time) was reached."""
+    recommended: tuple[float, ...]
+    """The strategy's recommended weights (population mean)."""
+
+
+def resolve_workers(workers: int) -> int:
+    return workers if workers > 0 else max(1, os.cpu_count() or 1)
+
+
+def default_run_id(cfg: RunConfig, identity: dict) -> str:
+    return f"{cfg.strategy}-{time.strftime('%Y%m%d-%H%M%S')}-{identity['hash'][:6]}"
+
+
+def new_run(cfg: RunConfig, *, out_dir: str | Path = "populations",
+            run_id: str | None = None) -> Store:
+    """Create the run directory of a new run (refusing an existing id, saying what differs)."""
+    identity = run_identity(cfg)
+    run_id = run_id or default_run_id(cfg, identity)
+    existing = Path(out_dir) / run_id / "manifest.json"
+    if existing.exists():
+        old = Store(existing.parent).manifest()
+        diff = config_differences(old["config"], cfg.to_dict())
+        if diff:
+            raise StoreError(f"run '{run_id}' exists with another configuration ("
+                             + "; ".join(diff) + "); choose another --run-id")
+        raise StoreError(f"run '{run_id}' already exists; continue it with "
+                         f"'evotune resume {run_id}' or choose another --run-id")
+    return Store.create(out_dir, run_id, config=cfg.to_dict(), identity=identity)
+
+
+def open_run(run: str | Path, *, out_dir: str | Path = "populations") -> tuple[Store, RunConfig]:
+    """Open a stored run and check that its identity (config, engine spec, openings) holds."""
+    store = Store.open(run, out_dir)
+    manifest = store.manifest()
+    cfg = run_config_from_dict(manifest["config"])
+    now = run_identity(cfg)
+    stored = manifest["identity"]
+    changed = [k for k in ("config", "engine_spec", "openings") if stored.get(k) != now.get(k)]
+    if changed:
+        what = {"config": "the resolved configuration",
+                "engine_spec": f"the engine spec file ({cfg.engine})",
+                "openings": f"the openings file ({cfg.openings})"}
+        raise StoreError(f"run '{store.run_id}' cannot be resumed: "
+                         + ", ".join(what[k] for k in changed)
+                         + " changed since it started; restore it or start a new run")
+    return store, cfg
+
+
+def _match_settings(cfg: RunConfig):
+    from .match import MatchSettings
+
+    return MatchSettings(depth=cfg.depth, nodes=cfg.nodes, max_plies=cfg.max_plies,
+                         openings=_openings_arg(cfg), book_plies=cfg.book_plies)
+
+
+def _openings_arg(cfg: RunConfig):
+    path = resolve_openings_path(cfg.openings)
+    return None if path is None else str(path)
+
+
+def _population_stats(pop: np.ndarray) -> dict:
+    return {"mean": pop.mean(axis=0).tolist(), "std": pop.std(axis=0).tolist()}
+
+
+def _outcome(result, request):
+    from .strategies.base import GameLeaves, MatchOutcome
+
+    leaves = ()
+    if request.record_leaves:
+        leaves = tuple(_leaves(rec, request) for rec in result.records)
+    return MatchOutcome(points_a=int(result.points_a), points_b=int(result.points_b),
+                        games=int(result.games), leaves=leaves)
+
+
+def _leaves(rec, request):
+    from .strategies.base import GameLeaves
+
+    white_score = {"1-0": 1.0, "0-1": 0.0}.get(rec.result, 0.5)
+    n = len(rec.moves)
+    start_white = rec_start_white(rec)
+    movers = tuple(int((i % 2 == 0) == start_white) for i in range(n))
+    return GameLeaves(a_white=bool(rec.white_name.endswith("-A")), result=white_score,
+                      movers=movers, scores=tuple(int(s) for s in rec.scores),
+                      leaf_phi=tuple(tuple(int(x) for x in row) for row in rec.leaf_phi),
+                      predicted=tuple(bool(p) for p in rec.predicted))
+
+
+def rec_start_white(rec) -> bool:
+    """True when White made the first core move of the game record."""
+    import chess
+
+    board = chess.Board(rec.opening_fen)
+    for mv in rec.opening_moves:
+        board.push_uci(mv)
+    return board.turn == chess.WHITE
+
+
+def execute(store: Store, cfg: RunConfig, *,
+            progress: Callable[[RunProgress], None] | None = None) -> RunSummary:
+    """Run (or continue) ``store``'s run until a stop condition; every generation is stored."""
+    from .match import Fixture, run_fixtures, write_pgn_text
+    from .strategies import STRATEGIES, make_strategy
+
+    spec = load_engine_spec(cfg.engine)
+    space = spec.space(init_low=cfg.init_low, init_high=cfg.init_high)
+    params = {"np": cfg.np, "games": cfg.games, **cfg.params_dict()}
+    state = store.read_state()
+    if state is None:
+        strategy = make_strategy(cfg.strategy, space, params=params, seed=cfg.seed)
+        games_total, seconds_before = 0, 0.0
+        pop = np.asarray(strategy.population, dtype=float)
+        store.write_generation(0, {"generation": 0, "strategy": cfg.strategy,
+                                   "names": list(space.names), "population": pop.tolist(),
+                                   **_population_stats(pop), "games": 0, "games_total": 0,
+                                   "matches": [], "stats": {}, "seconds": 0.0,
+                                   "seconds_total": 0.0})
+        store.write_state({"generation": 0, "games": 0, "seconds": 0.0, "finished": False,
+                           "strategy": strategy.state()})
+    else:
+        if cfg.strategy not in STRATEGIES:
+            raise StoreError(f"stored strategy '{cfg.strategy}' is unknown to this evotune")
+        strategy = STRATEGIES[cfg.strategy].from_state(space, params=params, seed=cfg.seed,
+                                                       state=state["strategy"])
+        games_total, seconds_before = int(state["games"]), float(state["seconds"])
+        dropped = store.repair(generations_done=int(state["generation"]),
+                               to_pgn=lambda recs: write_pgn_text(recs))
+        if dropped:
+            log.info("dropped %d games of an unfinished generation", dropped)
+    settings = _match_settings(cfg)
+    workers = resolve_workers(cfg.workers)
+    t_session = time.perf_counter()
+
+    def stop_reached() -> bool:
+        elapsed = seconds_before + time.perf_counter() - t_session
+        return ((cfg.generations and strategy.generation >= cfg.generations)
+                or (cfg.max_games and games_total >= cfg.max_games)
+                or (cfg.max_seconds and elapsed >= cfg.max_seconds))
+
+    while not stop_reached():
+        g = strategy.generation + 1
+        t0 = time.perf_counter()
+        requests = strategy.ask()
+        fixtures = [Fixture(key=(g, i), a=builtin(req.a, name=f"g{g}-m{i}-A"),
+                            b=builtin(req.b, name=f"g{g}-m{i}-B"), games=req.games,
+                            stop=req.stop, record_leaves=req.record_leaves)
+                    for i, req in enumerate(requests)]
+        done = [0]
+
+        def on_game(event, g=g):
+            done[0] += 1
+            if progress is not None:
+                progress(RunProgress(kind="game", generation=g,
+                                     games_total=games_total + done[0],
+                                     games_in_generation=done[0],
+                                     games_scheduled=int(getattr(event, "scheduled", 0))))
+
+        results = run_fixtures(fixtures, settings=settings, seed=cfg.seed, workers=workers,
+                               backend=cfg.backend if cfg.backend != "local" else "loky",
+                               progress=on_game)
+        outcomes = [_outcome(r, q) for r, q in zip(results, requests)]
+        stats = strategy.tell(outcomes)
+        games_gen = sum(o.games for o in outcomes)
+        games_total += games_gen
+        records = [rec for r in results for rec in r.records]
+        store.append_games([rec.to_dict() for rec in records], write_pgn_text(records))
+        pop = np.asarray(strategy.population, dtype=float)
+        gen_seconds = time.perf_counter() - t0
+        seconds_total = seconds_before + time.perf_counter() - t_session
+        store.write_generation(g, {
+            "generation": g, "strategy": cfg.strategy, "names": list(space.names),
+            "population": pop.tolist(), **_population_stats(pop),
+            "matches": [_match_summary(r, q) for r, q in zip(results, requests)],
+            "stats": stats, "games": games_gen, "games_total": games_total,
+            "seconds": gen_seconds, "seconds_total": seconds_total,
+        })
+        store.write_state({"generation": g, "games": games_total, "seconds": seconds_total,
+                           "finished": False, "strategy": strategy.state()})
+        if progress is not None:
+            progress(RunProgress(kind="generation", generation=g, games_total=games_total,
+                                 games_in_generation=games_gen,
+                                 stats={**stats, "mean": pop.mean(axis=0).tolist()}))
+    seconds_total = seconds_before + time.perf_counter() - t_session
+    state = store.read_state()
+    state.update(finished=True, seconds=seconds_total)
+    store.write_state(state)
+    return RunSummary(run_id=store.run_id, generation=strategy.generation, games=games_total,
+                      seconds=seconds_total, finished=True,
+                      recommended=tuple(float(x) for x in strategy.recommended("mean")))
+
+
+def _match_summary(result, request) -> dict:
+    return {"a": list(request.a), "b": list(request.b), "tag": list(request.tag),
+            "points_a": int(result.points_a), "points_b": int(result.points_b),
+            "games": int(result.games), "wins": int(result.wins), "draws": int(result.draws),
+            "losses": int(result.losses), "stopped_early": bool(result.stopped_early)}
