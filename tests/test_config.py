@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import pytest
+
+from evotune.config import (RunConfig, build_run_config, config_differences, dump_config_toml,
+                            engine_spec_from_dict, load_engine_spec, run_config_from_dict,
+                            run_identity)
+from evotune.errors import ConfigError
+
+
+def test_defaults_are_the_papers_setup():
+    cfg = build_run_config()
+    assert (cfg.strategy, cfg.np, cfg.games, cfg.depth, cfg.generations) == ("de", 20, 4, 3, 50)
+    space = load_engine_spec("shannon").space()
+    assert space.reference == (100, 300, 330, 500, 900, 10)
+    assert space.fixed == (True, False, False, False, False, False)
+    assert (space.init_low, space.init_high) == (0, 1000)
+
+
+def test_precedence_defaults_file_flags(tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text('np = 8\ngames = 6\n[params]\nF = 0.7\nCR = 0.5\n')
+    cfg = build_run_config(file=f, games=2, params={"CR": 0.2})
+    assert cfg.np == 8            # file over default
+    assert cfg.games == 2         # flag over file
+    assert cfg.params_dict() == {"F": 0.7, "CR": 0.2}
+
+
+def test_print_config_round_trips(tmp_path):
+    cfg = build_run_config(np=10, seed=9, params={"F": 0.6})
+    f = tmp_path / "c.toml"
+    f.write_text(dump_config_toml(cfg))
+    assert build_run_config(file=f) == cfg
+    assert run_config_from_dict(cfg.to_dict()) == cfg
+
+
+@pytest.mark.parametrize("kwargs,msg", [
+    ({"strategy": "pso"}, "unknown strategy 'pso'"),
+    ({"np": 3}, "NP >= 4"),
+    ({"games": 3}, "even number"),
+    ({"depth": 0}, "depth must be at least 1"),
+    ({"backend": "dask"}, "needs --scheduler"),
+])
+def test_bad_values_have_fix_hints(kwargs, msg):
+    with pytest.raises(ConfigError, match=msg):
+        build_run_config(**kwargs)
+
+
+def test_unknown_config_key_is_named(tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text("np = 8\npopsize = 3\n")
+    with pytest.raises(ConfigError, match="unknown key 'popsize'"):
+        build_run_config(file=f)
+
+
+def test_identity_ignores_workers_but_not_depth():
+    a = run_identity(build_run_config(workers=1))
+    assert a == run_identity(build_run_config(workers=2))
+    assert a["hash"] != run_identity(build_run_config(depth=2))["hash"]
+    diff = config_differences(RunConfig().to_dict(), build_run_config(depth=2).to_dict())
+    assert diff == ["depth: 3 -> 2"]
+
+
+def test_engine_spec_validation():
+    with pytest.raises(ConfigError, match="unknown key"):
+        engine_spec_from_dict({"name": "x", "weight": [{"name": "a", "reference": 1, "colour": 2}]})
+    with pytest.raises(ConfigError, match="needs command"):
+        engine_spec_from_dict({"name": "x", "kind": "uci", "weight": [{"name": "a", "reference": 1}]})
+    with pytest.raises(ConfigError, match="not found"):
+        load_engine_spec("no-such-engine")
