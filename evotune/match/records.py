@@ -1,0 +1,185 @@
+"""Game records: the plain-data result of one game, its JSON form and its PGN form.
+
+A :class:`GameRecord` is what crosses back from a worker process. Its ``seconds`` field is wall
+time and is left out of equality, so records of the same game played by 1 or N workers compare
+equal.
+"""
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import dataclass, field
+from typing import IO, Iterable
+
+import chess
+import chess.pgn
+
+from .openings import Opening
+
+RESULTS = ("1-0", "0-1", "1/2-1/2")
+
+
+def _ints(xs) -> tuple[int, ...]:
+    return tuple(int(x) for x in xs)
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """One played game, plain data (JSON-safe through :meth:`to_dict`)."""
+
+    key: tuple[int, int, int, int]
+    """(generation, fixture, pair, game index in the fixture); game 2p has A white, 2p+1 B white."""
+    white_name: str
+    """White player's name."""
+    black_name: str
+    """Black player's name."""
+    white_weights: tuple[float, ...]
+    """White's weight vector (evotune units)."""
+    black_weights: tuple[float, ...]
+    """Black's weight vector (evotune units)."""
+    opening: Opening
+    """Start position and opening moves (played before the engines' first move)."""
+    moves: tuple[str, ...]
+    """UCI moves played by the engines after the opening."""
+    result: str
+    """'1-0', '0-1' or '1/2-1/2'."""
+    termination: str
+    """Why the game ended ('checkmate', 'ply-cap', 'forfeit-timeout', ...)."""
+    nodes: int = 0
+    """Nodes searched by the built-in engine in this game (both sides)."""
+    seconds: float = field(default=0.0, compare=False)
+    """Wall time of the game (not part of equality: it differs between runs)."""
+    white_engine: str = ""
+    """External engine command of White ('' for the built-in engine)."""
+    black_engine: str = ""
+    """External engine command of Black ('' for the built-in engine)."""
+    scores: tuple[int, ...] | None = None
+    """Per move: the mover's root score (only when the fixture records leaves)."""
+    leaf_phi: tuple[tuple[int, ...], ...] | None = None
+    """Per move: phi of the PV leaf, mover's view (only when the fixture records leaves)."""
+    predicted: tuple[bool, ...] | None = None
+    """Per move: the next move was the reply the PV predicted (only when recording leaves)."""
+
+    @property
+    def plies(self) -> int:
+        """Number of plies played by the engines (opening moves excluded)."""
+        return len(self.moves)
+
+    @property
+    def opening_fen(self) -> str:
+        """Start FEN of the game (before the opening moves)."""
+        return self.opening.fen
+
+    @property
+    def opening_moves(self) -> tuple[str, ...]:
+        """Opening moves (UCI) played before the engines' first move."""
+        return self.opening.moves
+
+    @property
+    def a_white(self) -> bool:
+        """True when player A of the fixture had White (even game index)."""
+        return self.key[3] % 2 == 0
+
+    def points_a(self) -> int:
+        """Points of player A: win 2, draw 1, loss 0."""
+        if self.result == "1/2-1/2":
+            return 1
+        white_won = self.result == "1-0"
+        return 2 if white_won == self.a_white else 0
+
+    def to_dict(self) -> dict:
+        """JSON-safe form (for the store's game log)."""
+        d = {
+            "key": list(self.key), "white": self.white_name, "black": self.black_name,
+            "white_weights": list(self.white_weights), "black_weights": list(self.black_weights),
+            "opening": self.opening.to_dict(), "moves": list(self.moves), "result": self.result,
+            "termination": self.termination, "plies": self.plies, "nodes": self.nodes,
+            "seconds": self.seconds, "white_engine": self.white_engine,
+            "black_engine": self.black_engine,
+        }
+        if self.scores is not None:
+            d["scores"] = list(self.scores)
+        if self.leaf_phi is not None:
+            d["leaf_phi"] = [list(x) for x in self.leaf_phi]
+        if self.predicted is not None:
+            d["predicted"] = list(self.predicted)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> GameRecord:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            key=_ints(d["key"]), white_name=str(d["white"]), black_name=str(d["black"]),
+            white_weights=tuple(float(x) for x in d["white_weights"]),
+            black_weights=tuple(float(x) for x in d["black_weights"]),
+            opening=Opening.from_dict(d["opening"]), moves=tuple(str(m) for m in d["moves"]),
+            result=str(d["result"]), termination=str(d["termination"]),
+            nodes=int(d.get("nodes", 0)), seconds=float(d.get("seconds", 0.0)),
+            white_engine=str(d.get("white_engine", "")),
+            black_engine=str(d.get("black_engine", "")),
+            scores=_ints(d["scores"]) if "scores" in d else None,
+            leaf_phi=tuple(_ints(x) for x in d["leaf_phi"]) if "leaf_phi" in d else None,
+            predicted=tuple(bool(x) for x in d["predicted"]) if "predicted" in d else None,
+        )
+
+
+# ---- PGN --------------------------------------------------------------------------------------
+
+def weights_text(weights: Iterable[float]) -> str:
+    """'100,300,330,500,900,10' (integers shown without a decimal point)."""
+    return ",".join(f"{w:g}" if float(w) != int(w) else str(int(w)) for w in weights)
+
+
+def record_to_pgn_game(rec: GameRecord, *, event: str = "evotune match", site: str = "evotune",
+                       date: str | None = None) -> chess.pgn.Game:
+    """The game as a python-chess PGN game (opening moves included, so replay is exact)."""
+    game = chess.pgn.Game()
+    g, f, p, i = rec.key
+    game.headers["Event"] = event
+    game.headers["Site"] = site
+    game.headers["Date"] = date or "????.??.??"  # unknown by default: PGN stays reproducible
+    game.headers["Round"] = f"{g}.{f}.{i + 1}"
+    game.headers["White"] = rec.white_name
+    game.headers["Black"] = rec.black_name
+    game.headers["Result"] = rec.result
+    start = chess.Board(rec.opening.fen)
+    if rec.opening.fen != chess.STARTING_FEN:
+        game.setup(start)  # sets FEN and SetUp "1"
+    game.headers["Termination"] = rec.termination
+    game.headers["WhiteWeights"] = weights_text(rec.white_weights)
+    game.headers["BlackWeights"] = weights_text(rec.black_weights)
+    if rec.white_engine:
+        game.headers["WhiteEngine"] = rec.white_engine
+    if rec.black_engine:
+        game.headers["BlackEngine"] = rec.black_engine
+    if rec.opening.label:
+        game.headers["Opening"] = rec.opening.label
+    game.headers["PlyCount"] = str(len(rec.opening.moves) + rec.plies)
+    node = game
+    for k, uci in enumerate(rec.opening.moves + rec.moves):
+        node = node.add_variation(chess.Move.from_uci(uci))
+        if k == len(rec.opening.moves) - 1:
+            node.comment = "end of opening"
+    return game
+
+
+def write_pgn_text(records: Iterable[GameRecord], *, event: str = "evotune match",
+                   date: str | None = None) -> str:
+    """The records as PGN text (one game after another, each followed by a blank line)."""
+    text = io.StringIO()
+    for rec in records:
+        exporter = chess.pgn.StringExporter(headers=True, variations=True, comments=True)
+        text.write(record_to_pgn_game(rec, event=event, date=date).accept(exporter))
+        text.write("\n\n")
+    return text.getvalue()
+
+
+def write_pgn(records: Iterable[GameRecord], path_or_file: str | os.PathLike | IO[str], *,
+              append: bool = True, event: str = "evotune match", date: str | None = None) -> None:
+    """Write the records as PGN to a path (appending by default) or an open text file."""
+    text = write_pgn_text(records, event=event, date=date)
+    if hasattr(path_or_file, "write"):
+        path_or_file.write(text)
+    else:
+        with open(path_or_file, "a" if append else "w", encoding="utf-8") as fh:
+            fh.write(text)

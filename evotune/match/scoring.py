@@ -1,0 +1,254 @@
+"""Match statistics: W/D/L, points, pentanomial pairs, score, Elo with 95% error, LOS, SPRT.
+
+Everything is from player A's point of view. Conventions:
+
+- points: win 2, draw 1, loss 0 (the differential-evolution paper); score s = (W + D/2) / N.
+- Elo is logistic: Elo(s) = -400 log10(1/s - 1). At s = 0 or s = 1 it is -inf / +inf (no
+  finite estimate: A lost / won every game); ``to_dict`` writes non-finite numbers as null.
+- 95% error bar: (Elo(s + 1.96 sigma/sqrt(n)) - Elo(s - 1.96 sigma/sqrt(n))) / 2, with sigma the
+  per-game (trinomial, n = games) or per-pair (pentanomial, n = complete pairs, pair scores
+  0, 1/4, 1/2, 3/4, 1) standard deviation. It is +inf when an end of the interval leaves (0, 1)
+  (tiny matches). The pentanomial bar is the honest one for colour-swapped pairs and is the
+  ``elo_error`` whenever the match has complete pairs.
+- pentanomial counts index the pair's points for A (0..4): LL, LD, DD or WL, WD, WW. A pair
+  counts only when both of its games were played (a stopped match may end on half a pair).
+- LOS = 0.5 (1 + erf((W - L) / sqrt(2 (W + L)))), 0.5 without decisive games.
+- SPRT: fishtest's GSPRT approximation on pentanomial counts with logistic Elo
+  (fishtest stat_util.LLR_logistic): s0, s1 = logistic scores of elo0, elo1; counts regularised
+  (each count at least 1e-3, so the variance is never 0); N = sum of counts, mu and var the mean
+  and variance of the pair score; LLR = N (s1 - s0) (2 mu - s0 - s1) / (2 var). Bounds
+  ln(beta / (1 - alpha)) and ln((1 - beta) / alpha); verdict 'H1' at or above the upper bound,
+  'H0' at or below the lower one, None in between.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from ..errors import ConfigError
+from .records import GameRecord
+
+Z95 = 1.959963984540054
+"""Two-sided 95% normal quantile."""
+
+
+@dataclass(frozen=True)
+class SprtParams:
+    """Hypotheses and error rates of a sequential probability ratio test."""
+
+    elo0: float = 0.0
+    """Elo of H0 (logistic)."""
+    elo1: float = 10.0
+    """Elo of H1 (logistic), above elo0."""
+    alpha: float = 0.05
+    """False-positive rate (accept H1 when H0 is true)."""
+    beta: float = 0.05
+    """False-negative rate (accept H0 when H1 is true)."""
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.elo0) and math.isfinite(self.elo1)) or self.elo0 >= self.elo1:
+            raise ConfigError(f"SPRT: need elo0 < elo1, got {self.elo0:g} and {self.elo1:g}; "
+                              "e.g. --sprt 0 10")
+        for name, v in (("alpha", self.alpha), ("beta", self.beta)):
+            if not 0.0 < v < 0.5:
+                raise ConfigError(f"SPRT: {name} must be in (0, 0.5), got {v:g}; 0.05 is usual")
+
+    @property
+    def lower(self) -> float:
+        """Lower LLR bound ln(beta / (1 - alpha)): at or below it, accept H0."""
+        return math.log(self.beta / (1.0 - self.alpha))
+
+    @property
+    def upper(self) -> float:
+        """Upper LLR bound ln((1 - beta) / alpha): at or above it, accept H1."""
+        return math.log((1.0 - self.beta) / self.alpha)
+
+
+@dataclass(frozen=True)
+class SprtResult:
+    """State of an SPRT after the pairs played."""
+
+    llr: float
+    """Log-likelihood ratio."""
+    lower: float
+    """Lower bound (accept H0)."""
+    upper: float
+    """Upper bound (accept H1)."""
+    verdict: str | None
+    """'H0', 'H1' or None (continue)."""
+    elo0: float
+    """Elo of H0."""
+    elo1: float
+    """Elo of H1."""
+
+    def to_dict(self) -> dict:
+        return {"llr": self.llr, "lower": self.lower, "upper": self.upper,
+                "verdict": self.verdict, "elo0": self.elo0, "elo1": self.elo1}
+
+
+# ---- pure functions ----------------------------------------------------------------------------
+
+def logistic_score(elo: float) -> float:
+    """Expected score at a logistic Elo difference."""
+    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+
+
+def elo_from_score(s: float) -> float:
+    """-400 log10(1/s - 1); -inf at s <= 0, +inf at s >= 1."""
+    if s <= 0.0:
+        return -math.inf
+    if s >= 1.0:
+        return math.inf
+    return -400.0 * math.log10(1.0 / s - 1.0)
+
+
+def elo_error(s: float, sigma: float, n: float) -> float:
+    """Half the width of the 95% Elo interval (Elo(s + z sigma/sqrt n) - Elo(s - z ...)) / 2."""
+    if n <= 0:
+        return math.inf
+    d = Z95 * sigma / math.sqrt(n)
+    hi, lo = elo_from_score(s + d), elo_from_score(s - d)
+    if math.isinf(hi) or math.isinf(lo):
+        return math.inf
+    return (hi - lo) / 2.0
+
+
+def trinomial_sigma(wins: int, draws: int, losses: int) -> float:
+    """Per-game standard deviation of the score (game scores 1, 1/2, 0)."""
+    n = wins + draws + losses
+    if n == 0:
+        return 0.0
+    s = (wins + 0.5 * draws) / n
+    var = (wins * (1 - s) ** 2 + draws * (0.5 - s) ** 2 + losses * s ** 2) / n
+    return math.sqrt(var)
+
+
+def pentanomial_stats(counts: Sequence[float]) -> tuple[float, float, float]:
+    """(pairs, mean pair score, per-pair standard deviation); pair scores 0, 1/4, ..., 1."""
+    n = float(sum(counts))
+    if n <= 0:
+        return 0.0, 0.5, 0.0
+    mu = sum(c * i / 4.0 for i, c in enumerate(counts)) / n
+    var = sum(c * (i / 4.0 - mu) ** 2 for i, c in enumerate(counts)) / n
+    return n, mu, math.sqrt(var)
+
+
+def los(wins: int, losses: int) -> float:
+    """Likelihood of superiority 0.5 (1 + erf((W - L) / sqrt(2 (W + L))))."""
+    if wins + losses == 0:
+        return 0.5
+    return 0.5 * (1.0 + math.erf((wins - losses) / math.sqrt(2.0 * (wins + losses))))
+
+
+def sprt_llr(pentanomial: Sequence[float], elo0: float, elo1: float) -> float:
+    """fishtest's GSPRT LLR (logistic Elo) on pentanomial counts (see the module docstring)."""
+    if sum(pentanomial) == 0:
+        return 0.0
+    counts = [max(float(c), 1e-3) for c in pentanomial]
+    n, mu, sigma = pentanomial_stats(counts)
+    s0, s1 = logistic_score(elo0), logistic_score(elo1)
+    return n * (s1 - s0) * (2.0 * mu - s0 - s1) / (2.0 * sigma * sigma)
+
+
+def sprt(pentanomial: Sequence[float], params: SprtParams) -> SprtResult:
+    """The SPRT state for these counts."""
+    llr = sprt_llr(pentanomial, params.elo0, params.elo1)
+    verdict = "H1" if llr >= params.upper else "H0" if llr <= params.lower else None
+    return SprtResult(llr=llr, lower=params.lower, upper=params.upper, verdict=verdict,
+                      elo0=params.elo0, elo1=params.elo1)
+
+
+def pentanomial_from_records(records: Sequence[GameRecord]) -> tuple[int, int, int, int, int]:
+    """Counts of complete colour-swapped pairs by A's points in the pair (0..4)."""
+    by_pair: dict[tuple, list[GameRecord]] = {}
+    for r in records:
+        by_pair.setdefault(r.key[:3], []).append(r)
+    counts = [0, 0, 0, 0, 0]
+    for games in by_pair.values():
+        if len(games) == 2 and {g.key[3] % 2 for g in games} == {0, 1}:
+            counts[sum(g.points_a() for g in games)] += 1
+    return tuple(counts)  # type: ignore[return-value]
+
+
+def _finite(x):
+    return x if isinstance(x, float) and math.isfinite(x) or isinstance(x, int) else None
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """The outcome of one mini-match, from player A's point of view."""
+
+    games: int
+    """Games played."""
+    wins: int
+    """Games A won."""
+    draws: int
+    """Drawn games."""
+    losses: int
+    """Games A lost."""
+    points_a: int
+    """A's points (win 2, draw 1, loss 0)."""
+    points_b: int
+    """B's points."""
+    pentanomial: tuple[int, int, int, int, int]
+    """Complete pairs by A's pair points 0..4 (LL, LD, DD|WL, WD, WW)."""
+    score: float
+    """(W + D/2) / N (0.5 when no game was played)."""
+    elo: float
+    """Logistic Elo of A over B (+-inf when A won / lost every game)."""
+    elo_error: float
+    """95% error bar: pentanomial when there are complete pairs, trinomial otherwise."""
+    elo_error_trinomial: float
+    """95% error bar from the per-game variance."""
+    elo_error_pentanomial: float
+    """95% error bar from the per-pair variance (inf without complete pairs)."""
+    los: float
+    """Likelihood of superiority of A."""
+    sprt: SprtResult | None
+    """SPRT state, when the match ran one."""
+    stopped_early: bool
+    """True when a stop rule ended the match before all its games."""
+    a_wins: bool
+    """points_a > points_b (the DE selection rule)."""
+    records: tuple[GameRecord, ...] = field(default=(), repr=False)
+    """The games, in game order."""
+
+    def to_dict(self, *, records: bool = False) -> dict:
+        """JSON-safe form (non-finite Elo figures become null); records only when asked."""
+        d = {
+            "games": self.games, "wins": self.wins, "draws": self.draws, "losses": self.losses,
+            "points_a": self.points_a, "points_b": self.points_b,
+            "pentanomial": list(self.pentanomial), "score": self.score,
+            "elo": _finite(self.elo), "elo_error": _finite(self.elo_error),
+            "elo_error_trinomial": _finite(self.elo_error_trinomial),
+            "elo_error_pentanomial": _finite(self.elo_error_pentanomial),
+            "los": self.los, "sprt": self.sprt.to_dict() if self.sprt else None,
+            "stopped_early": self.stopped_early, "a_wins": self.a_wins,
+        }
+        if records:
+            d["records"] = [r.to_dict() for r in self.records]
+        return d
+
+
+def match_result(records: Sequence[GameRecord], *, sprt_params: SprtParams | None = None,
+                 stopped_early: bool = False) -> MatchResult:
+    """Statistics of a match from its game records (any order; stored in game order)."""
+    recs = tuple(sorted(records, key=lambda r: r.key))
+    pts = [r.points_a() for r in recs]
+    wins, draws, losses = pts.count(2), pts.count(1), pts.count(0)
+    n = len(recs)
+    points_a = sum(pts)
+    points_b = 2 * n - points_a
+    score = (wins + 0.5 * draws) / n if n else 0.5
+    penta = pentanomial_from_records(recs)
+    err_tri = elo_error(score, trinomial_sigma(wins, draws, losses), n)
+    pairs, mu, sigma_pair = pentanomial_stats(penta)
+    err_penta = elo_error(mu, sigma_pair, pairs) if pairs else math.inf
+    return MatchResult(
+        games=n, wins=wins, draws=draws, losses=losses, points_a=points_a, points_b=points_b,
+        pentanomial=penta, score=score, elo=elo_from_score(score) if n else 0.0,
+        elo_error=err_penta if pairs else err_tri, elo_error_trinomial=err_tri,
+        elo_error_pentanomial=err_penta, los=los(wins, losses),
+        sprt=sprt(penta, sprt_params) if sprt_params is not None else None,
+        stopped_early=stopped_early, a_wins=points_a > points_b, records=recs)
