@@ -50,6 +50,10 @@ SPECIAL_FENS = [
     "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1",
     "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1",
     "4k3/8/8/8/8/8/3q4/4K3 w - - 0 1",
+    # Bxg2 leaves same-coloured bishops only (insufficient): a draw, not a won knight
+    "2b1k3/8/8/8/8/8/6n1/4KB2 w - - 0 1",
+    # Ra8 would mate, but it makes the halfmove clock 100 and draw checks come first
+    "6k1/5ppp/8/8/8/8/8/R5K1 w - - 99 100",
 ]
 
 
@@ -137,6 +141,12 @@ def test_reference_search_draw_rules():
     fifty = ref.search("8/8/3k4/8/3K4/8/5R2/8 w - - 99 120", W, depth=2)
     assert fifty.score == 0
     assert ref.search("8/8/3k4/8/3K4/8/5R2/8 w - - 0 120", W, depth=2).score > 400
+    # The clock is tested before the mate: Ra8# at clock 99 -> 100 scores 0, at 98 it mates.
+    assert ref.search("6k1/5ppp/8/8/8/8/8/R5K1 w - - 99 100", W, depth=2).score == 0
+    assert ref.search("6k1/5ppp/8/8/8/8/8/R5K1 w - - 98 100", W, depth=2).score == ref.MATE - 1
+    # Capturing the checking knight leaves K+B v K+B on light squares: insufficient, so 0.
+    bishops = ref.search("2b1k3/8/8/8/8/8/6n1/4KB2 w - - 0 1", W, depth=2)
+    assert (bishops.move, bishops.score) == ("f1g2", 0)
     # Repetition via the game history (1.Nf3 Nf6 2.Ng1 Ng8 3.Nf3): at depth 2 Black's ...Nf6
     # repeats the position after 1...Nf6 and scores exactly 0, better than the -20 of the
     # best move when the same FEN is searched without its history.
