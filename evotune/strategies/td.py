@@ -85,9 +85,9 @@ class TD(Strategy):
     PARAMS = {
         "np": Param(1, "int", low=1, doc="number of independent learners"),
         "games": Param(4, "int", low=2, even=True, doc="self-play games per learner per generation"),
-        "alpha": Param(2000.0, "float", low=0.0, low_open=True,
+        "alpha": Param(500.0, "float", low=0.0, low_open=True,
                        doc="initial learning rate (engine units per unit of TD gradient)"),
-        "decay": Param(50.0, "float", low=0.0, low_open=True,
+        "decay": Param(200.0, "float", low=0.0, low_open=True,
                        doc="alpha_g = alpha / (1 + g / decay)"),
         "beta": Param(0.005, "float", low=0.0, low_open=True,
                       doc="J = tanh(beta * eval), per engine unit"),
