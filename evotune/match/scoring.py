@@ -18,7 +18,8 @@ Everything is from player A's point of view. Conventions:
   (each count at least 1e-3, so the variance is never 0); N = sum of counts, mu and var the mean
   and variance of the pair score; LLR = N (s1 - s0) (2 mu - s0 - s1) / (2 var). Bounds
   ln(beta / (1 - alpha)) and ln((1 - beta) / alpha); verdict 'H1' at or above the upper bound,
-  'H0' at or below the lower one, None in between.
+  'H0' at or below the lower one, None in between, and None before ``min_pairs`` complete
+  pairs (default 4; fishtest never sees so few, but a mini-match does).
 """
 from __future__ import annotations
 
@@ -45,8 +46,13 @@ class SprtParams:
     """False-positive rate (accept H1 when H0 is true)."""
     beta: float = 0.05
     """False-negative rate (accept H0 when H1 is true)."""
+    min_pairs: int = 4
+    """No verdict before this many complete pairs (with the 1e-3 regularisation a single WW
+    pair already gives LLR 3.8 for 0/10 Elo: the approximation needs a few pairs)."""
 
     def __post_init__(self) -> None:
+        if not isinstance(self.min_pairs, int) or self.min_pairs < 1:
+            raise ConfigError(f"SPRT: min_pairs must be a positive integer, got {self.min_pairs!r}")
         if not (math.isfinite(self.elo0) and math.isfinite(self.elo1)) or self.elo0 >= self.elo1:
             raise ConfigError(f"SPRT: need elo0 < elo1, got {self.elo0:g} and {self.elo1:g}; "
                               "e.g. --sprt 0 10")
@@ -155,6 +161,8 @@ def sprt(pentanomial: Sequence[float], params: SprtParams) -> SprtResult:
     """The SPRT state for these counts."""
     llr = sprt_llr(pentanomial, params.elo0, params.elo1)
     verdict = "H1" if llr >= params.upper else "H0" if llr <= params.lower else None
+    if sum(pentanomial) < params.min_pairs:
+        verdict = None
     return SprtResult(llr=llr, lower=params.lower, upper=params.upper, verdict=verdict,
                       elo0=params.elo0, elo1=params.elo1)
 

@@ -1,0 +1,253 @@
+"""The match runner: plays fixtures in rounds on local processes (joblib) and scores them.
+
+Determinism: a game's opening comes from a generator addressed by (generation, fixture, pair)
+(see :mod:`evotune.match.openings`), the engines are deterministic, and stop rules are applied
+per fixture in game order. A fixture's result therefore depends only on its own games: results
+are identical for 1 and N workers and whatever the execution order.
+
+Scheduling, round by round: every undecided fixture submits the games it certainly needs next
+(stop 'none': all its games; 'decisive': the games before which the verdict cannot be settled,
+:func:`~evotune.match.fixtures.games_before_verdict`; 'sprt': whole pairs, a few at once when
+workers would otherwise idle, any pair past the stopping point being discarded). All of a
+round's games run in parallel through :func:`map_games`, the single place where parallel
+execution happens (a Dask cluster plugs in there through joblib's 'dask' backend).
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
+
+from ..errors import ConfigError
+from ..players import PlayerSpec
+from .fixtures import (Fixture, GameTask, MatchSettings, decisive_settled, game_task,
+                       games_before_verdict)
+from .openings import Opening, draw_opening, opening_generator
+from .records import GameRecord
+from .scoring import MatchResult, SprtParams, match_result, pentanomial_from_records, sprt
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class GameProgress:
+    """Progress event, sent after each finished game."""
+
+    done: int
+    """Games finished so far in this call."""
+    scheduled: int
+    """Games submitted so far (grows round by round)."""
+    planned: int
+    """Upper bound: the sum of the fixtures' games (stop rules may end matches earlier)."""
+    fixture: tuple[int, int]
+    """Key of the finished game's fixture."""
+    record: GameRecord
+    """The finished game."""
+
+
+# ---- one game -----------------------------------------------------------------------------------
+
+def _engine_label(p: PlayerSpec) -> str:
+    return "" if p.is_builtin else " ".join(p.command)
+
+
+def play_task(task: GameTask) -> GameRecord:
+    """Play one game (in whatever process this runs) and return its record."""
+    s = task.settings
+    board = task.opening.board()
+    kwargs = {} if s.adjudication is None else {"adjudication": s.adjudication}
+    t0 = time.perf_counter()
+    if task.white.is_builtin and task.black.is_builtin:
+        from ..engine import play_game
+
+        out = play_game(board, task.white.weights, task.black.weights, depth=s.depth,
+                        nodes=s.nodes, max_plies=s.max_plies, **kwargs)
+    else:
+        from ..players.game import play_players_game
+
+        out = play_players_game(task.white, task.black, board, depth=s.depth, nodes=s.nodes,
+                                movetime=s.movetime, max_plies=s.max_plies, **kwargs)
+    seconds = time.perf_counter() - t0
+    leaves = task.record_leaves
+    return GameRecord(
+        key=task.key, white_name=task.white.name, black_name=task.black.name,
+        white_weights=tuple(task.white.weights), black_weights=tuple(task.black.weights),
+        opening=task.opening, moves=tuple(out.moves), result=out.result,
+        termination=out.termination, nodes=int(out.nodes), seconds=seconds,
+        white_engine=_engine_label(task.white), black_engine=_engine_label(task.black),
+        scores=tuple(int(x) for x in out.scores) if leaves else None,
+        leaf_phi=tuple(tuple(int(v) for v in row) for row in out.leaf_phi) if leaves else None,
+        predicted=tuple(bool(x) for x in out.predicted) if leaves else None,
+    )
+
+
+_WARM = False
+
+
+def warm_up() -> None:
+    """Compile (or load from the cache) the engine core in this process, once."""
+    global _WARM
+    if _WARM:
+        return
+    from ..engine import play_game
+    from ..space import SHANNON_REFERENCE
+
+    t0 = time.perf_counter()
+    play_game(Opening().board(), SHANNON_REFERENCE, SHANNON_REFERENCE, depth=1, max_plies=2)
+    _WARM = True
+    log.debug("engine warm-up took %.2f s", time.perf_counter() - t0)
+
+
+# ---- parallel execution ---------------------------------------------------------------------------
+
+def map_games(tasks: Sequence[GameTask], *, workers: int = 1, backend: str = "loky",
+              on_result: Callable[[GameRecord], None] | None = None) -> list[GameRecord]:
+    """Play ``tasks`` and return their records in task order (the only parallel code path).
+
+    workers=1 plays in this process; more workers use ``joblib.Parallel(n_jobs=workers,
+    backend=backend)`` ('loky' local processes; 'dask' inside a ``dask.distributed`` client).
+    ``on_result`` is called with each record as it arrives, in task order.
+    """
+    if workers < 1:
+        raise ConfigError(f"workers must be >= 1, got {workers}")
+    out: list[GameRecord] = []
+    if workers == 1 or len(tasks) <= 1:
+        for t in tasks:
+            rec = play_task(t)
+            out.append(rec)
+            if on_result is not None:
+                on_result(rec)
+        return out
+    import joblib
+
+    if any(t.white.is_builtin or t.black.is_builtin for t in tasks):
+        warm_up()  # the numba cache is on disk before workers load it
+    parallel = joblib.Parallel(n_jobs=workers, backend=backend, return_as="generator")
+    for rec in parallel(joblib.delayed(play_task)(t) for t in tasks):
+        out.append(rec)
+        if on_result is not None:
+            on_result(rec)
+    return out
+
+
+# ---- fixtures in rounds ------------------------------------------------------------------------------
+
+class _FixtureRun:
+    """Mutable bookkeeping of one fixture during :func:`run_fixtures` (parent process only)."""
+
+    def __init__(self, fixture: Fixture, settings: MatchSettings, seed: int) -> None:
+        self.fixture = fixture
+        self.settings = settings
+        self.seed = seed
+        self.records: dict[int, GameRecord] = {}
+        self.settled = 0          # games accepted, in game order
+        self.submitted = 0        # games submitted so far
+        self.done = False
+        self.stopped_early = False
+        self._openings: dict[int, Opening] = {}
+
+    def opening(self, pair: int) -> Opening:
+        op = self._openings.get(pair)
+        if op is None:
+            g, f = self.fixture.key
+            s = self.settings
+            op = draw_opening(s.openings, opening_generator(self.seed, g, f, pair),
+                              kind=s.openings_kind, book_plies=s.book_plies)
+            self._openings[pair] = op
+        return op
+
+    def next_tasks(self, *, pairs_ahead: int) -> list[GameTask]:
+        fx = self.fixture
+        left = fx.games - self.submitted
+        if self.done or left <= 0:
+            return []
+        if fx.stop == "none":
+            n = left
+        elif fx.stop == "decisive":
+            pts = [self.records[i].points_a() for i in range(self.settled)]
+            pa = sum(pts)
+            n = games_before_verdict(pa, 2 * len(pts) - pa, fx.games - self.settled)
+        else:
+            n = min(left, 2 * max(1, pairs_ahead))
+        first = self.submitted
+        self.submitted += n
+        return [game_task(fx, i, self.opening(i // 2), self.settings)
+                for i in range(first, first + n)]
+
+    def add(self, rec: GameRecord) -> None:
+        self.records[rec.key[3]] = rec
+
+    def settle(self) -> None:
+        """Accept finished games in game order, applying the stop rule after each."""
+        fx = self.fixture
+        while not self.done and self.settled in self.records:
+            self.settled += 1
+            n = self.settled
+            if fx.stop == "decisive":
+                pa = sum(self.records[i].points_a() for i in range(n))
+                if n < fx.games and decisive_settled(pa, 2 * n - pa, fx.games - n):
+                    self._stop()
+            elif fx.stop == "sprt" and n % 2 == 0 and n < fx.games:
+                recs = [self.records[i] for i in range(n)]
+                if sprt(pentanomial_from_records(recs), fx.sprt).verdict is not None:
+                    self._stop()
+            if self.settled >= fx.games:
+                self.done = True
+
+    def _stop(self) -> None:
+        self.done = self.stopped_early = True
+        for i in [i for i in self.records if i >= self.settled]:
+            del self.records[i]  # speculative sprt pairs past the stopping point
+
+    def result(self) -> MatchResult:
+        recs = [self.records[i] for i in range(self.settled)]
+        return match_result(recs, sprt_params=self.fixture.sprt, stopped_early=self.stopped_early)
+
+
+def run_fixtures(fixtures: Sequence[Fixture], *, settings: MatchSettings, seed: int,
+                 workers: int = 1, backend: str = "loky",
+                 progress: Callable[[GameProgress], None] | None = None) -> list[MatchResult]:
+    """Play every fixture and return their results, in fixture order."""
+    keys = [tuple(fx.key) for fx in fixtures]
+    if len(set(keys)) != len(keys):
+        raise ConfigError("run_fixtures: two fixtures share a key (generation, index); keys "
+                          "address the openings' seeds and must be unique")
+    runs = [_FixtureRun(fx, settings, int(seed)) for fx in fixtures]
+    by_key = {fx.key: r for fx, r in zip(fixtures, runs)}
+    planned = sum(fx.games for fx in fixtures)
+    counters = {"done": 0, "scheduled": 0}
+
+    def on_result(rec: GameRecord) -> None:
+        counters["done"] += 1
+        if progress is not None:
+            progress(GameProgress(done=counters["done"], scheduled=counters["scheduled"],
+                                  planned=planned, fixture=rec.key[:2], record=rec))
+
+    while True:
+        active = [r for r in runs if not r.done]
+        if not active:
+            break
+        n_sprt = sum(1 for r in active if r.fixture.stop == "sprt")
+        pairs_ahead = math.ceil(workers / (2 * n_sprt)) if n_sprt else 1
+        tasks: list[GameTask] = []
+        for r in active:
+            tasks.extend(r.next_tasks(pairs_ahead=pairs_ahead))
+        counters["scheduled"] += len(tasks)
+        log.debug("round: %d games for %d fixtures", len(tasks), len(active))
+        for rec in map_games(tasks, workers=workers, backend=backend, on_result=on_result):
+            by_key[rec.key[:2]].add(rec)
+        for r in active:
+            r.settle()
+    return [r.result() for r in runs]
+
+
+def play_match(a: PlayerSpec, b: PlayerSpec, *, games: int, settings: MatchSettings,
+               seed: int, workers: int = 1, stop: str = "none", sprt: SprtParams | None = None,
+               progress: Callable[[GameProgress], None] | None = None,
+               backend: str = "loky") -> MatchResult:
+    """One match between A and B (fixture key (0, 0))."""
+    fixture = Fixture(key=(0, 0), a=a, b=b, games=games, stop=stop, sprt=sprt)
+    return run_fixtures([fixture], settings=settings, seed=seed, workers=workers,
+                        backend=backend, progress=progress)[0]
