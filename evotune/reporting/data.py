@@ -1,0 +1,251 @@
+"""A stored run read into arrays: generations, games axis, means and deviations, statistics.
+
+Everything here reads the run directory only (through :class:`evotune.store.Store`), so it works
+on any checkpoint: a finished run, a stopped one or one that crashed mid-generation (the store
+only lists generations up to the stored state).
+"""
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..config import load_engine_spec, run_config_from_dict
+from ..errors import ConfigError, EvotuneError, StoreError
+from ..space import SHANNON_NAMES, SHANNON_REFERENCE, WeightSpace
+from ..store import Store
+
+log = logging.getLogger(__name__)
+
+RECOMMEND_RULES = ("mean", "better-half")
+
+
+@dataclass(frozen=True)
+class RunData:
+    """The arrays of one stored run, one row per stored generation (gen-0000 first)."""
+
+    run_id: str
+    """The run's id (its folder name)."""
+    root: Path
+    """The run directory."""
+    config: dict
+    """The resolved configuration from the manifest."""
+    strategy: str
+    """Strategy name (de, jde, ea, td)."""
+    names: tuple[str, ...]
+    """Weight names, in engine order."""
+    fixed: tuple[bool, ...]
+    """Which weights are fixed (never tuned)."""
+    reference: np.ndarray
+    """Reference value of each weight (NaN when the engine spec is unavailable)."""
+    generations: np.ndarray
+    """int64 (G,): generation numbers, 0 = the initial population."""
+    games: np.ndarray
+    """int64 (G,): games played in the whole run up to and including each generation."""
+    seconds: np.ndarray
+    """float64 (G,): wall time of the whole run up to each generation."""
+    mean: np.ndarray
+    """float64 (G, n): population mean per generation and weight."""
+    std: np.ndarray
+    """float64 (G, n): population standard deviation per generation and weight."""
+    stats: dict
+    """Strategy statistics: name -> float64 (G,) or (G, k) array, NaN where absent (gen 0)."""
+    populations: tuple
+    """Per generation, the (NP, n) population array."""
+    state: dict | None
+    """The stored state (strategy state included), or None."""
+    verify: dict | None
+    """The latest verification (verify.json), or None."""
+
+    @property
+    def free(self) -> tuple[int, ...]:
+        """Indices of the free (tuned) weights."""
+        return tuple(i for i, f in enumerate(self.fixed) if not f)
+
+    @property
+    def free_names(self) -> tuple[str, ...]:
+        return tuple(self.names[i] for i in self.free)
+
+    @property
+    def last(self) -> int:
+        """The last stored generation number."""
+        return int(self.generations[-1])
+
+    @property
+    def finished(self) -> bool:
+        return bool(self.state and self.state.get("finished"))
+
+    def x(self, axis: str) -> np.ndarray:
+        """The x values of every generation for a plot axis: 'generations' or 'games'."""
+        if axis == "generations":
+            return self.generations
+        if axis == "games":
+            return self.games
+        raise ConfigError(f"unknown x axis '{axis}'; use 'generations' or 'games'")
+
+
+def open_store(run: str | Path | Store, *, out_dir: str | Path = "populations") -> Store:
+    """A Store for a run id (under ``out_dir``), a run directory path, or a Store."""
+    return run if isinstance(run, Store) else Store.open(run, out_dir)
+
+
+def _engine_space(config: dict, names: tuple[str, ...]) -> tuple[tuple[bool, ...], np.ndarray]:
+    """Fixed flags and reference values from the run's engine spec (with a fallback)."""
+    try:
+        spec = load_engine_spec(config.get("engine", "shannon"))
+        if spec.names == names:
+            return (tuple(w.fixed for w in spec.weights),
+                    np.array([w.reference for w in spec.weights], dtype=np.float64))
+        log.warning("engine spec %s does not have the run's weights %s", spec.name, names)
+    except EvotuneError as exc:
+        log.warning("engine spec of the run is unavailable (%s)", exc)
+    ref = (np.array(SHANNON_REFERENCE) if names == SHANNON_NAMES
+           else np.full(len(names), np.nan))
+    return tuple(False for _ in names), ref
+
+
+def _stat_series(gens: list[dict]) -> dict:
+    keys: list[str] = []
+    for g in gens:
+        for k, v in (g.get("stats") or {}).items():
+            if k == "generation" or k in keys:
+                continue
+            if isinstance(v, bool):
+                continue
+            if isinstance(v, (int, float)) or (isinstance(v, list) and v
+                                                and all(isinstance(e, (int, float)) for e in v)):
+                keys.append(k)
+    out = {}
+    for k in keys:
+        width = max(len(g["stats"][k]) if isinstance(g.get("stats", {}).get(k), list) else 1
+                    for g in gens if k in (g.get("stats") or {}))
+        arr = np.full((len(gens), width), np.nan)
+        for row, g in enumerate(gens):
+            v = (g.get("stats") or {}).get(k)
+            if v is None:
+                continue
+            v = np.atleast_1d(np.asarray(v, dtype=np.float64))
+            if v.size == width:
+                arr[row] = v
+        out[k] = arr[:, 0] if width == 1 else arr
+    return out
+
+
+def load_run(run: str | Path | Store, *, out_dir: str | Path = "populations") -> RunData:
+    """Read a stored run; StoreError when it is unknown or has no generation yet."""
+    store = open_store(run, out_dir=out_dir)
+    manifest = store.manifest()
+    gens = store.generations()
+    if not gens:
+        raise StoreError(f"run {store.run_id} has no generation yet; wait until its initial "
+                         f"population is stored (evotune status {store.run_id}) or start it "
+                         "with 'evotune resume'")
+    names = tuple(gens[-1].get("names") or ())
+    try:
+        mean = np.array([g["mean"] for g in gens], dtype=np.float64)
+        std = np.array([g["std"] for g in gens], dtype=np.float64)
+        pops = tuple(np.array(g["population"], dtype=np.float64) for g in gens)
+        generations = np.array([int(g["generation"]) for g in gens], dtype=np.int64)
+        games = np.array([int(g.get("games_total", 0)) for g in gens], dtype=np.int64)
+        seconds = np.array([float(g.get("seconds_total", 0.0)) for g in gens], dtype=np.float64)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise StoreError(f"run {store.run_id}: a generation file is incomplete ({exc!r}); "
+                         "restore it from a backup or remove the generations after the last "
+                         "good one") from None
+    if mean.ndim != 2 or mean.shape[1] != len(names):
+        raise StoreError(f"run {store.run_id}: generation files disagree on the number of "
+                         f"weights ({mean.shape} for names {list(names)})")
+    config = manifest.get("config", {})
+    fixed, reference = _engine_space(config, names)
+    return RunData(run_id=store.run_id, root=store.root, config=config,
+                   strategy=str(gens[-1].get("strategy", config.get("strategy", "?"))),
+                   names=names, fixed=fixed, reference=reference, generations=generations,
+                   games=games, seconds=seconds, mean=mean, std=std, stats=_stat_series(gens),
+                   populations=pops, state=store.read_state(),
+                   verify=store.read_document("verify"))
+
+
+# ---- recommended weights ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Recommendation:
+    """The weights a run recommends, and how they were chosen."""
+
+    rule: str
+    """'mean' (the population mean) or 'better-half' (the mean of the better half)."""
+    weights: tuple[float, ...]
+    """Full weight vector in evotune units, rounded and inside the bounds."""
+    generation: int
+    """The generation they come from."""
+    description: str
+    """One sentence saying how they were chosen (shown in reports and exports)."""
+
+    def as_dict(self, names) -> dict[str, float]:
+        return {n: float(v) for n, v in zip(names, self.weights)}
+
+
+def _run_space(run: RunData) -> WeightSpace:
+    spec = load_engine_spec(run.config.get("engine", "shannon"))
+    return spec.space(init_low=float(run.config.get("init_low", 0.0)),
+                      init_high=float(run.config.get("init_high", 1000.0)))
+
+
+def _restored_strategy(run: RunData):
+    from ..strategies import STRATEGIES
+
+    cfg = run_config_from_dict(run.config)
+    params = {"np": cfg.np, "games": cfg.games, **cfg.params_dict()}
+    cls = STRATEGIES[cfg.strategy]
+    return cls.from_state(_run_space(run), params=params, seed=cfg.seed,
+                          state=run.state["strategy"])
+
+
+def recommend(run: RunData, rule: str = "mean") -> Recommendation:
+    """The recommended weights of the last stored generation: never the luckiest single winner.
+
+    'mean': the population mean; 'better-half': the mean of the better half by the strategy's own
+    ranking (DE/jDE: points of each individual's last match; EA: tournament score; TD: TD error).
+    Both come from the strategy restored from the stored state; when that cannot be restored
+    (e.g. the engine spec changed), 'mean' falls back to the stored population's mean.
+    """
+    if rule not in RECOMMEND_RULES:
+        raise ConfigError(f"unknown recommendation rule '{rule}'; use one of "
+                          f"{', '.join(RECOMMEND_RULES)}")
+    g = run.last
+    size = len(run.populations[-1])
+    strategy = None
+    if run.state is not None and int(run.state.get("generation", -1)) == g:
+        try:
+            strategy = _restored_strategy(run)
+        except (EvotuneError, KeyError, TypeError, ValueError) as exc:
+            log.warning("run %s: cannot restore the strategy (%s)", run.run_id, exc)
+    if strategy is not None:
+        w = strategy.recommended(rule)
+        if rule == "mean":
+            what = f"population mean of generation {g} ({size} individuals)"
+        else:
+            what = (f"mean of the better half ({max(1, size // 2)} of {size}) of generation {g}, "
+                    f"ranked by the {run.strategy} strategy's match results")
+    elif rule == "mean":
+        mean = run.populations[-1].mean(axis=0)
+        try:
+            space = _run_space(run)
+            w = space.round(np.clip(mean, space.lower_array, space.upper_array))
+        except EvotuneError:
+            w = np.rint(mean)
+        what = f"population mean of generation {g} ({size} individuals, from the stored population)"
+    else:
+        raise StoreError(f"run {run.run_id}: the better half needs the strategy state of "
+                         f"generation {g}, which cannot be restored; use --recommend mean")
+    weights = tuple(float(v) for v in w)
+    if not all(math.isfinite(v) for v in weights):
+        raise StoreError(f"run {run.run_id}: recommended weights are not finite ({weights})")
+    return Recommendation(rule=rule, weights=weights, generation=g, description=what + ", rounded")
+
+
+def initial_mean(run: RunData) -> tuple[float, ...]:
+    """The initial population's mean (gen-0000), rounded to whole units."""
+    return tuple(float(v) for v in np.rint(run.mean[0]))

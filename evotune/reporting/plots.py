@@ -1,0 +1,219 @@
+"""Convergence plots of stored runs (matplotlib, Agg backend: no display needed).
+
+Three figures, as in the differential-evolution paper's figures:
+
+- ``convergence``: per free weight, the population mean per generation with a band of +-1
+  standard deviation and the reference value as a dashed line;
+- ``deviation``: per free weight, the population standard deviation;
+- ``strategy``: the strategy's own statistics (DE/jDE replacement rate, jDE F and CR, EA step
+  sizes, TD learning rate), when the runs have any.
+
+Several runs overlay on the same axes with a legend by run id. Figures are built from
+:class:`~evotune.reporting.data.RunData` only, so every stored checkpoint can be plotted.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from ..errors import ConfigError  # noqa: E402
+from .data import RunData  # noqa: E402
+
+log = logging.getLogger(__name__)
+
+X_AXES = ("generations", "games")
+FIGURES = ("convergence", "deviation", "strategy")
+
+# Strategy statistics drawn in strategy.png: (stats key, panel title). Lists (EA step sizes per
+# free weight) become one line per weight.
+STRATEGY_PANELS = (
+    ("replacement_rate", "replacement rate"),
+    ("F_mean", "F (mean)"),
+    ("CR_mean", "CR (mean)"),
+    ("sigma_mean", "step size sigma (mean)"),
+    ("learning_rate", "learning rate"),
+    ("diversity", "diversity (mean std of free weights)"),
+)
+
+
+@dataclass(frozen=True)
+class PlotSet:
+    """The figures written for one run or one comparison of runs."""
+
+    out_dir: Path
+    """The folder they were written to (reports/<run-id>/ or reports/compare-.../)."""
+    figures: dict
+    """Figure name ('convergence', 'deviation', 'strategy') -> matplotlib Figure."""
+    paths: dict
+    """Figure name -> (png path, svg path)."""
+
+
+def _check_x(x: str) -> None:
+    if x not in X_AXES:
+        raise ConfigError(f"unknown x axis '{x}'; use one of {', '.join(X_AXES)}")
+
+
+def _panel_names(runs: Sequence[RunData]) -> tuple[str, ...]:
+    """Free weights of the first run, then any other run's free weights not yet listed."""
+    names: list[str] = []
+    for r in runs:
+        for n in r.free_names:
+            if n not in names:
+                names.append(n)
+    return tuple(names)
+
+
+def _grid(n: int) -> tuple[int, int]:
+    cols = min(3, max(1, n))
+    return (n + cols - 1) // cols, cols
+
+
+def _figure(n_panels: int, title: str) -> tuple[Figure, list]:
+    rows, cols = _grid(n_panels)
+    fig = Figure(figsize=(4.2 * cols, 3.2 * rows), layout="constrained")
+    axes = [fig.add_subplot(rows, cols, k + 1) for k in range(n_panels)]
+    fig.suptitle(title)
+    return fig, axes
+
+
+def _xlabel(x: str) -> str:
+    return "generation" if x == "generations" else "games played"
+
+
+def _label(run: RunData, runs: Sequence[RunData]) -> str:
+    return run.run_id if len(runs) > 1 else f"{run.run_id} ({run.strategy})"
+
+
+def _colors(runs: Sequence[RunData]) -> list:
+    cycle = matplotlib.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
+    return [cycle[k % len(cycle)] for k in range(len(runs))]
+
+
+def convergence_figure(runs: Sequence[RunData], *, x: str = "generations") -> Figure:
+    """Per free weight: mean per generation, +-1 std band, reference value dashed.
+
+    In each panel, for run k (in order) the k-th line is its mean; the reference line comes after
+    the runs' lines (one per distinct value).
+    """
+    _check_x(x)
+    names = _panel_names(runs)
+    fig, axes = _figure(len(names), "population mean +- 1 standard deviation")
+    colors = _colors(runs)
+    for ax, name in zip(axes, names):
+        refs = []
+        for run, color in zip(runs, colors):
+            if name not in run.names:
+                continue
+            i = run.names.index(name)
+            xs = run.x(x)
+            ax.plot(xs, run.mean[:, i], color=color, label=_label(run, runs))
+            ax.fill_between(xs, run.mean[:, i] - run.std[:, i], run.mean[:, i] + run.std[:, i],
+                            color=color, alpha=0.2, linewidth=0)
+            if np.isfinite(run.reference[i]) and run.reference[i] not in refs:
+                refs.append(float(run.reference[i]))
+        for ref in refs:
+            ax.axhline(ref, color="black", linestyle="--", linewidth=1,
+                       label=f"reference {ref:g}")
+        ax.set_title(name)
+        ax.set_xlabel(_xlabel(x))
+        ax.set_ylabel("value (pawn = 100)")
+        ax.legend(fontsize="small")
+    return fig
+
+
+def deviation_figure(runs: Sequence[RunData], *, x: str = "generations") -> Figure:
+    """Per free weight: the population standard deviation per generation (one line per run)."""
+    _check_x(x)
+    names = _panel_names(runs)
+    fig, axes = _figure(len(names), "population standard deviation")
+    colors = _colors(runs)
+    for ax, name in zip(axes, names):
+        for run, color in zip(runs, colors):
+            if name in run.names:
+                i = run.names.index(name)
+                ax.plot(run.x(x), run.std[:, i], color=color, label=_label(run, runs))
+        ax.set_title(name)
+        ax.set_xlabel(_xlabel(x))
+        ax.set_ylabel("standard deviation")
+        ax.legend(fontsize="small")
+    return fig
+
+
+def strategy_panels(runs: Sequence[RunData]) -> tuple[tuple[str, str], ...]:
+    """The (stats key, title) panels the runs have data for (at least one finite value)."""
+    out = []
+    for key, title in STRATEGY_PANELS:
+        if any(key in r.stats and np.isfinite(r.stats[key]).any() for r in runs):
+            out.append((key, title))
+    return tuple(out)
+
+
+def strategy_figure(runs: Sequence[RunData], *, x: str = "generations") -> Figure | None:
+    """The strategies' statistics, one panel per statistic; None when no run has any."""
+    _check_x(x)
+    panels = strategy_panels(runs)
+    if not panels:
+        return None
+    fig, axes = _figure(len(panels), "strategy statistics")
+    colors = _colors(runs)
+    for ax, (key, title) in zip(axes, panels):
+        for run, color in zip(runs, colors):
+            if key not in run.stats:
+                continue
+            data, xs = run.stats[key], run.x(x)
+            if data.ndim == 1:
+                ax.plot(xs, data, color=color, marker=".", label=_label(run, runs))
+            else:
+                styles = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3)))
+                labels = run.free_names if data.shape[1] == len(run.free) else \
+                    tuple(str(j) for j in range(data.shape[1]))
+                for j in range(data.shape[1]):
+                    ax.plot(xs, data[:, j], color=color, linestyle=styles[j % len(styles)],
+                            label=f"{_label(run, runs)}: {labels[j]}")
+        ax.set_title(title)
+        ax.set_xlabel(_xlabel(x))
+        ax.legend(fontsize="small")
+    return fig
+
+
+def report_dir(runs: Sequence[RunData], out_dir: str | Path = "reports") -> Path:
+    """reports/<run-id>/ for one run, reports/compare-<id1>-<id2>.../ for several."""
+    if len(runs) == 1:
+        return Path(out_dir) / runs[0].run_id
+    return Path(out_dir) / ("compare-" + "-".join(r.run_id for r in runs))
+
+
+def build_figures(runs: Sequence[RunData], *, x: str = "generations") -> dict:
+    """Figure name -> Figure (the strategy figure only when there are statistics)."""
+    if not runs:
+        raise ConfigError("no run to plot; give at least one run id")
+    figs = {"convergence": convergence_figure(runs, x=x), "deviation": deviation_figure(runs, x=x)}
+    strat = strategy_figure(runs, x=x)
+    if strat is not None:
+        figs["strategy"] = strat
+    return figs
+
+
+def write_plots(runs: Sequence[RunData], *, x: str = "generations",
+                out_dir: str | Path = "reports") -> PlotSet:
+    """Build the figures and write each as .png and .svg under :func:`report_dir`."""
+    figs = build_figures(runs, x=x)
+    folder = report_dir(runs, out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for name, fig in figs.items():
+        png, svg = folder / f"{name}.png", folder / f"{name}.svg"
+        fig.savefig(png, dpi=100)
+        fig.savefig(svg)
+        paths[name] = (png, svg)
+        log.info("wrote %s and %s", png, svg)
+    return PlotSet(out_dir=folder, figures=figs, paths=paths)

@@ -1,0 +1,171 @@
+"""The report of a run: ``reports/<run-id>/report.md`` and one self-contained ``report.html``.
+
+Contents: configuration, games played, wall time, the table of initial and final means and
+standard deviations per free weight beside the reference values (the layout of the
+differential-evolution paper's tables), the recommended weights and how they were chosen, the
+latest verification (verify.json) and the convergence plots (PNG files beside report.md; embedded
+as base64 PNG in report.html, so the page is one file).
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..store import Store
+from .data import Recommendation, RunData, load_run, recommend
+from .plots import PlotSet, write_plots
+from .verify import describe_match
+
+log = logging.getLogger(__name__)
+
+TABLE_ROWS = ("reference", "initial mean", "initial std", "final mean", "final std")
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    """What :func:`write_report` wrote."""
+
+    markdown: Path
+    """report.md"""
+    html: Path
+    """report.html (self-contained)"""
+    plots: PlotSet
+    """The plots (PNG and SVG) beside the report."""
+
+
+def weight_table(run: RunData) -> tuple[tuple[str, ...], dict]:
+    """(free weight names, {row label: values}) with the rows of :data:`TABLE_ROWS`."""
+    free = list(run.free)
+    rows = {
+        "reference": [float(run.reference[i]) for i in free],
+        "initial mean": [float(run.mean[0, i]) for i in free],
+        "initial std": [float(run.std[0, i]) for i in free],
+        "final mean": [float(run.mean[-1, i]) for i in free],
+        "final std": [float(run.std[-1, i]) for i in free],
+    }
+    return run.free_names, rows
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.1f}"
+
+
+def _config_items(run: RunData) -> list[tuple[str, str]]:
+    c = run.config
+    items = [("strategy", str(c.get("strategy"))), ("population (NP)", str(c.get("np"))),
+             ("games per match", str(c.get("games"))), ("depth", str(c.get("depth"))),
+             ("node limit", str(c.get("nodes") or "none")), ("seed", str(c.get("seed"))),
+             ("engine", str(c.get("engine"))), ("openings", str(c.get("openings"))),
+             ("generation limit", str(c.get("generations") or "none")),
+             ("initial range", f"[{c.get('init_low')}, {c.get('init_high')}]")]
+    params = c.get("params") or {}
+    if params:
+        items.append(("strategy parameters", ", ".join(f"{k}={v}" for k, v in
+                                                       sorted(params.items()))))
+    return items
+
+
+def _progress_line(run: RunData) -> str:
+    limit = run.config.get("generations") or "-"
+    status = "finished" if run.finished else "not finished (stopped, running or crashed)"
+    seconds = float(run.seconds[-1])
+    rate = run.games[-1] / seconds if seconds > 0 else 0.0
+    return (f"generation {run.last} of {limit}, {int(run.games[-1])} games, wall time "
+            f"{seconds:.1f} s ({rate:.1f} games/s), {status}")
+
+
+def _verify_lines(run: RunData) -> list[str]:
+    v = run.verify
+    if not v:
+        return [f"no verification yet (run `evotune verify {run.run_id}`)"]
+    out = [f"verified at generation {v.get('generation', '?')} with the {v.get('recommend', '?')} "
+           f"weights {v.get('weights')}, depth {v.get('depth')}, seed {v.get('seed')}, "
+           f"held-out openings {v.get('openings')}"]
+    if v.get("note"):
+        out.append(str(v["note"]))
+    for m in v.get("matches", []):
+        out.append(describe_match(m))
+    return out
+
+
+def markdown_report(run: RunData, rec: Recommendation, *, images: dict | None = None) -> str:
+    """The report as Markdown; ``images`` maps figure names to file names beside the report."""
+    names, rows = weight_table(run)
+    lines = [f"# evotune report: {run.run_id}", "", "## Configuration", ""]
+    lines += [f"- {k}: {v}" for k, v in _config_items(run)]
+    lines += ["", "## Progress", "", _progress_line(run), "", "## Weights", "",
+              "Population statistics per free weight (engine units, pawn = 100).", "",
+              "| | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+    for label in TABLE_ROWS:
+        lines.append(f"| {label} | " + " | ".join(_fmt(v) for v in rows[label]) + " |")
+    rec_free = [rec.weights[i] for i in run.free]
+    lines.append("| recommended | " + " | ".join(f"{v:g}" for v in rec_free) + " |")
+    lines += ["", "## Recommended weights", "",
+              f"{rec.description} (rule '{rec.rule}'; never the luckiest single winner):", "",
+              "`" + ",".join(f"{v:g}" for v in rec.weights) + "` (" + ", ".join(run.names) + ")",
+              "", "## Verification", ""]
+    lines += [f"- {line}" for line in _verify_lines(run)]
+    if images:
+        lines += ["", "## Plots", ""]
+        lines += [f"![{name}]({fname})" for name, fname in images.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _png_b64(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def html_report(run: RunData, rec: Recommendation, *, figures: dict) -> str:
+    """The report as one self-contained HTML page (figures embedded as base64 PNG)."""
+    e = html.escape
+    names, rows = weight_table(run)
+    parts = ["<!DOCTYPE html>", "<html><head><meta charset=\"utf-8\">",
+             f"<title>evotune report: {e(run.run_id)}</title>",
+             "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}"
+             "table{border-collapse:collapse}td,th{border:1px solid #999;padding:3px 8px;"
+             "text-align:right}th:first-child,td:first-child{text-align:left}"
+             "img{max-width:100%}</style></head><body>",
+             f"<h1>evotune report: {e(run.run_id)}</h1>", "<h2>Configuration</h2><ul>"]
+    parts += [f"<li>{e(k)}: {e(v)}</li>" for k, v in _config_items(run)]
+    parts += ["</ul>", "<h2>Progress</h2>", f"<p>{e(_progress_line(run))}</p>",
+              "<h2>Weights</h2><p>Population statistics per free weight "
+              "(engine units, pawn = 100).</p>", "<table><tr><th></th>"
+              + "".join(f"<th>{e(n)}</th>" for n in names) + "</tr>"]
+    for label in TABLE_ROWS:
+        parts.append(f"<tr><td>{e(label)}</td>"
+                     + "".join(f"<td>{_fmt(v)}</td>" for v in rows[label]) + "</tr>")
+    parts.append("<tr><td>recommended</td>"
+                 + "".join(f"<td>{rec.weights[i]:g}</td>" for i in run.free) + "</tr></table>")
+    parts += ["<h2>Recommended weights</h2>",
+              f"<p>{e(rec.description)} (rule '{e(rec.rule)}'; never the luckiest single "
+              "winner):</p>",
+              "<p><code>" + e(",".join(f"{v:g}" for v in rec.weights)) + "</code> ("
+              + e(", ".join(run.names)) + ")</p>", "<h2>Verification</h2><ul>"]
+    parts += [f"<li>{e(line)}</li>" for line in _verify_lines(run)]
+    parts += ["</ul>", "<h2>Plots</h2>"]
+    for name, fig in figures.items():
+        parts.append(f"<h3>{e(name)}</h3><img alt=\"{e(name)}\" "
+                     f"src=\"data:image/png;base64,{_png_b64(fig)}\">")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def write_report(run: str | Path | Store | RunData, *, out_dir: str | Path = "reports",
+                 runs_dir: str | Path = "populations", rule: str = "mean",
+                 x: str = "generations") -> ReportFiles:
+    """Write report.md, report.html and the plots under ``out_dir/<run-id>/``."""
+    data = run if isinstance(run, RunData) else load_run(run, out_dir=runs_dir)
+    rec = recommend(data, rule)
+    plots = write_plots([data], x=x, out_dir=out_dir)
+    md_path, html_path = plots.out_dir / "report.md", plots.out_dir / "report.html"
+    images = {name: png.name for name, (png, _svg) in plots.paths.items()}
+    md_path.write_text(markdown_report(data, rec, images=images), encoding="utf-8")
+    html_path.write_text(html_report(data, rec, figures=plots.figures), encoding="utf-8")
+    log.info("wrote %s and %s", md_path, html_path)
+    return ReportFiles(markdown=md_path, html=html_path, plots=plots)

@@ -1,0 +1,142 @@
+"""Verification of a run: its recommended weights against the reference weights and against the
+initial population's mean, on held-out openings the run did not tune on.
+
+Two matches (both from the recommended weights' point of view, the same openings and seed, so
+they are paired): ``recommended vs reference`` and ``recommended vs initial mean`` (gen-0000's
+mean, rounded). Openings: the packaged 8moves_v3 suite (``HELD_OUT_OPENINGS``); when the run
+itself tuned on that file, the 2moves_v1 suite is used instead and the result says so. Each match
+reports W/D/L, pentanomial pair counts, score, Elo with its 95% error and LOS, and optionally an
+SPRT. The result is stored in the run as ``verify.json`` (through :meth:`Store.write_document`,
+the only writer under populations/) and shown in the report.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ..config import (DEFAULT_OPENINGS, HELD_OUT_OPENINGS, load_engine_spec,
+                      resolve_openings_path)
+from ..errors import ConfigError, StoreError
+from ..store import Store
+from .data import RunData, initial_mean, load_run, open_store, recommend
+
+log = logging.getLogger(__name__)
+
+DEFAULT_VERIFY_GAMES = 200
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    """How to verify a run (None: take the run's own value)."""
+
+    games: int = DEFAULT_VERIFY_GAMES
+    """Games per match (even: each opening twice, colours swapped)."""
+    depth: int | None = None
+    """Search depth per move (None: the run's depth)."""
+    workers: int = 0
+    """Worker processes (0 = one per core); results do not depend on it."""
+    seed: int | None = None
+    """Seed of the opening draws and games (None: the run's seed)."""
+    sprt: tuple[float, float] | None = None
+    """(elo0, elo1) to run an SPRT that may stop each match early; None: play all games."""
+    rule: str = "mean"
+    """Recommendation rule: 'mean' or 'better-half'."""
+
+
+def held_out_openings(run_openings: str) -> tuple[Path, str]:
+    """(openings file, note): 8moves_v3, or 2moves_v1 when the run tuned on 8moves_v3."""
+    try:
+        used = resolve_openings_path(run_openings)
+    except ConfigError:
+        used = None  # the run's openings file is gone; it cannot be the packaged one
+    if used is not None and Path(used).resolve() == HELD_OUT_OPENINGS.resolve():
+        note = (f"the run tuned on {HELD_OUT_OPENINGS.name}, so verification uses "
+                f"{DEFAULT_OPENINGS.name} instead")
+        return DEFAULT_OPENINGS, note
+    return HELD_OUT_OPENINGS, ""
+
+
+def _fmt_elo(m: dict) -> str:
+    elo, err = m.get("elo"), m.get("elo_error")
+    if elo is None:
+        s = m.get("score", 0.5)
+        elo_txt = "+inf" if s >= 1 else "-inf" if s <= 0 else "n/a"
+    else:
+        elo_txt = f"{elo:+.1f}"
+    err_txt = "inf" if err is None or not math.isfinite(err) else f"{err:.1f}"
+    return f"Elo {elo_txt} +- {err_txt} (95%)"
+
+
+def describe_match(m: dict) -> str:
+    """One line for a stored verification match (a MatchResult.to_dict() plus 'label')."""
+    line = (f"{m.get('label', 'match')}: {m['games']} games, +{m['wins']} ={m['draws']} "
+            f"-{m['losses']}, score {m['score']:.3f}, {_fmt_elo(m)}, pentanomial "
+            f"{list(m.get('pentanomial', []))}, LOS {100 * m.get('los', 0.5):.1f}%")
+    sp = m.get("sprt")
+    if sp:
+        verdict = sp.get("verdict") or "no verdict"
+        line += (f", SPRT [{sp['elo0']:g}, {sp['elo1']:g}]: {verdict} (LLR {sp['llr']:.2f}, "
+                 f"bounds {sp['lower']:.2f}..{sp['upper']:.2f})")
+    return line
+
+
+def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySettings(),
+               runs_dir: str | Path = "populations",
+               progress: Callable | None = None) -> dict:
+    """Play the two verification matches, store them as verify.json and return that document."""
+    from ..match import MatchSettings, SprtParams, play_match
+    from ..players.spec import player_from_engine_spec
+
+    if settings.games < 2 or settings.games % 2:
+        raise ConfigError(f"--games {settings.games}: verification needs an even number of "
+                          "games >= 2 (each opening is played twice, colours swapped)")
+    if settings.depth is not None and settings.depth < 1:
+        raise ConfigError(f"--depth must be at least 1, got {settings.depth}")
+    store = open_store(run, out_dir=runs_dir)
+    data: RunData = load_run(store)
+    cfg = data.config
+    rec = recommend(data, settings.rule)
+    spec = load_engine_spec(cfg.get("engine", "shannon"))
+    openings, note = held_out_openings(str(cfg.get("openings", "book")))
+    if note:
+        log.warning(note)
+    depth = int(settings.depth if settings.depth is not None else cfg.get("depth", 3))
+    seed = int(settings.seed if settings.seed is not None else cfg.get("seed", 1))
+    match_settings = MatchSettings(depth=depth, nodes=int(cfg.get("nodes", 0)),
+                                   max_plies=int(cfg.get("max_plies", 400)),
+                                   openings=str(openings))
+    sprt = SprtParams(*settings.sprt) if settings.sprt is not None else None
+    opponents = (("reference", tuple(float(v) for v in data.reference)),
+                 ("initial mean", initial_mean(data)))
+    player = player_from_engine_spec(spec, rec.weights, name=f"{data.run_id}-recommended")
+    matches = []
+    t0 = time.perf_counter()
+    for label, weights in opponents:
+        if not all(math.isfinite(v) for v in weights):
+            raise ConfigError(f"run {data.run_id}: the {label} weights are unknown (engine spec "
+                              f"'{cfg.get('engine')}' is unavailable); restore it to verify")
+        opponent = player_from_engine_spec(spec, weights, name=label.replace(" ", "-"))
+        result = play_match(player, opponent, games=settings.games, settings=match_settings,
+                            seed=seed, workers=settings.workers,
+                            stop="sprt" if sprt is not None else "none", sprt=sprt,
+                            progress=progress)
+        matches.append({"label": f"recommended vs {label}", "opponent": label,
+                        "a": list(rec.weights), "b": list(weights), **result.to_dict()})
+        log.info("%s", describe_match(matches[-1]))
+    doc = {"run_id": data.run_id, "generation": rec.generation, "recommend": rec.rule,
+           "description": rec.description, "names": list(data.names),
+           "weights": list(rec.weights), "openings": openings.name, "note": note,
+           "depth": depth, "nodes": int(cfg.get("nodes", 0)), "games": settings.games,
+           "seed": seed, "sprt": list(settings.sprt) if settings.sprt else None,
+           "seconds": time.perf_counter() - t0, "matches": matches,
+           "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    try:
+        store.write_document("verify", doc)
+    except OSError as exc:
+        raise StoreError(f"cannot write {store.root / 'verify.json'} ({exc.strerror}); check "
+                           "that the run directory is writable") from None
+    return doc

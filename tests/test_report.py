@@ -1,0 +1,182 @@
+"""Reading runs into arrays, recommended weights, and the report page (report.md/report.html).
+
+``make_fake_run`` builds a run directory the way ``evotune.study.execute`` does, with a real
+strategy driven by synthetic match outcomes (no games played); test_plots and test_export use it.
+"""
+from __future__ import annotations
+
+import base64
+import re
+
+import numpy as np
+import pytest
+
+from evotune.config import build_run_config, load_engine_spec, run_identity
+from evotune.errors import ConfigError, StoreError
+from evotune.store import Store
+from evotune.strategies import make_strategy
+from evotune.strategies.base import MatchOutcome
+
+
+def make_fake_run(tmp_path, run_id="fake", *, strategy="de", np_=6, generations=3, seed=7,
+                  games=4):
+    """A stored run of ``generations`` generations with random (seeded) match outcomes."""
+    cfg = build_run_config(strategy=strategy, np=np_, generations=max(generations, 1),
+                           games=games, seed=seed, depth=1)
+    store = Store.create(tmp_path, run_id, config=cfg.to_dict(), identity=run_identity(cfg))
+    space = load_engine_spec(cfg.engine).space()
+    strat = make_strategy(strategy, space, params={"np": np_, "games": games}, seed=seed)
+    rng = np.random.default_rng(seed)
+    games_total = 0
+
+    def write(g, stats, matches, games_gen):
+        pop = np.asarray(strat.population, dtype=float)
+        store.write_generation(g, {
+            "generation": g, "strategy": strategy, "names": list(space.names),
+            "population": pop.tolist(), "mean": pop.mean(axis=0).tolist(),
+            "std": pop.std(axis=0).tolist(), "matches": matches, "stats": stats,
+            "games": games_gen, "games_total": games_total, "seconds": 1.5,
+            "seconds_total": 1.5 * g})
+        store.write_state({"generation": g, "games": games_total, "seconds": 1.5 * g,
+                           "finished": g == generations, "strategy": strat.state()})
+
+    write(0, {}, [], 0)
+    for g in range(1, generations + 1):
+        outcomes, matches = [], []
+        for req in strat.ask():
+            pa = int(rng.integers(0, 2 * req.games + 1))
+            outcomes.append(MatchOutcome(points_a=pa, points_b=2 * req.games - pa,
+                                         games=req.games))
+            matches.append({"a": list(req.a), "b": list(req.b), "tag": list(req.tag),
+                            "points_a": pa, "points_b": 2 * req.games - pa, "games": req.games})
+        stats = strat.tell(outcomes)
+        games_gen = sum(o.games for o in outcomes)
+        games_total += games_gen
+        write(g, stats, matches, games_gen)
+    return store
+
+
+# ---- data ---------------------------------------------------------------------------------------
+
+def test_load_run_arrays_equal_the_stored_generations(tmp_path):
+    from evotune.reporting.data import load_run
+
+    store = make_fake_run(tmp_path, generations=3)
+    run = load_run("fake", out_dir=tmp_path)
+    gens = [store.read_generation(g) for g in range(4)]
+    assert run.generations.tolist() == [0, 1, 2, 3]
+    assert run.games.tolist() == [g["games_total"] for g in gens] == [0, 24, 48, 72]
+    np.testing.assert_array_equal(run.mean, [g["mean"] for g in gens])
+    np.testing.assert_array_equal(run.std, [g["std"] for g in gens])
+    assert run.free_names == ("knight", "bishop", "rook", "queen", "mobility")
+    assert run.reference.tolist() == [100, 300, 330, 500, 900, 10]
+    rate = run.stats["replacement_rate"]
+    assert np.isnan(rate[0])
+    assert rate[1:].tolist() == [g["stats"]["replacement_rate"] for g in gens[1:]]
+    assert run.finished
+
+
+def test_load_run_bad_input(tmp_path):
+    from evotune.reporting.data import load_run
+
+    with pytest.raises(StoreError, match="no run 'nope'"):
+        load_run("nope", out_dir=tmp_path)
+    cfg = build_run_config(depth=1)
+    Store.create(tmp_path, "empty", config=cfg.to_dict(), identity=run_identity(cfg))
+    with pytest.raises(StoreError, match="run empty has no generation yet"):
+        load_run("empty", out_dir=tmp_path)
+
+
+def test_load_run_ignores_a_generation_written_after_the_last_state(tmp_path):
+    """A crash between the generation file and the state: the report shows the stored state."""
+    from evotune.reporting.data import load_run
+
+    store = make_fake_run(tmp_path, generations=2)
+    state = store.read_state()
+    store.write_state({**state, "generation": 1})
+    assert load_run(store).last == 1
+
+
+def test_recommend_mean_and_better_half(tmp_path):
+    from evotune.reporting.data import load_run, recommend
+
+    store = make_fake_run(tmp_path, generations=3, np_=6)
+    run = load_run(store)
+    pop = np.array(store.read_generation(3)["population"])
+    mean = recommend(run, "mean")
+    assert mean.weights == tuple(np.rint(pop.mean(axis=0)).tolist())
+    assert mean.weights[0] == 100 and "population mean of generation 3" in mean.description
+    half = recommend(run, "better-half")
+    # DE ranks by points of each individual's record: recompute it from the stored state
+    record = np.array(store.read_state()["strategy"]["record"], dtype=float)
+    score = (record[:, 0] + 1) / (2 * record[:, 1] + 2)
+    best = np.lexsort((np.arange(6), -score))[:3]
+    assert half.weights == tuple(np.rint(pop[best].mean(axis=0)).tolist())
+    assert "better half (3 of 6)" in half.description
+    with pytest.raises(ConfigError, match="unknown recommendation rule 'best'"):
+        recommend(run, "best")
+
+
+def test_recommend_mean_falls_back_to_the_stored_population(tmp_path):
+    from evotune.reporting.data import load_run, recommend
+
+    store = make_fake_run(tmp_path, generations=1)
+    state = store.read_state()
+    store.write_state({**state, "strategy": {"strategy": "de"}})  # unrestorable
+    run = load_run(store)
+    pop = np.array(store.read_generation(1)["population"])
+    assert recommend(run).weights == tuple(np.rint(pop.mean(axis=0)).tolist())
+    with pytest.raises(StoreError, match="use --recommend mean"):
+        recommend(run, "better-half")
+
+
+# ---- report -------------------------------------------------------------------------------------
+
+def _md_table(md: str) -> dict:
+    rows = {}
+    for line in md.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) > 1 and cells[0] in ("reference", "initial mean", "initial std",
+                                           "final mean", "final std", "recommended"):
+            rows[cells[0]] = [float(c) for c in cells[1:]]
+    return rows
+
+
+def test_report_table_numbers_equal_the_stored_statistics(tmp_path):
+    from evotune.reporting.report import write_report
+
+    store = make_fake_run(tmp_path, generations=3)
+    store.write_document("verify", {"matches": [{
+        "label": "recommended vs reference", "games": 20, "wins": 7, "draws": 6, "losses": 7,
+        "score": 0.5, "elo": 0.0, "elo_error": 99.5, "los": 0.5,
+        "pentanomial": [1, 2, 4, 2, 1], "sprt": None}], "openings": "8moves_v3.pgn.zip",
+        "depth": 1, "seed": 1, "recommend": "mean", "weights": [100, 1, 2, 3, 4, 5]})
+    out = write_report(store, out_dir=tmp_path / "reports")
+    md = out.markdown.read_text()
+    g0, g3 = store.read_generation(0), store.read_generation(3)
+    rows = _md_table(md)
+    free = slice(1, 6)
+    np.testing.assert_allclose(rows["initial mean"], g0["mean"][free], atol=0.05)
+    np.testing.assert_allclose(rows["initial std"], g0["std"][free], atol=0.05)
+    np.testing.assert_allclose(rows["final mean"], g3["mean"][free], atol=0.05)
+    np.testing.assert_allclose(rows["final std"], g3["std"][free], atol=0.05)
+    assert rows["reference"] == [300, 330, 500, 900, 10]
+    assert "72 games" in md and "generation 3" in md
+    assert "population mean of generation 3" in md
+    assert "recommended vs reference" in md and "+0.0 +- 99.5" in md
+    html = out.html.read_text()
+    assert html.count("data:image/png;base64,") >= 3  # convergence, deviation, strategy
+    # the embedded images decode to PNG files: the page is self-contained
+    for b64 in re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", html):
+        assert base64.b64decode(b64)[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "<img src=\"reports" not in html and "recommended vs reference" in html
+    assert out.markdown.parent == tmp_path / "reports" / "fake"
+
+
+def test_report_of_a_run_with_only_the_initial_population(tmp_path):
+    from evotune.reporting.report import write_report
+
+    store = make_fake_run(tmp_path, generations=0)
+    out = write_report(store, out_dir=tmp_path / "reports")
+    md = out.markdown.read_text()
+    assert "generation 0" in md and "no verification yet" in md
