@@ -1,0 +1,186 @@
+"""Whole games inside one numba call, plus the other jitted entry points of the core.
+
+Entry points (the only functions Python calls; few, to keep the cache small and quick to load):
+``perft_divide_core`` (in board.py), ``search_core``, ``phi_core`` and ``play_game_core``.
+"""
+from __future__ import annotations
+
+from numba import njit
+
+from .board import gen_legal, in_check, insufficient_material, make_move, unmake_move
+from .search import phi_into, search_root
+from .tables import (S_HALF, S_LIMIT, S_MOVES, S_NHIST, S_NODES, S_ROOTPV, S_ROOTPVLEN, S_SIDE,
+                     S_W, U_HASH, U_HIST)
+
+# termination codes (api.py maps them to names)
+T_NONE = 0
+T_CHECKMATE = 1
+T_STALEMATE = 2
+T_REPETITION = 3
+T_FIFTY = 4
+T_MATERIAL = 5
+T_PLYCAP = 6
+T_RESIGN = 7
+T_ADJ_DRAW = 8
+# results
+R_WHITE = 0
+R_BLACK = 1
+R_DRAW = 2
+
+COMPACT_AT = 600  # history entries kept between moves before the reversible window is compacted
+
+
+@njit(cache=True, nogil=True)
+def phi_core(U, S, out):
+    """Entry point: phi of the position (side to move's view) into ``out[0:6]``."""
+    zero = out.size - out.size
+    phi_into(U, S, out, zero)
+
+
+@njit(cache=True, nogil=True)
+def search_core(U, S, stop, depth, nodes):
+    """Entry point: one iterative-deepening search with the weights in ``S[S_W:]``."""
+    S[S_LIMIT] = nodes
+    return search_root(U, S, stop, depth)
+
+
+@njit(cache=True)
+def _repetitions(U, S):
+    """Earlier occurrences of the current position within the reversible window."""
+    n = S[S_NHIST]
+    h = U[U_HASH]
+    lim = min(S[S_HALF], n)
+    c = 0
+    k = 2
+    while k <= lim:
+        if U[U_HIST + n - k] == h:
+            c += 1
+        k += 2
+    return c
+
+
+@njit(cache=True)
+def _leaf_phi(U, S, out, off):
+    """phi of the root PV's leaf, from the root mover's point of view."""
+    ln = S[S_ROOTPVLEN]
+    for j in range(ln):
+        make_move(U, S, S[S_ROOTPV + j])
+    phi_into(U, S, out, off)
+    for j in range(ln - 1, -1, -1):
+        unmake_move(U, S, S[S_ROOTPV + j])
+    if ln % 2 == 1:
+        for k in range(6):
+            out[off + k] = -out[off + k]
+
+
+@njit(cache=True)
+def _compact_history(U, S):
+    n = S[S_NHIST]
+    keep = min(S[S_HALF], n)
+    for i in range(keep):
+        U[U_HIST + i] = U[U_HIST + n - keep + i]
+    S[S_NHIST] = keep
+
+
+@njit(cache=True, nogil=True)
+def play_game_core(U, S, stop, weights, depth, nodes, max_plies, adj,
+                   moves, scores, leaf_phi, predicted, info):
+    """Entry point: play a whole game from the loaded position.
+
+    weights: int64 (2, 6), row 0 white, row 1 black (rounded). adj: int64 (5,) = resign_score,
+    resign_moves, draw_score, draw_moves, draw_start_ply. Outputs (length >= max_plies):
+    moves, scores, leaf_phi (max_plies, 6) flattened row-major, predicted (0/1).
+    info <- result, termination, plies played, total nodes.
+    """
+    plies = 0
+    total = 0
+    result = R_DRAW
+    term = T_NONE
+    resign0 = 0
+    resign1 = 0
+    last0 = 0
+    last1 = 0
+    have0 = False
+    have1 = False
+    drawn = 0
+    expect = -1
+    while True:
+        side = S[S_SIDE]
+        if S[S_NHIST] > COMPACT_AT:
+            _compact_history(U, S)
+        n = gen_legal(U, S, depth - depth, depth < 0)
+        if n == 0:
+            if in_check(U, S):
+                term = T_CHECKMATE
+                result = R_BLACK if side == 0 else R_WHITE
+            else:
+                term = T_STALEMATE
+            break
+        if insufficient_material(U):
+            term = T_MATERIAL
+            break
+        if S[S_HALF] >= 100:
+            term = T_FIFTY
+            break
+        if _repetitions(U, S) >= 2:
+            term = T_REPETITION
+            break
+        if plies >= max_plies:
+            term = T_PLYCAP
+            break
+        for k in range(6):
+            S[S_W + k] = weights[side, k]
+        score = search_core(U, S, stop, depth, nodes)
+        total += S[S_NODES]
+        if S[S_ROOTPVLEN] == 0:  # cannot happen with a legal move; keep the game well-formed
+            S[S_ROOTPV] = S[S_MOVES]
+            S[S_ROOTPVLEN] = 1
+        m = S[S_ROOTPV]
+        _leaf_phi(U, S, leaf_phi, 6 * plies)
+        if plies > 0:
+            predicted[plies - 1] = 1 if m == expect else 0
+        expect = S[S_ROOTPV + 1] if S[S_ROOTPVLEN] >= 2 else -1
+        make_move(U, S, m)
+        moves[plies] = m
+        scores[plies] = score
+        plies += 1
+        # adjudication
+        if adj[0] > 0 and adj[1] > 0:
+            if side == 0:
+                if score <= -adj[0] and have1 and last1 >= adj[0]:
+                    resign0 += 1
+                else:
+                    resign0 = 0
+                if resign0 >= adj[1]:
+                    term = T_RESIGN
+                    result = R_BLACK
+            else:
+                if score <= -adj[0] and have0 and last0 >= adj[0]:
+                    resign1 += 1
+                else:
+                    resign1 = 0
+                if resign1 >= adj[1]:
+                    term = T_RESIGN
+                    result = R_WHITE
+        if side == 0:
+            last0 = score
+            have0 = True
+        else:
+            last1 = score
+            have1 = True
+        if term == T_NONE and adj[2] > 0 and adj[3] > 0:
+            if plies - 1 >= adj[4] and abs(score) <= adj[2]:
+                drawn += 1
+            else:
+                drawn = 0
+            if drawn >= 2 * adj[3]:
+                term = T_ADJ_DRAW
+                result = R_DRAW
+        if term != T_NONE:
+            break
+    if plies > 0:
+        predicted[plies - 1] = 0
+    info[0] = result
+    info[1] = term
+    info[2] = plies
+    info[3] = total
