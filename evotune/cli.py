@@ -223,6 +223,100 @@ def runs(out):
 
 # ---- report commands (issue 5): plot, report, verify, export ----------------------------------
 
+_RUNS_DIR = click.option("--runs-dir", type=click.Path(file_okay=False), default="populations",
+                         show_default=True, help="Folder that holds run directories.")
+_RECOMMEND = click.option("--recommend", "rule", default="mean", show_default=True,
+                          help="Recommended weights: 'mean' (population mean) or 'better-half'.")
+
+
+@cli.command()
+@click.argument("run_refs", nargs=-1, required=True, metavar="RUN [RUN2 ...]")
+@click.option("--x", "x_axis", default="generations", show_default=True,
+              help="x axis: 'generations' or 'games'.")
+@click.option("--out", type=click.Path(file_okay=False), default="reports", show_default=True,
+              help="Folder for reports (plots go to OUT/<run-id>/ or OUT/compare-.../).")
+@_RUNS_DIR
+def plot(run_refs, x_axis, out, runs_dir):
+    """Plot convergence (mean +- std), deviations and strategy statistics of runs (overlaid)."""
+    from .reporting.data import load_run
+    from .reporting.plots import write_plots
+
+    result = write_plots([load_run(r, out_dir=runs_dir) for r in run_refs], x=x_axis, out_dir=out)
+    for png, svg in result.paths.values():
+        click.echo(f"{png}\n{svg}")
+
+
+@cli.command()
+@click.argument("run_ref", metavar="RUN")
+@_RECOMMEND
+@click.option("--x", "x_axis", default="generations", show_default=True,
+              help="x axis of the plots: 'generations' or 'games'.")
+@click.option("--out", type=click.Path(file_okay=False), default="reports", show_default=True,
+              help="Folder for reports (written to OUT/<run-id>/).")
+@_RUNS_DIR
+def report(run_ref, rule, x_axis, out, runs_dir):
+    """Write report.md and a self-contained report.html for a run (with its plots)."""
+    from .reporting.report import write_report
+
+    files = write_report(run_ref, out_dir=out, runs_dir=runs_dir, rule=rule, x=x_axis)
+    click.echo(f"{files.html}\n{files.markdown}")
+
+
+@cli.command()
+@click.argument("run_ref", metavar="RUN")
+@click.option("--games", type=int, default=200, show_default=True,
+              help="Games per match (even; the maximum with --sprt).")
+@click.option("--workers", type=int, default=0, show_default=True,
+              help="Worker processes (0 = one per core; results do not depend on it).")
+@click.option("--depth", type=int, default=None, help="Search depth (default: the run's).")
+@click.option("--sprt", nargs=2, type=float, default=None, metavar="ELO0 ELO1",
+              help="Run an SPRT (logistic Elo, alpha = beta = 0.05) that may stop each match.")
+@click.option("--seed", type=int, default=None, help="Seed of the openings (default: the run's).")
+@_RECOMMEND
+@_RUNS_DIR
+def verify(run_ref, games, workers, depth, sprt, seed, rule, runs_dir):
+    """Match the recommended weights against the reference and the initial mean on held-out
+    openings; stores verify.json in the run (shown by 'evotune report')."""
+    from .reporting.verify import VerifySettings, describe_match, verify_run
+
+    settings = VerifySettings(games=games, depth=depth, workers=workers, seed=seed,
+                              sprt=tuple(sprt) if sprt else None, rule=rule)
+    doc = verify_run(run_ref, settings=settings, runs_dir=runs_dir)
+    if doc["note"]:
+        click.echo(f"note: {doc['note']}", err=True)
+    click.echo(f"run {doc['run_id']}: {doc['description']}: "
+               + ",".join(f"{v:g}" for v in doc["weights"]))
+    click.echo(f"held-out openings {doc['openings']}, depth {doc['depth']}, seed {doc['seed']}")
+    for m in doc["matches"]:
+        click.echo(describe_match(m))
+
+
+@cli.command()
+@click.argument("run_ref", metavar="RUN")
+@click.option("--format", "fmt", required=True,
+              help="json, csv, uci, cutechess, spsa, header or python.")
+@click.option("--engine", type=str, default=None,
+              help="Map names and scales onto this engine spec (name or .toml).")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None,
+              help="Write to this file (default: stdout).")
+@_RECOMMEND
+@_RUNS_DIR
+def export(run_ref, fmt, engine, out_file, rule, runs_dir):
+    """Export a run's recommended weights (notes about left-out weights go to stderr)."""
+    from .reporting.export import export_run
+
+    result = export_run(run_ref, fmt=fmt, engine=engine, rule=rule, runs_dir=runs_dir)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    if out_file is None:
+        click.echo(result.text, nl=False)
+    else:
+        try:
+            Path(out_file).write_text(result.text, encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"--out {out_file}: cannot write it ({exc.strerror})") from None
+        click.echo(f"wrote {out_file}", err=True)
+
 
 if __name__ == "__main__":
     main()

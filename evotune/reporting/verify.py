@@ -90,6 +90,7 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     """Play the two verification matches, store them as verify.json and return that document."""
     from ..match import MatchSettings, SprtParams, play_match
     from ..players.spec import player_from_engine_spec
+    from ..study import resolve_workers
 
     if settings.games < 2 or settings.games % 2:
         raise ConfigError(f"--games {settings.games}: verification needs an even number of "
@@ -121,7 +122,7 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
                               f"'{cfg.get('engine')}' is unavailable); restore it to verify")
         opponent = player_from_engine_spec(spec, weights, name=label.replace(" ", "-"))
         result = play_match(player, opponent, games=settings.games, settings=match_settings,
-                            seed=seed, workers=settings.workers,
+                            seed=seed, workers=resolve_workers(settings.workers),
                             stop="sprt" if sprt is not None else "none", sprt=sprt,
                             progress=progress)
         matches.append({"label": f"recommended vs {label}", "opponent": label,

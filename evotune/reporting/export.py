@@ -1,0 +1,259 @@
+"""Export a run's recommended weights for other tools and engines, and read the exports back.
+
+Formats (:data:`FORMATS`):
+
+- ``json``: an object ``{name: value}``; ``python``: the same as a Python dict literal;
+  ``csv``: ``name,value`` rows under a header;
+- ``uci``: ``setoption name X value Y`` lines (paste into an engine or a GUI's init string);
+- ``cutechess``: ``option.X=Y`` arguments on one line (cutechess-cli and fastchess read them);
+- ``spsa``: fishtest / OpenBench SPSA lines ``name, int, value, min, max, c_end, r_end`` for the
+  tunable weights, with c_end = (max - min) / 20 and r_end = 0.002;
+- ``header``: a C/C++ header of ``constexpr int`` values.
+
+Names and units. The target is an engine spec: ``--engine SPEC`` or, without it, the run's own
+spec. Every value is the target's engine value, ``round(evotune value * scale)``. The engine
+formats (uci, cutechess, spsa, header) use the target's parameter (option) names; the data
+formats (json, python, csv) use them too when ``--engine`` is given, and evotune's own weight
+names otherwise (so ``evotune uci --weights`` and ``evotune match`` read the file back). Weights
+of the run that the target does not have are left out (:attr:`Export.omitted`).
+
+:func:`parse` reads each format back into ``{evotune name: evotune value}``; the round trip gives
+the exported weights within the rounding the scale implies (0.5 / scale).
+"""
+from __future__ import annotations
+
+import ast
+import json
+import logging
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import EngineSpec, load_engine_spec
+from ..errors import ConfigError
+from ..store import Store
+from .data import RunData, load_run, recommend
+
+log = logging.getLogger(__name__)
+
+FORMATS = ("json", "csv", "uci", "cutechess", "spsa", "header", "python")
+ENGINE_FORMATS = ("uci", "cutechess", "spsa", "header")
+SPSA_R_END = 0.002
+
+
+@dataclass(frozen=True)
+class ExportParam:
+    """One exported weight."""
+
+    name: str
+    """evotune's weight name (e.g. 'knight')."""
+    key: str
+    """The name written in the export (the engine's option name or evotune's name)."""
+    value: int
+    """Engine value: round(evotune value * scale)."""
+    scale: float
+    """Engine units per evotune unit."""
+    lower: int
+    """Lower bound in engine units (from the target spec)."""
+    upper: int
+    """Upper bound in engine units (from the target spec)."""
+    fixed: bool
+    """True when the target never tunes this weight (left out of spsa)."""
+
+
+@dataclass(frozen=True)
+class Export:
+    """An export: the text and what went into it."""
+
+    fmt: str
+    """The format (one of FORMATS)."""
+    text: str
+    """The exported text (ends with a newline)."""
+    params: tuple[ExportParam, ...]
+    """The weights written (spsa: only the tunable ones)."""
+    omitted: tuple[str, ...]
+    """Weights of the run the target engine does not have (left out)."""
+    notes: tuple[str, ...]
+    """Human-readable notes for stderr (omitted weights, values outside the target's bounds)."""
+
+
+def check_format(fmt: str) -> str:
+    """``fmt`` if known, otherwise ConfigError listing the formats."""
+    if fmt not in FORMATS:
+        raise ConfigError(f"unknown export format '{fmt}'; use one of {', '.join(FORMATS)}")
+    return fmt
+
+
+def _keys_are_options(fmt: str, mapped: bool) -> bool:
+    return mapped or fmt in ENGINE_FORMATS
+
+
+def export_params(names, weights, spec: EngineSpec, *, option_keys: bool
+                  ) -> tuple[tuple[ExportParam, ...], tuple[str, ...], tuple[str, ...]]:
+    """Map a weight vector (evotune names and units) onto ``spec``: (params, omitted, notes)."""
+    values = dict(zip(names, (float(v) for v in weights)))
+    params, notes = [], []
+    for w in spec.weights:
+        if w.name not in values:
+            notes.append(f"{spec.name} has '{w.option_name}' ({w.name}), which the run does not "
+                         "tune; it is not set (the engine keeps its default)")
+            continue
+        v = values[w.name]
+        if not w.lower <= v <= w.upper:
+            notes.append(f"{w.name} = {v:g} is outside {spec.name}'s bounds "
+                         f"[{w.lower:g}, {w.upper:g}]")
+        params.append(ExportParam(
+            name=w.name, key=w.option_name if option_keys else w.name,
+            value=int(round(v * w.scale)), scale=w.scale,
+            lower=int(round(w.lower * w.scale)), upper=int(round(w.upper * w.scale)),
+            fixed=bool(w.fixed or w.lower == w.upper)))
+    omitted = tuple(n for n in names if n not in spec.names)
+    if omitted:
+        notes.insert(0, f"{spec.name} has no parameter for {', '.join(omitted)}; left out")
+    return tuple(params), omitted, tuple(notes)
+
+
+def _c_identifier(key: str) -> str:
+    ident = re.sub(r"\W", "_", key)
+    return "_" + ident if ident[:1].isdigit() else ident
+
+
+def _c_end(p: ExportParam) -> float:
+    return max((p.upper - p.lower) / 20.0, 1.0)
+
+
+def render(fmt: str, params: tuple[ExportParam, ...], *, comment: str = "") -> str:
+    """The text of ``params`` in format ``fmt`` (``comment`` only where the format allows it)."""
+    check_format(fmt)
+    if fmt == "json":
+        return json.dumps({p.key: p.value for p in params}, indent=1) + "\n"
+    if fmt == "python":
+        head = "".join(f"# {line}\n" for line in comment.splitlines())
+        return head + "{" + ", ".join(f"{p.key!r}: {p.value}" for p in params) + "}\n"
+    if fmt == "csv":
+        return "name,value\n" + "".join(f"{_csv_cell(p.key)},{p.value}\n" for p in params)
+    if fmt == "uci":
+        return "".join(f"setoption name {p.key} value {p.value}\n" for p in params)
+    if fmt == "cutechess":
+        return " ".join(shlex.quote(f"option.{p.key}={p.value}") for p in params) + "\n"
+    if fmt == "spsa":
+        return "".join(f"{p.key}, int, {p.value}, {p.lower}, {p.upper}, {_c_end(p):g}, "
+                       f"{SPSA_R_END:g}\n" for p in params if not p.fixed)
+    # header
+    lines = ["// Generated by evotune.", *(f"// {line}" for line in comment.splitlines()),
+             "#pragma once", ""]
+    lines += [f"constexpr int {_c_identifier(p.key)} = {p.value};" for p in params]
+    return "\n".join(lines) + "\n"
+
+
+def _csv_cell(key: str) -> str:
+    return '"' + key.replace('"', '""') + '"' if any(c in key for c in ',"\n') else key
+
+
+# ---- reading exports back -----------------------------------------------------------------------
+
+def _lookup(spec: EngineSpec) -> dict:
+    """Accepted key -> WeightParam: option names, evotune names, and their C identifiers."""
+    table = {}
+    for w in spec.weights:
+        for k in (w.option_name, w.name):
+            table.setdefault(k, w)
+            table.setdefault(_c_identifier(k), w)
+    return table
+
+
+def _pairs(fmt: str, text: str) -> list[tuple[str, float]]:
+    def bad(what: str) -> ConfigError:
+        return ConfigError(f"cannot read this {fmt} export: {what}")
+
+    if fmt == "json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise bad(f"not JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise bad("expected an object {name: value}")
+        return list(data.items())
+    if fmt == "python":
+        body = "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("#"))
+        try:
+            data = ast.literal_eval(body.strip())
+        except (ValueError, SyntaxError) as exc:
+            raise bad(f"not a dict literal ({exc})") from None
+        if not isinstance(data, dict):
+            raise bad("expected a dict literal")
+        return list(data.items())
+    if fmt == "csv":
+        import csv
+        import io
+
+        rows = [r for r in csv.reader(io.StringIO(text)) if r]
+        if not rows or [c.strip() for c in rows[0][:2]] != ["name", "value"]:
+            raise bad("the first row must be 'name,value'")
+        return [(r[0], r[1]) for r in rows[1:]]
+    if fmt == "uci":
+        out = []
+        for ln in text.splitlines():
+            m = re.fullmatch(r"\s*setoption\s+name\s+(.+?)\s+value\s+(\S+)\s*", ln)
+            if m:
+                out.append((m.group(1), m.group(2)))
+            elif ln.strip():
+                raise bad(f"unexpected line {ln!r}")
+        return out
+    if fmt == "cutechess":
+        out = []
+        for arg in shlex.split(text):
+            m = re.fullmatch(r"option\.(.+?)=(.*)", arg)
+            if not m:
+                raise bad(f"unexpected argument {arg!r}")
+            out.append((m.group(1), m.group(2)))
+        return out
+    if fmt == "spsa":
+        out = []
+        for ln in text.splitlines():
+            if not ln.strip():
+                continue
+            cells = [c.strip() for c in ln.split(",")]
+            if len(cells) != 7 or cells[1] != "int":
+                raise bad(f"expected 'name, int, value, min, max, c_end, r_end', got {ln!r}")
+            out.append((cells[0], cells[2]))
+        return out
+    # header
+    return re.findall(r"constexpr\s+int\s+(\w+)\s*=\s*(-?\d+)\s*;", text)
+
+
+def parse(fmt: str, text: str, spec: EngineSpec) -> dict[str, float]:
+    """Read an export back: ``{evotune weight name: value in evotune units}`` (value / scale)."""
+    check_format(fmt)
+    table = _lookup(spec)
+    out: dict[str, float] = {}
+    for key, raw in _pairs(fmt, text):
+        w = table.get(str(key))
+        if w is None:
+            raise ConfigError(f"{fmt} export names '{key}', which engine spec {spec.name} does "
+                              f"not have; known: {', '.join(w.option_name for w in spec.weights)}")
+        try:
+            out[w.name] = float(raw) / w.scale
+        except (TypeError, ValueError):
+            raise ConfigError(f"{fmt} export: value {raw!r} of '{key}' is not a number") from None
+    return out
+
+
+# ---- runs ---------------------------------------------------------------------------------------
+
+def export_run(run: str | Path | Store | RunData, *, fmt: str, engine: str | Path | None = None,
+               rule: str = "mean", runs_dir: str | Path = "populations") -> Export:
+    """The run's recommended weights in format ``fmt``, mapped onto ``engine`` (default: the
+    run's own engine spec)."""
+    check_format(fmt)
+    data = run if isinstance(run, RunData) else load_run(run, out_dir=runs_dir)
+    rec = recommend(data, rule)
+    spec = load_engine_spec(engine if engine is not None
+                            else data.config.get("engine", "shannon"))
+    params, omitted, notes = export_params(data.names, rec.weights, spec,
+                                           option_keys=_keys_are_options(fmt, engine is not None))
+    comment = (f"evotune run {data.run_id}: {rec.description}.\n"
+               f"Engine {spec.name}: engine value = round(evotune value * scale).")
+    text = render(fmt, params, comment=comment)
+    return Export(fmt=fmt, text=text, params=params, omitted=omitted, notes=notes)

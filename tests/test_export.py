@@ -1,0 +1,132 @@
+"""Export formats: every format round-trips through its parser; engine-spec mapping; CLI."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from evotune.cli import cli, main
+from evotune.config import load_engine_spec
+from evotune.errors import ConfigError
+from evotune.reporting.data import load_run, recommend
+from evotune.reporting.export import FORMATS, export_params, export_run, parse, render
+from test_report import make_fake_run  # the fake-run builder (tests/ is on sys.path)
+
+SHANNON = load_engine_spec("shannon")
+CENTIPAWN = load_engine_spec("example-centipawn")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    make_fake_run(root, "exp", generations=2)
+    return load_run("exp", out_dir=root)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_round_trips_on_the_runs_own_engine(run, fmt):
+    out = export_run(run, fmt=fmt)
+    rec = recommend(run)
+    back = parse(fmt, out.text, SHANNON)
+    expected = dict(zip(run.names, rec.weights))
+    if fmt == "spsa":  # only the tunable weights; pawn is fixed
+        expected.pop("pawn")
+    assert back == expected
+    assert out.omitted == () and out.notes == ()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_round_trips_through_another_engines_scale(run, fmt):
+    out = export_run(run, fmt=fmt, engine="example-centipawn")
+    rec = dict(zip(run.names, recommend(run).weights))
+    back = parse(fmt, out.text, CENTIPAWN)
+    assert "mobility" not in back and out.omitted == ("mobility",)
+    assert "no parameter for mobility; left out" in out.notes[0]
+    names = ["knight", "bishop", "rook", "queen"] + ([] if fmt == "spsa" else ["pawn"])
+    assert sorted(back) == sorted(names)
+    for n in names:  # within the rounding the scale implies
+        assert abs(back[n] - rec[n]) <= 0.5 / 2.56 + 1e-9
+    assert out.params[0].key == "PawnValueMg" and out.params[0].value == 256
+
+
+def test_formats_look_like_what_the_tools_read():
+    params, _, _ = export_params(("pawn", "knight", "mobility"), (100, 310, 7.4), SHANNON,
+                                 option_keys=True)
+    assert render("uci", params) == ("setoption name PawnValue value 100\n"
+                                     "setoption name KnightValue value 310\n"
+                                     "setoption name MobilityWeight value 7\n")
+    assert render("cutechess", params) == \
+        "option.PawnValue=100 option.KnightValue=310 option.MobilityWeight=7\n"
+    assert render("spsa", params) == ("KnightValue, int, 310, 0, 1000, 50, 0.002\n"
+                                      "MobilityWeight, int, 7, 0, 1000, 50, 0.002\n")
+    header = render("header", params, comment="run x")
+    assert "// run x\n" in header and "constexpr int KnightValue = 310;\n" in header
+    assert json.loads(render("json", params)) == {"PawnValue": 100, "KnightValue": 310,
+                                                  "MobilityWeight": 7}
+    assert render("csv", params).splitlines()[:2] == ["name,value", "PawnValue,100"]
+
+
+def test_option_names_with_spaces_survive_cutechess_and_header():
+    from evotune.config import engine_spec_from_dict
+
+    spec = engine_spec_from_dict({"name": "odd", "weight": [
+        {"name": "knight", "reference": 300, "option": "Knight Value", "scale": 10}]})
+    params, _, _ = export_params(("knight",), (312.34,), spec, option_keys=True)
+    text = render("cutechess", params)
+    assert text == "'option.Knight Value=3123'\n"
+    assert parse("cutechess", text, spec) == {"knight": 312.3}
+    assert parse("header", render("header", params), spec) == {"knight": 312.3}
+    assert parse("uci", render("uci", params), spec) == {"knight": 312.3}
+
+
+def test_parse_errors_name_the_problem():
+    with pytest.raises(ConfigError, match="'RookValueMg', which engine spec shannon does not"):
+        parse("uci", "setoption name RookValueMg value 1\n", SHANNON)
+    with pytest.raises(ConfigError, match="expected 'name, int, value"):
+        parse("spsa", "KnightValue, 310\n", SHANNON)
+    with pytest.raises(ConfigError, match="unknown export format 'yaml'"):
+        parse("yaml", "", SHANNON)
+    with pytest.raises(ConfigError, match="not JSON"):
+        parse("json", "{", SHANNON)
+
+
+def test_cli_export_to_file_and_stdout(tmp_path):
+    make_fake_run(tmp_path, "r1", generations=1)
+    target = tmp_path / "w.json"
+    res = CliRunner().invoke(cli, ["export", "r1", "--format", "json", "--runs-dir",
+                                   str(tmp_path), "--out", str(target)])
+    assert res.exit_code == 0, res.output
+    data = json.loads(target.read_text())
+    pop = np.array(json.loads((tmp_path / "r1/generations/gen-0001.json").read_text())[
+        "population"])
+    assert list(data.values()) == np.rint(pop.mean(axis=0)).tolist()
+    # the JSON uses evotune's names, so the Shannon weight space reads it back
+    SHANNON.space().from_dict(data)
+    res = CliRunner().invoke(cli, ["export", "r1", "--format", "uci", "--engine",
+                                   "example-centipawn", "--runs-dir", str(tmp_path)])
+    assert res.exit_code == 0 and res.output.startswith("note: example-centipawn has no "
+                                                        "parameter for mobility")
+    assert "setoption name PawnValueMg value 256\n" in res.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["export", "r1", "--format", "xml"], "unknown export format 'xml'"),
+    (["export", "zz", "--format", "json"], "no run 'zz'"),
+    (["export", "empty", "--format", "json"], "run empty has no generation yet"),
+    (["plot", "r1", "--x", "time"], "unknown x axis 'time'"),
+    (["report", "r1", "--recommend", "best"], "unknown recommendation rule 'best'"),
+])
+def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message):
+    from evotune.config import build_run_config, run_identity
+    from evotune.store import Store
+
+    make_fake_run(tmp_path, "r1", generations=1)
+    cfg = build_run_config(depth=1)
+    Store.create(tmp_path, "empty", config=cfg.to_dict(), identity=run_identity(cfg))
+    with pytest.raises(SystemExit) as exc:
+        main(args + ["--runs-dir", str(tmp_path)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
