@@ -115,14 +115,21 @@ def markdown_report(run: RunData, rec: Recommendation, *, images: dict | None = 
     return "\n".join(lines) + "\n"
 
 
-def _png_b64(fig) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+def _png_b64(fig_or_path) -> str:
+    if isinstance(fig_or_path, Path):
+        data = fig_or_path.read_bytes()
+    else:
+        buf = io.BytesIO()
+        fig_or_path.savefig(buf, format="png", dpi=100)
+        data = buf.getvalue()
+    return base64.b64encode(data).decode("ascii")
 
 
 def html_report(run: RunData, rec: Recommendation, *, figures: dict) -> str:
-    """The report as one self-contained HTML page (figures embedded as base64 PNG)."""
+    """The report as one self-contained HTML page (figures embedded as base64 PNG).
+
+    ``figures`` maps names to matplotlib Figures or to PNG files already written.
+    """
     e = html.escape
     names, rows = weight_table(run)
     parts = ["<!DOCTYPE html>", "<html><head><meta charset=\"utf-8\">",
@@ -166,6 +173,7 @@ def write_report(run: str | Path | Store | RunData, *, out_dir: str | Path = "re
     md_path, html_path = plots.out_dir / "report.md", plots.out_dir / "report.html"
     images = {name: png.name for name, (png, _svg) in plots.paths.items()}
     md_path.write_text(markdown_report(data, rec, images=images), encoding="utf-8")
-    html_path.write_text(html_report(data, rec, figures=plots.figures), encoding="utf-8")
+    pngs = {name: png for name, (png, _svg) in plots.paths.items()}
+    html_path.write_text(html_report(data, rec, figures=pngs), encoding="utf-8")
     log.info("wrote %s and %s", md_path, html_path)
     return ReportFiles(markdown=md_path, html=html_path, plots=plots)
