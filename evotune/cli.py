@@ -279,9 +279,15 @@ def verify(run_ref, games, workers, depth, sprt, seed, rule, runs_dir):
     openings; stores verify.json in the run (shown by 'evotune report')."""
     from .reporting.verify import VerifySettings, describe_match, verify_run
 
+    import contextlib
+
     settings = VerifySettings(games=games, depth=depth, workers=workers, seed=seed,
                               sprt=tuple(sprt) if sprt else None, rule=rule)
-    doc = verify_run(run_ref, settings=settings, runs_dir=runs_dir)
+    bar = click.progressbar(length=2 * games, label="verification games", file=sys.stderr) \
+        if sys.stderr.isatty() else None
+    with bar if bar is not None else contextlib.nullcontext():
+        doc = verify_run(run_ref, settings=settings, runs_dir=runs_dir,
+                         progress=(lambda e: bar.update(1)) if bar is not None else None)
     if doc["note"]:
         click.echo(f"note: {doc['note']}", err=True)
     click.echo(f"run {doc['run_id']}: {doc['description']}: "

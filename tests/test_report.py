@@ -180,3 +180,25 @@ def test_report_of_a_run_with_only_the_initial_population(tmp_path):
     out = write_report(store, out_dir=tmp_path / "reports")
     md = out.markdown.read_text()
     assert "generation 0" in md and "no verification yet" in md
+
+
+def test_better_half_of_an_ea_run_is_the_first_half_of_its_ranked_survivors(tmp_path):
+    from evotune.reporting.data import load_run, recommend
+
+    store = make_fake_run(tmp_path, "ea", strategy="ea", generations=2, np_=6)
+    pop = np.array(store.read_generation(2)["population"])  # survivors, best first
+    half = recommend(load_run(store), "better-half")
+    assert half.weights == tuple(np.rint(pop[:3].mean(axis=0)).tolist())
+
+
+def test_report_says_when_the_verification_is_older_than_the_run(tmp_path):
+    from evotune.reporting.data import load_run
+    from evotune.reporting.report import markdown_report
+    from evotune.reporting.data import recommend
+
+    store = make_fake_run(tmp_path, generations=2)
+    store.write_document("verify", {"generation": 1, "recommend": "mean", "weights": [],
+                                    "depth": 1, "seed": 1, "openings": "x", "matches": []})
+    run = load_run(store)
+    md = markdown_report(run, recommend(run))
+    assert "verified at generation 1" in md and "the run is now at generation 2" in md

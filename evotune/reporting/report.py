@@ -85,6 +85,9 @@ def _verify_lines(run: RunData) -> list[str]:
     out = [f"verified at generation {v.get('generation', '?')} with the {v.get('recommend', '?')} "
            f"weights {v.get('weights')}, depth {v.get('depth')}, seed {v.get('seed')}, "
            f"held-out openings {v.get('openings')}"]
+    if v.get("generation") is not None and int(v["generation"]) != run.last:
+        out.append(f"the run is now at generation {run.last}; run `evotune verify "
+                   f"{run.run_id}` again to verify its current weights")
     if v.get("note"):
         out.append(str(v["note"]))
     for m in v.get("matches", []):
