@@ -21,6 +21,10 @@ from ..store import Store
 log = logging.getLogger(__name__)
 
 RECOMMEND_RULES = ("mean", "better-half")
+RANKED_BY = {"de": "the points of each individual's selection matches",
+             "jde": "the points of each individual's selection matches",
+             "ea": "the score in the last tournament",
+             "td": "the TD error of each learner"}
 
 
 @dataclass(frozen=True)
@@ -228,7 +232,7 @@ def recommend(run: RunData, rule: str = "mean") -> Recommendation:
             what = f"population mean of generation {g} ({size} individuals)"
         else:
             what = (f"mean of the better half ({max(1, size // 2)} of {size}) of generation {g}, "
-                    f"ranked by the {run.strategy} strategy's match results")
+                    f"ranked by {RANKED_BY.get(run.strategy, 'the strategy ranking')}")
     elif rule == "mean":
         mean = run.populations[-1].mean(axis=0)
         try:
