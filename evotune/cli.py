@@ -38,9 +38,158 @@ def main(argv: list[str] | None = None) -> None:
 
 # ---- engine commands (issue 2): perft, search, bench ------------------------------------------
 
+@cli.command()
+@click.argument("fen", required=False)
+@click.argument("depth", type=int, required=False)
+@click.option("--divide", is_flag=True, help="One 'move: count' line per root move, then the total.")
+@click.option("--suite", type=click.Path(dir_okay=False), default=None,
+              help="Check every ';D<n> <count>' entry of an EPD perft suite instead.")
+@click.option("--max-nodes", type=int, default=1_000_000, show_default=True,
+              help="With --suite: skip entries whose expected count is above this.")
+def perft(fen: str | None, depth: int | None, divide: bool, suite: str | None,
+          max_nodes: int) -> None:
+    """Count the leaves of the legal move tree: 'evotune perft FEN DEPTH' or --suite FILE.epd."""
+    from .engine import perft as count, perft_divide
+    from .engine.api import perft_suite
+
+    if suite is not None:
+        checks = perft_suite(suite, max_nodes=max_nodes)
+        failed = [c for c in checks if not c.ok]
+        for c in failed:
+            click.echo(f"MISMATCH {c.fen} depth {c.depth}: expected {c.expected}, got {c.got}")
+        click.echo(f"{len(checks) - len(failed)} passed, {len(failed)} failed")
+        if failed:
+            sys.exit(1)
+        return
+    if fen is None or depth is None:
+        raise ConfigError("perft needs FEN and DEPTH (or --suite FILE.epd)")
+    if divide:
+        counts = perft_divide(fen, depth)
+        for move, n in counts.items():
+            click.echo(f"{move}: {n}")
+        click.echo(f"total: {sum(counts.values())}")
+    else:
+        click.echo(count(fen, depth))
+
+
+@cli.command()
+@click.argument("fen")
+@click.option("--depth", type=int, default=3, show_default=True, help="Search depth in plies.")
+@click.option("--nodes", type=int, default=0, show_default=True, help="Node limit (0 = none).")
+@click.option("--weights", default="100,300,330,500,900,10", show_default=True,
+              help="Weights P,N,B,R,Q,M in engine units.")
+def search(fen: str, depth: int, nodes: int, weights: str) -> None:
+    """Search FEN with the built-in engine; print move, score, depth, nodes, nodes/s and PV."""
+    from .engine import search as run_search
+    from .space import parse_weights_text
+
+    r = run_search(fen, parse_weights_text(weights), depth=depth, nodes=nodes)
+    nps = r.nodes / r.seconds if r.seconds > 0 else 0.0
+    click.echo(f"bestmove {r.move or '(none)'} score {r.score} depth {r.depth} nodes {r.nodes} "
+               f"nps {nps:.0f} pv {' '.join(r.pv)}")
+
+
+# ---- bench (issue 2) ----
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the six figures.")
+@click.option("--quick", is_flag=True,
+              help="A few-seconds smoke run (shallower searches, 2 short games); its signature "
+                   "differs from the full bench's.")
+def bench(as_json: bool, quick: bool) -> None:
+    """Engine speed and search signature: search_nps, reference_search_nps, speedup, perft_nps,
+    game_seconds_median, signature (total nodes of a fixed search set; changes only when the
+    search changes). Speeds are wall-clock and depend on the machine's load."""
+    import json
+
+    from .engine.bench import QUICK, BenchSettings, format_bench, run_bench
+
+    result = run_bench(QUICK if quick else BenchSettings())
+    click.echo(json.dumps(result.as_dict()) if as_json else format_bench(result))
+
+
 # ---- match commands (issue 3): match ----------------------------------------------------------
 
+@cli.command("match")
+@click.argument("a")
+@click.argument("b")
+@click.option("--games", type=int, default=10, show_default=True,
+              help="Games (even: each opening twice, colours swapped; the maximum with --sprt).")
+@click.option("--openings", default="2moves", show_default=True,
+              help="EPD/PGN(.zip) suite or Polyglot .bin book; '2moves', 'book' or 'startpos'.")
+@click.option("--book-plies", type=int, default=8, show_default=True,
+              help="Plies drawn from a Polyglot book per opening.")
+@click.option("--depth", type=int, default=3, show_default=True, help="Search depth.")
+@click.option("--nodes", type=int, default=0, show_default=True,
+              help="Node limit per move (0 = none).")
+@click.option("--movetime", type=float, default=0.0, show_default=True,
+              help="Seconds per move for external engines (0 = use depth/nodes).")
+@click.option("--max-plies", type=int, default=400, show_default=True,
+              help="Ply cap after the opening (a draw).")
+@click.option("--workers", type=int, default=1, show_default=True, help="Worker processes.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the openings.")
+@click.option("--sprt", nargs=2, type=float, default=None, metavar="ELO0 ELO1",
+              help="Run an SPRT (logistic Elo, alpha = beta = 0.05) and stop at its verdict.")
+@click.option("--pgn", "pgn_path", type=click.Path(dir_okay=False), default=None,
+              help="Append the games to this PGN file.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def match_command(a, b, games, openings, book_plies, depth, nodes, movetime, max_plies,
+                  workers, seed, sprt, pgn_path, as_json) -> None:
+    """Play a colour-balanced match between players A and B and print its statistics.
+
+    A and B are each 'reference' (100,300,330,500,900,10), a weights JSON file (a list of six
+    numbers or {name: value}) or an engine spec .toml (builtin: its reference weights; uci: the
+    external engine).
+    """
+    import datetime
+
+    from .config import resolve_openings_path
+    from .match import MatchSettings, SprtParams, play_match, write_pgn
+    from .match.resolve import check_player_starts, resolve_players
+    from .match.scoring import format_result, summary_dict
+
+    pa, pb = resolve_players(a, b)
+    path = resolve_openings_path(openings)
+    settings = MatchSettings(depth=depth, nodes=nodes, movetime=movetime, max_plies=max_plies,
+                             openings=None if path is None else str(path), book_plies=book_plies)
+    params = SprtParams(sprt[0], sprt[1]) if sprt else None
+    if games <= 0 or games % 2:
+        raise ConfigError(f"--games {games}: give a positive even number (each opening is "
+                          f"played twice with colours swapped), e.g. --games {max(2, games + 1)}")
+    for p in (pa, pb):
+        check_player_starts(p)
+    bar = click.progressbar(length=games, label="games", file=sys.stderr) \
+        if sys.stderr.isatty() else None
+    with bar if bar is not None else _nullcontext():
+        result = play_match(pa, pb, games=games, settings=settings, seed=seed, workers=workers,
+                            stop="sprt" if params else "none", sprt=params,
+                            progress=(lambda e: bar.update(1)) if bar is not None else None)
+    if pgn_path:
+        write_pgn(result.records, pgn_path, event=f"evotune match {pa.name} vs {pb.name}",
+                  date=datetime.date.today().strftime("%Y.%m.%d"))
+    if as_json:
+        click.echo(json.dumps(summary_dict(result)))
+    else:
+        click.echo(format_result(result, pa.name, pb.name))
+
+
+def _nullcontext():
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
 # ---- uci front end (issue 3): uci -------------------------------------------------------------
+
+@cli.command()
+@click.option("--weights", "weights_file", type=click.Path(dir_okay=False), default=None,
+              help="JSON file with the initial weights: a list of six numbers or {name: value}.")
+def uci(weights_file: str | None) -> None:
+    """Speak UCI on stdin/stdout (for GUIs, cutechess, python-chess): the built-in engine with
+    every weight as a spin option."""
+    from .engine.uci import run as run_uci
+
+    run_uci(weights_file=weights_file)
+
 
 # ---- run commands (issue 4): run, resume, status, runs ----------------------------------------
 
@@ -75,9 +224,14 @@ class _RunBar:
             click.echo("\r" + line[:150].ljust(150), nl=False, err=True)
             return
         st = ev.stats
-        rate = st.get("replacement_rate", st.get("learning_rate"))
-        means = " ".join(f"{n[:1].upper()}{m:.0f}" for n, m in zip(self.names, st.get("mean", [])))
-        self.last = (f"rate {rate:.2f}  " if isinstance(rate, (int, float)) else "") + f"means {means}"
+        means = " ".join(f"{n}={m:.0f}" for n, m in zip(self.names, st.get("mean", [])))
+        if "replacement_rate" in st:
+            rate = f"replaced {st['replacement_rate']:.2f}  "
+        elif "learning_rate" in st:
+            rate = f"lr {st['learning_rate']:.4g}  "
+        else:
+            rate = ""
+        self.last = f"{rate}means {means}"
         line = f"gen {ev.generation}/{total}  games {ev.games_total}  {self.last}"
         if self.tty:
             click.echo("\r" + line[:150].ljust(150), err=True)

@@ -266,3 +266,54 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
                        termination=TERMINATIONS[int(info[1])], nodes=int(info[3]),
                        scores=scores[:n].copy(), leaf_phi=phi[:6 * n].reshape(n, 6).copy(),
                        predicted=pred[:n].astype(bool), seconds=seconds)
+
+
+# ---- perft suites (EPD lines "FEN ;D1 20 ;D2 400 ...") --------------------------------------------
+
+@dataclass(frozen=True)
+class PerftCheck:
+    """One ``;D<n> <count>`` entry of a perft suite, checked."""
+
+    fen: str
+    """The position."""
+    depth: int
+    """Perft depth."""
+    expected: int
+    """Count given by the suite."""
+    got: int
+    """Count computed by the core."""
+
+    @property
+    def ok(self) -> bool:
+        return self.expected == self.got
+
+
+def perft_suite(path, *, max_nodes: int = 1_000_000) -> list[PerftCheck]:
+    """Check every entry of an EPD perft suite whose expected count is <= ``max_nodes``."""
+    from pathlib import Path
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read perft suite '{p}': {exc.strerror}; give an EPD file with "
+                          "lines like 'FEN ;D1 20 ;D2 400'") from None
+    checks = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        parts = [t.strip() for t in line.strip().split(";")]
+        if not parts[0]:
+            continue
+        for entry in parts[1:]:
+            tokens = entry.split()
+            if len(tokens) != 2 or not tokens[0][:1] in ("D", "d") or not tokens[0][1:].isdigit() \
+                    or not tokens[1].isdigit():
+                raise ConfigError(f"{p}:{lineno}: bad perft entry ';{entry}'; expected ';D<depth> "
+                                  "<count>'")
+            depth, expected = int(tokens[0][1:]), int(tokens[1])
+            if expected <= max_nodes:
+                try:
+                    got = perft(parts[0], depth)
+                except PositionError as exc:
+                    raise PositionError(f"{p}:{lineno}: {exc}") from None
+                checks.append(PerftCheck(parts[0], depth, expected, got))
+    return checks
