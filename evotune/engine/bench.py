@@ -1,0 +1,174 @@
+"""``evotune bench``: the engine's speed figures and its search signature, in one short run.
+
+Like Stockfish's ``bench``, the ``signature`` is the total node count of a fixed set of core
+searches (fixed positions, fixed weights, fixed depth): it changes only when the search itself
+changes, so a refactoring that claims not to alter the search must leave it unchanged. The speed
+figures are wall-clock measurements and vary with the machine and its load.
+
+Figures (keys of :meth:`BenchResult.as_dict`, the JSON object printed by ``--json``):
+
+* ``search_nps``: nodes per second of the core over the fixed search set;
+* ``reference_search_nps``: nodes per second of the python-chess reference search
+  (evotune/engine/reference.py), measured in the same run on a smaller, shallower share of the
+  same positions (it is ~100x slower);
+* ``speedup``: ``search_nps / reference_search_nps``;
+* ``perft_nps``: core perft nodes per second on fixed perft positions;
+* ``game_seconds_median``: median wall time of complete core games (reference weights on both
+  sides) from the first openings of ``2moves_v1.epd``;
+* ``signature``: total core nodes of the fixed search set.
+"""
+from __future__ import annotations
+
+import logging
+import statistics
+import time
+from dataclasses import asdict, dataclass
+
+import chess
+
+from ..config import DEFAULT_OPENINGS
+from ..errors import ConfigError
+from ..match.openings import load_suite
+from ..space import SHANNON_REFERENCE
+from . import api as core
+from . import reference
+
+logger = logging.getLogger(__name__)
+
+BENCH_FENS = (
+    # Bratko-Kopec middlegames (tests/data/bratko-kopec.epd: BK.03, 04, 05, 10, 11, 13, 17, 22)
+    "2q1rr1k/3bbnnp/p2p1pp1/2pPp3/PpP1P1P1/1P2BNNP/2BQ1PRK/7R b - - 0 1",
+    "rnbqkb1r/p3pppp/1p6/2ppP3/3N4/2P5/PPP1QPPP/R1B1KB1R w KQkq - 0 1",
+    "r1b2rk1/2q1b1pp/p2ppn2/1p6/3QP3/1BN1B3/PPP3PP/R4RK1 w - - 0 1",
+    "3rr1k1/pp3pp1/1qn2np1/8/3p4/PP1R1P2/2P1NQPP/R1B3K1 b - - 0 1",
+    "2r1nrk1/p2q1ppp/bp1p4/n1pPp3/P1P1P3/2PBB1N1/4QPPP/R4RK1 w - - 0 1",
+    "r2q1rk1/4bppp/p2p4/2pP4/3pP3/3Q4/PP1B1PPP/R3R1K1 w - - 0 1",
+    "r2q1rk1/1ppnbppp/p2p1nb1/3Pp3/2P1P1P1/2N2N1P/PPB1QP2/R1B2RK1 b - - 0 1",
+    "2r2rk1/1bqnbpp1/1p1ppn1p/pP6/N1P1P3/P2B1N1P/1B2QPP1/R2R2K1 b - - 0 1",
+)
+"""The fixed search set."""
+
+PERFT_POSITIONS = (
+    (chess.STARTING_FEN, 5),                                                   # 4,865,609
+    ("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1", 4),  # 4,085,603
+    ("8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1", 6),                           # 11,030,083
+)
+"""Fixed perft positions and depths (counts from the classic perft suite)."""
+
+BENCH_WEIGHTS = SHANNON_REFERENCE
+"""The reference weights 100, 300, 330, 500, 900, 10."""
+
+BENCH_KEYS = ("search_nps", "reference_search_nps", "speedup", "perft_nps",
+              "game_seconds_median", "signature")
+"""The figures, in print order."""
+
+
+@dataclass(frozen=True)
+class BenchSettings:
+    """How much work the bench does (the defaults take well under a minute)."""
+
+    depth: int = 7
+    """Core search depth on every position of the search set (part of the signature)."""
+    reference_depth: int = 3
+    """Reference search depth."""
+    reference_positions: int = 4
+    """How many positions of the search set the reference searches."""
+    perft_scale: int = 0
+    """Added to each perft depth (0: the fixed depths; -2: two plies less, for a quick run)."""
+    games: int = 10
+    """Complete core games, from the first ``games`` openings of 2moves_v1.epd."""
+    game_depth: int = 3
+    """Search depth in those games."""
+    game_max_plies: int = 400
+    """Ply cap of those games."""
+
+    def __post_init__(self) -> None:
+        for name in ("depth", "reference_depth", "reference_positions", "games", "game_depth",
+                     "game_max_plies"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"bench {name} must be a positive integer, got {value!r}")
+        if self.reference_positions > len(BENCH_FENS):
+            raise ConfigError(f"bench reference_positions is at most {len(BENCH_FENS)}")
+        if min(d for _, d in PERFT_POSITIONS) + self.perft_scale < 1:
+            raise ConfigError("bench perft_scale makes a perft depth < 1; use -3 or more")
+
+
+QUICK = BenchSettings(depth=4, reference_depth=2, reference_positions=2, perft_scale=-2, games=2,
+                      game_depth=2, game_max_plies=40)
+"""A few-seconds bench for tests and smoke checks (its signature differs from the default's)."""
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """The bench figures (see the module docstring)."""
+
+    search_nps: float
+    """Core search nodes per second."""
+    reference_search_nps: float
+    """Reference search nodes per second."""
+    speedup: float
+    """search_nps / reference_search_nps."""
+    perft_nps: float
+    """Core perft nodes per second."""
+    game_seconds_median: float
+    """Median wall time of one complete core game."""
+    signature: int
+    """Total core nodes of the fixed search set."""
+
+    def as_dict(self) -> dict[str, float | int]:
+        """The figures under :data:`BENCH_KEYS`."""
+        return asdict(self)
+
+
+def run_bench(settings: BenchSettings = BenchSettings()) -> BenchResult:
+    """Run the bench: core searches, reference searches, core perft, core games."""
+    weights = BENCH_WEIGHTS
+    core.search(chess.STARTING_FEN, weights, depth=1)  # compile or load the cache, untimed
+    core.perft(chess.STARTING_FEN, 1)
+
+    nodes = 0
+    start = time.perf_counter()
+    for fen in BENCH_FENS:
+        nodes += core.search(fen, weights, depth=settings.depth).nodes
+    search_seconds = time.perf_counter() - start
+
+    ref_nodes = 0
+    start = time.perf_counter()
+    for fen in BENCH_FENS[:settings.reference_positions]:
+        ref_nodes += reference.search(fen, weights, depth=settings.reference_depth).nodes
+    ref_seconds = time.perf_counter() - start
+
+    perft_nodes = 0
+    start = time.perf_counter()
+    for fen, depth in PERFT_POSITIONS:
+        perft_nodes += core.perft(fen, depth + settings.perft_scale)
+    perft_seconds = time.perf_counter() - start
+
+    suite = load_suite(DEFAULT_OPENINGS)
+    game_seconds = []
+    for i in range(settings.games):
+        start = time.perf_counter()
+        outcome = core.play_game(suite[i].board(), weights, weights, depth=settings.game_depth,
+                                 max_plies=settings.game_max_plies)
+        game_seconds.append(time.perf_counter() - start)
+        logger.debug("bench game %d: %s %s, %d plies", i + 1, outcome.result,
+                     outcome.termination, len(outcome.moves))
+
+    search_nps = nodes / max(search_seconds, 1e-9)
+    ref_nps = ref_nodes / max(ref_seconds, 1e-9)
+    return BenchResult(search_nps=search_nps, reference_search_nps=ref_nps,
+                       speedup=search_nps / max(ref_nps, 1e-9),
+                       perft_nps=perft_nodes / max(perft_seconds, 1e-9),
+                       game_seconds_median=float(statistics.median(game_seconds)),
+                       signature=int(nodes))
+
+
+def format_bench(result: BenchResult) -> str:
+    """The figures as aligned ``name: value`` lines."""
+    lines = []
+    for key, value in result.as_dict().items():
+        text = f"{value:d}" if isinstance(value, int) else f"{value:,.3f}" if value < 100 \
+            else f"{value:,.0f}"
+        lines.append(f"{key:<22} {text}")
+    return "\n".join(lines)

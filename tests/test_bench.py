@@ -1,0 +1,37 @@
+"""``evotune bench``: the six figures, positive, and a signature that only the search decides."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from evotune.engine.bench import BENCH_KEYS, QUICK, BenchSettings, run_bench
+from evotune.errors import ConfigError
+
+
+def test_bench_json_quick_prints_the_six_figures():
+    proc = subprocess.run([sys.executable, "-m", "evotune.cli", "bench", "--json", "--quick"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    figures = json.loads(proc.stdout)
+    assert tuple(figures) == BENCH_KEYS
+    assert all(isinstance(v, (int, float)) and v > 0 for v in figures.values()), figures
+    assert isinstance(figures["signature"], int)
+    assert figures["speedup"] == pytest.approx(figures["search_nps"]
+                                               / figures["reference_search_nps"])
+
+
+def test_signature_is_reproducible():
+    a, b = run_bench(QUICK), run_bench(QUICK)
+    assert a.signature == b.signature
+
+
+def test_bench_settings_validation():
+    with pytest.raises(ConfigError):
+        BenchSettings(depth=0)
+    with pytest.raises(ConfigError):
+        BenchSettings(reference_positions=99)
+    with pytest.raises(ConfigError):
+        BenchSettings(perft_scale=-5)
