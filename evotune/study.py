@@ -136,23 +136,12 @@ def _leaves(rec, request):
     from .strategies.base import GameLeaves
 
     white_score = {"1-0": 1.0, "0-1": 0.0}.get(rec.result, 0.5)
-    n = len(rec.moves)
-    start_white = rec_start_white(rec)
-    movers = tuple(int((i % 2 == 0) == start_white) for i in range(n))
-    return GameLeaves(a_white=bool(rec.white_name.endswith("-A")), result=white_score,
-                      movers=movers, scores=tuple(int(s) for s in rec.scores),
-                      leaf_phi=tuple(tuple(int(x) for x in row) for row in rec.leaf_phi),
-                      predicted=tuple(bool(p) for p in rec.predicted))
-
-
-def rec_start_white(rec) -> bool:
-    """True when White made the first core move of the game record."""
-    import chess
-
-    board = chess.Board(rec.opening_fen)
-    for mv in rec.opening_moves:
-        board.push_uci(mv)
-    return board.turn == chess.WHITE
+    white_first = rec.opening.board().turn  # chess.WHITE is True
+    movers = tuple(int((i % 2 == 0) == white_first) for i in range(len(rec.moves)))
+    return GameLeaves(a_white=rec.key[3] % 2 == 0, result=white_score, movers=movers,
+                      scores=tuple(int(s) for s in rec.scores or ()),
+                      leaf_phi=tuple(tuple(int(x) for x in row) for row in rec.leaf_phi or ()),
+                      predicted=tuple(bool(p) for p in rec.predicted or ()))
 
 
 def execute(store: Store, cfg: RunConfig, *,
