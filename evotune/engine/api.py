@@ -7,6 +7,7 @@ user input happen here; the jitted code trusts its arguments.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -124,13 +125,33 @@ def _check_limits(depth: int, nodes: int) -> None:
         raise ConfigError(f"nodes {nodes!r} is invalid; give 0 (no limit) or a positive integer")
 
 
-def _arrays(board: chess.Board, tt_bits: int) -> tuple[np.ndarray, np.ndarray]:
-    """The core's state arrays (U, S) for ``board``, history from its move stack."""
-    if not 10 <= tt_bits <= 26:
-        raise ConfigError(f"tt_bits {tt_bits} is invalid; give 10..26 (2^bits TT entries)")
+_contexts = threading.local()
+
+
+def _arrays(board: chess.Board, tt_bits: int, *,
+            reuse: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The core's state arrays (U, S) for ``board``, history from its move stack.
+
+    ``reuse``: take this thread's arrays of the same TT size from the previous call (their pages
+    are already mapped; TT entries of earlier searches are invisible through the generation tag,
+    so results do not depend on them).
+    """
+    if isinstance(tt_bits, bool) or not isinstance(tt_bits, (int, np.integer)) \
+            or not 10 <= tt_bits <= 26:
+        raise ConfigError(f"tt_bits {tt_bits!r} is invalid; give 10..26 (2^bits TT entries)")
     size = 1 << tt_bits
-    U = np.zeros(T.U_SIZE + size, dtype=np.uint64)
-    S = np.zeros(T.S_SIZE + 2 * size, dtype=np.int64)
+    cached = getattr(_contexts, "arrays", None) if reuse else None
+    if cached is not None and cached[1].size == T.S_SIZE + 2 * size:
+        U, S = cached
+        gen = S[T.S_GEN]
+        U[:T.U_TT] = 0
+        S[:T.S_MOVES] = 0
+        S[T.S_GEN] = gen
+    else:
+        U = np.zeros(T.U_SIZE + size, dtype=np.uint64)
+        S = np.zeros(T.S_SIZE + 2 * size, dtype=np.int64)
+        if reuse:
+            _contexts.arrays = (U, S)
     for sq, piece in board.piece_map().items():
         p = piece.piece_type + (0 if piece.color == chess.WHITE else 6)
         b = np.uint64(1 << sq)
@@ -219,7 +240,7 @@ def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarra
         stop = np.zeros(1, dtype=np.int64)
     elif not (isinstance(stop, np.ndarray) and stop.dtype == np.int64 and stop.size >= 1):
         raise ConfigError("stop must be an int64 numpy array of length >= 1")
-    U, S = _arrays(board, tt_bits)
+    U, S = _arrays(board, tt_bits, reuse=True)
     S[T.S_W:T.S_W + 6] = w
     t0 = time.perf_counter()
     score = search_core(U, S, stop, np.int64(depth), np.int64(nodes))
@@ -249,7 +270,7 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
     if (adj < 0).any():
         raise ConfigError(f"adjudication values must be >= 0, got {a}")
     board = to_board(position)
-    U, S = _arrays(board, tt_bits)
+    U, S = _arrays(board, tt_bits, reuse=True)
     cap = max(int(max_plies), 1)
     moves = np.zeros(cap, dtype=np.int64)
     scores = np.zeros(cap, dtype=np.int64)
