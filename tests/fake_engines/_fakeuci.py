@@ -1,0 +1,96 @@
+"""A tiny scripted UCI engine for tests: plays a seeded random legal move, and can misbehave.
+
+Modes: 'random' (well-behaved), 'crash' (exits on the Nth ``go``), 'hang' (never answers the Nth
+``go``: sleeps), 'illegal' (answers the Nth ``go`` with an illegal move). With ``once`` (a file
+path) the fault happens only in the first process that does not find the file (it creates it),
+so a restarted engine behaves.
+"""
+from __future__ import annotations
+
+import os
+import random
+import sys
+import time
+
+import chess
+
+OPTIONS = (
+    ("Seed", 0, 0, 1_000_000),
+    ("KnightValue", 300, 0, 2000),
+    ("MobilityWeight", 10, 0, 2000),
+)
+
+
+def _say(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def _position(tokens: list[str]) -> chess.Board:
+    if tokens and tokens[0] == "startpos":
+        board, rest = chess.Board(), tokens[1:]
+    else:
+        i = tokens.index("moves") if "moves" in tokens else len(tokens)
+        board, rest = chess.Board(" ".join(tokens[1:i])), tokens[i:]
+    if rest and rest[0] == "moves":
+        for uci in rest[1:]:
+            board.push_uci(uci)
+    return board
+
+
+def run(mode: str = "random", *, after: int = 3, once: str | None = None) -> None:
+    if once is not None:
+        if os.path.exists(once):
+            mode = "random"
+        else:
+            with open(once, "w") as fh:
+                fh.write("faulted\n")
+    values = {name: default for name, default, _, _ in OPTIONS}
+    board = chess.Board()
+    gos = 0
+    for line in sys.stdin:
+        tokens = line.split()
+        if not tokens:
+            continue
+        cmd = tokens[0]
+        if cmd == "uci":
+            _say(f"id name fake-{mode}")
+            _say("id author evotune tests")
+            for name, default, lo, hi in OPTIONS:
+                _say(f"option name {name} type spin default {default} min {lo} max {hi}")
+            _say("uciok")
+        elif cmd == "isready":
+            _say("readyok")
+        elif cmd == "setoption" and "value" in tokens:
+            name = " ".join(tokens[2:tokens.index("value")])
+            values[name] = int(tokens[tokens.index("value") + 1])
+        elif cmd == "position":
+            board = _position(tokens[1:])
+        elif cmd == "go":
+            gos += 1
+            if gos == after and mode == "crash":
+                sys.exit(3)
+            if gos == after and mode == "hang":
+                time.sleep(3600)
+            moves = sorted(m.uci() for m in board.legal_moves)
+            if gos == after and mode == "illegal":
+                _say("bestmove a1a8" if "a1a8" not in moves else "bestmove h8h1")
+                continue
+            if not moves:
+                _say("bestmove (none)")
+                continue
+            rng = random.Random(f"{values['Seed']}:{board.fen()}")
+            # the score echoes KnightValue so tests can see that options arrived
+            move = rng.choice(moves)
+            _say(f"info depth 1 score cp {values['KnightValue']} nodes {len(moves)} pv {move}")
+            _say(f"bestmove {move}")
+        elif cmd == "quit":
+            break
+
+
+def main(mode: str) -> None:
+    """Entry point of the mode scripts: parse --after/--once and run."""
+    args = sys.argv[1:]
+    after = int(args[args.index("--after") + 1]) if "--after" in args else 3
+    once = args[args.index("--once") + 1] if "--once" in args else None
+    run(mode, after=after, once=once)
