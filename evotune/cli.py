@@ -478,5 +478,68 @@ def export(run_ref, fmt, engine, out_file, rule, runs_dir):
         click.echo(f"wrote {out_file}", err=True)
 
 
+# ---- experiments (issue 7): reproduce, compare ------------------------------------------------
+
+def _generation_lines(ev) -> None:
+    if ev.kind != "generation":
+        return
+    st = ev.stats
+    means = " ".join(f"{m:.0f}" for m in st.get("mean", []))
+    click.echo(f"  gen {ev.generation}  games {ev.games_total}  means {means}", err=True)
+
+
+@cli.command()
+@click.argument("experiment", type=click.Choice(["de-paper"]))
+@click.option("--seeds", type=int, default=1, show_default=True, help="Independent runs.")
+@click.option("--first-seed", type=int, default=1, show_default=True)
+@click.option("--workers", type=int, default=0, help="Worker processes (0 = one per core).")
+@click.option("--out", type=click.Path(file_okay=False), default="populations", show_default=True)
+@click.option("--reports", type=click.Path(file_okay=False), default="reports", show_default=True)
+def reproduce(experiment, seeds, first_seed, workers, out, reports):
+    """Reproduce a published experiment (de-paper: the DE chess-tuning paper's set-up)."""
+    import time as _time
+
+    from .experiments import paper_table, reproduce_de_paper
+
+    t0 = _time.perf_counter()
+    outcomes = reproduce_de_paper(seeds=seeds, first_seed=first_seed, workers=workers,
+                                  out_dir=out, reports_dir=reports, progress=_generation_lines)
+    wall = _time.perf_counter() - t0
+    click.echo(paper_table(outcomes))
+    for o in outcomes:
+        click.echo(f"run {o.run_id}: {o.games} games in {o.seconds:.1f} s "
+                   f"({o.games_per_second:.1f} games/s); report in {reports}/{o.run_id}/")
+    click.echo(f"wall time of this command: {wall:.1f} s")
+
+
+@cli.command()
+@click.option("--strategies", default="de,jde,ea,td", show_default=True,
+              help="Comma-separated strategies.")
+@click.option("--games-budget", type=int, required=True, help="Games each strategy may play.")
+@click.option("--seeds", type=int, default=1, show_default=True)
+@click.option("--np", "np_", type=int, default=20, show_default=True)
+@click.option("--depth", type=int, default=3, show_default=True)
+@click.option("--verify-games", type=int, default=200, show_default=True,
+              help="Games of each verification match against the reference weights.")
+@click.option("--workers", type=int, default=0, help="Worker processes (0 = one per core).")
+@click.option("--out", type=click.Path(file_okay=False), default="populations", show_default=True)
+def compare(strategies, games_budget, seeds, np_, depth, verify_games, workers, out):
+    """Compare strategies at an equal budget of games, verified on held-out openings."""
+    from .config import STRATEGY_NAMES
+    from .experiments import compare_strategies, compare_table
+
+    names = tuple(s.strip() for s in strategies.split(",") if s.strip())
+    unknown = [s for s in names if s not in STRATEGY_NAMES]
+    if not names or unknown:
+        raise ConfigError(f"--strategies: unknown {unknown or 'empty list'}; use some of "
+                          f"{','.join(STRATEGY_NAMES)}")
+    outcomes = compare_strategies(strategies=names, games_budget=games_budget, seeds=seeds,
+                                  np_=np_, depth=depth, workers=workers,
+                                  verify_games=verify_games, out_dir=out,
+                                  progress=_generation_lines)
+    click.echo(compare_table(outcomes))
+
+
+
 if __name__ == "__main__":
     main()

@@ -13,8 +13,10 @@ Layout of a run directory::
 
 Order of writes for a generation: games (log, PGN), then the generation file, then the state.
 A crash between them leaves games of an unfinished generation in the log; :meth:`Store.repair`
-(called on resume) drops them, so a resumed run equals an uninterrupted one. Only this module
-writes under ``populations/``.
+(called on resume) drops them, so a resumed run equals an uninterrupted one. games.pgn is
+written in the background while the next generation plays (PGN export costs a few per cent of a
+depth-3 game); a run killed meanwhile may lack the last generation's PGN, which resume rebuilds
+from the game log. Only this module writes under ``populations/``.
 """
 from __future__ import annotations
 
@@ -182,9 +184,20 @@ class Store:
                 fh.flush()
                 os.fsync(fh.fileno())
         if pgn_text:
-            with open(self.pgn_path, "a", encoding="utf-8") as fh:
-                fh.write(pgn_text)
-                fh.flush()
+            self.append_pgn(pgn_text)
+
+    def append_pgn(self, pgn_text: str) -> None:
+        """Append PGN text to games.pgn (the game log stays the source of truth)."""
+        with open(self.pgn_path, "a", encoding="utf-8") as fh:
+            fh.write(pgn_text)
+            fh.flush()
+
+    def pgn_game_count(self) -> int:
+        """Number of games in games.pgn (counted by their Event tags)."""
+        if not self.pgn_path.exists():
+            return 0
+        text = self.pgn_path.read_text(encoding="utf-8")
+        return text.count("\n[Event ") + int(text.startswith("[Event "))
 
     def read_games(self) -> list[dict]:
         """All complete game records in the log (a torn last line is ignored)."""
@@ -212,7 +225,7 @@ class Store:
         if dropped or (self.games_path.exists() and keep != games):
             atomic_write_text(self.games_path,
                               "".join(json.dumps(r, sort_keys=True) + "\n" for r in keep))
-        if to_pgn is not None and (dropped or not self.pgn_path.exists()):
+        if to_pgn is not None and (dropped or self.pgn_game_count() != len(keep)):
             atomic_write_text(self.pgn_path, to_pgn(keep))
         for path in self.generations_dir.glob("gen-*.json") if self.generations_dir.is_dir() else []:
             if int(path.stem.split("-")[1]) > generations_done:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -147,7 +148,7 @@ def _leaves(rec, request):
 def execute(store: Store, cfg: RunConfig, *,
             progress: Callable[[RunProgress], None] | None = None) -> RunSummary:
     """Run (or continue) ``store``'s run until a stop condition; every generation is stored."""
-    from .match import Fixture, run_fixtures, write_pgn_text
+    from .match import Fixture, GameRecord, run_fixtures, write_pgn_text
     from .strategies import STRATEGIES, make_strategy
 
     spec = load_engine_spec(cfg.engine)
@@ -171,8 +172,9 @@ def execute(store: Store, cfg: RunConfig, *,
         strategy = STRATEGIES[cfg.strategy].from_state(space, params=params, seed=cfg.seed,
                                                        state=state["strategy"])
         games_total, seconds_before = int(state["games"]), float(state["seconds"])
-        dropped = store.repair(generations_done=int(state["generation"]),
-                               to_pgn=lambda recs: write_pgn_text(recs))
+        dropped = store.repair(
+            generations_done=int(state["generation"]),
+            to_pgn=lambda recs: write_pgn_text(GameRecord.from_dict(r) for r in recs))
         if dropped:
             log.info("dropped %d games of an unfinished generation", dropped)
     settings = _match_settings(cfg)
@@ -185,49 +187,19 @@ def execute(store: Store, cfg: RunConfig, *,
                 or (cfg.max_games and games_total >= cfg.max_games)
                 or (cfg.max_seconds and elapsed >= cfg.max_seconds))
 
-    while not stop_reached():
-        g = strategy.generation + 1
-        t0 = time.perf_counter()
-        requests = strategy.ask()
-        fixtures = [Fixture(key=(g, i), a=builtin(req.a, name=f"g{g}-m{i}-A"),
-                            b=builtin(req.b, name=f"g{g}-m{i}-B"), games=req.games,
-                            stop=req.stop, record_leaves=req.record_leaves)
-                    for i, req in enumerate(requests)]
-        done = [0]
-
-        def on_game(event, g=g):
-            done[0] += 1
-            if progress is not None:
-                progress(RunProgress(kind="game", generation=g,
-                                     games_total=games_total + done[0],
-                                     games_in_generation=done[0],
-                                     games_scheduled=int(getattr(event, "scheduled", 0))))
-
-        results = run_fixtures(fixtures, settings=settings, seed=cfg.seed, workers=workers,
-                               backend=cfg.backend if cfg.backend != "local" else "loky",
-                               progress=on_game)
-        outcomes = [_outcome(r, q) for r, q in zip(results, requests)]
-        stats = strategy.tell(outcomes)
-        games_gen = sum(o.games for o in outcomes)
-        games_total += games_gen
-        records = [rec for r in results for rec in r.records]
-        store.append_games([rec.to_dict() for rec in records], write_pgn_text(records))
-        pop = np.asarray(strategy.population, dtype=float)
-        gen_seconds = time.perf_counter() - t0
-        seconds_total = seconds_before + time.perf_counter() - t_session
-        store.write_generation(g, {
-            "generation": g, "strategy": cfg.strategy, "names": list(space.names),
-            "population": pop.tolist(), **_population_stats(pop),
-            "matches": [_match_summary(r, q) for r, q in zip(results, requests)],
-            "stats": stats, "games": games_gen, "games_total": games_total,
-            "seconds": gen_seconds, "seconds_total": seconds_total,
-        })
-        store.write_state({"generation": g, "games": games_total, "seconds": seconds_total,
-                           "finished": False, "strategy": strategy.state()})
-        if progress is not None:
-            progress(RunProgress(kind="generation", generation=g, games_total=games_total,
-                                 games_in_generation=games_gen,
-                                 stats={**stats, "mean": pop.mean(axis=0).tolist()}))
+    # PGN text is made in a background thread while the next generation plays (the game log
+    # is written first and is the source of truth; resume rebuilds a PGN that fell behind).
+    pgn_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evotune-pgn")
+    pgn_jobs: list = []
+    try:
+        while not stop_reached():
+            games_total = _generation(store, cfg, strategy, space, settings, workers,
+                                      games_total, seconds_before, t_session, progress,
+                                      pgn_writer, pgn_jobs)
+    finally:
+        pgn_writer.shutdown(wait=True)
+    for job in pgn_jobs:
+        job.result()  # surface a failed PGN write
     seconds_total = seconds_before + time.perf_counter() - t_session
     state = store.read_state()
     state.update(finished=True, seconds=seconds_total)
@@ -235,6 +207,57 @@ def execute(store: Store, cfg: RunConfig, *,
     return RunSummary(run_id=store.run_id, generation=strategy.generation, games=games_total,
                       seconds=seconds_total, finished=True,
                       recommended=tuple(float(x) for x in strategy.recommended("mean")))
+
+
+def _generation(store, cfg, strategy, space, settings, workers, games_total, seconds_before,
+                t_session, progress, pgn_writer, pgn_jobs) -> int:
+    """Play, tell and store one generation; returns the new games total."""
+    from .match import Fixture, run_fixtures, write_pgn_text
+
+    g = strategy.generation + 1
+    t0 = time.perf_counter()
+    requests = strategy.ask()
+    fixtures = [Fixture(key=(g, i), a=builtin(req.a, name=f"g{g}-m{i}-A"),
+                        b=builtin(req.b, name=f"g{g}-m{i}-B"), games=req.games,
+                        stop=req.stop, record_leaves=req.record_leaves)
+                for i, req in enumerate(requests)]
+    done = [0]
+
+    def on_game(event, g=g):
+        done[0] += 1
+        if progress is not None:
+            progress(RunProgress(kind="game", generation=g,
+                                 games_total=games_total + done[0],
+                                 games_in_generation=done[0],
+                                 games_scheduled=int(getattr(event, "scheduled", 0))))
+
+    results = run_fixtures(fixtures, settings=settings, seed=cfg.seed, workers=workers,
+                           backend=cfg.backend if cfg.backend != "local" else "loky",
+                           progress=on_game)
+    outcomes = [_outcome(r, q) for r, q in zip(results, requests)]
+    stats = strategy.tell(outcomes)
+    games_gen = sum(o.games for o in outcomes)
+    games_total += games_gen
+    records = [rec for r in results for rec in r.records]
+    store.append_games([rec.to_dict() for rec in records])
+    pgn_jobs.append(pgn_writer.submit(lambda: store.append_pgn(write_pgn_text(records))))
+    pop = np.asarray(strategy.population, dtype=float)
+    gen_seconds = time.perf_counter() - t0
+    seconds_total = seconds_before + time.perf_counter() - t_session
+    store.write_generation(g, {
+        "generation": g, "strategy": cfg.strategy, "names": list(space.names),
+        "population": pop.tolist(), **_population_stats(pop),
+        "matches": [_match_summary(r, q) for r, q in zip(results, requests)],
+        "stats": stats, "games": games_gen, "games_total": games_total,
+        "seconds": gen_seconds, "seconds_total": seconds_total,
+    })
+    store.write_state({"generation": g, "games": games_total, "seconds": seconds_total,
+                       "finished": False, "strategy": strategy.state()})
+    if progress is not None:
+        progress(RunProgress(kind="generation", generation=g, games_total=games_total,
+                             games_in_generation=games_gen,
+                             stats={**stats, "mean": pop.mean(axis=0).tolist()}))
+    return games_total
 
 
 def _match_summary(result, request) -> dict:

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from evotune import experiments
+from evotune.cli import cli
+from evotune.config import build_run_config
+
+
+def test_paper_config_is_the_papers_setup():
+    cfg = experiments.paper_config(seed=3)
+    assert (cfg.strategy, cfg.np, cfg.generations, cfg.games, cfg.depth) == ("de", 20, 50, 4, 3)
+    assert cfg.params_dict() == {"F": 0.5, "CR": 0.9}
+    assert (cfg.init_low, cfg.init_high, cfg.openings) == (0.0, 1000.0, "book")
+
+
+def test_reproduce_prints_the_paper_table_beside_the_run(tmp_path, monkeypatch):
+    tiny = lambda *, seed, workers=0: build_run_config(  # noqa: E731
+        strategy="de", np=4, generations=2, games=2, depth=1, seed=seed, workers=1)
+    monkeypatch.setattr(experiments, "paper_config", tiny)
+    res = CliRunner().invoke(cli, ["reproduce", "de-paper", "--seeds", "2", "--workers", "1",
+                                   "--out", str(tmp_path / "pop"),
+                                   "--reports", str(tmp_path / "rep")])
+    assert res.exit_code == 0, res.output
+    out = res.output
+    assert "paper final mean" in out and "931.45" in out and "3070" in out
+    assert (tmp_path / "rep" / "de-paper-s1" / "report.html").exists()
+    assert (tmp_path / "rep" / "de-paper-s2" / "convergence.png").exists()
+    # the evotune rows are the stored generations' statistics (mean over the two seeds)
+    outs = [experiments._outcome(experiments.Store(tmp_path / "pop" / f"de-paper-s{s}"))
+            for s in (1, 2)]
+    knight_final = (outs[0].final_mean[1] + outs[1].final_mean[1]) / 2
+    row = next(line for line in out.splitlines() if line.startswith("evotune final mean"))
+    assert float(row.split()[3]) == pytest.approx(knight_final, abs=0.01)
+    # calling again reuses the finished runs (same games, no new generation)
+    again = CliRunner().invoke(cli, ["reproduce", "de-paper", "--seeds", "2", "--workers", "1",
+                                     "--out", str(tmp_path / "pop"),
+                                     "--reports", str(tmp_path / "rep")])
+    assert again.exit_code == 0
+    assert experiments._outcome(experiments.Store(tmp_path / "pop" / "de-paper-s1")).games \
+        == outs[0].games
+
+
+def test_compare_runs_each_strategy_on_the_same_budget_and_verifies(tmp_path):
+    res = CliRunner().invoke(cli, ["compare", "--strategies", "de,ea", "--games-budget", "12",
+                                   "--np", "4", "--depth", "1", "--verify-games", "2",
+                                   "--workers", "1", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.startswith(("de ", "ea "))]
+    assert [ln.split()[0] for ln in lines] == ["de", "ea"]
+    for ln in lines:
+        assert int(ln.split()[2]) >= 12  # each stopped after the generation reaching the budget
+    doc = experiments.Store(tmp_path / "compare-de-b12-s1").read_document("verify")
+    assert doc["matches"][0]["opponent"] == "reference" and doc["matches"][0]["games"] == 2
+
+
+def test_compare_rejects_unknown_strategies(tmp_path):
+    res = CliRunner().invoke(cli, ["compare", "--strategies", "de,pso", "--games-budget", "10",
+                                   "--out", str(tmp_path)])
+    assert res.exit_code != 0
