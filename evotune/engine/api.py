@@ -80,11 +80,11 @@ class GameOutcome:
     'adjudication-resign' or 'adjudication-draw'."""
     nodes: int
     """Nodes searched over the whole game."""
-    scores: np.ndarray = field(repr=False)
+    scores: np.ndarray = field(repr=False, compare=False)
     """int64 (plies,): each move's root score, mover's view."""
-    leaf_phi: np.ndarray = field(repr=False)
+    leaf_phi: np.ndarray = field(repr=False, compare=False)
     """int64 (plies, 6): phi of each search's PV leaf, mover's view."""
-    predicted: np.ndarray = field(repr=False)
+    predicted: np.ndarray = field(repr=False, compare=False)
     """bool (plies,): the move at ply t+1 is the reply the PV of ply t predicted (last: False)."""
     seconds: float
     """Wall time of the game."""
@@ -231,15 +231,17 @@ def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarra
     """Search ``position`` to ``depth`` (and at most about ``nodes`` nodes when > 0).
 
     ``stop`` is an int64 array of length >= 1; setting ``stop[0] = 1`` from another thread ends
-    the search like the node limit (the first iteration always completes).
+    the search like the node limit (the first iteration always completes). ``tt_bits``: the
+    transposition table holds 2**tt_bits entries (16 bytes each).
     """
     w = _rounded(weights, "weights")
     _check_limits(depth, nodes)
     board = to_board(position)
     if stop is None:
         stop = np.zeros(1, dtype=np.int64)
-    elif not (isinstance(stop, np.ndarray) and stop.dtype == np.int64 and stop.size >= 1):
-        raise ConfigError("stop must be an int64 numpy array of length >= 1")
+    elif not (isinstance(stop, np.ndarray) and stop.dtype == np.int64 and stop.ndim == 1
+              and stop.size >= 1 and stop.flags.c_contiguous):
+        raise ConfigError("stop must be a contiguous 1-d int64 numpy array of length >= 1")
     U, S = _arrays(board, tt_bits, reuse=True)
     S[T.S_W:T.S_W + 6] = w
     t0 = time.perf_counter()
