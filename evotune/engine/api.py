@@ -244,6 +244,11 @@ def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarra
         raise ConfigError("stop must be a contiguous 1-d int64 numpy array of length >= 1")
     U, S = _arrays(board, tt_bits, reuse=True)
     S[T.S_W:T.S_W + 6] = w
+    if not _contexts.__dict__.get("warm"):
+        # the first jitted call of a process initialises numba's JIT (~0.5 s): keep it out of
+        # the search's timing
+        phi_core(U, S, np.zeros(6, dtype=np.int64))
+        _contexts.warm = True
     t0 = time.perf_counter()
     score = search_core(U, S, stop, np.int64(depth), np.int64(nodes))
     seconds = time.perf_counter() - t0
