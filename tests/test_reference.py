@@ -129,7 +129,7 @@ def test_reference_search_mates_and_draws():
     # K v K: the root (ply 0) is searched, each of the 3 king moves is a draw at ply 1.
     bare = ref.search("8/8/8/8/8/8/8/K6k w - - 0 1", W, depth=5)
     assert (bare.score, bare.nodes) == (0, 4)
-    # Mate in two with the Philidor-style back rank: 1.Qg6!! is WAC.001 (mate at ply 3).
+    # WAC.001: 1.Qg6!! mates in two (the mated side is to move at ply 3).
     wac1 = ref.search("2rr3k/pp3pp1/1nnqbN1p/3pN3/2pP4/2P3Q1/PPB4P/R4RK1 w - - 0 1", W, depth=3)
     assert (wac1.move, wac1.score) == ("g3g6", ref.MATE - 3)
     assert len(wac1.pv) == 3
@@ -222,3 +222,19 @@ def test_core_special_positions_equal_reference():
 @pytest.mark.slow
 def test_core_root_scores_equal_reference_depth4():
     assert _same_root_scores(random_boards(5, 20, max_plies=60), 4) == []
+
+
+def test_core_repetition_when_en_passant_is_illegal():
+    """A repetition counts the position, not the hash: after ...d5 the e5 pawn is pinned by Bh8,
+    so exd6 e.p. is illegal and (FIDE, python-chess ``is_repetition``) the position is the same as
+    the one after 3...Nb8 without an en passant square, although the Polyglot keys differ."""
+    board = chess.Board("1n2k2b/3p4/8/4P3/5P2/Q7/8/K5N1 b - - 0 1")
+    for uci in ("d7d5", "g1f3", "b8c6", "f3g1"):
+        board.push_uci(uci)
+    child = board.copy()
+    child.push_uci("c6b8")
+    assert child.is_repetition(2)
+    want = ref.search(board, W, depth=1)
+    assert (want.move, want.score) == ("c6b8", 0)  # a queen down, Black repeats
+    got = engine.search(board, W, depth=1)
+    assert (got.move, got.score) == (want.move, want.score), got
