@@ -106,7 +106,7 @@ def elo_from_score(s: float) -> float:
         return -math.inf
     if s >= 1.0:
         return math.inf
-    return -400.0 * math.log10(1.0 / s - 1.0)
+    return -400.0 * math.log10(1.0 / s - 1.0) + 0.0  # + 0.0: no -0.0 at s = 0.5
 
 
 def elo_error(s: float, sigma: float, n: float) -> float:
@@ -260,3 +260,40 @@ def match_result(records: Sequence[GameRecord], *, sprt_params: SprtParams | Non
         elo_error_pentanomial=err_penta, los=los(wins, losses),
         sprt=sprt(penta, sprt_params) if sprt_params is not None else None,
         stopped_early=stopped_early, a_wins=points_a > points_b, records=recs)
+
+
+SUMMARY_KEYS = ("games", "wins", "draws", "losses", "pentanomial", "score", "elo", "elo_error",
+                "los", "sprt")
+"""The keys of ``evotune match --json``."""
+
+
+def summary_dict(result: MatchResult) -> dict:
+    """The JSON summary of ``evotune match --json``: exactly :data:`SUMMARY_KEYS`."""
+    d = result.to_dict()
+    return {k: d[k] for k in SUMMARY_KEYS}
+
+
+def _elo_text(x: float) -> str:
+    return f"{x:+.1f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
+
+
+def format_result(result: MatchResult, a_name: str = "A", b_name: str = "B") -> str:
+    """A human-readable summary, several lines."""
+    r = result
+    kind = "pentanomial" if sum(r.pentanomial) else "trinomial"
+    err = f"{r.elo_error:.1f}" if math.isfinite(r.elo_error) else "inf"
+    lines = [
+        f"{a_name} vs {b_name}: {r.games} games"
+        + (" (stopped early)" if r.stopped_early else ""),
+        f"W/D/L {r.wins}/{r.draws}/{r.losses} (from {a_name}'s view), points "
+        f"{r.points_a}-{r.points_b}",
+        "pentanomial LL LD DD|WL WD WW: " + " ".join(str(c) for c in r.pentanomial),
+        f"score {r.score:.4f}  Elo {_elo_text(r.elo)} +- {err} (95%, {kind})",
+        f"LOS {100 * r.los:.1f}%",
+    ]
+    if r.sprt is not None:
+        s = r.sprt
+        verdict = s.verdict or "continue (no verdict)"
+        lines.append(f"SPRT [{s.elo0:g}, {s.elo1:g}] (logistic Elo): LLR {s.llr:.3f} "
+                     f"(bounds {s.lower:.3f}, {s.upper:.3f}) -> {verdict}")
+    return "\n".join(lines)

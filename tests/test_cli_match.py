@@ -1,0 +1,81 @@
+"""`evotune match`: --json keys, text output, PGN, external players, exit 2 on bad input."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import chess.pgn
+import pytest
+
+from evotune.cli import main
+
+KEYS = {"games", "wins", "draws", "losses", "pentanomial", "score", "elo", "elo_error", "los",
+        "sprt"}
+FAKE = Path(__file__).parent / "fake_engines" / "random_mover.py"
+
+
+def run(capsys, *args):
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def spec(tmp_path, command) -> str:
+    p = tmp_path / "fake.toml"
+    p.write_text(f'name = "fake"\nkind = "uci"\ncommand = {json.dumps(command)}\n'
+                 '[[weight]]\nname = "knight"\nreference = 300\noption = "KnightValue"\n')
+    return str(p)
+
+
+def test_json_keys_and_pgn(tmp_path, capsys):
+    w = tmp_path / "w.json"
+    w.write_text('{"knight": 280, "bishop": 330, "rook": 500, "queen": 900, "mobility": 0}')
+    pgn = tmp_path / "out.pgn"
+    code, out, err = run(capsys, "match", "reference", str(w), "--games", "4", "--depth", "1",
+                         "--max-plies", "40", "--seed", "3", "--json", "--pgn", str(pgn))
+    assert code == 0, err
+    d = json.loads(out)
+    assert set(d) == KEYS and d["games"] == 4 and d["sprt"] is None
+    assert d["wins"] + d["draws"] + d["losses"] == 4 and sum(d["pentanomial"]) == 2
+    with open(pgn) as fh:
+        g = chess.pgn.read_game(fh)
+    assert g.headers["White"] == "reference" and g.headers["Black"] == "w"
+    assert g.headers["BlackWeights"] == "100,280,330,500,900,0"
+
+
+def test_text_output_with_sprt(capsys):
+    code, out, _ = run(capsys, "match", "reference", "reference", "--games", "2", "--depth", "1",
+                       "--max-plies", "20", "--sprt", "0", "10", "--openings", "startpos")
+    assert code == 0
+    assert "reference-A vs reference-B: 2 games" in out
+    assert "W/D/L" in out and "LOS" in out and "SPRT [0, 10]" in out
+
+
+def test_external_player(tmp_path, capsys):
+    code, out, err = run(capsys, "match", "reference", spec(tmp_path, [sys.executable, str(FAKE)]),
+                         "--games", "2", "--depth", "1", "--max-plies", "30", "--json")
+    assert code == 0, err
+    assert json.loads(out)["games"] == 2
+
+
+@pytest.mark.parametrize("args, message", [
+    (["missing.json", "reference"], "no such file"),
+    (["reference", "reference", "--games", "3"], "even"),
+    (["reference", "reference", "--openings", "nowhere.epd"], "openings"),
+    (["reference", "BAD"], "not valid JSON"),
+    (["reference", "OUT"], "outside the bounds"),
+    (["reference", "NOSTART"], "did not start"),
+])
+def test_bad_input_exits_2(tmp_path, capsys, args, message):
+    (tmp_path / "bad.json").write_text("[100, 300,")
+    (tmp_path / "out.json").write_text("[100, 300, 330, 500, 900, 5000]")
+    subst = {"BAD": str(tmp_path / "bad.json"), "OUT": str(tmp_path / "out.json"),
+             "NOSTART": spec(tmp_path, [str(tmp_path / "no-such-engine")])}
+    code, out, err = run(capsys, "match", *[subst.get(a, a) for a in args])
+    assert code == 2 and out == ""
+    assert err.startswith("evotune: error:") and message in err and err.count("\n") == 1
