@@ -144,7 +144,7 @@ def match_command(a, b, games, openings, book_plies, depth, nodes, movetime, max
 
     from .config import resolve_openings_path
     from .match import MatchSettings, SprtParams, play_match, write_pgn
-    from .match.resolve import check_player_starts, resolve_players
+    from .match.resolve import check_player_starts, close_external_players, resolve_players
     from .match.scoring import format_result, summary_dict
 
     pa, pb = resolve_players(a, b)
@@ -155,14 +155,17 @@ def match_command(a, b, games, openings, book_plies, depth, nodes, movetime, max
     if games <= 0 or games % 2:
         raise ConfigError(f"--games {games}: give a positive even number (each opening is "
                           f"played twice with colours swapped), e.g. --games {max(2, games + 1)}")
-    for p in (pa, pb):
-        check_player_starts(p)
     bar = click.progressbar(length=games, label="games", file=sys.stderr) \
         if sys.stderr.isatty() else None
-    with bar if bar is not None else _nullcontext():
-        result = play_match(pa, pb, games=games, settings=settings, seed=seed, workers=workers,
-                            stop="sprt" if params else "none", sprt=params,
-                            progress=(lambda e: bar.update(1)) if bar is not None else None)
+    try:
+        for p in (pa, pb):
+            check_player_starts(p)
+        with bar if bar is not None else _nullcontext():
+            result = play_match(pa, pb, games=games, settings=settings, seed=seed,
+                                workers=workers, stop="sprt" if params else "none", sprt=params,
+                                progress=(lambda e: bar.update(1)) if bar is not None else None)
+    finally:
+        close_external_players()
     if pgn_path:
         write_pgn(result.records, pgn_path, event=f"evotune match {pa.name} vs {pb.name}",
                   date=datetime.date.today().strftime("%Y.%m.%d"))
