@@ -2,7 +2,11 @@
 and identical results for 1 and 2 workers with real games."""
 from __future__ import annotations
 
+import chess
+import numpy as np
 import pytest
+
+from evotune.config import DEFAULT_BOOK, HELD_OUT_OPENINGS
 
 from evotune.errors import ConfigError
 from evotune.match import fixtures as fx_mod
@@ -152,6 +156,7 @@ def test_validation():
     with pytest.raises(ConfigError, match="kind"):
         MatchSettings(openings_kind="txt")
     assert fx_mod.Fixture(key=[2, 3], a=A, b=B).key == (2, 3)
+    assert Fixture(key=(0, 0), a=A, b=B, games=np.int64(4)).games == 4
 
 
 def _engine_ready() -> bool:
@@ -172,11 +177,34 @@ def test_real_games_identical_for_one_and_two_workers():
     fixtures = [Fixture(key=(4, f), a=A, b=B, games=4, stop=stop, record_leaves=(f == 0))
                 for f, stop in enumerate(("none", "decisive", "none"))]
     one = runner.run_fixtures(fixtures, settings=settings, seed=3, workers=1)
-    two = runner.run_fixtures(fixtures, settings=settings, seed=3, workers=2)
+    events = []
+    two = runner.run_fixtures(fixtures, settings=settings, seed=3, workers=2,
+                              progress=events.append)
     assert one == two
+    assert [e.done for e in events] == list(range(1, sum(r.games for r in two) + 1))
     assert [r.records for r in one] == [r.records for r in two]
     rec = one[0].records[0]
     assert rec.scores is not None and len(rec.scores) == rec.plies == len(rec.leaf_phi)
     assert one[1].records[0].scores is None
     assert all(r.result in ("1-0", "0-1", "1/2-1/2") for m in one for r in m.records)
     assert all(r.plies <= 60 for m in one for r in m.records)
+
+
+@needs_engine
+@pytest.mark.parametrize("openings", [str(HELD_OUT_OPENINGS), str(DEFAULT_BOOK)])
+def test_real_games_replay_on_python_chess(openings):
+    settings = MatchSettings(depth=1, max_plies=40, openings=openings, book_plies=6)
+    r = runner.run_fixtures([Fixture(key=(0, 9), a=A, b=B, games=4)], settings=settings,
+                            seed=2)[0]
+    assert r.records[0].opening.moves and r.records[0].opening == r.records[1].opening
+    for rec in r.records:
+        board = rec.opening.board()
+        for uci in rec.moves:
+            move = chess.Move.from_uci(uci)
+            assert move in board.legal_moves, (rec.key, uci)
+            board.push(move)
+        if rec.termination == "checkmate":
+            assert board.is_checkmate()
+            assert rec.result == ("0-1" if board.turn == chess.WHITE else "1-0")
+        else:
+            assert rec.result == "1/2-1/2" or rec.termination.startswith("adjudication")

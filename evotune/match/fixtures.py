@@ -13,6 +13,7 @@ depends only on its own games):
 """
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 from ..config import DEFAULT_OPENINGS
@@ -52,6 +53,10 @@ class Fixture:
             raise ConfigError(f"fixture key {self.key!r}: give (generation, fixture index), "
                               "two non-negative integers")
         object.__setattr__(self, "key", key)
+        try:
+            object.__setattr__(self, "games", operator.index(self.games))  # numpy ints too
+        except TypeError:
+            pass
         if not isinstance(self.games, int) or self.games <= 0 or self.games % 2:
             hint = self.games + 1 if isinstance(self.games, int) and self.games > 0 else 2
             raise ConfigError(f"fixture {self.key}: games must be a positive even number (each "
