@@ -208,3 +208,20 @@ def test_real_games_replay_on_python_chess(openings):
             assert rec.result == ("0-1" if board.turn == chess.WHITE else "1-0")
         else:
             assert rec.result == "1/2-1/2" or rec.termination.startswith("adjudication")
+
+
+@needs_engine
+def test_dask_backend_gives_the_same_results():
+    distributed = pytest.importorskip("dask.distributed",
+                                      reason="dask[distributed] is an optional extra")
+    settings = MatchSettings(depth=1, max_plies=30)
+    fixtures = [Fixture(key=(0, i), a=A, b=B, games=4, stop="decisive") for i in range(3)]
+    local = runner.run_fixtures(fixtures, settings=settings, seed=1, workers=1)
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2,
+                            dashboard_address=None):
+        remote = runner.run_fixtures(fixtures, settings=settings, seed=1, workers=2,
+                                     backend="dask")
+    assert remote == local
+    with pytest.raises(ConfigError, match="backend"):
+        runner.map_games([runner.game_task(fixtures[0], 0, runner.Opening(), settings)] * 2,
+                         workers=2, backend="nope")

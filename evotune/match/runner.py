@@ -124,11 +124,17 @@ def map_games(tasks: Sequence[GameTask], *, workers: int = 1, backend: str = "lo
 
     if any(t.white.is_builtin or t.black.is_builtin for t in tasks):
         warm_up()  # the numba cache is on disk before workers load it
-    parallel = joblib.Parallel(n_jobs=workers, backend=backend, return_as="generator")
-    for rec in parallel(joblib.delayed(play_task)(t) for t in tasks):
-        out.append(rec)
-        if on_result is not None:
-            on_result(rec)
+    try:  # parallel_config also registers joblib's external backends ('dask')
+        config = joblib.parallel_config(backend=backend, n_jobs=workers)
+    except ValueError as exc:
+        raise ConfigError(f"joblib backend {backend!r}: {exc}; use 'loky' (local processes) "
+                          "or 'dask' (inside a dask.distributed Client)") from None
+    with config:
+        parallel = joblib.Parallel(return_as="generator")
+        for rec in parallel(joblib.delayed(play_task)(t) for t in tasks):
+            out.append(rec)
+            if on_result is not None:
+                on_result(rec)
     return out
 
 
