@@ -222,7 +222,8 @@ def book_line(path: str | os.PathLike, rng: np.random.Generator, *, max_plies: i
     except ImportError:
         OpeningBook = None
     if OpeningBook is not None:
-        moves = OpeningBook(path).play(board, rng, max_plies=max_plies)
+        with OpeningBook(path) as book:
+            moves = book.play(board, rng, max_plies=max_plies)
         return Opening(moves=tuple(m.uci() for m in moves), label=f"book:{Path(path).name}")
     try:
         reader = chess.polyglot.open_reader(path)

@@ -18,7 +18,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
 from ..errors import ConfigError
 from ..players import PlayerSpec
@@ -47,7 +47,7 @@ class GameProgress:
     """The finished game."""
 
 
-# ---- one game -----------------------------------------------------------------------------------
+# ---- one game ------------------------------------------------------------------------------------
 
 def _engine_label(p: PlayerSpec) -> str:
     return "" if p.is_builtin else " ".join(p.command)
@@ -100,7 +100,7 @@ def warm_up() -> None:
     log.debug("engine warm-up took %.2f s", time.perf_counter() - t0)
 
 
-# ---- parallel execution ---------------------------------------------------------------------------
+# ---- parallel execution --------------------------------------------------------------------------
 
 def map_games(tasks: Sequence[GameTask], *, workers: int = 1, backend: str = "loky",
               on_result: Callable[[GameRecord], None] | None = None) -> list[GameRecord]:
@@ -138,7 +138,7 @@ def map_games(tasks: Sequence[GameTask], *, workers: int = 1, backend: str = "lo
     return out
 
 
-# ---- fixtures in rounds ------------------------------------------------------------------------------
+# ---- fixtures in rounds --------------------------------------------------------------------------
 
 class _FixtureRun:
     """Mutable bookkeeping of one fixture during :func:`run_fixtures` (parent process only)."""
