@@ -94,6 +94,48 @@ def ep_hashed(U, S):
 
 
 @njit(cache=True)
+def ep_capture_legal(U, S, ep):
+    """True when the side to move has a legal en passant capture onto square ``ep``."""
+    us = S[S_SIDE]
+    them = 1 - us
+    csq = ep - 8 if us == 0 else ep + 8
+    if (U[6 * them] & BIT[csq]) == ZERO or (U[U_ALL] & BIT[ep]) != ZERO:
+        return False
+    ksq = lsb(U[6 * us + 5])
+    occ = U[U_ALL]
+    bb = PAWN_ATT[them, ep] & U[6 * us]
+    while bb != ZERO:
+        f = lsb(bb)
+        bb &= bb - ONE
+        occ2 = (occ ^ BIT[f] ^ BIT[csq]) | BIT[ep]
+        if (attackers(U, ksq, occ2, them) & ~BIT[csq]) == ZERO:
+            return True
+    return False
+
+
+@njit(cache=True)
+def window_start_is_twin(U, S):
+    """The oldest position of the reversible window equals the current one in python-chess's sense
+    (FIDE: en passant rights count only when the capture is legal) although their Polyglot keys
+    differ: it was the position right after a double push, its key carries the en passant file
+    (Polyglot hashes it whenever a pawn stands beside), and that capture would be illegal.
+
+    Only the window's oldest entry can carry an en passant file, since a double push resets the
+    halfmove clock; so this single check completes the plain key comparison of repetitions.
+    """
+    k = S[S_HALF]
+    n = S[S_NHIST]
+    if k < 2 or k > n or k % 2 == 1:
+        return False
+    d = U[U_HIST + n - k] ^ U[U_HASH]
+    for f in range(8):
+        if d == Z_EP[f]:
+            ep = 40 + f if S[S_SIDE] == 0 else 16 + f
+            return not ep_capture_legal(U, S, ep)
+    return False
+
+
+@njit(cache=True)
 def compute_hash(U, S):
     """Polyglot Zobrist key of the position, from scratch."""
     h = ZERO

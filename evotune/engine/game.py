@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from numba import njit
 
-from .board import gen_legal, in_check, insufficient_material, make_move, unmake_move
+from .board import (gen_legal, in_check, insufficient_material, make_move, unmake_move,
+                    window_start_is_twin)
 from .search import phi_into, search_root
 from .tables import (S_HALF, S_LIMIT, S_MOVES, S_NHIST, S_NODES, S_ROOTPV, S_ROOTPVLEN, S_SIDE,
                      S_W, U_HASH, U_HIST)
@@ -56,6 +57,8 @@ def _repetitions(U, S):
         if U[U_HIST + n - k] == h:
             c += 1
         k += 2
+    if window_start_is_twin(U, S):
+        c += 1
     return c
 
 

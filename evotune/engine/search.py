@@ -12,7 +12,7 @@ from numba import njit
 
 from .bits import ONE, ZERO, lsb, popcount
 from .board import (bishop_attacks, gen_legal, in_check, insufficient_material, make_move,
-                    rook_attacks, unmake_move)
+                    rook_attacks, unmake_move, window_start_is_twin)
 from .tables import (F_EP, INF, KING, KNIGHT, MATE, MATE_BOUND, MAXMOVES, MAXPLY, ORDER_VALUE,
                      S_GEN, S_HALF, S_HISTORY, S_ITER, S_KILL, S_LIMIT, S_MB, S_MOVES, S_NHIST,
                      S_NODES, S_PV, S_PVLEN, S_ROOTPV, S_ROOTPVLEN, S_SCORES, S_SIDE, S_STOPPED,
@@ -89,7 +89,7 @@ def is_repetition(U, S):
         if U[U_HIST + n - k] == h:
             return True
         k += 2
-    return False
+    return window_start_is_twin(U, S)
 
 
 @njit(cache=True)
