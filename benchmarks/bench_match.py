@@ -9,7 +9,9 @@ weights against a weaker vector, both measured in this run):
 - runner1_gps: games per second through ``run_fixtures`` with one worker (in-process);
 - runner_over_direct: runner1_gps / direct_gps (target >= 0.95);
 - runner2_gps: games per second with two loky workers (pool started and warm before timing);
-- two_over_one: runner2_gps / runner1_gps (target >= 1.7; needs two idle cores).
+- two_over_one: runner2_gps / runner1_gps (target >= 1.7; needs two idle cores);
+- de_two_over_one: the same ratio for a DE-like generation (20 fixtures of 4 games, stop
+  'decisive', played in rounds).
 
 Each figure is the best of ``--repeat`` runs (interleaved), to damp noise from other processes.
 """
@@ -49,6 +51,15 @@ def runner(pairs: int, settings: MatchSettings, seed: int, workers: int) -> tupl
     return time.perf_counter() - t0, res[0].games
 
 
+def de_generation(settings: MatchSettings, seed: int, workers: int) -> tuple[float, int]:
+    """A DE-like generation: 20 fixtures of 4 games with the 'decisive' stop rule."""
+    fixtures = [Fixture(key=(1, i), a=A if i % 2 else B, b=B if i % 2 else A, games=4,
+                        stop="decisive") for i in range(20)]
+    t0 = time.perf_counter()
+    res = run_fixtures(fixtures, settings=settings, seed=seed, workers=workers)
+    return time.perf_counter() - t0, sum(r.games for r in res)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=20)
@@ -60,11 +71,13 @@ def main() -> None:
     settings = MatchSettings(depth=args.depth)
     warm_up()
     runner(1, settings, args.seed + 99, 2)  # start the loky pool and load the cache in workers
-    best = {"direct": 0.0, "runner1": 0.0, "runner2": 0.0}
+    best = {"direct": 0.0, "runner1": 0.0, "runner2": 0.0, "de1": 0.0, "de2": 0.0}
     for _ in range(args.repeat):
         for name, fn in (("direct", lambda: direct(args.pairs, settings, args.seed)),
                          ("runner1", lambda: runner(args.pairs, settings, args.seed, 1)),
-                         ("runner2", lambda: runner(args.pairs, settings, args.seed, 2))):
+                         ("runner2", lambda: runner(args.pairs, settings, args.seed, 2)),
+                         ("de1", lambda: de_generation(settings, args.seed, 1)),
+                         ("de2", lambda: de_generation(settings, args.seed, 2))):
             seconds, games = fn()
             best[name] = max(best[name], games / seconds)
     out = {
@@ -74,6 +87,7 @@ def main() -> None:
         "runner_over_direct": round(best["runner1"] / best["direct"], 3),
         "runner2_gps": round(best["runner2"], 2),
         "two_over_one": round(best["runner2"] / best["runner1"], 3),
+        "de_two_over_one": round(best["de2"] / best["de1"], 3),
     }
     if args.json:
         print(json.dumps(out))
