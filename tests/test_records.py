@@ -70,6 +70,8 @@ def test_pgn_round_trip(tmp_path):
     assert [m.uci() for m in g2.mainline_moves()] == ["e2e3", "e7e6", "b1c3"]
     assert g2.headers["BlackEngine"] == "/usr/games/stockfish" and "WhiteEngine" not in g2.headers
     assert g2.headers["Result"] == "1/2-1/2" and g2.headers["White"] == "B"
+    assert "BlackWeights" not in g2.headers  # the external engine has no weight vector
+    assert g1.headers["OpeningSource"] == "book:x"
     write_pgn(recs, path, append=False)
     assert path.read_text() == write_pgn_text(recs)
     buf = io.StringIO()

@@ -146,14 +146,16 @@ def record_to_pgn_game(rec: GameRecord, *, event: str = "evotune match", site: s
     if rec.opening.fen != chess.STARTING_FEN:
         game.setup(start)  # sets FEN and SetUp "1"
     game.headers["Termination"] = rec.termination
-    game.headers["WhiteWeights"] = weights_text(rec.white_weights)
-    game.headers["BlackWeights"] = weights_text(rec.black_weights)
+    if rec.white_weights:  # an external engine without mapped weights has none
+        game.headers["WhiteWeights"] = weights_text(rec.white_weights)
+    if rec.black_weights:
+        game.headers["BlackWeights"] = weights_text(rec.black_weights)
     if rec.white_engine:
         game.headers["WhiteEngine"] = rec.white_engine
     if rec.black_engine:
         game.headers["BlackEngine"] = rec.black_engine
     if rec.opening.label:
-        game.headers["Opening"] = rec.opening.label
+        game.headers["OpeningSource"] = rec.opening.label  # suite:line, or book:file
     game.headers["PlyCount"] = str(len(rec.opening.moves) + rec.plies)
     node = game
     for k, uci in enumerate(rec.opening.moves + rec.moves):
