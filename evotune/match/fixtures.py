@@ -92,6 +92,12 @@ class MatchSettings:
     """Plies of book moves for book openings."""
 
     def __post_init__(self) -> None:
+        for name in ("depth", "nodes", "max_plies", "book_plies"):
+            try:  # numpy integers are fine; bools and floats are not
+                if not isinstance(getattr(self, name), bool):
+                    object.__setattr__(self, name, operator.index(getattr(self, name)))
+            except TypeError:
+                pass
         if not isinstance(self.depth, int) or self.depth <= 0:
             raise ConfigError(f"depth must be a positive integer, got {self.depth!r}; "
                               "e.g. --depth 3")
