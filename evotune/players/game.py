@@ -1,0 +1,172 @@
+"""The move-by-move game loop for any pairing that is not builtin against builtin.
+
+Two built-in players play a whole game inside the numba core (``evotune.engine.play_game``);
+when at least one side is an external UCI engine, :func:`play_players_game` plays on a
+python-chess board: a built-in side moves with ``evotune.engine.search`` and its weights, an
+external side through :mod:`evotune.players.external`. The game ends by the core's rules
+(checkmate, stalemate, threefold repetition, fifty-move rule, insufficient material, ply cap,
+adjudication) or by a forfeit: the side whose engine crashed, hung past its time or answered an
+illegal move loses ('forfeit-crash', 'forfeit-timeout', 'forfeit-illegal-move'). An engine fault
+never raises out of the game; an engine that cannot be started at all does (EngineError).
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+import chess
+import numpy as np
+
+from ..engine import Adjudication, GameOutcome, features, search
+from ..errors import EngineError
+from . import PlayerSpec
+from .external import Forfeit, MoveLimit, discard, engine_for
+
+log = logging.getLogger(__name__)
+
+MATE = 1_000_000
+
+
+def _over(board: chess.Board) -> tuple[str, str] | None:
+    """(result, termination) when the game is over by the rules, else None."""
+    if board.is_checkmate():
+        return ("0-1" if board.turn == chess.WHITE else "1-0"), "checkmate"
+    if board.is_stalemate():
+        return "1/2-1/2", "stalemate"
+    if board.is_insufficient_material():
+        return "1/2-1/2", "insufficient-material"
+    if board.halfmove_clock >= 100:
+        return "1/2-1/2", "fifty-move"
+    if board.is_repetition(3):
+        return "1/2-1/2", "repetition"
+    return None
+
+
+class _Adjudicator:
+    """The core's adjudication rules (engine/game.py), move by move; None scores never agree."""
+
+    def __init__(self, adj: Adjudication) -> None:
+        self.adj = adj
+        self.resign = {chess.WHITE: 0, chess.BLACK: 0}   # consecutive own moves it is losing
+        self.last: dict[bool, int | None] = {chess.WHITE: None, chess.BLACK: None}
+        self.drawn = 0                                    # consecutive drawish plies
+
+    def update(self, colour: bool, score: int | None, plies: int) -> tuple[str, str] | None:
+        """Record the mover's score of ply ``plies`` (1-based count); a verdict or None.
+
+        Resign: the mover's score <= -resign_score while the opponent's last score was
+        >= +resign_score, for resign_moves consecutive own moves: the mover loses. Draw:
+        |score| <= draw_score on 2 * draw_moves consecutive plies whose 0-based index is
+        >= draw_start_ply.
+        """
+        a = self.adj
+        verdict = None
+        if a.resign_score > 0 and a.resign_moves > 0:
+            other = self.last[not colour]
+            losing = (score is not None and score <= -a.resign_score
+                      and other is not None and other >= a.resign_score)
+            self.resign[colour] = self.resign[colour] + 1 if losing else 0
+            if self.resign[colour] >= a.resign_moves:
+                verdict = ("0-1" if colour == chess.WHITE else "1-0"), "adjudication-resign"
+        self.last[colour] = score
+        if verdict is None and a.draw_score > 0 and a.draw_moves > 0:
+            if plies - 1 >= a.draw_start_ply and score is not None and abs(score) <= a.draw_score:
+                self.drawn += 1
+            else:
+                self.drawn = 0
+            if self.drawn >= 2 * a.draw_moves:
+                verdict = "1/2-1/2", "adjudication-draw"
+        return verdict
+
+
+def _leaf_phi(board: chess.Board, pv: tuple[str, ...]) -> np.ndarray:
+    """phi of the end of ``pv`` from the mover's point of view (the PV leaf of the search)."""
+    leaf = board.copy(stack=False)
+    plies = 0
+    for uci in pv:
+        try:
+            move = chess.Move.from_uci(uci)
+        except ValueError:
+            break
+        if move not in leaf.legal_moves:
+            break
+        leaf.push(move)
+        plies += 1
+    phi = np.asarray(features(leaf), dtype=np.int64)
+    return phi if plies % 2 == 0 else -phi
+
+
+def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, *, depth: int = 3,
+                      nodes: int = 0, movetime: float = 0.0, max_plies: int = 400,
+                      adjudication: Adjudication = Adjudication(),
+                      move_timeout: float | None = None) -> GameOutcome:
+    """Play one game from ``board`` (its move stack is the history) between two players.
+
+    Built-in sides search with ``depth`` and ``nodes`` (movetime does not apply to them);
+    external sides get ``go depth <depth> [nodes <nodes>] [movetime <ms>]`` and a hard
+    wall-clock limit per move of ``move_timeout`` seconds (None: movetime + 2 s, or 60 s).
+    ``max_plies`` counts the plies played here. The returned :class:`GameOutcome` has the moves
+    played from ``board``; ``scores`` hold each move's score from the mover's view (0 when an
+    external engine sent none) and ``leaf_phi`` the PV-leaf phi of built-in moves (zeros for
+    external moves).
+    """
+    start = time.perf_counter()
+    board = board.copy()
+    players = {chess.WHITE: white, chess.BLACK: black}
+    engines = {}
+    for colour, spec in players.items():
+        if not spec.is_builtin:
+            engines[colour] = engine_for(spec)  # EngineError if it cannot start: a setup mistake
+            engines[colour].new_game()
+    weights = {c: np.asarray(p.weights, dtype=np.float64) for c, p in players.items() if p.is_builtin}
+    limit = MoveLimit(depth=depth, nodes=nodes, movetime=movetime, timeout=move_timeout)
+    adjudicator = _Adjudicator(adjudication)
+
+    moves: list[str] = []
+    scores: list[int] = []
+    leaves: list[np.ndarray] = []
+    pvs: list[tuple[str, ...]] = []
+    total_nodes = 0
+    verdict = _over(board)
+    while verdict is None:
+        if len(moves) >= max_plies:
+            verdict = ("1/2-1/2", "ply-cap")
+            break
+        colour = board.turn
+        spec = players[colour]
+        if spec.is_builtin:
+            res = search(board, weights[colour], depth=depth, nodes=nodes)
+            if not res.move:
+                raise EngineError(f"built-in engine found no move in {board.fen()}, which is not "
+                                  "over by the rules: this is a bug, please report it")
+            move, score, pv = chess.Move.from_uci(res.move), int(res.score), tuple(res.pv)
+            total_nodes += int(res.nodes)
+            leaf = _leaf_phi(board, pv)
+        else:
+            try:
+                reply = engines[colour].move(board, limit)
+            except Forfeit as fault:
+                log.warning("%s (%s) forfeits the game: %s", spec.name,
+                            "white" if colour == chess.WHITE else "black", fault)
+                discard(spec)
+                verdict = ("0-1" if colour == chess.WHITE else "1-0"), f"forfeit-{fault.reason}"
+                break
+            move, score, pv = reply.move, reply.score, reply.pv
+            total_nodes += reply.nodes
+            leaf = np.zeros(6, dtype=np.int64)
+        board.push(move)
+        moves.append(move.uci())
+        scores.append(0 if score is None else score)
+        leaves.append(leaf)
+        pvs.append(pv)
+        verdict = _over(board) or adjudicator.update(colour, score, len(moves))
+
+    predicted = np.zeros(len(moves), dtype=bool)
+    for t in range(len(moves) - 1):
+        predicted[t] = len(pvs[t]) >= 2 and pvs[t][1] == moves[t + 1]
+    result, termination = verdict
+    return GameOutcome(
+        moves=tuple(moves), result=result, termination=termination, nodes=total_nodes,
+        scores=np.asarray(scores, dtype=np.int64),
+        leaf_phi=np.asarray(leaves, dtype=np.int64).reshape(len(moves), 6),
+        predicted=predicted, seconds=time.perf_counter() - start)
