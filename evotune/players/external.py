@@ -246,4 +246,15 @@ def live_count() -> int:
     return len(_LIVE)
 
 
-atexit.register(close_all)
+def _register_close_all() -> None:
+    # python-chess runs each engine's event loop in a non-daemon thread, and the interpreter joins
+    # non-daemon threads BEFORE atexit handlers run: close_all must run before that join (as
+    # concurrent.futures does), else a process with a live engine never exits.
+    register = getattr(threading, "_register_atexit", None)
+    if register is not None:
+        register(close_all)
+    else:  # pragma: no cover - every supported Python has it
+        atexit.register(close_all)
+
+
+_register_close_all()
