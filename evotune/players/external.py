@@ -29,6 +29,9 @@ MOVE_TIMEOUT = 60.0
 TIMEOUT_MARGIN = 2.0
 """Seconds granted past ``movetime`` before a move counts as a hang."""
 
+QUIT_TIMEOUT = 1.0
+"""Seconds an engine has to exit after ``quit`` before it is killed."""
+
 FORFEIT_REASONS = ("crash", "timeout", "illegal-move")
 
 
@@ -190,6 +193,7 @@ class ExternalEngine:
         """Stop the engine: ``quit`` then kill (only kill when ``quick`` or it does not answer)."""
         if not quick and self.alive:
             try:
+                self._engine.timeout = QUIT_TIMEOUT
                 self._engine.quit()
             except Exception:  # noqa: BLE001 - already dead, hung or shutting down: kill below
                 pass

@@ -103,8 +103,9 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
     """Play one game from ``board`` (its move stack is the history) between two players.
 
     Built-in sides search with ``depth`` and ``nodes`` (movetime does not apply to them);
-    external sides get ``go depth <depth> [nodes <nodes>] [movetime <ms>]`` and a hard
-    wall-clock limit per move of ``move_timeout`` seconds (None: movetime + 2 s, or 60 s).
+    external sides get ``go depth <depth> [nodes <nodes>]``, or ``go movetime <ms> [nodes
+    <nodes>]`` when ``movetime`` > 0 (it replaces the depth), and a hard wall-clock limit per
+    move of ``move_timeout`` seconds (None: movetime + 2 s, or 60 s).
     ``max_plies`` counts the plies played here. The returned :class:`GameOutcome` has the moves
     played from ``board``; ``scores`` hold each move's score from the mover's view (0 when an
     external engine sent none) and ``leaf_phi`` the PV-leaf phi of built-in moves (zeros for
@@ -119,7 +120,8 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
             engines[colour] = engine_for(spec)  # EngineError if it cannot start: a setup mistake
             engines[colour].new_game()
     weights = {c: np.asarray(p.weights, dtype=np.float64) for c, p in players.items() if p.is_builtin}
-    limit = MoveLimit(depth=depth, nodes=nodes, movetime=movetime, timeout=move_timeout)
+    limit = MoveLimit(depth=0 if movetime > 0 else depth, nodes=nodes, movetime=movetime,
+                      timeout=move_timeout)
     adjudicator = _Adjudicator(adjudication)
 
     moves: list[str] = []
