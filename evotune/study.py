@@ -139,7 +139,7 @@ def _leaves(rec, request):
     white_score = {"1-0": 1.0, "0-1": 0.0}.get(rec.result, 0.5)
     white_first = rec.opening.board().turn  # chess.WHITE is True
     movers = tuple(int((i % 2 == 0) == white_first) for i in range(len(rec.moves)))
-    return GameLeaves(a_white=rec.key[3] % 2 == 0, result=white_score, movers=movers,
+    return GameLeaves(a_white=rec.a_white, result=white_score, movers=movers,
                       scores=tuple(int(s) for s in rec.scores or ()),
                       leaf_phi=tuple(tuple(int(x) for x in row) for row in rec.leaf_phi or ()),
                       predicted=tuple(bool(p) for p in rec.predicted or ()))

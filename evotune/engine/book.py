@@ -80,7 +80,7 @@ class OpeningBook:
         if limit < 0:
             raise ConfigError(f"book max_plies must be >= 0, got {max_plies!r}")
         played: list[chess.Move] = []
-        while len(played) < limit and not board.is_game_over():
+        while len(played) < limit:  # a finished game has no legal book entry
             move = self.choose(board, rng)
             if move is None:
                 break

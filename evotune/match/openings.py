@@ -17,6 +17,7 @@ UCI when that game is drawn, so the 34,700-game 8moves_v3 suite loads in a fract
 """
 from __future__ import annotations
 
+import functools
 import io
 import logging
 import os
@@ -214,33 +215,19 @@ def _split_pgn(text: str) -> list[str]:
 
 # ---- books ----------------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=8)
+def _book(path: str):
+    """One open OpeningBook per file and process (opening and checking it costs ~1 ms)."""
+    from ..engine.book import OpeningBook
+
+    return OpeningBook(path)
+
+
 def book_line(path: str | os.PathLike, rng: np.random.Generator, *, max_plies: int) -> Opening:
     """A line of Polyglot book moves from the start position, drawn by weight with ``rng``."""
     board = chess.Board()
-    try:
-        from ..engine.book import OpeningBook  # the reference helper's book, when present
-    except ImportError:
-        OpeningBook = None
-    if OpeningBook is not None:
-        with OpeningBook(path) as book:
-            moves = book.play(board, rng, max_plies=max_plies)
-        return Opening(moves=tuple(m.uci() for m in moves), label=f"book:{Path(path).name}")
-    try:
-        reader = chess.polyglot.open_reader(path)
-    except OSError as exc:
-        raise OpeningsError(f"opening book {path} cannot be read ({exc}); check the path") \
-            from None
-    played = []
-    with reader:
-        for _ in range(max_plies):
-            entries = list(reader.find_all(board))
-            if not entries:
-                break
-            w = np.array([e.weight for e in entries], dtype=np.float64)
-            i = int(rng.choice(len(entries), p=w / w.sum())) if w.sum() > 0 else 0
-            board.push(entries[i].move)
-            played.append(entries[i].move.uci())
-    return Opening(moves=tuple(played), label=f"book:{Path(path).name}")
+    moves = _book(str(Path(path).resolve())).play(board, rng, max_plies=max_plies)
+    return Opening(moves=tuple(m.uci() for m in moves), label=f"book:{Path(path).name}")
 
 
 # ---- drawing ----------------------------------------------------------------------------------
