@@ -1,0 +1,355 @@
+"""The built-in engine as a UCI engine (``evotune uci``), so GUIs and tools can play it.
+
+Commands: ``uci``, ``isready``, ``setoption name <Option> value <v>``, ``ucinewgame``,
+``position startpos|fen <fen> [moves ...]``, ``go [depth d] [nodes n] [movetime ms]
+[wtime/btime/winc/binc/movestogo ...] [infinite]``, ``stop``, ``quit`` (plus ``debug``, ignored).
+Every weight of the engine spec (engines/shannon.toml) is a spin option named by its ``option``
+field, with the reference value as default and the bounds as min/max (the fixed pawn weight has
+min = max = 100). The search runs in a thread: iterative deepening calls
+``evotune.engine.search(depth=d)`` for d = 1, 2, ... and prints one ``info`` line per completed
+depth, then ``bestmove``; ``stop``, a node budget or a timer (movetime, clock) sets the core's stop
+flag. Unknown or malformed input is answered with ``info string`` and otherwise ignored. Every
+output line is flushed.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import chess
+import numpy as np
+
+from ..config import EngineSpec, load_engine_spec
+from ..errors import ConfigError, EvotuneError, WeightsError
+
+log = logging.getLogger(__name__)
+
+ENGINE_NAME = "evotune"
+AUTHOR = "the evotune authors"
+MATE = 1_000_000
+MATE_BOUND = MATE - 1000
+MAX_DEPTH = 64
+"""Deepest iteration of ``go infinite`` / time-limited searches."""
+MOVE_OVERHEAD = 0.03
+"""Seconds kept back from every clock allotment for I/O and the GUI."""
+
+
+def load_weights_file(path: str | Path, spec: EngineSpec) -> np.ndarray:
+    """Weights from a JSON file: a list of one number per weight, or ``{name: value}``."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"--weights {p}: cannot read it ({exc.strerror or exc})") from None
+    except json.JSONDecodeError as exc:
+        raise WeightsError(f"--weights {p}: not JSON ({exc}); give a list of {len(spec.weights)} "
+                           f"numbers or an object {{name: value}}") from None
+    space = spec.space()
+    if isinstance(data, dict):
+        return space.from_dict(data)
+    return space.validate(data, what=f"--weights {p}")
+
+
+@dataclass(frozen=True)
+class GoPlan:
+    """What a ``go`` command asks for."""
+
+    depth: int
+    """Deepest iteration to search."""
+    nodes: int
+    """Node budget over all iterations (0 = none)."""
+    seconds: float
+    """Time budget (0 = none)."""
+    infinite: bool
+    """Search until ``stop`` (bestmove only after it)."""
+
+
+def parse_go(tokens: list[str], turn: chess.Color) -> GoPlan:
+    """The plan of ``go <tokens>`` for the side ``turn``; ValueError on a malformed number."""
+    keys = {"depth", "nodes", "movetime", "wtime", "btime", "winc", "binc", "movestogo", "mate"}
+    vals: dict[str, int] = {}
+    infinite = False
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok in keys and i + 1 < len(tokens):
+            vals[tok] = int(tokens[i + 1])
+            i += 2
+            continue
+        if tok == "infinite":
+            infinite = True
+        elif tok not in ("ponder", "searchmoves"):
+            raise ValueError(f"unknown go parameter '{tok}'")
+        i += 1
+    depth = vals.get("depth", 0)
+    nodes = max(0, vals.get("nodes", 0))
+    seconds = max(0, vals.get("movetime", 0)) / 1000.0
+    clock = vals.get("wtime" if turn == chess.WHITE else "btime")
+    if clock is not None and not seconds:
+        inc = vals.get("winc" if turn == chess.WHITE else "binc", 0)
+        togo = max(1, vals.get("movestogo", 30))
+        left = max(0.0, clock / 1000.0 - MOVE_OVERHEAD)
+        seconds = max(0.01, min(left / togo + 0.75 * inc / 1000.0, 0.5 * left))
+    if "mate" in vals and not depth:
+        depth = 2 * max(1, vals["mate"]) - 1
+    if depth <= 0:
+        depth = MAX_DEPTH
+        if not (nodes or seconds):
+            infinite = True
+    return GoPlan(depth=min(depth, MAX_DEPTH), nodes=nodes, seconds=seconds, infinite=infinite)
+
+
+def format_score(score: int) -> str:
+    """``cp x`` or ``mate n`` (n > 0: the side to move mates in n moves; n < 0: it is mated)."""
+    if score > MATE_BOUND:
+        return f"mate {(MATE - score + 1) // 2}"
+    if score < -MATE_BOUND:
+        return f"mate {-((MATE + score) // 2)}"
+    return f"cp {score}"
+
+
+def parse_position(tokens: list[str], *, current: chess.Board | None = None) -> chess.Board:
+    """The board of ``position <tokens>``; ValueError on a bad FEN or an illegal move."""
+    if not tokens:
+        raise ValueError("position needs 'startpos' or 'fen <FEN>'")
+    cut = tokens.index("moves") if "moves" in tokens else len(tokens)
+    if tokens[0] == "startpos":
+        board = chess.Board()
+    elif tokens[0] == "fen":
+        board = chess.Board(" ".join(tokens[1:cut]))
+        if not board.is_valid():
+            raise ValueError(f"illegal position {' '.join(tokens[1:cut])!r}")
+    else:
+        raise ValueError(f"position needs 'startpos' or 'fen <FEN>', not '{tokens[0]}'")
+    for uci in tokens[cut + 1:]:
+        board.push_uci(uci)  # ValueError (IllegalMoveError/InvalidMoveError) on a bad move
+    return board
+
+
+class UciEngine:
+    """The UCI state machine: feed it lines with :meth:`handle`; it writes to ``out``."""
+
+    def __init__(self, *, weights=None, spec: EngineSpec | None = None, out: IO[str] | None = None,
+                 warm: bool = True) -> None:
+        self.spec = spec or load_engine_spec("shannon")
+        space = self.spec.space()
+        self.weights = space.reference_array if weights is None else space.validate(weights)
+        self._options = {w.option_name.lower(): (i, w) for i, w in enumerate(self.spec.weights)}
+        self.out = out or sys.stdout
+        self.board = chess.Board()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._stop = np.zeros(1, dtype=np.int64)
+        self._stop_event = threading.Event()
+        self._timer: threading.Timer | None = None
+        self._infinite = False
+        self._warm = threading.Thread(target=self._warm_up, name="evotune-warm-up", daemon=True)
+        if warm:
+            self._warm.start()
+
+    # -- output ----------------------------------------------------------------------------------
+    def say(self, line: str) -> None:
+        """Write one line and flush (thread-safe)."""
+        with self._lock:
+            self.out.write(line + "\n")
+            self.out.flush()
+
+    def info_string(self, text: str) -> None:
+        self.say("info string " + " ".join(text.split()))
+
+    # -- engine loading ----------------------------------------------------------------------------
+    @staticmethod
+    def _warm_up() -> None:
+        from . import search  # imports the core and loads (or compiles) its numba cache
+        search(chess.STARTING_FEN, np.array([100, 300, 330, 500, 900, 10], dtype=np.float64), depth=1)
+
+    def _ready(self) -> None:
+        if self._warm.ident is None:
+            self._warm.start()
+        self._warm.join()
+
+    # -- commands ------------------------------------------------------------------------------------
+    def handle(self, line: str) -> bool:
+        """Process one input line; False after ``quit``. Never raises for bad input."""
+        tokens = line.split()
+        if not tokens:
+            return True
+        cmd, args = tokens[0], tokens[1:]
+        try:
+            if cmd == "quit":
+                self.stop()
+                return False
+            handler = getattr(self, f"_cmd_{cmd}", None)
+            if handler is None:
+                self.info_string(f"unknown command '{line.strip()[:80]}' ignored")
+            else:
+                handler(args)
+        except (ValueError, EvotuneError) as exc:
+            self.info_string(f"error: {exc} (in '{line.strip()[:80]}')")
+        return True
+
+    def _cmd_uci(self, args: list[str]) -> None:
+        self.say(f"id name {ENGINE_NAME} {self._version()}")
+        self.say(f"id author {AUTHOR}")
+        for i, w in enumerate(self.spec.weights):
+            lo, hi = (w.reference, w.reference) if w.fixed else (w.lower, w.upper)
+            self.say(f"option name {w.option_name} type spin default {int(round(self.weights[i]))} "
+                     f"min {int(round(lo))} max {int(round(hi))}")
+        self.say("uciok")
+
+    @staticmethod
+    def _version() -> str:
+        from .. import __version__
+        return __version__
+
+    def _cmd_debug(self, args: list[str]) -> None:
+        pass
+
+    def _cmd_isready(self, args: list[str]) -> None:
+        self._ready()
+        self.say("readyok")
+
+    def _cmd_setoption(self, args: list[str]) -> None:
+        if not args or args[0] != "name":
+            raise ValueError("expected 'setoption name <Option> value <v>'")
+        cut = args.index("value") if "value" in args else len(args)
+        name = " ".join(args[1:cut])
+        if name.lower() not in self._options:
+            known = ", ".join(w.option_name for w in self.spec.weights)
+            raise ValueError(f"unknown option '{name}'; options are {known}")
+        i, w = self._options[name.lower()]
+        if cut + 1 >= len(args):
+            raise ValueError(f"option '{w.option_name}' needs a value")
+        value = float(int(args[cut + 1]))
+        lo, hi = (w.reference, w.reference) if w.fixed else (w.lower, w.upper)
+        if not lo <= value <= hi:
+            raise ValueError(f"{w.option_name} {value:g} is outside [{lo:g}, {hi:g}]")
+        self._finish()
+        self.weights = self.weights.copy()
+        self.weights[i] = value
+
+    def _cmd_ucinewgame(self, args: list[str]) -> None:
+        self._finish()
+        self.board = chess.Board()
+
+    def _cmd_position(self, args: list[str]) -> None:
+        board = parse_position(args)
+        self._finish()
+        self.board = board
+
+    def _cmd_go(self, args: list[str]) -> None:
+        plan = parse_go(args, self.board.turn)
+        self._finish()
+        self._ready()
+        self._stop[0] = 0
+        self._stop_event.clear()
+        self._infinite = plan.infinite
+        board, weights = self.board.copy(), self.weights.copy()
+        self._thread = threading.Thread(target=self._search, args=(board, weights, plan),
+                                        name="evotune-search", daemon=True)
+        self._thread.start()
+        if plan.seconds > 0:
+            self._timer = threading.Timer(plan.seconds, self._set_stop)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _cmd_stop(self, args: list[str]) -> None:
+        self.stop()
+
+    def _cmd_ponderhit(self, args: list[str]) -> None:
+        pass
+
+    # -- searching -------------------------------------------------------------------------------
+    def _set_stop(self) -> None:
+        self._stop[0] = 1
+        self._stop_event.set()
+
+    def stop(self) -> None:
+        """Stop a running search and wait for its ``bestmove``."""
+        thread = self._thread
+        if thread is None:
+            return
+        self._set_stop()
+        thread.join()
+        self._thread = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _finish(self) -> None:
+        """Before a command that changes the state: let a finite search end, stop an infinite one
+        (a GUI sends these only after ``bestmove``; a script piping commands expects each
+        ``go`` to complete)."""
+        if not self._infinite:
+            self.wait()
+        self.stop()
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Wait for the running search to end on its own (tests, scripted use)."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _search(self, board: chess.Board, weights: np.ndarray, plan: GoPlan) -> None:
+        try:
+            best = self._iterate(board, weights, plan)
+        except Exception as exc:  # noqa: BLE001 - the GUI must get a bestmove whatever happens
+            log.exception("search failed")
+            self.info_string(f"error: search failed: {exc}")
+            best = ""
+        if plan.infinite:
+            self._stop_event.wait()  # UCI: no bestmove before 'stop' in infinite mode
+        if not best:
+            legal = list(board.legal_moves)
+            best = legal[0].uci() if legal else "(none)"
+        self.say(f"bestmove {best}")
+
+    def _iterate(self, board: chess.Board, weights: np.ndarray, plan: GoPlan) -> str:
+        from . import search
+
+        start = time.perf_counter()
+        total = 0
+        best = ""
+        for depth in range(1, plan.depth + 1):
+            budget = plan.nodes - total if plan.nodes else 0
+            if (plan.nodes and budget <= 0) or (self._stop[0] and best):
+                break
+            res = search(board, weights, depth=depth, nodes=budget, stop=self._stop)
+            total += res.nodes
+            if not res.move:  # no legal move: mated or stalemate
+                self.say(f"info depth 0 score {format_score(res.score)}")
+                return ""
+            if res.depth < depth and best:  # stopped inside this iteration: keep the last one
+                break
+            best = res.move
+            secs = max(time.perf_counter() - start, 1e-6)
+            pv = " ".join(res.pv) if res.pv else res.move
+            self.say(f"info depth {res.depth} score {format_score(res.score)} nodes {total} "
+                     f"nps {int(total / secs)} time {int(secs * 1000)} pv {pv}")
+            if res.depth < depth:
+                break
+        return best
+
+    # -- main loop ---------------------------------------------------------------------------------
+    def run(self, stdin: IO[str] | None = None) -> None:
+        """Read commands until ``quit`` or end of input."""
+        for line in stdin or sys.stdin:
+            if not self.handle(line):
+                break
+        else:  # end of input: let a finite search finish, end an infinite one
+            self._finish()
+        if self._timer is not None:
+            self._timer.cancel()
+
+
+def run(*, weights_file: str | Path | None = None, stdin: IO[str] | None = None,
+        stdout: IO[str] | None = None) -> None:
+    """``evotune uci``: speak UCI on stdin/stdout with the shannon engine spec's options."""
+    spec = load_engine_spec("shannon")
+    weights = load_weights_file(weights_file, spec) if weights_file else None
+    UciEngine(weights=weights, spec=spec, out=stdout).run(stdin)
