@@ -167,3 +167,22 @@ def test_parse_go_and_format_score():
     assert format_score(35) == "cp 35" and format_score(-7) == "cp -7"
     assert format_score(MATE - 1) == "mate 1" and format_score(MATE - 3) == "mate 2"
     assert format_score(-(MATE - 2)) == "mate -1" and format_score(-(MATE - 4)) == "mate -2"
+
+
+def test_evotune_uci_as_an_external_player_replays_the_core():
+    """`evotune uci` driven by the players game loop plays exactly the core's moves."""
+    from evotune.engine import play_game
+    from evotune.players import PlayerSpec, builtin, external
+    from evotune.players.game import play_players_game
+
+    other = (100, 280, 350, 520, 880, 6)
+    ours = PlayerSpec(name="evotune-uci", kind="uci", command=tuple(UCI_COMMAND),
+                      options=(("KnightValue", 310), ("MobilityWeight", 12)))
+    start = chess.Board("rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2")
+    try:
+        loop = play_players_game(builtin(other), ours, start, depth=2, max_plies=60)
+    finally:
+        external.close_all()
+    core = play_game(start, other, (100, 310, 330, 500, 900, 12), depth=2, max_plies=60)
+    assert loop.moves == core.moves and (loop.result, loop.termination) == (core.result, core.termination)
+    assert (loop.scores == core.scores).all()  # the UCI 'score cp' lines carry the core's scores
