@@ -73,7 +73,7 @@ def test_uci_spec_options_reach_the_engine():
     spec = dataclasses.replace(spec, command=(sys.executable, str(FAKES / "random_mover.py")))
     eng = engine_for(player_from_engine_spec(spec, [420, 7]))
     eng.new_game()
-    reply = eng.move(chess.Board(), MoveLimit(depth=1))
+    reply = eng.play(chess.Board(), MoveLimit(depth=1))
     assert reply.score == 420  # the fake engine reports KnightValue as its score
     assert reply.move in chess.Board().legal_moves and reply.nodes == 20
 
@@ -112,7 +112,7 @@ def test_misbehaving_engine_raises_forfeit(mode, reason):
     eng = engine_for(fake(mode, "--after", "2"))
     eng.new_game()
     board = chess.Board()
-    board.push(eng.move(board, MoveLimit(depth=1, timeout=1.0)).move)
+    board.push(eng.move(board, MoveLimit(depth=1, timeout=1.0)))
     t0 = time.perf_counter()
     with pytest.raises(Forfeit) as info:
         eng.move(board, MoveLimit(depth=1, timeout=1.0))

@@ -1,7 +1,7 @@
 """A live external UCI engine, driven by python-chess's engine protocol (``chess.engine``).
 
 :func:`engine_for` returns the engine of a :class:`PlayerSpec` from a per-process cache, started
-and configured once, so games do not pay a start-up each. :meth:`ExternalEngine.move` asks for
+and configured once, so games do not pay a start-up each. :meth:`ExternalEngine.move` (or ``play``) asks for
 one move under a depth / nodes / movetime limit and a hard wall-clock timeout. An engine that
 crashes, hangs past the timeout or answers an illegal move raises :class:`Forfeit` to the game
 loop; the engine is killed and dropped from the cache, so the next game starts a fresh one.
@@ -160,8 +160,12 @@ class ExternalEngine:
         """Mark the start of a new game (python-chess then sends ``ucinewgame``)."""
         self._game += 1
 
-    def move(self, board: chess.Board, limit: MoveLimit) -> EngineMove:
+    def move(self, board: chess.Board, limit: MoveLimit) -> chess.Move:
         """The engine's move in ``board`` (history included) under ``limit``; Forfeit on a fault."""
+        return self.play(board, limit).move
+
+    def play(self, board: chess.Board, limit: MoveLimit) -> EngineMove:
+        """Like :meth:`move`, with the score, nodes and PV the engine reported."""
         turn = board.turn
         timeout = limit.hard_timeout
         what = f"engine '{self.name}'"

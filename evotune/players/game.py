@@ -146,7 +146,7 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
             leaf = _leaf_phi(board, pv)
         else:
             try:
-                reply = engines[colour].move(board, limit)
+                reply = engines[colour].play(board, limit)
             except Forfeit as fault:
                 log.warning("%s (%s) forfeits the game: %s", spec.name,
                             "white" if colour == chess.WHITE else "black", fault)
