@@ -128,6 +128,14 @@ def test_garbage_is_answered_with_info_string_and_ignored():
     assert chess.Move.from_uci(out[-1].split()[1]) in parse_position(["startpos", "moves", "e2e4"]).legal_moves
 
 
+def test_undecodable_bytes_on_stdin_do_not_kill_the_engine():
+    proc = subprocess.run(UCI_COMMAND, input=b"\xff\xfe garbage\nposition startpos\ngo depth 1\nquit\n",
+                          capture_output=True, timeout=60)
+    lines = proc.stdout.decode().splitlines()
+    assert proc.returncode == 0 and lines[0].startswith("info string unknown command")
+    assert lines[-1].startswith("bestmove ")
+
+
 def test_weights_from_file_become_option_defaults_and_search_weights(tmp_path):
     path = tmp_path / "w.json"
     path.write_text(json.dumps({"knight": 1000, "bishop": 330, "rook": 500, "queen": 900, "mobility": 10}))
@@ -164,6 +172,7 @@ def test_parse_go_and_format_score():
     assert parse_go(["movetime", "250", "nodes", "900"], white).seconds == 0.25
     with pytest.raises(ValueError):
         parse_go(["depth", "deep"], white)
+    assert parse_go(["searchmoves", "e2e4", "d2d4", "depth", "3"], white).depth == 3
     assert format_score(35) == "cp 35" and format_score(-7) == "cp -7"
     assert format_score(MATE - 1) == "mate 1" and format_score(MATE - 3) == "mate 2"
     assert format_score(-(MATE - 2)) == "mate -1" and format_score(-(MATE - 4)) == "mate -2"

@@ -84,7 +84,10 @@ def parse_go(tokens: list[str], turn: chess.Color) -> GoPlan:
             continue
         if tok == "infinite":
             infinite = True
-        elif tok not in ("ponder", "searchmoves"):
+        elif tok == "searchmoves":  # accepted, not supported: the whole move list is searched
+            while i + 1 < len(tokens) and tokens[i + 1] not in keys | {"infinite", "ponder"}:
+                i += 1
+        elif tok != "ponder":
             raise ValueError(f"unknown go parameter '{tok}'")
         i += 1
     depth = vals.get("depth", 0)
@@ -192,6 +195,9 @@ class UciEngine:
                 handler(args)
         except (ValueError, EvotuneError) as exc:
             self.info_string(f"error: {exc} (in '{line.strip()[:80]}')")
+        except Exception as exc:  # noqa: BLE001 - a UCI engine must survive any input line
+            log.exception("command %r failed", line)
+            self.info_string(f"error: {type(exc).__name__}: {exc} (in '{line.strip()[:80]}')")
         return True
 
     def _cmd_uci(self, args: list[str]) -> None:
@@ -338,7 +344,11 @@ class UciEngine:
     # -- main loop ---------------------------------------------------------------------------------
     def run(self, stdin: IO[str] | None = None) -> None:
         """Read commands until ``quit`` or end of input."""
-        for line in stdin or sys.stdin:
+        if stdin is None:
+            stdin = sys.stdin
+            if hasattr(stdin, "reconfigure"):
+                stdin.reconfigure(errors="replace")  # undecodable bytes become garbage, not a crash
+        for line in stdin:
             if not self.handle(line):
                 break
         else:  # end of input: let a finite search finish, end an infinite one
