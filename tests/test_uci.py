@@ -84,6 +84,15 @@ def test_go_movetime_returns_in_time(engine):
     assert 0.25 <= elapsed < 1.0, elapsed  # wall clock on a shared machine: a generous margin
 
 
+def test_clock_moves_use_a_share_of_the_clock(engine):
+    board = chess.Board()
+    t0 = time.perf_counter()
+    result = engine.play(board, chess.engine.Limit(white_clock=3.0, black_clock=3.0))
+    elapsed = time.perf_counter() - t0
+    assert result.move in board.legal_moves
+    assert elapsed < 0.6, elapsed  # about (3 s - overhead) / 30 moves = 0.1 s, plus I/O
+
+
 def test_go_infinite_runs_until_stop(engine):
     with engine.analysis(chess.Board()) as analysis:
         time.sleep(0.4)
