@@ -8,10 +8,10 @@ import hashlib
 import json
 import math
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ConfigError
+from .errors import ConfigError, WeightsError
 from .space import WeightSpace
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -421,3 +421,26 @@ def dump_config_toml(cfg: RunConfig) -> str:
     lines.append(f"backend = {_toml_value(cfg.backend)}")
     lines.append(f"scheduler = {_toml_value(cfg.scheduler)}")
     return "\n".join(lines) + "\n"
+
+
+def load_weights_file(path: str | Path, spec: EngineSpec | None = None):
+    """A full weight vector (float64 array) from a JSON file: a list with one number per weight,
+    or an object ``{name: value}`` (fixed weights may be left out). Validated against the
+    engine spec's weight space (default: the built-in Shannon engine)."""
+    spec = spec or load_engine_spec("shannon")
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"weights file {p}: cannot read it ({exc.strerror or exc})") from None
+    except json.JSONDecodeError as exc:
+        raise WeightsError(f"weights file {p}: not valid JSON ({exc.msg} at line {exc.lineno}); "
+                           "give a list like [100, 300, 330, 500, 900, 10] or an object "
+                           '{"knight": 300, ...}') from None
+    space = spec.space()
+    if isinstance(data, dict):
+        return space.from_dict(data)
+    if isinstance(data, list):
+        return space.validate(data, what=f"weights file {p}")
+    raise WeightsError(f"weights file {p}: expected a list of {space.size} numbers or an "
+                       f"object {{name: value}}, got {type(data).__name__}")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable

@@ -124,7 +124,7 @@ def _population_stats(pop: np.ndarray) -> dict:
 
 
 def _outcome(result, request):
-    from .strategies.base import GameLeaves, MatchOutcome
+    from .strategies.base import MatchOutcome
 
     leaves = ()
     if request.record_leaves:
@@ -148,7 +148,7 @@ def _leaves(rec, request):
 def execute(store: Store, cfg: RunConfig, *,
             progress: Callable[[RunProgress], None] | None = None) -> RunSummary:
     """Run (or continue) ``store``'s run until a stop condition; every generation is stored."""
-    from .match import Fixture, GameRecord, run_fixtures, write_pgn_text
+    from .match import GameRecord, write_pgn_text
     from .strategies import STRATEGIES, make_strategy
 
     spec = load_engine_spec(cfg.engine)

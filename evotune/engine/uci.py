@@ -13,7 +13,6 @@ output line is flushed.
 """
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import threading
@@ -25,8 +24,8 @@ from typing import IO
 import chess
 import numpy as np
 
-from ..config import EngineSpec, load_engine_spec
-from ..errors import ConfigError, EvotuneError, WeightsError
+from ..config import EngineSpec, load_engine_spec, load_weights_file
+from ..errors import EvotuneError
 
 log = logging.getLogger(__name__)
 
@@ -38,22 +37,6 @@ MAX_DEPTH = 64
 """Deepest iteration of ``go infinite`` / time-limited searches."""
 MOVE_OVERHEAD = 0.03
 """Seconds kept back from every clock allotment for I/O and the GUI."""
-
-
-def load_weights_file(path: str | Path, spec: EngineSpec) -> np.ndarray:
-    """Weights from a JSON file: a list of one number per weight, or ``{name: value}``."""
-    p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"--weights {p}: cannot read it ({exc.strerror or exc})") from None
-    except json.JSONDecodeError as exc:
-        raise WeightsError(f"--weights {p}: not JSON ({exc}); give a list of {len(spec.weights)} "
-                           f"numbers or an object {{name: value}}") from None
-    space = spec.space()
-    if isinstance(data, dict):
-        return space.from_dict(data)
-    return space.validate(data, what=f"--weights {p}")
 
 
 @dataclass(frozen=True)

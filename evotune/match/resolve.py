@@ -10,13 +10,12 @@ A player is given as:
 """
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import replace
 from pathlib import Path
 
-from ..config import ENGINES_DIR, load_engine_spec
-from ..errors import ConfigError, WeightsError
+from ..config import ENGINES_DIR, load_engine_spec, load_weights_file
+from ..errors import ConfigError
 from ..players import PlayerSpec, builtin
 
 
@@ -26,24 +25,7 @@ def _space():
 
 def weights_from_file(path: str | Path) -> tuple[float, ...]:
     """A Shannon weight vector from a JSON file (list of six numbers or {name: value})."""
-    p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"weights file {p}: cannot read it ({exc.strerror})") from None
-    except json.JSONDecodeError as exc:
-        raise WeightsError(f"weights file {p}: not valid JSON ({exc.msg} at line {exc.lineno}); "
-                           "give a list like [100, 300, 330, 500, 900, 10] or an object "
-                           '{"knight": 300, ...}') from None
-    space = _space()
-    if isinstance(data, dict):
-        w = space.from_dict(data)
-    elif isinstance(data, list):
-        w = space.validate(data, what=f"weights file {p}")
-    else:
-        raise WeightsError(f"weights file {p}: expected a list of {space.size} numbers or an "
-                           f"object {{name: value}}, got {type(data).__name__}")
-    return tuple(float(x) for x in w)
+    return tuple(float(x) for x in load_weights_file(path))
 
 
 def resolve_player(arg: str) -> PlayerSpec:
