@@ -106,7 +106,7 @@ def convergence_figure(runs: Sequence[RunData], *, x: str = "generations") -> Fi
     """
     _check_x(x)
     names = _panel_names(runs)
-    fig, axes = _figure(len(names), "population mean +- 1 standard deviation")
+    fig, axes = _figure(len(names), "population mean \u00b1 1 standard deviation")
     colors = _colors(runs)
     for ax, name in zip(axes, names):
         refs = []
