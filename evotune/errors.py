@@ -32,3 +32,7 @@ class OpeningsError(EvotuneError, ValueError):
 
 class StoreError(EvotuneError, RuntimeError):
     """A run directory is missing, corrupt, or does not match the configuration given."""
+
+
+class ClusterError(EvotuneError, RuntimeError):
+    """A Dask scheduler cannot be reached, has no workers, or lost the games it was given."""

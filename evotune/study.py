@@ -22,6 +22,7 @@ import numpy as np
 from .config import (RunConfig, config_differences, load_engine_spec, resolve_openings_path,
                      run_config_from_dict, run_identity)
 from .errors import StoreError
+from .match.cluster import backend_session
 from .players import builtin
 from .store import Store
 
@@ -192,10 +193,13 @@ def execute(store: Store, cfg: RunConfig, *,
     pgn_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evotune-pgn")
     pgn_jobs: list = []
     try:
-        while not stop_reached():
-            games_total = _generation(store, cfg, strategy, space, settings, workers,
-                                      games_total, seconds_before, t_session, progress,
-                                      pgn_writer, pgn_jobs)
+        # where games run ('local' processes or a Dask cluster), opened once per run
+        with backend_session(cfg.backend, cfg.scheduler, workers=workers) as session:
+            while not stop_reached():
+                games_total = _generation(store, cfg, strategy, space, settings,
+                                          session.workers, games_total, seconds_before,
+                                          t_session, progress, pgn_writer, pgn_jobs,
+                                          backend=session.backend)
     finally:
         pgn_writer.shutdown(wait=True)
     for job in pgn_jobs:
@@ -210,7 +214,7 @@ def execute(store: Store, cfg: RunConfig, *,
 
 
 def _generation(store, cfg, strategy, space, settings, workers, games_total, seconds_before,
-                t_session, progress, pgn_writer, pgn_jobs) -> int:
+                t_session, progress, pgn_writer, pgn_jobs, *, backend: str = "loky") -> int:
     """Play, tell and store one generation; returns the new games total."""
     from .match import Fixture, run_fixtures, write_pgn_text
 
@@ -232,7 +236,7 @@ def _generation(store, cfg, strategy, space, settings, workers, games_total, sec
                                  games_scheduled=int(getattr(event, "scheduled", 0))))
 
     results = run_fixtures(fixtures, settings=settings, seed=cfg.seed, workers=workers,
-                           backend=cfg.backend if cfg.backend != "local" else "loky",
+                           backend=backend,
                            progress=on_game)
     outcomes = [_outcome(r, q) for r, q in zip(results, requests)]
     stats = strategy.tell(outcomes)

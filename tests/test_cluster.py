@@ -1,0 +1,176 @@
+"""Runs on a real Dask cluster (LocalCluster on loopback, 2 worker processes): same generations
+and game log as a local run, a worker SIGKILLed mid-generation loses and duplicates nothing,
+workers are warmed (also one that joins later), an unreachable scheduler is one line + exit 2."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+distributed = pytest.importorskip("distributed", reason="dask[distributed] is an optional extra")
+
+from evotune.cli import main  # noqa: E402
+from evotune.config import build_run_config  # noqa: E402
+from evotune.errors import ClusterError, ConfigError  # noqa: E402
+from evotune.match import cluster  # noqa: E402
+from evotune.store import Store  # noqa: E402
+from evotune.study import execute, new_run  # noqa: E402
+
+SMALL = dict(strategy="de", np=4, generations=2, games=2, depth=1, seed=11, openings="book")
+# games long enough (depth 3, ~0.1 s each) that a worker is surely busy when it is killed
+KILL = dict(strategy="de", np=8, generations=2, games=4, depth=3, seed=3, openings="book")
+
+
+def _generations(root: Path) -> list[dict]:
+    out = []
+    for g in Store(root).generations():
+        g = dict(g)
+        g.pop("seconds"), g.pop("seconds_total")
+        out.append(g)
+    return out
+
+
+def _games(root: Path) -> list[dict]:
+    games = Store(root).read_games()
+    for r in games:
+        r.pop("seconds", None)
+    return games
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None,
+                                  silence_logs=40) as lc:
+        with distributed.Client(lc.scheduler_address, set_as_default=False) as client:
+            client.wait_for_workers(2, timeout=60)
+            yield lc, client
+
+
+def _run(tmp_path: Path, run_id: str, progress=None, **kw) -> Path:
+    cfg = build_run_config(**kw)
+    store = new_run(cfg, out_dir=tmp_path, run_id=run_id)
+    execute(store, cfg, progress=progress)
+    return store.root
+
+
+def test_dask_run_equals_local_run(tmp_path, dask_cluster):
+    lc, client = dask_cluster
+    local = _run(tmp_path, "local", workers=1, **SMALL)
+    remote = _run(tmp_path, "dask", backend="dask", scheduler=lc.scheduler_address, **SMALL)
+    gens = _generations(remote)
+    assert [g["generation"] for g in gens] == [0, 1, 2]
+    assert all(g["games"] > 0 for g in gens[1:])
+    assert gens == _generations(local)
+    assert _games(remote) == _games(local)
+    # the plugin warmed every worker
+    assert list(client.run(cluster.worker_warm).values()) == [True, True]
+
+
+def test_session_reports_cluster_threads_and_closes_client(dask_cluster):
+    lc, _ = dask_cluster
+    with cluster.backend_session("dask", lc.scheduler_address, workers=1) as s:
+        assert (s.backend, s.workers, s.scheduler) == ("dask", 2, lc.scheduler_address)
+        client = s.client
+        assert client.status == "running"
+    assert client.status == "closed"
+    with cluster.backend_session("local", workers=3) as s:
+        assert (s.backend, s.workers, s.client) == ("loky", 3, None)
+    with pytest.raises(ConfigError, match="unknown backend"):
+        with cluster.backend_session("ray"):
+            pass
+
+
+def test_worker_killed_mid_generation_loses_and_duplicates_no_game(tmp_path, dask_cluster):
+    lc, client = dask_cluster
+    local = _run(tmp_path, "local", workers=1, **KILL)
+    killed: dict = {}
+
+    def progress(ev):
+        # first finished game of generation 1: other games of the generation are running
+        if killed or ev.kind != "game" or ev.generation != 1:
+            return
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            busy = {w: keys for w, keys in client.processing().items() if keys}
+            if busy:
+                addr, keys = next(iter(busy.items()))
+                pid = client.run(os.getpid, workers=[addr])[addr]
+                os.kill(pid, signal.SIGKILL)
+                killed.update(addr=addr, pid=pid, keys=list(keys),
+                              games_before=ev.games_in_generation)
+                return
+            time.sleep(0.005)
+
+    remote = _run(tmp_path, "dask", progress=progress, backend="dask",
+                  scheduler=lc.scheduler_address, **KILL)
+    # it really happened, in generation 1, with a task running on the killed worker
+    assert killed and killed["keys"], killed
+    local_gens = _generations(local)
+    assert killed["games_before"] < local_gens[1]["games"]
+    client.wait_for_workers(2, timeout=60)  # the nanny restarted the killed worker
+    pids = set(client.run(os.getpid).values())
+    assert killed["pid"] not in pids
+    # the run went on: every generation stored, equal to the local run's, no game lost or doubled
+    assert _generations(remote) == local_gens
+    games = _games(remote)
+    assert len(games) == local_gens[-1]["games_total"]
+    assert len({tuple(g["key"]) for g in games}) == len(games)
+    assert games == _games(local)
+    # the restarted worker was warmed up by the plugin when it joined
+    assert list(client.run(cluster.worker_warm).values()) == [True, True]
+
+
+def test_unreachable_scheduler_is_one_clear_line_and_exit_2(tmp_path, monkeypatch, capsys):
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", 1.0)
+    t0 = time.perf_counter()
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--np", "4", "--generations", "1", "--games", "2", "--depth", "1",
+              "--backend", "dask", "--scheduler", address, "--out", str(tmp_path)])
+    assert exc.value.code == 2
+    assert time.perf_counter() - t0 < 10
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and err[0].startswith("run ")  # 'run <id> in <dir>', then the error
+    assert err[1].startswith(f"evotune: error: cannot reach the Dask scheduler at {address} "
+                             "within 1 s")
+    assert "dask scheduler" in err[1] and "dask worker" in err[1]
+
+
+def test_bad_address_and_no_workers_are_cluster_errors():
+    with pytest.raises(ClusterError, match="not valid"):
+        cluster.connect("tcp://127.0.0.1", timeout=1)
+    with distributed.LocalCluster(n_workers=0, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as empty:
+        with pytest.raises(ClusterError, match="has no worker after 0.5 s"):
+            with cluster.backend_session("dask", empty.scheduler_address, timeout=5,
+                                         workers_timeout=0.5):
+                pass
+
+
+@pytest.mark.slow
+def test_cli_exits_2_within_the_default_timeout(tmp_path):
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    t0 = time.perf_counter()
+    res = subprocess.run([sys.executable, "-m", "evotune.cli", "run", "--np", "4",
+                          "--generations", "1", "--games", "2", "--depth", "1", "--backend",
+                          "dask", "--scheduler", address, "--out", str(tmp_path)],
+                         capture_output=True, text=True, timeout=120)
+    wall = time.perf_counter() - t0
+    assert res.returncode == 2, res.stderr
+    assert wall < cluster.CONNECT_TIMEOUT + 20
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("evotune: error")]
+    assert len(lines) == 1 and f"at {address} within {cluster.CONNECT_TIMEOUT:g} s" in lines[0]
+    assert "Traceback" not in res.stderr
