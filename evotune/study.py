@@ -149,119 +149,128 @@ def _leaves(rec, request):
 def execute(store: Store, cfg: RunConfig, *,
             progress: Callable[[RunProgress], None] | None = None) -> RunSummary:
     """Run (or continue) ``store``'s run until a stop condition; every generation is stored."""
-    from .match import GameRecord, write_pgn_text
-    from .strategies import STRATEGIES, make_strategy
-
-    spec = load_engine_spec(cfg.engine)
-    space = spec.space(init_low=cfg.init_low, init_high=cfg.init_high)
-    params = {"np": cfg.np, "games": cfg.games, **cfg.params_dict()}
-    state = store.read_state()
-    if state is None:
-        strategy = make_strategy(cfg.strategy, space, params=params, seed=cfg.seed)
-        games_total, seconds_before = 0, 0.0
-        pop = np.asarray(strategy.population, dtype=float)
-        store.write_generation(0, {"generation": 0, "strategy": cfg.strategy,
-                                   "names": list(space.names), "population": pop.tolist(),
-                                   **_population_stats(pop), "games": 0, "games_total": 0,
-                                   "matches": [], "stats": {}, "seconds": 0.0,
-                                   "seconds_total": 0.0})
-        store.write_state({"generation": 0, "games": 0, "seconds": 0.0, "finished": False,
-                           "strategy": strategy.state()})
-    else:
-        if cfg.strategy not in STRATEGIES:
-            raise StoreError(f"stored strategy '{cfg.strategy}' is unknown to this evotune")
-        strategy = STRATEGIES[cfg.strategy].from_state(space, params=params, seed=cfg.seed,
-                                                       state=state["strategy"])
-        games_total, seconds_before = int(state["games"]), float(state["seconds"])
-        dropped = store.repair(
-            generations_done=int(state["generation"]),
-            to_pgn=lambda recs: write_pgn_text(GameRecord.from_dict(r) for r in recs))
-        if dropped:
-            log.info("dropped %d games of an unfinished generation", dropped)
-    settings = _match_settings(cfg)
-    workers = resolve_workers(cfg.workers)
-    t_session = time.perf_counter()
-
-    def stop_reached() -> bool:
-        elapsed = seconds_before + time.perf_counter() - t_session
-        return ((cfg.generations and strategy.generation >= cfg.generations)
-                or (cfg.max_games and games_total >= cfg.max_games)
-                or (cfg.max_seconds and elapsed >= cfg.max_seconds))
-
+    loop = _RunLoop(store, cfg, progress)
     # PGN text is made in a background thread while the next generation plays (the game log
     # is written first and is the source of truth; resume rebuilds a PGN that fell behind).
-    pgn_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evotune-pgn")
-    pgn_jobs: list = []
     try:
         # where games run ('local' processes or a Dask cluster), opened once per run
-        with backend_session(cfg.backend, cfg.scheduler, workers=workers) as session:
-            while not stop_reached():
-                games_total = _generation(store, cfg, strategy, space, settings,
-                                          session.workers, games_total, seconds_before,
-                                          t_session, progress, pgn_writer, pgn_jobs,
-                                          backend=session.backend)
+        with backend_session(cfg.backend, cfg.scheduler,
+                             workers=resolve_workers(cfg.workers)) as session:
+            while not loop.stop_reached():
+                loop.generation(backend=session.backend, workers=session.workers)
     finally:
-        pgn_writer.shutdown(wait=True)
-    for job in pgn_jobs:
+        loop.pgn_writer.shutdown(wait=True)
+    for job in loop.pgn_jobs:
         job.result()  # surface a failed PGN write
-    seconds_total = seconds_before + time.perf_counter() - t_session
+    seconds_total = loop.elapsed()
     state = store.read_state()
     state.update(finished=True, seconds=seconds_total)
     store.write_state(state)
-    return RunSummary(run_id=store.run_id, generation=strategy.generation, games=games_total,
-                      seconds=seconds_total, finished=True,
-                      recommended=tuple(float(x) for x in strategy.recommended("mean")))
+    return RunSummary(run_id=store.run_id, generation=loop.strategy.generation,
+                      games=loop.games_total, seconds=seconds_total, finished=True,
+                      recommended=tuple(float(x) for x in loop.strategy.recommended("mean")))
 
 
-def _generation(store, cfg, strategy, space, settings, workers, games_total, seconds_before,
-                t_session, progress, pgn_writer, pgn_jobs, *, backend: str = "loky") -> int:
-    """Play, tell and store one generation; returns the new games total."""
-    from .match import Fixture, run_fixtures, write_pgn_text
+class _RunLoop:
+    """The state of one :func:`execute` call: the strategy, counters, the PGN writer."""
 
-    g = strategy.generation + 1
-    t0 = time.perf_counter()
-    requests = strategy.ask()
-    fixtures = [Fixture(key=(g, i), a=builtin(req.a, name=f"g{g}-m{i}-A"),
-                        b=builtin(req.b, name=f"g{g}-m{i}-B"), games=req.games,
-                        stop=req.stop, record_leaves=req.record_leaves)
-                for i, req in enumerate(requests)]
-    done = [0]
+    def __init__(self, store: Store, cfg: RunConfig,
+                 progress: Callable[[RunProgress], None] | None) -> None:
+        from .match import GameRecord, write_pgn_text
+        from .strategies import STRATEGIES, make_strategy
 
-    def on_game(event, g=g):
-        done[0] += 1
-        if progress is not None:
-            progress(RunProgress(kind="game", generation=g,
-                                 games_total=games_total + done[0],
-                                 games_in_generation=done[0],
-                                 games_scheduled=int(getattr(event, "scheduled", 0))))
+        self.store, self.cfg, self.progress = store, cfg, progress
+        self.space = load_engine_spec(cfg.engine).space(init_low=cfg.init_low,
+                                                        init_high=cfg.init_high)
+        self.settings = _match_settings(cfg)
+        params = {"np": cfg.np, "games": cfg.games, **cfg.params_dict()}
+        state = store.read_state()
+        if state is None:
+            self.strategy = make_strategy(cfg.strategy, self.space, params=params, seed=cfg.seed)
+            self.games_total, self.seconds_before = 0, 0.0
+            pop = np.asarray(self.strategy.population, dtype=float)
+            store.write_generation(0, {"generation": 0, "strategy": cfg.strategy,
+                                       "names": list(self.space.names),
+                                       "population": pop.tolist(), **_population_stats(pop),
+                                       "games": 0, "games_total": 0, "matches": [],
+                                       "stats": {}, "seconds": 0.0, "seconds_total": 0.0})
+            store.write_state({"generation": 0, "games": 0, "seconds": 0.0, "finished": False,
+                               "strategy": self.strategy.state()})
+        else:
+            if cfg.strategy not in STRATEGIES:
+                raise StoreError(f"stored strategy '{cfg.strategy}' is unknown to this evotune")
+            self.strategy = STRATEGIES[cfg.strategy].from_state(
+                self.space, params=params, seed=cfg.seed, state=state["strategy"])
+            self.games_total = int(state["games"])
+            self.seconds_before = float(state["seconds"])
+            dropped = store.repair(
+                generations_done=int(state["generation"]),
+                to_pgn=lambda recs: write_pgn_text(GameRecord.from_dict(r) for r in recs))
+            if dropped:
+                log.info("dropped %d games of an unfinished generation", dropped)
+        self.t_session = time.perf_counter()
+        self.pgn_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evotune-pgn")
+        self.pgn_jobs: list = []
 
-    results = run_fixtures(fixtures, settings=settings, seed=cfg.seed, workers=workers,
-                           backend=backend,
-                           progress=on_game)
-    outcomes = [_outcome(r, q) for r, q in zip(results, requests)]
-    stats = strategy.tell(outcomes)
-    games_gen = sum(o.games for o in outcomes)
-    games_total += games_gen
-    records = [rec for r in results for rec in r.records]
-    store.append_games([rec.to_dict() for rec in records])
-    pgn_jobs.append(pgn_writer.submit(lambda: store.append_pgn(write_pgn_text(records))))
-    pop = np.asarray(strategy.population, dtype=float)
-    gen_seconds = time.perf_counter() - t0
-    seconds_total = seconds_before + time.perf_counter() - t_session
-    store.write_generation(g, {
-        "generation": g, "strategy": cfg.strategy, "names": list(space.names),
-        "population": pop.tolist(), **_population_stats(pop),
-        "matches": [_match_summary(r, q) for r, q in zip(results, requests)],
-        "stats": stats, "games": games_gen, "games_total": games_total,
-        "seconds": gen_seconds, "seconds_total": seconds_total,
-    })
-    store.write_state({"generation": g, "games": games_total, "seconds": seconds_total,
-                       "finished": False, "strategy": strategy.state()})
-    if progress is not None:
-        progress(RunProgress(kind="generation", generation=g, games_total=games_total,
-                             games_in_generation=games_gen,
-                             stats={**stats, "mean": pop.mean(axis=0).tolist()}))
-    return games_total
+    def elapsed(self) -> float:
+        """Wall time of the whole run so far (earlier sessions included)."""
+        return self.seconds_before + time.perf_counter() - self.t_session
+
+    def stop_reached(self) -> bool:
+        cfg = self.cfg
+        return bool((cfg.generations and self.strategy.generation >= cfg.generations)
+                    or (cfg.max_games and self.games_total >= cfg.max_games)
+                    or (cfg.max_seconds and self.elapsed() >= cfg.max_seconds))
+
+    def generation(self, *, backend: str, workers: int) -> None:
+        """Play, tell and store one generation."""
+        from .match import Fixture, run_fixtures, write_pgn_text
+
+        store, cfg, strategy = self.store, self.cfg, self.strategy
+        g = strategy.generation + 1
+        t0 = time.perf_counter()
+        requests = strategy.ask()
+        fixtures = [Fixture(key=(g, i), a=builtin(req.a, name=f"g{g}-m{i}-A"),
+                            b=builtin(req.b, name=f"g{g}-m{i}-B"), games=req.games,
+                            stop=req.stop, record_leaves=req.record_leaves)
+                    for i, req in enumerate(requests)]
+        done = [0]
+
+        def on_game(event) -> None:
+            done[0] += 1
+            if self.progress is not None:
+                self.progress(RunProgress(kind="game", generation=g,
+                                          games_total=self.games_total + done[0],
+                                          games_in_generation=done[0],
+                                          games_scheduled=int(getattr(event, "scheduled", 0))))
+
+        results = run_fixtures(fixtures, settings=self.settings, seed=cfg.seed, workers=workers,
+                               backend=backend, progress=on_game)
+        outcomes = [_outcome(r, q) for r, q in zip(results, requests)]
+        stats = strategy.tell(outcomes)
+        games_gen = sum(o.games for o in outcomes)
+        self.games_total += games_gen
+        records = [rec for r in results for rec in r.records]
+        store.append_games([rec.to_dict() for rec in records])
+        self.pgn_jobs.append(self.pgn_writer.submit(
+            lambda: store.append_pgn(write_pgn_text(records))))
+        pop = np.asarray(strategy.population, dtype=float)
+        seconds_total = self.elapsed()
+        store.write_generation(g, {
+            "generation": g, "strategy": cfg.strategy, "names": list(self.space.names),
+            "population": pop.tolist(), **_population_stats(pop),
+            "matches": [_match_summary(r, q) for r, q in zip(results, requests)],
+            "stats": stats, "games": games_gen, "games_total": self.games_total,
+            "seconds": time.perf_counter() - t0, "seconds_total": seconds_total,
+        })
+        store.write_state({"generation": g, "games": self.games_total,
+                           "seconds": seconds_total, "finished": False,
+                           "strategy": strategy.state()})
+        if self.progress is not None:
+            self.progress(RunProgress(kind="generation", generation=g,
+                                      games_total=self.games_total,
+                                      games_in_generation=games_gen,
+                                      stats={**stats, "mean": pop.mean(axis=0).tolist()}))
 
 
 def _match_summary(result, request) -> dict:
