@@ -248,7 +248,14 @@ def _run_and_report(store, cfg) -> None:
 
     names = load_engine_spec(cfg.engine).names
     click.echo(f"run {store.run_id} in {store.root}", err=True)
-    summary = execute(store, cfg, progress=_RunBar(cfg, names))
+    try:
+        summary = execute(store, cfg, progress=_RunBar(cfg, names))
+    except EvotuneError as exc:
+        raise type(exc)(f"{exc} (run {store.run_id} is kept; continue it with "
+                        f"'evotune resume {store.run_id}')") from None
+    except KeyboardInterrupt:
+        raise EvotuneError(f"interrupted; every finished generation is stored: continue with "
+                           f"'evotune resume {store.run_id}'") from None
     rec = ", ".join(f"{n} {v:g}" for n, v in zip(names, summary.recommended))
     click.echo(f"run {summary.run_id}: {summary.generation} generations, {summary.games} games, "
                f"{summary.seconds:.1f} s ({summary.games / max(summary.seconds, 1e-9):.1f} games/s)")
