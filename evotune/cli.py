@@ -131,9 +131,16 @@ def bench(as_json: bool, quick: bool) -> None:
               help="Run an SPRT (logistic Elo, alpha = beta = 0.05) and stop at its verdict.")
 @click.option("--pgn", "pgn_path", type=click.Path(dir_okay=False), default=None,
               help="Append the games to this PGN file.")
+@click.option("--resign", nargs=2, type=int, default=None, metavar="SCORE MOVES",
+              help="Resign adjudication: a side whose score stays <= -SCORE for MOVES own moves "
+                   "(the opponent agreeing) loses.")
+@click.option("--draw", "draw_adj", nargs=3, type=int, default=None,
+              metavar="SCORE MOVES FROM_PLY",
+              help="Draw adjudication: |score| <= SCORE for MOVES moves of each side, counted "
+                   "from ply FROM_PLY, is a draw.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def match_command(a, b, games, openings, book_plies, depth, nodes, movetime, max_plies,
-                  workers, seed, sprt, pgn_path, as_json) -> None:
+                  workers, seed, sprt, resign, draw_adj, pgn_path, as_json) -> None:
     """Play a colour-balanced match between players A and B and print its statistics.
 
     A and B are each 'reference' (100,300,330,500,900,10), a weights JSON file (a list of six
@@ -143,14 +150,23 @@ def match_command(a, b, games, openings, book_plies, depth, nodes, movetime, max
     import datetime
 
     from .config import resolve_openings_path
+    from .engine import Adjudication
     from .match import MatchSettings, SprtParams, play_match, write_pgn
     from .match.resolve import check_player_starts, close_external_players, resolve_players
     from .match.scoring import format_result, summary_dict
 
     pa, pb = resolve_players(a, b)
     path = resolve_openings_path(openings)
+    if (resign and min(resign) <= 0) or (draw_adj and (min(draw_adj[:2]) <= 0 or draw_adj[2] < 0)):
+        raise ConfigError("--resign SCORE MOVES and --draw SCORE MOVES FROM_PLY take positive "
+                          "scores and move counts (FROM_PLY >= 0), e.g. --resign 1000 3")
+    adjudication = Adjudication(
+        resign_score=resign[0] if resign else 0, resign_moves=resign[1] if resign else 0,
+        draw_score=draw_adj[0] if draw_adj else 0, draw_moves=draw_adj[1] if draw_adj else 0,
+        draw_start_ply=draw_adj[2] if draw_adj else 0)
     settings = MatchSettings(depth=depth, nodes=nodes, movetime=movetime, max_plies=max_plies,
-                             openings=None if path is None else str(path), book_plies=book_plies)
+                             openings=None if path is None else str(path), book_plies=book_plies,
+                             adjudication=adjudication)
     params = SprtParams(sprt[0], sprt[1]) if sprt else None
     if games <= 0 or games % 2:
         raise ConfigError(f"--games {games}: give a positive even number (each opening is "

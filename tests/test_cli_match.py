@@ -79,3 +79,24 @@ def test_bad_input_exits_2(tmp_path, capsys, args, message):
     code, out, err = run(capsys, "match", *[subst.get(a, a) for a in args])
     assert code == 2 and out == ""
     assert err.startswith("evotune: error:") and message in err and err.count("\n") == 1
+
+
+def test_adjudication_options_end_games_early(tmp_path, capsys):
+    pgn = tmp_path / "adj.pgn"
+    weak = tmp_path / "weak.json"
+    weak.write_text("[100, 100, 100, 100, 100, 0]")  # undervalues every piece: it loses material
+    code, out, err = run(capsys, "match", "reference", str(weak), "--games", "4", "--depth", "2",
+                         "--resign", "300", "2", "--json", "--pgn", str(pgn))
+    assert code == 0, err
+    terms = []
+    with open(pgn) as fh:
+        while (g := chess.pgn.read_game(fh)) is not None:
+            terms.append(g.headers["Termination"])
+    assert terms.count("adjudication-resign") >= 1
+    code, out, err = run(capsys, "match", "reference", "reference", "--games", "2", "--depth", "1",
+                         "--draw", "10000", "2", "0", "--pgn", str(tmp_path / "d.pgn"), "--json")
+    assert code == 0 and json.loads(out)["draws"] == 2  # every |score| <= 10000: drawn at once
+    text = (tmp_path / "d.pgn").read_text()
+    assert text.count("adjudication-draw") == 2
+    code, out, err = run(capsys, "match", "reference", "reference", "--resign", "0", "3")
+    assert code == 2 and "--resign SCORE MOVES" in err
