@@ -10,9 +10,10 @@ one, for any number of workers.
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -146,22 +147,26 @@ def _leaves(rec, request):
                       predicted=tuple(bool(p) for p in rec.predicted or ()))
 
 
+def pgn_text(record_dicts: list[dict]) -> str:
+    """PGN text of game records given as dicts (runs in the PGN process)."""
+    from .match import GameRecord, write_pgn_text
+
+    return write_pgn_text(GameRecord.from_dict(r) for r in record_dicts)
+
+
 def execute(store: Store, cfg: RunConfig, *,
             progress: Callable[[RunProgress], None] | None = None) -> RunSummary:
     """Run (or continue) ``store``'s run until a stop condition; every generation is stored."""
     loop = _RunLoop(store, cfg, progress)
-    # PGN text is made in a background thread while the next generation plays (the game log
-    # is written first and is the source of truth; resume rebuilds a PGN that fell behind).
     try:
         # where games run ('local' processes or a Dask cluster), opened once per run
         with backend_session(cfg.backend, cfg.scheduler,
                              workers=resolve_workers(cfg.workers)) as session:
             while not loop.stop_reached():
                 loop.generation(backend=session.backend, workers=session.workers)
+        loop.flush_pgn(wait=True)
     finally:
-        loop.pgn_writer.shutdown(wait=True)
-    for job in loop.pgn_jobs:
-        job.result()  # surface a failed PGN write
+        loop.pgn_pool.shutdown(wait=True, cancel_futures=True)
     seconds_total = loop.elapsed()
     state = store.read_state()
     state.update(finished=True, seconds=seconds_total)
@@ -209,8 +214,18 @@ class _RunLoop:
             if dropped:
                 log.info("dropped %d games of an unfinished generation", dropped)
         self.t_session = time.perf_counter()
-        self.pgn_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evotune-pgn")
+        # PGN text (python-chess SAN export, ~3 ms a game) is made in a separate process while
+        # the next generation plays: in a thread it would hold the GIL the run loop needs between
+        # games. The game log is written first and is the source of truth; a run killed before
+        # its PGN caught up gets it rebuilt on resume (Store.repair).
+        self.pgn_pool = ProcessPoolExecutor(max_workers=1,
+                                            mp_context=multiprocessing.get_context("spawn"))
         self.pgn_jobs: list = []
+
+    def flush_pgn(self, *, wait: bool) -> None:
+        """Append the PGN of finished generations to games.pgn, in generation order."""
+        while self.pgn_jobs and (wait or self.pgn_jobs[0].done()):
+            self.store.append_pgn(self.pgn_jobs.pop(0).result())
 
     def elapsed(self) -> float:
         """Wall time of the whole run so far (earlier sessions included)."""
@@ -224,7 +239,7 @@ class _RunLoop:
 
     def generation(self, *, backend: str, workers: int) -> None:
         """Play, tell and store one generation."""
-        from .match import Fixture, run_fixtures, write_pgn_text
+        from .match import Fixture, run_fixtures
 
         store, cfg, strategy = self.store, self.cfg, self.strategy
         g = strategy.generation + 1
@@ -250,10 +265,10 @@ class _RunLoop:
         stats = strategy.tell(outcomes)
         games_gen = sum(o.games for o in outcomes)
         self.games_total += games_gen
-        records = [rec for r in results for rec in r.records]
-        store.append_games([rec.to_dict() for rec in records])
-        self.pgn_jobs.append(self.pgn_writer.submit(
-            lambda: store.append_pgn(write_pgn_text(records))))
+        dicts = [rec.to_dict() for r in results for rec in r.records]
+        store.append_games(dicts)
+        self.flush_pgn(wait=False)
+        self.pgn_jobs.append(self.pgn_pool.submit(pgn_text, dicts))
         pop = np.asarray(strategy.population, dtype=float)
         seconds_total = self.elapsed()
         store.write_generation(g, {
