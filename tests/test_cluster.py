@@ -19,28 +19,14 @@ from evotune.cli import main  # noqa: E402
 from evotune.config import build_run_config  # noqa: E402
 from evotune.errors import ClusterError, ConfigError  # noqa: E402
 from evotune.match import cluster  # noqa: E402
-from evotune.store import Store  # noqa: E402
 from evotune.study import execute, new_run  # noqa: E402
+from runs import stored_games, stored_generations
 
 SMALL = dict(strategy="de", np=4, generations=2, games=2, depth=1, seed=11, openings="book")
 # games long enough (depth 3, ~0.1 s each) that a worker is surely busy when it is killed
 KILL = dict(strategy="de", np=8, generations=2, games=4, depth=3, seed=3, openings="book")
 
 
-def _generations(root: Path) -> list[dict]:
-    out = []
-    for g in Store(root).generations():
-        g = dict(g)
-        g.pop("seconds"), g.pop("seconds_total")
-        out.append(g)
-    return out
-
-
-def _games(root: Path) -> list[dict]:
-    games = Store(root).read_games()
-    for r in games:
-        r.pop("seconds", None)
-    return games
 
 
 def _free_port() -> int:
@@ -70,11 +56,11 @@ def test_dask_run_equals_local_run(tmp_path, dask_cluster):
     lc, client = dask_cluster
     local = _run(tmp_path, "local", workers=1, **SMALL)
     remote = _run(tmp_path, "dask", backend="dask", scheduler=lc.scheduler_address, **SMALL)
-    gens = _generations(remote)
+    gens = stored_generations(remote)
     assert [g["generation"] for g in gens] == [0, 1, 2]
     assert all(g["games"] > 0 for g in gens[1:])
-    assert gens == _generations(local)
-    assert _games(remote) == _games(local)
+    assert gens == stored_generations(local)
+    assert stored_games(remote) == stored_games(local)
     # the plugin warmed every worker
     assert list(client.run(cluster.worker_warm).values()) == [True, True]
 
@@ -118,17 +104,17 @@ def test_worker_killed_mid_generation_loses_and_duplicates_no_game(tmp_path, das
                   scheduler=lc.scheduler_address, **KILL)
     # it really happened, in generation 1, with a task running on the killed worker
     assert killed and killed["keys"], killed
-    local_gens = _generations(local)
+    local_gens = stored_generations(local)
     assert killed["games_before"] < local_gens[1]["games"]
     client.wait_for_workers(2, timeout=60)  # the nanny restarted the killed worker
     pids = set(client.run(os.getpid).values())
     assert killed["pid"] not in pids
     # the run went on: every generation stored, equal to the local run's, no game lost or doubled
-    assert _generations(remote) == local_gens
-    games = _games(remote)
+    assert stored_generations(remote) == local_gens
+    games = stored_games(remote)
     assert len(games) == local_gens[-1]["games_total"]
     assert len({tuple(g["key"]) for g in games}) == len(games)
-    assert games == _games(local)
+    assert games == stored_games(local)
     # the restarted worker was warmed up by the plugin when it joined
     assert list(client.run(cluster.worker_warm).values()) == [True, True]
 

@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -17,24 +16,11 @@ from evotune.config import build_run_config
 from evotune.errors import StoreError
 from evotune.store import Store
 from evotune.study import execute, new_run, open_run
+from runs import stored_games, stored_generations
 
 TINY = dict(np=4, generations=2, games=2, depth=1, seed=5, openings="book")
 
 
-def _generations(root: Path) -> list[dict]:
-    out = []
-    for g in Store(root).generations():
-        g = dict(g)
-        g.pop("seconds"), g.pop("seconds_total")
-        out.append(g)
-    return out
-
-
-def _games(root: Path) -> list[dict]:
-    games = Store(root).read_games()
-    for r in games:
-        r.pop("seconds", None)
-    return games
 
 
 def _evotune(*args: str, **kw) -> subprocess.CompletedProcess:
@@ -78,8 +64,8 @@ def test_same_seed_same_generations_for_1_and_2_workers(tmp_path, strategy):
         store = new_run(cfg, out_dir=tmp_path, run_id=f"{strategy}-w{workers}")
         execute(store, cfg)
         roots.append(store.root)
-    assert _generations(roots[0]) == _generations(roots[1])
-    assert _games(roots[0]) == _games(roots[1])
+    assert stored_generations(roots[0]) == stored_generations(roots[1])
+    assert stored_games(roots[0]) == stored_games(roots[1])
 
 
 def test_resume_after_sigkill_equals_an_uninterrupted_run(tmp_path):
@@ -108,8 +94,8 @@ def test_resume_after_sigkill_equals_an_uninterrupted_run(tmp_path):
     assert proc.returncode == -signal.SIGKILL
     res = _evotune("resume", "killed", "--out", str(tmp_path))
     assert res.returncode == 0, res.stderr
-    assert _generations(tmp_path / "killed") == _generations(tmp_path / "full")
-    assert _games(tmp_path / "killed") == _games(tmp_path / "full")
+    assert stored_generations(tmp_path / "killed") == stored_generations(tmp_path / "full")
+    assert stored_games(tmp_path / "killed") == stored_games(tmp_path / "full")
     assert (tmp_path / "killed" / "games.pgn").read_text().count("[Event ") == \
         (tmp_path / "full" / "games.pgn").read_text().count("[Event ")
 
@@ -124,7 +110,7 @@ def test_resume_with_the_same_seed_continues_identically_in_process(tmp_path):
     store, cfg = open_run("b", out_dir=tmp_path)
     import dataclasses
     execute(store, dataclasses.replace(cfg, generations=4))
-    assert _generations(a.root) == _generations(b.root)
+    assert stored_generations(a.root) == stored_generations(b.root)
 
 
 @pytest.mark.parametrize("args,msg", [
