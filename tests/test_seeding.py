@@ -26,3 +26,4 @@ def test_game_seed_is_a_stable_63_bit_int():
     s = seeding.game_seed(5, 1, 2, 3)
     assert s == seeding.game_seed(5, 1, 2, 3) and 0 <= s < 2**63
     assert s != seeding.game_seed(5, 1, 2, 4)
+
