@@ -454,7 +454,10 @@ def report(run_ref, rule, x_axis, out, runs_dir):
 @click.option("--seed", type=int, default=None, help="Seed of the openings (default: the run's).")
 @_RECOMMEND
 @_RUNS_DIR
-def verify(run_ref, games, workers, depth, sprt, seed, rule, runs_dir):
+@click.option("--backend", type=click.Choice(["local", "dask"]), default="local",
+              show_default=True, help="Where the games run (results do not depend on it).")
+@click.option("--scheduler", default="", help="Dask scheduler, tcp://HOST:PORT.")
+def verify(run_ref, games, workers, depth, sprt, seed, rule, runs_dir, backend, scheduler):
     """Match the recommended weights against the reference and the initial mean on held-out
     openings; stores verify.json in the run (shown by 'evotune report')."""
     from .reporting.verify import VerifySettings, describe_match, verify_run
@@ -462,7 +465,8 @@ def verify(run_ref, games, workers, depth, sprt, seed, rule, runs_dir):
     import contextlib
 
     settings = VerifySettings(games=games, depth=depth, workers=workers, seed=seed,
-                              sprt=tuple(sprt) if sprt else None, rule=rule)
+                              sprt=tuple(sprt) if sprt else None, rule=rule, backend=backend,
+                              scheduler=scheduler)
     bar = click.progressbar(length=2 * games, label="verification games", file=sys.stderr) \
         if sys.stderr.isatty() else None
     with bar if bar is not None else contextlib.nullcontext():
@@ -521,7 +525,10 @@ def _generation_lines(ev) -> None:
 @click.option("--workers", type=int, default=0, help="Worker processes (0 = one per core).")
 @click.option("--out", type=click.Path(file_okay=False), default="populations", show_default=True)
 @click.option("--reports", type=click.Path(file_okay=False), default="reports", show_default=True)
-def reproduce(experiment, seeds, first_seed, workers, out, reports):
+@click.option("--backend", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Where the games run (results do not depend on it).")
+@click.option("--scheduler", default="", help="Dask scheduler, tcp://HOST:PORT.")
+def reproduce(experiment, seeds, first_seed, workers, out, reports, backend, scheduler):
     """Reproduce a published experiment (de-paper: the DE chess-tuning paper's set-up)."""
     import time as _time
 
@@ -529,7 +536,8 @@ def reproduce(experiment, seeds, first_seed, workers, out, reports):
 
     t0 = _time.perf_counter()
     outcomes = reproduce_de_paper(seeds=seeds, first_seed=first_seed, workers=workers,
-                                  out_dir=out, reports_dir=reports, progress=_generation_lines)
+                                  backend=backend, scheduler=scheduler, out_dir=out,
+                                  reports_dir=reports, progress=_generation_lines)
     wall = _time.perf_counter() - t0
     click.echo(paper_table(outcomes))
     for o in outcomes:
@@ -549,7 +557,11 @@ def reproduce(experiment, seeds, first_seed, workers, out, reports):
               help="Games of each verification match against the reference weights.")
 @click.option("--workers", type=int, default=0, help="Worker processes (0 = one per core).")
 @click.option("--out", type=click.Path(file_okay=False), default="populations", show_default=True)
-def compare(strategies, games_budget, seeds, np_, depth, verify_games, workers, out):
+@click.option("--backend", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Where the games run (results do not depend on it).")
+@click.option("--scheduler", default="", help="Dask scheduler, tcp://HOST:PORT.")
+def compare(strategies, games_budget, seeds, np_, depth, verify_games, workers, out, backend,
+            scheduler):
     """Compare strategies at an equal budget of games, verified on held-out openings."""
     from .config import STRATEGY_NAMES
     from .experiments import compare_strategies, compare_table
@@ -560,8 +572,8 @@ def compare(strategies, games_budget, seeds, np_, depth, verify_games, workers, 
         raise ConfigError(f"--strategies: unknown {unknown or 'empty list'}; use some of "
                           f"{','.join(STRATEGY_NAMES)}")
     outcomes = compare_strategies(strategies=names, games_budget=games_budget, seeds=seeds,
-                                  np_=np_, depth=depth, workers=workers,
-                                  verify_games=verify_games, out_dir=out,
+                                  np_=np_, depth=depth, workers=workers, backend=backend,
+                                  scheduler=scheduler, verify_games=verify_games, out_dir=out,
                                   progress=_generation_lines)
     click.echo(compare_table(outcomes))
 

@@ -87,8 +87,8 @@ def _run_to_end(cfg: RunConfig, *, out_dir: str | Path, run_id: str,
             log.info("reusing finished run %s", run_id)
             return store
         import dataclasses
-        execute(store, dataclasses.replace(stored, workers=cfg.workers,
-                                           generations=cfg.generations,
+        execute(store, dataclasses.replace(stored, workers=cfg.workers, backend=cfg.backend,
+                                           scheduler=cfg.scheduler, generations=cfg.generations,
                                            max_games=cfg.max_games), progress=progress)
         return store
     store = new_run(cfg, out_dir=out_dir, run_id=run_id)
@@ -109,13 +109,16 @@ def _outcome(store: Store, verify: dict | None = None) -> RunOutcome:
                       verify=verify)
 
 
-def paper_config(*, seed: int, workers: int = 0) -> RunConfig:
+def paper_config(*, seed: int, workers: int = 0, backend: str = "local",
+                 scheduler: str = "") -> RunConfig:
     """The paper's set-up (the run defaults) with a seed."""
     return build_run_config(strategy="de", np=20, generations=50, games=4, depth=3, seed=seed,
-                            openings="book", workers=workers, params={"F": 0.5, "CR": 0.9})
+                            openings="book", workers=workers, backend=backend,
+                            scheduler=scheduler, params={"F": 0.5, "CR": 0.9})
 
 
 def reproduce_de_paper(*, seeds: int = 1, first_seed: int = 1, workers: int = 0,
+                       backend: str = "local", scheduler: str = "",
                        out_dir: str | Path = "populations", reports_dir: str | Path = "reports",
                        progress: Callable | None = None) -> list[RunOutcome]:
     """Run the paper's experiment once per seed; write plots and a report for each run."""
@@ -127,7 +130,7 @@ def reproduce_de_paper(*, seeds: int = 1, first_seed: int = 1, workers: int = 0,
         raise ConfigError(f"--seeds must be at least 1, got {seeds}")
     outcomes = []
     for seed in range(first_seed, first_seed + seeds):
-        cfg = paper_config(seed=seed, workers=workers)
+        cfg = paper_config(seed=seed, workers=workers, backend=backend, scheduler=scheduler)
         store = _run_to_end(cfg, out_dir=out_dir, run_id=f"de-paper-s{seed}", progress=progress)
         write_report(store, out_dir=reports_dir, runs_dir=out_dir)
         outcomes.append(_outcome(store))
@@ -156,6 +159,7 @@ def paper_table(outcomes: list[RunOutcome]) -> str:
 
 def compare_strategies(*, strategies: tuple[str, ...], games_budget: int, seeds: int = 1,
                        first_seed: int = 1, np_: int = 20, depth: int = 3, workers: int = 0,
+                       backend: str = "local", scheduler: str = "",
                        verify_games: int = 200, out_dir: str | Path = "populations",
                        progress: Callable | None = None) -> list[RunOutcome]:
     """Each strategy with the same game budget (and seeds), each verified on held-out openings."""
@@ -168,14 +172,15 @@ def compare_strategies(*, strategies: tuple[str, ...], games_budget: int, seeds:
         for seed in range(first_seed, first_seed + seeds):
             cfg = build_run_config(strategy=strategy, np=np_, generations=0,
                                    max_games=games_budget, games=4, depth=depth, seed=seed,
-                                   workers=workers)
+                                   workers=workers, backend=backend, scheduler=scheduler)
             run_id = f"compare-{strategy}-b{games_budget}-s{seed}"
             store = _run_to_end(cfg, out_dir=out_dir, run_id=run_id, progress=progress)
             doc = store.read_document("verify")
             if doc is None or doc.get("games") != verify_games \
                     or doc.get("generation") != store.read_state()["generation"]:
-                doc = verify_run(store, settings=VerifySettings(games=verify_games, workers=workers),
-                                 runs_dir=out_dir)
+                doc = verify_run(store, settings=VerifySettings(
+                    games=verify_games, workers=workers, backend=backend, scheduler=scheduler),
+                    runs_dir=out_dir)
             outcomes.append(_outcome(store, doc))
     return outcomes
 

@@ -65,6 +65,20 @@ def test_dask_run_equals_local_run(tmp_path, dask_cluster):
     assert list(client.run(cluster.worker_warm).values()) == [True, True]
 
 
+def test_verification_on_the_cluster_equals_the_local_one(tmp_path, dask_cluster):
+    from evotune.reporting.verify import VerifySettings, verify_run
+
+    lc, _ = dask_cluster
+    _run(tmp_path, "v", workers=1, **SMALL)
+    local = verify_run("v", settings=VerifySettings(games=4, workers=1), runs_dir=tmp_path)
+    remote = verify_run("v", settings=VerifySettings(games=4, backend="dask",
+                                                     scheduler=lc.scheduler_address),
+                        runs_dir=tmp_path)
+    strip = lambda doc: [{k: v for k, v in m.items() if k != "seconds"}  # noqa: E731
+                         for m in doc["matches"]]
+    assert strip(remote) == strip(local) and len(local["matches"]) == 2
+
+
 def test_session_reports_cluster_threads_and_closes_client(dask_cluster):
     lc, _ = dask_cluster
     with cluster.backend_session("dask", lc.scheduler_address, workers=1) as s:

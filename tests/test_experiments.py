@@ -16,8 +16,9 @@ def test_paper_config_is_the_papers_setup():
 
 
 def test_reproduce_prints_the_paper_table_beside_the_run(tmp_path, monkeypatch):
-    tiny = lambda *, seed, workers=0: build_run_config(  # noqa: E731
-        strategy="de", np=4, generations=2, games=2, depth=1, seed=seed, workers=1)
+    tiny = lambda *, seed, workers=0, backend="local", scheduler="": build_run_config(  # noqa: E731
+        strategy="de", np=4, generations=2, games=2, depth=1, seed=seed, workers=1,
+        backend=backend, scheduler=scheduler)
     monkeypatch.setattr(experiments, "paper_config", tiny)
     res = CliRunner().invoke(cli, ["reproduce", "de-paper", "--seeds", "2", "--workers", "1",
                                    "--out", str(tmp_path / "pop"),

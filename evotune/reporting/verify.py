@@ -45,6 +45,10 @@ class VerifySettings:
     """(elo0, elo1) to run an SPRT that may stop each match early; None: play all games."""
     rule: str = "mean"
     """Recommendation rule: 'mean' or 'better-half'."""
+    backend: str = "local"
+    """Where the games run: 'local' processes or a 'dask' cluster (results do not depend on it)."""
+    scheduler: str = ""
+    """Dask scheduler address, tcp://HOST:PORT (backend 'dask')."""
 
 
 def held_out_openings(run_openings: str) -> tuple[Path, str]:
@@ -89,6 +93,7 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
                progress: Callable | None = None) -> dict:
     """Play the two verification matches, store them as verify.json and return that document."""
     from ..match import MatchSettings, SprtParams, play_match
+    from ..match.cluster import backend_session
     from ..players.spec import player_from_engine_spec
     from ..study import resolve_workers
 
@@ -120,14 +125,18 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
         if not all(math.isfinite(v) for v in weights):
             raise ConfigError(f"run {data.run_id}: the {label} weights are unknown (engine spec "
                               f"'{cfg.get('engine')}' is unavailable); restore it to verify")
-        opponent = player_from_engine_spec(spec, weights, name=label.replace(" ", "-"))
-        result = play_match(player, opponent, games=settings.games, settings=match_settings,
-                            seed=seed, workers=resolve_workers(settings.workers),
-                            stop="sprt" if sprt is not None else "none", sprt=sprt,
-                            progress=progress)
-        matches.append({"label": f"recommended vs {label}", "opponent": label,
-                        "a": list(rec.weights), "b": list(weights), **result.to_dict()})
-        log.info("%s", describe_match(matches[-1]))
+    with backend_session(settings.backend, settings.scheduler,
+                         workers=resolve_workers(settings.workers)) as session:
+        for label, weights in opponents:
+            opponent = player_from_engine_spec(spec, weights, name=label.replace(" ", "-"))
+            result = play_match(player, opponent, games=settings.games,
+                                settings=match_settings, seed=seed, workers=session.workers,
+                                backend=session.backend,
+                                stop="sprt" if sprt is not None else "none", sprt=sprt,
+                                progress=progress)
+            matches.append({"label": f"recommended vs {label}", "opponent": label,
+                            "a": list(rec.weights), "b": list(weights), **result.to_dict()})
+            log.info("%s", describe_match(matches[-1]))
     doc = {"run_id": data.run_id, "generation": rec.generation, "recommend": rec.rule,
            "description": rec.description, "names": list(data.names),
            "weights": list(rec.weights), "openings": openings.name, "note": note,
