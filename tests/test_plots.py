@@ -47,8 +47,12 @@ def test_strategy_panels_per_strategy(tmp_path):
     de = load_run(make_fake_run(tmp_path, "de1", generations=2))
     ea = load_run(make_fake_run(tmp_path, "ea1", strategy="ea", generations=2))
     titles = [ax.get_title() for ax in strategy_figure([de]).axes]
-    assert titles == ["replacement rate", "F (mean)", "CR (mean)",
-                      "diversity (mean std of free weights)"]
+    # plain DE's F and CR never change, so they get no panel; jDE's adapt and get theirs
+    assert titles == ["replacement rate", "diversity (mean std of free weights)"]
+    jde = load_run(make_fake_run(tmp_path, "jde1", strategy="jde", generations=6))
+    jde_titles = [ax.get_title() for ax in strategy_figure([jde]).axes]
+    assert "F (mean)" in jde_titles and "CR (mean)" in jde_titles
+    assert "F (mean)" in [ax.get_title() for ax in strategy_figure([de, jde]).axes]
     rate = strategy_figure([de]).axes[0].lines[0].get_ydata()
     assert np.isnan(rate[0]) and rate[1:].tolist() == de.stats["replacement_rate"][1:].tolist()
     ea_fig = strategy_figure([ea])

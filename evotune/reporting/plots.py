@@ -148,11 +148,18 @@ def deviation_figure(runs: Sequence[RunData], *, x: str = "generations") -> Figu
     return fig
 
 
+def _varies(data: np.ndarray) -> bool:
+    """True when a statistic has finite values that change (a constant, e.g. plain DE's F, says
+    nothing a panel should show)."""
+    finite = data[np.isfinite(data).all(axis=-1)] if data.ndim > 1 else data[np.isfinite(data)]
+    return finite.size > 0 and bool(np.ptp(finite, axis=0).max() > 0)
+
+
 def strategy_panels(runs: Sequence[RunData]) -> tuple[tuple[str, str], ...]:
-    """The (stats key, title) panels the runs have data for (at least one finite value)."""
+    """The (stats key, title) panels for statistics that change in at least one run."""
     out = []
     for key, title in STRATEGY_PANELS:
-        if any(key in r.stats and np.isfinite(r.stats[key]).any() for r in runs):
+        if any(key in r.stats and _varies(np.asarray(r.stats[key], dtype=float)) for r in runs):
             out.append((key, title))
     return tuple(out)
 
