@@ -4,6 +4,7 @@ Only this module knows file formats for configuration (run configs and engine sp
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -223,9 +224,6 @@ class RunConfig:
         return {k: v for k, v in self.to_dict().items() if k not in self.NON_IDENTITY}
 
 
-_RUN_KEYS = tuple(RunConfig.__dataclass_fields__)
-
-
 def _coerce(name: str, value, typ):
     try:
         if typ is bool:
@@ -241,10 +239,10 @@ def _coerce(name: str, value, typ):
         raise ConfigError(f"'{name}' must be {typ.__name__}, got {value!r}") from None
 
 
-_TYPES = {"strategy": str, "np": int, "generations": int, "games": int, "depth": int,
-          "nodes": int, "max_plies": int, "seed": int, "engine": str, "openings": str,
-          "book_plies": int, "init_low": float, "init_high": float, "max_games": int,
-          "max_seconds": float, "workers": int, "backend": str, "scheduler": str}
+# The scalar fields of RunConfig and their types, taken from the dataclass (annotations are
+# strings under `from __future__ import annotations`); `params` is handled on its own.
+_TYPES = {f.name: {"int": int, "float": float, "str": str}[f.type]
+          for f in dataclasses.fields(RunConfig) if f.name != "params"}
 
 
 def load_config_file(path: str | Path) -> dict:
