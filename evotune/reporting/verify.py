@@ -106,14 +106,13 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     data: RunData = load_run(store)
     cfg = data.config
     rec = recommend(data, settings.rule)
-    spec = load_engine_spec(cfg.get("engine", "shannon"))
-    openings, note = held_out_openings(str(cfg.get("openings", "book")))
+    spec = load_engine_spec(cfg.engine)
+    openings, note = held_out_openings(cfg.openings)
     if note:
         log.warning(note)
-    depth = int(settings.depth if settings.depth is not None else cfg.get("depth", 3))
-    seed = int(settings.seed if settings.seed is not None else cfg.get("seed", 1))
-    match_settings = MatchSettings(depth=depth, nodes=int(cfg.get("nodes", 0)),
-                                   max_plies=int(cfg.get("max_plies", 400)),
+    depth = int(settings.depth if settings.depth is not None else cfg.depth)
+    seed = int(settings.seed if settings.seed is not None else cfg.seed)
+    match_settings = MatchSettings(depth=depth, nodes=cfg.nodes, max_plies=cfg.max_plies,
                                    openings=str(openings))
     sprt = SprtParams(*settings.sprt) if settings.sprt is not None else None
     opponents = (("reference", tuple(float(v) for v in data.reference)),
@@ -124,7 +123,7 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     for label, weights in opponents:
         if not all(math.isfinite(v) for v in weights):
             raise ConfigError(f"run {data.run_id}: the {label} weights are unknown (engine spec "
-                              f"'{cfg.get('engine')}' is unavailable); restore it to verify")
+                              f"'{cfg.engine}' is unavailable); restore it to verify")
     with backend_session(settings.backend, settings.scheduler,
                          workers=resolve_workers(settings.workers)) as session:
         for label, weights in opponents:
@@ -140,7 +139,7 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     doc = {"run_id": data.run_id, "generation": rec.generation, "recommend": rec.rule,
            "description": rec.description, "names": list(data.names),
            "weights": list(rec.weights), "openings": openings.name, "note": note,
-           "depth": depth, "nodes": int(cfg.get("nodes", 0)), "games": settings.games,
+           "depth": depth, "nodes": cfg.nodes, "games": settings.games,
            "seed": seed, "sprt": list(settings.sprt) if settings.sprt else None,
            "seconds": time.perf_counter() - t0, "matches": matches,
            "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
