@@ -22,9 +22,9 @@ import numpy as np
 
 from .config import (RunConfig, config_differences, load_engine_spec, resolve_openings_path,
                      run_config_from_dict, run_identity)
-from .errors import StoreError
+from .errors import ConfigError, StoreError
 from .match.cluster import backend_session
-from .players import builtin
+from .players.spec import check_engine_spec, player_from_engine_spec
 from .store import Store
 
 log = logging.getLogger(__name__)
@@ -74,9 +74,35 @@ def default_run_id(cfg: RunConfig, identity: dict) -> str:
     return f"{cfg.strategy}-{time.strftime('%Y%m%d-%H%M%S')}-{identity['hash'][:6]}"
 
 
+def check_run_players(cfg: RunConfig) -> None:
+    """Before anything is written: the run's engine (and gauntlet opponents) can play it.
+
+    A strategy that learns from the evaluation's features (td) needs the built-in engine; a
+    'uci' engine spec is started once and its options checked (every option the spec names must
+    be declared, every weight's bounds must map into the option's range). Raises an
+    EvotuneError with one line naming what is wrong.
+    """
+    from .strategies import strategy_class
+
+    spec = load_engine_spec(cfg.engine)
+    if spec.kind == "uci" and strategy_class(cfg.strategy).NEEDS_FEATURES:
+        raise ConfigError(f"strategy '{cfg.strategy}' learns from the evaluation's feature vector, "
+                          f"which the UCI engine of '{cfg.engine}' does not expose; tune it with "
+                          "de, jde or ea, or use a builtin engine spec")
+    check_engine_spec(spec)
+    if cfg.opponents:
+        from .match.gauntlet import check_opponents
+
+        if strategy_class(cfg.strategy).NEEDS_FEATURES:
+            raise ConfigError(f"strategy '{cfg.strategy}' learns from self-play; --opponents "
+                              "applies to de, jde and ea")
+        check_opponents(cfg.opponents)
+
+
 def new_run(cfg: RunConfig, *, out_dir: str | Path = "populations",
             run_id: str | None = None) -> Store:
     """Create the run directory of a new run (refusing an existing id, saying what differs)."""
+    check_run_players(cfg)
     identity = run_identity(cfg)
     run_id = run_id or default_run_id(cfg, identity)
     existing = Path(out_dir) / run_id / "manifest.json"
@@ -106,14 +132,21 @@ def open_run(run: str | Path, *, out_dir: str | Path = "populations") -> tuple[S
         raise StoreError(f"run '{store.run_id}' cannot be resumed: "
                          + ", ".join(what[k] for k in changed)
                          + " changed since it started; restore it or start a new run")
+    check_run_players(cfg)
     return store, cfg
 
 
-def _match_settings(cfg: RunConfig):
+def match_settings(cfg: RunConfig, **overrides):
+    """The MatchSettings of a run's games (limits, time control, adjudication, openings);
+    ``overrides`` replace fields (verify plays other openings, maybe at another depth)."""
     from .match import MatchSettings
+    from .players.clock import parse_tc
 
-    return MatchSettings(depth=cfg.depth, nodes=cfg.nodes, max_plies=cfg.max_plies,
-                         openings=_openings_arg(cfg), book_plies=cfg.book_plies)
+    values = dict(depth=cfg.depth, nodes=cfg.nodes, movetime=cfg.movetime, max_plies=cfg.max_plies,
+                  openings=_openings_arg(cfg), book_plies=cfg.book_plies, tc=parse_tc(cfg.tc),
+                  time_margin=cfg.time_margin, adjudication=cfg.adjudication())
+    values.update(overrides)
+    return MatchSettings(**values)
 
 
 def _openings_arg(cfg: RunConfig):
@@ -185,9 +218,9 @@ class _RunLoop:
         from .strategies import STRATEGIES, make_strategy
 
         self.store, self.cfg, self.progress = store, cfg, progress
-        self.space = load_engine_spec(cfg.engine).space(init_low=cfg.init_low,
-                                                        init_high=cfg.init_high)
-        self.settings = _match_settings(cfg)
+        self.spec = load_engine_spec(cfg.engine)
+        self.space = self.spec.space(init_low=cfg.init_low, init_high=cfg.init_high)
+        self.settings = match_settings(cfg)
         params = {"np": cfg.np, "games": cfg.games, **cfg.params_dict()}
         state = store.read_state()
         if state is None:
@@ -222,6 +255,10 @@ class _RunLoop:
                                             mp_context=multiprocessing.get_context("spawn"))
         self.pgn_jobs: list = []
 
+    def player(self, weights, name: str):
+        """The run's engine (built-in or the spec's UCI engine) playing ``weights``."""
+        return player_from_engine_spec(self.spec, weights, name=name)
+
     def flush_pgn(self, *, wait: bool) -> None:
         """Append the PGN of finished generations to games.pgn, in generation order."""
         while self.pgn_jobs and (wait or self.pgn_jobs[0].done()):
@@ -245,8 +282,9 @@ class _RunLoop:
         g = strategy.generation + 1
         t0 = time.perf_counter()
         requests = strategy.ask()
-        fixtures = [Fixture(key=(g, i), a=builtin(req.a, name=f"g{g}-m{i}-A"),
-                            b=builtin(req.b, name=f"g{g}-m{i}-B"), games=req.games,
+        player = self.player
+        fixtures = [Fixture(key=(g, i), a=player(req.a, f"g{g}-m{i}-A"),
+                            b=player(req.b, f"g{g}-m{i}-B"), games=req.games,
                             stop=req.stop, record_leaves=req.record_leaves)
                     for i, req in enumerate(requests)]
         done = [0]

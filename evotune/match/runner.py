@@ -68,7 +68,8 @@ def play_task(task: GameTask) -> GameRecord:
         from ..players.game import play_players_game
 
         out = play_players_game(task.white, task.black, board, depth=s.depth, nodes=s.nodes,
-                                movetime=s.movetime, max_plies=s.max_plies, **kwargs)
+                                movetime=s.movetime, max_plies=s.max_plies, tc=s.tc,
+                                time_margin=s.time_margin, **kwargs)
     seconds = time.perf_counter() - t0
     leaves = task.record_leaves
     return GameRecord(
