@@ -221,6 +221,11 @@ class _RunLoop:
         self.spec = load_engine_spec(cfg.engine)
         self.space = self.spec.space(init_low=cfg.init_low, init_high=cfg.init_high)
         self.settings = match_settings(cfg)
+        self.opponents = ()
+        if cfg.opponents:
+            from .match.gauntlet import opponent_players
+
+            self.opponents = opponent_players(cfg.opponents)
         params = {"np": cfg.np, "games": cfg.games, **cfg.params_dict()}
         state = store.read_state()
         if state is None:
@@ -276,17 +281,10 @@ class _RunLoop:
 
     def generation(self, *, backend: str, workers: int) -> None:
         """Play, tell and store one generation."""
-        from .match import Fixture, run_fixtures
-
         store, cfg, strategy = self.store, self.cfg, self.strategy
         g = strategy.generation + 1
         t0 = time.perf_counter()
         requests = strategy.ask()
-        player = self.player
-        fixtures = [Fixture(key=(g, i), a=player(req.a, f"g{g}-m{i}-A"),
-                            b=player(req.b, f"g{g}-m{i}-B"), games=req.games,
-                            stop=req.stop, record_leaves=req.record_leaves)
-                    for i, req in enumerate(requests)]
         done = [0]
 
         def on_game(event) -> None:
@@ -297,11 +295,11 @@ class _RunLoop:
                                           games_in_generation=done[0],
                                           games_scheduled=int(getattr(event, "scheduled", 0))))
 
-        results = run_fixtures(fixtures, settings=self.settings, seed=cfg.seed, workers=workers,
-                               backend=backend, progress=on_game)
-        outcomes = [_outcome(r, q) for r, q in zip(results, requests)]
+        play = self._play_gauntlet if self.opponents else self._play_matches
+        outcomes, results, summaries, extra = play(g, requests, backend=backend, workers=workers,
+                                                   progress=on_game)
         stats = strategy.tell(outcomes)
-        games_gen = sum(o.games for o in outcomes)
+        games_gen = sum(int(r.games) for r in results)
         self.games_total += games_gen
         dicts = [rec.to_dict() for r in results for rec in r.records]
         store.append_games(dicts)
@@ -312,7 +310,7 @@ class _RunLoop:
         store.write_generation(g, {
             "generation": g, "strategy": cfg.strategy, "names": list(self.space.names),
             "population": pop.tolist(), **_population_stats(pop),
-            "matches": [_match_summary(r, q) for r, q in zip(results, requests)],
+            "matches": summaries, **extra,
             "stats": stats, "games": games_gen, "games_total": self.games_total,
             "seconds": time.perf_counter() - t0, "seconds_total": seconds_total,
         })
@@ -324,6 +322,54 @@ class _RunLoop:
                                       games_total=self.games_total,
                                       games_in_generation=games_gen,
                                       stats={**stats, "mean": pop.mean(axis=0).tolist()}))
+
+    def _play_matches(self, g: int, requests, **kw):
+        """The paper's fitness: each request is a mini-match of A against B."""
+        from .match import Fixture, run_fixtures
+
+        player = self.player
+        fixtures = [Fixture(key=(g, i), a=player(req.a, f"g{g}-m{i}-A"),
+                            b=player(req.b, f"g{g}-m{i}-B"), games=req.games,
+                            stop=req.stop, record_leaves=req.record_leaves)
+                    for i, req in enumerate(requests)]
+        results = run_fixtures(fixtures, settings=self.settings, seed=self.cfg.seed, **kw)
+        outcomes = [_outcome(r, q) for r, q in zip(results, requests)]
+        return outcomes, results, [_match_summary(r, q) for r, q in zip(results, requests)], {}
+
+    def _play_gauntlet(self, g: int, requests, **kw):
+        """Gauntlet fitness: every distinct weight vector of the requests plays the opponents
+        (the same openings for all); a request's A and B are compared by their gauntlet scores
+        (the generation's games are the gauntlet's; the requests' are not played)."""
+        from .match.gauntlet import play_gauntlet
+        from .strategies.base import MatchOutcome
+
+        vectors: dict[tuple, int] = {}
+        for req in requests:
+            for w in (req.a, req.b):
+                vectors.setdefault(tuple(float(x) for x in w), len(vectors))
+        candidates = [self.player(w, f"g{g}-c{k}") for w, k in vectors.items()]
+        scores = play_gauntlet(candidates, self.opponents, games=self.cfg.games,
+                               settings=self.settings, seed=self.cfg.seed, generation=g, **kw)
+        outcomes, summaries = [], []
+        for req in requests:
+            a = scores[vectors[tuple(float(x) for x in req.a)]]
+            b = scores[vectors[tuple(float(x) for x in req.b)]]
+            # the request's verdict is the gauntlet's: the side with the higher score takes
+            # the request's points (equal scores split them), so DE replaces a target only
+            # when the trial scored strictly more against the opponents
+            pa = 2 * req.games if a.score > b.score else req.games if a.score == b.score else 0
+            outcomes.append(MatchOutcome(points_a=pa, points_b=2 * req.games - pa,
+                                         games=req.games))
+            summaries.append({"a": list(req.a), "b": list(req.b), "tag": list(req.tag),
+                              "points_a": pa, "points_b": 2 * req.games - pa,
+                              "games": req.games, "gauntlet_points_a": a.total_points,
+                              "gauntlet_points_b": b.total_points,
+                              "gauntlet_games": a.total_games})
+        gauntlet = {"opponents": [p.name for p in self.opponents],
+                    "candidates": [{"weights": list(w), **scores[k].to_dict()}
+                                   for w, k in vectors.items()]}
+        results = [r for sc in scores for r in sc.results]
+        return outcomes, results, summaries, {"gauntlet": gauntlet}
 
 
 def _match_summary(result, request) -> dict:

@@ -43,8 +43,13 @@ class Fixture:
     """SPRT hypotheses (required for stop='sprt'; with another rule only reported)."""
     record_leaves: bool = False
     """Keep per-move scores, PV-leaf phi and PV predictions in the records (TD learning)."""
+    openings_key: tuple[int, int] | None = None
+    """Key that addresses the openings' seeds instead of ``key`` (gauntlets: every candidate
+    meets an opponent on the same openings); None: ``key``."""
 
     def __post_init__(self) -> None:
+        if self.openings_key is not None:
+            object.__setattr__(self, "openings_key", tuple(int(k) for k in self.openings_key))
         try:
             key = tuple(int(k) for k in self.key)
         except (TypeError, ValueError):

@@ -158,7 +158,7 @@ class _FixtureRun:
     def opening(self, pair: int) -> Opening:
         op = self._openings.get(pair)
         if op is None:
-            g, f = self.fixture.key
+            g, f = self.fixture.openings_key or self.fixture.key
             s = self.settings
             op = draw_opening(s.openings, opening_generator(self.seed, g, f, pair),
                               kind=s.openings_kind, book_plies=s.book_plies)

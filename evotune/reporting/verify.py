@@ -49,6 +49,8 @@ class VerifySettings:
     """Where the games run: 'local' processes or a 'dask' cluster (results do not depend on it)."""
     scheduler: str = ""
     """Dask scheduler address, tcp://HOST:PORT (backend 'dask')."""
+    tc: str | None = None
+    """Time control 'BASE+INC' for external engines (None: the run's; '' = none)."""
 
 
 def held_out_openings(run_openings: str) -> tuple[Path, str]:
@@ -92,7 +94,7 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
                runs_dir: str | Path = "populations",
                progress: Callable | None = None) -> dict:
     """Play the two verification matches, store them as verify.json and return that document."""
-    from ..match import MatchSettings, SprtParams, play_match
+    from ..match import SprtParams, play_match
     from ..match.cluster import backend_session
     from ..players.spec import player_from_engine_spec
     from ..study import resolve_workers
@@ -112,9 +114,14 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
         log.warning(note)
     depth = int(settings.depth if settings.depth is not None else cfg.get("depth", 3))
     seed = int(settings.seed if settings.seed is not None else cfg.get("seed", 1))
-    match_settings = MatchSettings(depth=depth, nodes=int(cfg.get("nodes", 0)),
-                                   max_plies=int(cfg.get("max_plies", 400)),
-                                   openings=str(openings))
+    from ..config import run_config_from_dict
+    from ..players.clock import parse_tc
+    from ..study import match_settings as run_match_settings
+
+    run_cfg = run_config_from_dict(cfg)  # limits, time control and adjudication of the run
+    tc = run_cfg.tc if settings.tc is None else settings.tc
+    match_settings = run_match_settings(run_cfg, depth=depth, openings=str(openings),
+                                        tc=parse_tc(tc), movetime=0.0 if tc else run_cfg.movetime)
     sprt = SprtParams(*settings.sprt) if settings.sprt is not None else None
     opponents = (("reference", tuple(float(v) for v in data.reference)),
                  ("initial mean", initial_mean(data)))
@@ -141,6 +148,7 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
            "description": rec.description, "names": list(data.names),
            "weights": list(rec.weights), "openings": openings.name, "note": note,
            "depth": depth, "nodes": int(cfg.get("nodes", 0)), "games": settings.games,
+           "tc": tc or "", "engine": spec.name,
            "seed": seed, "sprt": list(settings.sprt) if settings.sprt else None,
            "seconds": time.perf_counter() - t0, "matches": matches,
            "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
