@@ -90,12 +90,9 @@ def play_gauntlet(candidates: Sequence[PlayerSpec], opponents: Sequence[PlayerSp
 
 def opponent_players(text: str) -> tuple[PlayerSpec, ...]:
     """The players of ``--opponents SPEC[:WEIGHTS],...`` (ConfigError on a bad entry)."""
-    from . import resolve
+    from .resolve import resolve_player_list
 
-    if hasattr(resolve, "resolve_player_list"):
-        return resolve.resolve_player_list(text)
-    # until the shared SPEC[:WEIGHTS] list parser lands on main: one player per entry
-    return tuple(resolve.resolve_player(t.strip()) for t in text.split(","))
+    return resolve_player_list(text)
 
 
 def check_opponents(text: str) -> tuple[PlayerSpec, ...]:
