@@ -216,6 +216,19 @@ def test_gauntlet_run_against_two_opponents_one_of_them_a_uci_engine(tmp_path):
         by_opp.setdefault(fixture % 2, set()).add((fixture // 2, json.dumps(g["opening"])))
     for opp, seen in by_opp.items():
         assert len({o for _, o in seen}) == 1  # one opening pair per opponent (games=2)
+    # the report plots the score against each opponent
+    from evotune.reporting.data import load_run
+    from evotune.reporting.gauntlet import gauntlet_series
+    from evotune.reporting.report import write_report
+
+    opps, gens_x, mean, best = gauntlet_series(load_run(store))
+    assert opps == ("reference", "shannon-uci") and list(gens_x) == [1]
+    expected = [sum(c["points"][j] for c in cands) / (4.0 * len(cands)) for j in range(2)]
+    assert mean[0].tolist() == pytest.approx(expected)
+    assert (best >= mean).all()
+    files = write_report(store, out_dir=tmp_path / "reports")
+    assert (files.plots.out_dir / "gauntlet.png").is_file()
+    assert "gauntlet" in files.markdown.read_text()
 
 
 @pytest.mark.skipif(not Path(STOCKFISH).exists(), reason="Debian's stockfish is not installed")
