@@ -20,7 +20,7 @@ def gauntlet_series(run: RunData) -> tuple[tuple[str, ...], np.ndarray, np.ndarr
     scores are fractions of the points available (0..1). Empty when the run has none."""
     rows, gens, best, opponents = [], [], [], ()
     for g in Store(run.root).generations():
-        gauntlet = g.get("gauntlet")
+        gauntlet = g.gauntlet
         if not gauntlet or not gauntlet.get("candidates"):
             continue
         opponents = tuple(gauntlet["opponents"])
@@ -29,7 +29,7 @@ def gauntlet_series(run: RunData) -> tuple[tuple[str, ...], np.ndarray, np.ndarr
         score = points / np.maximum(2.0 * games, 1.0)
         rows.append(score.mean(axis=0))
         best.append(score.max(axis=0))
-        gens.append(int(g["generation"]))
+        gens.append(int(g.generation))
     k = len(opponents)
     if not rows:
         empty = np.zeros((0, 0))

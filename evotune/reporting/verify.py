@@ -108,7 +108,7 @@ def _opponents(data: RunData, spec, named: tuple[str, ...]) -> list[tuple[str, o
                            ("initial mean", initial_mean(data))):
         if not all(math.isfinite(v) for v in weights):
             raise ConfigError(f"run {data.run_id}: the {label} weights are unknown (engine spec "
-                              f"'{data.config.get('engine')}' is unavailable); restore it to "
+                              f"'{data.config.engine}' is unavailable); restore it to "
                               "verify")
         out.append((label, player_from_engine_spec(spec, weights, name=label.replace(" ", "-"))))
     return out
@@ -132,20 +132,19 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     data: RunData = load_run(store)
     cfg = data.config
     rec = recommend(data, settings.rule)
-    spec = load_engine_spec(cfg.get("engine", "shannon"))
-    openings, note = held_out_openings(str(cfg.get("openings", "book")))
+    spec = load_engine_spec(cfg.engine)
+    openings, note = held_out_openings(cfg.openings)
     if note:
         log.warning(note)
-    depth = int(settings.depth if settings.depth is not None else cfg.get("depth", 3))
-    seed = int(settings.seed if settings.seed is not None else cfg.get("seed", 1))
-    from ..config import run_config_from_dict
+    depth = int(settings.depth if settings.depth is not None else cfg.depth)
+    seed = int(settings.seed if settings.seed is not None else cfg.seed)
     from ..players.clock import parse_tc
     from ..study import match_settings as run_match_settings
 
-    run_cfg = run_config_from_dict(cfg)  # limits, time control and adjudication of the run
-    tc = run_cfg.tc if settings.tc is None else settings.tc
-    match_settings = run_match_settings(run_cfg, depth=depth, openings=str(openings),
-                                        tc=parse_tc(tc), movetime=0.0 if tc else run_cfg.movetime)
+    # the run's limits, time control and adjudication; held-out openings, maybe another depth
+    tc = cfg.tc if settings.tc is None else settings.tc
+    match_settings = run_match_settings(cfg, depth=depth, openings=str(openings),
+                                        tc=parse_tc(tc), movetime=0.0 if tc else cfg.movetime)
     sprt = SprtParams(*settings.sprt) if settings.sprt is not None else None
     player = player_from_engine_spec(spec, rec.weights, name=f"{data.run_id}-recommended")
     opponents = _opponents(data, spec, settings.opponents)
@@ -166,7 +165,7 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     doc = {"run_id": data.run_id, "generation": rec.generation, "recommend": rec.rule,
            "description": rec.description, "names": list(data.names),
            "weights": list(rec.weights), "openings": openings.name, "note": note,
-           "depth": depth, "nodes": int(cfg.get("nodes", 0)), "games": settings.games,
+           "depth": depth, "nodes": cfg.nodes, "games": settings.games,
            "tc": tc or "", "engine": spec.name,
            "seed": seed, "sprt": list(settings.sprt) if settings.sprt else None,
            "seconds": time.perf_counter() - t0, "matches": matches,
