@@ -316,3 +316,17 @@ def test_uci_run_resumed_after_sigkill_equals_an_uninterrupted_run(tmp_path):
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+@pytest.mark.slow
+def test_uci_run_on_a_dask_cluster_equals_the_local_run(tmp_path):
+    distributed = pytest.importorskip("distributed", reason="dask[distributed] is an optional extra")
+    spec = fake_spec(tmp_path)
+    kw = dict(FAKE_RUN, engine=str(spec), opponents=f"reference,{spec}")
+    local = _run(tmp_path, "local", workers=1, **kw)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None,
+                                  silence_logs=40) as lc:
+        remote = _run(tmp_path, "dask", backend="dask", scheduler=lc.scheduler_address, **kw)
+    assert stored_generations(remote.root) == stored_generations(local.root)
+    assert stored_games(remote.root) == stored_games(local.root)

@@ -454,13 +454,15 @@ _LOCK = threading.Lock()
 
 
 def _key(spec: PlayerSpec, slot: int) -> tuple:
-    return (spec.command, tuple((str(k), repr(v)) for k, v in spec.options), int(slot))
+    # per thread too: a Dask worker with several threads plays several games at once
+    return (spec.command, tuple((str(k), repr(v)) for k, v in spec.options), int(slot),
+            threading.get_ident())
 
 
 def engine_for(spec: PlayerSpec, slot: int = 0) -> ExternalEngine:
-    """The live engine of ``spec`` for side ``slot`` in this process (started on first use,
-    restarted if it died). The cache key is the command, the start-up options and the slot, not
-    the weight options: one process serves every weight vector."""
+    """The live engine of ``spec`` for side ``slot`` in this process and thread (started on
+    first use, restarted if it died). The cache key is the command, the start-up options, the
+    slot and the thread, not the weight options: one process serves every weight vector."""
     key = _key(spec, slot)
     with _LOCK:
         eng = _LIVE.get(key)
