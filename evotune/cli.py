@@ -268,7 +268,9 @@ class _RunBar:
             click.echo("\r" + line[:150].ljust(150), nl=False, err=True)
             return
         st = ev.stats
-        means = " ".join(f"{n}={m:.0f}" for n, m in zip(self.names, st.get("mean", [])))
+        from .reporting.tables import brief
+
+        means = brief(self.names, st.get("mean", []))
         if "replacement_rate" in st:
             rate = f"replaced {st['replacement_rate']:.2f}  "
         elif "learning_rate" in st:
@@ -297,7 +299,9 @@ def _run_and_report(store, cfg) -> None:
     except KeyboardInterrupt:
         raise EvotuneError(f"interrupted; every finished generation is stored: continue with "
                            f"'evotune resume {store.run_id}'") from None
-    rec = ", ".join(f"{n} {v:g}" for n, v in zip(names, summary.recommended))
+    from .reporting.tables import brief
+
+    rec = brief(names, summary.recommended, lambda n, v: f"{n} {v:g}", sep=", ")
     click.echo(f"run {summary.run_id}: {summary.generation} generations, {summary.games} games, "
                f"{summary.seconds:.1f} s ({summary.games / max(summary.seconds, 1e-9):.1f} games/s)")
     click.echo(f"recommended weights (population mean): {rec}")
@@ -586,7 +590,10 @@ def _generation_lines(ev) -> None:
     if ev.kind != "generation":
         return
     st = ev.stats
-    means = " ".join(f"{m:.0f}" for m in st.get("mean", []))
+    from .reporting.tables import brief
+
+    means = brief(st.get("names") or [str(i) for i in range(len(st.get("mean", [])))],
+                  st.get("mean", []), lambda n, v: f"{v:.0f}")
     click.echo(f"  gen {ev.generation}  games {ev.games_total}  means {means}", err=True)
 
 

@@ -148,3 +148,16 @@ def test_cli_report_with_squares_and_a_bad_square(runs, tmp_path, capsys):
     err = capsys.readouterr().err
     assert exc.value.code == 2 and "'queen.z1' is not a weight" in err and err.count("\n") == 1
     assert not (tmp_path / "r").exists()
+
+
+def test_progress_lines_list_six_weights_but_not_eight_hundred(runs):
+    from evotune.reporting.tables import brief
+
+    six = ("pawn", "knight", "bishop", "rook", "queen", "mobility")
+    assert brief(six, (100, 300.4, 330, 500, 900, 9.6)) == \
+        "pawn=100 knight=300 bishop=330 rook=500 queen=900 mobility=10"
+    _, de, _ = runs
+    line = brief(de.names, de.mean[-1], lambda n, v: f"{n} {v:g}", sep=", ")
+    assert line.startswith(f"material.mg.pawn 100, material.mg.knight {de.mean[-1][1]:g}, ")
+    assert line.count(", ") == 8 and line.endswith("... (810 weights; evotune report / export "
+                                                    "show them all)")

@@ -146,3 +146,15 @@ def flatten(obj: Mapping, prefix: str = "") -> list[tuple[str, object]]:
         else:
             out.append((name, value))
     return out
+
+
+def brief(names: Sequence[str], values, fmt=lambda n, v: f"{n}={v:.0f}", *,
+          limit: int = MANY_WEIGHTS, sep: str = " ") -> str:
+    """One line of ``name value`` items: all of them for up to ``limit`` weights, else the first
+    few scalar terms and a count (a progress line never lists 800 weights)."""
+    items = list(zip(names, values))
+    if len(items) <= limit:
+        return sep.join(fmt(n, v) for n, v in items)
+    scalars = [(n, v) for n, v in items if pst_cell(n) is None][:MAX_LINES]
+    return sep.join(fmt(n, v) for n, v in scalars) + \
+        f"{sep}... ({len(items)} weights; evotune report / export show them all)"
