@@ -37,8 +37,10 @@ def pst_weights(extra: bool = False) -> list[dict]:
 
 
 def write_spec(folder: Path, name: str = "pst-test", *, extra: bool = False,
-               kind: str = "builtin") -> Path:
-    """Write the spec as TOML; returns its path (give it as --engine / SPEC)."""
+               kind: str = "uci") -> Path:
+    """Write the spec as TOML; returns its path (give it as --engine / SPEC). It is a 'uci'
+    spec (an external engine may name its weights freely; a builtin spec's names are those of
+    its feature set), so runs are made with synthetic outcomes, not played."""
     lines = [f'name = "{name}"', f'kind = "{kind}"']
     if kind == "uci":
         lines.append('command = ["/bin/true"]')

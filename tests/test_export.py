@@ -71,7 +71,7 @@ def test_formats_look_like_what_the_tools_read():
 def test_option_names_with_spaces_survive_cutechess_and_header():
     from evotune.config import engine_spec_from_dict
 
-    spec = engine_spec_from_dict({"name": "odd", "weight": [
+    spec = engine_spec_from_dict({"name": "odd", "kind": "uci", "command": ["odd"], "weight": [
         {"name": "knight", "reference": 300, "option": "Knight Value", "scale": 10}]})
     params, _, _ = export_params(("knight",), (312.34,), spec, option_keys=True)
     text = render("cutechess", params)
