@@ -22,7 +22,7 @@ import numpy as np
 
 from .config import (RunConfig, config_differences, load_engine_spec, resolve_openings_path,
                      run_config_from_dict, run_identity)
-from .errors import StoreError
+from .errors import EvotuneError, StoreError
 from .match.cluster import backend_session
 from .players import builtin
 from .store import Store
@@ -70,13 +70,45 @@ def resolve_workers(workers: int) -> int:
     return workers if workers > 0 else max(1, os.cpu_count() or 1)
 
 
+def strategy_params(cfg: RunConfig) -> dict:
+    """The parameters the run gives its strategy: ``[params]`` plus np, games and the budget
+    where the strategy has them."""
+    from .strategies import strategy_params as params_for
+
+    return params_for(cfg.strategy, np=cfg.np, games=cfg.games, budget=cfg.max_games,
+                      params=cfg.params_dict())
+
+
+def with_budget(cfg: RunConfig) -> RunConfig:
+    """``cfg`` with the planned game budget fixed in its params, for strategies whose schedule
+    depends on it (SPSA's N, nevergrad's budget): --max-games, or else --generations times the
+    games of one generation. Fixed at the start, so raising a limit on resume keeps the schedule.
+    """
+    import dataclasses
+
+    from .strategies import make_strategy, strategy_class
+
+    params = cfg.params_dict()
+    if "budget" not in strategy_class(cfg.strategy).PARAMS or "budget" in params:
+        return cfg
+    budget = cfg.max_games
+    if not budget:
+        space = load_engine_spec(cfg.engine).space(init_low=cfg.init_low, init_high=cfg.init_high)
+        probe = make_strategy(cfg.strategy, space, params=strategy_params(cfg), seed=cfg.seed)
+        budget = cfg.generations * sum(r.games for r in probe.ask())
+    params["budget"] = int(budget)
+    return dataclasses.replace(cfg, params=tuple(sorted(params.items())))
+
+
 def default_run_id(cfg: RunConfig, identity: dict) -> str:
-    return f"{cfg.strategy}-{time.strftime('%Y%m%d-%H%M%S')}-{identity['hash'][:6]}"
+    name = cfg.strategy.replace(":", "-")  # ng:NAME -> ng-NAME
+    return f"{name}-{time.strftime('%Y%m%d-%H%M%S')}-{identity['hash'][:6]}"
 
 
 def new_run(cfg: RunConfig, *, out_dir: str | Path = "populations",
             run_id: str | None = None) -> Store:
     """Create the run directory of a new run (refusing an existing id, saying what differs)."""
+    cfg = with_budget(cfg)
     identity = run_identity(cfg)
     run_id = run_id or default_run_id(cfg, identity)
     existing = Path(out_dir) / run_id / "manifest.json"
@@ -182,13 +214,13 @@ class _RunLoop:
     def __init__(self, store: Store, cfg: RunConfig,
                  progress: Callable[[RunProgress], None] | None) -> None:
         from .match import GameRecord, write_pgn_text
-        from .strategies import STRATEGIES, make_strategy
+        from .strategies import make_strategy, strategy_class
 
         self.store, self.cfg, self.progress = store, cfg, progress
         self.space = load_engine_spec(cfg.engine).space(init_low=cfg.init_low,
                                                         init_high=cfg.init_high)
         self.settings = _match_settings(cfg)
-        params = {"np": cfg.np, "games": cfg.games, **cfg.params_dict()}
+        params = strategy_params(cfg)
         state = store.read_state()
         if state is None:
             self.strategy = make_strategy(cfg.strategy, self.space, params=params, seed=cfg.seed)
@@ -198,13 +230,18 @@ class _RunLoop:
                                        "names": list(self.space.names),
                                        "population": pop.tolist(), **_population_stats(pop),
                                        "games": 0, "games_total": 0, "matches": [],
-                                       "stats": {}, "seconds": 0.0, "seconds_total": 0.0})
+                                       "stats": {}, "seconds": 0.0, "seconds_total": 0.0,
+                                       "recommended": [float(v) for v in
+                                                       self.strategy.recommended("mean")]})
             store.write_state({"generation": 0, "games": 0, "seconds": 0.0, "finished": False,
                                "strategy": self.strategy.state()})
         else:
-            if cfg.strategy not in STRATEGIES:
-                raise StoreError(f"stored strategy '{cfg.strategy}' is unknown to this evotune")
-            self.strategy = STRATEGIES[cfg.strategy].from_state(
+            try:
+                cls = strategy_class(cfg.strategy)
+            except EvotuneError as exc:
+                raise StoreError(f"stored strategy '{cfg.strategy}' cannot be restored: "
+                                 f"{exc}") from None
+            self.strategy = cls.from_state(
                 self.space, params=params, seed=cfg.seed, state=state["strategy"])
             self.games_total = int(state["games"])
             self.seconds_before = float(state["seconds"])
@@ -276,6 +313,7 @@ class _RunLoop:
             "population": pop.tolist(), **_population_stats(pop),
             "matches": [_match_summary(r, q) for r, q in zip(results, requests)],
             "stats": stats, "games": games_gen, "games_total": self.games_total,
+            "recommended": [float(v) for v in strategy.recommended("mean")],
             "seconds": time.perf_counter() - t0, "seconds_total": seconds_total,
         })
         store.write_state({"generation": g, "games": self.games_total,

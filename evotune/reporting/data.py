@@ -198,11 +198,12 @@ def _run_space(run: RunData) -> WeightSpace:
 
 
 def _restored_strategy(run: RunData):
-    from ..strategies import STRATEGIES
+    from ..strategies import strategy_class
+    from ..study import strategy_params
 
     cfg = run_config_from_dict(run.config)
-    params = {"np": cfg.np, "games": cfg.games, **cfg.params_dict()}
-    cls = STRATEGIES[cfg.strategy]
+    params = strategy_params(cfg)
+    cls = strategy_class(cfg.strategy)
     return cls.from_state(_run_space(run), params=params, seed=cfg.seed,
                           state=run.state["strategy"])
 

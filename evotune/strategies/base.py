@@ -92,7 +92,7 @@ class Param:
     default: Any
     """Value used when the parameter is not given."""
     kind: str
-    """'int', 'float' or 'choice'."""
+    """'int', 'float', 'choice' or 'text' (any string, e.g. a table)."""
     low: float | None = None
     """Smallest valid value (inclusive unless ``low_open``), or None."""
     high: float | None = None
@@ -110,6 +110,8 @@ class Param:
         """The valid range in words, for error messages."""
         if self.kind == "choice":
             return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.kind == "text":
+            return "a text"
         what = {"int": "an even integer" if self.even else "an integer", "float": "a number"}[
             self.kind]
         parts = []
@@ -125,6 +127,10 @@ class Param:
                           f"give {self.describe()}")
         if self.kind == "choice":
             if not isinstance(value, str) or value not in self.choices:
+                raise bad
+            return value
+        if self.kind == "text":
+            if not isinstance(value, str):
                 raise bad
             return value
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
