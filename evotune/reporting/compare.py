@@ -80,6 +80,14 @@ def verify_checkpoints(store: Store, *, every: int, games: int, workers: int = 0
     same = (old.get("games_per_match") == games and old.get("depth") == depth
             and old.get("openings") == openings.name and old.get("seed") == seed)
     cache = {(tuple(p["weights"])): p["match"] for p in old.get("points", [])} if same else {}
+    final = store.read_document("verify") or {}
+    if (final.get("games") == games and final.get("depth") == depth and final.get("seed") == seed
+            and final.get("openings") == openings.name and not final.get("sprt")):
+        for m in final.get("matches", []):  # the same match as the last checkpoint's: reuse it
+            if m.get("opponent") == "reference":
+                cache.setdefault(tuple(float(v) for v in m["a"]),
+                                 {k: v for k, v in m.items()
+                                  if k not in ("label", "opponent", "a", "b")})
     reference = player_from_engine_spec(spec, tuple(float(v) for v in data.reference),
                                         name="reference")
     points = []
