@@ -9,6 +9,7 @@ one, for any number of workers.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import multiprocessing
 import os
@@ -21,7 +22,7 @@ from typing import Callable
 import numpy as np
 
 from .config import (RunConfig, config_differences, load_engine_spec, resolve_openings_path,
-                     run_config_from_dict, run_identity)
+                     run_identity)
 from .errors import EvotuneError, StoreError
 from .match.cluster import backend_session
 from .players import builtin
@@ -113,8 +114,11 @@ def new_run(cfg: RunConfig, *, out_dir: str | Path = "populations",
     run_id = run_id or default_run_id(cfg, identity)
     existing = Path(out_dir) / run_id / "manifest.json"
     if existing.exists():
-        old = Store(existing.parent).manifest()
-        diff = config_differences(old["config"], cfg.to_dict())
+        old_store = Store(existing.parent)
+        old_store.lock()  # a live run: refused naming its writer's PID
+        old_store.unlock()
+        old = old_store.manifest()
+        diff = config_differences(old.config.to_dict(), cfg.to_dict())
         if diff:
             raise StoreError(f"run '{run_id}' exists with another configuration ("
                              + "; ".join(diff) + "); choose another --run-id")
@@ -127,9 +131,11 @@ def open_run(run: str | Path, *, out_dir: str | Path = "populations") -> tuple[S
     """Open a stored run and check that its identity (config, engine spec, openings) holds."""
     store = Store.open(run, out_dir)
     manifest = store.manifest()
-    cfg = run_config_from_dict(manifest["config"])
+    store.lock()  # one writer per run: refused while another process runs it
+    store.prepare_resume(check_only=True)  # the whole history, before anything is written
+    cfg = manifest.config
     now = run_identity(cfg)
-    stored = manifest["identity"]
+    stored = manifest.identity
     changed = [k for k in ("config", "engine_spec", "openings") if stored.get(k) != now.get(k)]
     if changed:
         what = {"config": "the resolved configuration",
@@ -188,7 +194,16 @@ def pgn_text(record_dicts: list[dict]) -> str:
 
 def execute(store: Store, cfg: RunConfig, *,
             progress: Callable[[RunProgress], None] | None = None) -> RunSummary:
-    """Run (or continue) ``store``'s run until a stop condition; every generation is stored."""
+    """Run (or continue) ``store``'s run until a stop condition; every generation is stored.
+    The caller becomes the run's only writer for the call (refused while another holds it)."""
+    store.lock()
+    try:
+        return _execute(store, cfg, progress)
+    finally:
+        store.unlock()
+
+
+def _execute(store: Store, cfg: RunConfig, progress) -> RunSummary:
     loop = _RunLoop(store, cfg, progress)
     try:
         # where games run ('local' processes or a Dask cluster), opened once per run
@@ -200,9 +215,8 @@ def execute(store: Store, cfg: RunConfig, *,
     finally:
         loop.pgn_pool.shutdown(wait=True, cancel_futures=True)
     seconds_total = loop.elapsed()
-    state = store.read_state()
-    state.update(finished=True, seconds=seconds_total)
-    store.write_state(state)
+    store.write_state(dataclasses.replace(store.read_state(), finished=True,
+                                          seconds=seconds_total))
     return RunSummary(run_id=store.run_id, generation=loop.strategy.generation,
                       games=loop.games_total, seconds=seconds_total, finished=True,
                       recommended=tuple(float(x) for x in loop.strategy.recommended("mean")))
@@ -221,7 +235,12 @@ class _RunLoop:
                                                         init_high=cfg.init_high)
         self.settings = _match_settings(cfg)
         params = strategy_params(cfg)
-        state = store.read_state()
+        # the whole stored history is checked (and a crash's leftovers repaired) first
+        point = store.prepare_resume(
+            to_pgn=lambda recs: write_pgn_text(GameRecord.from_dict(r) for r in recs))
+        for note in point.notes:
+            log.warning("run %s: %s", store.run_id, note)
+        state = point.state
         if state is None:
             self.strategy = make_strategy(cfg.strategy, self.space, params=params, seed=cfg.seed)
             self.games_total, self.seconds_before = 0, 0.0
@@ -230,9 +249,10 @@ class _RunLoop:
                                        "names": list(self.space.names),
                                        "population": pop.tolist(), **_population_stats(pop),
                                        "games": 0, "games_total": 0, "matches": [],
-                                       "stats": {}, "seconds": 0.0, "seconds_total": 0.0,
-                                       "recommended": [float(v) for v in
-                                                       self.strategy.recommended("mean")]})
+                                       "stats": {"recommended": [float(v) for v in
+                                                                 self.strategy.recommended()]},
+                                       "seconds": 0.0, "seconds_total": 0.0,
+                                       "state": self.strategy.state()})
             store.write_state({"generation": 0, "games": 0, "seconds": 0.0, "finished": False,
                                "strategy": self.strategy.state()})
         else:
@@ -242,14 +262,9 @@ class _RunLoop:
                 raise StoreError(f"stored strategy '{cfg.strategy}' cannot be restored: "
                                  f"{exc}") from None
             self.strategy = cls.from_state(
-                self.space, params=params, seed=cfg.seed, state=state["strategy"])
-            self.games_total = int(state["games"])
-            self.seconds_before = float(state["seconds"])
-            dropped = store.repair(
-                generations_done=int(state["generation"]),
-                to_pgn=lambda recs: write_pgn_text(GameRecord.from_dict(r) for r in recs))
-            if dropped:
-                log.info("dropped %d games of an unfinished generation", dropped)
+                self.space, params=params, seed=cfg.seed, state=state.strategy)
+            self.games_total = state.games
+            self.seconds_before = state.seconds
         self.t_session = time.perf_counter()
         # PGN text (python-chess SAN export, ~3 ms a game) is made in a separate process while
         # the next generation plays: in a thread it would hold the GIL the run loop needs between
@@ -300,6 +315,7 @@ class _RunLoop:
                                backend=backend, progress=on_game)
         outcomes = [_outcome(r, q) for r, q in zip(results, requests)]
         stats = strategy.tell(outcomes)
+        stats["recommended"] = [float(v) for v in strategy.recommended()]  # for compare's curves
         games_gen = sum(o.games for o in outcomes)
         self.games_total += games_gen
         dicts = [rec.to_dict() for r in results for rec in r.records]
@@ -313,8 +329,8 @@ class _RunLoop:
             "population": pop.tolist(), **_population_stats(pop),
             "matches": [_match_summary(r, q) for r, q in zip(results, requests)],
             "stats": stats, "games": games_gen, "games_total": self.games_total,
-            "recommended": [float(v) for v in strategy.recommended("mean")],
             "seconds": time.perf_counter() - t0, "seconds_total": seconds_total,
+            "state": strategy.state(),
         })
         store.write_state({"generation": g, "games": self.games_total,
                            "seconds": seconds_total, "finished": False,

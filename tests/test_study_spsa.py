@@ -52,7 +52,7 @@ def test_resume_after_sigkill_equals_an_uninterrupted_run(tmp_path, strategy, ex
     assert stored_generations(tmp_path / "killed") == stored_generations(tmp_path / "full")
     assert stored_games(tmp_path / "killed") == stored_games(tmp_path / "full")
     manifest = Store(tmp_path / "full").manifest()
-    assert manifest["config"]["params"]["budget"] == 48  # the schedule's budget is fixed
+    assert manifest.config.params_dict()["budget"] == 48  # the schedule's budget is fixed
     assert "pickle" not in (tmp_path / "full" / "state.json").read_text()
 
 
@@ -68,13 +68,13 @@ def test_spsa_params_file_sets_start_bounds_and_schedule(tmp_path):
                                    "--run-id", "t"])
     assert res.exit_code == 0, res.output
     store = Store(tmp_path / "t")
-    params = store.manifest()["config"]["params"]
+    params = store.manifest().config.params_dict()
     assert params["table"] == ("knight, int, 280, 0, 1000, 40, 0.02\n"
                                "queen, int, 950, 500, 1000, 25, 0.01\n")
     assert params["budget"] == 4  # --generations 1 x 2 perturbations x 2 games
     gen0 = store.read_generation(0)
-    assert gen0["recommended"] == [100, 280, 330, 500, 950, 10]  # others at the reference
-    for m in store.read_generation(1)["matches"]:
+    assert gen0.stats["recommended"] == [100, 280, 330, 500, 950, 10]  # others at reference
+    for m in store.read_generation(1).matches:
         assert 500 <= m["a"][4] <= 1000 and m["a"][2] == 330  # bishop not tuned
 
 
@@ -106,13 +106,13 @@ def test_export_then_spsa_params_round_trips_exactly(tmp_path, fmt):
                                    "--generations", "1", "--games", "2", "--depth", "1",
                                    "--workers", "1", "--out", str(tmp_path), "--run-id", "b"])
     assert res.exit_code == 0, res.output
-    a_rec = Store(tmp_path / "a").read_generation(2)["recommended"]
-    b0 = Store(tmp_path / "b").read_generation(0)["recommended"]
+    a_rec = Store(tmp_path / "a").read_generation(2).stats["recommended"]
+    b0 = Store(tmp_path / "b").read_generation(0).stats["recommended"]
     assert b0 == a_rec  # the start is exactly the exported weights
     # and the table SPSA keeps renders back to the very same lines
     from evotune.strategies.spsa import fishtest_line, openbench_line, parse_spsa_lines
 
-    table = Store(tmp_path / "b").manifest()["config"]["params"]["table"]
+    table = Store(tmp_path / "b").manifest().config.params_dict()["table"]
     names = {"knight": "KnightValue", "bishop": "BishopValue", "rook": "RookValue",
              "queen": "QueenValue", "mobility": "MobilityWeight"}
     line = openbench_line if fmt == "spsa" else fishtest_line
@@ -137,7 +137,7 @@ def test_compare_new_strategies_with_checkpoint_verification(tmp_path):
     assert [p["checkpoint"] for p in curve["points"]] == [0, 8, 16]
     assert all(p["match"]["games"] == 2 for p in curve["points"])
     gens = Store(tmp_path / "pop" / "compare-ng-OnePlusOne-b16-s1").generations()
-    assert curve["points"][1]["weights"] == next(g["recommended"] for g in gens
-                                                 if g["games_total"] >= 8)
-    assert curve["verification_games"] == 6 and gens[-1]["games_total"] == 16
+    assert curve["points"][1]["weights"] == next(g.stats["recommended"] for g in gens
+                                                 if g.games_total >= 8)
+    assert curve["verification_games"] == 6 and gens[-1].games_total == 16
     assert (tmp_path / "rep" / "compare-b16" / "elo-vs-games.png").stat().st_size > 1000

@@ -13,6 +13,7 @@ with a 95% band (Student's t over seeds); :func:`write_compare_plot` draws one l
 """
 from __future__ import annotations
 
+import json
 import logging
 import math
 import time
@@ -38,24 +39,32 @@ T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8:
 def checkpoint_weights(store: Store, every: int) -> list[dict]:
     """Per checkpoint c = 0, G, 2G, ...: the first generation with games_total >= c and its
     recommended weights (rounded)."""
-    data = load_run(store)
     gens = store.generations()
     out = []
     c = 0
     while True:
-        idx = next((i for i, g in enumerate(gens) if int(g.get("games_total", 0)) >= c), None)
-        if idx is None:
+        g = next((g for g in gens if g.games_total >= c), None)
+        if g is None:
             break
-        g = gens[idx]
-        w = g.get("recommended")
-        if w is None:
-            w = np.rint(np.asarray(g["population"], dtype=np.float64).mean(axis=0)).tolist()
-        out.append({"checkpoint": c, "generation": int(g["generation"]),
-                    "games": int(g.get("games_total", 0)), "weights": [float(v) for v in w]})
+        out.append({"checkpoint": c, "generation": g.generation, "games": g.games_total,
+                    "weights": [float(v) for v in recommended_at(store, g)]})
         c += every
     if not out:
-        raise ConfigError(f"run {data.run_id} has no generation to verify")
+        raise ConfigError(f"run {store.run_id} has no generation to verify")
     return out
+
+
+def recommended_at(store: Store, gen) -> list[float]:
+    """The recommended weights stored with a generation (its stats), else the population mean."""
+    w = gen.stats.get("recommended")
+    if w is None:  # stored by the first version of this module, beside the stats
+        try:
+            w = json.loads(store.generation_path(gen.generation).read_text()).get("recommended")
+        except (OSError, ValueError):
+            w = None
+    if w is None:
+        w = np.rint(np.asarray(gen.population, dtype=np.float64).mean(axis=0)).tolist()
+    return [float(v) for v in w]
 
 
 def verify_checkpoints(store: Store, *, every: int, games: int, workers: int = 0,
@@ -71,11 +80,11 @@ def verify_checkpoints(store: Store, *, every: int, games: int, workers: int = 0
         raise ConfigError(f"--verify-every must be at least 1 game, got {every}")
     data = load_run(store)
     cfg = data.config
-    spec = load_engine_spec(cfg.get("engine", "shannon"))
-    openings, _ = held_out_openings(str(cfg.get("openings", "book")))
-    depth, seed = int(cfg.get("depth", 3)), int(cfg.get("seed", 1))
-    settings = MatchSettings(depth=depth, nodes=int(cfg.get("nodes", 0)),
-                             max_plies=int(cfg.get("max_plies", 400)), openings=str(openings))
+    spec = load_engine_spec(cfg.engine)
+    openings, _ = held_out_openings(str(cfg.openings))
+    depth, seed = int(cfg.depth), int(cfg.seed)
+    settings = MatchSettings(depth=depth, nodes=int(cfg.nodes), max_plies=int(cfg.max_plies),
+                             openings=str(openings))
     old = store.read_document("verify-curve") or {}
     same = (old.get("games_per_match") == games and old.get("depth") == depth
             and old.get("openings") == openings.name and old.get("seed") == seed)
