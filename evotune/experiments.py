@@ -103,7 +103,9 @@ def _run_to_end(cfg: RunConfig, *, out_dir: str | Path, run_id: str,
 def _outcome(store: Store, verify: dict | None = None, curve: dict | None = None) -> RunOutcome:
     gens = store.generations()
     first, last = gens[0], gens[-1]
-    rec = last.stats.get("recommended") or [round(v) for v in last.mean]
+    from .reporting.compare import recommended_at
+
+    rec = recommended_at(store, last)
     state = store.current_state()
     cfg = store.manifest().config
     return RunOutcome(run_id=store.run_id, strategy=cfg.strategy, seed=cfg.seed,
@@ -267,7 +269,7 @@ def compare_table(outcomes: list[RunOutcome], *, engine: str = "shannon") -> str
             elo = "n/a"
         d = [distance_to_reference(o, space.reference, space.fixed) for o in runs]
         dist = f"{np.mean(d):.0f} +- {np.std(d, ddof=1) if len(d) > 1 else 0:.0f}"
-        vgames = sum(sum(m.get("games", 0) for m in (o.verify or {}).get("matches", [])[:1])
+        vgames = sum(sum(m.get("games", 0) for m in (o.verify or {}).get("matches", []))
                      + (o.curve or {}).get("verification_games", 0) for o in runs) / len(runs)
         within = [games_within(o.curve) for o in runs if o.curve is not None]
         if not within:
