@@ -224,7 +224,9 @@ def recommend(run: RunData, rule: str = "mean") -> Recommendation:
             log.warning("run %s: cannot restore the strategy (%s)", run.run_id, exc)
     if strategy is not None:
         w = strategy.recommended(rule)
-        if rule == "mean":
+        if getattr(strategy, "RECOMMENDS", ""):  # one vector, whatever the rule (spsa, cmaes, ng)
+            what = f"{strategy.RECOMMENDS} after generation {g}"
+        elif rule == "mean":
             what = f"population mean of generation {g} ({size} individuals)"
         else:
             what = (f"mean of the better half ({max(1, size // 2)} of {size}) of generation {g}, "

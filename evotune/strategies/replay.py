@@ -46,6 +46,7 @@ class ReplayedStrategy(Strategy):
     """Base of library-backed strategies: scalar fitness, state = x0 + told scores, replay."""
 
     PARAMS = COMMON_PARAMS
+    RECOMMENDS = "the search distribution's mean (the optimiser's recommendation)"
 
     # -- what a library adapter provides ---------------------------------------------------------
     def _make(self, u0: np.ndarray, seed: int) -> Any:

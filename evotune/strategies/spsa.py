@@ -164,6 +164,7 @@ class SPSA(Strategy):
     """fishtest/OpenBench SPSA: theta +- c_k Delta in game pairs, theta += R_k c_k (W-L) Delta."""
 
     name = "spsa"
+    RECOMMENDS = "SPSA's theta"
     PARAMS = {
         "batch": Param(8, "int", low=1,
                        doc="perturbations dispatched at the same iteration k per generation"),
