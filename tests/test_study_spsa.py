@@ -141,3 +141,18 @@ def test_compare_new_strategies_with_checkpoint_verification(tmp_path):
                                                  if g.games_total >= 8)
     assert curve["verification_games"] == 6 and gens[-1].games_total == 16
     assert (tmp_path / "rep" / "compare-b16" / "elo-vs-games.png").stat().st_size > 1000
+
+
+def test_cmaes_fitness_is_the_gauntlet_score_with_opponents(tmp_path):
+    res = CliRunner().invoke(cli, ["run", "--strategy", "cmaes", "--np", "3", "--games", "2",
+                                   "--generations", "1", "--depth", "1", "--workers", "1",
+                                   "--opponents", "reference", "--out", str(tmp_path),
+                                   "--run-id", "g"])
+    assert res.exit_code == 0, res.output
+    store = Store(tmp_path / "g")
+    gen = store.read_generation(1)
+    by_weights = {tuple(c["weights"]): sum(c["points"]) / (2.0 * sum(c["games"]))
+                  for c in gen.gauntlet["candidates"]}
+    played = [tuple(m["a"]) for m in gen.matches]
+    told = store.read_state().strategy["told"]
+    assert told == [[by_weights[w] for w in played]]  # each candidate's own gauntlet score

@@ -83,6 +83,9 @@ class MatchOutcome:
     """Games actually played (an early stop gives fewer than requested)."""
     leaves: tuple[GameLeaves, ...] = ()
     """Per game, only with ``record_leaves``."""
+    fitness: float | None = None
+    """A's score (0..1) against the run's gauntlet (--opponents), when the run has one; the
+    scalar fitness of cmaes and ng:NAME (otherwise they use points_a / (2 games))."""
 
 
 @dataclass(frozen=True)
@@ -159,6 +162,9 @@ class Strategy(abc.ABC):
     """Registry name ('de', 'jde', 'ea', 'td')."""
     PARAMS: ClassVar[dict[str, Param]]
     """The parameters this strategy accepts."""
+    NEEDS_FEATURES: ClassVar[bool] = False
+    """True when it learns from the evaluation's feature vector (TD): it then needs the built-in
+    engine, since a UCI engine does not expose phi."""
 
     generation: int
     """Generations completed (tell calls)."""

@@ -11,7 +11,9 @@ disturb, anything else in the process.
 Search space: the free weights, normalised to [0, 1] between their bounds (the libraries get the
 bounds [0, 1]). A generation asks ``np`` candidates; each plays a colour-balanced mini-match of
 ``games`` games against the current mean of the search distribution (self-relative, like SPSA's
-pairs); its fitness is its score, points / (2 games), and the library minimises 1 - score.
+pairs); its fitness is its score, points / (2 games), and the library minimises 1 - score. When
+the run has a gauntlet (``--opponents``) the run loop plays every candidate against it instead and
+the fitness is the candidate's score against the gauntlet (``MatchOutcome.fitness``).
 ``population`` holds the candidates about to play (rounded, inside the bounds);
 :meth:`recommended` is the distribution's mean (the library's recommendation).
 """
@@ -135,7 +137,8 @@ class ReplayedStrategy(Strategy):
 
     def _update(self, requests: list[MatchRequest], plan: None,
                 outcomes: list[MatchOutcome]) -> dict:
-        scores = [o.points_a / (2.0 * o.games) if o.games else 0.5 for o in outcomes]
+        scores = [o.fitness if o.fitness is not None
+                  else o.points_a / (2.0 * o.games) if o.games else 0.5 for o in outcomes]
         self.told.append(scores)
         before = self.recommended()
         with self._library_random():
