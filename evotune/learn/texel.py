@@ -65,7 +65,6 @@ class Problem:
         self.y = np.asarray(self.y, dtype=np.float64)
         if self.X.shape[0] != self.y.size:
             raise ConfigError(f"{self.X.shape[0]} feature rows but {self.y.size} results")
-        self.XT = self.X.T.tocsr() if hasattr(self.X, "tocsr") else np.ascontiguousarray(self.X.T)
 
     @property
     def n(self) -> int:
@@ -88,7 +87,7 @@ class Problem:
         d = self.y - p
         # dE/dw = mean(-2 d p (1 - p) ln10 K / 400 x)
         g = -2.0 * d * p * (1.0 - p) * (LN10 * K / 400.0)
-        return float(d @ d / self.n), np.asarray(self.XT @ g).ravel() / self.n
+        return float(d @ d / self.n), np.asarray(self.X.T @ g).ravel() / self.n  # no copy
 
 
 def fit_k(problem: Problem, w: np.ndarray, *, bounds: tuple[float, float] = K_RANGE) -> float:
