@@ -19,12 +19,13 @@ from evotune.strategies.base import MatchOutcome
 
 
 def make_fake_run(tmp_path, run_id="fake", *, strategy="de", np_=6, generations=3, seed=7,
-                  games=4):
-    """A stored run of ``generations`` generations with random (seeded) match outcomes."""
+                  games=4, **config):
+    """A stored run of ``generations`` generations with random (seeded) match outcomes
+    (``config``: further run-config fields, e.g. engine, init_low, init_high)."""
     cfg = build_run_config(strategy=strategy, np=np_, generations=max(generations, 1),
-                           games=games, seed=seed, depth=1)
+                           games=games, seed=seed, depth=1, **config)
     store = Store.create(tmp_path, run_id, config=cfg.to_dict(), identity=run_identity(cfg))
-    space = load_engine_spec(cfg.engine).space()
+    space = load_engine_spec(cfg.engine).space(init_low=cfg.init_low, init_high=cfg.init_high)
     strat = make_strategy(strategy, space, params={"np": np_, "games": games}, seed=seed)
     rng = np.random.default_rng(seed)
     games_total = 0
