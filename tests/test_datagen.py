@@ -3,6 +3,7 @@ worker count, kill + rerun neither loses nor doubles positions, bad input."""
 from __future__ import annotations
 
 import json
+import shutil
 import os
 import signal
 import subprocess
@@ -168,3 +169,26 @@ def test_other_settings_or_foreign_file_refused(tmp_path, generated):
                         str(tmp_path / "x.txt")], env=ENV, capture_output=True, text=True)
     assert r.returncode == 2 and "--games must be a positive integer" in r.stderr
     assert not (tmp_path / "x.txt").exists()
+
+
+STOCKFISH = shutil.which("stockfish") or ("/usr/games/stockfish"
+                                          if Path("/usr/games/stockfish").is_file() else None)
+
+
+@pytest.mark.skipif(STOCKFISH is None, reason="no stockfish on PATH or at /usr/games/stockfish "
+                                              "(Debian: apt-get install stockfish)")
+def test_uci_engine_games_through_the_external_runner(tmp_path):
+    spec = tmp_path / "sf.toml"
+    spec.write_text(f'name = "stockfish"\nkind = "uci"\ncommand = ["{STOCKFISH}"]\n'
+                    'options = {{Threads = 1}}\n'.replace("{{", "{").replace("}}", "}")
+                    + '[[weight]]\nname = "Hash"\nreference = 16\nlower = 1\nupper = 64\n')
+    settings = dg.DatagenSettings(games=2, engine=str(spec), nodes=1500, depth=3, per_game=5,
+                                  seed=4, chunk=2, max_plies=60)
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    sa = dg.datagen(settings, a)
+    dg.datagen(settings, b)
+    assert a.read_bytes() == b.read_bytes()  # stockfish with a node limit is deterministic
+    pos = read_positions([a])
+    assert sa.positions == len(pos) and 2 <= len(pos) <= 10
+    for fen in pos.fens:  # quiet under the shannon reference evaluation
+        assert is_quiet(fen, SHANNON_REFERENCE)

@@ -29,7 +29,7 @@ from typing import Callable
 import chess
 import numpy as np
 
-from ..config import EngineSpec, load_engine_spec, load_weights_file, resolve_openings_path
+from ..config import EngineSpec, load_engine_spec, resolve_openings_path
 from ..errors import ConfigError
 from ..players import PlayerSpec
 from ..seeding import STREAM_DATAGEN, generator
@@ -106,15 +106,13 @@ class DatagenSummary:
 
 
 def resolve_engine(arg: str) -> tuple[EngineSpec, PlayerSpec, np.ndarray]:
-    """``SPEC[:WEIGHTS]`` -> (spec, player, weights for the quiet test)."""
-    from ..players.spec import player_from_engine_spec
+    """``SPEC[:WEIGHTS]`` (:mod:`evotune.match.resolve`) -> (spec, player, weights of the quiet
+    test)."""
+    from ..match.resolve import REFERENCE_ALIAS, resolve_player, split_player
 
-    spec_arg, weights_arg = arg, None
-    if ":" in arg and not Path(arg).exists():
-        spec_arg, weights_arg = arg.rsplit(":", 1)
-    spec = load_engine_spec(spec_arg)
-    weights = None if weights_arg is None else load_weights_file(weights_arg, spec)
-    player = player_from_engine_spec(spec, weights, name=spec.name)
+    token, _ = split_player(arg)
+    spec = load_engine_spec("shannon" if token == REFERENCE_ALIAS else token)
+    player = resolve_player(arg, name=spec.name)
     quiet_w = np.asarray(player.weights if player.is_builtin else SHANNON_REFERENCE, dtype=float)
     return spec, player, quiet_w
 
@@ -166,9 +164,13 @@ def _progress_path(out: Path) -> Path:
 
 
 def _identity(settings: DatagenSettings, spec: EngineSpec) -> dict:
+    from ..match.resolve import split_player
+
     d = asdict(settings)
     d.pop("games")
     d["engine_spec_sha256"] = file_record(Path(spec.path))["sha256"] if spec.path else ""
+    weights = split_player(settings.engine)[1]
+    d["weights_sha256"] = file_record(Path(weights))["sha256"] if weights else ""
     return d
 
 
