@@ -368,17 +368,16 @@ def status(run_ref, out, as_json):
     from .store import Store
 
     store = Store.open(run_ref, out)
-    manifest, state = store.manifest(), store.read_state()
-    cfg = manifest["config"]
-    gens = store.generations()
+    cfg, state = store.manifest().config, store.current_state()
+    gens = store.generations(state)
     last = gens[-1] if gens else None
-    info = {"run_id": store.run_id, "strategy": cfg["strategy"], "np": cfg["np"],
-            "generation": state["generation"] if state else 0,
-            "generations": cfg["generations"], "games": state["games"] if state else 0,
-            "seconds": round(state["seconds"], 2) if state else 0.0,
-            "finished": bool(state and state.get("finished")),
-            "names": last["names"] if last else [],
-            "mean": last["mean"] if last else [], "std": last["std"] if last else []}
+    info = {"run_id": store.run_id, "strategy": cfg.strategy, "np": cfg.np,
+            "generation": state.generation if state else 0,
+            "generations": cfg.generations, "games": state.games if state else 0,
+            "seconds": round(state.seconds, 2) if state else 0.0,
+            "finished": bool(state and state.finished),
+            "names": list(last.names) if last else [],
+            "mean": list(last.mean) if last else [], "std": list(last.std) if last else []}
     if as_json:
         click.echo(json.dumps(info))
         return
@@ -401,14 +400,14 @@ def runs(out):
         return
     for s in stores:
         try:
-            cfg, state = s.manifest()["config"], s.read_state()
+            cfg, state = s.manifest().config, s.current_state()
         except EvotuneError as exc:
             click.echo(f"{s.run_id:<40} unreadable: {exc}")
             continue
-        g = state["generation"] if state else 0
-        games = state["games"] if state else 0
-        fin = "finished" if state and state.get("finished") else "stopped"
-        click.echo(f"{s.run_id:<40} {cfg['strategy']:<4} gen {g}/{cfg['generations']} "
+        g = state.generation if state else 0
+        games = state.games if state else 0
+        fin = "finished" if state and state.finished else "stopped"
+        click.echo(f"{s.run_id:<40} {cfg.strategy:<4} gen {g}/{cfg.generations} "
                    f"games {games} {fin}")
 
 

@@ -186,8 +186,15 @@ def test_fit_run_works_with_status_export_and_plot(tmp_path):
     assert doc["train"] + doc["validation"] + doc["not_quiet"] == 300
     assert doc["validation"] == round(0.1 * (300 - doc["not_quiet"]))
     manifest = json.loads((out / "f1" / "manifest.json").read_text())
-    assert manifest["identity"]["data"][0]["name"] == "d.txt"
-    assert manifest["identity"]["data"][0]["size"] == data.stat().st_size
+    files = manifest["config"]["params"]["data_files"]
+    assert files[0]["name"] == "d.txt" and files[0]["size"] == data.stat().st_size
+    import hashlib
+
+    assert files[0]["sha256"] == hashlib.sha256(data.read_bytes()).hexdigest()
+    assert manifest["config"]["strategy"] == "texel" and len(manifest["identity"]["data"]) == 64
+    st = subprocess.run([sys.executable, "-m", "evotune.cli", "status", "f1", "--out", str(out)],
+                        capture_output=True, text=True, env=ENV, cwd=tmp_path)
+    assert st.returncode == 0 and "texel" in st.stdout and "finished" in st.stdout, st.stderr
     ex = subprocess.run([sys.executable, "-m", "evotune.cli", "export", "f1", "--format", "json",
                          "--runs-dir", str(out)], capture_output=True, text=True, env=ENV,
                         cwd=tmp_path)

@@ -75,7 +75,7 @@ def test_held_out_openings_never_the_runs_own():
 
 def test_a_run_tuned_on_8moves_is_verified_on_2moves(tmp_path):
     store = make_fake_run(tmp_path, "on8", generations=1)
-    manifest = store.manifest()
+    manifest = store.manifest().to_json()
     manifest["config"]["openings"] = str(HELD_OUT_OPENINGS)
     (store.root / "manifest.json").write_text(json.dumps(manifest))
     doc = verify_run(store, settings=VerifySettings(games=2, workers=1, sprt=(0, 10)))

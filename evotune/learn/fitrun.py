@@ -3,9 +3,9 @@
 The run looks like an evolutionary run with a population of one, so ``status``, ``plot``,
 ``report``, ``verify`` and ``export`` work on it unchanged:
 
-- manifest: the resolved :class:`TexelConfig` (with ``strategy = "texel"``) and the identity:
-  hashes of the config, the engine spec, the initial weights file and every data file (name,
-  size, SHA-256);
+- manifest: a RunConfig with ``strategy = "texel"`` whose params are the :class:`TexelConfig`
+  settings, the data files' names, sizes and SHA-256 included (``params.data_files``), and the
+  identity: hashes of the config, the engine spec, the initial weights file and the data files;
 - ``gen-0000``: the initial weights and their error (K already fitted); ``gen-E``: the weights
   after epoch E, with ``loss_train``, ``loss_val`` and ``K`` as statistics;
 - ``state.json``: the last epoch, K, the weights and the optimizer's state (Adam's moments);
@@ -29,7 +29,7 @@ import numpy as np
 from ..config import load_engine_spec, load_weights_file, resolve_engine_spec_path
 from ..errors import ConfigError, StoreError
 from ..seeding import STREAM_TEXEL, generator
-from ..store import Store
+from ..store import Store, check_run_id
 from . import texel as tx
 from .features import extract, feature_set
 from .labels import Positions, file_record, read_positions
@@ -118,13 +118,32 @@ class TexelConfig:
         d["data"] = list(self.data)
         return d
 
+    def to_run_config(self, data_files: list[dict]):
+        """The RunConfig stored in the manifest: the texel settings are its params."""
+        from ..config import RunConfig
+
+        d = self.to_dict()
+        params = {k: d.pop(k) for k in _PARAMS}
+        params["data_files"] = data_files
+        return RunConfig(strategy=STRATEGY, np=1, generations=self.epochs, depth=self.depth,
+                         nodes=self.nodes, max_plies=self.max_plies, seed=self.seed,
+                         engine=self.engine, openings=self.openings,
+                         params=tuple(sorted(params.items())))
+
     @classmethod
-    def from_dict(cls, d: dict) -> "TexelConfig":
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(d) - known)
+    def from_run_config(cls, cfg) -> "TexelConfig":
+        params = cfg.params_dict()
+        unknown = sorted(set(params) - set(_PARAMS) - {"data_files"})
         if unknown:
             raise StoreError(f"stored texel config has unknown key(s) {unknown}")
-        return cls(**{**d, "data": tuple(d["data"])})
+        return cls(**{k: params[k] for k in _PARAMS if k in params},
+                   epochs=cfg.generations, depth=cfg.depth, nodes=cfg.nodes,
+                   max_plies=cfg.max_plies, seed=cfg.seed, engine=cfg.engine,
+                   openings=cfg.openings)
+
+
+_PARAMS = ("data", "init", "max_positions", "k", "optimizer", "iters", "lr", "tol", "qsearch",
+           "val_share", "max_bad")
 
 
 @dataclass(frozen=True)
@@ -144,16 +163,22 @@ def _digest_text(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def fit_identity(cfg: TexelConfig) -> dict:
-    """Hashes of the config, engine spec, initial weights file and data files."""
+def data_files(cfg: TexelConfig) -> list[dict]:
+    """Name, size and SHA-256 of every data file."""
+    return [{k: r[k] for k in ("name", "size", "sha256")}
+            for r in (file_record(Path(p)) for p in cfg.data)]
+
+
+def fit_identity(cfg: TexelConfig, files: list[dict]) -> dict:
+    """Hashes (strings) of the config, engine spec, initial weights file and data files."""
     ident = {k: v for k, v in cfg.to_dict().items() if k not in cfg.NON_IDENTITY}
     ident.pop("data")
     parts = {
         "config": _digest_text(json.dumps(ident, sort_keys=True)),
         "engine_spec": file_record(resolve_engine_spec_path(cfg.engine))["sha256"],
+        "openings": "none",
         "init": "reference" if cfg.init == "reference" else file_record(Path(cfg.init))["sha256"],
-        "data": [{k: r[k] for k in ("name", "size", "sha256")}
-                 for r in (file_record(Path(p)) for p in cfg.data)],
+        "data": _digest_text(json.dumps(files, sort_keys=True)),
     }
     parts["hash"] = _digest_text(json.dumps(parts, sort_keys=True))[:16]
     return parts
@@ -172,21 +197,26 @@ def new_fit(cfg: TexelConfig, *, out_dir: str | Path = "populations",
     spec = load_engine_spec(cfg.engine)
     feature_set(spec.names)
     _initial_weights(cfg)
-    identity = fit_identity(cfg)
+    files = data_files(cfg)
+    identity = fit_identity(cfg, files)
     run_id = run_id or f"texel-{time.strftime('%Y%m%d-%H%M%S')}-{identity['hash'][:6]}"
+    check_run_id(run_id)
     if (Path(out_dir) / run_id / "manifest.json").exists():
         raise StoreError(f"run '{run_id}' already exists in {out_dir}; continue it with "
                          f"'evotune resume {run_id}' or choose another --run-id")
     positions = read_positions(cfg.data, max_bad=cfg.max_bad, max_positions=cfg.max_positions)
-    return Store.create(out_dir, run_id, config=cfg.to_dict(), identity=identity), positions
+    store = Store.create(out_dir, run_id, config=cfg.to_run_config(files), identity=identity)
+    return store, positions
 
 
 def open_fit(store: Store) -> TexelConfig:
-    """The config of a stored fit, after checking that its inputs did not change."""
+    """The config of a stored fit, after checking that its inputs did not change; takes the
+    run's writer lock."""
     manifest = store.manifest()
-    cfg = TexelConfig.from_dict(manifest["config"])
-    now = fit_identity(cfg)
-    stored = manifest["identity"]
+    cfg = TexelConfig.from_run_config(manifest.config)
+    store.lock()
+    now = fit_identity(cfg, data_files(cfg))
+    stored = manifest.identity
     changed = [k for k in ("config", "engine_spec", "init", "data") if stored.get(k) != now.get(k)]
     if changed:
         raise StoreError(f"fit '{store.run_id}' cannot be resumed: its "
@@ -197,7 +227,7 @@ def open_fit(store: Store) -> TexelConfig:
 
 def is_fit(store: Store) -> bool:
     """True when ``store`` holds a Texel fit."""
-    return store.manifest().get("config", {}).get("strategy") == STRATEGY
+    return store.manifest().config.strategy == STRATEGY
 
 
 def _initial_weights(cfg: TexelConfig) -> np.ndarray:
@@ -227,8 +257,9 @@ def execute_fit(store: Store, cfg: TexelConfig, *, positions: Positions | None =
             progress(FitProgress(kind="stage", message=msg))
 
     t_start = time.perf_counter()
+    store.lock()
     state = store.read_state()
-    seconds_before = float(state["seconds"]) if state else 0.0
+    seconds_before = state.seconds if state else 0.0
     spec = load_engine_spec(cfg.engine)
     space = spec.space()
     w0 = _initial_weights(cfg)
@@ -253,33 +284,36 @@ def execute_fit(store: Store, cfg: TexelConfig, *, positions: Positions | None =
     train = tx.Problem(X[train_idx], y[train_idx], **bounds)
     val = tx.Problem(X[val_idx], y[val_idx], **bounds)
 
-    def record(epoch: int, w: np.ndarray, K: float, seconds: float) -> dict:
+    def commit(epoch: int, w: np.ndarray, K: float, seconds: float, *, converged: bool,
+               last: float | None) -> tuple[dict, dict]:
+        """Store epoch ``epoch`` (generation file, then state: the commit point)."""
         stats = {"loss_train": train.error(w, K), "loss_val": val.error(w, K), "K": K}
+        st = {"kind": STRATEGY, "K": K, "weights": w.tolist(), "adam": opt.to_dict(),
+              "converged": bool(converged or (last is not None
+                                              and abs(last - stats["loss_train"]) < cfg.tol)),
+              "loss_train": stats["loss_train"]}
         total = seconds_before + time.perf_counter() - t_start
         store.write_generation(epoch, {
             "generation": epoch, "strategy": STRATEGY, "names": list(space.names),
             "population": [w.tolist()], "mean": w.tolist(), "std": [0.0] * w.size,
             "matches": [], "stats": stats, "games": 0, "games_total": 0,
-            "seconds": seconds, "seconds_total": total})
-        return stats
+            "seconds": seconds, "seconds_total": total, "state": st})
+        store.write_state({"generation": epoch, "games": 0, "seconds": total, "finished": False,
+                           "strategy": st})
+        return stats, st
 
+    opt = tx.AdamState.zeros(w0.size)
     if state is None:
         K = fit_k_value(cfg, train, w0)
-        stats = record(0, w0, K, 0.0)
-        opt = tx.AdamState.zeros(w0.size)
-        state = {"generation": 0, "games": 0, "seconds": 0.0, "finished": False,
-                 "strategy": {"kind": STRATEGY, "K": K, "weights": w0.tolist(),
-                              "adam": opt.to_dict(), "converged": False,
-                              "loss_train": stats["loss_train"]}}
-        store.write_state(state)
+        stats, st = commit(0, w0, K, 0.0, converged=False, last=None)
         say(f"K = {K:.4f} (error {stats['loss_train']:.6f} train, {stats['loss_val']:.6f} "
             "validation with the initial weights)")
-    st = state["strategy"]
+    else:
+        st = state.strategy
     K = float(st["K"])
     w = np.asarray(st["weights"], dtype=np.float64)
     opt = tx.AdamState.from_dict(st["adam"])
-    last_loss = float(st["loss_train"])
-    epoch = int(state["generation"])
+    epoch = state.generation if state is not None else 0
     while epoch < cfg.epochs and not st["converged"]:
         t_ep = time.perf_counter()
         if cfg.optimizer == "lbfgs":
@@ -287,15 +321,8 @@ def execute_fit(store: Store, cfg: TexelConfig, *, positions: Positions | None =
         else:
             w = tx.adam_epoch(train, w, K, opt, iters=cfg.iters, lr=cfg.lr)
         epoch += 1
-        stats = record(epoch, w, K, time.perf_counter() - t_ep)
-        converged = abs(last_loss - stats["loss_train"]) < cfg.tol
-        last_loss = stats["loss_train"]
-        st = {"kind": STRATEGY, "K": K, "weights": w.tolist(), "adam": opt.to_dict(),
-              "converged": bool(converged), "loss_train": last_loss}
-        state = {"generation": epoch, "games": 0,
-                 "seconds": seconds_before + time.perf_counter() - t_start,
-                 "finished": False, "strategy": st}
-        store.write_state(state)
+        stats, st = commit(epoch, w, K, time.perf_counter() - t_ep, converged=False,
+                           last=float(st["loss_train"]))
         if progress is not None:
             progress(FitProgress(kind="epoch", epoch=epoch, epochs=cfg.epochs,
                                  loss_train=stats["loss_train"], loss_val=stats["loss_val"]))
@@ -309,12 +336,13 @@ def execute_fit(store: Store, cfg: TexelConfig, *, positions: Positions | None =
         "error_before_rounding": {"train": train.error(w, K), "validation": val.error(w, K)},
         "error_after_rounding": {"train": train.error(wr, K), "validation": val.error(wr, K)},
         "weights": w.tolist(), "weights_rounded": wr.tolist(),
-        "seconds_extract": seconds_extract, "data": store.manifest()["identity"]["data"],
+        "seconds_extract": seconds_extract,
+        "data": store.manifest().config.params_dict()["data_files"],
     }
     store.write_document("texel", summary)
-    state["finished"] = True
-    state["seconds"] = seconds_before + time.perf_counter() - t_start
-    store.write_state(state)
+    store.write_state({"generation": epoch, "games": 0, "finished": True, "strategy": st,
+                       "seconds": seconds_before + time.perf_counter() - t_start})
+    store.unlock()
     return summary
 
 

@@ -330,7 +330,7 @@ def export_run(run: str | Path | Store | RunData, *, fmt: str, engine: str | Pat
     data = run if isinstance(run, RunData) else load_run(run, out_dir=runs_dir)
     rec = recommend(data, rule)
     spec = load_engine_spec(engine if engine is not None
-                            else data.config.get("engine", "shannon"))
+                            else data.config.engine)
     params, omitted, notes = export_params(data.names, rec.weights, spec,
                                            option_keys=_keys_are_options(fmt, engine is not None))
     comment = (f"evotune run {data.run_id}: {rec.description}.\n"

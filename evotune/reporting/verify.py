@@ -106,7 +106,7 @@ def _opponents(data: RunData, spec, named: tuple[str, ...]) -> list[tuple[str, o
                            ("initial mean", initial_mean(data))):
         if not all(math.isfinite(v) for v in weights):
             raise ConfigError(f"run {data.run_id}: the {label} weights are unknown (engine spec "
-                              f"'{data.config.get('engine')}' is unavailable); restore it to "
+                              f"'{data.config.engine}' is unavailable); restore it to "
                               "verify")
         out.append((label, player_from_engine_spec(spec, weights, name=label.replace(" ", "-"))))
     return out
@@ -130,14 +130,13 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     data: RunData = load_run(store)
     cfg = data.config
     rec = recommend(data, settings.rule)
-    spec = load_engine_spec(cfg.get("engine", "shannon"))
-    openings, note = held_out_openings(str(cfg.get("openings", "book")))
+    spec = load_engine_spec(cfg.engine)
+    openings, note = held_out_openings(cfg.openings)
     if note:
         log.warning(note)
-    depth = int(settings.depth if settings.depth is not None else cfg.get("depth", 3))
-    seed = int(settings.seed if settings.seed is not None else cfg.get("seed", 1))
-    match_settings = MatchSettings(depth=depth, nodes=int(cfg.get("nodes", 0)),
-                                   max_plies=int(cfg.get("max_plies", 400)),
+    depth = int(settings.depth if settings.depth is not None else cfg.depth)
+    seed = int(settings.seed if settings.seed is not None else cfg.seed)
+    match_settings = MatchSettings(depth=depth, nodes=cfg.nodes, max_plies=cfg.max_plies,
                                    openings=str(openings))
     sprt = SprtParams(*settings.sprt) if settings.sprt is not None else None
     player = player_from_engine_spec(spec, rec.weights, name=f"{data.run_id}-recommended")
@@ -159,7 +158,7 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     doc = {"run_id": data.run_id, "generation": rec.generation, "recommend": rec.rule,
            "description": rec.description, "names": list(data.names),
            "weights": list(rec.weights), "openings": openings.name, "note": note,
-           "depth": depth, "nodes": int(cfg.get("nodes", 0)), "games": settings.games,
+           "depth": depth, "nodes": cfg.nodes, "games": settings.games,
            "seed": seed, "sprt": list(settings.sprt) if settings.sprt else None,
            "seconds": time.perf_counter() - t0, "matches": matches,
            "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
