@@ -234,3 +234,18 @@ def test_killed_fit_resumed_equals_uninterrupted(tmp_path):
     a = json.loads((out / "full" / "texel.json").read_text())
     b = json.loads((out / "cut" / "texel.json").read_text())
     assert a["weights"] == b["weights"] and a["error_after_rounding"] == b["error_after_rounding"]
+
+
+def test_resume_refuses_changed_data(tmp_path):
+    data = labelled_file(tmp_path / "d.txt", n=200)
+    out = tmp_path / "pops"
+    r = subprocess.run(_fit_cmd(data, out, "f", "--epochs", "1"), capture_output=True,
+                       text=True, env=ENV, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    with open(data, "a") as fh:
+        fh.write(f"{FEN} [0.5]\n")
+    r = subprocess.run([sys.executable, "-m", "evotune.cli", "resume", "f", "--out", str(out),
+                        "--generations", "3"], capture_output=True, text=True, env=ENV,
+                       cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert "cannot be resumed: its data changed" in r.stderr
