@@ -415,6 +415,10 @@ def runs(out):
 
 _RUNS_DIR = click.option("--runs-dir", type=click.Path(file_okay=False), default="populations",
                          show_default=True, help="Folder that holds run directories.")
+_SQUARES = click.option("--squares", default=None, metavar="NAME,...",
+                        help="Runs with many weights: the weights of squares.png, e.g. "
+                             "knight.e4,mg.pawn.d4,pst.eg.king.g1 (default: the table squares "
+                             "that moved most).")
 _RECOMMEND = click.option("--recommend", "rule", default="mean", show_default=True,
                           help="Recommended weights: 'mean' (population mean) or 'better-half'.")
 
@@ -426,12 +430,15 @@ _RECOMMEND = click.option("--recommend", "rule", default="mean", show_default=Tr
 @click.option("--out", type=click.Path(file_okay=False), default="reports", show_default=True,
               help="Folder for reports (plots go to OUT/<run-id>/ or OUT/compare-.../).")
 @_RUNS_DIR
-def plot(run_refs, x_axis, out, runs_dir):
-    """Plot convergence (mean +- std), deviations and strategy statistics of runs (overlaid)."""
+@_SQUARES
+def plot(run_refs, x_axis, out, runs_dir, squares):
+    """Plot convergence (mean +- std), deviations and strategy statistics of runs (overlaid);
+    for many weights also heatmaps of the piece-square tables."""
     from .reporting.data import load_run
     from .reporting.plots import write_plots
 
-    result = write_plots([load_run(r, out_dir=runs_dir) for r in run_refs], x=x_axis, out_dir=out)
+    result = write_plots([load_run(r, out_dir=runs_dir) for r in run_refs], x=x_axis, out_dir=out,
+                         squares=squares.split(",") if squares else None)
     for png, svg in result.paths.values():
         click.echo(f"{png}\n{svg}")
 
@@ -444,11 +451,13 @@ def plot(run_refs, x_axis, out, runs_dir):
 @click.option("--out", type=click.Path(file_okay=False), default="reports", show_default=True,
               help="Folder for reports (written to OUT/<run-id>/).")
 @_RUNS_DIR
-def report(run_ref, rule, x_axis, out, runs_dir):
+@_SQUARES
+def report(run_ref, rule, x_axis, out, runs_dir, squares):
     """Write report.md and a self-contained report.html for a run (with its plots)."""
     from .reporting.report import write_report
 
-    files = write_report(run_ref, out_dir=out, runs_dir=runs_dir, rule=rule, x=x_axis)
+    files = write_report(run_ref, out_dir=out, runs_dir=runs_dir, rule=rule, x=x_axis,
+                         squares=squares.split(",") if squares else None)
     click.echo(f"{files.html}\n{files.markdown}")
 
 
