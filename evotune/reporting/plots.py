@@ -234,6 +234,11 @@ def build_figures(runs: Sequence[RunData], *, x: str = "generations",
     strat = strategy_figure(runs, x=x)
     if strat is not None:
         figs["strategy"] = strat
+    from .gauntlet import gauntlet_figure
+
+    gauntlet = gauntlet_figure(runs, x=x)  # runs with --opponents: score per opponent
+    if gauntlet is not None:
+        figs["gauntlet"] = gauntlet
     return figs
 
 
