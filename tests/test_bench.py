@@ -35,3 +35,12 @@ def test_bench_settings_validation():
         BenchSettings(reference_positions=99)
     with pytest.raises(ConfigError):
         BenchSettings(perft_scale=-5)
+
+
+def test_the_default_signature_is_pinned():
+    """The search set at the default depth with the Shannon reference weights: 26878611 nodes.
+    A change of the core that alters this number changes the search (restructurings must not)."""
+    from evotune.engine.bench import SIGNATURE, signature
+
+    assert SIGNATURE == 26878611
+    assert signature() == SIGNATURE

@@ -16,19 +16,20 @@ import chess.polyglot
 import numpy as np
 
 from ..errors import ConfigError, PositionError
+from ..rules import MATE, RESULTS, TERMINATIONS, Adjudication
 from ..space import check_weights
-from . import tables as T
-from .board import perft_divide_core
-from .game import phi_core, play_game_core, search_core
+from .core import layout as T
+from .core.game import phi_core, play_game_core, search_core
+from .core.moves import unpack
+from .core.perft import perft_divide_core
 
 logger = logging.getLogger(__name__)
 
-MATE = T.MATE
+__all__ = ["MATE", "Adjudication", "GameOutcome", "SearchResult", "evaluate", "features", "perft",
+           "perft_divide", "play_game", "search"]
+
 DEFAULT_TT_BITS = 18
 MAX_DEPTH = 64
-TERMINATIONS = ("", "checkmate", "stalemate", "repetition", "fifty-move", "insufficient-material",
-                "ply-cap", "adjudication-resign", "adjudication-draw")
-RESULTS = ("1-0", "0-1", "1/2-1/2")
 
 
 @dataclass(frozen=True)
@@ -47,24 +48,6 @@ class SearchResult:
     """Wall time of the search."""
     pv: tuple[str, ...]
     """Principal variation, UCI."""
-
-
-@dataclass(frozen=True)
-class Adjudication:
-    """When a game is stopped early (0 disables a rule)."""
-
-    resign_score: int = 0
-    """> 0: a side whose score is <= -resign_score for resign_moves consecutive own moves, while
-    the opponent's latest score is >= +resign_score, loses."""
-    resign_moves: int = 0
-    """Consecutive own moves for the resign rule."""
-    draw_score: int = 0
-    """> 0: |score| <= draw_score for draw_moves consecutive moves of both sides (2 * draw_moves
-    plies), counted from ply draw_start_ply, is a draw."""
-    draw_moves: int = 0
-    """Consecutive moves of each side for the draw rule."""
-    draw_start_ply: int = 0
-    """First core ply (0-based) that counts towards the draw rule."""
 
 
 @dataclass(frozen=True)
@@ -183,8 +166,8 @@ def _arrays(board: chess.Board, tt_bits: int, *,
 
 def decode_move(m: int) -> chess.Move:
     """A core move int as a python-chess move."""
-    promo = (m >> 12) & 7
-    return chess.Move(m & 63, (m >> 6) & 63, promo or None)
+    f, t, promo, _ = unpack(m)
+    return chess.Move(f, t, promo or None)
 
 
 def _uci(moves) -> tuple[str, ...]:
@@ -271,11 +254,9 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
     if isinstance(max_plies, bool) or not isinstance(max_plies, (int, np.integer)) \
             or max_plies < 0:
         raise ConfigError(f"max_plies {max_plies!r} is invalid; give a non-negative integer")
-    a = adjudication
-    adj = np.array([a.resign_score, a.resign_moves, a.draw_score, a.draw_moves,
-                    a.draw_start_ply], dtype=np.int64)
+    adj = np.array(adjudication.as_tuple(), dtype=np.int64)
     if (adj < 0).any():
-        raise ConfigError(f"adjudication values must be >= 0, got {a}")
+        raise ConfigError(f"adjudication values must be >= 0, got {adjudication}")
     board = to_board(position)
     U, S = _arrays(board, tt_bits, reuse=True)
     cap = max(int(max_plies), 1)

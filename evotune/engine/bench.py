@@ -28,7 +28,6 @@ import chess
 
 from ..config import DEFAULT_OPENINGS
 from ..errors import ConfigError
-from ..match.openings import load_suite
 from ..space import SHANNON_REFERENCE
 from . import api as core
 from . import reference
@@ -57,6 +56,10 @@ PERFT_POSITIONS = (
 
 BENCH_WEIGHTS = SHANNON_REFERENCE
 """The reference weights 100, 300, 330, 500, 900, 10."""
+
+SIGNATURE = 26878611
+"""The signature of the default settings with the Shannon reference weights (pinned by a test:
+a change of the core that alters it changes the search)."""
 
 BENCH_KEYS = ("search_nps", "reference_search_nps", "speedup", "perft_nps",
               "game_seconds_median", "signature")
@@ -121,6 +124,20 @@ class BenchResult:
         return asdict(self)
 
 
+def bench_openings(n: int) -> list[str]:
+    """The first ``n`` positions (FEN) of the packaged 2moves_v1.epd suite."""
+    lines = [ln.strip() for ln in DEFAULT_OPENINGS.read_text(encoding="utf-8").splitlines()]
+    fens = [ln for ln in lines if ln and not ln.startswith("#")]
+    if n > len(fens):
+        raise ConfigError(f"bench games is at most {len(fens)}")
+    return fens[:n]
+
+
+def signature(depth: int = BenchSettings.depth, weights=BENCH_WEIGHTS) -> int:
+    """Total core nodes of the fixed search set at ``depth`` (the bench's ``signature``)."""
+    return sum(core.search(fen, weights, depth=depth).nodes for fen in BENCH_FENS)
+
+
 def run_bench(settings: BenchSettings = BenchSettings()) -> BenchResult:
     """Run the bench: core searches, reference searches, core perft, core games."""
     weights = BENCH_WEIGHTS
@@ -145,14 +162,13 @@ def run_bench(settings: BenchSettings = BenchSettings()) -> BenchResult:
         perft_nodes += core.perft(fen, depth + settings.perft_scale)
     perft_seconds = time.perf_counter() - start
 
-    suite = load_suite(DEFAULT_OPENINGS)
     game_seconds = []
-    for i in range(settings.games):
+    for fen in bench_openings(settings.games):
         start = time.perf_counter()
-        outcome = core.play_game(suite[i].board(), weights, weights, depth=settings.game_depth,
+        outcome = core.play_game(fen, weights, weights, depth=settings.game_depth,
                                  max_plies=settings.game_max_plies)
         game_seconds.append(time.perf_counter() - start)
-        logger.debug("bench game %d: %s %s, %d plies", i + 1, outcome.result,
+        logger.debug("bench game from %s: %s %s, %d plies", fen, outcome.result,
                      outcome.termination, len(outcome.moves))
 
     search_nps = nodes / max(search_seconds, 1e-9)

@@ -28,16 +28,10 @@ import chess
 import numpy as np
 
 from ..errors import ConfigError, PositionError
+from ..rules import INF, MATE, MATE_BOUND  # noqa: F401  (MATE_BOUND: part of this module's API)
 from ..space import check_weights
 
 logger = logging.getLogger(__name__)
-
-MATE = 1_000_000
-"""Score of a side that mates at the root; a side mated at ply p scores -(MATE - p)."""
-MATE_BOUND = MATE - 1000
-"""A score with ``abs(score) > MATE_BOUND`` is a mate score."""
-INF = MATE + 1
-"""Larger than any score: the full window is (-INF, INF)."""
 
 PIECE_TYPES = (chess.PAWN, chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN)
 """The material terms phi[0..4], in weight order."""

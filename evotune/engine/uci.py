@@ -26,13 +26,12 @@ import numpy as np
 
 from ..config import EngineSpec, load_engine_spec, load_weights_file
 from ..errors import EvotuneError
+from ..rules import MATE, MATE_BOUND
 
 log = logging.getLogger(__name__)
 
 ENGINE_NAME = "evotune"
 AUTHOR = "the evotune authors"
-MATE = 1_000_000
-MATE_BOUND = MATE - 1000
 MAX_DEPTH = 64
 """Deepest iteration of ``go infinite`` / time-limited searches."""
 MOVE_OVERHEAD = 0.03

@@ -18,6 +18,7 @@ import chess
 import chess.engine
 
 from ..errors import EngineError
+from ..rules import MATE
 from . import PlayerSpec
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,6 @@ class EngineMove:
     """Principal variation it reported, UCI (may be empty)."""
 
 
-MATE = 1_000_000  # internals.md: a side mated at ply p scores -(MATE - p)
 
 
 def _score_cp(score: chess.engine.PovScore | None, turn: chess.Color) -> int | None:

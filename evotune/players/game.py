@@ -19,65 +19,11 @@ import numpy as np
 
 from ..engine import Adjudication, GameOutcome, features, search
 from ..errors import EngineError
+from ..rules import Adjudicator, game_over
 from . import PlayerSpec
 from .external import Forfeit, MoveLimit, discard, engine_for
 
 log = logging.getLogger(__name__)
-
-MATE = 1_000_000
-
-
-def _over(board: chess.Board) -> tuple[str, str] | None:
-    """(result, termination) when the game is over by the rules, else None."""
-    if board.is_checkmate():
-        return ("0-1" if board.turn == chess.WHITE else "1-0"), "checkmate"
-    if board.is_stalemate():
-        return "1/2-1/2", "stalemate"
-    if board.is_insufficient_material():
-        return "1/2-1/2", "insufficient-material"
-    if board.halfmove_clock >= 100:
-        return "1/2-1/2", "fifty-move"
-    if board.is_repetition(3):
-        return "1/2-1/2", "repetition"
-    return None
-
-
-class _Adjudicator:
-    """The core's adjudication rules (engine/game.py), move by move; None scores never agree."""
-
-    def __init__(self, adj: Adjudication) -> None:
-        self.adj = adj
-        self.resign = {chess.WHITE: 0, chess.BLACK: 0}   # consecutive own moves it is losing
-        self.last: dict[bool, int | None] = {chess.WHITE: None, chess.BLACK: None}
-        self.drawn = 0                                    # consecutive drawish plies
-
-    def update(self, colour: bool, score: int | None, plies: int) -> tuple[str, str] | None:
-        """Record the mover's score of ply ``plies`` (1-based count); a verdict or None.
-
-        Resign: the mover's score <= -resign_score while the opponent's last score was
-        >= +resign_score, for resign_moves consecutive own moves: the mover loses. Draw:
-        |score| <= draw_score on 2 * draw_moves consecutive plies whose 0-based index is
-        >= draw_start_ply.
-        """
-        a = self.adj
-        verdict = None
-        if a.resign_score > 0 and a.resign_moves > 0:
-            other = self.last[not colour]
-            losing = (score is not None and score <= -a.resign_score
-                      and other is not None and other >= a.resign_score)
-            self.resign[colour] = self.resign[colour] + 1 if losing else 0
-            if self.resign[colour] >= a.resign_moves:
-                verdict = ("0-1" if colour == chess.WHITE else "1-0"), "adjudication-resign"
-        self.last[colour] = score
-        if verdict is None and a.draw_score > 0 and a.draw_moves > 0:
-            if plies - 1 >= a.draw_start_ply and score is not None and abs(score) <= a.draw_score:
-                self.drawn += 1
-            else:
-                self.drawn = 0
-            if self.drawn >= 2 * a.draw_moves:
-                verdict = "1/2-1/2", "adjudication-draw"
-        return verdict
-
 
 def _leaf_phi(board: chess.Board, pv: tuple[str, ...]) -> np.ndarray:
     """phi of the end of ``pv`` from the mover's point of view (the PV leaf of the search)."""
@@ -122,14 +68,14 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
     weights = {c: np.asarray(p.weights, dtype=np.float64) for c, p in players.items() if p.is_builtin}
     limit = MoveLimit(depth=0 if movetime > 0 else depth, nodes=nodes, movetime=movetime,
                       timeout=move_timeout)
-    adjudicator = _Adjudicator(adjudication)
+    adjudicator = Adjudicator(adjudication)
 
     moves: list[str] = []
     scores: list[int] = []
     leaves: list[np.ndarray] = []
     pvs: list[tuple[str, ...]] = []
     total_nodes = 0
-    verdict = _over(board)
+    verdict = game_over(board)
     while verdict is None:
         if len(moves) >= max_plies:
             verdict = ("1/2-1/2", "ply-cap")
@@ -161,7 +107,7 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
         scores.append(0 if score is None else score)
         leaves.append(leaf)
         pvs.append(pv)
-        verdict = _over(board) or adjudicator.update(colour, score, len(moves))
+        verdict = game_over(board) or adjudicator.update(colour, score, len(moves))
 
     predicted = np.zeros(len(moves), dtype=bool)
     for t in range(len(moves) - 1):

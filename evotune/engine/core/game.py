@@ -1,32 +1,23 @@
 """Whole games inside one numba call, plus the other jitted entry points of the core.
 
 Entry points (the only functions Python calls; few, to keep the cache small and quick to load):
-``perft_divide_core`` (in board.py), ``search_core``, ``phi_core`` and ``play_game_core``.
+``perft_divide_core`` (perft.py), ``search_core``, ``phi_core`` and ``play_game_core``. The game
+rules (result and termination codes, adjudication) are those of ``evotune/rules.py``.
 """
 from __future__ import annotations
 
 from numba import njit
 
-from .board import (gen_legal, in_check, insufficient_material, make_move, unmake_move,
-                    window_start_is_twin)
-from .search import phi_into, search_root
-from .tables import (S_HALF, S_LIMIT, S_MOVES, S_NHIST, S_NODES, S_ROOTPV, S_ROOTPVLEN, S_SIDE,
-                     S_W, U_HASH, U_HIST)
-
-# termination codes (api.py maps them to names)
-T_NONE = 0
-T_CHECKMATE = 1
-T_STALEMATE = 2
-T_REPETITION = 3
-T_FIFTY = 4
-T_MATERIAL = 5
-T_PLYCAP = 6
-T_RESIGN = 7
-T_ADJ_DRAW = 8
-# results
-R_WHITE = 0
-R_BLACK = 1
-R_DRAW = 2
+from ...rules import (R_BLACK, R_DRAW, R_WHITE, T_ADJ_DRAW, T_CHECKMATE, T_FIFTY, T_MATERIAL,
+                      T_NONE, T_PLYCAP, T_REPETITION, T_RESIGN, T_STALEMATE)
+from .attacks import in_check
+from .evaluate import phi_into
+from .layout import (S_HALF, S_LIMIT, S_MOVES, S_NHIST, S_NODES, S_ROOTPV, S_ROOTPVLEN, S_SIDE,
+                     S_W)
+from .movegen import gen_legal
+from .position import (compact_history, insufficient_material, make_move, repetitions,
+                       unmake_move)
+from .search import search_root
 
 COMPACT_AT = 600  # history entries kept between moves before the reversible window is compacted
 
@@ -46,23 +37,6 @@ def search_core(U, S, stop, depth, nodes):
 
 
 @njit(cache=True)
-def _repetitions(U, S):
-    """Earlier occurrences of the current position within the reversible window."""
-    n = S[S_NHIST]
-    h = U[U_HASH]
-    lim = min(S[S_HALF], n)
-    c = 0
-    k = 2
-    while k <= lim:
-        if U[U_HIST + n - k] == h:
-            c += 1
-        k += 2
-    if window_start_is_twin(U, S):
-        c += 1
-    return c
-
-
-@njit(cache=True)
 def _leaf_phi(U, S, out, off):
     """phi of the root PV's leaf, from the root mover's point of view."""
     ln = S[S_ROOTPVLEN]
@@ -74,15 +48,6 @@ def _leaf_phi(U, S, out, off):
     if ln % 2 == 1:
         for k in range(6):
             out[off + k] = -out[off + k]
-
-
-@njit(cache=True)
-def _compact_history(U, S):
-    n = S[S_NHIST]
-    keep = min(S[S_HALF], n)
-    for i in range(keep):
-        U[U_HIST + i] = U[U_HIST + n - keep + i]
-    S[S_NHIST] = keep
 
 
 @njit(cache=True, nogil=True)
@@ -110,10 +75,10 @@ def play_game_core(U, S, stop, weights, depth, nodes, max_plies, adj,
     while True:
         side = S[S_SIDE]
         if S[S_NHIST] > COMPACT_AT:
-            _compact_history(U, S)
+            compact_history(U, S)
         n = gen_legal(U, S, depth - depth, depth < 0)
         if n == 0:
-            if in_check(U, S):
+            if in_check(U, side):
                 term = T_CHECKMATE
                 result = R_BLACK if side == 0 else R_WHITE
             else:
@@ -125,7 +90,7 @@ def play_game_core(U, S, stop, weights, depth, nodes, max_plies, adj,
         if S[S_HALF] >= 100:
             term = T_FIFTY
             break
-        if _repetitions(U, S) >= 2:
+        if repetitions(U, S, 2) >= 2:
             term = T_REPETITION
             break
         if plies >= max_plies:
