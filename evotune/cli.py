@@ -143,9 +143,10 @@ def match_command(a, b, games, openings, book_plies, depth, nodes, movetime, max
                   workers, seed, sprt, resign, draw_adj, pgn_path, as_json) -> None:
     """Play a colour-balanced match between players A and B and print its statistics.
 
-    A and B are each 'reference' (100,300,330,500,900,10), a weights JSON file (a list of six
-    numbers or {name: value}) or an engine spec .toml (builtin: its reference weights; uci: the
-    external engine).
+    A and B are each SPEC[:WEIGHTS]: an engine spec (a name under engines/ or a .toml;
+    'reference' = 'shannon'; builtin: the built-in engine, uci: the external engine) with its
+    reference values, or with the weights in a file (e.g. pst:tuned.json; any 'evotune export
+    --format json' output). A bare weights file means shannon:FILE.
     """
     import datetime
 
@@ -357,17 +358,16 @@ def status(run_ref, out, as_json):
     from .store import Store
 
     store = Store.open(run_ref, out)
-    manifest, state = store.manifest(), store.read_state()
-    cfg = manifest["config"]
-    gens = store.generations()
+    cfg, state = store.manifest().config, store.current_state()
+    gens = store.generations(state)
     last = gens[-1] if gens else None
-    info = {"run_id": store.run_id, "strategy": cfg["strategy"], "np": cfg["np"],
-            "generation": state["generation"] if state else 0,
-            "generations": cfg["generations"], "games": state["games"] if state else 0,
-            "seconds": round(state["seconds"], 2) if state else 0.0,
-            "finished": bool(state and state.get("finished")),
-            "names": last["names"] if last else [],
-            "mean": last["mean"] if last else [], "std": last["std"] if last else []}
+    info = {"run_id": store.run_id, "strategy": cfg.strategy, "np": cfg.np,
+            "generation": state.generation if state else 0,
+            "generations": cfg.generations, "games": state.games if state else 0,
+            "seconds": round(state.seconds, 2) if state else 0.0,
+            "finished": bool(state and state.finished),
+            "names": list(last.names) if last else [],
+            "mean": list(last.mean) if last else [], "std": list(last.std) if last else []}
     if as_json:
         click.echo(json.dumps(info))
         return
@@ -390,14 +390,14 @@ def runs(out):
         return
     for s in stores:
         try:
-            cfg, state = s.manifest()["config"], s.read_state()
+            cfg, state = s.manifest().config, s.current_state()
         except EvotuneError as exc:
             click.echo(f"{s.run_id:<40} unreadable: {exc}")
             continue
-        g = state["generation"] if state else 0
-        games = state["games"] if state else 0
-        fin = "finished" if state and state.get("finished") else "stopped"
-        click.echo(f"{s.run_id:<40} {cfg['strategy']:<4} gen {g}/{cfg['generations']} "
+        g = state.generation if state else 0
+        games = state.games if state else 0
+        fin = "finished" if state and state.finished else "stopped"
+        click.echo(f"{s.run_id:<40} {cfg.strategy:<4} gen {g}/{cfg.generations} "
                    f"games {games} {fin}")
 
 
@@ -457,25 +457,36 @@ def report(run_ref, rule, x_axis, out, runs_dir):
 @click.option("--backend", type=click.Choice(["local", "dask"]), default="local",
               show_default=True, help="Where the games run (results do not depend on it).")
 @click.option("--scheduler", default="", help="Dask scheduler, tcp://HOST:PORT.")
-def verify(run_ref, games, workers, depth, sprt, seed, rule, runs_dir, backend, scheduler):
-    """Match the recommended weights against the reference and the initial mean on held-out
-    openings; stores verify.json in the run (shown by 'evotune report')."""
+@click.option("--opponent", "opponents", multiple=True, metavar="SPEC[:WEIGHTS]",
+              help="Play this opponent instead of the run's reference and initial mean "
+                   "(repeatable; e.g. shannon, pst:tuned.json).")
+def verify(run_ref, games, workers, depth, sprt, seed, rule, runs_dir, backend, scheduler,
+           opponents):
+    """Match the recommended weights against the reference and the initial mean (or the
+    --opponent players) on held-out openings; stores verify.json in the run (shown by
+    'evotune report')."""
+    from .match.resolve import close_external_players
     from .reporting.verify import VerifySettings, describe_match, verify_run
 
     import contextlib
 
     settings = VerifySettings(games=games, depth=depth, workers=workers, seed=seed,
                               sprt=tuple(sprt) if sprt else None, rule=rule, backend=backend,
-                              scheduler=scheduler)
-    bar = click.progressbar(length=2 * games, label="verification games", file=sys.stderr) \
-        if sys.stderr.isatty() else None
-    with bar if bar is not None else contextlib.nullcontext():
-        doc = verify_run(run_ref, settings=settings, runs_dir=runs_dir,
-                         progress=(lambda e: bar.update(1)) if bar is not None else None)
+                              scheduler=scheduler, opponents=tuple(opponents))
+    bar = click.progressbar(length=(len(opponents) or 2) * games, label="verification games",
+                            file=sys.stderr) if sys.stderr.isatty() else None
+    try:
+        with bar if bar is not None else contextlib.nullcontext():
+            doc = verify_run(run_ref, settings=settings, runs_dir=runs_dir,
+                             progress=(lambda e: bar.update(1)) if bar is not None else None)
+    finally:
+        close_external_players()
     if doc["note"]:
         click.echo(f"note: {doc['note']}", err=True)
-    click.echo(f"run {doc['run_id']}: {doc['description']}: "
-               + ",".join(f"{v:g}" for v in doc["weights"]))
+    weights = doc["weights"]
+    shown = ",".join(f"{v:g}" for v in weights) if len(weights) <= 12 else \
+        f"{len(weights)} weights (evotune export {doc['run_id']} --format json)"
+    click.echo(f"run {doc['run_id']}: {doc['description']}: {shown}")
     click.echo(f"held-out openings {doc['openings']}, depth {doc['depth']}, seed {doc['seed']}")
     for m in doc["matches"]:
         click.echo(describe_match(m))

@@ -82,8 +82,8 @@ def _run_to_end(cfg: RunConfig, *, out_dir: str | Path, run_id: str,
             raise ConfigError(f"run '{run_id}' exists in {out_dir}/ with another configuration; "
                               "remove it or give another --out")
         state = store.read_state()
-        if state and state.get("finished") and state["generation"] >= (cfg.generations or 0) \
-                and state["games"] >= cfg.max_games:
+        if state and state.finished and state.generation >= (cfg.generations or 0) \
+                and state.games >= cfg.max_games:
             log.info("reusing finished run %s", run_id)
             return store
         import dataclasses
@@ -99,14 +99,12 @@ def _run_to_end(cfg: RunConfig, *, out_dir: str | Path, run_id: str,
 def _outcome(store: Store, verify: dict | None = None) -> RunOutcome:
     gens = store.generations()
     first, last = gens[0], gens[-1]
-    state = store.read_state() or {}
-    cfg = store.manifest()["config"]
-    return RunOutcome(run_id=store.run_id, strategy=cfg["strategy"], seed=int(cfg["seed"]),
-                      games=int(last["games_total"]), seconds=float(state.get("seconds", 0.0)),
-                      names=tuple(first["names"]),
-                      initial_mean=tuple(first["mean"]), initial_std=tuple(first["std"]),
-                      final_mean=tuple(last["mean"]), final_std=tuple(last["std"]),
-                      verify=verify)
+    state = store.current_state()
+    cfg = store.manifest().config
+    return RunOutcome(run_id=store.run_id, strategy=cfg.strategy, seed=cfg.seed,
+                      games=last.games_total, seconds=state.seconds if state else 0.0,
+                      names=first.names, initial_mean=first.mean, initial_std=first.std,
+                      final_mean=last.mean, final_std=last.std, verify=verify)
 
 
 def paper_config(*, seed: int, workers: int = 0, backend: str = "local",
@@ -177,7 +175,7 @@ def compare_strategies(*, strategies: tuple[str, ...], games_budget: int, seeds:
             store = _run_to_end(cfg, out_dir=out_dir, run_id=run_id, progress=progress)
             doc = store.read_document("verify")
             if doc is None or doc.get("games") != verify_games \
-                    or doc.get("generation") != store.read_state()["generation"]:
+                    or doc.get("generation") != store.current_state().generation:
                 doc = verify_run(store, settings=VerifySettings(
                     games=verify_games, workers=workers, backend=backend, scheduler=scheduler),
                     runs_dir=out_dir)

@@ -9,6 +9,7 @@ one, for any number of workers.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import multiprocessing
 import os
@@ -21,7 +22,7 @@ from typing import Callable
 import numpy as np
 
 from .config import (RunConfig, config_differences, load_engine_spec, resolve_openings_path,
-                     run_config_from_dict, run_identity)
+                     run_identity)
 from .errors import StoreError
 from .match.cluster import backend_session
 from .players import builtin
@@ -81,8 +82,11 @@ def new_run(cfg: RunConfig, *, out_dir: str | Path = "populations",
     run_id = run_id or default_run_id(cfg, identity)
     existing = Path(out_dir) / run_id / "manifest.json"
     if existing.exists():
-        old = Store(existing.parent).manifest()
-        diff = config_differences(old["config"], cfg.to_dict())
+        old_store = Store(existing.parent)
+        old_store.lock()  # a live run: refused naming its writer's PID
+        old_store.unlock()
+        old = old_store.manifest()
+        diff = config_differences(old.config.to_dict(), cfg.to_dict())
         if diff:
             raise StoreError(f"run '{run_id}' exists with another configuration ("
                              + "; ".join(diff) + "); choose another --run-id")
@@ -95,9 +99,11 @@ def open_run(run: str | Path, *, out_dir: str | Path = "populations") -> tuple[S
     """Open a stored run and check that its identity (config, engine spec, openings) holds."""
     store = Store.open(run, out_dir)
     manifest = store.manifest()
-    cfg = run_config_from_dict(manifest["config"])
+    store.lock()  # one writer per run: refused while another process runs it
+    store.prepare_resume(check_only=True)  # the whole history, before anything is written
+    cfg = manifest.config
     now = run_identity(cfg)
-    stored = manifest["identity"]
+    stored = manifest.identity
     changed = [k for k in ("config", "engine_spec", "openings") if stored.get(k) != now.get(k)]
     if changed:
         what = {"config": "the resolved configuration",
@@ -156,7 +162,16 @@ def pgn_text(record_dicts: list[dict]) -> str:
 
 def execute(store: Store, cfg: RunConfig, *,
             progress: Callable[[RunProgress], None] | None = None) -> RunSummary:
-    """Run (or continue) ``store``'s run until a stop condition; every generation is stored."""
+    """Run (or continue) ``store``'s run until a stop condition; every generation is stored.
+    The caller becomes the run's only writer for the call (refused while another holds it)."""
+    store.lock()
+    try:
+        return _execute(store, cfg, progress)
+    finally:
+        store.unlock()
+
+
+def _execute(store: Store, cfg: RunConfig, progress) -> RunSummary:
     loop = _RunLoop(store, cfg, progress)
     try:
         # where games run ('local' processes or a Dask cluster), opened once per run
@@ -168,9 +183,8 @@ def execute(store: Store, cfg: RunConfig, *,
     finally:
         loop.pgn_pool.shutdown(wait=True, cancel_futures=True)
     seconds_total = loop.elapsed()
-    state = store.read_state()
-    state.update(finished=True, seconds=seconds_total)
-    store.write_state(state)
+    store.write_state(dataclasses.replace(store.read_state(), finished=True,
+                                          seconds=seconds_total))
     return RunSummary(run_id=store.run_id, generation=loop.strategy.generation,
                       games=loop.games_total, seconds=seconds_total, finished=True,
                       recommended=tuple(float(x) for x in loop.strategy.recommended("mean")))
@@ -189,7 +203,12 @@ class _RunLoop:
                                                         init_high=cfg.init_high)
         self.settings = _match_settings(cfg)
         params = {"np": cfg.np, "games": cfg.games, **cfg.params_dict()}
-        state = store.read_state()
+        # the whole stored history is checked (and a crash's leftovers repaired) first
+        point = store.prepare_resume(
+            to_pgn=lambda recs: write_pgn_text(GameRecord.from_dict(r) for r in recs))
+        for note in point.notes:
+            log.warning("run %s: %s", store.run_id, note)
+        state = point.state
         if state is None:
             self.strategy = make_strategy(cfg.strategy, self.space, params=params, seed=cfg.seed)
             self.games_total, self.seconds_before = 0, 0.0
@@ -198,21 +217,17 @@ class _RunLoop:
                                        "names": list(self.space.names),
                                        "population": pop.tolist(), **_population_stats(pop),
                                        "games": 0, "games_total": 0, "matches": [],
-                                       "stats": {}, "seconds": 0.0, "seconds_total": 0.0})
+                                       "stats": {}, "seconds": 0.0, "seconds_total": 0.0,
+                                       "state": self.strategy.state()})
             store.write_state({"generation": 0, "games": 0, "seconds": 0.0, "finished": False,
                                "strategy": self.strategy.state()})
         else:
             if cfg.strategy not in STRATEGIES:
                 raise StoreError(f"stored strategy '{cfg.strategy}' is unknown to this evotune")
             self.strategy = STRATEGIES[cfg.strategy].from_state(
-                self.space, params=params, seed=cfg.seed, state=state["strategy"])
-            self.games_total = int(state["games"])
-            self.seconds_before = float(state["seconds"])
-            dropped = store.repair(
-                generations_done=int(state["generation"]),
-                to_pgn=lambda recs: write_pgn_text(GameRecord.from_dict(r) for r in recs))
-            if dropped:
-                log.info("dropped %d games of an unfinished generation", dropped)
+                self.space, params=params, seed=cfg.seed, state=state.strategy)
+            self.games_total = state.games
+            self.seconds_before = state.seconds
         self.t_session = time.perf_counter()
         # PGN text (python-chess SAN export, ~3 ms a game) is made in a separate process while
         # the next generation plays: in a thread it would hold the GIL the run loop needs between
@@ -277,6 +292,7 @@ class _RunLoop:
             "matches": [_match_summary(r, q) for r, q in zip(results, requests)],
             "stats": stats, "games": games_gen, "games_total": self.games_total,
             "seconds": time.perf_counter() - t0, "seconds_total": seconds_total,
+            "state": strategy.state(),
         })
         store.write_state({"generation": g, "games": self.games_total,
                            "seconds": seconds_total, "finished": False,

@@ -10,7 +10,7 @@ def stored_generations(root: Path) -> list[dict]:
     """The run's generation files without their timings."""
     out = []
     for g in Store(root).generations():
-        g = dict(g)
+        g = g.to_json()
         g.pop("seconds"), g.pop("seconds_total")
         out.append(g)
     return out

@@ -130,3 +130,78 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+# ---- many weights: nested json, C arrays ------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def pst(tmp_path_factory):
+    from manyweights import write_spec
+
+    root = tmp_path_factory.mktemp("pst")
+    spec = write_spec(root, extra=True)
+    make_fake_run(root, "p", generations=2, engine=str(spec), init_low=-60, init_high=60)
+    run = load_run("p", out_dir=root)
+    return run, load_engine_spec(spec), dict(zip(run.names, recommend(run).weights))
+
+
+def test_json_of_many_weights_nests_per_table_and_round_trips_exactly(pst):
+    import re
+
+    run, spec, rec = pst
+    out = export_run(run, fmt="json")
+    data = json.loads(out.text)
+    assert data["material"]["eg"] == {p: rec[f"material.eg.{p}"]
+                                      for p in ("pawn", "knight", "bishop", "rook", "queen")}
+    assert data["pst"]["mg"]["queen"]["h8"] == rec["pst.mg.queen.h8"]
+    assert data["passed"]["eg"]["rank6"] == rec["passed.eg.rank6"]
+    assert data["tempo"] == {"mg": rec["tempo.mg"], "eg": rec["tempo.eg"]}
+    assert len(data["pst"]["eg"]["king"]) == 64
+    assert parse("json", out.text, spec) == rec  # exact
+    # a table is laid out as a board: rank 8 first, one line per rank
+    lines = out.text.splitlines()
+    start = lines.index('   "pawn": {')
+    assert re.match(r'\s+"a8": -?\d+, "b8": .*"h8": -?\d+,$', lines[start + 1])
+    assert re.match(r'\s+"a1": -?\d+, .*"h1": -?\d+$', lines[start + 8])
+
+
+def test_header_of_many_weights_writes_c_arrays_that_round_trip(pst):
+    import re
+
+    run, spec, rec = pst
+    out = export_run(run, fmt="header")
+    m = re.search(r"constexpr int pst_eg\[6\]\[64\] = \{(.*?)\};", out.text, re.S)
+    body = re.sub(r"//[^\n]*", "", m.group(1))
+    values = [int(v) for v in re.findall(r"-?\d+", body)]
+    assert len(values) == 384
+    # [piece][square]: knight (1) on e4 (index 28), king (5) on a1 (0) and h8 (63)
+    assert values[64 + 28] == rec["pst.eg.knight.e4"]
+    assert values[5 * 64] == rec["pst.eg.king.a1"] and values[-1] == rec["pst.eg.king.h8"]
+    assert "constexpr int pst_mg[6][64] = {" in out.text
+    assert f"constexpr int material_eg_rook = {int(rec['material.eg.rook'])};" in out.text
+    assert f"constexpr int passed_mg_rank7 = {int(rec['passed.mg.rank7'])};" in out.text
+    assert "pst_mg_pawn_a1" not in out.text  # table cells only in the arrays
+    assert parse("header", out.text, spec) == rec
+    # a phase with a square missing is not a full table: its weights stay scalars
+    params, _, _ = export_params([n for n in run.names if n != "pst.eg.rook.d5"],
+                                 [rec[n] for n in run.names if n != "pst.eg.rook.d5"], spec,
+                                 option_keys=False)
+    text = render("header", params)
+    assert "pst_mg[6][64]" in text and "pst_eg[6][64]" not in text
+    assert f"constexpr int pst_eg_rook_d4 = {int(rec['pst.eg.rook.d4'])};" in text
+    with pytest.raises(ConfigError, match=r"pst_mg\[6\]\[64\] has 383 values, need 384"):
+        parse("header", text.replace(f"{int(rec['pst.mg.pawn.a1']):4d},", "", 1), spec)
+
+
+@pytest.mark.parametrize("fmt", ["uci", "spsa", "csv", "cutechess", "python"])
+def test_flat_formats_of_many_weights_have_one_entry_per_weight(pst, fmt):
+    run, spec, rec = pst
+    out = export_run(run, fmt=fmt)
+    if fmt in ("uci", "spsa"):  # one line per scalar option (spsa: the tunable ones)
+        assert len(out.text.splitlines()) == (809 if fmt == "spsa" else 810)
+        assert f"setoption name pst.mg.knight.e4 value {int(rec['pst.mg.knight.e4'])}\n" \
+            in out.text or fmt == "spsa"
+    back = parse(fmt, out.text, spec)
+    if fmt == "spsa":
+        rec = {k: v for k, v in rec.items() if k != "material.mg.pawn"}
+    assert back == rec

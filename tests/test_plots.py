@@ -17,8 +17,8 @@ def test_convergence_panels_hold_the_stored_means_and_reference(tmp_path):
     fig = convergence_figure([run])
     axes = fig.axes
     assert [ax.get_title() for ax in axes] == ["knight", "bishop", "rook", "queen", "mobility"]
-    means = np.array([store.read_generation(g)["mean"] for g in range(4)])
-    stds = np.array([store.read_generation(g)["std"] for g in range(4)])
+    means = np.array([store.read_generation(g).mean for g in range(4)])
+    stds = np.array([store.read_generation(g).std for g in range(4)])
     for k, ax in enumerate(axes):
         i = k + 1  # pawn (index 0) is fixed: no panel
         mean_line, ref_line = ax.lines
@@ -38,7 +38,7 @@ def test_deviation_and_games_axis(tmp_path):
     line = fig.axes[2].lines[0]  # rook
     assert line.get_xdata().tolist() == [0, 24, 48]
     np.testing.assert_array_equal(line.get_ydata(),
-                                  [store.read_generation(g)["std"][3] for g in range(3)])
+                                  [store.read_generation(g).std[3] for g in range(3)])
     with pytest.raises(ConfigError, match="unknown x axis 'time'"):
         deviation_figure([run], x="time")
 

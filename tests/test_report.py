@@ -19,12 +19,13 @@ from evotune.strategies.base import MatchOutcome
 
 
 def make_fake_run(tmp_path, run_id="fake", *, strategy="de", np_=6, generations=3, seed=7,
-                  games=4):
-    """A stored run of ``generations`` generations with random (seeded) match outcomes."""
+                  games=4, **config):
+    """A stored run of ``generations`` generations with random (seeded) match outcomes
+    (``config``: further run-config fields, e.g. engine, init_low, init_high)."""
     cfg = build_run_config(strategy=strategy, np=np_, generations=max(generations, 1),
-                           games=games, seed=seed, depth=1)
+                           games=games, seed=seed, depth=1, **config)
     store = Store.create(tmp_path, run_id, config=cfg.to_dict(), identity=run_identity(cfg))
-    space = load_engine_spec(cfg.engine).space()
+    space = load_engine_spec(cfg.engine).space(init_low=cfg.init_low, init_high=cfg.init_high)
     strat = make_strategy(strategy, space, params={"np": np_, "games": games}, seed=seed)
     rng = np.random.default_rng(seed)
     games_total = 0
@@ -65,14 +66,14 @@ def test_load_run_arrays_equal_the_stored_generations(tmp_path):
     run = load_run("fake", out_dir=tmp_path)
     gens = [store.read_generation(g) for g in range(4)]
     assert run.generations.tolist() == [0, 1, 2, 3]
-    assert run.games.tolist() == [g["games_total"] for g in gens] == [0, 24, 48, 72]
-    np.testing.assert_array_equal(run.mean, [g["mean"] for g in gens])
-    np.testing.assert_array_equal(run.std, [g["std"] for g in gens])
+    assert run.games.tolist() == [g.games_total for g in gens] == [0, 24, 48, 72]
+    np.testing.assert_array_equal(run.mean, [g.mean for g in gens])
+    np.testing.assert_array_equal(run.std, [g.std for g in gens])
     assert run.free_names == ("knight", "bishop", "rook", "queen", "mobility")
     assert run.reference.tolist() == [100, 300, 330, 500, 900, 10]
     rate = run.stats["replacement_rate"]
     assert np.isnan(rate[0])
-    assert rate[1:].tolist() == [g["stats"]["replacement_rate"] for g in gens[1:]]
+    assert rate[1:].tolist() == [g.stats["replacement_rate"] for g in gens[1:]]
     assert run.finished
 
 
@@ -93,7 +94,8 @@ def test_load_run_ignores_a_generation_written_after_the_last_state(tmp_path):
 
     store = make_fake_run(tmp_path, generations=2)
     state = store.read_state()
-    store.write_state({**state, "generation": 1})
+    store.write_state({**state.to_json(), "generation": 1,
+                       "games": store.read_generation(1).games_total})
     assert load_run(store).last == 1
 
 
@@ -102,13 +104,13 @@ def test_recommend_mean_and_better_half(tmp_path):
 
     store = make_fake_run(tmp_path, generations=3, np_=6)
     run = load_run(store)
-    pop = np.array(store.read_generation(3)["population"])
+    pop = np.array(store.read_generation(3).population)
     mean = recommend(run, "mean")
     assert mean.weights == tuple(np.rint(pop.mean(axis=0)).tolist())
     assert mean.weights[0] == 100 and "population mean of generation 3" in mean.description
     half = recommend(run, "better-half")
     # DE ranks by points of each individual's record: recompute it from the stored state
-    record = np.array(store.read_state()["strategy"]["record"], dtype=float)
+    record = np.array(store.read_state().strategy["record"], dtype=float)
     score = (record[:, 0] + 1) / (2 * record[:, 1] + 2)
     best = np.lexsort((np.arange(6), -score))[:3]
     assert half.weights == tuple(np.rint(pop[best].mean(axis=0)).tolist())
@@ -122,9 +124,9 @@ def test_recommend_mean_falls_back_to_the_stored_population(tmp_path):
 
     store = make_fake_run(tmp_path, generations=1)
     state = store.read_state()
-    store.write_state({**state, "strategy": {"strategy": "de"}})  # unrestorable
+    store.write_state({**state.to_json(), "strategy": {"strategy": "de"}})  # unrestorable
     run = load_run(store)
-    pop = np.array(store.read_generation(1)["population"])
+    pop = np.array(store.read_generation(1).population)
     assert recommend(run).weights == tuple(np.rint(pop.mean(axis=0)).tolist())
     with pytest.raises(StoreError, match="use --recommend mean"):
         recommend(run, "better-half")
@@ -156,10 +158,10 @@ def test_report_table_numbers_equal_the_stored_statistics(tmp_path):
     g0, g3 = store.read_generation(0), store.read_generation(3)
     rows = _md_table(md)
     free = slice(1, 6)
-    np.testing.assert_allclose(rows["initial mean"], g0["mean"][free], atol=0.05)
-    np.testing.assert_allclose(rows["initial std"], g0["std"][free], atol=0.05)
-    np.testing.assert_allclose(rows["final mean"], g3["mean"][free], atol=0.05)
-    np.testing.assert_allclose(rows["final std"], g3["std"][free], atol=0.05)
+    np.testing.assert_allclose(rows["initial mean"], np.array(g0.mean)[free], atol=0.05)
+    np.testing.assert_allclose(rows["initial std"], np.array(g0.std)[free], atol=0.05)
+    np.testing.assert_allclose(rows["final mean"], np.array(g3.mean)[free], atol=0.05)
+    np.testing.assert_allclose(rows["final std"], np.array(g3.std)[free], atol=0.05)
     assert rows["reference"] == [300, 330, 500, 900, 10]
     assert "72 games" in md and "generation 3" in md
     assert "population mean of generation 3" in md
@@ -186,7 +188,7 @@ def test_better_half_of_an_ea_run_is_the_first_half_of_its_ranked_survivors(tmp_
     from evotune.reporting.data import load_run, recommend
 
     store = make_fake_run(tmp_path, "ea", strategy="ea", generations=2, np_=6)
-    pop = np.array(store.read_generation(2)["population"])  # survivors, best first
+    pop = np.array(store.read_generation(2).population)  # survivors, best first
     half = recommend(load_run(store), "better-half")
     assert half.weights == tuple(np.rint(pop[:3].mean(axis=0)).tolist())
 

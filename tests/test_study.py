@@ -35,23 +35,23 @@ def test_end_to_end_de_run_from_the_cli(tmp_path):
     assert res.exit_code == 0, res.output
     store = Store(tmp_path / "e2e")
     gens = store.generations()
-    assert [g["generation"] for g in gens] == [0, 1, 2, 3]
+    assert [g.generation for g in gens] == [0, 1, 2, 3]
     games = store.read_games()
     # DE: one decisive match per target; 2-game matches stop after 1 game when it is decided
     for g in gens[1:]:
-        assert len(g["matches"]) == 4
-        assert all(1 <= m["games"] <= 2 for m in g["matches"])
-        assert g["games"] == sum(m["games"] for m in g["matches"])
-        assert g["games_total"] == sum(x["games"] for x in gens[1:g["generation"] + 1])
-    assert len(games) == gens[-1]["games_total"]
+        assert len(g.matches) == 4
+        assert all(1 <= m["games"] <= 2 for m in g.matches)
+        assert g.games == sum(m["games"] for m in g.matches)
+        assert g.games_total == sum(x.games for x in gens[1:g.generation + 1])
+    assert len(games) == gens[-1].games_total
     # selection: a target is replaced exactly when the trial scored strictly more points
     for prev, g in zip(gens[1:], gens[2:]):
-        for i, m in enumerate(g["matches"]):
-            expected = m["a"] if m["points_a"] > m["points_b"] else prev["population"][i]
-            assert g["population"][i] == expected
+        for i, m in enumerate(g.matches):
+            expected = tuple(m["a"]) if m["points_a"] > m["points_b"] else prev.population[i]
+            assert g.population[i] == expected
     assert store.pgn_path.read_text().count("[Event ") == len(games)
     state = store.read_state()
-    assert state["finished"] and state["generation"] == 3
+    assert state.finished and state.generation == 3
     status = CliRunner().invoke(cli, ["status", "e2e", "--out", str(tmp_path), "--json"])
     assert json.loads(status.output)["games"] == len(games)
 
@@ -166,4 +166,4 @@ def test_stop_on_games_budget(tmp_path):
     summary = execute(store, cfg)
     assert summary.games >= 10
     last = store.generations()[-1]
-    assert last["games_total"] - last["games"] < 10  # stopped after the generation that reached it
+    assert last.games_total - last.games < 10  # stopped after the generation that reached it

@@ -75,7 +75,7 @@ def test_held_out_openings_never_the_runs_own():
 
 def test_a_run_tuned_on_8moves_is_verified_on_2moves(tmp_path):
     store = make_fake_run(tmp_path, "on8", generations=1)
-    manifest = store.manifest()
+    manifest = store.manifest().to_json()
     manifest["config"]["openings"] = str(HELD_OUT_OPENINGS)
     (store.root / "manifest.json").write_text(json.dumps(manifest))
     doc = verify_run(store, settings=VerifySettings(games=2, workers=1, sprt=(0, 10)))
@@ -110,3 +110,22 @@ def test_verify_with_sprt_and_two_workers_equals_one_worker(real_run):
         assert m["sprt"]["lower"] < 0 < m["sprt"]["upper"]
         if m["sprt"]["verdict"] is None:
             assert m["games"] == 200
+
+
+def test_verify_against_named_opponents(real_run, tmp_path):
+    """--opponent SPEC[:WEIGHTS]: one match per opponent; the reference opponent plays the same
+    games as the default verification's first match (same players, openings and seed)."""
+    (tmp_path / "weak.json").write_text('{"knight": 100, "bishop": 100, "rook": 100, '
+                                        '"queen": 100, "mobility": 0}')
+    default = verify_run("tiny", runs_dir=real_run, settings=VerifySettings(games=4, workers=1))
+    res = CliRunner().invoke(cli, ["verify", "tiny", "--games", "4", "--workers", "1",
+                                   "--runs-dir", str(real_run), "--opponent", "reference",
+                                   "--opponent", f"shannon:{tmp_path / 'weak.json'}"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((real_run / "tiny" / "verify.json").read_text())
+    ref, weak = doc["matches"]
+    assert ref["label"] == "recommended vs reference" and ref["b"] == [100, 300, 330, 500, 900, 10]
+    assert ref["pentanomial"] == default["matches"][0]["pentanomial"]
+    assert weak["label"] == "recommended vs shannon:weak" and weak["b"] == [100, 100, 100, 100,
+                                                                           100, 0]
+    assert weak["games"] == 4 and describe_match(weak) in res.output

@@ -1,54 +1,200 @@
-"""Turn the player arguments of ``evotune match`` into PlayerSpecs.
+"""Players named on the command line: ``SPEC[:WEIGHTS]`` -> PlayerSpec.
 
-A player is given as:
+Wherever evotune names a player (``evotune match A B``, ``verify --opponent``, gauntlet
+opponents) it is written ``SPEC[:WEIGHTS]``:
 
-- ``reference``: the built-in engine with the reference weights (100, 300, 330, 500, 900, 10);
-- a weights file (JSON): a list of six numbers or an object ``{name: value}`` (a missing fixed
-  weight, the pawn, takes its reference value), validated against the Shannon WeightSpace;
-- an engine spec (a ``.toml`` path or a name under ``engines/``): a builtin spec plays its
-  reference weights, a 'uci' spec starts the external engine with its options.
+- ``SPEC`` is an engine spec: a name under ``engines/`` (``shannon``, ``pst``, ...) or a
+  ``.toml`` path. ``reference`` is an alias of ``shannon``. A builtin spec plays the built-in
+  engine with the spec's feature set; a 'uci' spec starts the external engine with its options.
+- ``WEIGHTS`` is a file with the spec's weights; without it the player plays the spec's
+  reference values. A ``.json`` file may be a list with one number per weight (evotune units)
+  or any ``evotune export --format json`` output: a flat object ``{name: value}`` or the nested
+  one-object-per-table form, with evotune names or the spec's option names, values in engine
+  units (``value / scale``). A ``.csv``, ``.h``/``.hpp`` (header) or ``.py`` file is read as
+  that export format. Fixed weights may be left out (they take their reference value).
+- For compatibility a bare weights file (``tuned.json``) means ``shannon:tuned.json``.
+
+:func:`resolve_player` is the one parser; bad strings raise ConfigError / WeightsError with one
+line saying what to give (the CLI turns that into exit 2 before anything is played).
 """
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import replace
 from pathlib import Path
 
-from ..config import ENGINES_DIR, load_engine_spec, load_weights_file
-from ..errors import ConfigError
-from ..players import PlayerSpec, builtin
+import numpy as np
+
+from ..config import ENGINES_DIR, EngineSpec, load_engine_spec
+from ..errors import ConfigError, WeightsError
+from ..players import PlayerSpec
+
+REFERENCE_ALIAS = "reference"
+"""Player name that means the Shannon spec ('reference' = 'shannon')."""
+WEIGHTS_FORMATS = {".json": "json", ".csv": "csv", ".h": "header", ".hpp": "header",
+                   ".py": "python"}
+_SYNTAX = ("give SPEC[:WEIGHTS]: an engine spec (reference, shannon, a name under engines/ or a "
+           ".toml path), optionally ':' and a weights file (.json, e.g. an 'evotune export "
+           "--format json' output)")
 
 
-def _space():
-    return load_engine_spec("shannon").space()
+def _is_spec(token: str) -> bool:
+    if token == REFERENCE_ALIAS:
+        return True
+    p = Path(token)
+    if p.suffix.lower() == ".toml":
+        return p.is_file()
+    return bool(token) and "/" not in token and (ENGINES_DIR / f"{token}.toml").is_file()
 
 
-def weights_from_file(path: str | Path) -> tuple[float, ...]:
-    """A Shannon weight vector from a JSON file (list of six numbers or {name: value})."""
-    return tuple(float(x) for x in load_weights_file(path))
+def _spec(token: str) -> EngineSpec:
+    return load_engine_spec("shannon" if token == REFERENCE_ALIAS else token)
 
 
-def resolve_player(arg: str) -> PlayerSpec:
-    """The player named by a command-line argument (see the module docstring)."""
-    if arg == "reference":
-        return builtin(_space().reference_array, name="reference")
+def split_player(arg: str) -> tuple[str, str | None]:
+    """``SPEC[:WEIGHTS]`` -> (spec token, weights path or None); ConfigError when neither a
+    spec nor a file is named. A bare existing non-.toml file is ('shannon', file)."""
+    if not arg or not arg.strip():
+        raise ConfigError(f"empty player name; {_SYNTAX}")
+    if _is_spec(arg):
+        return arg, None
     p = Path(arg)
-    if p.suffix.lower() == ".toml" or (not p.exists() and (ENGINES_DIR / f"{arg}.toml").is_file()):
-        from ..players.spec import player_from_engine_spec
-
-        return player_from_engine_spec(load_engine_spec(arg))
     if p.is_file():
-        return builtin(weights_from_file(p), name=p.stem)
-    raise ConfigError(f"player '{arg}': no such file; give 'reference', a weights .json file "
-                      "(a list of six numbers or {name: value}) or an engine spec .toml")
+        if p.suffix.lower() == ".toml":
+            return arg, None
+        return "shannon", arg
+    for i, ch in enumerate(arg):
+        if ch == ":" and _is_spec(arg[:i]):
+            weights = arg[i + 1:]
+            if not weights:
+                raise ConfigError(f"player '{arg}': nothing after ':'; give a weights file, "
+                                  f"e.g. {arg}tuned.json, or the bare spec {arg[:i]}")
+            return arg[:i], weights
+    head = arg.split(":", 1)[0]
+    if ":" in arg:
+        raise ConfigError(f"player '{arg}': '{head}' is not an engine spec; {_SYNTAX}")
+    raise ConfigError(f"player '{arg}': no such file or engine spec; {_SYNTAX}")
+
+
+def _names_line(names, limit: int = 6) -> str:
+    names = list(names)
+    more = f", ... ({len(names)} in all)" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
+
+
+def weights_for(spec: EngineSpec, path: str | Path) -> np.ndarray:
+    """A full weight vector of ``spec`` (evotune units) from a WEIGHTS file (see the module
+    docstring); WeightsError/ConfigError with one line when it does not fit the spec."""
+    from ..reporting.export import parse
+
+    p = Path(path)
+    fmt = WEIGHTS_FORMATS.get(p.suffix.lower())
+    if fmt is None:
+        raise ConfigError(f"weights file {p}: unknown kind '{p.suffix}'; give a "
+                          f"{', '.join(WEIGHTS_FORMATS)} file")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"weights file {p}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"weights file {p}: cannot read it ({exc})") from None
+    space = spec.space()
+    if fmt == "json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise WeightsError(f"weights file {p}: not valid JSON ({exc.msg} at line "
+                               f"{exc.lineno})") from None
+        if isinstance(data, list):
+            if len(data) != space.size:
+                raise WeightsError(f"weights file {p}: a list of {len(data)} values, but "
+                                   f"{spec.name} has {space.size} weights "
+                                   f"({_names_line(space.names)})")
+            try:
+                values = [float(v) for v in data]
+            except (TypeError, ValueError):
+                raise WeightsError(f"weights file {p}: the list holds a value that is not a "
+                                   "number") from None
+            return full_vector(spec, dict(zip(space.names, values)), where=f"weights file {p}")
+        if not isinstance(data, dict):
+            raise WeightsError(f"weights file {p}: expected a list of {space.size} numbers or "
+                               f"an object {{name: value}}, got {type(data).__name__}")
+    try:
+        values = parse(fmt, text, spec)
+    except ConfigError as exc:
+        raise WeightsError(f"weights file {p}: {exc}") from None
+    return full_vector(spec, values, where=f"weights file {p}")
+
+
+def full_vector(spec: EngineSpec, values: dict, *, where: str) -> np.ndarray:
+    """``{name: value}`` -> the spec's full vector; fixed weights left out take their reference.
+    Errors name at most a few weights, so a line stays a line for 800-weight specs."""
+    space = spec.space()
+    missing = [n for n, fixed in zip(space.names, space.fixed) if n not in values and not fixed]
+    if missing:
+        raise WeightsError(f"{where}: {len(missing)} weight(s) of {spec.name} missing "
+                           f"({_names_line(missing)}); give every free weight")
+    w = np.array([values.get(n, ref) for n, ref in zip(space.names, space.reference)],
+                 dtype=np.float64)
+    if not np.all(np.isfinite(w)):
+        raise WeightsError(f"{where}: values must be finite numbers")
+    out = [n for n, v, lo, hi in zip(space.names, w, space.lower, space.upper)
+           if not lo <= v <= hi]
+    if out:
+        raise WeightsError(f"{where}: {len(out)} value(s) outside the bounds of {spec.name} "
+                           f"({_names_line(out)})")
+    return w
+
+
+def resolve_player(arg: str, *, name: str | None = None) -> PlayerSpec:
+    """The player named by ``SPEC[:WEIGHTS]`` (see the module docstring); ``name`` overrides
+    the label shown in PGN headers and results (default: 'reference', the spec's name, or
+    'SPEC:STEM' with weights; a bare weights file: its stem)."""
+    from ..players.spec import player_from_engine_spec
+
+    token, weights_path = split_player(arg)
+    spec = _spec(token)
+    if weights_path is None:
+        label = REFERENCE_ALIAS if token == REFERENCE_ALIAS else spec.name
+        return player_from_engine_spec(spec, None, name=name or label)
+    weights = weights_for(spec, weights_path)
+    stem = Path(weights_path).stem
+    label = stem if weights_path == arg else f"{spec.name}:{stem}"
+    return player_from_engine_spec(spec, weights, name=name or label)
+
+
+def unique_names(players) -> tuple[PlayerSpec, ...]:
+    """The players with repeated names told apart ('-A', '-B', ... in order)."""
+    players = list(players)
+    counts: dict[str, int] = {}
+    for p in players:
+        counts[p.name] = counts.get(p.name, 0) + 1
+    seen: dict[str, int] = {}
+    out = []
+    for p in players:
+        if counts[p.name] > 1:
+            k = seen.get(p.name, 0)
+            seen[p.name] = k + 1
+            p = replace(p, name=f"{p.name}-{chr(ord('A') + k) if k < 26 else k + 1}")
+        out.append(p)
+    return tuple(out)
 
 
 def resolve_players(a: str, b: str) -> tuple[PlayerSpec, PlayerSpec]:
     """Players A and B; equal names get '-A' / '-B' so the PGN tells them apart."""
-    pa, pb = resolve_player(a), resolve_player(b)
-    if pa.name == pb.name:
-        pa, pb = replace(pa, name=f"{pa.name}-A"), replace(pb, name=f"{pb.name}-B")
+    pa, pb = unique_names((resolve_player(a), resolve_player(b)))
     return pa, pb
+
+
+def resolve_player_list(text: str) -> tuple[PlayerSpec, ...]:
+    """Comma-separated ``SPEC[:WEIGHTS],...`` (e.g. a gauntlet's --opponents); repeated names
+    are told apart as in :func:`resolve_players`."""
+    items = [t.strip() for t in text.split(",")]
+    if not text.strip() or not all(items):
+        raise ConfigError(f"player list '{text}': an empty entry; give SPEC[:WEIGHTS],... "
+                          "e.g. shannon,pst:tuned.json")
+    return unique_names(resolve_player(t) for t in items)
 
 
 def check_player_starts(player: PlayerSpec) -> None:

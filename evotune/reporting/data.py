@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import load_engine_spec, run_config_from_dict
+from ..config import RunConfig, load_engine_spec
 from ..errors import ConfigError, EvotuneError, StoreError
 from ..space import SHANNON_NAMES, SHANNON_REFERENCE, WeightSpace
-from ..store import Store
+from ..store import Generation, State, Store
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ class RunData:
     """The run's id (its folder name)."""
     root: Path
     """The run directory."""
-    config: dict
+    config: RunConfig
     """The resolved configuration from the manifest."""
     strategy: str
     """Strategy name (de, jde, ea, td)."""
@@ -59,7 +59,7 @@ class RunData:
     """Strategy statistics: name -> float64 (G,) or (G, k) array, NaN where absent (gen 0)."""
     populations: tuple
     """Per generation, the (NP, n) population array."""
-    state: dict | None
+    state: State | None
     """The stored state (strategy state included), or None."""
     verify: dict | None
     """The latest verification (verify.json), or None."""
@@ -80,7 +80,7 @@ class RunData:
 
     @property
     def finished(self) -> bool:
-        return bool(self.state and self.state.get("finished"))
+        return bool(self.state and self.state.finished)
 
     def x(self, axis: str) -> np.ndarray:
         """The x values of every generation for a plot axis: 'generations' or 'games'."""
@@ -96,10 +96,10 @@ def open_store(run: str | Path | Store, *, out_dir: str | Path = "populations") 
     return run if isinstance(run, Store) else Store.open(run, out_dir)
 
 
-def _engine_space(config: dict, names: tuple[str, ...]) -> tuple[tuple[bool, ...], np.ndarray]:
+def _engine_space(config: RunConfig, names: tuple[str, ...]) -> tuple[tuple[bool, ...], np.ndarray]:
     """Fixed flags and reference values from the run's engine spec (with a fallback)."""
     try:
-        spec = load_engine_spec(config.get("engine", "shannon"))
+        spec = load_engine_spec(config.engine)
         if spec.names == names:
             return (tuple(w.fixed for w in spec.weights),
                     np.array([w.reference for w in spec.weights], dtype=np.float64))
@@ -111,10 +111,10 @@ def _engine_space(config: dict, names: tuple[str, ...]) -> tuple[tuple[bool, ...
     return tuple(False for _ in names), ref
 
 
-def _stat_series(gens: list[dict]) -> dict:
+def _stat_series(gens: list[Generation]) -> dict:
     keys: list[str] = []
     for g in gens:
-        for k, v in (g.get("stats") or {}).items():
+        for k, v in g.stats.items():
             if k == "generation" or k in keys:
                 continue
             if isinstance(v, bool):
@@ -124,14 +124,17 @@ def _stat_series(gens: list[dict]) -> dict:
                 keys.append(k)
     out = {}
     for k in keys:
-        width = max(len(g["stats"][k]) if isinstance(g.get("stats", {}).get(k), list) else 1
-                    for g in gens if k in (g.get("stats") or {}))
+        width = max(len(g.stats[k]) if isinstance(g.stats.get(k), list) else 1
+                    for g in gens if k in g.stats)
         arr = np.full((len(gens), width), np.nan)
         for row, g in enumerate(gens):
-            v = (g.get("stats") or {}).get(k)
+            v = g.stats.get(k)
             if v is None:
                 continue
-            v = np.atleast_1d(np.asarray(v, dtype=np.float64))
+            try:
+                v = np.atleast_1d(np.asarray(v, dtype=np.float64))
+            except (TypeError, ValueError):
+                continue  # a statistic that is not numeric in this generation
             if v.size == width:
                 arr[row] = v
         out[k] = arr[:, 0] if width == 1 else arr
@@ -142,34 +145,27 @@ def load_run(run: str | Path | Store, *, out_dir: str | Path = "populations") ->
     """Read a stored run; StoreError when it is unknown or has no generation yet."""
     store = open_store(run, out_dir=out_dir)
     manifest = store.manifest()
-    gens = store.generations()
+    state = store.current_state()
+    gens = store.generations(state)
     if not gens:
         raise StoreError(f"run {store.run_id} has no generation yet; wait until its initial "
                          f"population is stored (evotune status {store.run_id}) or start it "
                          "with 'evotune resume'")
-    names = tuple(gens[-1].get("names") or ())
-    try:
-        mean = np.array([g["mean"] for g in gens], dtype=np.float64)
-        std = np.array([g["std"] for g in gens], dtype=np.float64)
-        pops = tuple(np.array(g["population"], dtype=np.float64) for g in gens)
-        generations = np.array([int(g["generation"]) for g in gens], dtype=np.int64)
-        games = np.array([int(g.get("games_total", 0)) for g in gens], dtype=np.int64)
-        seconds = np.array([float(g.get("seconds_total", 0.0)) for g in gens], dtype=np.float64)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise StoreError(f"run {store.run_id}: a generation file is incomplete ({exc!r}); "
-                         "restore it from a backup or remove the generations after the last "
-                         "good one") from None
-    if mean.ndim != 2 or mean.shape[1] != len(names):
-        raise StoreError(f"run {store.run_id}: generation files disagree on the number of "
-                         f"weights ({mean.shape} for names {list(names)})")
-    config = manifest.get("config", {})
+    # the store validated every generation (shapes, names, counts): no defaults needed here
+    names = gens[-1].names
+    mean = np.array([g.mean for g in gens], dtype=np.float64)
+    std = np.array([g.std for g in gens], dtype=np.float64)
+    pops = tuple(np.array(g.population, dtype=np.float64) for g in gens)
+    generations = np.array([g.generation for g in gens], dtype=np.int64)
+    games = np.array([g.games_total for g in gens], dtype=np.int64)
+    seconds = np.array([g.seconds_total for g in gens], dtype=np.float64)
+    config = manifest.config
     fixed, reference = _engine_space(config, names)
     return RunData(run_id=store.run_id, root=store.root, config=config,
-                   strategy=str(gens[-1].get("strategy", config.get("strategy", "?"))),
-                   names=names, fixed=fixed, reference=reference, generations=generations,
-                   games=games, seconds=seconds, mean=mean, std=std, stats=_stat_series(gens),
-                   populations=pops, state=store.read_state(),
-                   verify=store.read_document("verify"))
+                   strategy=gens[-1].strategy, names=names, fixed=fixed, reference=reference,
+                   generations=generations, games=games, seconds=seconds, mean=mean, std=std,
+                   stats=_stat_series(gens), populations=pops, state=state,
+                   verify=store.read_verify())
 
 
 # ---- recommended weights ------------------------------------------------------------------------
@@ -192,19 +188,18 @@ class Recommendation:
 
 
 def _run_space(run: RunData) -> WeightSpace:
-    spec = load_engine_spec(run.config.get("engine", "shannon"))
-    return spec.space(init_low=float(run.config.get("init_low", 0.0)),
-                      init_high=float(run.config.get("init_high", 1000.0)))
+    spec = load_engine_spec(run.config.engine)
+    return spec.space(init_low=run.config.init_low, init_high=run.config.init_high)
 
 
 def _restored_strategy(run: RunData):
     from ..strategies import STRATEGIES
 
-    cfg = run_config_from_dict(run.config)
+    cfg = run.config
     params = {"np": cfg.np, "games": cfg.games, **cfg.params_dict()}
     cls = STRATEGIES[cfg.strategy]
     return cls.from_state(_run_space(run), params=params, seed=cfg.seed,
-                          state=run.state["strategy"])
+                          state=run.state.strategy)
 
 
 def recommend(run: RunData, rule: str = "mean") -> Recommendation:
@@ -221,7 +216,7 @@ def recommend(run: RunData, rule: str = "mean") -> Recommendation:
     g = run.last
     size = len(run.populations[-1])
     strategy = None
-    if run.state is not None and int(run.state.get("generation", -1)) == g:
+    if run.state is not None and run.state.generation == g:
         try:
             strategy = _restored_strategy(run)
         except (EvotuneError, KeyError, TypeError, ValueError) as exc:

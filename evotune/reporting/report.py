@@ -56,13 +56,13 @@ def _fmt(v: float) -> str:
 
 def _config_items(run: RunData) -> list[tuple[str, str]]:
     c = run.config
-    items = [("strategy", str(c.get("strategy"))), ("population (NP)", str(c.get("np"))),
-             ("games per match", str(c.get("games"))), ("depth", str(c.get("depth"))),
-             ("node limit", str(c.get("nodes") or "none")), ("seed", str(c.get("seed"))),
-             ("engine", str(c.get("engine"))), ("openings", str(c.get("openings"))),
-             ("generation limit", str(c.get("generations") or "none")),
-             ("initial range", f"[{c.get('init_low')}, {c.get('init_high')}]")]
-    params = c.get("params") or {}
+    items = [("strategy", c.strategy), ("population (NP)", str(c.np)),
+             ("games per match", str(c.games)), ("depth", str(c.depth)),
+             ("node limit", str(c.nodes or "none")), ("seed", str(c.seed)),
+             ("engine", c.engine), ("openings", c.openings),
+             ("generation limit", str(c.generations or "none")),
+             ("initial range", f"[{c.init_low}, {c.init_high}]")]
+    params = c.params_dict()
     if params:
         items.append(("strategy parameters", ", ".join(f"{k}={v}" for k, v in
                                                        sorted(params.items()))))
@@ -70,7 +70,7 @@ def _config_items(run: RunData) -> list[tuple[str, str]]:
 
 
 def _progress_line(run: RunData) -> str:
-    limit = run.config.get("generations") or "-"
+    limit = run.config.generations or "-"
     status = "finished" if run.finished else "not finished (stopped, running or crashed)"
     seconds = float(run.seconds[-1])
     rate = run.games[-1] / seconds if seconds > 0 else 0.0

@@ -3,7 +3,8 @@ initial population's mean, on held-out openings the run did not tune on.
 
 Two matches (both from the recommended weights' point of view, the same openings and seed, so
 they are paired): ``recommended vs reference`` and ``recommended vs initial mean`` (gen-0000's
-mean, rounded). Openings: the packaged 8moves_v3 suite (``HELD_OUT_OPENINGS``); when the run
+mean, rounded); or one match per opponent named ``SPEC[:WEIGHTS]`` (``--opponent``, e.g.
+``shannon`` or ``pst:tuned.json``; see :mod:`evotune.match.resolve`). Openings: the packaged 8moves_v3 suite (``HELD_OUT_OPENINGS``); when the run
 itself tuned on that file, the 2moves_v1 suite is used instead and the result says so. Each match
 reports W/D/L, pentanomial pair counts, score, Elo with its 95% error and LOS, and optionally an
 SPRT. The result is stored in the run as ``verify.json`` (through :meth:`Store.write_document`,
@@ -49,6 +50,9 @@ class VerifySettings:
     """Where the games run: 'local' processes or a 'dask' cluster (results do not depend on it)."""
     scheduler: str = ""
     """Dask scheduler address, tcp://HOST:PORT (backend 'dask')."""
+    opponents: tuple[str, ...] = ()
+    """Opponents as ``SPEC[:WEIGHTS]`` (:func:`evotune.match.resolve.resolve_player`); empty:
+    the run's reference weights and its initial mean."""
 
 
 def held_out_openings(run_openings: str) -> tuple[Path, str]:
@@ -88,6 +92,26 @@ def describe_match(m: dict) -> str:
     return line
 
 
+def _opponents(data: RunData, spec, named: tuple[str, ...]) -> list[tuple[str, object]]:
+    """(label, PlayerSpec) of each opponent: the players named ``SPEC[:WEIGHTS]``, or the run's
+    reference weights and initial mean (ConfigError before any game when one is unknown)."""
+    from ..match.resolve import resolve_player, unique_names
+    from ..players.spec import player_from_engine_spec
+
+    if named:
+        players = unique_names(resolve_player(arg) for arg in named)
+        return [(p.name, p) for p in players]
+    out = []
+    for label, weights in (("reference", tuple(float(v) for v in data.reference)),
+                           ("initial mean", initial_mean(data))):
+        if not all(math.isfinite(v) for v in weights):
+            raise ConfigError(f"run {data.run_id}: the {label} weights are unknown (engine spec "
+                              f"'{data.config.engine}' is unavailable); restore it to "
+                              "verify")
+        out.append((label, player_from_engine_spec(spec, weights, name=label.replace(" ", "-"))))
+    return out
+
+
 def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySettings(),
                runs_dir: str | Path = "populations",
                progress: Callable | None = None) -> dict:
@@ -106,29 +130,23 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     data: RunData = load_run(store)
     cfg = data.config
     rec = recommend(data, settings.rule)
-    spec = load_engine_spec(cfg.get("engine", "shannon"))
-    openings, note = held_out_openings(str(cfg.get("openings", "book")))
+    spec = load_engine_spec(cfg.engine)
+    openings, note = held_out_openings(cfg.openings)
     if note:
         log.warning(note)
-    depth = int(settings.depth if settings.depth is not None else cfg.get("depth", 3))
-    seed = int(settings.seed if settings.seed is not None else cfg.get("seed", 1))
-    match_settings = MatchSettings(depth=depth, nodes=int(cfg.get("nodes", 0)),
-                                   max_plies=int(cfg.get("max_plies", 400)),
+    depth = int(settings.depth if settings.depth is not None else cfg.depth)
+    seed = int(settings.seed if settings.seed is not None else cfg.seed)
+    match_settings = MatchSettings(depth=depth, nodes=cfg.nodes, max_plies=cfg.max_plies,
                                    openings=str(openings))
     sprt = SprtParams(*settings.sprt) if settings.sprt is not None else None
-    opponents = (("reference", tuple(float(v) for v in data.reference)),
-                 ("initial mean", initial_mean(data)))
     player = player_from_engine_spec(spec, rec.weights, name=f"{data.run_id}-recommended")
+    opponents = _opponents(data, spec, settings.opponents)
     matches = []
     t0 = time.perf_counter()
-    for label, weights in opponents:
-        if not all(math.isfinite(v) for v in weights):
-            raise ConfigError(f"run {data.run_id}: the {label} weights are unknown (engine spec "
-                              f"'{cfg.get('engine')}' is unavailable); restore it to verify")
     with backend_session(settings.backend, settings.scheduler,
                          workers=resolve_workers(settings.workers)) as session:
-        for label, weights in opponents:
-            opponent = player_from_engine_spec(spec, weights, name=label.replace(" ", "-"))
+        for label, opponent in opponents:
+            weights = opponent.weights
             result = play_match(player, opponent, games=settings.games,
                                 settings=match_settings, seed=seed, workers=session.workers,
                                 backend=session.backend,
@@ -140,7 +158,7 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     doc = {"run_id": data.run_id, "generation": rec.generation, "recommend": rec.rule,
            "description": rec.description, "names": list(data.names),
            "weights": list(rec.weights), "openings": openings.name, "note": note,
-           "depth": depth, "nodes": int(cfg.get("nodes", 0)), "games": settings.games,
+           "depth": depth, "nodes": cfg.nodes, "games": settings.games,
            "seed": seed, "sprt": list(settings.sprt) if settings.sprt else None,
            "seconds": time.perf_counter() - t0, "matches": matches,
            "created": time.strftime("%Y-%m-%dT%H:%M:%S")}

@@ -1,0 +1,52 @@
+"""Engine specs with many weights named by the feature-name contract (docs/internals.md), for
+testing plots, reports, exports and players without the engine's own feature sets:
+``pst`` (778 weights: material.<mg|eg>.<piece>, pst.<mg|eg>.<piece>.<square>) and, with
+``extra``, scalar terms after it (bishop_pair.mg, passed.eg.rank2, mobility.mg.knight, ...).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from evotune.reporting.tables import PIECES, SQUARES
+
+MATERIAL = {"mg": (100, 300, 330, 500, 900), "eg": (120, 280, 300, 520, 950)}
+EXTRA = ([f"bishop_pair.{ph}" for ph in ("mg", "eg")]
+         + [f"passed.{ph}.rank{r}" for ph in ("mg", "eg") for r in range(2, 8)]
+         + [f"mobility.{ph}.{p}" for ph in ("mg", "eg") for p in PIECES[1:5]]
+         + [f"king_attack.{ph}.{p}" for ph in ("mg", "eg") for p in PIECES[1:5]]
+         + [f"tempo.{ph}" for ph in ("mg", "eg")])
+
+
+def pst_weights(extra: bool = False) -> list[dict]:
+    """The [[weight]] tables: material (pawn mg fixed at 100), zero tables in [-150, 150]."""
+    out = []
+    for phase, values in MATERIAL.items():
+        for piece, v in zip(PIECES[:5], values):
+            w = {"name": f"material.{phase}.{piece}", "reference": v, "lower": 0, "upper": 1500}
+            if phase == "mg" and piece == "pawn":
+                w.update(fixed=True, lower=100, upper=100)
+            out.append(w)
+    for phase in ("mg", "eg"):
+        for piece in PIECES:
+            for sq in SQUARES:
+                out.append({"name": f"pst.{phase}.{piece}.{sq}", "reference": 0,
+                            "lower": -150, "upper": 150})
+    if extra:
+        out += [{"name": n, "reference": 10, "lower": -100, "upper": 200} for n in EXTRA]
+    return out
+
+
+def write_spec(folder: Path, name: str = "pst-test", *, extra: bool = False,
+               kind: str = "builtin") -> Path:
+    """Write the spec as TOML; returns its path (give it as --engine / SPEC)."""
+    lines = [f'name = "{name}"', f'kind = "{kind}"']
+    if kind == "uci":
+        lines.append('command = ["/bin/true"]')
+    for w in pst_weights(extra):
+        lines.append("[[weight]]")
+        for k, v in w.items():
+            lines.append(f"{k} = " + (f'"{v}"' if isinstance(v, str) else
+                                      ("true" if v is True else str(v))))
+    path = Path(folder) / f"{name}.toml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
