@@ -24,6 +24,7 @@ import numpy as np
 from .config import (RunConfig, config_differences, load_engine_spec, resolve_openings_path,
                      run_identity)
 from .errors import StoreError
+from .featuresets import denominator
 from .match.cluster import backend_session
 from .players import builtin
 from .store import Store
@@ -131,17 +132,18 @@ def _population_stats(pop: np.ndarray) -> dict:
     return {"mean": pop.mean(axis=0).tolist(), "std": pop.std(axis=0).tolist()}
 
 
-def _outcome(result, request):
+def _outcome(result, request, denominator: int = 1):
     from .strategies.base import MatchOutcome
 
     leaves = ()
     if request.record_leaves:
-        leaves = tuple(_leaves(rec, request) for rec in result.records)
+        leaves = tuple(_leaves(rec, request, denominator) for rec in result.records)
     return MatchOutcome(points_a=int(result.points_a), points_b=int(result.points_b),
                         games=int(result.games), leaves=leaves)
 
 
-def _leaves(rec, request):
+def _leaves(rec, request, denominator: int = 1):
+    """The strategy's view of a game: phi = the record's phi_int / the set's denominator."""
     from .strategies.base import GameLeaves
 
     white_score = {"1-0": 1.0, "0-1": 0.0}.get(rec.result, 0.5)
@@ -149,7 +151,8 @@ def _leaves(rec, request):
     movers = tuple(int((i % 2 == 0) == white_first) for i in range(len(rec.moves)))
     return GameLeaves(a_white=rec.a_white, result=white_score, movers=movers,
                       scores=tuple(int(s) for s in rec.scores or ()),
-                      leaf_phi=tuple(tuple(int(x) for x in row) for row in rec.leaf_phi or ()),
+                      leaf_phi=tuple(tuple(int(x) / denominator for x in row)
+                                     for row in rec.leaf_phi or ()),
                       predicted=tuple(bool(p) for p in rec.predicted or ()))
 
 
@@ -199,7 +202,8 @@ class _RunLoop:
         from .strategies import STRATEGIES, make_strategy
 
         self.store, self.cfg, self.progress = store, cfg, progress
-        self.space = load_engine_spec(cfg.engine).space(init_low=cfg.init_low,
+        self.spec = load_engine_spec(cfg.engine)
+        self.space = self.spec.space(init_low=cfg.init_low,
                                                         init_high=cfg.init_high)
         self.settings = _match_settings(cfg)
         params = {"np": cfg.np, "games": cfg.games, **cfg.params_dict()}
@@ -260,8 +264,9 @@ class _RunLoop:
         g = strategy.generation + 1
         t0 = time.perf_counter()
         requests = strategy.ask()
-        fixtures = [Fixture(key=(g, i), a=builtin(req.a, name=f"g{g}-m{i}-A"),
-                            b=builtin(req.b, name=f"g{g}-m{i}-B"), games=req.games,
+        fs = self.spec.features
+        fixtures = [Fixture(key=(g, i), a=builtin(req.a, name=f"g{g}-m{i}-A", features=fs),
+                            b=builtin(req.b, name=f"g{g}-m{i}-B", features=fs), games=req.games,
                             stop=req.stop, record_leaves=req.record_leaves)
                     for i, req in enumerate(requests)]
         done = [0]
@@ -276,7 +281,8 @@ class _RunLoop:
 
         results = run_fixtures(fixtures, settings=self.settings, seed=cfg.seed, workers=workers,
                                backend=backend, progress=on_game)
-        outcomes = [_outcome(r, q) for r, q in zip(results, requests)]
+        den = denominator(self.spec.features)
+        outcomes = [_outcome(r, q, den) for r, q in zip(results, requests)]
         stats = strategy.tell(outcomes)
         games_gen = sum(o.games for o in outcomes)
         self.games_total += games_gen

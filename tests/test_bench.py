@@ -17,6 +17,7 @@ def test_bench_json_quick_prints_the_six_figures():
     assert proc.returncode == 0, proc.stderr
     figures = json.loads(proc.stdout)
     assert tuple(figures) == BENCH_KEYS
+    assert (figures.pop("engine"), figures.pop("features")) == ("shannon", "shannon")
     assert all(isinstance(v, (int, float)) and v > 0 for v in figures.values()), figures
     assert isinstance(figures["signature"], int)
     assert figures["speedup"] == pytest.approx(figures["search_nps"]

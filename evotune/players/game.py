@@ -19,13 +19,14 @@ import numpy as np
 
 from ..engine import Adjudication, GameOutcome, features, search
 from ..errors import EngineError
+from ..featuresets import feature_names
 from ..rules import Adjudicator, game_over
 from . import PlayerSpec
 from .external import Forfeit, MoveLimit, discard, engine_for
 
 log = logging.getLogger(__name__)
 
-def _leaf_phi(board: chess.Board, pv: tuple[str, ...]) -> np.ndarray:
+def _leaf_phi(board: chess.Board, pv: tuple[str, ...], feature_set: str) -> np.ndarray:
     """phi of the end of ``pv`` from the mover's point of view (the PV leaf of the search)."""
     leaf = board.copy(stack=False)
     plies = 0
@@ -38,7 +39,7 @@ def _leaf_phi(board: chess.Board, pv: tuple[str, ...]) -> np.ndarray:
             break
         leaf.push(move)
         plies += 1
-    phi = np.asarray(features(leaf), dtype=np.int64)
+    phi = np.asarray(features(leaf, feature_set), dtype=np.int64)
     return phi if plies % 2 == 0 else -phi
 
 
@@ -66,6 +67,9 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
             engines[colour] = engine_for(spec)  # EngineError if it cannot start: a setup mistake
             engines[colour].new_game()
     weights = {c: np.asarray(p.weights, dtype=np.float64) for c, p in players.items() if p.is_builtin}
+    # phi rows are as wide as the wider builtin side's feature set (external sides: zeros)
+    width = max([len(feature_names(p.features)) for p in players.values() if p.is_builtin]
+                or [len(feature_names("shannon"))])
     limit = MoveLimit(depth=0 if movetime > 0 else depth, nodes=nodes, movetime=movetime,
                       timeout=move_timeout)
     adjudicator = Adjudicator(adjudication)
@@ -83,13 +87,13 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
         colour = board.turn
         spec = players[colour]
         if spec.is_builtin:
-            res = search(board, weights[colour], depth=depth, nodes=nodes)
+            res = search(board, weights[colour], depth=depth, nodes=nodes, features=spec.features)
             if not res.move:
                 raise EngineError(f"built-in engine found no move in {board.fen()}, which is not "
                                   "over by the rules: this is a bug, please report it")
             move, score, pv = chess.Move.from_uci(res.move), int(res.score), tuple(res.pv)
             total_nodes += int(res.nodes)
-            leaf = _leaf_phi(board, pv)
+            leaf = _leaf_phi(board, pv, spec.features)
         else:
             try:
                 reply = engines[colour].play(board, limit)
@@ -101,7 +105,7 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
                 break
             move, score, pv = reply.move, reply.score, reply.pv
             total_nodes += reply.nodes
-            leaf = np.zeros(6, dtype=np.int64)
+            leaf = np.zeros(width, dtype=np.int64)
         board.push(move)
         moves.append(move.uci())
         scores.append(0 if score is None else score)
@@ -116,5 +120,13 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
     return GameOutcome(
         moves=tuple(moves), result=result, termination=termination, nodes=total_nodes,
         scores=np.asarray(scores, dtype=np.int64),
-        leaf_phi=np.asarray(leaves, dtype=np.int64).reshape(len(moves), 6),
+        leaf_phi=_rows(leaves, width),
         predicted=predicted, seconds=time.perf_counter() - start)
+
+
+def _rows(leaves: list[np.ndarray], width: int) -> np.ndarray:
+    """The per-ply phi rows as one int64 (plies, width) array, narrower rows zero-padded."""
+    out = np.zeros((len(leaves), width), dtype=np.int64)
+    for i, row in enumerate(leaves):
+        out[i, :len(row)] = row
+    return out

@@ -8,6 +8,7 @@
     movegen   legal move generation
     evaluate  phi and the evaluation, dispatching to one module per feature set:
               eval_shannon, eval_pst, eval_extended
+    batch     phi of many FENs in one call (parsed in numba)
     tt        transposition-table entries
     search    ordering, quiescence, negamax, iterative deepening
     game      whole games and the other entry points Python calls
@@ -15,8 +16,8 @@
 
 Numba caches each compiled function keyed on its own source file only, so an edit of a constant
 in ``layout`` would leave stale machine code of ``search`` behind. The cache folder is therefore
-keyed on a hash of every source file of the core (and ``evotune/rules.py``, whose constants it
-compiles in): :func:`cache_dir` is set as numba's cache folder while the core's modules are
+keyed on a hash of every source file of the core (and ``evotune/rules.py`` and
+``evotune/featuresets.py``, whose constants it compiles in): :func:`cache_dir` is set as numba's cache folder while the core's modules are
 imported (decorated), and any edit gives a new folder, hence a fresh compilation.
 """
 from __future__ import annotations
@@ -26,12 +27,13 @@ import os
 from pathlib import Path
 
 CORE_DIR = Path(__file__).resolve().parent
-RULES_FILE = CORE_DIR.parent.parent / "rules.py"
+SHARED_FILES = (CORE_DIR.parent.parent / "rules.py", CORE_DIR.parent.parent / "featuresets.py")
+"""Modules outside the core whose constants it compiles in."""
 
 
-def source_files(core_dir: Path = CORE_DIR, rules_file: Path = RULES_FILE) -> list[Path]:
+def source_files(core_dir: Path = CORE_DIR, shared=SHARED_FILES) -> list[Path]:
     """The files whose content the compiled core depends on, in a fixed order."""
-    return sorted(core_dir.glob("*.py")) + [rules_file]
+    return sorted(core_dir.glob("*.py")) + list(shared)
 
 
 def source_hash(files=None) -> str:
@@ -61,7 +63,7 @@ def _import_core() -> None:
     previous = config.CACHE_DIR
     config.CACHE_DIR = cache_dir()
     try:
-        from . import game, perft  # noqa: F401  (decorates every jitted function of the core)
+        from . import batch, game, perft  # noqa: F401  (decorates every jitted function of the core)
     finally:
         config.CACHE_DIR = previous
 

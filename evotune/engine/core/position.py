@@ -9,8 +9,9 @@ from numba import njit
 
 from .attacks import BIT, PAWN_ATT, attackers
 from .bits import ONE, ZERO, lsb, popcount
-from .layout import (S_CASTLE, S_EP, S_HALF, S_MB, S_NHIST, S_SIDE, S_UNDO, U_ALL, U_HASH, U_HIST,
-                     U_OCC)
+from .eval_pst import psq_add
+from .layout import (S_CASTLE, S_EGSUM, S_EP, S_FSET, S_HALF, S_MB, S_MGSUM, S_NHIST, S_SIDE,
+                     S_UNDO, U_ALL, U_HASH, U_HIST, U_OCC, UNDO)
 from .moves import F_CASTLE, F_DOUBLE, F_EP, move_flags, move_from, move_promo, move_to
 
 # ---- Polyglot Zobrist keys, castling masks, square colours ------------------------------------
@@ -135,13 +136,17 @@ def make_move(U, S, m):
     n = S[S_NHIST]
     h = U[U_HASH]
     U[U_HIST + n] = h
-    u = S_UNDO + 4 * n
+    u = S_UNDO + UNDO * n
     cap = S[S_MB + t]
     S[u] = cap
     S[u + 1] = S[S_CASTLE]
     S[u + 2] = S[S_EP]
     S[u + 3] = S[S_HALF]
     S[S_NHIST] = n + 1
+    tapered = S[S_FSET] != 0  # keep the material + PST sums of the tapered sets
+    if tapered:
+        S[u + 4] = S[S_MGSUM]
+        S[u + 5] = S[S_EGSUM]
     if ep_hashed(U, S):
         h ^= Z_EP[S[S_EP] & 7]
     old_cr = S[S_CASTLE]
@@ -158,6 +163,8 @@ def make_move(U, S, m):
         U[occ_them] ^= bt
         U[U_ALL] ^= bt
         h ^= Z_PIECE[cap, t]
+        if tapered:
+            psq_add(S, cap, t, -1)
     elif flags & F_EP:
         csq = t - 8 if us == 0 else t + 8
         cp = 7 - 6 * us  # the other side's pawn
@@ -167,6 +174,8 @@ def make_move(U, S, m):
         U[U_ALL] ^= bc
         S[S_MB + csq] = 0
         h ^= Z_PIECE[cp, csq]
+        if tapered:
+            psq_add(S, cp, csq, -1)
     # move the piece
     U[p - 1] ^= bf
     h ^= Z_PIECE[p, f]
@@ -177,6 +186,9 @@ def make_move(U, S, m):
     U[U_ALL] = U[U_OCC] | U[U_OCC + 1]
     S[S_MB + f] = 0
     S[S_MB + t] = np_
+    if tapered:
+        psq_add(S, p, f, -1)
+        psq_add(S, np_, t, 1)
     if flags & F_CASTLE:
         if t > f:
             rf, rt = t + 1, t - 1
@@ -190,6 +202,9 @@ def make_move(U, S, m):
         S[S_MB + rf] = 0
         S[S_MB + rt] = rp
         h ^= Z_PIECE[rp, rf] ^ Z_PIECE[rp, rt]
+        if tapered:
+            psq_add(S, rp, rf, -1)
+            psq_add(S, rp, rt, 1)
     if cap != 0 or (p - 1) % 6 == 0:
         S[S_HALF] = 0
     else:
@@ -214,11 +229,14 @@ def unmake_move(U, S, m):
     flags = move_flags(m)
     n = S[S_NHIST] - 1
     S[S_NHIST] = n
-    u = S_UNDO + 4 * n
+    u = S_UNDO + UNDO * n
     cap = S[u]
     S[S_CASTLE] = S[u + 1]
     S[S_EP] = S[u + 2]
     S[S_HALF] = S[u + 3]
+    if S[S_FSET] != 0:
+        S[S_MGSUM] = S[u + 4]
+        S[S_EGSUM] = S[u + 5]
     U[U_HASH] = U[U_HIST + n]
     us = 1 - S[S_SIDE]
     S[S_SIDE] = us
