@@ -21,17 +21,23 @@ def _ok(args):
     return res.output
 
 
-@pytest.mark.parametrize("strategy,extra", [
-    ("de", ["--np", "4"]),
-    ("td", ["--np", "1", "--param", "init=reference", "--param", "alpha=2000"]),
-])
-def test_pst_run_plays_stores_plots_reports_and_exports(tmp_path, strategy, extra):
-    runs, reports = tmp_path / "runs", tmp_path / "reports"
+STRATEGIES = [("de", ["--np", "4"]),
+              ("td", ["--np", "1", "--param", "alpha=2000"])]
+
+
+def _pst_run(tmp_path, strategy, extra):
+    runs = tmp_path / "runs"
     cfg = tmp_path / "cfg.toml"
     cfg.write_text("init_low = -20.0\ninit_high = 300.0\n")  # tables near 0, pieces positive
     _ok(["run", "--strategy", strategy, *extra, "--engine", "pst", "--generations", "2",
          "--games", "2", "--depth", "1", "--workers", "1", "--config", str(cfg),
          "--out", str(runs), "--run-id", "r"])
+    return runs
+
+
+@pytest.mark.parametrize("strategy,extra", STRATEGIES)
+def test_pst_run_plays_stores_and_exports(tmp_path, strategy, extra):
+    runs = _pst_run(tmp_path, strategy, extra)
     store = Store(runs / "r")
     gens = store.generations()
     assert [g.generation for g in gens] == [0, 1, 2]
@@ -41,15 +47,22 @@ def test_pst_run_plays_stores_plots_reports_and_exports(tmp_path, strategy, extr
     if strategy == "td":
         # the records hold the PV-leaf phi_int of every move, 778 wide; learning moved weights
         assert all(len(row) == 778 for g in games for row in g["leaf_phi"])
-        assert gens[2].population != gens[0].population
-    _ok(["plot", "r", "--runs-dir", str(runs), "--out", str(reports)])
-    _ok(["report", "r", "--runs-dir", str(runs), "--out", str(reports)])
+        assert gens[1].stats["games_learned"] == 2 and gens[1].stats["update_norm"] > 0
     out = tmp_path / "w.json"
     _ok(["export", "r", "--format", "json", "--out", str(out), "--runs-dir", str(runs)])
     assert out.stat().st_size > 0
-    assert any(reports.rglob("*.png")) and any(reports.rglob("*.md"))
     # the exported weights play again as SPEC:WEIGHTS
     _ok(["match", f"pst:{out}", "pst", "--games", "2", "--depth", "1", "--max-plies", "20"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("strategy,extra", STRATEGIES)
+def test_pst_run_plots_and_reports(tmp_path, strategy, extra):
+    """Slow: until the plots draw tables as heatmaps, a 778-line convergence plot takes minutes."""
+    runs, reports = _pst_run(tmp_path, strategy, extra), tmp_path / "reports"
+    _ok(["plot", "r", "--runs-dir", str(runs), "--out", str(reports)])
+    _ok(["report", "r", "--runs-dir", str(runs), "--out", str(reports)])
+    assert any(reports.rglob("*.png")) and any(reports.rglob("*.md"))
 
 
 def test_features_command_lists_names_values_and_contributions():
