@@ -295,9 +295,33 @@ class RunConfig:
     """'local' (loky processes) or 'dask' (a dask.distributed cluster). Does not change results."""
     scheduler: str = ""
     """Dask scheduler address, e.g. tcp://host:8786 (backend 'dask')."""
+    movetime: float = 0.0
+    """Seconds per move for external engines (0 = use depth / nodes)."""
+    tc: str = ""
+    """Time control 'BASE+INC' in seconds for external engines ('' = none; built-in players keep
+    depth / nodes)."""
+    time_margin: float = 0.1
+    """Seconds a side may overrun its clock before it loses on time (with ``tc``)."""
+    resign_score: int = 0
+    """Resign adjudication: score (> 0 enables it) ..."""
+    resign_moves: int = 0
+    """... held for this many own moves (the opponent agreeing) loses."""
+    draw_score: int = 0
+    """Draw adjudication: |score| <= draw_score (> 0 enables it) ..."""
+    draw_moves: int = 0
+    """... for this many moves of each side ..."""
+    draw_start_ply: int = 0
+    """... counted from this ply, is a draw."""
+    opponents: str = ""
+    """Gauntlet fitness: comma-separated players 'SPEC[:WEIGHTS]' every candidate plays
+    colour-balanced games against ('' = the default trial-vs-target mini-matches)."""
 
     # fields that never change results: excluded from the run's identity
     NON_IDENTITY = ("workers", "backend", "scheduler", "generations", "max_games", "max_seconds")
+    # fields added after runs were stored: left out of the identity while at their default, so
+    # runs stored before them keep their identity (and can be resumed)
+    LATER_FIELDS = ("movetime", "tc", "time_margin", "resign_score", "resign_moves",
+                    "draw_score", "draw_moves", "draw_start_ply", "opponents")
 
     def params_dict(self) -> dict:
         return dict(self.params)
@@ -308,7 +332,21 @@ class RunConfig:
         return d
 
     def identity_dict(self) -> dict:
-        return {k: v for k, v in self.to_dict().items() if k not in self.NON_IDENTITY}
+        d = {k: v for k, v in self.to_dict().items() if k not in self.NON_IDENTITY}
+        for k in self.LATER_FIELDS:
+            if d[k] == RunConfig.__dataclass_fields__[k].default:
+                del d[k]
+        if not self.tc and "time_margin" in d:
+            del d["time_margin"]  # the margin matters only with a time control
+        return d
+
+    def adjudication(self):
+        """The run's ``evotune.engine.Adjudication`` (all zero: none)."""
+        from .engine import Adjudication
+
+        return Adjudication(resign_score=self.resign_score, resign_moves=self.resign_moves,
+                            draw_score=self.draw_score, draw_moves=self.draw_moves,
+                            draw_start_ply=self.draw_start_ply)
 
 
 def _coerce(name: str, value, typ):
@@ -418,6 +456,17 @@ def validate_run_config(cfg: RunConfig) -> None:
         raise ConfigError("backend 'dask' needs --scheduler tcp://HOST:PORT")
     if cfg.init_low > cfg.init_high:
         raise ConfigError(f"init_low {cfg.init_low:g} > init_high {cfg.init_high:g}")
+    if not cfg.movetime >= 0 or not cfg.time_margin >= 0:
+        raise ConfigError("--movetime and --time-margin must be >= 0 seconds")
+    from .players.clock import parse_tc
+
+    if parse_tc(cfg.tc) is not None and (cfg.movetime > 0):
+        raise ConfigError("give either --tc or --movetime, not both")
+    if min(cfg.resign_score, cfg.resign_moves, cfg.draw_score, cfg.draw_moves,
+           cfg.draw_start_ply) < 0 or bool(cfg.resign_score) != bool(cfg.resign_moves) \
+            or bool(cfg.draw_score) != bool(cfg.draw_moves):
+        raise ConfigError("--resign SCORE MOVES and --draw SCORE MOVES FROM_PLY take positive "
+                          "scores and move counts (FROM_PLY >= 0), e.g. --resign 1000 3")
 
 
 def resolve_openings_path(openings: str) -> Path | None:
@@ -520,7 +569,8 @@ def dump_config_toml(cfg: RunConfig) -> str:
 
 def load_weights_file(path: str | Path, spec: EngineSpec | None = None):
     """A full weight vector (float64 array) from a JSON file: a list with one number per weight,
-    or an object ``{name: value}`` (fixed weights may be left out). Validated against the
+    or an object ``{name: value}``, flat or nested by the dots of the names (fixed weights may
+    be left out). Validated against the
     engine spec's weight space (default: the built-in Shannon engine)."""
     spec = spec or load_engine_spec("shannon")
     p = Path(path)
@@ -534,7 +584,9 @@ def load_weights_file(path: str | Path, spec: EngineSpec | None = None):
                            '{"knight": 300, ...}') from None
     space = spec.space()
     if isinstance(data, dict):
-        return space.from_dict(data)
+        from .reporting.tables import flatten  # nested per table, as `export --format json`
+
+        return space.from_dict(dict(flatten(data)))
     if isinstance(data, list):
         return space.validate(data, what=f"weights file {p}")
     raise WeightsError(f"weights file {p}: expected a list of {space.size} numbers or an "

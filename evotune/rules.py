@@ -83,7 +83,7 @@ def game_over(board) -> tuple[str, str] | None:
         return RESULTS[R_DRAW], TERMINATIONS[T_MATERIAL]
     if board.halfmove_clock >= 100:
         return RESULTS[R_DRAW], TERMINATIONS[T_FIFTY]
-    if board.is_repetition(3):
+    if board.halfmove_clock >= 8 and board.is_repetition(3):  # a third occurrence needs 8 plies
         return RESULTS[R_DRAW], TERMINATIONS[T_REPETITION]
     return None
 
