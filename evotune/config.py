@@ -139,7 +139,9 @@ def engine_spec_from_dict(data: dict, *, where: str = "engine spec") -> EngineSp
         raise ConfigError(f"{where}: kind must be 'builtin' or 'uci', not {kind!r}")
     features = str(data.get("features", "shannon"))
     try:
-        names = feature_names(features) if kind == "builtin" else None
+        # a spec that names its feature set has that set's weights; one that does not declares
+        # its weights in its [[weight]] tables (as before feature sets existed)
+        names = feature_names(features) if kind == "builtin" and "features" in data else None
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     raw = data.get("weight", [])
