@@ -151,3 +151,24 @@ def test_load_weights_file_reads_the_nested_json_export(pst_run):
     path.write_text(export_run(run, fmt="json").text)
     np.testing.assert_array_equal(load_weights_file(path, load_engine_spec(spec)),
                                   recommend(run).weights)
+
+
+def test_real_pst_spec_players(tmp_path):
+    """The built-in engine's pst feature set: bare SPEC is its reference, SPEC:WEIGHTS its
+    nested json export read back exactly, a header too."""
+    from evotune.reporting.export import export_params, render
+
+    spec = load_engine_spec("pst")
+    ref = resolve_player("pst")
+    assert ref.kind == "builtin" and ref.features == "pst" and len(ref.weights) == 778
+    assert ref.weights == tuple(w.reference for w in spec.weights)
+    w = np.array(ref.weights)
+    w[spec.names.index("pst.mg.knight.e4")] = 25
+    w[spec.names.index("material.eg.queen")] = 950
+    params, _, _ = export_params(spec.names, w, spec, option_keys=False)
+    for fmt, suffix in (("json", ".json"), ("header", ".h")):
+        path = tmp_path / f"tuned{suffix}"
+        path.write_text(render(fmt, params))
+        player = resolve_player(f"pst:{path}")
+        assert player.features == "pst" and player.name == "pst:tuned"
+        np.testing.assert_array_equal(player.weights, w)
