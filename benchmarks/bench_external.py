@@ -95,7 +95,7 @@ def _plain_game(job) -> str:
         e = engines[board.turn]
         e.send(head + (" moves " + " ".join(moves) if moves else ""))
         if clock:
-            go = (f"go wtime {int(clock[True] * 1000)} btime {int(clock[False] * 1000)} "
+            go = (f"go wtime {max(0, int(clock[True] * 1000))} btime {max(0, int(clock[False] * 1000))} "
                   f"winc {int(tc[1] * 1000)} binc {int(tc[1] * 1000)}")
         else:
             go = f"go depth {depth}"

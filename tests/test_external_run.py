@@ -166,7 +166,8 @@ def test_clocks_count_down_add_increments_and_flag_late_moves():
     assert clocks.spend(chess.WHITE, 0.5)
     assert clocks.left[chess.WHITE] == pytest.approx(1.55)
     assert clocks.spend(chess.WHITE, 1.62)  # 0.07 s over, inside the margin
-    assert clocks.left[chess.WHITE] == pytest.approx(0.05)
+    assert clocks.left[chess.WHITE] == pytest.approx(-0.02)  # the overrun is not forgiven
+    assert not clocks.spend(chess.WHITE, 0.09)  # -0.11: beyond the margin
     assert not clocks.spend(chess.BLACK, 2.2)
     board = chess.Board("8/8/4k3/8/8/3K4/8/7Q w - - 0 1")
     assert clocks.flag_result(board, chess.BLACK) == ("1-0", "time-forfeit")
