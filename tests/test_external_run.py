@@ -70,8 +70,9 @@ def test_shannon_uci_run_equals_the_builtin_run_game_for_game(tmp_path):
                                                               b["termination"])
         assert e["white_engine"] == e["black_engine"] == "evotune uci"
         assert b["white_engine"] == ""
-    assert "[WhiteEngine \"evotune uci\"]" in external.pgn_path.read_text() or \
-        "evotune uci" in external.pgn_path.read_text()
+    pgn = external.pgn_path.read_text()
+    assert pgn.count('[WhiteEngine "evotune uci"]') == len(ext_games)
+    assert "WhiteEngine" not in builtin.pgn_path.read_text()
 
 
 def test_a_uci_run_reuses_one_engine_process_per_side(tmp_path):
@@ -90,6 +91,17 @@ def test_a_uci_run_reuses_one_engine_process_per_side(tmp_path):
     assert len(weights) > 2  # many weight vectors went through the same two processes
     status = _evotune("status", "reuse", "--out", str(tmp_path), "--json")
     assert json.loads(status.stdout)["games"] == len(games)
+    # verify plays the engine with the recommended values against its reference values
+    from evotune.reporting.export import export_run
+    from evotune.reporting.verify import VerifySettings, verify_run
+
+    doc = verify_run(store, settings=VerifySettings(games=2, workers=1))
+    assert doc["engine"] == "fake" and [m["opponent"] for m in doc["matches"]] == [
+        "reference", "initial mean"]
+    assert all(m["games"] == 2 for m in doc["matches"])
+    assert doc["matches"][0]["b"][0] == 300.0  # the spec's reference knight
+    text = export_run(store, fmt="uci").text
+    assert "setoption name KnightValue value" in text
     external.close_all()
 
 
