@@ -304,7 +304,8 @@ def _run_and_report(store, cfg) -> None:
 
 
 @cli.command()
-@click.option("--strategy", type=str, default=None, help="de, jde, ea or td (default de).")
+@click.option("--strategy", type=str, default=None,
+              help="de, jde, ea, td, spsa, cmaes or ng:NAME (default de).")
 @click.option("--np", "np_", type=int, default=None, help="Population size / learners (default 20).")
 @click.option("--generations", type=int, default=None, help="Generations to run (default 50).")
 @click.option("--games", type=int, default=None, help="Games per mini-match, even (default 4).")
@@ -348,15 +349,26 @@ def _run_and_report(store, cfg) -> None:
                    "against these players, and candidates are compared by their points against "
                    "them (default: trial-vs-target mini-matches). A player is 'reference', an "
                    "engine spec (name or .toml; a UCI engine such as stockfish) or a weights file.")
+@click.option("--spsa-params", "spsa_file", type=str, default=None, metavar="FILE",
+              help="SPSA: the tuned weights as fishtest lines (name,start,min,max,c_end,r_end) or "
+                   "OpenBench lines (name, int|float, start, min, max, c_end, r_end); names and "
+                   "units as the engine spec's options; weights not listed stay at their "
+                   "reference values.")
 def run(strategy, np_, generations, games, depth, nodes, seed, workers, engine, openings,
         max_games, max_seconds, params, backend, scheduler, config_file, run_id, out,
-        print_config, movetime, tc, time_margin, resign, draw_adj, opponents):
+        print_config, movetime, tc, time_margin, resign, draw_adj, opponents, spsa_file):
     """Tune weights: evolve a population with mini-matches between weight vectors.
 
     With a 'uci' engine spec (--engine my-engine.toml) the external engine is tuned through its
-    UCI options (strategies de, jde, ea)."""
-    from .config import build_run_config, dump_config_toml
-    from .study import new_run
+    UCI options (strategies de, jde, ea).
+
+    Strategies: de, jde, ea, td, spsa (fishtest's SPSA), cmaes (pycma) and ng:NAME (any
+    nevergrad optimiser, e.g. ng:NGOpt). cmaes and ng:NAME need a scalar fitness: each
+    candidate's points against the gauntlet (--opponents) when one is given, otherwise its score
+    in a colour-balanced mini-match against the current mean of the search distribution.
+    """
+    from .config import build_run_config, dump_config_toml, read_spsa_params
+    from .study import new_run, with_budget
 
     if config_file is not None and not Path(config_file).is_file():
         raise ConfigError(f"--config {config_file}: no such file")
@@ -367,14 +379,22 @@ def run(strategy, np_, generations, games, depth, nodes, seed, workers, engine, 
                            params=_parse_params(params) if params else None,
                            movetime=movetime, tc=tc, time_margin=time_margin,
                            opponents=opponents, **_adjudication_flags(resign, draw_adj))
+    if spsa_file is not None:
+        if cfg.strategy != "spsa":
+            raise ConfigError(f"--spsa-params is for --strategy spsa, not '{cfg.strategy}'")
+        cfg = build_run_config(base=cfg, params={"table": read_spsa_params(spsa_file,
+                                                                           cfg.engine)})
+    from .strategies import make_strategy
+    from .config import load_engine_spec
+    from .study import strategy_params
+
+    cfg = with_budget(cfg)
     if print_config:
         click.echo(dump_config_toml(cfg), nl=False)
         return
-    from .strategies import make_strategy
-    from .config import load_engine_spec
-
-    make_strategy(cfg.strategy, load_engine_spec(cfg.engine).space(),  # validates params early
-                  params={"np": cfg.np, "games": cfg.games, **cfg.params_dict()}, seed=cfg.seed)
+    make_strategy(cfg.strategy, load_engine_spec(cfg.engine).space(  # validates params early
+        init_low=cfg.init_low, init_high=cfg.init_high), params=strategy_params(cfg),
+        seed=cfg.seed)
     store = new_run(cfg, out_dir=out, run_id=run_id)
     _run_and_report(store, cfg)
 
@@ -556,7 +576,7 @@ def verify(run_ref, games, workers, depth, sprt, seed, rule, runs_dir, backend, 
 @cli.command()
 @click.argument("run_ref", metavar="RUN")
 @click.option("--format", "fmt", required=True,
-              help="json, csv, uci, cutechess, spsa, header or python.")
+              help="json, csv, uci, cutechess, spsa (OpenBench lines), spsa-fishtest, header or python.")
 @click.option("--engine", type=str, default=None,
               help="Map names and scales onto this engine spec (name or .toml).")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None,
@@ -620,35 +640,50 @@ def reproduce(experiment, seeds, first_seed, workers, out, reports, backend, sch
 
 @cli.command()
 @click.option("--strategies", default="de,jde,ea,td", show_default=True,
-              help="Comma-separated strategies.")
+              help="Comma-separated strategies, e.g. de,jde,ea,td,spsa,cmaes,ng:NGOpt.")
 @click.option("--games-budget", type=int, required=True, help="Games each strategy may play.")
 @click.option("--seeds", type=int, default=1, show_default=True)
 @click.option("--np", "np_", type=int, default=20, show_default=True)
 @click.option("--depth", type=int, default=3, show_default=True)
+@click.option("--engine", type=str, default="shannon", show_default=True,
+              help="Engine spec (name or .toml) whose free weights are tuned.")
 @click.option("--verify-games", type=int, default=200, show_default=True,
               help="Games of each verification match against the reference weights.")
+@click.option("--verify-every", type=int, default=0, show_default=True, metavar="G",
+              help="Also verify each run's recommended weights after every G tuning games "
+                   "(games not counted in the budget); draws the Elo-vs-games plot.")
 @click.option("--workers", type=int, default=0, help="Worker processes (0 = one per core).")
 @click.option("--out", type=click.Path(file_okay=False), default="populations", show_default=True)
+@click.option("--reports", type=click.Path(file_okay=False), default="reports", show_default=True,
+              help="Folder for the Elo-vs-games plot (REPORTS/compare-b<budget>/).")
 @click.option("--backend", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="Where the games run (results do not depend on it).")
 @click.option("--scheduler", default="", help="Dask scheduler, tcp://HOST:PORT.")
-def compare(strategies, games_budget, seeds, np_, depth, verify_games, workers, out, backend,
-            scheduler):
-    """Compare strategies at an equal budget of games, verified on held-out openings."""
-    from .config import STRATEGY_NAMES
-    from .experiments import compare_strategies, compare_table
+def compare(strategies, games_budget, seeds, np_, depth, engine, verify_games, verify_every,
+            workers, out, reports, backend, scheduler):
+    """Compare strategies at an equal budget of games, verified on held-out openings.
+
+    cmaes and ng:NAME score each candidate against the current mean of their search
+    distribution (colour-balanced mini-matches); spsa plays theta +- c_k Delta in game pairs.
+    """
+    from .config import STRATEGY_NAMES, known_strategy
+    from .experiments import compare_strategies, compare_table, write_compare_plots
 
     names = tuple(s.strip() for s in strategies.split(",") if s.strip())
-    unknown = [s for s in names if s not in STRATEGY_NAMES]
+    unknown = [s for s in names if not known_strategy(s)]
     if not names or unknown:
         raise ConfigError(f"--strategies: unknown {unknown or 'empty list'}; use some of "
-                          f"{','.join(STRATEGY_NAMES)}")
+                          f"{','.join(STRATEGY_NAMES)} or ng:NAME")
     outcomes = compare_strategies(strategies=names, games_budget=games_budget, seeds=seeds,
-                                  np_=np_, depth=depth, workers=workers, backend=backend,
-                                  scheduler=scheduler, verify_games=verify_games, out_dir=out,
-                                  progress=_generation_lines)
-    click.echo(compare_table(outcomes))
-
+                                  np_=np_, depth=depth, engine=engine, workers=workers,
+                                  backend=backend, scheduler=scheduler,
+                                  verify_games=verify_games, verify_every=verify_every,
+                                  out_dir=out, progress=_generation_lines)
+    click.echo(compare_table(outcomes, engine=engine))
+    if verify_every:
+        png, svg = write_compare_plots(outcomes, reports_dir=reports, games_budget=games_budget,
+                                       engine=engine)
+        click.echo(f"{png}\n{svg}")
 
 
 if __name__ == "__main__":
