@@ -411,6 +411,16 @@ def resume(run_ref, out, workers, generations):
 
     from .study import open_run
 
+    from .learn.fitrun import is_fit, open_fit
+    from .store import Store
+
+    fit_store = Store.open(run_ref, out)
+    if is_fit(fit_store):
+        cfg = open_fit(fit_store)
+        if generations is not None:
+            cfg = dataclasses.replace(cfg, epochs=generations)
+        _fit_and_report(fit_store, cfg)
+        return
     store, cfg = open_run(run_ref, out_dir=out)
     changes = {k: v for k, v in (("workers", workers), ("generations", generations)) if v is not None}
     if changes:
@@ -684,6 +694,134 @@ def compare(strategies, games_budget, seeds, np_, depth, engine, verify_games, v
         png, svg = write_compare_plots(outcomes, reports_dir=reports, games_budget=games_budget,
                                        engine=engine)
         click.echo(f"{png}\n{svg}")
+
+
+# ---- learning from positions (issue 14): datagen, texel ---------------------------------------
+
+@cli.command()
+@click.option("--games", type=int, required=True, help="Games to play.")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), required=True,
+              help="Output file of labelled positions (a rerun with the same settings continues it).")
+@click.option("--engine", default="shannon", show_default=True,
+              help="Engine spec SPEC[:WEIGHTS.json]; a 'uci' spec plays through the external runner.")
+@click.option("--depth", type=int, default=3, show_default=True, help="Search depth per move.")
+@click.option("--nodes", type=int, default=0, show_default=True, help="Node limit per move (0 = none).")
+@click.option("--openings", default="2moves", show_default=True,
+              help="'2moves', 'book', 'startpos' or an EPD/PGN/Polyglot file.")
+@click.option("--random-plies", type=int, default=2, show_default=True,
+              help="Random legal moves after the opening (skipped like book plies).")
+@click.option("--per-game", type=int, default=10, show_default=True,
+              help="Quiet positions sampled per game at most.")
+@click.option("--format", "fmt", type=click.Choice(["fen", "epd"]), default="fen", show_default=True,
+              help="fen: 'FEN [1.0]'; epd: 'FEN c9 \"1-0\";' (results from White's view).")
+@click.option("--workers", type=int, default=1, show_default=True,
+              help="Worker processes (0 = one per core); the output does not depend on it.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--chunk", type=int, default=32, show_default=True,
+              help="Games per atomic write (part of the output's settings).")
+def datagen(games, out_file, engine, depth, nodes, openings, random_plies, per_game, fmt, workers,
+            seed, chunk):
+    """Label quiet positions of self-play games with the games' results."""
+    from .learn.datagen import DatagenSettings, datagen as run_datagen
+    from .study import resolve_workers
+
+    settings = DatagenSettings(games=games, engine=engine, depth=depth, nodes=nodes,
+                               openings=openings, random_plies=random_plies, per_game=per_game,
+                               seed=seed, fmt=fmt, chunk=chunk)
+    bar = _CountBar("datagen", "games")
+    summary = run_datagen(settings, out_file, workers=resolve_workers(workers), progress=bar)
+    bar.close()
+    fmt_text = "FEN [result]" if fmt == "fen" else 'EPD c9 "result";'
+    click.echo(f"{summary.out}: {summary.positions} positions from {summary.games} games "
+               f"(format {fmt}: {fmt_text}, White's view"
+               + (f"; continued after game {summary.resumed_from}" if summary.resumed_from else "")
+               + ")")
+
+
+@cli.command()
+@click.argument("data", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--engine", default="shannon", show_default=True,
+              help="Engine spec whose weights are fitted (feature set, bounds, fixed weights).")
+@click.option("--init", default="reference", show_default=True,
+              help="Initial weights: 'reference' or a weights JSON file.")
+@click.option("--max-positions", type=int, default=0, show_default=True,
+              help="Read at most this many positions (0 = all).")
+@click.option("--k", "k_value", default="auto", show_default=True,
+              help="Sigmoid scale K: 'auto' (fitted with the initial weights) or a number.")
+@click.option("--epochs", type=int, default=30, show_default=True, help="Epochs at most.")
+@click.option("--optimizer", type=click.Choice(["lbfgs", "adam"]), default="lbfgs",
+              show_default=True, help="scipy L-BFGS-B or full-batch Adam.")
+@click.option("--iters", type=int, default=20, show_default=True,
+              help="Optimizer iterations per epoch.")
+@click.option("--lr", type=float, default=2.0, show_default=True, help="Adam step (engine units).")
+@click.option("--tol", type=float, default=1e-10, show_default=True,
+              help="Stop when an epoch changes the training error by less than this.")
+@click.option("--qsearch", is_flag=True,
+              help="Fit on quiescence leaves (default: reject positions that are not quiet).")
+@click.option("--val-share", type=float, default=0.1, show_default=True,
+              help="Share of positions held out for validation.")
+@click.option("--max-bad", type=int, default=0, show_default=True,
+              help="Malformed lines to skip before stopping.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the validation split.")
+@click.option("--run-id", type=str, default=None, help="Name of the run directory.")
+@click.option("--out", type=click.Path(file_okay=False), default="populations", show_default=True,
+              help="Folder that holds run directories.")
+def texel(data, engine, init, max_positions, k_value, epochs, optimizer, iters, lr, tol, qsearch,
+          val_share, max_bad, seed, run_id, out):
+    """Fit evaluation weights to game results of labelled positions (Texel's method)."""
+    from .learn.fitrun import TexelConfig, new_fit
+
+    cfg = TexelConfig(data=tuple(data), engine=engine, init=init, max_positions=max_positions,
+                      k=k_value, epochs=epochs, optimizer=optimizer, iters=iters, lr=lr,
+                      tol=tol, qsearch=qsearch, val_share=val_share, max_bad=max_bad, seed=seed)
+    store, positions = new_fit(cfg, out_dir=out, run_id=run_id)
+    _fit_and_report(store, cfg, positions)
+
+
+def _fit_and_report(store, cfg, positions=None) -> None:
+    from .learn.fitrun import execute_fit
+
+    def show(ev) -> None:
+        if ev.kind == "stage":
+            click.echo(ev.message, err=True)
+        else:
+            click.echo(f"  epoch {ev.epoch}/{ev.epochs}  error train {ev.loss_train:.6f}  "
+                       f"validation {ev.loss_val:.6f}", err=True)
+
+    click.echo(f"fit {store.run_id} in {store.root}", err=True)
+    try:
+        s = execute_fit(store, cfg, positions=positions, progress=show)
+    except KeyboardInterrupt:
+        raise EvotuneError(f"interrupted; every finished epoch is stored: continue with "
+                           f"'evotune resume {store.run_id}'") from None
+    b, a = s["error_before_rounding"], s["error_after_rounding"]
+    click.echo(f"fit {s['run_id']}: {s['train']} training + {s['validation']} validation "
+               f"positions, K {s['K']:.4f}, {s['epochs']} epochs"
+               + (" (converged)" if s["converged"] else ""))
+    click.echo(f"error train {s['error_initial']['train']:.6f} -> {b['train']:.6f} "
+               f"(rounded {a['train']:.6f}); validation {s['error_initial']['validation']:.6f} "
+               f"-> {b['validation']:.6f} (rounded {a['validation']:.6f})")
+
+
+class _CountBar:
+    """A one-line progress bar on stderr: done/total and a count of positions."""
+
+    def __init__(self, label: str, unit: str) -> None:
+        self.label, self.unit = label, unit
+        self.tty = sys.stderr.isatty()
+        self.shown = False
+
+    def __call__(self, done: int, total: int, positions: int) -> None:
+        width = 30
+        fill = int(width * done / max(total, 1))
+        line = (f"{self.label} [{'#' * fill}{'.' * (width - fill)}] {done}/{total} {self.unit}, "
+                f"{positions} positions")
+        click.echo(("\r" + line) if self.tty else line, err=True, nl=not self.tty)
+        self.shown = True
+
+    def close(self) -> None:
+        if self.tty and self.shown:
+            click.echo("", err=True)
 
 
 if __name__ == "__main__":

@@ -346,8 +346,15 @@ def build_run_config(*, file: str | Path | None = None, base: RunConfig | None =
     return cfg
 
 
+FIT_NAMES = ("texel",)
+"""Runs that fit weights to positions instead of playing matches (evotune.learn.fitrun); their
+settings are the config's params."""
+
+
 def validate_run_config(cfg: RunConfig) -> None:
     """Raise ConfigError with a fix hint for any invalid value."""
+    if cfg.strategy in FIT_NAMES:
+        return
     if not known_strategy(cfg.strategy):
         raise ConfigError(f"unknown strategy '{cfg.strategy}'; use one of "
                           f"{', '.join(STRATEGY_NAMES)} or {NG_PREFIX}NAME (a nevergrad "

@@ -217,6 +217,11 @@ def recommend(run: RunData, rule: str = "mean") -> Recommendation:
     g = run.last
     size = len(run.populations[-1])
     strategy = None
+    if run.strategy == "texel":  # a Texel fit (evotune.learn.fitrun): one weight vector
+        space = _run_space(run)
+        w = space.round(np.clip(run.populations[-1][0], space.lower_array, space.upper_array))
+        return Recommendation(rule=rule, weights=tuple(float(v) for v in w), generation=g,
+                              description=f"Texel fit after epoch {g}, rounded")
     if run.state is not None and run.state.generation == g:
         try:
             strategy = _restored_strategy(run)
