@@ -343,3 +343,18 @@ def test_uci_run_on_a_dask_cluster_equals_the_local_run(tmp_path):
         remote = _run(tmp_path, "dask", backend="dask", scheduler=lc.scheduler_address, **kw)
     assert stored_generations(remote.root) == stored_generations(local.root)
     assert stored_games(remote.root) == stored_games(local.root)
+
+
+def test_match_at_a_time_control_with_a_uci_engine_and_the_builtin_one(tmp_path):
+    pgn = tmp_path / "m.pgn"
+    res = _evotune("match", "shannon-uci", "reference", "--games", "2", "--tc", "1+0.05",
+                   "--max-plies", "16", "--depth", "1", "--json", "--pgn", str(pgn))
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["games"] == 2
+    text = pgn.read_text()
+    assert text.count('Engine "evotune uci"]') == 2  # White in one game, Black in the other
+    assert "time-forfeit" not in text
+    bad = _evotune("match", "shannon-uci", "reference", "--games", "2", "--tc", "1+0.05",
+                   "--movetime", "0.1")
+    assert bad.returncode == 2 and "either --tc or --movetime" in bad.stderr
