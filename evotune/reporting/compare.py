@@ -192,6 +192,10 @@ def write_compare_plot(curves: Sequence[Curve], out_dir: str | Path, *,
                         f"seed{'s' if c.seeds != 1 else ''})")
         ax.fill_between(c.games, c.mean - c.band, c.mean + c.band, color=line.get_color(),
                         alpha=0.2)
+    if curves:  # the lines stay readable: wide bands of few seeds are cut at the frame
+        lo = min(float(np.min(c.mean)) for c in curves)
+        hi = max(float(np.max(c.mean)) for c in curves)
+        ax.set_ylim(lo - 300.0, max(hi, 0.0) + 300.0)
     ax.axhline(0.0, color="black", lw=0.8, ls="--")
     ax.axhline(-WITHIN_ELO, color="grey", lw=0.6, ls=":")
     ax.set_xlabel("tuning games spent")
