@@ -19,21 +19,36 @@ def cli() -> None:
     """evotune: tune a chess engine's evaluation weights by evolution."""
 
 
+def _one_line(text: str) -> str:
+    """A message as one printable line (names from files may hold newlines or escapes)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in " ".join(text.splitlines()))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: runs the click group, turning EvotuneError into one line + exit 2."""
+    import os
+
     try:
         cli.main(args=argv, prog_name="evotune", standalone_mode=False)
     except EvotuneError as exc:
-        click.echo(f"evotune: error: {exc}", err=True)
+        click.echo(f"evotune: error: {_one_line(str(exc))}", err=True)
         sys.exit(2)
     except click.exceptions.Abort:
         click.echo("evotune: aborted", err=True)
         sys.exit(130)
-    except click.ClickException as exc:
-        exc.show()
+    except click.ClickException as exc:  # usage errors too: one line, not usage + hint
+        click.echo(f"evotune: error: {_one_line(exc.format_message())}", err=True)
         sys.exit(2 if exc.exit_code == 2 else exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except (BrokenPipeError, KeyboardInterrupt):
+        sys.exit(130)
+    except Exception as exc:  # a bug, not a bad input: one line (EVOTUNE_DEBUG=1 shows it all)
+        if os.environ.get("EVOTUNE_DEBUG"):
+            raise
+        click.echo(f"evotune: internal error: {type(exc).__name__}: {_one_line(str(exc))} "
+                   "(please report it; EVOTUNE_DEBUG=1 shows the traceback)", err=True)
+        sys.exit(1)
 
 
 # ---- engine commands (issue 2): perft, search, bench ------------------------------------------
@@ -263,6 +278,9 @@ def _run_and_report(store, cfg) -> None:
     from .config import load_engine_spec
     from .study import execute
 
+    from .reaper import no_orphans
+
+    no_orphans()
     names = load_engine_spec(cfg.engine).names
     click.echo(f"run {store.run_id} in {store.root}", err=True)
     try:
@@ -321,12 +339,7 @@ def run(strategy, np_, generations, games, depth, nodes, seed, workers, engine, 
     if print_config:
         click.echo(dump_config_toml(cfg), nl=False)
         return
-    from .strategies import make_strategy
-    from .config import load_engine_spec
-
-    make_strategy(cfg.strategy, load_engine_spec(cfg.engine).space(),  # validates params early
-                  params={"np": cfg.np, "games": cfg.games, **cfg.params_dict()}, seed=cfg.seed)
-    store = new_run(cfg, out_dir=out, run_id=run_id)
+    store = new_run(cfg, out_dir=out, run_id=run_id)  # checks everything before creating
     _run_and_report(store, cfg)
 
 
@@ -336,16 +349,22 @@ def run(strategy, np_, generations, games, depth, nodes, seed, workers, engine, 
 @click.option("--workers", type=int, default=None, help="Worker processes (results unchanged).")
 @click.option("--generations", type=int, default=None,
               help="Raise the generation limit to continue a finished run.")
-def resume(run_ref, out, workers, generations):
-    """Continue a stopped or killed run; results equal an uninterrupted run."""
+@click.option("--backend", type=click.Choice(["local", "dask"]), default="local",
+              show_default=True, help="Where games run (never taken from the stored run).")
+@click.option("--scheduler", type=str, default="", help="Dask scheduler, tcp://HOST:PORT.")
+def resume(run_ref, out, workers, generations, backend, scheduler):
+    """Continue a stopped or killed run; results equal an uninterrupted run. Games run locally
+    unless --backend dask --scheduler ADDR is given here (a stored address is never used)."""
     import dataclasses
 
-    from .study import open_run
+    from .config import validate_run_config
+    from .study import check_backend, open_run
 
     store, cfg = open_run(run_ref, out_dir=out)
     changes = {k: v for k, v in (("workers", workers), ("generations", generations)) if v is not None}
-    if changes:
-        cfg = dataclasses.replace(cfg, **changes)
+    cfg = dataclasses.replace(cfg, backend=backend, scheduler=scheduler, **changes)
+    validate_run_config(cfg)
+    check_backend(cfg)
     _run_and_report(store, cfg)
 
 

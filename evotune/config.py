@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .errors import ConfigError, WeightsError
 from .space import WeightSpace
+from .textfile import read_text
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 PROJECT_DIR = PACKAGE_DIR.parent
@@ -118,9 +119,9 @@ def load_engine_spec(name_or_path: str | Path = "shannon") -> EngineSpec:
     """Read and validate an engine spec TOML file."""
     path = resolve_engine_spec_path(name_or_path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"engine spec {path}: cannot read it ({exc})") from None
+        data = tomllib.loads(read_text(path, "engine spec"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"engine spec {path}: not valid TOML ({exc})") from None
     return engine_spec_from_dict(data, where=str(path))
 
 
@@ -225,18 +226,18 @@ class RunConfig:
 
 
 def _coerce(name: str, value, typ):
-    try:
-        if typ is bool:
-            return bool(value)
-        if typ is int:
-            if isinstance(value, float) and not value.is_integer():
-                raise ValueError
-            return int(value)
-        if typ is float:
-            return float(value)
-        return str(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"'{name}' must be {typ.__name__}, got {value!r}") from None
+    """``value`` as ``typ``: ints from ints or whole finite floats, floats from numbers, strings
+    from strings only (a bool, a list or a table is never silently turned into a setting)."""
+    ok = not isinstance(value, bool) and (
+        (typ is int and (isinstance(value, int) or (isinstance(value, float)
+                                                     and math.isfinite(value)
+                                                     and value.is_integer())))
+        or (typ is float and isinstance(value, (int, float)))
+        or (typ is str and isinstance(value, str)))
+    if not ok:
+        raise ConfigError(f"'{name}' must be {'a whole number' if typ is int else typ.__name__}, "
+                          f"got {value!r}")
+    return typ(value)
 
 
 # The scalar fields of RunConfig and their types, taken from the dataclass (annotations are
@@ -253,9 +254,7 @@ def load_config_file(path: str | Path) -> dict:
     """
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"config file {p}: cannot read it ({exc.strerror})") from None
+        data = tomllib.loads(read_text(p, "config file"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {p}: not valid TOML ({exc})") from None
     flat: dict = {}
@@ -331,6 +330,29 @@ def validate_run_config(cfg: RunConfig) -> None:
         raise ConfigError("backend 'dask' needs --scheduler tcp://HOST:PORT")
     if cfg.init_low > cfg.init_high:
         raise ConfigError(f"init_low {cfg.init_low:g} > init_high {cfg.init_high:g}")
+    _check_bounds(cfg)
+
+
+# Upper bounds of the run settings (an int the engine's int64 counters hold, a depth its
+# search stack holds = evotune.engine.api.MAX_DEPTH, a worker count a machine can start).
+LIMITS = {"np": 10_000, "games": 10_000, "depth": 64, "nodes": 10**12, "max_plies": 100_000,
+          "book_plies": 1_000, "seed": 2**63 - 1, "generations": 10**9, "max_games": 10**12,
+          "workers": 1_024}
+
+
+def _check_bounds(cfg: RunConfig) -> None:
+    """Every number finite and within what the engine, numpy and the OS can hold."""
+    for key, high in LIMITS.items():
+        value = getattr(cfg, key)
+        if not 0 <= value <= high:
+            raise ConfigError(f"{key} {value} is out of range; give an integer from 0 to {high}")
+    for key in ("init_low", "init_high", "max_seconds"):
+        if not math.isfinite(getattr(cfg, key)):
+            raise ConfigError(f"{key} must be a finite number, got {getattr(cfg, key)}")
+    for key in cfg.params_dict():
+        if key in _TYPES:
+            raise ConfigError(f"--param {key}: '{key}' is a run setting; give it as --{key.replace('_', '-')} "
+                              f"(or '{key} = ...' in the config file), never as a strategy parameter")
 
 
 def resolve_openings_path(openings: str) -> Path | None:
@@ -428,9 +450,9 @@ def load_weights_file(path: str | Path, spec: EngineSpec | None = None):
     spec = spec or load_engine_spec("shannon")
     p = Path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"weights file {p}: cannot read it ({exc.strerror or exc})") from None
+        data = json.loads(read_text(p, "weights file"))
+    except RecursionError:
+        raise WeightsError(f"weights file {p}: nested too deeply") from None
     except json.JSONDecodeError as exc:
         raise WeightsError(f"weights file {p}: not valid JSON ({exc.msg} at line {exc.lineno}); "
                            "give a list like [100, 300, 330, 500, 900, 10] or an object "

@@ -23,7 +23,7 @@ import numpy as np
 
 from .config import (RunConfig, config_differences, load_engine_spec, resolve_openings_path,
                      run_identity)
-from .errors import StoreError
+from .errors import ConfigError, EvotuneError, StoreError
 from .match.cluster import backend_session
 from .players import builtin
 from .store import Store
@@ -75,9 +75,53 @@ def default_run_id(cfg: RunConfig, identity: dict) -> str:
     return f"{cfg.strategy}-{time.strftime('%Y%m%d-%H%M%S')}-{identity['hash'][:6]}"
 
 
+def preflight(cfg: RunConfig) -> None:
+    """Everything a run needs, checked before anything is created: the engine spec and that the
+    engine accepts its weights, an initial range that meets every free weight's bounds, the
+    strategy and its parameters, the openings, and a reachable Dask scheduler."""
+    from .match.openings import check_openings
+    from .players.spec import player_from_engine_spec
+    from .strategies import make_strategy
+
+    spec = load_engine_spec(cfg.engine)
+    space = spec.space(init_low=cfg.init_low, init_high=cfg.init_high)
+    for name, lo, hi, fixed in zip(space.names, space.lower, space.upper, space.fixed):
+        if not fixed and (cfg.init_high < lo or cfg.init_low > hi):
+            raise ConfigError(f"the initial range [{cfg.init_low:g}, {cfg.init_high:g}] misses "
+                              f"the bounds [{lo:g}, {hi:g}] of weight '{name}'; give init_low "
+                              "and init_high that overlap the weights' bounds")
+    try:
+        player_from_engine_spec(spec)
+    except EvotuneError as exc:
+        raise ConfigError(f"engine spec {spec.path}: its engine cannot play these weights "
+                          f"({exc})") from None
+    make_strategy(cfg.strategy, space, params={"np": cfg.np, "games": cfg.games,
+                                               **cfg.params_dict()}, seed=cfg.seed)
+    check_openings(resolve_openings_path(cfg.openings), book_plies=cfg.book_plies)
+    check_backend(cfg)
+
+
+def check_backend(cfg: RunConfig) -> None:
+    """Local workers a machine can start (at most 4 per core); a Dask backend's scheduler
+    reachable with workers."""
+    cores = os.cpu_count() or 1
+    if cfg.backend == "local" and cfg.workers > 4 * cores:
+        raise ConfigError(f"--workers {cfg.workers} is more than 4 per core on this machine "
+                          f"({cores} cores); give at most {4 * cores} (0 = one per core)")
+    if cfg.backend == "dask":
+        with backend_session(cfg.backend, cfg.scheduler, workers=1):
+            pass
+
+
 def new_run(cfg: RunConfig, *, out_dir: str | Path = "populations",
             run_id: str | None = None) -> Store:
-    """Create the run directory of a new run (refusing an existing id, saying what differs)."""
+    """Create the run directory of a new run (refusing an existing id, saying what differs)
+    after :func:`preflight` found everything it needs."""
+    from .store import check_run_id
+
+    if run_id is not None:
+        check_run_id(run_id)
+    preflight(cfg)
     identity = run_identity(cfg)
     run_id = run_id or default_run_id(cfg, identity)
     existing = Path(out_dir) / run_id / "manifest.json"
