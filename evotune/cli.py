@@ -4,6 +4,7 @@ library. No logic lives here. Library errors (EvotuneError) are printed as one l
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -171,8 +172,27 @@ def match_command(a, b, games, openings, book_plies, depth, nodes, movetime, max
     from .match.resolve import check_player_starts, close_external_players, resolve_players
     from .match.scoring import format_result, summary_dict
 
+    from .config import check_limits
+    from .match.openings import check_openings
+    from .study import check_workers
+    from .textfile import check_writable
+
+    if games <= 0 or games % 2:
+        raise ConfigError(f"--games {games}: give a positive even number (each opening is "
+                          f"played twice with colours swapped), e.g. --games {max(2, games + 1)}")
+    check_limits(games=games, depth=depth, nodes=nodes, max_plies=max_plies, seed=seed,
+                 workers=workers, book_plies=book_plies, movetime=movetime)
+    if depth < 1 or max_plies < 1:
+        raise ConfigError("--depth and --max-plies must be at least 1")
+    check_workers(workers)
+    if sprt and not (all(map(math.isfinite, sprt)) and sprt[0] < sprt[1]):
+        raise ConfigError(f"--sprt {sprt[0]:g} {sprt[1]:g}: give finite ELO0 < ELO1, e.g. "
+                          "--sprt 0 5")
+    if pgn_path:
+        check_writable(pgn_path, "--pgn")
     pa, pb = resolve_players(a, b)
     path = resolve_openings_path(openings)
+    check_openings(path, book_plies=book_plies)
     if (resign and min(resign) <= 0) or (draw_adj and (min(draw_adj[:2]) <= 0 or draw_adj[2] < 0)):
         raise ConfigError("--resign SCORE MOVES and --draw SCORE MOVES FROM_PLY take positive "
                           "scores and move counts (FROM_PLY >= 0), e.g. --resign 1000 3")
@@ -184,9 +204,6 @@ def match_command(a, b, games, openings, book_plies, depth, nodes, movetime, max
                              openings=None if path is None else str(path), book_plies=book_plies,
                              adjudication=adjudication)
     params = SprtParams(sprt[0], sprt[1]) if sprt else None
-    if games <= 0 or games % 2:
-        raise ConfigError(f"--games {games}: give a positive even number (each opening is "
-                          f"played twice with colours swapped), e.g. --games {max(2, games + 1)}")
     bar = click.progressbar(length=games, label="games", file=sys.stderr) \
         if sys.stderr.isatty() else None
     try:
@@ -439,7 +456,9 @@ def plot(run_refs, x_axis, out, runs_dir):
     """Plot convergence (mean +- std), deviations and strategy statistics of runs (overlaid)."""
     from .reporting.data import load_run
     from .reporting.plots import write_plots
+    from .textfile import check_writable
 
+    check_writable(out, "--out", folder=True)
     result = write_plots([load_run(r, out_dir=runs_dir) for r in run_refs], x=x_axis, out_dir=out)
     for png, svg in result.paths.values():
         click.echo(f"{png}\n{svg}")
@@ -456,7 +475,9 @@ def plot(run_refs, x_axis, out, runs_dir):
 def report(run_ref, rule, x_axis, out, runs_dir):
     """Write report.md and a self-contained report.html for a run (with its plots)."""
     from .reporting.report import write_report
+    from .textfile import check_writable
 
+    check_writable(out, "--out", folder=True)
     files = write_report(run_ref, out_dir=out, runs_dir=runs_dir, rule=rule, x=x_axis)
     click.echo(f"{files.html}\n{files.markdown}")
 
@@ -489,6 +510,14 @@ def verify(run_ref, games, workers, depth, sprt, seed, rule, runs_dir, backend, 
 
     import contextlib
 
+    from .config import check_limits
+    from .study import check_workers
+
+    check_limits(games=games, depth=depth, seed=seed, workers=workers)
+    check_workers(workers)
+    if sprt and not (all(map(math.isfinite, sprt)) and sprt[0] < sprt[1]):
+        raise ConfigError(f"--sprt {sprt[0]:g} {sprt[1]:g}: give finite ELO0 < ELO1, e.g. "
+                          "--sprt 0 5")
     settings = VerifySettings(games=games, depth=depth, workers=workers, seed=seed,
                               sprt=tuple(sprt) if sprt else None, rule=rule, backend=backend,
                               scheduler=scheduler, opponents=tuple(opponents))
@@ -524,7 +553,10 @@ def verify(run_ref, games, workers, depth, sprt, seed, rule, runs_dir, backend, 
 def export(run_ref, fmt, engine, out_file, rule, runs_dir):
     """Export a run's recommended weights (notes about left-out weights go to stderr)."""
     from .reporting.export import export_run
+    from .textfile import check_writable
 
+    if out_file is not None:
+        check_writable(out_file, "--out")
     result = export_run(run_ref, fmt=fmt, engine=engine, rule=rule, runs_dir=runs_dir)
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
@@ -539,6 +571,16 @@ def export(run_ref, fmt, engine, out_file, rule, runs_dir):
 
 
 # ---- experiments (issue 7): reproduce, compare ------------------------------------------------
+
+def _check_experiment(*, seeds: int, workers: int, **limits) -> None:
+    from .config import check_limits
+    from .study import check_workers
+
+    if seeds < 1:
+        raise ConfigError(f"--seeds {seeds}: give at least 1")
+    check_limits(workers=workers, **limits)
+    check_workers(workers)
+
 
 def _generation_lines(ev) -> None:
     if ev.kind != "generation":
@@ -564,6 +606,7 @@ def reproduce(experiment, seeds, first_seed, workers, out, reports, backend, sch
 
     from .experiments import paper_table, reproduce_de_paper
 
+    _check_experiment(seeds=seeds, seed=first_seed, workers=workers)
     t0 = _time.perf_counter()
     outcomes = reproduce_de_paper(seeds=seeds, first_seed=first_seed, workers=workers,
                                   backend=backend, scheduler=scheduler, out_dir=out,
@@ -596,6 +639,7 @@ def compare(strategies, games_budget, seeds, np_, depth, verify_games, workers, 
     from .config import STRATEGY_NAMES
     from .experiments import compare_strategies, compare_table
 
+    _check_experiment(seeds=seeds, workers=workers, np=np_, depth=depth)
     names = tuple(s.strip() for s in strategies.split(",") if s.strip())
     unknown = [s for s in names if s not in STRATEGY_NAMES]
     if not names or unknown:

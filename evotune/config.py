@@ -8,6 +8,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,38 +126,86 @@ def load_engine_spec(name_or_path: str | Path = "shannon") -> EngineSpec:
     return engine_spec_from_dict(data, where=str(path))
 
 
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.:+-]{0,99}")
+"""Names of engines, weights and UCI options: no control characters, quotes, brackets or markup,
+so that a name can never break a PGN tag, a UCI command line or a report."""
+
+
+def check_name(name, what: str) -> str:
+    """``name`` when it is a valid name (see :data:`NAME_RE`); one ConfigError line otherwise."""
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name) or name != name.strip():
+        raise ConfigError(f"{what} {name!r} is not a valid name; use letters, digits, spaces and "
+                          "'_.:+-' (at most 100 characters, starting with a letter or digit)")
+    return name
+
+
+def _number(value, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigError(f"{what} must be a finite number, not {value!r}")
+    return float(value)
+
+
+def _typed(value, typ, what: str):
+    if not isinstance(value, typ) or (typ is not bool and isinstance(value, bool)):
+        raise ConfigError(f"{what} must be a {typ.__name__}, not {value!r}")
+    return value
+
+
 def engine_spec_from_dict(data: dict, *, where: str = "engine spec") -> EngineSpec:
-    """Validate a parsed engine spec."""
+    """Validate a parsed engine spec: every field of its type, names that are names."""
     _unknown(data, _SPEC_KEYS, where)
     kind = data.get("kind", "builtin")
     if kind not in ("builtin", "uci"):
         raise ConfigError(f"{where}: kind must be 'builtin' or 'uci', not {kind!r}")
     raw = data.get("weight", [])
+    if not isinstance(raw, list) or not all(isinstance(w, dict) for w in raw):
+        raise ConfigError(f"{where}: 'weight' must be [[weight]] tables")
     if not raw:
         raise ConfigError(f"{where}: no [[weight]] tables; declare the weights the engine exposes")
     params = []
     for i, w in enumerate(raw):
-        _unknown(w, _WEIGHT_KEYS, f"{where}: weight #{i + 1}")
+        at = f"{where}: weight #{i + 1}"
+        _unknown(w, _WEIGHT_KEYS, at)
         if "name" not in w or "reference" not in w:
-            raise ConfigError(f"{where}: weight #{i + 1} needs at least 'name' and 'reference'")
-        ref = float(w["reference"])
-        fixed = bool(w.get("fixed", False))
-        lo = float(w.get("lower", ref if fixed else 0.0))
-        hi = float(w.get("upper", ref if fixed else 1000.0))
-        scale = float(w.get("scale", 1.0))
-        if not math.isfinite(scale) or scale <= 0:
-            raise ConfigError(f"{where}: weight '{w['name']}' scale must be a positive number")
-        params.append(WeightParam(name=str(w["name"]), reference=ref, lower=lo, upper=hi,
-                                  fixed=fixed, option=str(w.get("option", "")), scale=scale))
+            raise ConfigError(f"{at} needs at least 'name' and 'reference'")
+        name = check_name(w["name"], f"{at}: name")
+        ref = _number(w["reference"], f"{at}: reference")
+        fixed = _typed(w.get("fixed", False), bool, f"{at}: fixed")
+        lo = _number(w.get("lower", ref if fixed else 0.0), f"{at}: lower")
+        hi = _number(w.get("upper", ref if fixed else 1000.0), f"{at}: upper")
+        scale = _number(w.get("scale", 1.0), f"{at}: scale")
+        if scale <= 0:
+            raise ConfigError(f"{where}: weight '{name}' scale must be a positive number")
+        option = w.get("option", "")
+        if option != "":
+            check_name(option, f"{at}: option")
+        params.append(WeightParam(name=name, reference=ref, lower=lo, upper=hi,
+                                  fixed=fixed, option=option, scale=scale))
+    names = [p.name for p in params]
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise ConfigError(f"{where}: weight '{dup}' is declared twice")
     command = data.get("command", [])
     if isinstance(command, str):
         command = [command]
+    if not isinstance(command, list) or not all(isinstance(c, str) for c in command):
+        raise ConfigError(f"{where}: command must be a list of strings")
     if kind == "uci" and not command:
         raise ConfigError(f"{where}: a 'uci' engine needs command = [\"/path/to/engine\", ...]")
-    spec = EngineSpec(name=str(data.get("name", Path(where).stem)), kind=kind,
-                      weights=tuple(params), command=tuple(str(c) for c in command),
-                      options=tuple((str(k), v) for k, v in dict(data.get("options", {})).items()),
-                      description=str(data.get("description", "")), path=where)
+    options = data.get("options", {})
+    if not isinstance(options, dict):
+        raise ConfigError(f"{where}: [options] must be a table of UCI option names and values")
+    for k, v in options.items():
+        check_name(k, f"{where}: option")
+        if isinstance(v, str) and not (v.isprintable() and len(v) <= 1000):
+            raise ConfigError(f"{where}: option '{k}' has a value with control characters")
+        if not isinstance(v, (str, int, float, bool)):
+            raise ConfigError(f"{where}: option '{k}' must be a string, number or boolean")
+    description = _typed(data.get("description", ""), str, f"{where}: description")
+    default_name = re.sub(r"[^A-Za-z0-9_.:+-]", "-", Path(where).stem).lstrip("_.:+-") or "engine"
+    spec = EngineSpec(name=check_name(data.get("name", default_name[:100]), f"{where}: name"),
+                      kind=kind, weights=tuple(params), command=tuple(command),
+                      options=tuple(options.items()), description=description, path=where)
     spec.space()  # validates bounds vs fixed values
     return spec
 
@@ -340,15 +389,28 @@ LIMITS = {"np": 10_000, "games": 10_000, "depth": 64, "nodes": 10**12, "max_plie
           "workers": 1_024}
 
 
+def check_limits(**values) -> None:
+    """Settings named as in :data:`LIMITS` (commands other than run share them): whole numbers
+    within their range; ``movetime``/``max_seconds``/``init_*``: finite (times >= 0)."""
+    for key, value in values.items():
+        if value is None:
+            continue
+        flag = "--" + key.replace("_", "-")
+        if key in LIMITS:
+            high = LIMITS[key]
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= high:
+                raise ConfigError(f"{flag} {value} is out of range; give an integer from 0 to "
+                                  f"{high}")
+        elif not math.isfinite(value) or (key in ("movetime", "max_seconds") and value < 0):
+            raise ConfigError(f"{flag} must be a finite number"
+                              + (" >= 0" if key in ("movetime", "max_seconds") else "")
+                              + f", got {value}")
+
+
 def _check_bounds(cfg: RunConfig) -> None:
     """Every number finite and within what the engine, numpy and the OS can hold."""
-    for key, high in LIMITS.items():
-        value = getattr(cfg, key)
-        if not 0 <= value <= high:
-            raise ConfigError(f"{key} {value} is out of range; give an integer from 0 to {high}")
-    for key in ("init_low", "init_high", "max_seconds"):
-        if not math.isfinite(getattr(cfg, key)):
-            raise ConfigError(f"{key} must be a finite number, got {getattr(cfg, key)}")
+    check_limits(**{k: getattr(cfg, k) for k in LIMITS},
+                 **{k: getattr(cfg, k) for k in ("init_low", "init_high", "max_seconds")})
     for key in cfg.params_dict():
         if key in _TYPES:
             raise ConfigError(f"--param {key}: '{key}' is a run setting; give it as --{key.replace('_', '-')} "

@@ -92,6 +92,7 @@ def preflight(cfg: RunConfig) -> None:
                               "and init_high that overlap the weights' bounds")
     try:
         player_from_engine_spec(spec)
+        _player(space.reference_array, name="preflight")  # what the run loop plays
     except EvotuneError as exc:
         raise ConfigError(f"engine spec {spec.path}: its engine cannot play these weights "
                           f"({exc})") from None
@@ -101,13 +102,24 @@ def preflight(cfg: RunConfig) -> None:
     check_backend(cfg)
 
 
+def _player(weights, *, name: str):
+    """The player of a weight vector in a run's games (the built-in engine)."""
+    return builtin(weights, name=name)
+
+
+def check_workers(workers: int) -> None:
+    """Local worker processes: 0 (one per core) up to 4 per core of this machine."""
+    cores = os.cpu_count() or 1
+    if not 0 <= workers <= 4 * cores:
+        raise ConfigError(f"--workers {workers}: give 0 (one per core) up to {4 * cores} (4 per "
+                          f"core on this machine)")
+
+
 def check_backend(cfg: RunConfig) -> None:
     """Local workers a machine can start (at most 4 per core); a Dask backend's scheduler
     reachable with workers."""
-    cores = os.cpu_count() or 1
-    if cfg.backend == "local" and cfg.workers > 4 * cores:
-        raise ConfigError(f"--workers {cfg.workers} is more than 4 per core on this machine "
-                          f"({cores} cores); give at most {4 * cores} (0 = one per core)")
+    if cfg.backend == "local":
+        check_workers(cfg.workers)
     if cfg.backend == "dask":
         with backend_session(cfg.backend, cfg.scheduler, workers=1):
             pass
@@ -304,8 +316,8 @@ class _RunLoop:
         g = strategy.generation + 1
         t0 = time.perf_counter()
         requests = strategy.ask()
-        fixtures = [Fixture(key=(g, i), a=builtin(req.a, name=f"g{g}-m{i}-A"),
-                            b=builtin(req.b, name=f"g{g}-m{i}-B"), games=req.games,
+        fixtures = [Fixture(key=(g, i), a=_player(req.a, name=f"g{g}-m{i}-A"),
+                            b=_player(req.b, name=f"g{g}-m{i}-B"), games=req.games,
                             stop=req.stop, record_leaves=req.record_leaves)
                     for i, req in enumerate(requests)]
         done = [0]

@@ -26,6 +26,8 @@ logger = logging.getLogger(__name__)
 MATE = T.MATE
 DEFAULT_TT_BITS = 18
 MAX_DEPTH = 64
+MAX_NODES = 10**12
+"""Node limits above this are refused (the core counts nodes in int64)."""
 TERMINATIONS = ("", "checkmate", "stalemate", "repetition", "fifty-move", "insufficient-material",
                 "ply-cap", "adjudication-resign", "adjudication-draw")
 RESULTS = ("1-0", "0-1", "1/2-1/2")
@@ -121,8 +123,10 @@ def _check_limits(depth: int, nodes: int) -> None:
     if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) \
             or not 1 <= depth <= MAX_DEPTH:
         raise ConfigError(f"depth {depth!r} is invalid; give an integer from 1 to {MAX_DEPTH}")
-    if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 0:
-        raise ConfigError(f"nodes {nodes!r} is invalid; give 0 (no limit) or a positive integer")
+    if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) \
+            or not 0 <= nodes <= MAX_NODES:
+        raise ConfigError(f"nodes {nodes!r} is invalid; give 0 (no limit) or a positive integer "
+                          f"up to {MAX_NODES}")
 
 
 _contexts = threading.local()
@@ -344,4 +348,7 @@ def perft_suite(path, *, max_nodes: int = 1_000_000) -> list[PerftCheck]:
                 except PositionError as exc:
                     raise PositionError(f"{p}:{lineno}: {exc}") from None
                 checks.append(PerftCheck(parts[0], depth, expected, got))
+    if not checks:
+        raise ConfigError(f"perft suite {p} has no entry to check (with --max-nodes "
+                          f"{max_nodes}); give lines like 'FEN ;D1 20 ;D2 400'")
     return checks
