@@ -139,6 +139,11 @@ def bench(as_json: bool, quick: bool) -> None:
               help="Node limit per move (0 = none).")
 @click.option("--movetime", type=float, default=0.0, show_default=True,
               help="Seconds per move for external engines (0 = use depth/nodes).")
+@click.option("--tc", type=str, default=None, metavar="BASE+INC",
+              help="Time control in seconds for external engines, e.g. 10+0.1 (real clocks; "
+                   "built-in players keep --depth / --nodes).")
+@click.option("--time-margin", type=float, default=0.1, show_default=True,
+              help="Seconds a side may overrun its clock before it loses on time.")
 @click.option("--max-plies", type=int, default=400, show_default=True,
               help="Ply cap after the opening (a draw).")
 @click.option("--workers", type=int, default=1, show_default=True, help="Worker processes.")
@@ -155,8 +160,8 @@ def bench(as_json: bool, quick: bool) -> None:
               help="Draw adjudication: |score| <= SCORE for MOVES moves of each side, counted "
                    "from ply FROM_PLY, is a draw.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def match_command(a, b, games, openings, book_plies, depth, nodes, movetime, max_plies,
-                  workers, seed, sprt, resign, draw_adj, pgn_path, as_json) -> None:
+def match_command(a, b, games, openings, book_plies, depth, nodes, movetime, tc, time_margin,
+                  max_plies, workers, seed, sprt, resign, draw_adj, pgn_path, as_json) -> None:
     """Play a colour-balanced match between players A and B and print its statistics.
 
     A and B are each SPEC[:WEIGHTS]: an engine spec (a name under engines/ or a .toml;
@@ -181,7 +186,8 @@ def match_command(a, b, games, openings, book_plies, depth, nodes, movetime, max
         raise ConfigError(f"--games {games}: give a positive even number (each opening is "
                           f"played twice with colours swapped), e.g. --games {max(2, games + 1)}")
     check_limits(games=games, depth=depth, nodes=nodes, max_plies=max_plies, seed=seed,
-                 workers=workers, book_plies=book_plies, movetime=movetime)
+                 workers=workers, book_plies=book_plies, movetime=movetime,
+                 time_margin=time_margin)
     if depth < 1 or max_plies < 1:
         raise ConfigError("--depth and --max-plies must be at least 1")
     check_workers(workers)
@@ -200,9 +206,14 @@ def match_command(a, b, games, openings, book_plies, depth, nodes, movetime, max
         resign_score=resign[0] if resign else 0, resign_moves=resign[1] if resign else 0,
         draw_score=draw_adj[0] if draw_adj else 0, draw_moves=draw_adj[1] if draw_adj else 0,
         draw_start_ply=draw_adj[2] if draw_adj else 0)
+    from .players.clock import parse_tc
+
+    clock = parse_tc(tc)
+    if clock is not None and movetime > 0:
+        raise ConfigError("give either --tc or --movetime, not both")
     settings = MatchSettings(depth=depth, nodes=nodes, movetime=movetime, max_plies=max_plies,
                              openings=None if path is None else str(path), book_plies=book_plies,
-                             adjudication=adjudication)
+                             adjudication=adjudication, tc=clock, time_margin=time_margin)
     params = SprtParams(sprt[0], sprt[1]) if sprt else None
     bar = click.progressbar(length=games, label="games", file=sys.stderr) \
         if sys.stderr.isatty() else None
@@ -255,6 +266,20 @@ def _parse_params(items: tuple[str, ...]) -> dict:
             out[key.strip()] = json.loads(value)
         except json.JSONDecodeError:
             out[key.strip()] = value
+    return out
+
+
+def _adjudication_flags(resign, draw_adj) -> dict:
+    """RunConfig fields of --resign SCORE MOVES and --draw SCORE MOVES FROM_PLY (None: not given)."""
+    out = {}
+    if resign:
+        out.update(resign_score=resign[0], resign_moves=resign[1])
+    if draw_adj:
+        out.update(draw_score=draw_adj[0], draw_moves=draw_adj[1], draw_start_ply=draw_adj[2])
+    if min(out.values(), default=1) < 0 or (resign and min(resign) == 0) \
+            or (draw_adj and min(draw_adj[:2]) == 0):
+        raise ConfigError("--resign SCORE MOVES and --draw SCORE MOVES FROM_PLY take positive "
+                          "scores and move counts (FROM_PLY >= 0), e.g. --resign 1000 3")
     return out
 
 
@@ -339,10 +364,33 @@ def _run_and_report(store, cfg) -> None:
 @click.option("--out", type=click.Path(file_okay=False), default="populations", show_default=True,
               help="Folder that holds run directories.")
 @click.option("--print-config", is_flag=True, help="Print the resolved config as TOML and exit.")
+@click.option("--movetime", type=float, default=None,
+              help="Seconds per move for external (UCI) engines instead of --depth.")
+@click.option("--tc", type=str, default=None, metavar="BASE+INC",
+              help="Time control in seconds for external (UCI) engines, e.g. 10+0.1: real clocks "
+                   "(go wtime btime winc binc), a side that runs out loses on time. Built-in "
+                   "players keep their --depth / --nodes limits.")
+@click.option("--time-margin", type=float, default=None,
+              help="Seconds a side may overrun its clock before it loses on time (default 0.1).")
+@click.option("--resign", nargs=2, type=int, default=None, metavar="SCORE MOVES",
+              help="Resign adjudication: a side whose score stays <= -SCORE for MOVES own moves "
+                   "(the opponent agreeing) loses.")
+@click.option("--draw", "draw_adj", nargs=3, type=int, default=None,
+              metavar="SCORE MOVES FROM_PLY",
+              help="Draw adjudication: |score| <= SCORE for MOVES moves of each side, counted "
+                   "from ply FROM_PLY, is a draw.")
+@click.option("--opponents", type=str, default=None, metavar="SPEC[:WEIGHTS],...",
+              help="Gauntlet fitness: every candidate plays colour-balanced games (--games each) "
+                   "against these players, and candidates are compared by their points against "
+                   "them (default: trial-vs-target mini-matches). A player is 'reference', an "
+                   "engine spec (name or .toml; a UCI engine such as stockfish) or a weights file.")
 def run(strategy, np_, generations, games, depth, nodes, seed, workers, engine, openings,
         max_games, max_seconds, params, backend, scheduler, config_file, run_id, out,
-        print_config):
-    """Tune weights: evolve a population with mini-matches between weight vectors."""
+        print_config, movetime, tc, time_margin, resign, draw_adj, opponents):
+    """Tune weights: evolve a population with mini-matches between weight vectors.
+
+    With a 'uci' engine spec (--engine my-engine.toml) the external engine is tuned through its
+    UCI options (strategies de, jde, ea)."""
     from .config import build_run_config, dump_config_toml
     from .study import new_run
 
@@ -352,7 +400,9 @@ def run(strategy, np_, generations, games, depth, nodes, seed, workers, engine, 
                            games=games, depth=depth, nodes=nodes, seed=seed, workers=workers,
                            engine=engine, openings=openings, max_games=max_games,
                            max_seconds=max_seconds, backend=backend, scheduler=scheduler,
-                           params=_parse_params(params) if params else None)
+                           params=_parse_params(params) if params else None,
+                           movetime=movetime, tc=tc, time_margin=time_margin,
+                           opponents=opponents, **_adjudication_flags(resign, draw_adj))
     if print_config:
         click.echo(dump_config_toml(cfg), nl=False)
         return
@@ -441,6 +491,10 @@ def runs(out):
 
 _RUNS_DIR = click.option("--runs-dir", type=click.Path(file_okay=False), default="populations",
                          show_default=True, help="Folder that holds run directories.")
+_SQUARES = click.option("--squares", default=None, metavar="NAME,...",
+                        help="Runs with many weights: the weights of squares.png, e.g. "
+                             "knight.e4,mg.pawn.d4,pst.eg.king.g1 (default: the table squares "
+                             "that moved most).")
 _RECOMMEND = click.option("--recommend", "rule", default="mean", show_default=True,
                           help="Recommended weights: 'mean' (population mean) or 'better-half'.")
 
@@ -452,14 +506,17 @@ _RECOMMEND = click.option("--recommend", "rule", default="mean", show_default=Tr
 @click.option("--out", type=click.Path(file_okay=False), default="reports", show_default=True,
               help="Folder for reports (plots go to OUT/<run-id>/ or OUT/compare-.../).")
 @_RUNS_DIR
-def plot(run_refs, x_axis, out, runs_dir):
-    """Plot convergence (mean +- std), deviations and strategy statistics of runs (overlaid)."""
+@_SQUARES
+def plot(run_refs, x_axis, out, runs_dir, squares):
+    """Plot convergence (mean +- std), deviations and strategy statistics of runs (overlaid);
+    for many weights also heatmaps of the piece-square tables."""
     from .reporting.data import load_run
     from .reporting.plots import write_plots
     from .textfile import check_writable
 
     check_writable(out, "--out", folder=True)
-    result = write_plots([load_run(r, out_dir=runs_dir) for r in run_refs], x=x_axis, out_dir=out)
+    result = write_plots([load_run(r, out_dir=runs_dir) for r in run_refs], x=x_axis, out_dir=out,
+                         squares=squares.split(",") if squares else None)
     for png, svg in result.paths.values():
         click.echo(f"{png}\n{svg}")
 
@@ -472,13 +529,15 @@ def plot(run_refs, x_axis, out, runs_dir):
 @click.option("--out", type=click.Path(file_okay=False), default="reports", show_default=True,
               help="Folder for reports (written to OUT/<run-id>/).")
 @_RUNS_DIR
-def report(run_ref, rule, x_axis, out, runs_dir):
+@_SQUARES
+def report(run_ref, rule, x_axis, out, runs_dir, squares):
     """Write report.md and a self-contained report.html for a run (with its plots)."""
     from .reporting.report import write_report
     from .textfile import check_writable
 
     check_writable(out, "--out", folder=True)
-    files = write_report(run_ref, out_dir=out, runs_dir=runs_dir, rule=rule, x=x_axis)
+    files = write_report(run_ref, out_dir=out, runs_dir=runs_dir, rule=rule, x=x_axis,
+                         squares=squares.split(",") if squares else None)
     click.echo(f"{files.html}\n{files.markdown}")
 
 
@@ -500,8 +559,11 @@ def report(run_ref, rule, x_axis, out, runs_dir):
 @click.option("--opponent", "opponents", multiple=True, metavar="SPEC[:WEIGHTS]",
               help="Play this opponent instead of the run's reference and initial mean "
                    "(repeatable; e.g. shannon, pst:tuned.json).")
+@click.option("--tc", type=str, default=None, metavar="BASE+INC",
+              help="Time control for external engines (default: the run's; built-in players "
+                   "keep --depth).")
 def verify(run_ref, games, workers, depth, sprt, seed, rule, runs_dir, backend, scheduler,
-           opponents):
+           opponents, tc):
     """Match the recommended weights against the reference and the initial mean (or the
     --opponent players) on held-out openings; stores verify.json in the run (shown by
     'evotune report')."""
@@ -520,7 +582,7 @@ def verify(run_ref, games, workers, depth, sprt, seed, rule, runs_dir, backend, 
                           "--sprt 0 5")
     settings = VerifySettings(games=games, depth=depth, workers=workers, seed=seed,
                               sprt=tuple(sprt) if sprt else None, rule=rule, backend=backend,
-                              scheduler=scheduler, opponents=tuple(opponents))
+                              scheduler=scheduler, opponents=tuple(opponents), tc=tc)
     bar = click.progressbar(length=(len(opponents) or 2) * games, label="verification games",
                             file=sys.stderr) if sys.stderr.isatty() else None
     try:

@@ -258,9 +258,33 @@ class RunConfig:
     """'local' (loky processes) or 'dask' (a dask.distributed cluster). Does not change results."""
     scheduler: str = ""
     """Dask scheduler address, e.g. tcp://host:8786 (backend 'dask')."""
+    movetime: float = 0.0
+    """Seconds per move for external engines (0 = use depth / nodes)."""
+    tc: str = ""
+    """Time control 'BASE+INC' in seconds for external engines ('' = none; built-in players keep
+    depth / nodes)."""
+    time_margin: float = 0.1
+    """Seconds a side may overrun its clock before it loses on time (with ``tc``)."""
+    resign_score: int = 0
+    """Resign adjudication: score (> 0 enables it) ..."""
+    resign_moves: int = 0
+    """... held for this many own moves (the opponent agreeing) loses."""
+    draw_score: int = 0
+    """Draw adjudication: |score| <= draw_score (> 0 enables it) ..."""
+    draw_moves: int = 0
+    """... for this many moves of each side ..."""
+    draw_start_ply: int = 0
+    """... counted from this ply, is a draw."""
+    opponents: str = ""
+    """Gauntlet fitness: comma-separated players 'SPEC[:WEIGHTS]' every candidate plays
+    colour-balanced games against ('' = the default trial-vs-target mini-matches)."""
 
     # fields that never change results: excluded from the run's identity
     NON_IDENTITY = ("workers", "backend", "scheduler", "generations", "max_games", "max_seconds")
+    # fields added after runs were stored: left out of the identity while at their default, so
+    # runs stored before them keep their identity (and can be resumed)
+    LATER_FIELDS = ("movetime", "tc", "time_margin", "resign_score", "resign_moves",
+                    "draw_score", "draw_moves", "draw_start_ply", "opponents")
 
     def params_dict(self) -> dict:
         return dict(self.params)
@@ -271,7 +295,21 @@ class RunConfig:
         return d
 
     def identity_dict(self) -> dict:
-        return {k: v for k, v in self.to_dict().items() if k not in self.NON_IDENTITY}
+        d = {k: v for k, v in self.to_dict().items() if k not in self.NON_IDENTITY}
+        for k in self.LATER_FIELDS:
+            if d[k] == RunConfig.__dataclass_fields__[k].default:
+                del d[k]
+        if not self.tc and "time_margin" in d:
+            del d["time_margin"]  # the margin matters only with a time control
+        return d
+
+    def adjudication(self):
+        """The run's ``evotune.engine.Adjudication`` (all zero: none)."""
+        from .engine import Adjudication
+
+        return Adjudication(resign_score=self.resign_score, resign_moves=self.resign_moves,
+                            draw_score=self.draw_score, draw_moves=self.draw_moves,
+                            draw_start_ply=self.draw_start_ply)
 
 
 def _coerce(name: str, value, typ):
@@ -379,6 +417,17 @@ def validate_run_config(cfg: RunConfig) -> None:
         raise ConfigError("backend 'dask' needs --scheduler tcp://HOST:PORT")
     if cfg.init_low > cfg.init_high:
         raise ConfigError(f"init_low {cfg.init_low:g} > init_high {cfg.init_high:g}")
+    if not cfg.movetime >= 0 or not cfg.time_margin >= 0:
+        raise ConfigError("--movetime and --time-margin must be >= 0 seconds")
+    from .players.clock import parse_tc
+
+    if parse_tc(cfg.tc) is not None and (cfg.movetime > 0):
+        raise ConfigError("give either --tc or --movetime, not both")
+    if min(cfg.resign_score, cfg.resign_moves, cfg.draw_score, cfg.draw_moves,
+           cfg.draw_start_ply) < 0 or bool(cfg.resign_score) != bool(cfg.resign_moves) \
+            or bool(cfg.draw_score) != bool(cfg.draw_moves):
+        raise ConfigError("--resign SCORE MOVES and --draw SCORE MOVES FROM_PLY take positive "
+                          "scores and move counts (FROM_PLY >= 0), e.g. --resign 1000 3")
     _check_bounds(cfg)
 
 
@@ -387,6 +436,9 @@ def validate_run_config(cfg: RunConfig) -> None:
 LIMITS = {"np": 10_000, "games": 10_000, "depth": 64, "nodes": 10**12, "max_plies": 100_000,
           "book_plies": 1_000, "seed": 2**63 - 1, "generations": 10**9, "max_games": 10**12,
           "workers": 1_024}
+
+
+_TIMES = ("movetime", "max_seconds", "time_margin")
 
 
 def check_limits(**values) -> None:
@@ -401,16 +453,17 @@ def check_limits(**values) -> None:
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= high:
                 raise ConfigError(f"{flag} {value} is out of range; give an integer from 0 to "
                                   f"{high}")
-        elif not math.isfinite(value) or (key in ("movetime", "max_seconds") and value < 0):
+        elif not math.isfinite(value) or (key in _TIMES and value < 0):
             raise ConfigError(f"{flag} must be a finite number"
-                              + (" >= 0" if key in ("movetime", "max_seconds") else "")
+                              + (" >= 0" if key in _TIMES else "")
                               + f", got {value}")
 
 
 def _check_bounds(cfg: RunConfig) -> None:
     """Every number finite and within what the engine, numpy and the OS can hold."""
     check_limits(**{k: getattr(cfg, k) for k in LIMITS},
-                 **{k: getattr(cfg, k) for k in ("init_low", "init_high", "max_seconds")})
+                 **{k: getattr(cfg, k) for k in ("init_low", "init_high", "max_seconds",
+                                                 "movetime", "time_margin")})
     for key in cfg.params_dict():
         if key in _TYPES:
             raise ConfigError(f"--param {key}: '{key}' is a run setting; give it as --{key.replace('_', '-')} "

@@ -254,13 +254,17 @@ class Generation:
     state: dict | None = None
     """The strategy state after it (lets a lost state.json be rebuilt exactly); None in runs
     stored before it was kept here."""
+    gauntlet: dict | None = None
+    """Runs with --opponents: {'opponents': [names], 'candidates': [{'weights', 'points',
+    'games', 'wins', 'draws', 'losses'} (per opponent)]}; None otherwise."""
 
     def to_json(self) -> dict:
         d = dataclasses.asdict(self)
         d.update(names=list(self.names), population=[list(r) for r in self.population],
                  mean=list(self.mean), std=list(self.std), matches=list(self.matches))
-        if self.state is None:
-            del d["state"]
+        for optional in ("state", "gauntlet"):
+            if d[optional] is None:
+                del d[optional]
         return d
 
     def as_state(self, *, finished: bool = False) -> State:
@@ -290,6 +294,11 @@ def parse_generation(data, path: Path) -> Generation:
         raise _bad(path, "'stats' must be an object")
     if state is not None and not isinstance(state, dict):
         raise _bad(path, "'state' must be an object")
+    gauntlet = d.get("gauntlet")
+    if gauntlet is not None and not (isinstance(gauntlet, dict)
+                                     and isinstance(gauntlet.get("opponents"), list)
+                                     and isinstance(gauntlet.get("candidates"), list)):
+        raise _bad(path, "'gauntlet' must be an object with 'opponents' and 'candidates' lists")
     gen = Generation(
         generation=_int(d, "generation", path), strategy=strategy, names=tuple(names),
         population=population, mean=_vector(d.get("mean"), n, "mean", path),
@@ -297,7 +306,7 @@ def parse_generation(data, path: Path) -> Generation:
         games_total=_int(d, "games_total", path), matches=tuple(matches), stats=stats,
         seconds=_float(d, "seconds", path) if "seconds" in d else 0.0,
         seconds_total=_float(d, "seconds_total", path) if "seconds_total" in d else 0.0,
-        state=state)
+        state=state, gauntlet=gauntlet)
     if gen.games > gen.games_total:
         raise _bad(path, f"games {gen.games} > games_total {gen.games_total}")
     return gen

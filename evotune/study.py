@@ -25,7 +25,7 @@ from .config import (RunConfig, config_differences, load_engine_spec, resolve_op
                      run_identity)
 from .errors import ConfigError, EvotuneError, StoreError
 from .match.cluster import backend_session
-from .players import builtin
+from .players.spec import check_engine_spec, player_from_engine_spec
 from .store import Store
 
 log = logging.getLogger(__name__)
@@ -75,12 +75,36 @@ def default_run_id(cfg: RunConfig, identity: dict) -> str:
     return f"{cfg.strategy}-{time.strftime('%Y%m%d-%H%M%S')}-{identity['hash'][:6]}"
 
 
+def check_run_players(cfg: RunConfig) -> None:
+    """Before anything is written: the run's engine (and gauntlet opponents) can play it.
+
+    A strategy that learns from the evaluation's features (td) needs the built-in engine; a
+    'uci' engine spec is started once and its options checked (every option the spec names must
+    be declared, every weight's bounds must map into the option's range). Raises an
+    EvotuneError with one line naming what is wrong.
+    """
+    from .strategies import strategy_class
+
+    spec = load_engine_spec(cfg.engine)
+    if spec.kind == "uci" and strategy_class(cfg.strategy).NEEDS_FEATURES:
+        raise ConfigError(f"strategy '{cfg.strategy}' learns from the evaluation's feature vector, "
+                          f"which the UCI engine of '{cfg.engine}' does not expose; tune it with "
+                          "de, jde or ea, or use a builtin engine spec")
+    check_engine_spec(spec)
+    if cfg.opponents:
+        from .match.gauntlet import check_opponents
+
+        if strategy_class(cfg.strategy).NEEDS_FEATURES:
+            raise ConfigError(f"strategy '{cfg.strategy}' learns from self-play; --opponents "
+                              "applies to de, jde and ea")
+        check_opponents(cfg.opponents)
+
+
 def preflight(cfg: RunConfig) -> None:
     """Everything a run needs, checked before anything is created: the engine spec and that the
     engine accepts its weights, an initial range that meets every free weight's bounds, the
     strategy and its parameters, the openings, and a reachable Dask scheduler."""
     from .match.openings import check_openings
-    from .players.spec import player_from_engine_spec
     from .strategies import make_strategy
 
     spec = load_engine_spec(cfg.engine)
@@ -90,21 +114,17 @@ def preflight(cfg: RunConfig) -> None:
             raise ConfigError(f"the initial range [{cfg.init_low:g}, {cfg.init_high:g}] misses "
                               f"the bounds [{lo:g}, {hi:g}] of weight '{name}'; give init_low "
                               "and init_high that overlap the weights' bounds")
-    try:
-        player_from_engine_spec(spec)
-        _player(space.reference_array, name="preflight")  # what the run loop plays
-    except EvotuneError as exc:
-        raise ConfigError(f"engine spec {spec.path}: its engine cannot play these weights "
-                          f"({exc})") from None
+    check_run_players(cfg)  # the engine (and gauntlet opponents) can play these weights
+    if spec.kind == "builtin":
+        try:
+            player_from_engine_spec(spec)
+        except EvotuneError as exc:
+            raise ConfigError(f"engine spec {spec.path}: the built-in engine cannot play its "
+                              f"weights ({exc})") from None
     make_strategy(cfg.strategy, space, params={"np": cfg.np, "games": cfg.games,
                                                **cfg.params_dict()}, seed=cfg.seed)
     check_openings(resolve_openings_path(cfg.openings), book_plies=cfg.book_plies)
     check_backend(cfg)
-
-
-def _player(weights, *, name: str):
-    """The player of a weight vector in a run's games (the built-in engine)."""
-    return builtin(weights, name=name)
 
 
 def check_workers(workers: int) -> None:
@@ -168,14 +188,21 @@ def open_run(run: str | Path, *, out_dir: str | Path = "populations") -> tuple[S
         raise StoreError(f"run '{store.run_id}' cannot be resumed: "
                          + ", ".join(what[k] for k in changed)
                          + " changed since it started; restore it or start a new run")
+    check_run_players(cfg)
     return store, cfg
 
 
-def _match_settings(cfg: RunConfig):
+def match_settings(cfg: RunConfig, **overrides):
+    """The MatchSettings of a run's games (limits, time control, adjudication, openings);
+    ``overrides`` replace fields (verify plays other openings, maybe at another depth)."""
     from .match import MatchSettings
+    from .players.clock import parse_tc
 
-    return MatchSettings(depth=cfg.depth, nodes=cfg.nodes, max_plies=cfg.max_plies,
-                         openings=_openings_arg(cfg), book_plies=cfg.book_plies)
+    values = dict(depth=cfg.depth, nodes=cfg.nodes, movetime=cfg.movetime, max_plies=cfg.max_plies,
+                  openings=_openings_arg(cfg), book_plies=cfg.book_plies, tc=parse_tc(cfg.tc),
+                  time_margin=cfg.time_margin, adjudication=cfg.adjudication())
+    values.update(overrides)
+    return MatchSettings(**values)
 
 
 def _openings_arg(cfg: RunConfig):
@@ -255,9 +282,14 @@ class _RunLoop:
         from .strategies import STRATEGIES, make_strategy
 
         self.store, self.cfg, self.progress = store, cfg, progress
-        self.space = load_engine_spec(cfg.engine).space(init_low=cfg.init_low,
-                                                        init_high=cfg.init_high)
-        self.settings = _match_settings(cfg)
+        self.spec = load_engine_spec(cfg.engine)
+        self.space = self.spec.space(init_low=cfg.init_low, init_high=cfg.init_high)
+        self.settings = match_settings(cfg)
+        self.opponents = ()
+        if cfg.opponents:
+            from .match.gauntlet import opponent_players
+
+            self.opponents = opponent_players(cfg.opponents)
         params = {"np": cfg.np, "games": cfg.games, **cfg.params_dict()}
         # the whole stored history is checked (and a crash's leftovers repaired) first
         point = store.prepare_resume(
@@ -293,6 +325,10 @@ class _RunLoop:
                                             mp_context=multiprocessing.get_context("spawn"))
         self.pgn_jobs: list = []
 
+    def player(self, weights, name: str):
+        """The run's engine (built-in or the spec's UCI engine) playing ``weights``."""
+        return player_from_engine_spec(self.spec, weights, name=name)
+
     def flush_pgn(self, *, wait: bool) -> None:
         """Append the PGN of finished generations to games.pgn, in generation order."""
         while self.pgn_jobs and (wait or self.pgn_jobs[0].done()):
@@ -310,16 +346,10 @@ class _RunLoop:
 
     def generation(self, *, backend: str, workers: int) -> None:
         """Play, tell and store one generation."""
-        from .match import Fixture, run_fixtures
-
         store, cfg, strategy = self.store, self.cfg, self.strategy
         g = strategy.generation + 1
         t0 = time.perf_counter()
         requests = strategy.ask()
-        fixtures = [Fixture(key=(g, i), a=_player(req.a, name=f"g{g}-m{i}-A"),
-                            b=_player(req.b, name=f"g{g}-m{i}-B"), games=req.games,
-                            stop=req.stop, record_leaves=req.record_leaves)
-                    for i, req in enumerate(requests)]
         done = [0]
 
         def on_game(event) -> None:
@@ -330,11 +360,11 @@ class _RunLoop:
                                           games_in_generation=done[0],
                                           games_scheduled=int(getattr(event, "scheduled", 0))))
 
-        results = run_fixtures(fixtures, settings=self.settings, seed=cfg.seed, workers=workers,
-                               backend=backend, progress=on_game)
-        outcomes = [_outcome(r, q) for r, q in zip(results, requests)]
+        play = self._play_gauntlet if self.opponents else self._play_matches
+        outcomes, results, summaries, extra = play(g, requests, backend=backend, workers=workers,
+                                                   progress=on_game)
         stats = strategy.tell(outcomes)
-        games_gen = sum(o.games for o in outcomes)
+        games_gen = sum(int(r.games) for r in results)
         self.games_total += games_gen
         dicts = [rec.to_dict() for r in results for rec in r.records]
         store.append_games(dicts)
@@ -345,7 +375,7 @@ class _RunLoop:
         store.write_generation(g, {
             "generation": g, "strategy": cfg.strategy, "names": list(self.space.names),
             "population": pop.tolist(), **_population_stats(pop),
-            "matches": [_match_summary(r, q) for r, q in zip(results, requests)],
+            "matches": summaries, **extra,
             "stats": stats, "games": games_gen, "games_total": self.games_total,
             "seconds": time.perf_counter() - t0, "seconds_total": seconds_total,
             "state": strategy.state(),
@@ -358,6 +388,54 @@ class _RunLoop:
                                       games_total=self.games_total,
                                       games_in_generation=games_gen,
                                       stats={**stats, "mean": pop.mean(axis=0).tolist()}))
+
+    def _play_matches(self, g: int, requests, **kw):
+        """The paper's fitness: each request is a mini-match of A against B."""
+        from .match import Fixture, run_fixtures
+
+        player = self.player
+        fixtures = [Fixture(key=(g, i), a=player(req.a, f"g{g}-m{i}-A"),
+                            b=player(req.b, f"g{g}-m{i}-B"), games=req.games,
+                            stop=req.stop, record_leaves=req.record_leaves)
+                    for i, req in enumerate(requests)]
+        results = run_fixtures(fixtures, settings=self.settings, seed=self.cfg.seed, **kw)
+        outcomes = [_outcome(r, q) for r, q in zip(results, requests)]
+        return outcomes, results, [_match_summary(r, q) for r, q in zip(results, requests)], {}
+
+    def _play_gauntlet(self, g: int, requests, **kw):
+        """Gauntlet fitness: every distinct weight vector of the requests plays the opponents
+        (the same openings for all); a request's A and B are compared by their gauntlet scores
+        (the generation's games are the gauntlet's; the requests' are not played)."""
+        from .match.gauntlet import play_gauntlet
+        from .strategies.base import MatchOutcome
+
+        vectors: dict[tuple, int] = {}
+        for req in requests:
+            for w in (req.a, req.b):
+                vectors.setdefault(tuple(float(x) for x in w), len(vectors))
+        candidates = [self.player(w, f"g{g}-c{k}") for w, k in vectors.items()]
+        scores = play_gauntlet(candidates, self.opponents, games=self.cfg.games,
+                               settings=self.settings, seed=self.cfg.seed, generation=g, **kw)
+        outcomes, summaries = [], []
+        for req in requests:
+            a = scores[vectors[tuple(float(x) for x in req.a)]]
+            b = scores[vectors[tuple(float(x) for x in req.b)]]
+            # the request's verdict is the gauntlet's: the side with the higher score takes
+            # the request's points (equal scores split them), so DE replaces a target only
+            # when the trial scored strictly more against the opponents
+            pa = 2 * req.games if a.score > b.score else req.games if a.score == b.score else 0
+            outcomes.append(MatchOutcome(points_a=pa, points_b=2 * req.games - pa,
+                                         games=req.games))
+            summaries.append({"a": list(req.a), "b": list(req.b), "tag": list(req.tag),
+                              "points_a": pa, "points_b": 2 * req.games - pa,
+                              "games": req.games, "gauntlet_points_a": a.total_points,
+                              "gauntlet_points_b": b.total_points,
+                              "gauntlet_games": a.total_games})
+        gauntlet = {"opponents": [p.name for p in self.opponents],
+                    "candidates": [{"weights": list(w), **scores[k].to_dict()}
+                                   for w, k in vectors.items()]}
+        results = [r for sc in scores for r in sc.results]
+        return outcomes, results, summaries, {"gauntlet": gauntlet}
 
 
 def _match_summary(result, request) -> dict:

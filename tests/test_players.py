@@ -62,10 +62,12 @@ def test_uci_spec_maps_weights_to_option_names_and_scales():
     spec = load_engine_spec(HERE / "data" / "fake_engine.toml")
     p = player_from_engine_spec(spec, [350, 7])
     assert p.kind == "uci" and p.command == ("python3", "tests/fake_engines/random_mover.py")
-    # fixed options first, then the weights (mobility has scale 2: 7 -> 14)
-    assert p.options == (("Seed", 7), ("KnightValue", 350), ("MobilityWeight", 14))
+    # fixed start-up options apart from the weights (mobility has scale 2: 7 -> 14)
+    assert p.options == (("Seed", 7),)
+    assert p.weight_options == (("KnightValue", 350), ("MobilityWeight", 14))
     assert p.weights == (350.0, 7.0)
-    assert player_from_engine_spec(spec).options[1:] == (("KnightValue", 300), ("MobilityWeight", 10))
+    assert player_from_engine_spec(spec).weight_options == (("KnightValue", 300),
+                                                            ("MobilityWeight", 10))
 
 
 def test_uci_spec_options_reach_the_engine():
@@ -88,7 +90,7 @@ def test_engine_that_does_not_start_names_the_command():
 
 
 def test_unknown_option_is_named():
-    with pytest.raises(EngineError, match="no UCI option.*'Hash'.*KnightValue"):
+    with pytest.raises(EngineError, match="no UCI option 'Hash'.*KnightValue"):
         engine_for(fake("random_mover", options=(("Hash", 16),)))
     with pytest.raises(EngineError, match="at least 0"):
         engine_for(fake("random_mover", options=(("Seed", -1),)))
@@ -120,12 +122,29 @@ def test_misbehaving_engine_raises_forfeit(mode, reason):
     assert time.perf_counter() - t0 < 5.0
 
 
-def test_move_limit_to_python_chess():
-    assert MoveLimit(depth=3).to_chess() == chess.engine.Limit(depth=3)
-    assert MoveLimit(nodes=500, movetime=0.2).to_chess() == chess.engine.Limit(nodes=500, time=0.2)
-    assert MoveLimit(movetime=0.5).hard_timeout == pytest.approx(2.5)
-    assert MoveLimit(depth=3).hard_timeout == external.MOVE_TIMEOUT
-    assert MoveLimit(depth=3, timeout=1.5).hard_timeout == 1.5
+def test_move_limit_go_command_and_timeouts():
+    assert MoveLimit(depth=3).go_command() == "go depth 3"
+    assert MoveLimit(nodes=500, movetime=0.2).go_command() == "go nodes 500 movetime 200"
+    clocks = MoveLimit(wtime=1.25, btime=0.5, winc=0.01, binc=0.01)
+    assert clocks.go_command() == "go wtime 1250 btime 500 winc 10 binc 10"
+    assert clocks.hard_timeout(chess.BLACK) == pytest.approx(0.5 + external.TIMEOUT_MARGIN)
+    assert MoveLimit(movetime=0.5).hard_timeout() == pytest.approx(2.5)
+    assert MoveLimit(depth=3).hard_timeout() == external.MOVE_TIMEOUT
+    assert MoveLimit(depth=3, timeout=1.5).hard_timeout() == 1.5
+
+
+def test_uci_option_lines_are_parsed_with_spaces_ranges_and_choices():
+    opt = external.parse_option("option name Skill Level type spin default 20 min -20 max 20")
+    assert (opt.name, opt.type, opt.default, opt.min, opt.max) == ("Skill Level", "spin", "20", -20, 20)
+    assert opt.parse(-20) == "-20"
+    with pytest.raises(EngineError, match="'Skill Level' = 21: must be at most 20"):
+        opt.parse(21)
+    combo = external.parse_option("option name Style type combo default Normal var Solid var Normal")
+    assert combo.choices == ("Solid", "Normal") and combo.parse("solid") == "Solid"
+    assert external.parse_option("option name Clear Hash type button").type == "button"
+    assert external.parse_option("option type spin") is None
+    assert external.parse_info_score("info depth 3 score mate 2 pv e2e4") == external.MATE - 3
+    assert external.parse_info_score("info depth 3 score cp -41 nodes 9") == -41
 
 
 # ---- the game loop ---------------------------------------------------------------------------------

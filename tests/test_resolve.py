@@ -77,7 +77,7 @@ def test_every_export_of_a_many_weight_run_is_accepted_back_exactly(pst_run, fmt
         i = run.names.index("pst.eg.knight.e4")
         assert data["pst"]["eg"]["knight"]["e4"] == rec[i]
     # the options sent to the engine are the weights, by option name
-    opts = dict(player.options)
+    opts = dict(player.options + player.weight_options)
     assert opts["pst.mg.king.g1"] == int(rec[run.names.index("pst.mg.king.g1")])
 
 

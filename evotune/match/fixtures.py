@@ -43,8 +43,13 @@ class Fixture:
     """SPRT hypotheses (required for stop='sprt'; with another rule only reported)."""
     record_leaves: bool = False
     """Keep per-move scores, PV-leaf phi and PV predictions in the records (TD learning)."""
+    openings_key: tuple[int, int] | None = None
+    """Key that addresses the openings' seeds instead of ``key`` (gauntlets: every candidate
+    meets an opponent on the same openings); None: ``key``."""
 
     def __post_init__(self) -> None:
+        if self.openings_key is not None:
+            object.__setattr__(self, "openings_key", tuple(int(k) for k in self.openings_key))
         try:
             key = tuple(int(k) for k in self.key)
         except (TypeError, ValueError):
@@ -90,6 +95,11 @@ class MatchSettings:
     """'auto' (by file name), 'epd', 'pgn' or 'book'."""
     book_plies: int = 8
     """Plies of book moves for book openings."""
+    tc: object | None = None
+    """A ``evotune.players.clock.TimeControl`` for external engines (None: depth/nodes/movetime;
+    built-in players always keep depth and nodes)."""
+    time_margin: float = 0.1
+    """Seconds a side may overrun its clock before it loses on time (with ``tc``)."""
 
     def __post_init__(self) -> None:
         for name in ("depth", "nodes", "max_plies", "book_plies"):
@@ -112,6 +122,12 @@ class MatchSettings:
                               f"{', '.join(KINDS)}")
         if not isinstance(self.book_plies, int) or self.book_plies < 0:
             raise ConfigError(f"book_plies must be >= 0, got {self.book_plies!r}")
+        if not self.time_margin >= 0:
+            raise ConfigError(f"time margin must be >= 0 seconds, got {self.time_margin!r}")
+        if isinstance(self.tc, str):
+            from ..players.clock import parse_tc
+
+            object.__setattr__(self, "tc", parse_tc(self.tc))
         if self.openings is not None and not isinstance(self.openings, str):
             object.__setattr__(self, "openings", str(self.openings))
 

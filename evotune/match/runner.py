@@ -68,7 +68,8 @@ def play_task(task: GameTask) -> GameRecord:
         from ..players.game import play_players_game
 
         out = play_players_game(task.white, task.black, board, depth=s.depth, nodes=s.nodes,
-                                movetime=s.movetime, max_plies=s.max_plies, **kwargs)
+                                movetime=s.movetime, max_plies=s.max_plies, tc=s.tc,
+                                time_margin=s.time_margin, **kwargs)
     seconds = time.perf_counter() - t0
     leaves = task.record_leaves
     return GameRecord(
@@ -157,7 +158,7 @@ class _FixtureRun:
     def opening(self, pair: int) -> Opening:
         op = self._openings.get(pair)
         if op is None:
-            g, f = self.fixture.key
+            g, f = self.fixture.openings_key or self.fixture.key
             s = self.settings
             op = draw_opening(s.openings, opening_generator(self.seed, g, f, pair),
                               kind=s.openings_kind, book_plies=s.book_plies)

@@ -2,7 +2,7 @@
 
 A :class:`PlayerSpec` is plain data (it crosses process boundaries): either the built-in engine
 with a weight vector, or an external UCI engine started by a command with UCI options. Worker
-processes turn specs into live players; two built-in players play a whole game inside the numba
+processes turn specs into live players (one engine process per side, reused); two built-in players play a whole game inside the numba
 core (``evotune.engine.play_game``), any other pairing is played move by move on a python-chess
 board by :mod:`evotune.players.game`.
 """
@@ -24,7 +24,10 @@ class PlayerSpec:
     command: tuple[str, ...] = ()
     """Command line of a 'uci' engine."""
     options: tuple[tuple[str, object], ...] = ()
-    """UCI options to set after start (already mapped to engine names and scales)."""
+    """UCI options set once at start (the spec's fixed options); part of the engine's identity."""
+    weight_options: tuple[tuple[str, object], ...] = ()
+    """The weights as UCI options (mapped to engine names and scales): sent with ``setoption``
+    before each game to the same live process, never a reason to restart it."""
 
     @property
     def is_builtin(self) -> bool:

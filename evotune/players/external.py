@@ -1,21 +1,30 @@
-"""A live external UCI engine, driven by python-chess's engine protocol (``chess.engine``).
+"""A live external UCI engine, driven over plain pipes, reused across games and weight vectors.
 
-:func:`engine_for` returns the engine of a :class:`PlayerSpec` from a per-process cache, started
-and configured once, so games do not pay a start-up each. :meth:`ExternalEngine.move` (or ``play``) asks for
-one move under a depth / nodes / movetime limit and a hard wall-clock timeout. An engine that
-crashes, hangs past the timeout or answers an illegal move raises :class:`Forfeit` to the game
-loop; the engine is killed and dropped from the cache, so the next game starts a fresh one.
+:func:`engine_for` returns the engine of a :class:`PlayerSpec` for one side (``slot``) from a
+per-process cache: one process per command, start-up options and side, started once. Between
+games the same process gets the candidate's values with ``setoption`` (only the options that
+changed), then ``ucinewgame`` and ``isready`` (:meth:`ExternalEngine.new_game`), so a generation
+of weight vectors costs no start-ups. :meth:`ExternalEngine.play` sends ``position`` and ``go``
+(depth / nodes / movetime, or real clocks ``wtime btime winc binc``) and reads lines until
+``bestmove`` or a hard wall-clock deadline. An engine that crashes, hangs past the deadline or
+answers an illegal move raises :class:`Forfeit` to the game loop; its whole process group is
+killed (it runs in its own session) and it is dropped from the cache, so the next game starts a
+fresh one. The protocol is spoken directly (no event loop, no thread per engine): the only
+per-move work besides the engine's own is writing two lines and reading its answer.
 """
 from __future__ import annotations
 
-import asyncio
 import atexit
 import logging
+import os
+import select
+import signal
+import subprocess
 import threading
+import time
 from dataclasses import dataclass
 
 import chess
-import chess.engine
 
 from ..errors import EngineError
 from . import PlayerSpec
@@ -23,14 +32,13 @@ from . import PlayerSpec
 log = logging.getLogger(__name__)
 
 START_TIMEOUT = 10.0
-"""Seconds an engine has to answer ``uci`` with ``uciok`` (and to accept options)."""
+"""Seconds an engine has to answer ``uci`` with ``uciok`` (and ``isready`` with ``readyok``)."""
 MOVE_TIMEOUT = 60.0
 """Hard per-move wall-clock limit when the move limit has no time component."""
 TIMEOUT_MARGIN = 2.0
-"""Seconds granted past ``movetime`` before a move counts as a hang."""
-
+"""Seconds granted past ``movetime`` (or the clock) before a move counts as a hang."""
 QUIT_TIMEOUT = 1.0
-"""Seconds an engine has to exit after ``quit`` before it is killed."""
+"""Seconds an engine has to exit after ``quit`` before its process group is killed."""
 
 FORFEIT_REASONS = ("crash", "timeout", "illegal-move")
 
@@ -54,17 +62,42 @@ class MoveLimit:
     movetime: float = 0.0
     """Seconds per move (0 = none)."""
     timeout: float | None = None
-    """Hard wall-clock limit per move; None: movetime + TIMEOUT_MARGIN, or MOVE_TIMEOUT."""
+    """Hard wall-clock limit per move; None: movetime (or the mover's clock) + TIMEOUT_MARGIN,
+    else MOVE_TIMEOUT."""
+    wtime: float | None = None
+    """White's clock in seconds (a real time control: ``go wtime btime winc binc``)."""
+    btime: float | None = None
+    """Black's clock in seconds."""
+    winc: float = 0.0
+    """White's increment per move in seconds."""
+    binc: float = 0.0
+    """Black's increment per move in seconds."""
 
-    def to_chess(self) -> chess.engine.Limit:
-        """The python-chess limit (``go depth d nodes n movetime ms``; only the non-zero parts)."""
-        return chess.engine.Limit(depth=self.depth or None, nodes=self.nodes or None,
-                                  time=self.movetime or None)
+    def go_command(self) -> str:
+        """The ``go`` line (only the non-zero parts; clocks in whole milliseconds)."""
+        parts = ["go"]
+        if self.wtime is not None and self.btime is not None:
+            parts += ["wtime", str(max(0, int(self.wtime * 1000))),
+                      "btime", str(max(0, int(self.btime * 1000))),
+                      "winc", str(int(round(self.winc * 1000))),
+                      "binc", str(int(round(self.binc * 1000)))]
+        if self.depth:
+            parts += ["depth", str(int(self.depth))]
+        if self.nodes:
+            parts += ["nodes", str(int(self.nodes))]
+        if self.movetime:
+            parts += ["movetime", str(max(1, int(round(self.movetime * 1000))))]
+        if len(parts) == 1:
+            parts.append("infinite")  # never sent by evotune: every limit has a part
+        return " ".join(parts)
 
-    @property
-    def hard_timeout(self) -> float:
+    def hard_timeout(self, turn: chess.Color = chess.WHITE) -> float:
+        """Seconds after ``go`` past which the engine is treated as hung and killed."""
         if self.timeout is not None:
             return float(self.timeout)
+        clock = self.wtime if turn == chess.WHITE else self.btime
+        if clock is not None:
+            return max(0.0, clock) + TIMEOUT_MARGIN
         return self.movetime + TIMEOUT_MARGIN if self.movetime > 0 else MOVE_TIMEOUT
 
 
@@ -80,20 +113,121 @@ class EngineMove:
     """Nodes the engine reported (0 if not sent)."""
     pv: tuple[str, ...]
     """Principal variation it reported, UCI (may be empty)."""
+    seconds: float = 0.0
+    """Wall time from sending ``go`` to reading ``bestmove``."""
+
+
+@dataclass(frozen=True)
+class UciOption:
+    """One option an engine declared in its ``uci`` answer."""
+
+    name: str
+    """The option's name as the engine spells it."""
+    type: str
+    """'spin', 'check', 'combo', 'button' or 'string'."""
+    default: str | None = None
+    """Default value as declared (text)."""
+    min: int | None = None
+    """Smallest value of a spin option."""
+    max: int | None = None
+    """Largest value of a spin option."""
+    choices: tuple[str, ...] = ()
+    """The values of a combo option."""
+
+    def parse(self, value) -> str:
+        """``value`` as the text sent to the engine; EngineError when the engine cannot take it."""
+        if self.type == "spin":
+            try:
+                number = int(value)
+            except (TypeError, ValueError):
+                raise EngineError(f"option '{self.name}' takes an integer, not {value!r}") from None
+            if self.min is not None and number < self.min:
+                raise EngineError(f"option '{self.name}' = {number}: must be at least {self.min} "
+                                  f"(the engine declares {self.min}..{self.max})")
+            if self.max is not None and number > self.max:
+                raise EngineError(f"option '{self.name}' = {number}: must be at most {self.max} "
+                                  f"(the engine declares {self.min}..{self.max})")
+            return str(number)
+        if self.type == "check":
+            if isinstance(value, str) and value.lower() in ("true", "false"):
+                return value.lower()
+            return "true" if bool(value) else "false"
+        if self.type == "combo":
+            text = str(value)
+            match = [c for c in self.choices if c.lower() == text.lower()]
+            if not match:
+                raise EngineError(f"option '{self.name}' = {text!r}: choose one of "
+                                  f"{', '.join(self.choices)}")
+            return match[0]
+        return str(value)
+
+
+def parse_option(line: str) -> UciOption | None:
+    """The option of an ``option name <name> type <t> [default d] [min a] [max b] [var v]...``
+    line (names may hold spaces, e.g. 'Skill Level'); None when malformed."""
+    tokens = line.split()[1:]
+    fields: dict[str, list[str]] = {}
+    choices: list[str] = []
+    key = None
+    for tok in tokens:
+        # inside the name only 'type' ends it; afterwards every keyword starts a new field
+        if (tok == "type" and key == "name") or (
+                key not in (None, "name") and tok in ("default", "min", "max", "var")) \
+                or (key is None and tok == "name"):
+            if key == "var":
+                choices.append(" ".join(fields.pop("var")))
+            key = tok
+            fields[key] = []
+        elif key is not None:
+            fields[key].append(tok)
+    if key == "var":
+        choices.append(" ".join(fields.pop("var")))
+    name = " ".join(fields.get("name", []))
+    typ = " ".join(fields.get("type", []))
+    if not name or not typ:
+        return None
+
+    def number(k):
+        try:
+            return int(" ".join(fields[k])) if k in fields else None
+        except ValueError:
+            return None
+
+    default = " ".join(fields["default"]) if "default" in fields else None
+    return UciOption(name=name, type=typ, default=default, min=number("min"), max=number("max"),
+                     choices=tuple(choices))
 
 
 MATE = 1_000_000  # internals.md: a side mated at ply p scores -(MATE - p)
 
 
-def _score_cp(score: chess.engine.PovScore | None, turn: chess.Color) -> int | None:
-    if score is None:
+def parse_info_score(line: str) -> int | None:
+    """The score of an ``info`` line in centipawns, mover's view (mate in n -> MATE - (2n - 1))."""
+    tokens = line.split()
+    try:
+        i = tokens.index("score")
+        kind, value = tokens[i + 1], int(tokens[i + 2])
+    except (ValueError, IndexError):
         return None
-    s = score.pov(turn)
-    mate = s.mate()
-    if mate is None:
-        return int(s.score())
-    # mate in n moves for the mover = mate at ply 2n-1; mated in n = at ply 2n
-    return MATE - (2 * mate - 1) if mate > 0 else -(MATE - 2 * (-mate))
+    if kind == "cp":
+        return value
+    if kind == "mate":
+        return MATE - (2 * value - 1) if value > 0 else -(MATE - 2 * (-value))
+    return None
+
+
+def _info_nodes_pv(line: str) -> tuple[int, tuple[str, ...]]:
+    tokens = line.split()
+    nodes = 0
+    if "nodes" in tokens:
+        try:
+            nodes = int(tokens[tokens.index("nodes") + 1])
+        except (ValueError, IndexError):
+            nodes = 0
+    pv: tuple[str, ...] = ()
+    if "pv" in tokens:
+        pv = tuple(tokens[tokens.index("pv") + 1:])
+    return nodes, pv
 
 
 def _describe(command: tuple[str, ...]) -> str:
@@ -108,119 +242,228 @@ class ExternalEngine:
             raise EngineError(f"player '{spec.name}' is not an external UCI engine with a command; "
                               "give kind='uci' and command=(path, args...)")
         self.spec = spec
-        cmd = _describe(spec.command)
+        self.command = _describe(spec.command)
+        _STARTS[0] += 1
+        self._buffer = b""
+        self._values: dict[str, str] = {}   # lower-case name -> value last sent
+        self.options: dict[str, UciOption] = {}
+        self.name = self.command
         try:
-            self._engine = chess.engine.SimpleEngine.popen_uci(list(spec.command), timeout=start_timeout)
-        except (TimeoutError, asyncio.TimeoutError):  # before OSError: TimeoutError is one
-            raise EngineError(f"engine command '{cmd}' did not answer 'uci' with 'uciok' within "
-                              f"{start_timeout:g} s; is it a UCI engine?") from None
+            self._proc = subprocess.Popen(list(spec.command), stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                          start_new_session=True)
         except (OSError, ValueError) as exc:
-            raise EngineError(f"engine command '{cmd}' did not start: {exc}; check the path and "
-                              "that the file is an executable UCI engine") from None
-        except chess.engine.EngineTerminatedError as exc:
-            raise EngineError(f"engine command '{cmd}' exited during the UCI handshake ({exc}); "
-                              "run it by hand and type 'uci' to see why") from None
-        except chess.engine.EngineError as exc:
-            raise EngineError(f"engine command '{cmd}' failed the UCI handshake: {exc}") from None
+            raise EngineError(f"engine command '{self.command}' did not start: {exc}; check the "
+                              "path and that the file is an executable UCI engine") from None
         try:
-            self._configure(dict(spec.options))
-        except BaseException:
+            self._handshake(start_timeout)
+            self.configure(dict(spec.options))
+            self.configure(dict(spec.weight_options))
+            self._ready(start_timeout)
+        except BaseException as exc:
             self.close(quick=True)
+            if isinstance(exc, Forfeit):
+                raise EngineError(f"engine command '{self.command}' {exc.args[0]} during start-up; "
+                                  "run it by hand and type 'uci' to see why") from None
             raise
-        self.name = self._engine.id.get("name", cmd)
-        self._game = 0
-        log.info("started engine %r (%s)", self.name, cmd)
+        log.info("started engine %r (%s)", self.name, self.command)
 
-    def _configure(self, options: dict) -> None:
-        known = self._engine.options
-        unknown = [k for k in options if k not in known]
-        if unknown:
-            raise EngineError(f"engine '{_describe(self.spec.command)}' has no UCI option(s) "
-                              f"{', '.join(repr(k) for k in unknown)}; it offers "
-                              f"{', '.join(sorted(known)) or '(none)'}")
+    # -- the pipes -------------------------------------------------------------------------------
+    def send(self, line: str) -> None:
+        """Write one line to the engine; Forfeit('crash') when its input is closed."""
         try:
-            self._engine.configure(options)
-        except chess.engine.EngineError as exc:
-            raise EngineError(f"engine '{_describe(self.spec.command)}': cannot set options "
-                              f"{options}: {exc}") from None
-        except (TimeoutError, asyncio.TimeoutError):
-            raise EngineError(f"engine '{_describe(self.spec.command)}' did not accept its options "
-                              "in time") from None
+            os.write(self._proc.stdin.fileno(), (line + "\n").encode())
+        except (BrokenPipeError, OSError, ValueError):
+            raise Forfeit("crash", f"engine '{self.name}' exited (exit code "
+                                   f"{self._proc.poll()}); it no longer reads its input") from None
 
-    @property
-    def options(self):
-        """The engine's declared UCI options (python-chess ``Option`` objects, case-insensitive)."""
-        return self._engine.options
+    def read_line(self, deadline: float) -> str:
+        """The next output line; Forfeit('timeout') past ``deadline`` (perf_counter), 'crash' at
+        end of output."""
+        fd = self._proc.stdout.fileno()
+        while True:
+            nl = self._buffer.find(b"\n")
+            if nl >= 0:
+                line, self._buffer = self._buffer[:nl], self._buffer[nl + 1:]
+                return line.decode(errors="replace").strip()
+            wait = deadline - time.perf_counter()
+            if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+                raise Forfeit("timeout", f"engine '{self.name}' did not answer in time")
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                code = self._proc.poll()
+                if code is None:
+                    try:
+                        code = self._proc.wait(0.2)
+                    except subprocess.TimeoutExpired:
+                        code = "unknown"
+                raise Forfeit("crash", f"engine '{self.name}' died (exit code {code})")
+            self._buffer += chunk
+
+    # -- protocol --------------------------------------------------------------------------------
+    def _handshake(self, timeout: float) -> None:
+        deadline = time.perf_counter() + timeout
+        try:
+            self.send("uci")
+            while True:
+                line = self.read_line(deadline)
+                if line == "uciok":
+                    return
+                if line.startswith("id name "):
+                    self.name = line[8:].strip() or self.command
+                elif line.startswith("option "):
+                    opt = parse_option(line)
+                    if opt is not None:
+                        self.options[opt.name.lower()] = opt
+        except Forfeit as exc:
+            if exc.reason == "timeout":
+                raise EngineError(f"engine command '{self.command}' did not answer 'uci' with "
+                                  f"'uciok' within {timeout:g} s; is it a UCI engine?") from None
+            raise EngineError(f"engine command '{self.command}' exited during the UCI handshake "
+                              f"({exc}); run it by hand and type 'uci' to see why") from None
+
+    def _ready(self, timeout: float) -> None:
+        deadline = time.perf_counter() + timeout
+        self.send("isready")
+        while self.read_line(deadline) != "readyok":
+            pass
+
+    def option(self, name: str) -> UciOption:
+        """The declared option ``name`` (case-insensitive); EngineError naming what it offers."""
+        opt = self.options.get(name.lower())
+        if opt is None:
+            offered = ", ".join(sorted(o.name for o in self.options.values())) or "(none)"
+            raise EngineError(f"engine '{self.command}' has no UCI option '{name}'; it offers "
+                              f"{offered}")
+        return opt
+
+    def configure(self, options: dict) -> None:
+        """Send ``setoption`` for each option whose value differs from the last one sent."""
+        for name, value in options.items():
+            opt = self.option(name)
+            text = opt.parse(value)
+            key = opt.name.lower()
+            if self._values.get(key) != text:
+                self.send(f"setoption name {opt.name} value {text}")
+                self._values[key] = text
 
     @property
     def alive(self) -> bool:
-        return not self._engine.returncode.done()
+        return self._proc.poll() is None
 
-    def new_game(self) -> None:
-        """Mark the start of a new game (python-chess then sends ``ucinewgame``)."""
-        self._game += 1
+    def new_game(self, values: dict | None = None) -> None:
+        """Set ``values`` (only what changed), then ``ucinewgame`` and wait for ``readyok``;
+        Forfeit when the engine crashes or does not answer within START_TIMEOUT."""
+        if values:
+            self.configure(values)
+        self.send("ucinewgame")
+        try:
+            self._ready(START_TIMEOUT)
+        except Forfeit as exc:
+            if exc.reason == "timeout":
+                self.kill()
+            raise
 
     def move(self, board: chess.Board, limit: MoveLimit) -> chess.Move:
         """The engine's move in ``board`` (history included) under ``limit``; Forfeit on a fault."""
         return self.play(board, limit).move
 
-    def play(self, board: chess.Board, limit: MoveLimit) -> EngineMove:
-        """Like :meth:`move`, with the score, nodes and PV the engine reported."""
-        turn = board.turn
-        timeout = limit.hard_timeout
-        what = f"engine '{self.name}'"
+    def play(self, board: chess.Board, limit: MoveLimit, *, position: str | None = None) -> EngineMove:
+        """Like :meth:`move`, with the score, nodes and PV the engine reported and its time.
+
+        ``position`` is the ``position`` line when the caller keeps it (the game loop does, so
+        that no move list is rebuilt from the board each move).
+        """
+        if position is None:
+            position = position_command(board)
+        timeout = limit.hard_timeout(board.turn)
+        self.send(position)
+        t0 = time.perf_counter()
+        self.send(limit.go_command())
+        deadline = t0 + timeout
+        last_info = ""
         try:
-            protocol = self._engine.protocol
-            coro = asyncio.wait_for(
-                protocol.play(board, limit.to_chess(), game=(id(self), self._game),
-                              info=chess.engine.INFO_SCORE | chess.engine.INFO_PV), timeout)
-            future = asyncio.run_coroutine_threadsafe(coro, protocol.loop)
-            # the inner wait_for is the limit; the outer one only guards a stuck event loop
-            result = future.result(timeout + 5.0)
-        except (TimeoutError, asyncio.TimeoutError):
-            raise Forfeit("timeout", f"{what} gave no move within {timeout:g} s") from None
-        except chess.engine.EngineTerminatedError as exc:
-            raise Forfeit("crash", f"{what} died: {exc}") from None
-        except chess.engine.EngineError as exc:  # before RuntimeError: it is one
-            raise Forfeit("illegal-move", f"{what} answered an illegal move: {exc}") from None
-        except RuntimeError as exc:  # event loop closed: the engine is gone
-            raise Forfeit("crash", f"{what} is not running: {exc}") from None
-        if result.move is None or result.move not in board.legal_moves:
-            raise Forfeit("illegal-move", f"{what} answered {result.move} in {board.fen()}, "
-                          "which is not a legal move")
-        info = result.info
-        return EngineMove(move=result.move, score=_score_cp(info.get("score"), turn),
-                          nodes=int(info.get("nodes", 0) or 0),
-                          pv=tuple(m.uci() for m in info.get("pv", ())))
+            while True:
+                line = self.read_line(deadline)
+                if line.startswith("bestmove"):
+                    seconds = time.perf_counter() - t0
+                    break
+                if line.startswith("info") and " score " in line:
+                    last_info = line
+        except Forfeit as exc:
+            if exc.reason == "timeout":
+                self.kill()
+                raise Forfeit("timeout", f"engine '{self.name}' gave no move within "
+                                         f"{timeout:g} s") from None
+            raise
+        tokens = line.split()
+        text = tokens[1] if len(tokens) > 1 else "(none)"
+        try:
+            move = chess.Move.from_uci(text)
+        except ValueError:
+            move = None
+        if move is None or not board.is_legal(move):
+            raise Forfeit("illegal-move", f"engine '{self.name}' answered '{text}' in "
+                                          f"{board.fen()}, which is not a legal move")
+        nodes, pv = _info_nodes_pv(last_info) if last_info else (0, ())
+        return EngineMove(move=move, score=parse_info_score(last_info) if last_info else None,
+                          nodes=nodes, pv=pv, seconds=seconds)
+
+    def kill(self) -> None:
+        """Kill the engine's whole process group (it runs in its own session) right away."""
+        try:
+            os.killpg(self._proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
 
     def close(self, *, quick: bool = False) -> None:
-        """Stop the engine: ``quit`` then kill (only kill when ``quick`` or it does not answer)."""
+        """Stop the engine: ``quit`` (unless ``quick``), then kill whatever of its process group
+        is left, so that no child it started survives it."""
         if not quick and self.alive:
             try:
-                self._engine.timeout = QUIT_TIMEOUT
-                self._engine.quit()
-            except Exception:  # noqa: BLE001 - already dead, hung or shutting down: kill below
+                self.send("quit")
+                self._proc.wait(QUIT_TIMEOUT)
+            except (Forfeit, subprocess.TimeoutExpired):
                 pass
-        self._engine.close()
-        try:  # let the event loop see the exit before it closes (else asyncio logs a warning)
-            self._engine.returncode.result(timeout=2.0)
-        except Exception:  # noqa: BLE001 - a process that will not die is the OS's business now
+        self.kill()
+        try:
+            self._proc.wait(2.0)
+        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL cannot be ignored
             pass
+        for stream in (self._proc.stdin, self._proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+
+def position_command(board: chess.Board) -> str:
+    """``position startpos|fen <root> moves ...`` for ``board`` with its move history."""
+    stack = board.move_stack
+    root = board.root() if stack else board
+    fen = root.fen()
+    head = "position startpos" if fen == chess.STARTING_FEN else f"position fen {fen}"
+    return head + (" moves " + " ".join(m.uci() for m in stack) if stack else "")
 
 
 # ---- the per-process cache of live engines --------------------------------------------------------
 
 _LIVE: dict[tuple, ExternalEngine] = {}
+_STARTS = [0]
 _LOCK = threading.Lock()
 
 
-def _key(spec: PlayerSpec) -> tuple:
-    return (spec.command, tuple((str(k), repr(v)) for k, v in spec.options))
+def _key(spec: PlayerSpec, slot: int) -> tuple:
+    # per thread too: a Dask worker with several threads plays several games at once
+    return (spec.command, tuple((str(k), repr(v)) for k, v in spec.options), int(slot),
+            threading.get_ident())
 
 
-def engine_for(spec: PlayerSpec) -> ExternalEngine:
-    """The live engine of ``spec`` in this process (started on first use, restarted if it died)."""
-    key = _key(spec)
+def engine_for(spec: PlayerSpec, slot: int = 0) -> ExternalEngine:
+    """The live engine of ``spec`` for side ``slot`` in this process and thread (started on
+    first use, restarted if it died). The cache key is the command, the start-up options, the
+    slot and the thread, not the weight options: one process serves every weight vector."""
+    key = _key(spec, slot)
     with _LOCK:
         eng = _LIVE.get(key)
         if eng is not None and not eng.alive:
@@ -232,10 +475,10 @@ def engine_for(spec: PlayerSpec) -> ExternalEngine:
         return eng
 
 
-def discard(spec: PlayerSpec) -> None:
+def discard(spec: PlayerSpec, slot: int = 0) -> None:
     """Kill the engine of ``spec`` (after a forfeit) so the next game starts a fresh one."""
     with _LOCK:
-        eng = _LIVE.pop(_key(spec), None)
+        eng = _LIVE.pop(_key(spec, slot), None)
     if eng is not None:
         eng.close(quick=True)
 
@@ -254,15 +497,9 @@ def live_count() -> int:
     return len(_LIVE)
 
 
-def _register_close_all() -> None:
-    # python-chess runs each engine's event loop in a non-daemon thread, and the interpreter joins
-    # non-daemon threads BEFORE atexit handlers run: close_all must run before that join (as
-    # concurrent.futures does), else a process with a live engine never exits.
-    register = getattr(threading, "_register_atexit", None)
-    if register is not None:
-        register(close_all)
-    else:  # pragma: no cover - every supported Python has it
-        atexit.register(close_all)
+def started_count() -> int:
+    """Engines started in this process so far (tests check that engines are reused)."""
+    return _STARTS[0]
 
 
-_register_close_all()
+atexit.register(close_all)

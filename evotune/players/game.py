@@ -6,13 +6,15 @@ python-chess board: a built-in side moves with ``evotune.engine.search`` and its
 external side through :mod:`evotune.players.external`. The game ends by the core's rules
 (checkmate, stalemate, threefold repetition, fifty-move rule, insufficient material, ply cap,
 adjudication) or by a forfeit: the side whose engine crashed, hung past its time or answered an
-illegal move loses ('forfeit-crash', 'forfeit-timeout', 'forfeit-illegal-move'). An engine fault
-never raises out of the game; an engine that cannot be started at all does (EngineError).
+illegal move loses ('forfeit-crash', 'forfeit-timeout', 'forfeit-illegal-move'); under a time
+control a side whose clock runs out loses on time ('time-forfeit'). An engine fault never raises
+out of the game; an engine that cannot be started at all does (EngineError).
 """
 from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 
 import chess
 import numpy as np
@@ -20,6 +22,7 @@ import numpy as np
 from ..engine import Adjudication, GameOutcome, features, search
 from ..errors import EngineError
 from . import PlayerSpec
+from .clock import DEFAULT_MARGIN, Clocks, TimeControl
 from .external import Forfeit, MoveLimit, discard, engine_for
 
 log = logging.getLogger(__name__)
@@ -28,16 +31,16 @@ MATE = 1_000_000
 
 
 def _over(board: chess.Board) -> tuple[str, str] | None:
-    """(result, termination) when the game is over by the rules, else None."""
-    if board.is_checkmate():
-        return ("0-1" if board.turn == chess.WHITE else "1-0"), "checkmate"
-    if board.is_stalemate():
+    """(result, termination) when the game is over by the rules, else None (the core's order)."""
+    if not any(board.generate_legal_moves()):
+        if board.is_check():
+            return ("0-1" if board.turn == chess.WHITE else "1-0"), "checkmate"
         return "1/2-1/2", "stalemate"
     if board.is_insufficient_material():
         return "1/2-1/2", "insufficient-material"
     if board.halfmove_clock >= 100:
         return "1/2-1/2", "fifty-move"
-    if board.is_repetition(3):
+    if board.halfmove_clock >= 8 and board.is_repetition(3):
         return "1/2-1/2", "repetition"
     return None
 
@@ -96,40 +99,61 @@ def _leaf_phi(board: chess.Board, pv: tuple[str, ...]) -> np.ndarray:
     return phi if plies % 2 == 0 else -phi
 
 
+def _loses(colour: bool) -> str:
+    return "0-1" if colour == chess.WHITE else "1-0"
+
+
 def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, *, depth: int = 3,
                       nodes: int = 0, movetime: float = 0.0, max_plies: int = 400,
                       adjudication: Adjudication = Adjudication(),
-                      move_timeout: float | None = None) -> GameOutcome:
+                      move_timeout: float | None = None, tc: TimeControl | None = None,
+                      time_margin: float = DEFAULT_MARGIN) -> GameOutcome:
     """Play one game from ``board`` (its move stack is the history) between two players.
 
-    Built-in sides search with ``depth`` and ``nodes`` (movetime does not apply to them);
-    external sides get ``go depth <depth> [nodes <nodes>]``, or ``go movetime <ms> [nodes
-    <nodes>]`` when ``movetime`` > 0 (it replaces the depth), and a hard wall-clock limit per
-    move of ``move_timeout`` seconds (None: movetime + 2 s, or 60 s).
-    ``max_plies`` counts the plies played here. The returned :class:`GameOutcome` has the moves
-    played from ``board``; ``scores`` hold each move's score from the mover's view (0 when an
-    external engine sent none) and ``leaf_phi`` the PV-leaf phi of built-in moves (zeros for
-    external moves).
+    Built-in sides search with ``depth`` and ``nodes`` (movetime and clocks do not apply to
+    them); external sides get ``go depth <depth> [nodes <nodes>]``, or ``go movetime <ms> [nodes
+    <nodes>]`` when ``movetime`` > 0 (it replaces the depth), or real clocks ``go wtime btime winc
+    binc`` under a time control ``tc`` (then neither depth nor movetime is sent; a side that
+    overruns its clock by more than ``time_margin`` loses on time, 'time-forfeit'). Each external
+    side is the live engine process of its colour in this worker (reused across games: its
+    weight options are set and ``ucinewgame`` sent). ``move_timeout`` is a hard wall-clock limit
+    per move (None: movetime + 2 s, the clock + 2 s, or 60 s). ``max_plies`` counts the plies
+    played here. The returned :class:`GameOutcome` has the moves played from ``board``;
+    ``scores`` hold each move's score from the mover's view (0 when an external engine sent
+    none) and ``leaf_phi`` the PV-leaf phi of built-in moves (zeros for external moves).
     """
     start = time.perf_counter()
     board = board.copy()
     players = {chess.WHITE: white, chess.BLACK: black}
-    engines = {}
-    for colour, spec in players.items():
-        if not spec.is_builtin:
-            engines[colour] = engine_for(spec)  # EngineError if it cannot start: a setup mistake
-            engines[colour].new_game()
     weights = {c: np.asarray(p.weights, dtype=np.float64) for c, p in players.items() if p.is_builtin}
-    limit = MoveLimit(depth=0 if movetime > 0 else depth, nodes=nodes, movetime=movetime,
-                      timeout=move_timeout)
+    clocks = Clocks(tc, time_margin) if tc is not None else None
+    limit = MoveLimit(depth=0 if (movetime > 0 or tc is not None) else depth,
+                      nodes=0 if tc is not None else nodes,
+                      movetime=0.0 if tc is not None else movetime, timeout=move_timeout)
     adjudicator = _Adjudicator(adjudication)
+    root = board.root() if board.move_stack else board
+    fen = root.fen()
+    head = "position startpos" if fen == chess.STARTING_FEN else f"position fen {fen}"
+    history = [m.uci() for m in board.move_stack]
 
     moves: list[str] = []
     scores: list[int] = []
     leaves: list[np.ndarray] = []
     pvs: list[tuple[str, ...]] = []
     total_nodes = 0
-    verdict = _over(board)
+    verdict = None
+    engines = {}
+    for colour, spec in players.items():  # one live process per side, reused across games
+        if spec.is_builtin:
+            continue
+        engines[colour] = engine_for(spec, slot=int(colour))  # EngineError: a setup mistake
+        try:
+            engines[colour].new_game(dict(spec.weight_options))
+        except Forfeit as fault:
+            verdict = _forfeit(spec, colour, fault, clocks)
+            break
+    if verdict is None:
+        verdict = _over(board)
     while verdict is None:
         if len(moves) >= max_plies:
             verdict = ("1/2-1/2", "ply-cap")
@@ -145,19 +169,26 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
             total_nodes += int(res.nodes)
             leaf = _leaf_phi(board, pv)
         else:
+            if clocks is not None:
+                limit = replace(limit, wtime=clocks.left[chess.WHITE],
+                                btime=clocks.left[chess.BLACK], winc=clocks.tc.inc,
+                                binc=clocks.tc.inc)
             try:
-                reply = engines[colour].play(board, limit)
+                position = head + (" moves " + " ".join(history) if history else "")
+                reply = engines[colour].play(board, limit, position=position)
             except Forfeit as fault:
-                log.warning("%s (%s) forfeits the game: %s", spec.name,
-                            "white" if colour == chess.WHITE else "black", fault)
-                discard(spec)
-                verdict = ("0-1" if colour == chess.WHITE else "1-0"), f"forfeit-{fault.reason}"
+                verdict = _forfeit(spec, colour, fault, clocks, board)
+                break
+            if clocks is not None and not clocks.spend(colour, reply.seconds):
+                log.info("%s (%s) lost on time", spec.name, "white" if colour else "black")
+                verdict = clocks.flag_result(board, colour)
                 break
             move, score, pv = reply.move, reply.score, reply.pv
             total_nodes += reply.nodes
             leaf = np.zeros(6, dtype=np.int64)
         board.push(move)
-        moves.append(move.uci())
+        history.append(move.uci())
+        moves.append(history[-1])
         scores.append(0 if score is None else score)
         leaves.append(leaf)
         pvs.append(pv)
@@ -172,3 +203,14 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
         scores=np.asarray(scores, dtype=np.int64),
         leaf_phi=np.asarray(leaves, dtype=np.int64).reshape(len(moves), 6),
         predicted=predicted, seconds=time.perf_counter() - start)
+
+
+def _forfeit(spec: PlayerSpec, colour: bool, fault: Forfeit, clocks: Clocks | None,
+             board: chess.Board | None = None) -> tuple[str, str]:
+    """The verdict when ``colour``'s engine misbehaved; its process is killed and replaced."""
+    log.warning("%s (%s) forfeits the game: %s", spec.name,
+                "white" if colour == chess.WHITE else "black", fault)
+    discard(spec, slot=int(colour))
+    if clocks is not None and fault.reason == "timeout" and board is not None:
+        return clocks.flag_result(board, colour)  # under a clock a hang is a loss on time
+    return _loses(colour), f"forfeit-{fault.reason}"

@@ -1,8 +1,9 @@
 """Engine spec -> PlayerSpec: the bridge between engines/*.toml and the players that play games.
 
 A builtin spec gives the built-in engine with a weight vector; a 'uci' spec gives an external
-engine whose start-up options are the spec's fixed options followed by the weights mapped to the
-engine's option names and scales (:meth:`evotune.config.EngineSpec.engine_values`).
+engine whose start-up options are the spec's fixed options and whose weight options are the
+weights mapped to the engine's option names and scales
+(:meth:`evotune.config.EngineSpec.engine_values`), set before each game on a reused process.
 """
 from __future__ import annotations
 
@@ -21,6 +22,41 @@ def player_from_engine_spec(spec: EngineSpec, weights=None, *, name: str | None 
     label = name or spec.name
     if spec.kind == "builtin":
         return builtin(w, name=label)
-    options = tuple(spec.options) + tuple(spec.engine_values(w).items())
     return PlayerSpec(name=label, kind="uci", weights=tuple(float(x) for x in w),
-                      command=tuple(spec.command), options=options)
+                      command=tuple(spec.command), options=tuple(spec.options),
+                      weight_options=tuple(spec.engine_values(w).items()))
+
+
+def check_engine_spec(spec: EngineSpec) -> str:
+    """Start a 'uci' spec's engine once and check its options; return the engine's name.
+
+    Every fixed option and every weight's option must be declared in the engine's ``uci``
+    answer, and each weight's bounds, mapped by its scale, must lie within the range the engine
+    declares (so every candidate of a run is a value the engine takes). Raises EngineError with
+    one line naming the first option that fails. A builtin spec is not started ('' returned).
+    """
+    if spec.kind != "uci":
+        return ""
+    from ..errors import EngineError
+    from .external import ExternalEngine
+
+    eng = ExternalEngine(PlayerSpec(name=spec.name, kind="uci", command=tuple(spec.command)))
+    try:
+        for name, value in spec.options:
+            try:
+                eng.option(name).parse(value)
+            except EngineError as exc:
+                raise EngineError(f"engine spec {spec.path or spec.name}: {exc}") from None
+        for w in spec.weights:
+            try:
+                opt = eng.option(w.option_name)
+                lo, hi = (w.reference, w.reference) if w.fixed else (w.lower, w.upper)
+                for bound in sorted({lo, hi}):
+                    opt.parse(int(round(bound * w.scale)))
+            except EngineError as exc:
+                raise EngineError(f"engine spec {spec.path or spec.name}: weight '{w.name}' "
+                                  f"(bounds {w.lower:g}..{w.upper:g}, scale {w.scale:g}): "
+                                  f"{exc}") from None
+        return eng.name
+    finally:
+        eng.close()

@@ -10,6 +10,12 @@ Three figures, as in the differential-evolution paper's figures:
 
 Several runs overlay on the same axes with a legend by run id. Figures are built from
 :class:`~evotune.reporting.data.RunData` only, so every stored checkpoint can be plotted.
+
+Runs with many weights (more than ``MANY_WEIGHTS`` free, or any piece-square table) get the
+figures of :mod:`evotune.reporting.manyplots` instead of one panel per weight: heatmaps of the
+tables (``pst-mg``, ``pst-eg``), grouped scalar terms (``convergence``), a chosen few weights
+(``squares``) and a deviation summary; a strategy statistic kept per weight (EA step sizes) is
+drawn as its median with a min-max band.
 """
 from __future__ import annotations
 
@@ -27,11 +33,13 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from ..errors import ConfigError  # noqa: E402
 from .data import RunData  # noqa: E402
+from .manyplots import choose_squares, many_weight_figures, squares_figure  # noqa: E402
+from .tables import MAX_LINES, is_many  # noqa: E402
 
 log = logging.getLogger(__name__)
 
 X_AXES = ("generations", "games")
-FIGURES = ("convergence", "deviation", "strategy")
+FIGURES = ("convergence", "deviation", "strategy", "squares", "pst-mg", "pst-eg")
 
 # Strategy statistics drawn in strategy.png: (stats key, panel title). Lists (EA step sizes per
 # free weight) become one line per weight.
@@ -179,6 +187,14 @@ def strategy_figure(runs: Sequence[RunData], *, x: str = "generations") -> Figur
             data, xs = run.stats[key], run.x(x)
             if data.ndim == 1:
                 ax.plot(xs, data, color=color, marker=".", label=_label(run, runs))
+            elif data.shape[1] > MAX_LINES:  # one value per weight: median and min-max band
+                with np.errstate(all="ignore"):
+                    ok = np.isfinite(data).all(axis=1)
+                    med = np.where(ok, np.median(np.where(ok[:, None], data, 0), axis=1), np.nan)
+                ax.plot(xs, med, color=color, marker=".",
+                        label=f"{_label(run, runs)}: median of {data.shape[1]}")
+                ax.fill_between(xs[ok], data[ok].min(axis=1), data[ok].max(axis=1), color=color,
+                                alpha=0.2, linewidth=0, label="min - max")
             else:
                 styles = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3)))
                 labels = run.free_names if data.shape[1] == len(run.free) else \
@@ -199,21 +215,35 @@ def report_dir(runs: Sequence[RunData], out_dir: str | Path = "reports") -> Path
     return Path(out_dir) / ("compare-" + "-".join(r.run_id for r in runs))
 
 
-def build_figures(runs: Sequence[RunData], *, x: str = "generations") -> dict:
-    """Figure name -> Figure (the strategy figure only when there are statistics)."""
+def build_figures(runs: Sequence[RunData], *, x: str = "generations",
+                  squares: Sequence[str] | None = None) -> dict:
+    """Figure name -> Figure (the strategy figure only when there are statistics). ``squares``
+    names the weights of the 'squares' figure (see :func:`~.manyplots.choose_squares`)."""
     if not runs:
         raise ConfigError("no run to plot; give at least one run id")
-    figs = {"convergence": convergence_figure(runs, x=x), "deviation": deviation_figure(runs, x=x)}
+    _check_x(x)
+    if any(is_many(r.names, r.free) for r in runs):
+        figs = many_weight_figures(runs, x=x, squares=squares)
+    else:
+        figs = {"convergence": convergence_figure(runs, x=x),
+                "deviation": deviation_figure(runs, x=x)}
+        if squares:
+            figs["squares"] = squares_figure(runs, choose_squares(runs, squares), x=x)
     strat = strategy_figure(runs, x=x)
     if strat is not None:
         figs["strategy"] = strat
+    from .gauntlet import gauntlet_figure
+
+    gauntlet = gauntlet_figure(runs, x=x)  # runs with --opponents: score per opponent
+    if gauntlet is not None:
+        figs["gauntlet"] = gauntlet
     return figs
 
 
 def write_plots(runs: Sequence[RunData], *, x: str = "generations",
-                out_dir: str | Path = "reports") -> PlotSet:
+                out_dir: str | Path = "reports", squares: Sequence[str] | None = None) -> PlotSet:
     """Build the figures and write each as .png and .svg under :func:`report_dir`."""
-    figs = build_figures(runs, x=x)
+    figs = build_figures(runs, x=x, squares=squares)
     folder = report_dir(runs, out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     paths = {}

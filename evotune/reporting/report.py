@@ -2,7 +2,8 @@
 
 Contents: configuration, games played, wall time, the table of initial and final means and
 standard deviations per free weight beside the reference values (the layout of the
-differential-evolution paper's tables), the recommended weights and how they were chosen, the
+differential-evolution paper's tables; for many weights instead the largest changes, one row per
+piece-square table and one per scalar term, :mod:`evotune.reporting.summary`), the recommended weights and how they were chosen, the
 latest verification (verify.json) and the convergence plots (PNG files beside report.md; embedded
 as base64 PNG in report.html, so the page is one file).
 """
@@ -12,12 +13,15 @@ import base64
 import html
 import io
 import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..store import Store
 from .data import Recommendation, RunData, load_run, recommend
 from .plots import PlotSet, write_plots
+from .summary import largest_changes, scalar_rows, table_rows
+from .tables import is_many, pst_layout, scalar_indices
 from .verify import describe_match
 
 log = logging.getLogger(__name__)
@@ -95,22 +99,60 @@ def _verify_lines(run: RunData) -> list[str]:
     return out
 
 
+def _cell(v) -> str:
+    return v if isinstance(v, str) else str(v) if isinstance(v, int) else _fmt(round(v, 1) + 0.0)
+
+
+def many_weight_blocks(run: RunData, rec: Recommendation) -> list[tuple[str, str, tuple, list]]:
+    """The Weights section of a run with many weights: (heading, text, header, rows) blocks."""
+    n_tables = len(pst_layout(run.names))
+    squares = len(run.free) - len(scalar_indices(run.names, run.free))
+    blocks = []
+    header, rows = largest_changes(run)
+    blocks.append(("Largest changes", f"The {len(rows)} free weights whose population mean moved "
+                   "most from the initial population (engine units, pawn = 100).", header, rows))
+    header, rows = table_rows(run)
+    if rows:
+        blocks.append(("Piece-square tables", f"{squares} tuned squares in {n_tables} tables, "
+                       "one row per table (the heatmaps below show every square).", header, rows))
+    header, rows = scalar_rows(run, rec.weights)
+    if rows:
+        blocks.append(("Scalar terms", f"{len(rows)} tuned scalar terms.", header, rows))
+    return blocks
+
+
+def _recommended_text(run: RunData, rec: Recommendation) -> tuple[str, str]:
+    """(sentence, weights text) of the Recommended weights section."""
+    sentence = f"{rec.description} (rule '{rec.rule}'; never the luckiest single winner):"
+    if not is_many(run.names, run.free):
+        return sentence, ("`" + ",".join(f"{v:g}" for v in rec.weights) + "` ("
+                          + ", ".join(run.names) + ")")
+    return sentence, (f"{len(rec.weights)} weights; write them with `evotune export {run.run_id} "
+                      "--format json` (one object per table) or `--format header` (C arrays "
+                      "pst_mg[6][64], pst_eg[6][64])")
+
+
 def markdown_report(run: RunData, rec: Recommendation, *, images: dict | None = None) -> str:
     """The report as Markdown; ``images`` maps figure names to file names beside the report."""
-    names, rows = weight_table(run)
     lines = [f"# evotune report: {run.run_id}", "", "## Configuration", ""]
     lines += [f"- {k}: {v}" for k, v in _config_items(run)]
-    lines += ["", "## Progress", "", _progress_line(run), "", "## Weights", "",
-              "Population statistics per free weight (engine units, pawn = 100).", "",
-              "| | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
-    for label in TABLE_ROWS:
-        lines.append(f"| {label} | " + " | ".join(_fmt(v) for v in rows[label]) + " |")
-    rec_free = [rec.weights[i] for i in run.free]
-    lines.append("| recommended | " + " | ".join(f"{v:g}" for v in rec_free) + " |")
-    lines += ["", "## Recommended weights", "",
-              f"{rec.description} (rule '{rec.rule}'; never the luckiest single winner):", "",
-              "`" + ",".join(f"{v:g}" for v in rec.weights) + "` (" + ", ".join(run.names) + ")",
-              "", "## Verification", ""]
+    lines += ["", "## Progress", "", _progress_line(run), "", "## Weights", ""]
+    if is_many(run.names, run.free):
+        lines.append(f"{len(run.names)} weights, {len(run.free)} tuned.")
+        for heading, text, header, rows in many_weight_blocks(run, rec):
+            lines += ["", f"### {heading}", "", text, "", "| " + " | ".join(header) + " |",
+                      "|---|" + "---:|" * (len(header) - 1)]
+            lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+    else:
+        names, rows = weight_table(run)
+        lines += ["Population statistics per free weight (engine units, pawn = 100).", "",
+                  "| | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+        for label in TABLE_ROWS:
+            lines.append(f"| {label} | " + " | ".join(_fmt(v) for v in rows[label]) + " |")
+        rec_free = [rec.weights[i] for i in run.free]
+        lines.append("| recommended | " + " | ".join(f"{v:g}" for v in rec_free) + " |")
+    sentence, weights = _recommended_text(run, rec)
+    lines += ["", "## Recommended weights", "", sentence, "", weights, "", "## Verification", ""]
     lines += [f"- {line}" for line in _verify_lines(run)]
     if images:
         lines += ["", "## Plots", ""]
@@ -134,7 +176,6 @@ def html_report(run: RunData, rec: Recommendation, *, figures: dict) -> str:
     ``figures`` maps names to matplotlib Figures or to PNG files already written.
     """
     e = html.escape
-    names, rows = weight_table(run)
     parts = ["<!DOCTYPE html>", "<html><head><meta charset=\"utf-8\">",
              f"<title>evotune report: {e(run.run_id)}</title>",
              "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}"
@@ -144,19 +185,29 @@ def html_report(run: RunData, rec: Recommendation, *, figures: dict) -> str:
              f"<h1>evotune report: {e(run.run_id)}</h1>", "<h2>Configuration</h2><ul>"]
     parts += [f"<li>{e(k)}: {e(v)}</li>" for k, v in _config_items(run)]
     parts += ["</ul>", "<h2>Progress</h2>", f"<p>{e(_progress_line(run))}</p>",
-              "<h2>Weights</h2><p>Population statistics per free weight "
-              "(engine units, pawn = 100).</p>", "<table><tr><th></th>"
-              + "".join(f"<th>{e(n)}</th>" for n in names) + "</tr>"]
-    for label in TABLE_ROWS:
-        parts.append(f"<tr><td>{e(label)}</td>"
-                     + "".join(f"<td>{_fmt(v)}</td>" for v in rows[label]) + "</tr>")
-    parts.append("<tr><td>recommended</td>"
-                 + "".join(f"<td>{rec.weights[i]:g}</td>" for i in run.free) + "</tr></table>")
-    parts += ["<h2>Recommended weights</h2>",
-              f"<p>{e(rec.description)} (rule '{e(rec.rule)}'; never the luckiest single "
-              "winner):</p>",
-              "<p><code>" + e(",".join(f"{v:g}" for v in rec.weights)) + "</code> ("
-              + e(", ".join(run.names)) + ")</p>", "<h2>Verification</h2><ul>"]
+              "<h2>Weights</h2>"]
+    if is_many(run.names, run.free):
+        parts.append(f"<p>{len(run.names)} weights, {len(run.free)} tuned.</p>")
+        for heading, text, header, rows in many_weight_blocks(run, rec):
+            parts += [f"<h3>{e(heading)}</h3><p>{e(text)}</p><table><tr>"
+                      + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr>"]
+            parts += ["<tr>" + "".join(f"<td>{e(_cell(v))}</td>" for v in row) + "</tr>"
+                      for row in rows]
+            parts.append("</table>")
+    else:
+        names, rows = weight_table(run)
+        parts += ["<p>Population statistics per free weight (engine units, pawn = 100).</p>",
+                  "<table><tr><th></th>" + "".join(f"<th>{e(n)}</th>" for n in names) + "</tr>"]
+        for label in TABLE_ROWS:
+            parts.append(f"<tr><td>{e(label)}</td>"
+                         + "".join(f"<td>{_fmt(v)}</td>" for v in rows[label]) + "</tr>")
+        parts.append("<tr><td>recommended</td>"
+                     + "".join(f"<td>{rec.weights[i]:g}</td>" for i in run.free)
+                     + "</tr></table>")
+    sentence, weights = _recommended_text(run, rec)
+    weights_html = re.sub(r"`([^`]*)`", lambda m: f"<code>{m.group(1)}</code>", e(weights))
+    parts += ["<h2>Recommended weights</h2>", f"<p>{e(sentence)}</p>", f"<p>{weights_html}</p>",
+              "<h2>Verification</h2><ul>"]
     parts += [f"<li>{e(line)}</li>" for line in _verify_lines(run)]
     parts += ["</ul>", "<h2>Plots</h2>"]
     for name, fig in figures.items():
@@ -168,11 +219,12 @@ def html_report(run: RunData, rec: Recommendation, *, figures: dict) -> str:
 
 def write_report(run: str | Path | Store | RunData, *, out_dir: str | Path = "reports",
                  runs_dir: str | Path = "populations", rule: str = "mean",
-                 x: str = "generations") -> ReportFiles:
-    """Write report.md, report.html and the plots under ``out_dir/<run-id>/``."""
+                 x: str = "generations", squares=None) -> ReportFiles:
+    """Write report.md, report.html and the plots under ``out_dir/<run-id>/`` (``squares``:
+    the weights of the 'squares' plot, see :func:`~evotune.reporting.manyplots.choose_squares`)."""
     data = run if isinstance(run, RunData) else load_run(run, out_dir=runs_dir)
     rec = recommend(data, rule)
-    plots = write_plots([data], x=x, out_dir=out_dir)
+    plots = write_plots([data], x=x, out_dir=out_dir, squares=squares)
     md_path, html_path = plots.out_dir / "report.md", plots.out_dir / "report.html"
     images = {name: png.name for name, (png, _svg) in plots.paths.items()}
     md_path.write_text(markdown_report(data, rec, images=images), encoding="utf-8")

@@ -53,6 +53,8 @@ class VerifySettings:
     opponents: tuple[str, ...] = ()
     """Opponents as ``SPEC[:WEIGHTS]`` (:func:`evotune.match.resolve.resolve_player`); empty:
     the run's reference weights and its initial mean."""
+    tc: str | None = None
+    """Time control 'BASE+INC' for external engines (None: the run's; '' = none)."""
 
 
 def held_out_openings(run_openings: str) -> tuple[Path, str]:
@@ -116,7 +118,7 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
                runs_dir: str | Path = "populations",
                progress: Callable | None = None) -> dict:
     """Play the two verification matches, store them as verify.json and return that document."""
-    from ..match import MatchSettings, SprtParams, play_match
+    from ..match import SprtParams, play_match
     from ..match.cluster import backend_session
     from ..players.spec import player_from_engine_spec
     from ..study import resolve_workers
@@ -136,8 +138,13 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
         log.warning(note)
     depth = int(settings.depth if settings.depth is not None else cfg.depth)
     seed = int(settings.seed if settings.seed is not None else cfg.seed)
-    match_settings = MatchSettings(depth=depth, nodes=cfg.nodes, max_plies=cfg.max_plies,
-                                   openings=str(openings))
+    from ..players.clock import parse_tc
+    from ..study import match_settings as run_match_settings
+
+    # the run's limits, time control and adjudication; held-out openings, maybe another depth
+    tc = cfg.tc if settings.tc is None else settings.tc
+    match_settings = run_match_settings(cfg, depth=depth, openings=str(openings),
+                                        tc=parse_tc(tc), movetime=0.0 if tc else cfg.movetime)
     sprt = SprtParams(*settings.sprt) if settings.sprt is not None else None
     player = player_from_engine_spec(spec, rec.weights, name=f"{data.run_id}-recommended")
     opponents = _opponents(data, spec, settings.opponents)
@@ -159,6 +166,7 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
            "description": rec.description, "names": list(data.names),
            "weights": list(rec.weights), "openings": openings.name, "note": note,
            "depth": depth, "nodes": cfg.nodes, "games": settings.games,
+           "tc": tc or "", "engine": spec.name,
            "seed": seed, "sprt": list(settings.sprt) if settings.sprt else None,
            "seconds": time.perf_counter() - t0, "matches": matches,
            "created": time.strftime("%Y-%m-%dT%H:%M:%S")}

@@ -153,6 +153,9 @@ class Strategy(abc.ABC):
     """Registry name ('de', 'jde', 'ea', 'td')."""
     PARAMS: ClassVar[dict[str, Param]]
     """The parameters this strategy accepts."""
+    NEEDS_FEATURES: ClassVar[bool] = False
+    """True when it learns from the evaluation's feature vector (TD): it then needs the built-in
+    engine, since a UCI engine does not expose phi."""
 
     generation: int
     """Generations completed (tell calls)."""

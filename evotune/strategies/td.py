@@ -82,6 +82,7 @@ class TD(Strategy):
     """TDLeaf(lambda) self-play learners (a gradient baseline for the evolutionary strategies)."""
 
     name = "td"
+    NEEDS_FEATURES = True
     PARAMS = {
         "np": Param(1, "int", low=1, doc="number of independent learners"),
         "games": Param(4, "int", low=2, even=True, doc="self-play games per learner per generation"),

@@ -1,9 +1,10 @@
 """A tiny scripted UCI engine for tests: plays a seeded random legal move, and can misbehave.
 
 Modes: 'random' (well-behaved), 'crash' (exits on the Nth ``go``), 'hang' (never answers the Nth
-``go``: sleeps), 'illegal' (answers the Nth ``go`` with an illegal move). With ``once`` (a file
-path) the fault happens only in the first process that does not find the file (it creates it),
-so a restarted engine behaves.
+``go``: sleeps), 'slow' (answers the Nth ``go`` after 1 s), 'illegal' (answers the Nth ``go`` with an illegal move). With ``once`` (a file
+path) the fault happens only in the first process that reaches its Nth ``go`` without finding
+the file (it creates it then), so a restarted engine, or a process that was only started to
+check its options, behaves.
 """
 from __future__ import annotations
 
@@ -38,13 +39,19 @@ def _position(tokens: list[str]) -> chess.Board:
     return board
 
 
+def _fault_now(once: str | None) -> bool:
+    """With ``once``: True only for the first process that gets here (it creates the file)."""
+    if once is None:
+        return True
+    try:
+        with open(once, "x") as fh:
+            fh.write("faulted\n")
+        return True
+    except FileExistsError:
+        return False
+
+
 def run(mode: str = "random", *, after: int = 3, once: str | None = None) -> None:
-    if once is not None:
-        if os.path.exists(once):
-            mode = "random"
-        else:
-            with open(once, "w") as fh:
-                fh.write("faulted\n")
     values = {name: default for name, default, _, _ in OPTIONS}
     board = chess.Board()
     gos = 0
@@ -68,10 +75,14 @@ def run(mode: str = "random", *, after: int = 3, once: str | None = None) -> Non
             board = _position(tokens[1:])
         elif cmd == "go":
             gos += 1
+            if gos == after and mode != "random" and not _fault_now(once):
+                mode = "random"
             if gos == after and mode == "crash":
                 sys.exit(3)
             if gos == after and mode == "hang":
                 time.sleep(3600)
+            if gos == after and mode == "slow":
+                time.sleep(1.0)  # answers, but late for a short clock
             moves = sorted(m.uci() for m in board.legal_moves)
             if gos == after and mode == "illegal":
                 _say("bestmove a1a8" if "a1a8" not in moves else "bestmove h8h1")

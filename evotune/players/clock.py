@@ -1,0 +1,77 @@
+"""Time controls: ``BASE+INC`` in seconds (``10+0.1``), and the clocks of one game.
+
+A game under a time control gives each external side a real clock: ``go wtime btime winc
+binc``, the time from sending ``go`` to reading ``bestmove`` is taken off the mover's clock, then
+the increment is added (Fischer). A side whose clock falls below ``-margin`` loses on time
+('time-forfeit'), unless its opponent has no mating material (then it is a draw, as in
+cutechess-cli). Built-in sides keep their depth / node limits: they have no clock.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import chess
+
+from ..errors import ConfigError
+
+DEFAULT_MARGIN = 0.1
+"""Seconds a side may overrun its clock before it loses on time (cutechess-cli and fastchess call
+this 'timemargin'; their default 0 ms suits C++ drivers, evotune reads the pipes from Python)."""
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """``base`` seconds for the game plus ``inc`` seconds per move."""
+
+    base: float
+    """Seconds on each clock at the start."""
+    inc: float = 0.0
+    """Seconds added after each own move."""
+
+    def __str__(self) -> str:
+        return f"{self.base:g}+{self.inc:g}"
+
+    def pgn(self) -> str:
+        """The PGN ``TimeControl`` tag value (seconds): '10+0.1'."""
+        return str(self)
+
+
+def parse_tc(text: str | None) -> TimeControl | None:
+    """``'BASE+INC'`` or ``'BASE'`` in seconds -> TimeControl; '' or None -> None."""
+    if text is None or str(text).strip() == "":
+        return None
+    raw = str(text).strip()
+    base_s, _, inc_s = raw.partition("+")
+    try:
+        base, inc = float(base_s), float(inc_s or 0.0)
+    except ValueError:
+        base = inc = float("nan")
+    if not (math.isfinite(base) and math.isfinite(inc)) or base <= 0 or inc < 0:
+        raise ConfigError(f"--tc {raw!r}: give BASE+INC in seconds with BASE > 0 and INC >= 0, "
+                          "e.g. --tc 10+0.1 or --tc 60")
+    return TimeControl(base=base, inc=inc)
+
+
+class Clocks:
+    """Both sides' clocks during one game."""
+
+    def __init__(self, tc: TimeControl, margin: float = DEFAULT_MARGIN) -> None:
+        self.tc = tc
+        self.margin = float(margin)
+        self.left = {chess.WHITE: tc.base, chess.BLACK: tc.base}
+
+    def spend(self, colour: bool, seconds: float) -> bool:
+        """Take ``seconds`` off ``colour``'s clock; False when it ran out (beyond the margin),
+        else add the increment and return True."""
+        self.left[colour] -= seconds
+        if self.left[colour] < -self.margin:
+            return False
+        self.left[colour] = max(0.0, self.left[colour]) + self.tc.inc
+        return True
+
+    def flag_result(self, board: chess.Board, colour: bool) -> tuple[str, str]:
+        """(result, termination) when ``colour`` lost on time in ``board``."""
+        if board.has_insufficient_material(not colour):
+            return "1/2-1/2", "time-forfeit"
+        return ("0-1" if colour == chess.WHITE else "1-0"), "time-forfeit"

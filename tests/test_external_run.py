@@ -1,0 +1,332 @@
+"""Runs that tune an external UCI engine: the spec's engine really plays (and equals the built-in
+engine when it is `evotune uci`), engines are reused, options are checked before anything is
+written, faults forfeit games without stopping the run, time controls, gauntlets, determinism."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evotune.config import build_run_config
+from evotune.store import Store
+from evotune.study import execute, new_run
+from runs import stored_games, stored_generations
+
+HERE = Path(__file__).resolve().parent
+FAKES = HERE / "fake_engines"
+STOCKFISH = "/usr/games/stockfish"
+
+
+def _evotune(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "evotune.cli", *args], capture_output=True,
+                          text=True, **kw)
+
+
+def fake_spec(tmp_path: Path, mode: str = "random_mover", *extra: str, name: str = "fake",
+              knight_upper: int = 1000, options: str = "Seed = 7") -> Path:
+    """A 'uci' spec for a scripted fake engine: knight -> KnightValue, mobility ->
+    MobilityWeight (both declared 0..2000 by the fake)."""
+    cmd = json.dumps([sys.executable, str(FAKES / f"{mode}.py"), *extra])
+    path = tmp_path / f"{name}.toml"
+    path.write_text(f'name = "{name}"\nkind = "uci"\ncommand = {cmd}\n[options]\n{options}\n'
+                    f'[[weight]]\nname = "knight"\nreference = 300\nlower = 0\n'
+                    f'upper = {knight_upper}\noption = "KnightValue"\n'
+                    '[[weight]]\nname = "mobility"\nreference = 10\nlower = 0\nupper = 1000\n'
+                    'option = "MobilityWeight"\n')
+    return path
+
+
+def _run(tmp_path: Path, run_id: str, **kw) -> Store:
+    cfg = build_run_config(**kw)
+    store = new_run(cfg, out_dir=tmp_path, run_id=run_id)
+    execute(store, cfg)
+    return store
+
+
+FAKE_RUN = dict(strategy="de", np=4, generations=2, games=2, depth=1, seed=3, max_plies=40,
+                openings="book")
+
+
+# ---- the spec's engine plays -------------------------------------------------------------------
+
+def test_shannon_uci_run_equals_the_builtin_run_game_for_game(tmp_path):
+    """`evotune uci` at a fixed depth is an external engine whose games are known: the run
+    through pipes (2 workers) plays exactly the built-in run's games (1 worker)."""
+    small = dict(strategy="de", np=4, generations=1, games=2, depth=2, seed=5)
+    builtin = _run(tmp_path, "builtin", engine="shannon", workers=1, **small)
+    external = _run(tmp_path, "external", engine="shannon-uci", workers=2, **small)
+    assert stored_generations(external.root) == stored_generations(builtin.root)
+    ext_games, own_games = stored_games(external.root), stored_games(builtin.root)
+    assert len(ext_games) >= 4
+    for e, b in zip(ext_games, own_games):
+        assert (e["moves"], e["result"], e["termination"]) == (b["moves"], b["result"],
+                                                              b["termination"])
+        assert e["white_engine"] == e["black_engine"] == "evotune uci"
+        assert b["white_engine"] == ""
+    assert "[WhiteEngine \"evotune uci\"]" in external.pgn_path.read_text() or \
+        "evotune uci" in external.pgn_path.read_text()
+
+
+def test_a_uci_run_reuses_one_engine_process_per_side(tmp_path):
+    from evotune.players import external
+
+    spec = fake_spec(tmp_path)
+    before = external.started_count()
+    store = _run(tmp_path, "reuse", engine=str(spec), workers=1, **FAKE_RUN)
+    games = store.read_games()
+    assert len(games) >= 8
+    # one start to check the options, then one process per side for every game and vector
+    assert external.started_count() - before == 3
+    assert external.live_count() == 2
+    assert all(g["white_engine"].endswith("random_mover.py") for g in games)
+    weights = {tuple(g["white_weights"]) for g in games}
+    assert len(weights) > 2  # many weight vectors went through the same two processes
+    status = _evotune("status", "reuse", "--out", str(tmp_path), "--json")
+    assert json.loads(status.stdout)["games"] == len(games)
+    external.close_all()
+
+
+# ---- checks before anything is written -----------------------------------------------------------
+
+def _refused(tmp_path: Path, *args: str) -> str:
+    out = tmp_path / "runs"
+    res = _evotune("run", "--np", "4", "--generations", "1", "--games", "2", "--depth", "1",
+                   *args, "--out", str(out))
+    assert res.returncode == 2, res.stderr
+    assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert not out.exists() or not any(out.iterdir())  # nothing written
+    return res.stderr
+
+
+def test_td_with_a_uci_engine_is_refused_up_front(tmp_path):
+    err = _refused(tmp_path, "--strategy", "td", "--engine", str(fake_spec(tmp_path)))
+    assert "strategy 'td'" in err and "feature vector" in err
+
+
+def test_an_option_the_engine_lacks_or_a_range_it_refuses_stops_the_run(tmp_path):
+    err = _refused(tmp_path, "--engine", str(fake_spec(tmp_path, options="Hash = 16")))
+    assert "no UCI option 'Hash'" in err and "KnightValue" in err
+    err = _refused(tmp_path, "--engine", str(fake_spec(tmp_path, knight_upper=3000, name="wide")))
+    assert "weight 'knight'" in err and "KnightValue" in err and "at most 2000" in err
+    err = _refused(tmp_path, "--engine", str(fake_spec(tmp_path)), "--tc", "fast")
+    assert "--tc 'fast'" in err
+
+
+# ---- faults during a run ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode, flags, termination", [
+    ("crash", ["movetime=0.01"], "forfeit-crash"),
+    ("hang", ["movetime=0.01"], "forfeit-timeout"),
+    ("illegal", ["movetime=0.01"], "forfeit-illegal-move"),
+    ("slow", ["tc=0.5+0"], "time-forfeit"),
+])
+def test_a_faulty_engine_forfeits_that_game_and_the_run_goes_on(tmp_path, mode, flags,
+                                                                termination):
+    spec = fake_spec(tmp_path, mode, "--after", "4", "--once", str(tmp_path / "faulted"))
+    kw = dict(FAKE_RUN, generations=1)
+    for f in flags:
+        k, v = f.split("=")
+        kw[k] = float(v) if k == "movetime" else v
+    store = _run(tmp_path, mode, engine=str(spec), workers=1, **kw)
+    games = store.read_games()
+    faults = [g for g in games if g["termination"] == termination]
+    assert len(faults) == 1, [g["termination"] for g in games]
+    bad = faults[0]
+    # the side whose engine misbehaved lost, after 3 good moves of its own
+    assert len(bad["moves"]) in (6, 7)
+    loser_white = len(bad["moves"]) == 6
+    assert bad["result"] == ("0-1" if loser_white else "1-0")
+    assert len(games) >= 4 and store.read_state().finished
+    assert all(not g["termination"].startswith(("forfeit", "time")) for g in games
+               if g is not bad)
+
+
+# ---- time controls ----------------------------------------------------------------------------------
+
+def test_clocks_count_down_add_increments_and_flag_late_moves():
+    import chess
+
+    from evotune.errors import ConfigError
+    from evotune.players.clock import Clocks, parse_tc
+
+    tc = parse_tc("2+0.05")
+    assert (tc.base, tc.inc, str(tc)) == (2.0, 0.05, "2+0.05")
+    assert parse_tc("") is None and parse_tc("60").inc == 0.0
+    for bad in ("0+1", "1+-1", "x", "nan"):
+        with pytest.raises(ConfigError, match="BASE\\+INC"):
+            parse_tc(bad)
+    clocks = Clocks(tc, margin=0.1)
+    assert clocks.spend(chess.WHITE, 0.5)
+    assert clocks.left[chess.WHITE] == pytest.approx(1.55)
+    assert clocks.spend(chess.WHITE, 1.62)  # 0.07 s over, inside the margin
+    assert clocks.left[chess.WHITE] == pytest.approx(0.05)
+    assert not clocks.spend(chess.BLACK, 2.2)
+    board = chess.Board("8/8/4k3/8/8/3K4/8/7Q w - - 0 1")
+    assert clocks.flag_result(board, chess.BLACK) == ("1-0", "time-forfeit")
+    # the side that flags keeps a draw when its opponent cannot mate (a bare king)
+    assert clocks.flag_result(board, chess.WHITE) == ("1/2-1/2", "time-forfeit")
+
+
+@pytest.mark.slow
+def test_no_game_is_lost_on_time_at_2_plus_0_05_with_evotune_uci_on_both_sides(tmp_path):
+    store = _run(tmp_path, "tc", engine="shannon-uci", strategy="de", np=4, generations=1,
+                 games=2, depth=3, seed=2, max_plies=80, tc="2+0.05", workers=2)
+    games = store.read_games()
+    assert len(games) >= 4
+    assert not [g for g in games if g["termination"] in ("time-forfeit", "forfeit-timeout")]
+    assert all(g["white_engine"] == "evotune uci" for g in games)
+
+
+# ---- gauntlets ----------------------------------------------------------------------------------------
+
+def test_gauntlet_run_against_two_opponents_one_of_them_a_uci_engine(tmp_path):
+    store = _run(tmp_path, "gauntlet", engine="shannon", strategy="de", np=4, generations=1,
+                 games=2, depth=1, seed=4, workers=2, opponents="reference,shannon-uci")
+    gens = store.generations()
+    g1 = gens[1]
+    gauntlet = g1.gauntlet
+    assert gauntlet["opponents"] == ["reference", "shannon-uci"]
+    cands = gauntlet["candidates"]
+    assert len(cands) == 8  # 4 targets + 4 trials, each played once
+    for c in cands:
+        assert c["games"] == [2, 2] and all(0 <= p <= 4 for p in c["points"])
+        assert [w + d + l for w, d, l in zip(c["wins"], c["draws"], c["losses"])] == [2, 2]
+    games = store.read_games()
+    assert len(games) == g1.games == 8 * 2 * 2
+    assert sum(g["white_engine"] == "evotune uci" or g["black_engine"] == "evotune uci"
+               for g in games) == 16
+    # a target is replaced exactly when its trial scored more against the gauntlet
+    points = {tuple(c["weights"]): sum(c["points"]) for c in cands}
+    for i, m in enumerate(g1.matches):
+        assert (m["gauntlet_points_a"], m["gauntlet_points_b"]) == (points[tuple(m["a"])],
+                                                                  points[tuple(m["b"])])
+        won = points[tuple(m["a"])] > points[tuple(m["b"])]
+        assert g1.population[i] == (tuple(m["a"]) if won else gens[0].population[i])
+    # every candidate met each opponent on the same openings
+    by_opp: dict[int, set] = {}
+    for g in games:
+        fixture = g["key"][1]
+        by_opp.setdefault(fixture % 2, set()).add((fixture // 2, json.dumps(g["opening"])))
+    for opp, seen in by_opp.items():
+        assert len({o for _, o in seen}) == 1  # one opening pair per opponent (games=2)
+    # the report plots the score against each opponent
+    from evotune.reporting.data import load_run
+    from evotune.reporting.gauntlet import gauntlet_series
+    from evotune.reporting.report import write_report
+
+    opps, gens_x, mean, best = gauntlet_series(load_run(store))
+    assert opps == ("reference", "shannon-uci") and list(gens_x) == [1]
+    expected = [sum(c["points"][j] for c in cands) / (4.0 * len(cands)) for j in range(2)]
+    assert mean[0].tolist() == pytest.approx(expected)
+    assert (best >= mean).all()
+    files = write_report(store, out_dir=tmp_path / "reports")
+    assert (files.plots.out_dir / "gauntlet.png").is_file()
+    assert "gauntlet" in files.markdown.read_text()
+
+
+@pytest.mark.skipif(not Path(STOCKFISH).exists(), reason="Debian's stockfish is not installed")
+def test_gauntlet_against_stockfish_at_skill_level_0(tmp_path):
+    store = _run(tmp_path, "sf", engine="shannon", strategy="de", np=4, generations=1, games=2,
+                 depth=1, seed=4, workers=1,
+                 opponents=f"{HERE / 'data' / 'stockfish.toml'},reference")
+    g1 = store.generations()[1]
+    assert g1.gauntlet["opponents"] == ["stockfish", "reference"]
+    games = store.read_games()
+    sf = [g for g in games if "stockfish" in (g["white_engine"] + g["black_engine"])]
+    assert len(sf) == 16 and all(g["termination"] and g["moves"] for g in sf)
+
+
+def test_play_gauntlet_gives_points_per_opponent():
+    from evotune.match import MatchSettings
+    from evotune.match.gauntlet import play_gauntlet
+    from evotune.players import builtin
+
+    ref = (100, 300, 330, 500, 900, 10)
+    weak = (100, 100, 100, 100, 100, 0)
+    settings = MatchSettings(depth=2, max_plies=120)
+    scores = play_gauntlet([builtin(ref, name="ref"), builtin(weak, name="weak")],
+                           [builtin(weak, name="o-weak"), builtin(ref, name="o-ref")],
+                           games=4, settings=settings, seed=1)
+    strong, poor = scores
+    assert strong.games == poor.games == (4, 4)
+    assert strong.total_points > poor.total_points
+    assert strong.points[0] >= 6  # the reference weights beat the weak ones
+    # equal weights on both sides of a colour-swapped pair: exactly half the points
+    assert strong.points[1] == poor.points[0] == 4
+    assert 0.0 <= poor.score < strong.score <= 1.0
+
+
+# ---- determinism ------------------------------------------------------------------------------------
+
+def test_uci_gauntlet_run_resumed_equals_an_uninterrupted_run(tmp_path):
+    import dataclasses
+
+    from evotune.study import open_run
+
+    spec = fake_spec(tmp_path)
+    kw = dict(FAKE_RUN, engine=str(spec), workers=1, opponents="reference")
+    full = _run(tmp_path, "full", **kw)
+    _run(tmp_path, "part", **{**kw, "generations": 1})
+    store, cfg = open_run("part", out_dir=tmp_path)
+    execute(store, dataclasses.replace(cfg, generations=2))
+    assert stored_generations(store.root) == stored_generations(full.root)
+    assert stored_games(store.root) == stored_games(full.root)
+
+
+@pytest.mark.slow
+def test_uci_run_resumed_after_sigkill_equals_an_uninterrupted_run(tmp_path):
+    spec = fake_spec(tmp_path)
+    config = tmp_path / "short.toml"
+    config.write_text("max_plies = 40\n")
+    args = ["--strategy", "de", "--np", "4", "--generations", "4", "--games", "2", "--depth", "1",
+            "--seed", "9", "--workers", "2", "--engine", str(spec), "--out", str(tmp_path),
+            "--opponents", f"reference,{spec}", "--config", str(config)]
+    full = _evotune("run", *args, "--run-id", "full")
+    assert full.returncode == 0, full.stderr
+    proc = subprocess.Popen([sys.executable, "-m", "evotune.cli", "run", *args,
+                             "--run-id", "killed"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    state = tmp_path / "killed" / "state.json"
+    deadline = time.time() + 120
+    killed_at = None
+    while time.time() < deadline and proc.poll() is None:
+        try:
+            g = json.loads(state.read_text())["generation"]
+        except (OSError, ValueError, KeyError):
+            g = -1
+        if g >= 2:
+            os.kill(proc.pid, signal.SIGKILL)
+            killed_at = g
+            break
+        time.sleep(0.005)
+    proc.wait()
+    assert killed_at is not None and killed_at < 4, "the run ended before it could be killed"
+    res = _evotune("resume", "killed", "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    assert stored_generations(tmp_path / "killed") == stored_generations(tmp_path / "full")
+    assert stored_games(tmp_path / "killed") == stored_games(tmp_path / "full")
+    try:  # the killed run's workers and engines are gone with it
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+@pytest.mark.slow
+def test_uci_run_on_a_dask_cluster_equals_the_local_run(tmp_path):
+    distributed = pytest.importorskip("distributed", reason="dask[distributed] is an optional extra")
+    spec = fake_spec(tmp_path)
+    kw = dict(FAKE_RUN, engine=str(spec), opponents=f"reference,{spec}")
+    local = _run(tmp_path, "local", workers=1, **kw)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None,
+                                  silence_logs=40) as lc:
+        remote = _run(tmp_path, "dask", backend="dask", scheduler=lc.scheduler_address, **kw)
+    assert stored_generations(remote.root) == stored_generations(local.root)
+    assert stored_games(remote.root) == stored_games(local.root)
