@@ -181,7 +181,7 @@ def check_weights(w, *, size: int = 6, names=SHANNON_NAMES, what: str = "weights
         if arr.ndim != 1:
             raise ValueError
     except (TypeError, ValueError, OverflowError):
-        raise WeightsError(f"{what}: not a flat list of numbers; give {size} numbers "
+        raise WeightsError(f"{what}: not a list of numbers (a flat one); give {size} numbers "
                            f"({', '.join(names)})") from None
     if arr.size != size:
         raise WeightsError(f"{what}: got {arr.size} values, need {size} ({', '.join(names)})")

@@ -19,7 +19,7 @@ def read_text(path: str | Path, what: str, *, error=ConfigError) -> str:
     try:
         raw = p.read_bytes()
     except FileNotFoundError:
-        raise error(f"{what} {p}: no such file") from None
+        raise error(f"{what} {p}: cannot read it (no such file)") from None
     except IsADirectoryError:
         raise error(f"{what} {p} is a folder; give a file") from None
     except OSError as exc:
