@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib.resources
 import json
 import math
 import re
@@ -20,7 +21,8 @@ from .textfile import read_text
 PACKAGE_DIR = Path(__file__).resolve().parent
 PROJECT_DIR = PACKAGE_DIR.parent
 DATA_DIR = PACKAGE_DIR / "data"
-ENGINES_DIR = PROJECT_DIR / "engines"
+ENGINES_DIR = Path(str(importlib.resources.files("evotune") / "engines"))
+"""The shipped engine specs: package data (in a checkout, evotune/engines links to engines/)."""
 
 DEFAULT_BOOK = DATA_DIR / "gnuchess-book.bin"
 DEFAULT_OPENINGS = DATA_DIR / "2moves_v1.epd"

@@ -455,7 +455,10 @@ def outcomes(tmp_path_factory, stored_run, read_only) -> dict:
         if argv is None:
             return name, None
         before = _snapshot(case_dir)
-        res = _evotune(argv, cwd=case_dir)
+        try:
+            res = _evotune(argv, cwd=case_dir)
+        except subprocess.TimeoutExpired:  # a hang: the process was killed after 120 s
+            return name, ("hang", "no answer within 120 s", _snapshot(case_dir) != before)
         return name, (res.returncode, res.stderr, _snapshot(case_dir) != before)
 
     with ThreadPoolExecutor(max_workers=6) as pool:
