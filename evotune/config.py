@@ -562,7 +562,8 @@ def dump_config_toml(cfg: RunConfig) -> str:
 
 def load_weights_file(path: str | Path, spec: EngineSpec | None = None):
     """A full weight vector (float64 array) from a JSON file: a list with one number per weight,
-    or an object ``{name: value}`` (fixed weights may be left out). Validated against the
+    or an object ``{name: value}``, flat or nested by the dots of the names (fixed weights may
+    be left out). Validated against the
     engine spec's weight space (default: the built-in Shannon engine)."""
     spec = spec or load_engine_spec("shannon")
     p = Path(path)
@@ -576,7 +577,9 @@ def load_weights_file(path: str | Path, spec: EngineSpec | None = None):
                            '{"knight": 300, ...}') from None
     space = spec.space()
     if isinstance(data, dict):
-        return space.from_dict(data)
+        from .reporting.tables import flatten  # nested per table, as `export --format json`
+
+        return space.from_dict(dict(flatten(data)))
     if isinstance(data, list):
         return space.validate(data, what=f"weights file {p}")
     raise WeightsError(f"weights file {p}: expected a list of {space.size} numbers or an "

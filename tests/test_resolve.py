@@ -140,3 +140,13 @@ def test_bad_player_strings_exit_2_with_one_line(tmp_path, capsys, player, messa
         assert exc.value.code == 2 and out == ""
         assert err.startswith("evotune: error:") and message in err and err.count("\n") == 1
     assert not (tmp_path / "r1" / "verify.json").exists()
+
+
+def test_load_weights_file_reads_the_nested_json_export(pst_run):
+    from evotune.config import load_weights_file
+
+    root, spec, run = pst_run
+    path = root / "nested.json"
+    path.write_text(export_run(run, fmt="json").text)
+    np.testing.assert_array_equal(load_weights_file(path, load_engine_spec(spec)),
+                                  recommend(run).weights)

@@ -86,8 +86,10 @@ def _verify_lines(run: RunData) -> list[str]:
     v = run.verify
     if not v:
         return [f"no verification yet (run `evotune verify {run.run_id}`)"]
+    weights = v.get("weights") or []
+    shown = weights if len(weights) <= 12 else f"({len(weights)} values)"
     out = [f"verified at generation {v.get('generation', '?')} with the {v.get('recommend', '?')} "
-           f"weights {v.get('weights')}, depth {v.get('depth')}, seed {v.get('seed')}, "
+           f"weights {shown}, depth {v.get('depth')}, seed {v.get('seed')}, "
            f"held-out openings {v.get('openings')}"]
     if v.get("generation") is not None and int(v["generation"]) != run.last:
         out.append(f"the run is now at generation {run.last}; run `evotune verify "
