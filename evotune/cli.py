@@ -192,8 +192,8 @@ def match_command(a, b, games, openings, book_plies, depth, nodes, movetime, tc,
         raise ConfigError("--depth and --max-plies must be at least 1")
     check_workers(workers)
     if sprt and not (all(map(math.isfinite, sprt)) and sprt[0] < sprt[1]):
-        raise ConfigError(f"--sprt {sprt[0]:g} {sprt[1]:g}: give finite ELO0 < ELO1, e.g. "
-                          "--sprt 0 5")
+        raise ConfigError(f"--sprt {sprt[0]:g} {sprt[1]:g}: need elo0 < elo1, both finite, "
+                          "e.g. --sprt 0 5")
     if pgn_path:
         check_writable(pgn_path, "--pgn")
     pa, pb = resolve_players(a, b)
@@ -578,8 +578,8 @@ def verify(run_ref, games, workers, depth, sprt, seed, rule, runs_dir, backend, 
     check_limits(games=games, depth=depth, seed=seed, workers=workers)
     check_workers(workers)
     if sprt and not (all(map(math.isfinite, sprt)) and sprt[0] < sprt[1]):
-        raise ConfigError(f"--sprt {sprt[0]:g} {sprt[1]:g}: give finite ELO0 < ELO1, e.g. "
-                          "--sprt 0 5")
+        raise ConfigError(f"--sprt {sprt[0]:g} {sprt[1]:g}: need elo0 < elo1, both finite, "
+                          "e.g. --sprt 0 5")
     settings = VerifySettings(games=games, depth=depth, workers=workers, seed=seed,
                               sprt=tuple(sprt) if sprt else None, rule=rule, backend=backend,
                               scheduler=scheduler, opponents=tuple(opponents), tc=tc)
