@@ -340,7 +340,8 @@ def _run_and_report(store, cfg) -> None:
 
 
 @cli.command()
-@click.option("--strategy", type=str, default=None, help="de, jde, ea or td (default de).")
+@click.option("--strategy", type=str, default=None,
+              help="de, jde, ea, td, spsa, cmaes or ng:NAME (default de).")
 @click.option("--np", "np_", type=int, default=None, help="Population size / learners (default 20).")
 @click.option("--generations", type=int, default=None, help="Generations to run (default 50).")
 @click.option("--games", type=int, default=None, help="Games per mini-match, even (default 4).")
@@ -384,15 +385,26 @@ def _run_and_report(store, cfg) -> None:
                    "against these players, and candidates are compared by their points against "
                    "them (default: trial-vs-target mini-matches). A player is 'reference', an "
                    "engine spec (name or .toml; a UCI engine such as stockfish) or a weights file.")
+@click.option("--spsa-params", "spsa_file", type=str, default=None, metavar="FILE",
+              help="SPSA: the tuned weights as fishtest lines (name,start,min,max,c_end,r_end) or "
+                   "OpenBench lines (name, int|float, start, min, max, c_end, r_end); names and "
+                   "units as the engine spec's options; weights not listed stay at their "
+                   "reference values.")
 def run(strategy, np_, generations, games, depth, nodes, seed, workers, engine, openings,
         max_games, max_seconds, params, backend, scheduler, config_file, run_id, out,
-        print_config, movetime, tc, time_margin, resign, draw_adj, opponents):
+        print_config, movetime, tc, time_margin, resign, draw_adj, opponents, spsa_file):
     """Tune weights: evolve a population with mini-matches between weight vectors.
 
     With a 'uci' engine spec (--engine my-engine.toml) the external engine is tuned through its
-    UCI options (strategies de, jde, ea)."""
-    from .config import build_run_config, dump_config_toml
-    from .study import new_run
+    UCI options (strategies de, jde, ea).
+
+    Strategies: de, jde, ea, td, spsa (fishtest's SPSA), cmaes (pycma) and ng:NAME (any
+    nevergrad optimiser, e.g. ng:NGOpt). cmaes and ng:NAME need a scalar fitness: each
+    candidate's points against the gauntlet (--opponents) when one is given, otherwise its score
+    in a colour-balanced mini-match against the current mean of the search distribution.
+    """
+    from .config import build_run_config, dump_config_toml, read_spsa_params
+    from .study import new_run, with_budget
 
     if config_file is not None and not Path(config_file).is_file():
         raise ConfigError(f"--config {config_file}: no such file")
@@ -403,6 +415,16 @@ def run(strategy, np_, generations, games, depth, nodes, seed, workers, engine, 
                            params=_parse_params(params) if params else None,
                            movetime=movetime, tc=tc, time_margin=time_margin,
                            opponents=opponents, **_adjudication_flags(resign, draw_adj))
+    if spsa_file is not None:
+        if cfg.strategy != "spsa":
+            raise ConfigError(f"--spsa-params is for --strategy spsa, not '{cfg.strategy}'")
+        cfg = build_run_config(base=cfg, params={"table": read_spsa_params(spsa_file,
+                                                                           cfg.engine)})
+    from .strategies import make_strategy
+    from .config import load_engine_spec
+    from .study import strategy_params
+
+    cfg = with_budget(cfg)
     if print_config:
         click.echo(dump_config_toml(cfg), nl=False)
         return
@@ -427,6 +449,16 @@ def resume(run_ref, out, workers, generations, backend, scheduler):
     from .config import validate_run_config
     from .study import check_backend, open_run
 
+    from .learn.fitrun import is_fit, open_fit
+    from .store import Store
+
+    fit_store = Store.open(run_ref, out)
+    if is_fit(fit_store):
+        cfg = open_fit(fit_store)
+        if generations is not None:
+            cfg = dataclasses.replace(cfg, epochs=generations)
+        _fit_and_report(fit_store, cfg)
+        return
     store, cfg = open_run(run_ref, out_dir=out)
     changes = {k: v for k, v in (("workers", workers), ("generations", generations)) if v is not None}
     cfg = dataclasses.replace(cfg, backend=backend, scheduler=scheduler, **changes)
@@ -605,7 +637,7 @@ def verify(run_ref, games, workers, depth, sprt, seed, rule, runs_dir, backend, 
 @cli.command()
 @click.argument("run_ref", metavar="RUN")
 @click.option("--format", "fmt", required=True,
-              help="json, csv, uci, cutechess, spsa, header or python.")
+              help="json, csv, uci, cutechess, spsa (OpenBench lines), spsa-fishtest, header or python.")
 @click.option("--engine", type=str, default=None,
               help="Map names and scales onto this engine spec (name or .toml).")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None,
@@ -683,36 +715,179 @@ def reproduce(experiment, seeds, first_seed, workers, out, reports, backend, sch
 
 @cli.command()
 @click.option("--strategies", default="de,jde,ea,td", show_default=True,
-              help="Comma-separated strategies.")
+              help="Comma-separated strategies, e.g. de,jde,ea,td,spsa,cmaes,ng:NGOpt.")
 @click.option("--games-budget", type=int, required=True, help="Games each strategy may play.")
 @click.option("--seeds", type=int, default=1, show_default=True)
 @click.option("--np", "np_", type=int, default=20, show_default=True)
 @click.option("--depth", type=int, default=3, show_default=True)
+@click.option("--engine", type=str, default="shannon", show_default=True,
+              help="Engine spec (name or .toml) whose free weights are tuned.")
 @click.option("--verify-games", type=int, default=200, show_default=True,
               help="Games of each verification match against the reference weights.")
+@click.option("--verify-every", type=int, default=0, show_default=True, metavar="G",
+              help="Also verify each run's recommended weights after every G tuning games "
+                   "(games not counted in the budget); draws the Elo-vs-games plot.")
 @click.option("--workers", type=int, default=0, help="Worker processes (0 = one per core).")
 @click.option("--out", type=click.Path(file_okay=False), default="populations", show_default=True)
+@click.option("--reports", type=click.Path(file_okay=False), default="reports", show_default=True,
+              help="Folder for the Elo-vs-games plot (REPORTS/compare-b<budget>/).")
 @click.option("--backend", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="Where the games run (results do not depend on it).")
 @click.option("--scheduler", default="", help="Dask scheduler, tcp://HOST:PORT.")
-def compare(strategies, games_budget, seeds, np_, depth, verify_games, workers, out, backend,
-            scheduler):
-    """Compare strategies at an equal budget of games, verified on held-out openings."""
-    from .config import STRATEGY_NAMES
-    from .experiments import compare_strategies, compare_table
+def compare(strategies, games_budget, seeds, np_, depth, engine, verify_games, verify_every,
+            workers, out, reports, backend, scheduler):
+    """Compare strategies at an equal budget of games, verified on held-out openings.
+
+    cmaes and ng:NAME score each candidate against the current mean of their search
+    distribution (colour-balanced mini-matches); spsa plays theta +- c_k Delta in game pairs.
+    """
+    from .config import STRATEGY_NAMES, known_strategy
+    from .experiments import compare_strategies, compare_table, write_compare_plots
 
     _check_experiment(seeds=seeds, workers=workers, np=np_, depth=depth)
     names = tuple(s.strip() for s in strategies.split(",") if s.strip())
-    unknown = [s for s in names if s not in STRATEGY_NAMES]
+    unknown = [s for s in names if not known_strategy(s)]
     if not names or unknown:
         raise ConfigError(f"--strategies: unknown {unknown or 'empty list'}; use some of "
-                          f"{','.join(STRATEGY_NAMES)}")
+                          f"{','.join(STRATEGY_NAMES)} or ng:NAME")
     outcomes = compare_strategies(strategies=names, games_budget=games_budget, seeds=seeds,
-                                  np_=np_, depth=depth, workers=workers, backend=backend,
-                                  scheduler=scheduler, verify_games=verify_games, out_dir=out,
-                                  progress=_generation_lines)
-    click.echo(compare_table(outcomes))
+                                  np_=np_, depth=depth, engine=engine, workers=workers,
+                                  backend=backend, scheduler=scheduler,
+                                  verify_games=verify_games, verify_every=verify_every,
+                                  out_dir=out, progress=_generation_lines)
+    click.echo(compare_table(outcomes, engine=engine))
+    if verify_every:
+        png, svg = write_compare_plots(outcomes, reports_dir=reports, games_budget=games_budget,
+                                       engine=engine)
+        click.echo(f"{png}\n{svg}")
 
+
+# ---- learning from positions (issue 14): datagen, texel ---------------------------------------
+
+@cli.command()
+@click.option("--games", type=int, required=True, help="Games to play.")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), required=True,
+              help="Output file of labelled positions (a rerun with the same settings continues it).")
+@click.option("--engine", default="shannon", show_default=True,
+              help="Engine spec SPEC[:WEIGHTS.json]; a 'uci' spec plays through the external runner.")
+@click.option("--depth", type=int, default=3, show_default=True, help="Search depth per move.")
+@click.option("--nodes", type=int, default=0, show_default=True, help="Node limit per move (0 = none).")
+@click.option("--openings", default="2moves", show_default=True,
+              help="'2moves', 'book', 'startpos' or an EPD/PGN/Polyglot file.")
+@click.option("--random-plies", type=int, default=2, show_default=True,
+              help="Random legal moves after the opening (skipped like book plies).")
+@click.option("--per-game", type=int, default=10, show_default=True,
+              help="Quiet positions sampled per game at most.")
+@click.option("--format", "fmt", type=click.Choice(["fen", "epd"]), default="fen", show_default=True,
+              help="fen: 'FEN [1.0]'; epd: 'FEN c9 \"1-0\";' (results from White's view).")
+@click.option("--workers", type=int, default=1, show_default=True,
+              help="Worker processes (0 = one per core); the output does not depend on it.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--chunk", type=int, default=32, show_default=True,
+              help="Games per atomic write (part of the output's settings).")
+def datagen(games, out_file, engine, depth, nodes, openings, random_plies, per_game, fmt, workers,
+            seed, chunk):
+    """Label quiet positions of self-play games with the games' results."""
+    from .learn.datagen import DatagenSettings, datagen as run_datagen
+    from .study import resolve_workers
+
+    settings = DatagenSettings(games=games, engine=engine, depth=depth, nodes=nodes,
+                               openings=openings, random_plies=random_plies, per_game=per_game,
+                               seed=seed, fmt=fmt, chunk=chunk)
+    bar = _CountBar("datagen", "games")
+    summary = run_datagen(settings, out_file, workers=resolve_workers(workers), progress=bar)
+    bar.close()
+    fmt_text = "FEN [result]" if fmt == "fen" else 'EPD c9 "result";'
+    click.echo(f"{summary.out}: {summary.positions} positions from {summary.games} games "
+               f"(format {fmt}: {fmt_text}, White's view"
+               + (f"; continued after game {summary.resumed_from}" if summary.resumed_from else "")
+               + ")")
+
+
+@cli.command()
+@click.argument("data", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--engine", default="shannon", show_default=True,
+              help="Engine spec whose weights are fitted (feature set, bounds, fixed weights).")
+@click.option("--init", default="reference", show_default=True,
+              help="Initial weights: 'reference' or a weights JSON file.")
+@click.option("--max-positions", type=int, default=0, show_default=True,
+              help="Read at most this many positions (0 = all).")
+@click.option("--k", "k_value", default="auto", show_default=True,
+              help="Sigmoid scale K: 'auto' (fitted with the initial weights) or a number.")
+@click.option("--epochs", type=int, default=30, show_default=True, help="Epochs at most.")
+@click.option("--optimizer", type=click.Choice(["lbfgs", "adam"]), default="lbfgs",
+              show_default=True, help="scipy L-BFGS-B or full-batch Adam.")
+@click.option("--iters", type=int, default=20, show_default=True,
+              help="Optimizer iterations per epoch.")
+@click.option("--lr", type=float, default=2.0, show_default=True, help="Adam step (engine units).")
+@click.option("--tol", type=float, default=1e-10, show_default=True,
+              help="Stop when an epoch changes the training error by less than this.")
+@click.option("--qsearch", is_flag=True,
+              help="Fit on quiescence leaves (default: reject positions that are not quiet).")
+@click.option("--val-share", type=float, default=0.1, show_default=True,
+              help="Share of positions held out for validation.")
+@click.option("--max-bad", type=int, default=0, show_default=True,
+              help="Malformed lines to skip before stopping.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the validation split.")
+@click.option("--run-id", type=str, default=None, help="Name of the run directory.")
+@click.option("--out", type=click.Path(file_okay=False), default="populations", show_default=True,
+              help="Folder that holds run directories.")
+def texel(data, engine, init, max_positions, k_value, epochs, optimizer, iters, lr, tol, qsearch,
+          val_share, max_bad, seed, run_id, out):
+    """Fit evaluation weights to game results of labelled positions (Texel's method)."""
+    from .learn.fitrun import TexelConfig, new_fit
+
+    cfg = TexelConfig(data=tuple(data), engine=engine, init=init, max_positions=max_positions,
+                      k=k_value, epochs=epochs, optimizer=optimizer, iters=iters, lr=lr,
+                      tol=tol, qsearch=qsearch, val_share=val_share, max_bad=max_bad, seed=seed)
+    store, positions = new_fit(cfg, out_dir=out, run_id=run_id)
+    _fit_and_report(store, cfg, positions)
+
+
+def _fit_and_report(store, cfg, positions=None) -> None:
+    from .learn.fitrun import execute_fit
+
+    def show(ev) -> None:
+        if ev.kind == "stage":
+            click.echo(ev.message, err=True)
+        else:
+            click.echo(f"  epoch {ev.epoch}/{ev.epochs}  error train {ev.loss_train:.6f}  "
+                       f"validation {ev.loss_val:.6f}", err=True)
+
+    click.echo(f"fit {store.run_id} in {store.root}", err=True)
+    try:
+        s = execute_fit(store, cfg, positions=positions, progress=show)
+    except KeyboardInterrupt:
+        raise EvotuneError(f"interrupted; every finished epoch is stored: continue with "
+                           f"'evotune resume {store.run_id}'") from None
+    b, a = s["error_before_rounding"], s["error_after_rounding"]
+    click.echo(f"fit {s['run_id']}: {s['train']} training + {s['validation']} validation "
+               f"positions, K {s['K']:.4f}, {s['epochs']} epochs"
+               + (" (converged)" if s["converged"] else ""))
+    click.echo(f"error train {s['error_initial']['train']:.6f} -> {b['train']:.6f} "
+               f"(rounded {a['train']:.6f}); validation {s['error_initial']['validation']:.6f} "
+               f"-> {b['validation']:.6f} (rounded {a['validation']:.6f})")
+
+
+class _CountBar:
+    """A one-line progress bar on stderr: done/total and a count of positions."""
+
+    def __init__(self, label: str, unit: str) -> None:
+        self.label, self.unit = label, unit
+        self.tty = sys.stderr.isatty()
+        self.shown = False
+
+    def __call__(self, done: int, total: int, positions: int) -> None:
+        width = 30
+        fill = int(width * done / max(total, 1))
+        line = (f"{self.label} [{'#' * fill}{'.' * (width - fill)}] {done}/{total} {self.unit}, "
+                f"{positions} positions")
+        click.echo(("\r" + line) if self.tty else line, err=True, nl=not self.tty)
+        self.shown = True
+
+    def close(self) -> None:
+        if self.tty and self.shown:
+            click.echo("", err=True)
 
 
 if __name__ == "__main__":

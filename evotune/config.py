@@ -214,7 +214,13 @@ def engine_spec_from_dict(data: dict, *, where: str = "engine spec") -> EngineSp
 
 # ---- run configuration --------------------------------------------------------------------------
 
-STRATEGY_NAMES = ("de", "jde", "ea", "td")
+STRATEGY_NAMES = ("de", "jde", "ea", "td", "spsa", "cmaes")
+NG_PREFIX = "ng:"
+
+
+def known_strategy(name: str) -> bool:
+    """A registered strategy name, or ``ng:NAME`` (a nevergrad optimiser, checked when built)."""
+    return name in STRATEGY_NAMES or (name.startswith(NG_PREFIX) and len(name) > len(NG_PREFIX))
 BACKENDS = ("local", "dask")
 
 
@@ -223,7 +229,7 @@ class RunConfig:
     """Everything that defines a run. Defaults are the differential-evolution paper's set-up."""
 
     strategy: str = "de"
-    """Strategy name: de, jde, ea or td."""
+    """Strategy name: de, jde, ea, td, spsa, cmaes or ng:NAME."""
     np: int = 20
     """Population size (DE/jDE/EA) or number of learners (TD)."""
     generations: int = 50
@@ -390,11 +396,19 @@ def build_run_config(*, file: str | Path | None = None, base: RunConfig | None =
     return cfg
 
 
+FIT_NAMES = ("texel",)
+"""Runs that fit weights to positions instead of playing matches (evotune.learn.fitrun); their
+settings are the config's params."""
+
+
 def validate_run_config(cfg: RunConfig) -> None:
     """Raise ConfigError with a fix hint for any invalid value."""
-    if cfg.strategy not in STRATEGY_NAMES:
+    if cfg.strategy in FIT_NAMES:
+        return
+    if not known_strategy(cfg.strategy):
         raise ConfigError(f"unknown strategy '{cfg.strategy}'; use one of "
-                          f"{', '.join(STRATEGY_NAMES)}")
+                          f"{', '.join(STRATEGY_NAMES)} or {NG_PREFIX}NAME (a nevergrad "
+                          "optimiser, e.g. ng:NGOpt)")
     if cfg.strategy in ("de", "jde") and cfg.np < 4:
         raise ConfigError(f"--np {cfg.np} is too small for {cfg.strategy}: DE/rand/1 needs "
                           "NP >= 4 (three distinct partners besides the target)")
@@ -584,3 +598,36 @@ def load_weights_file(path: str | Path, spec: EngineSpec | None = None):
         return space.validate(data, what=f"weights file {p}")
     raise WeightsError(f"weights file {p}: expected a list of {space.size} numbers or an "
                        f"object {{name: value}}, got {type(data).__name__}")
+
+
+def read_spsa_params(path: str | Path, engine: str | Path = "shannon") -> str:
+    """An SPSA parameter file (fishtest or OpenBench lines, names and units of the engine spec's
+    options) as the SPSA strategy's table: OpenBench lines in evotune names and units (value /
+    scale). A fishtest line's kind is 'int' when the engine spec's weights are integral."""
+    from .strategies.spsa import SpsaLine, openbench_line, parse_spsa_lines
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"--spsa-params {p}: cannot read it ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"--spsa-params {p}: not a text file") from None
+    spec = load_engine_spec(engine)
+    table = {}
+    for w in spec.weights:
+        table.setdefault(w.option_name, w)
+        table.setdefault(w.name, w)
+    lines = []
+    for ln in parse_spsa_lines(text, where=f"--spsa-params {p}"):
+        w = table.get(ln.name)
+        if w is None:
+            raise ConfigError(f"--spsa-params {p}: '{ln.name}' is not a parameter of engine "
+                              f"spec {spec.name}; known: "
+                              f"{', '.join(x.option_name for x in spec.weights)}")
+        s = w.scale
+        lines.append(openbench_line(SpsaLine(w.name, ln.kind, ln.start / s, ln.min / s,
+                                             ln.max / s, ln.c_end / s, ln.r_end)))
+    if not lines:
+        raise ConfigError(f"--spsa-params {p}: no parameter lines")
+    return "\n".join(lines) + "\n"

@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 
-from .config import RunConfig, build_run_config
+from .config import RunConfig, build_run_config, load_engine_spec
 from .errors import ConfigError
 from .store import Store
 
@@ -64,6 +64,10 @@ class RunOutcome:
     """Population standard deviation of the last generation, per weight."""
     verify: dict | None = None
     """The verification document (verify.json), when verified."""
+    recommended: tuple[float, ...] = ()
+    """The recommended weights of the last generation (population mean when not stored)."""
+    curve: dict | None = None
+    """The checkpoint verifications (verify-curve.json), with --verify-every."""
 
     @property
     def games_per_second(self) -> float:
@@ -96,15 +100,19 @@ def _run_to_end(cfg: RunConfig, *, out_dir: str | Path, run_id: str,
     return store
 
 
-def _outcome(store: Store, verify: dict | None = None) -> RunOutcome:
+def _outcome(store: Store, verify: dict | None = None, curve: dict | None = None) -> RunOutcome:
     gens = store.generations()
     first, last = gens[0], gens[-1]
+    from .reporting.compare import recommended_at
+
+    rec = recommended_at(store, last)
     state = store.current_state()
     cfg = store.manifest().config
     return RunOutcome(run_id=store.run_id, strategy=cfg.strategy, seed=cfg.seed,
                       games=last.games_total, seconds=state.seconds if state else 0.0,
                       names=first.names, initial_mean=first.mean, initial_std=first.std,
-                      final_mean=last.mean, final_std=last.std, verify=verify)
+                      final_mean=last.mean, final_std=last.std, verify=verify,
+                      recommended=tuple(float(v) for v in rec), curve=curve)
 
 
 def paper_config(*, seed: int, workers: int = 0, backend: str = "local",
@@ -155,62 +163,152 @@ def paper_table(outcomes: list[RunOutcome]) -> str:
     return "\n".join(rows)
 
 
+def compare_run_id(strategy: str, games_budget: int, seed: int, engine: str = "shannon") -> str:
+    """The stored run of one (strategy, budget, seed[, engine]) of a comparison."""
+    tail = "" if engine == "shannon" else "-" + Path(str(engine)).stem
+    return f"compare-{strategy.replace(':', '-')}-b{games_budget}-s{seed}{tail}"
+
+
+def compare_config(strategy: str, *, games_budget: int, seed: int, np_: int = 20,
+                   depth: int = 3, engine: str = "shannon", workers: int = 0,
+                   backend: str = "local", scheduler: str = "") -> RunConfig:
+    """The run of one strategy and seed in a comparison (budget fixed in its params)."""
+    from .study import with_budget
+
+    return with_budget(build_run_config(
+        strategy=strategy, np=np_, generations=0, max_games=games_budget, games=4, depth=depth,
+        seed=seed, engine=engine, workers=workers, backend=backend, scheduler=scheduler))
+
+
 def compare_strategies(*, strategies: tuple[str, ...], games_budget: int, seeds: int = 1,
-                       first_seed: int = 1, np_: int = 20, depth: int = 3, workers: int = 0,
+                       first_seed: int = 1, np_: int = 20, depth: int = 3,
+                       engine: str = "shannon", workers: int = 0,
                        backend: str = "local", scheduler: str = "",
-                       verify_games: int = 200, out_dir: str | Path = "populations",
+                       verify_games: int = 200, verify_every: int = 0,
+                       out_dir: str | Path = "populations",
                        progress: Callable | None = None) -> list[RunOutcome]:
-    """Each strategy with the same game budget (and seeds), each verified on held-out openings."""
+    """Each strategy with the same game budget (and seeds), each verified on held-out openings;
+    with ``verify_every`` G, also the recommended weights after every G games (not counted in
+    the budget)."""
     from .reporting.verify import VerifySettings, verify_run
+    from .reporting.compare import verify_checkpoints
 
     if games_budget < 1:
         raise ConfigError(f"--games-budget must be at least 1, got {games_budget}")
     if verify_games < 2 or verify_games % 2:
         raise ConfigError(f"--verify-games {verify_games}: give an even number >= 2 (each "
                           "opening is played twice, colours swapped)")
+    if verify_every < 0:
+        raise ConfigError(f"--verify-every must be >= 0 (0 = only at the end), got {verify_every}")
     outcomes = []
+    for seed in range(first_seed, first_seed + seeds):
+        for strategy in strategies:
+            cfg = compare_config(strategy, games_budget=games_budget, seed=seed, np_=np_,
+                                 depth=depth, engine=engine, workers=workers, backend=backend,
+                                 scheduler=scheduler)
+            run_id = compare_run_id(strategy, games_budget, seed, engine)
+            store = _run_to_end(cfg, out_dir=out_dir, run_id=run_id, progress=progress)
     for strategy in strategies:
         for seed in range(first_seed, first_seed + seeds):
-            cfg = build_run_config(strategy=strategy, np=np_, generations=0,
-                                   max_games=games_budget, games=4, depth=depth, seed=seed,
-                                   workers=workers, backend=backend, scheduler=scheduler)
-            run_id = f"compare-{strategy}-b{games_budget}-s{seed}"
-            store = _run_to_end(cfg, out_dir=out_dir, run_id=run_id, progress=progress)
+            store = Store(Path(out_dir) / compare_run_id(strategy, games_budget, seed, engine))
             doc = store.read_document("verify")
             if doc is None or doc.get("games") != verify_games \
                     or doc.get("generation") != store.current_state().generation:
                 doc = verify_run(store, settings=VerifySettings(
                     games=verify_games, workers=workers, backend=backend, scheduler=scheduler),
                     runs_dir=out_dir)
-            outcomes.append(_outcome(store, doc))
+            curve = None
+            if verify_every:
+                curve = verify_checkpoints(store, every=verify_every, games=verify_games,
+                                           workers=workers, backend=backend,
+                                           scheduler=scheduler)
+            outcomes.append(_outcome(store, doc, curve))
     return outcomes
 
 
 def distance_to_reference(o: RunOutcome, reference: tuple[float, ...],
                           fixed: tuple[bool, ...]) -> float:
-    """Euclidean distance (engine units) of the final means from the reference, free weights."""
-    d = [(m - r) for m, r, f in zip(o.final_mean, reference, fixed) if not f]
+    """Euclidean distance (engine units) of the recommended weights from the reference, over
+    the free weights."""
+    w = o.recommended or o.final_mean
+    d = [(m - r) for m, r, f in zip(w, reference, fixed) if not f]
     return float(math.sqrt(sum(x * x for x in d)))
 
 
-def compare_table(outcomes: list[RunOutcome]) -> str:
-    """strategy, games, Elo vs reference (95% error), distance from the reference, wall time."""
-    from .config import load_engine_spec
+def _reference_match(o: RunOutcome) -> dict | None:
+    return next((x for x in (o.verify or {}).get("matches", [])
+                 if x.get("opponent") == "reference"), None)
 
-    space = load_engine_spec("shannon").space()
-    lines = [f"{'strategy':<9}{'seed':>5}{'games':>7}{'Elo vs reference':>22}"
-             f"{'distance':>10}{'wall s':>9}   final means"]
-    for o in outcomes:
-        m = next((x for x in (o.verify or {}).get("matches", [])
-                  if x.get("opponent") == "reference"), None)
-        if m is None:
-            elo = "n/a"
+
+def _elo_text(m: dict | None) -> str:
+    if m is None:
+        return "n/a"
+    e, err = m.get("elo"), m.get("elo_error")
+    if e is not None and err is not None and math.isfinite(e) and math.isfinite(err):
+        return f"{e:+.0f} +- {err:.0f}"
+    return f"score {m['score']:.3f}"
+
+
+def compare_table(outcomes: list[RunOutcome], *, engine: str = "shannon") -> str:
+    """Per strategy (over seeds): Elo vs reference with its 95% interval, distance from the
+    reference, tuning games, verification games, wall time, games to come within 20 Elo; then
+    one line per run."""
+    from .reporting.compare import WITHIN_ELO, games_within, match_elo, mean_band
+
+    space = load_engine_spec(engine).space()
+    strategies = list(dict.fromkeys(o.strategy for o in outcomes))
+    lines = [f"{'strategy':<12}{'seeds':>6}{'games':>7}{'Elo vs reference':>20}"
+             f"{'distance':>14}{'wall s':>8}{'verify games':>14}"
+             f"{f'games to -{WITHIN_ELO:.0f} Elo':>18}"]
+    for name in strategies:
+        runs = [o for o in outcomes if o.strategy == name]
+        elos = [match_elo(m) for m in map(_reference_match, runs) if m is not None]
+        if len(runs) == 1:
+            elo = _elo_text(_reference_match(runs[0]))
+        elif elos:
+            m, b = mean_band(elos)
+            elo = f"{m:+.0f} +- {b:.0f}"
         else:
-            e, err = m.get("elo"), m.get("elo_error")
-            elo = (f"{e:+.0f} +- {err:.0f}" if e is not None and err is not None
-                   and math.isfinite(e) and math.isfinite(err) else f"score {m['score']:.3f}")
+            elo = "n/a"
+        d = [distance_to_reference(o, space.reference, space.fixed) for o in runs]
+        dist = f"{np.mean(d):.0f} +- {np.std(d, ddof=1) if len(d) > 1 else 0:.0f}"
+        vgames = sum(sum(m.get("games", 0) for m in (o.verify or {}).get("matches", []))
+                     + (o.curve or {}).get("verification_games", 0) for o in runs) / len(runs)
+        within = [games_within(o.curve) for o in runs if o.curve is not None]
+        if not within:
+            reach = "n/a"
+        else:
+            hit = sorted(w for w in within if w is not None)
+            reach = (f"{int(np.median(hit)) if len(hit) == len(within) else '>budget'}"
+                     f" ({len(hit)}/{len(within)})")
+        lines.append(f"{name:<12}{len(runs):>6}{np.mean([o.games for o in runs]):>7.0f}"
+                     f"{elo:>20}{dist:>14}{np.mean([o.seconds for o in runs]):>8.0f}"
+                     f"{vgames:>14.0f}{reach:>18}")
+    lines.append("")
+    lines.append(f"{'run':<32}{'games':>7}{'Elo vs reference':>20}{'distance':>10}"
+                 f"{'wall s':>8}   recommended (free weights)")
+    for o in outcomes:
         dist = distance_to_reference(o, space.reference, space.fixed)
-        means = " ".join(f"{v:.0f}" for v, f in zip(o.final_mean, space.fixed) if not f)
-        lines.append(f"{o.strategy:<9}{o.seed:>5}{o.games:>7}{elo:>22}{dist:>10.0f}"
-                     f"{o.seconds:>9.0f}   {means}")
+        w = o.recommended or o.final_mean
+        rec = " ".join(f"{v:.0f}" for v, f in zip(w, space.fixed) if not f)
+        if len(rec) > 60:
+            rec = rec[:57] + "..."
+        lines.append(f"{o.run_id:<32}{o.games:>7}{_elo_text(_reference_match(o)):>20}"
+                     f"{dist:>10.0f}{o.seconds:>8.0f}   {rec}")
     return "\n".join(lines)
+
+
+def write_compare_plots(outcomes: list[RunOutcome], *, reports_dir: str | Path,
+                        games_budget: int, engine: str = "shannon") -> tuple[Path, Path]:
+    """The Elo-vs-games plot of a comparison (REPORTS/compare-b<budget>[-engine]/)."""
+    from .reporting.compare import curve_summary, write_compare_plot
+
+    curves = []
+    for name in dict.fromkeys(o.strategy for o in outcomes):
+        docs = [o.curve for o in outcomes if o.strategy == name and o.curve]
+        if docs:
+            curves.append(curve_summary(name, docs))
+    tail = "" if engine == "shannon" else "-" + Path(str(engine)).stem
+    return write_compare_plot(curves, Path(reports_dir) / f"compare-b{games_budget}{tail}",
+                              title=f"{engine}: Elo vs reference as tuning games are spent "
+                                    "(mean over seeds, 95% band)")

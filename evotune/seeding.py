@@ -14,6 +14,8 @@ STREAM_STRATEGY = 0
 STREAM_OPENINGS = 1
 STREAM_GAMES = 2
 STREAM_VERIFY = 3
+STREAM_DATAGEN = 10   # evotune datagen: openings, random plies and samples of game g
+STREAM_TEXEL = 11     # evotune texel: the validation split
 
 
 def seed_sequence(seed: int, *key: int) -> np.random.SeedSequence:

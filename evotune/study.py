@@ -71,8 +71,39 @@ def resolve_workers(workers: int) -> int:
     return workers if workers > 0 else max(1, os.cpu_count() or 1)
 
 
+def strategy_params(cfg: RunConfig) -> dict:
+    """The parameters the run gives its strategy: ``[params]`` plus np, games and the budget
+    where the strategy has them."""
+    from .strategies import strategy_params as params_for
+
+    return params_for(cfg.strategy, np=cfg.np, games=cfg.games, budget=cfg.max_games,
+                      params=cfg.params_dict())
+
+
+def with_budget(cfg: RunConfig) -> RunConfig:
+    """``cfg`` with the planned game budget fixed in its params, for strategies whose schedule
+    depends on it (SPSA's N, nevergrad's budget): --max-games, or else --generations times the
+    games of one generation. Fixed at the start, so raising a limit on resume keeps the schedule.
+    """
+    import dataclasses
+
+    from .strategies import make_strategy, strategy_class
+
+    params = cfg.params_dict()
+    if "budget" not in strategy_class(cfg.strategy).PARAMS or "budget" in params:
+        return cfg
+    budget = cfg.max_games
+    if not budget:
+        space = load_engine_spec(cfg.engine).space(init_low=cfg.init_low, init_high=cfg.init_high)
+        probe = make_strategy(cfg.strategy, space, params=strategy_params(cfg), seed=cfg.seed)
+        budget = cfg.generations * sum(r.games for r in probe.ask())
+    params["budget"] = int(budget)
+    return dataclasses.replace(cfg, params=tuple(sorted(params.items())))
+
+
 def default_run_id(cfg: RunConfig, identity: dict) -> str:
-    return f"{cfg.strategy}-{time.strftime('%Y%m%d-%H%M%S')}-{identity['hash'][:6]}"
+    name = cfg.strategy.replace(":", "-")  # ng:NAME -> ng-NAME
+    return f"{name}-{time.strftime('%Y%m%d-%H%M%S')}-{identity['hash'][:6]}"
 
 
 def check_run_players(cfg: RunConfig) -> None:
@@ -96,7 +127,7 @@ def check_run_players(cfg: RunConfig) -> None:
 
         if strategy_class(cfg.strategy).NEEDS_FEATURES:
             raise ConfigError(f"strategy '{cfg.strategy}' learns from self-play; --opponents "
-                              "applies to de, jde and ea")
+                              "applies to de, jde, ea, spsa, cmaes and ng:NAME")
         check_opponents(cfg.opponents)
 
 
@@ -121,8 +152,7 @@ def preflight(cfg: RunConfig) -> None:
         except EvotuneError as exc:
             raise ConfigError(f"engine spec {spec.path}: the built-in engine cannot play its "
                               f"weights ({exc})") from None
-    make_strategy(cfg.strategy, space, params={"np": cfg.np, "games": cfg.games,
-                                               **cfg.params_dict()}, seed=cfg.seed)
+    make_strategy(cfg.strategy, space, params=strategy_params(cfg), seed=cfg.seed)
     check_openings(resolve_openings_path(cfg.openings), book_plies=cfg.book_plies)
     check_backend(cfg)
 
@@ -153,6 +183,7 @@ def new_run(cfg: RunConfig, *, out_dir: str | Path = "populations",
 
     if run_id is not None:
         check_run_id(run_id)
+    cfg = with_budget(cfg)
     preflight(cfg)
     identity = run_identity(cfg)
     run_id = run_id or default_run_id(cfg, identity)
@@ -279,7 +310,7 @@ class _RunLoop:
     def __init__(self, store: Store, cfg: RunConfig,
                  progress: Callable[[RunProgress], None] | None) -> None:
         from .match import GameRecord, write_pgn_text
-        from .strategies import STRATEGIES, make_strategy
+        from .strategies import make_strategy, strategy_class
 
         self.store, self.cfg, self.progress = store, cfg, progress
         self.spec = load_engine_spec(cfg.engine)
@@ -290,7 +321,7 @@ class _RunLoop:
             from .match.gauntlet import opponent_players
 
             self.opponents = opponent_players(cfg.opponents)
-        params = {"np": cfg.np, "games": cfg.games, **cfg.params_dict()}
+        params = strategy_params(cfg)
         # the whole stored history is checked (and a crash's leftovers repaired) first
         point = store.prepare_resume(
             to_pgn=lambda recs: write_pgn_text(GameRecord.from_dict(r) for r in recs))
@@ -305,14 +336,19 @@ class _RunLoop:
                                        "names": list(self.space.names),
                                        "population": pop.tolist(), **_population_stats(pop),
                                        "games": 0, "games_total": 0, "matches": [],
-                                       "stats": {}, "seconds": 0.0, "seconds_total": 0.0,
+                                       "stats": {"recommended": [float(v) for v in
+                                                                 self.strategy.recommended()]},
+                                       "seconds": 0.0, "seconds_total": 0.0,
                                        "state": self.strategy.state()})
             store.write_state({"generation": 0, "games": 0, "seconds": 0.0, "finished": False,
                                "strategy": self.strategy.state()})
         else:
-            if cfg.strategy not in STRATEGIES:
-                raise StoreError(f"stored strategy '{cfg.strategy}' is unknown to this evotune")
-            self.strategy = STRATEGIES[cfg.strategy].from_state(
+            try:
+                cls = strategy_class(cfg.strategy)
+            except EvotuneError as exc:
+                raise StoreError(f"stored strategy '{cfg.strategy}' cannot be restored: "
+                                 f"{exc}") from None
+            self.strategy = cls.from_state(
                 self.space, params=params, seed=cfg.seed, state=state.strategy)
             self.games_total = state.games
             self.seconds_before = state.seconds
@@ -364,6 +400,7 @@ class _RunLoop:
         outcomes, results, summaries, extra = play(g, requests, backend=backend, workers=workers,
                                                    progress=on_game)
         stats = strategy.tell(outcomes)
+        stats["recommended"] = [float(v) for v in strategy.recommended()]  # for compare's curves
         games_gen = sum(int(r.games) for r in results)
         self.games_total += games_gen
         dicts = [rec.to_dict() for r in results for rec in r.records]
@@ -424,8 +461,9 @@ class _RunLoop:
             # the request's points (equal scores split them), so DE replaces a target only
             # when the trial scored strictly more against the opponents
             pa = 2 * req.games if a.score > b.score else req.games if a.score == b.score else 0
+            # scalar-fitness strategies (cmaes, ng:NAME) take A's own score against the gauntlet
             outcomes.append(MatchOutcome(points_a=pa, points_b=2 * req.games - pa,
-                                         games=req.games))
+                                         games=req.games, fitness=float(a.score)))
             summaries.append({"a": list(req.a), "b": list(req.b), "tag": list(req.tag),
                               "points_a": pa, "points_b": 2 * req.games - pa,
                               "games": req.games, "gauntlet_points_a": a.total_points,

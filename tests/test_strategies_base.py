@@ -12,19 +12,21 @@ from evotune.strategies import STRATEGIES, MatchOutcome, make_strategy
 from synthetic import SyntheticOracle, run
 
 SPACE = WeightSpace()
-SMALL = {"de": {"np": 6}, "jde": {"np": 6}, "ea": {"np": 4}, "td": {"np": 2, "games": 2}}
+SMALL = {"de": {"np": 6}, "jde": {"np": 6}, "ea": {"np": 4}, "td": {"np": 2, "games": 2},
+         "spsa": {"batch": 3}, "cmaes": {"np": 4}}
 
 
 def test_registry_names():
-    assert sorted(STRATEGIES) == ["de", "ea", "jde", "td"]
+    assert sorted(STRATEGIES) == ["cmaes", "de", "ea", "jde", "spsa", "td"]
     for name, cls in STRATEGIES.items():
         assert cls.name == name
         assert make_strategy(name, SPACE, params={}, seed=1).params == cls.default_params()
 
 
 def test_unknown_strategy_lists_known():
-    with pytest.raises(ConfigError, match=r"unknown strategy 'cmaes'.*de, jde, ea, td"):
-        make_strategy("cmaes", SPACE, params={}, seed=1)
+    with pytest.raises(ConfigError, match=r"unknown strategy 'pso'.*de, jde, ea, td, spsa, "
+                                          r"cmaes or ng:NAME"):
+        make_strategy("pso", SPACE, params={}, seed=1)
 
 
 @pytest.mark.parametrize("name,params,pattern", [

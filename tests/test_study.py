@@ -114,7 +114,7 @@ def test_resume_with_the_same_seed_continues_identically_in_process(tmp_path):
 
 
 @pytest.mark.parametrize("args,msg", [
-    (["--strategy", "cmaes"], "unknown strategy 'cmaes'"),
+    (["--strategy", "pso"], "unknown strategy 'pso'"),
     (["--np", "3"], "NP >= 4"),
     (["--games", "3"], "even number of games"),
     (["--param", "Fx=0.3"], "Fx"),

@@ -193,11 +193,12 @@ def _run_space(run: RunData) -> WeightSpace:
 
 
 def _restored_strategy(run: RunData):
-    from ..strategies import STRATEGIES
+    from ..strategies import strategy_class
+    from ..study import strategy_params
 
     cfg = run.config
-    params = {"np": cfg.np, "games": cfg.games, **cfg.params_dict()}
-    cls = STRATEGIES[cfg.strategy]
+    params = strategy_params(cfg)
+    cls = strategy_class(cfg.strategy)
     return cls.from_state(_run_space(run), params=params, seed=cfg.seed,
                           state=run.state.strategy)
 
@@ -216,6 +217,11 @@ def recommend(run: RunData, rule: str = "mean") -> Recommendation:
     g = run.last
     size = len(run.populations[-1])
     strategy = None
+    if run.strategy == "texel":  # a Texel fit (evotune.learn.fitrun): one weight vector
+        space = _run_space(run)
+        w = space.round(np.clip(run.populations[-1][0], space.lower_array, space.upper_array))
+        return Recommendation(rule=rule, weights=tuple(float(v) for v in w), generation=g,
+                              description=f"Texel fit after epoch {g}, rounded")
     if run.state is not None and run.state.generation == g:
         try:
             strategy = _restored_strategy(run)
@@ -223,7 +229,9 @@ def recommend(run: RunData, rule: str = "mean") -> Recommendation:
             log.warning("run %s: cannot restore the strategy (%s)", run.run_id, exc)
     if strategy is not None:
         w = strategy.recommended(rule)
-        if rule == "mean":
+        if getattr(strategy, "RECOMMENDS", ""):  # one vector, whatever the rule (spsa, cmaes, ng)
+            what = f"{strategy.RECOMMENDS} after generation {g}"
+        elif rule == "mean":
             what = f"population mean of generation {g} ({size} individuals)"
         else:
             what = (f"mean of the better half ({max(1, size // 2)} of {size}) of generation {g}, "

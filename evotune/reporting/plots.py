@@ -50,6 +50,8 @@ STRATEGY_PANELS = (
     ("sigma_mean", "step size sigma (mean)"),
     ("learning_rate", "learning rate"),
     ("diversity", "diversity (mean std of free weights)"),
+    ("loss_train", "Texel error, training positions"),
+    ("loss_val", "Texel error, validation positions"),
 )
 
 

@@ -1,8 +1,10 @@
 """Strategies: pure numerics behind an ask/tell interface (see :mod:`evotune.strategies.base`).
 
-``STRATEGIES`` maps a registry name to its class; :func:`make_strategy` builds one with checked
+``STRATEGIES`` maps a registry name to its class; ``ng:NAME`` names any nevergrad optimiser
+(:func:`strategy_class` builds its class); :func:`make_strategy` builds one with checked
 parameters. Strategies import numpy, ``evotune.space``, ``evotune.seeding`` and
-``evotune.errors`` only: they never play a game or touch disk.
+``evotune.errors`` only (pycma and nevergrad lazily, as optional extras): they never play a game
+or touch disk.
 """
 from __future__ import annotations
 
@@ -11,24 +13,43 @@ from typing import Mapping
 from ..errors import ConfigError
 from ..space import WeightSpace
 from .base import GameLeaves, MatchOutcome, MatchRequest, Param, Strategy
+from .cmaes import CMAES
 from .de import DE
 from .ea import EA
 from .jde import JDE
+from .nevergrad import PREFIX as NG_PREFIX, nevergrad_class
+from .spsa import SPSA
 from .td import TD
 
-STRATEGIES: dict[str, type[Strategy]] = {"de": DE, "jde": JDE, "ea": EA, "td": TD}
+STRATEGIES: dict[str, type[Strategy]] = {"de": DE, "jde": JDE, "ea": EA, "td": TD,
+                                         "spsa": SPSA, "cmaes": CMAES}
 
-__all__ = ["STRATEGIES", "make_strategy", "strategy_class", "Strategy", "MatchRequest",
-           "MatchOutcome", "GameLeaves", "Param", "DE", "JDE", "EA", "TD"]
+__all__ = ["STRATEGIES", "make_strategy", "strategy_class", "strategy_params", "Strategy",
+           "MatchRequest", "MatchOutcome", "GameLeaves", "Param", "DE", "JDE", "EA", "TD",
+           "SPSA", "CMAES"]
 
 
 def strategy_class(name: str) -> type[Strategy]:
-    """The class registered under ``name`` (ConfigError listing the known ones otherwise)."""
+    """The class registered under ``name``, or ``ng:NAME``'s (ConfigError otherwise)."""
+    if isinstance(name, str) and name.startswith(NG_PREFIX) and len(name) > len(NG_PREFIX):
+        return nevergrad_class(name)
     try:
         return STRATEGIES[name]
     except (KeyError, TypeError):
         raise ConfigError(f"unknown strategy {name!r}; use one of "
-                          f"{', '.join(STRATEGIES)}") from None
+                          f"{', '.join(STRATEGIES)} or {NG_PREFIX}NAME (a nevergrad "
+                          "optimiser)") from None
+
+
+def strategy_params(name: str, *, np: int, games: int, budget: int,
+                    params: Mapping[str, object] | None = None) -> dict:
+    """The parameters a run gives strategy ``name``: its explicit ``params``, plus the run's
+    ``np``, ``games`` and game ``budget`` where the strategy has such a parameter."""
+    cls = strategy_class(name)
+    out = {k: v for k, v in (("np", np), ("games", games), ("budget", budget))
+           if k in cls.PARAMS and not (k == "budget" and v <= 0)}
+    out.update(params or {})
+    return out
 
 
 def make_strategy(name: str, space: WeightSpace, *, params: Mapping[str, object] | None = None,

@@ -83,6 +83,9 @@ class MatchOutcome:
     """Games actually played (an early stop gives fewer than requested)."""
     leaves: tuple[GameLeaves, ...] = ()
     """Per game, only with ``record_leaves``."""
+    fitness: float | None = None
+    """A's score (0..1) against the run's gauntlet (--opponents), when the run has one; the
+    scalar fitness of cmaes and ng:NAME (otherwise they use points_a / (2 games))."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +95,7 @@ class Param:
     default: Any
     """Value used when the parameter is not given."""
     kind: str
-    """'int', 'float' or 'choice'."""
+    """'int', 'float', 'choice' or 'text' (any string, e.g. a table)."""
     low: float | None = None
     """Smallest valid value (inclusive unless ``low_open``), or None."""
     high: float | None = None
@@ -110,6 +113,8 @@ class Param:
         """The valid range in words, for error messages."""
         if self.kind == "choice":
             return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.kind == "text":
+            return "a text"
         what = {"int": "an even integer" if self.even else "an integer", "float": "a number"}[
             self.kind]
         parts = []
@@ -125,6 +130,10 @@ class Param:
                           f"give {self.describe()}")
         if self.kind == "choice":
             if not isinstance(value, str) or value not in self.choices:
+                raise bad
+            return value
+        if self.kind == "text":
+            if not isinstance(value, str):
                 raise bad
             return value
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):

@@ -1,0 +1,178 @@
+"""Labelled positions: the line formats the C++ Texel tuners read, one reader and one writer.
+
+Every line is one position and the result of the game it comes from, from White's point of view
+(1 = White won, 0.5 = draw, 0 = Black won). Formats read (blank lines and lines starting with
+``#`` are skipped):
+
+- ``fen``: ``FEN [1.0]`` / ``FEN [0.5]`` / ``FEN [0.0]`` (also ``[1]``, ``[0]``, ``[1-0]`` ...;
+  anything after the bracket, e.g. a score, is ignored);
+- ``epd``: ``FEN c9 "1-0";`` (4-field EPD with opcodes, as in zurichess's quiet-labeled.epd;
+  other opcodes may precede or follow c9);
+- ``pipe``: ``FEN | result`` with result ``1-0``, ``0-1``, ``1/2-1/2``, ``1``, ``0.5`` or ``0``.
+
+:func:`format_line` writes ``fen`` (the default of ``evotune datagen``) or ``epd``.
+A malformed line raises :class:`DataError` naming ``file:line`` once more than ``max_bad``
+lines were bad.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import chess
+import numpy as np
+
+from ..errors import EvotuneError
+
+log = logging.getLogger(__name__)
+
+FORMATS = ("fen", "epd")
+"""Formats :func:`format_line` writes."""
+
+_RESULTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5, "1": 1.0, "0": 0.0, "0.5": 0.5,
+            "1.0": 1.0, "0.0": 0.0, "1/2": 0.5, ".5": 0.5}
+_BRACKET = re.compile(r"^(.*?)\s*\[\s*([^\]]*?)\s*\](.*)$")
+_C9 = re.compile(r"\bc9\s+\"?([^\";]+?)\"?\s*;")
+
+
+class DataError(EvotuneError, ValueError):
+    """A file of labelled positions cannot be read or has malformed lines."""
+
+
+@dataclass
+class Positions:
+    """Labelled positions read from files (in file order)."""
+
+    fens: list[str] = field(default_factory=list)
+    """Full FENs (4-field EPD positions get clocks '0 1')."""
+    results: list[float] = field(default_factory=list)
+    """Game result of each position, White's view: 1, 0.5 or 0."""
+    bad: int = 0
+    """Malformed lines skipped (at most the limit given)."""
+    files: list[dict] = field(default_factory=list)
+    """One record per file read: name, path, size, sha256, positions."""
+
+    def __len__(self) -> int:
+        return len(self.fens)
+
+    def result_array(self) -> np.ndarray:
+        return np.asarray(self.results, dtype=np.float64)
+
+
+def result_value(text: str) -> float | None:
+    """1.0, 0.5 or 0.0 for a result token, None when it is not one."""
+    return _RESULTS.get(text.strip().strip('"').strip())
+
+
+def result_string(value: float) -> str:
+    """'1-0', '1/2-1/2' or '0-1'."""
+    return {1.0: "1-0", 0.5: "1/2-1/2", 0.0: "0-1"}[float(value)]
+
+
+def format_line(fen: str, result: float, fmt: str = "fen") -> str:
+    """One output line (without the newline): ``FEN [1.0]`` or EPD ``... c9 "1-0";``."""
+    if fmt == "fen":
+        return f"{fen} [{float(result):.1f}]"
+    if fmt == "epd":
+        return f"{' '.join(fen.split()[:4])} c9 \"{result_string(result)}\";"
+    raise DataError(f"label format '{fmt}' is unknown; use one of {', '.join(FORMATS)}")
+
+
+def _fen(text: str) -> str | None:
+    """A full FEN from 4 or 6 FEN fields, or None when it is not a legal position."""
+    fields = text.split()
+    if len(fields) == 4:
+        fields += ["0", "1"]
+    if len(fields) != 6:
+        return None
+    fen = " ".join(fields)
+    try:
+        board = chess.Board(fen)
+    except ValueError:
+        return None
+    if board.status() & ~chess.STATUS_IMPOSSIBLE_CHECK:
+        return None
+    return fen
+
+
+def parse_line(line: str) -> tuple[str, float] | str:
+    """(fen, result) for a labelled line, or a short reason why it is not one."""
+    s = line.strip()
+    m = _BRACKET.match(s)
+    if m:
+        fen_text, res = m.group(1), result_value(m.group(2))
+        if res is None:
+            return f"result [{m.group(2)}] is not 1.0, 0.5 or 0.0"
+    elif "|" in s:
+        fen_text, _, rest = s.partition("|")
+        res = result_value(rest.split("|")[0])
+        if res is None:
+            return f"result '{rest.strip()}' after '|' is not 1-0, 0-1, 1/2-1/2, 1, 0.5 or 0"
+    else:
+        m = _C9.search(s)
+        if not m:
+            return "no result: expected 'FEN [1.0]', 'FEN | 1-0' or EPD with c9 \"1-0\";"
+        res = result_value(m.group(1))
+        if res is None:
+            return f"c9 result '{m.group(1)}' is not 1-0, 0-1 or 1/2-1/2"
+        fields = s.split()
+        fen_text = " ".join(fields[:6] if len(fields) >= 6 and fields[4].isdigit()
+                            and fields[5].isdigit() else fields[:4])
+    fen = _fen(fen_text)
+    if fen is None:
+        return f"'{fen_text.strip()[:80]}' is not a legal FEN"
+    return fen, res
+
+
+def file_record(path: Path) -> dict:
+    """Name, path, size and SHA-256 of a data file (for a run's manifest)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return {"name": path.name, "path": str(path.resolve()), "size": path.stat().st_size,
+            "sha256": h.hexdigest()}
+
+
+def read_positions(paths, *, max_bad: int = 0, max_positions: int = 0) -> Positions:
+    """Read labelled positions from ``paths`` in order (``max_positions`` > 0: stop there).
+
+    More than ``max_bad`` malformed lines raise DataError naming the first one beyond the limit
+    as ``file:line``.
+    """
+    out = Positions()
+    for p in paths:
+        path = Path(p)
+        if not path.is_file():
+            raise DataError(f"data file {path}: no such file; give files of labelled positions")
+        rec = file_record(path)
+        start = len(out)
+        try:
+            fh = open(path, encoding="utf-8")
+            with fh:
+                for lineno, line in enumerate(fh, 1):
+                    if not line.strip() or line.lstrip().startswith("#"):
+                        continue
+                    if max_positions and len(out) >= max_positions:
+                        break
+                    got = parse_line(line)
+                    if isinstance(got, str):
+                        out.bad += 1
+                        if out.bad > max_bad:
+                            raise DataError(f"{path}:{lineno}: {got} (bad lines allowed: "
+                                            f"{max_bad}; raise --max-bad to skip such lines)")
+                        log.warning("%s:%d: skipped: %s", path, lineno, got)
+                        continue
+                    out.fens.append(got[0])
+                    out.results.append(got[1])
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{path}: not a UTF-8 text file ({exc.reason}); give a file of "
+                            "labelled positions") from None
+        except OSError as exc:
+            raise DataError(f"data file {path}: cannot read it ({exc.strerror})") from None
+        rec["positions"] = len(out) - start
+        out.files.append(rec)
+    return out

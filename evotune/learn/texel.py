@@ -1,0 +1,172 @@
+"""Texel's method: fit linear evaluation weights to game results of labelled positions.
+
+Model: a position with feature row x (White's view, phase factors folded in, so that the
+White-view evaluation is ``x . w``) is predicted to score ``p = sigma(K * x.w / 400)`` for White,
+with the base-10 logistic ``sigma(s) = 1 / (1 + 10**(-s))`` of the Texel tuning method. The error
+is the mean squared difference between p and the game result r (1, 0.5, 0).
+
+The fit: K first (the value that minimises the error with the initial weights, by a bounded
+scalar search), then the free weights with K fixed, inside their bounds, by
+
+- ``lbfgs``: scipy's L-BFGS-B; an epoch is one L-BFGS-B call of ``iters`` iterations started from
+  the previous epoch's weights (so an epoch is a pure function of its start weights, and a fit
+  resumed from any stored epoch equals an uninterrupted one);
+- ``adam``: full-batch Adam, ``iters`` steps per epoch, projected onto the bounds; its moments
+  are part of the stored state.
+
+Pure numerics (numpy, scipy.sparse): no I/O. The run around it is :mod:`evotune.learn.fitrun`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ConfigError
+
+LN10 = math.log(10.0)
+OPTIMIZERS = ("lbfgs", "adam")
+K_RANGE = (0.05, 10.0)
+
+
+def require_scipy():
+    """scipy (sparse matrices, L-BFGS-B), or one clear error line when it is not installed."""
+    try:
+        import scipy.optimize
+        import scipy.sparse
+    except ImportError:
+        raise ConfigError("evotune texel needs scipy; install it with 'pip install "
+                          "evotune[texel]' (or 'pip install scipy')") from None
+    return scipy
+
+
+def sigmoid(s: np.ndarray) -> np.ndarray:
+    """1 / (1 + 10**(-s)), computed stably."""
+    return 0.5 * (1.0 + np.tanh(0.5 * LN10 * s))
+
+
+@dataclass
+class Problem:
+    """A Texel problem: the feature matrix, the results, which weights are free and their bounds."""
+
+    X: object
+    """(n, p) feature rows, White's view (scipy.sparse CSR or a dense array)."""
+    y: np.ndarray
+    """(n,) results, White's view: 1, 0.5 or 0."""
+    free: np.ndarray
+    """Indices of the free weights."""
+    lower: np.ndarray
+    """(p,) lower bounds."""
+    upper: np.ndarray
+    """(p,) upper bounds."""
+
+    def __post_init__(self) -> None:
+        self.y = np.asarray(self.y, dtype=np.float64)
+        if self.X.shape[0] != self.y.size:
+            raise ConfigError(f"{self.X.shape[0]} feature rows but {self.y.size} results")
+
+    @property
+    def n(self) -> int:
+        return int(self.y.size)
+
+    def evals(self, w: np.ndarray) -> np.ndarray:
+        """White-view evaluations x . w of every row."""
+        return np.asarray(self.X @ w).ravel()
+
+    def error(self, w: np.ndarray, K: float) -> float:
+        """Mean squared error of the predictions (0 rows: 0)."""
+        if self.n == 0:
+            return 0.0
+        d = self.y - sigmoid(K * self.evals(w) / 400.0)
+        return float(d @ d / self.n)
+
+    def error_and_gradient(self, w: np.ndarray, K: float) -> tuple[float, np.ndarray]:
+        """The error and its gradient with respect to every weight (fixed ones included)."""
+        p = sigmoid(K * self.evals(w) / 400.0)
+        d = self.y - p
+        # dE/dw = mean(-2 d p (1 - p) ln10 K / 400 x)
+        g = -2.0 * d * p * (1.0 - p) * (LN10 * K / 400.0)
+        return float(d @ d / self.n), np.asarray(self.X.T @ g).ravel() / self.n  # no copy
+
+
+def fit_k(problem: Problem, w: np.ndarray, *, bounds: tuple[float, float] = K_RANGE) -> float:
+    """The K in ``bounds`` that minimises the error with weights ``w`` (bounded Brent search)."""
+    require_scipy()
+    from scipy.optimize import minimize_scalar
+
+    res = minimize_scalar(lambda k: problem.error(w, k), bounds=bounds, method="bounded",
+                          options={"xatol": 1e-6})
+    return float(res.x)
+
+
+def lbfgs_epoch(problem: Problem, w: np.ndarray, K: float, *, iters: int) -> np.ndarray:
+    """``iters`` L-BFGS-B iterations on the free weights from ``w`` (bounds respected)."""
+    require_scipy()
+    from scipy.optimize import minimize
+
+    free = problem.free
+    w = np.array(w, dtype=np.float64)
+
+    def f(x):
+        full = w.copy()
+        full[free] = x
+        e, g = problem.error_and_gradient(full, K)
+        return e, g[free]
+
+    res = minimize(f, w[free], jac=True, method="L-BFGS-B",
+                   bounds=list(zip(problem.lower[free], problem.upper[free])),
+                   options={"maxiter": int(iters), "ftol": 1e-15, "gtol": 1e-12,
+                            "maxcor": 20})
+    out = w.copy()
+    out[free] = np.clip(res.x, problem.lower[free], problem.upper[free])
+    return out
+
+
+@dataclass
+class AdamState:
+    """Adam's moments and step count (JSON-safe through :meth:`to_dict`)."""
+
+    m: np.ndarray
+    v: np.ndarray
+    t: int = 0
+
+    @classmethod
+    def zeros(cls, p: int) -> "AdamState":
+        return cls(np.zeros(p), np.zeros(p), 0)
+
+    def to_dict(self) -> dict:
+        return {"m": self.m.tolist(), "v": self.v.tolist(), "t": self.t}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "AdamState":
+        return cls(np.asarray(d["m"], dtype=np.float64), np.asarray(d["v"], dtype=np.float64),
+                   int(d["t"]))
+
+
+def adam_epoch(problem: Problem, w: np.ndarray, K: float, state: AdamState, *, iters: int,
+               lr: float, beta1: float = 0.9, beta2: float = 0.999,
+               eps: float = 1e-12) -> np.ndarray:
+    """``iters`` full-batch Adam steps of size ``lr`` (engine units), projected on the bounds."""
+    free = problem.free
+    w = np.array(w, dtype=np.float64)
+    for _ in range(int(iters)):
+        _, g = problem.error_and_gradient(w, K)
+        g = g[free]
+        state.t += 1
+        state.m[free] = beta1 * state.m[free] + (1 - beta1) * g
+        state.v[free] = beta2 * state.v[free] + (1 - beta2) * g * g
+        mhat = state.m[free] / (1 - beta1 ** state.t)
+        vhat = state.v[free] / (1 - beta2 ** state.t)
+        w[free] = np.clip(w[free] - lr * mhat / (np.sqrt(vhat) + eps), problem.lower[free],
+                          problem.upper[free])
+    return w
+
+
+def rounded(w: np.ndarray, problem: Problem) -> np.ndarray:
+    """Whole engine units inside the bounds (fixed weights keep their value)."""
+    out = np.array(w, dtype=np.float64)
+    free = problem.free
+    out[free] = np.clip(np.rint(out[free]), np.ceil(problem.lower[free]),
+                        np.floor(problem.upper[free]))
+    return out

@@ -1,0 +1,52 @@
+"""CMA-ES (Hansen) through pycma's ask/tell, with a scalar fitness from mini-matches.
+
+Everything but the library calls is :class:`~evotune.strategies.replay.ReplayedStrategy`'s: the
+free weights normalised to [0, 1] (pycma's ``BoundTransform`` keeps candidates inside), ``np``
+candidates per generation (pycma's lambda), each scored by a mini-match against the current
+distribution mean, and resume by replaying the told scores. ``sigma0`` is the initial step size
+as a fraction of the bound width. pycma's own stopping rules are ignored: the run's budget ends
+the run. Optional: ``pip install -e .[cma]``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Param
+from .replay import COMMON_PARAMS, ReplayedStrategy, missing_library
+
+
+class CMAES(ReplayedStrategy):
+    """CMA-ES (pycma) on the normalised free weights; fitness = score against the mean."""
+
+    name = "cmaes"
+    PARAMS = {
+        **COMMON_PARAMS,
+        "sigma0": Param(0.2, "float", low=0.0, high=1.0, low_open=True,
+                        doc="initial step size, as a fraction of each weight's bound width"),
+    }
+
+    def _make(self, u0: np.ndarray, seed: int):
+        try:
+            import cma
+        except ImportError:
+            raise missing_library(self.name, "cma", "cma") from None
+        never = 10 ** 12
+        opts = {"popsize": self.params["np"], "bounds": [0.0, 1.0], "seed": seed,
+                "verbose": -9, "tolfun": 0, "tolfunhist": 0, "tolx": 0, "tolflatfitness": never,
+                "tolstagnation": never, "maxiter": never, "maxfevals": never,
+                "tolconditioncov": False}
+        return cma.CMAEvolutionStrategy(np.asarray(u0, dtype=np.float64),
+                                        self.params["sigma0"], opts)
+
+    def _ask_batch(self, size: int):
+        xs = self.opt.ask(size)
+        return np.array(xs, dtype=np.float64), xs
+
+    def _tell_batch(self, handles, losses: np.ndarray) -> None:
+        self.opt.tell(handles, [float(v) for v in losses])
+
+    def _mean(self) -> np.ndarray:
+        return np.asarray(self.opt.boundary_handler.transform(self.opt.mean), dtype=np.float64)
+
+    def _library_stats(self) -> dict:
+        return {"sigma": float(self.opt.sigma)}

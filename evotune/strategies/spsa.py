@@ -1,0 +1,305 @@
+"""SPSA as fishtest and OpenBench run it (Spall's simultaneous perturbation, their schedule).
+
+Per tuned weight i: start, min, max, ``c_end``, ``r_end`` (from a ``table`` of fishtest or
+OpenBench lines, see :func:`parse_spsa_lines`; without one: the space's bounds, ``c_end`` =
+``c_end_frac`` x (max - min), ``r_end``, a start drawn like DE's population or the reference).
+N = planned iterations = ``budget`` // 2 game pairs, and
+
+    A = A_ratio N (0.1 N),  alpha = 0.602,  gamma = 0.101
+    c_i = c_end_i N^gamma,  a_i = r_end_i c_end_i^2 (A + N)^alpha
+    c_k,i = c_i / k^gamma,  R_k,i = a_i / (A + k)^alpha / c_k,i^2
+
+An iteration k (1-based, counted in game pairs) plays theta + c_k Delta against
+theta - c_k Delta (Delta_i = +-1, both clipped to [min, max]) in colour-balanced game pairs and
+sets theta_i += R_k,i c_k,i (W - L) Delta_i, clipped to [min, max] (W - L from the + side's view).
+Integer weights play stochastically rounded values, floor(v + u) with u uniform in [0, 1), drawn
+afresh for each perturbed value, so a perturbation smaller than one unit still moves them on
+average; theta itself stays a float vector.
+
+A generation is ``batch`` perturbations dispatched at the same k, each a mini-match of ``games``
+games (fishtest's concurrent workers that fetched their flips at the same iteration); their
+results are applied one after the other in request order, each with the schedule of that k, and
+the iteration count advances by the pairs played. The budget is counted in games like every
+strategy's: N = budget / 2.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ConfigError
+from .base import MatchOutcome, MatchRequest, Param, Strategy, as_tuple
+
+KINDS = ("int", "float")
+
+
+@dataclass(frozen=True)
+class SpsaLine:
+    """One tuned parameter of an SPSA table (a fishtest or OpenBench line)."""
+
+    name: str
+    """Parameter name (the engine option or evotune weight name)."""
+    kind: str
+    """'int' (played stochastically rounded) or 'float'."""
+    start: float
+    """Start value."""
+    min: float
+    """Lower bound."""
+    max: float
+    """Upper bound."""
+    c_end: float
+    """Perturbation at the last planned iteration."""
+    r_end: float
+    """Learning rate at the last planned iteration (a_end = r_end c_end^2)."""
+
+
+def number_text(x: float) -> str:
+    """The shortest text that reads back as exactly ``x`` (integers without a point)."""
+    x = float(x)
+    if x.is_integer() and abs(x) < 1e15:
+        return str(int(x))
+    return repr(x)
+
+
+def fishtest_line(p: SpsaLine) -> str:
+    """``name,start,min,max,c_end,r_end`` (fishtest's SPSA box)."""
+    return ",".join([p.name, *(number_text(v) for v in (p.start, p.min, p.max, p.c_end,
+                                                         p.r_end))])
+
+
+def openbench_line(p: SpsaLine) -> str:
+    """``name, int|float, start, min, max, c_end, r_end`` (OpenBench's SPSA box)."""
+    return ", ".join([p.name, p.kind, *(number_text(v) for v in (p.start, p.min, p.max,
+                                                                 p.c_end, p.r_end))])
+
+
+def parse_spsa_lines(text: str, *, where: str = "spsa parameters",
+                     default_kind: str = "int") -> list[SpsaLine]:
+    """Read fishtest lines (6 fields) and OpenBench lines (7 fields, the 2nd int or float).
+
+    Blank lines and lines starting with '#' are skipped. A fishtest line has no kind; it gets
+    ``default_kind``. Any other line is a ConfigError naming the line.
+    """
+    out: list[SpsaLine] = []
+    seen: set[str] = set()
+    for no, raw in enumerate(str(text).splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        cells = [c.strip() for c in line.split(",")]
+        bad = (f"{where}, line {no}: {raw.strip()!r}: expected fishtest 'name,start,min,max,"
+               "c_end,r_end' or OpenBench 'name, int|float, start, min, max, c_end, r_end'")
+        if len(cells) == 7:
+            name, kind, nums = cells[0], cells[1], cells[2:]
+            if kind not in KINDS:
+                raise ConfigError(bad)
+        elif len(cells) == 6:
+            name, kind, nums = cells[0], default_kind, cells[1:]
+        else:
+            raise ConfigError(bad)
+        try:
+            start, lo, hi, c_end, r_end = (float(v) for v in nums)
+        except ValueError:
+            raise ConfigError(bad) from None
+        if not name or not all(math.isfinite(v) for v in (start, lo, hi, c_end, r_end)):
+            raise ConfigError(bad)
+        if not lo <= start <= hi:
+            raise ConfigError(f"{where}, line {no}: start {number_text(start)} of '{name}' is "
+                              f"outside [{number_text(lo)}, {number_text(hi)}]")
+        if c_end <= 0 or r_end <= 0:
+            raise ConfigError(f"{where}, line {no}: c_end and r_end of '{name}' must be > 0")
+        if name in seen:
+            raise ConfigError(f"{where}, line {no}: '{name}' is given twice")
+        seen.add(name)
+        out.append(SpsaLine(name, kind, start, lo, hi, c_end, r_end))
+    return out
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """fishtest's SPSA gain sequences for planned N iterations (vectors over tuned weights)."""
+
+    N: int
+    """Planned iterations (game pairs)."""
+    A: float
+    """Stability constant A = A_ratio N."""
+    alpha: float
+    """Decay exponent of a_k."""
+    gamma: float
+    """Decay exponent of c_k."""
+    c: np.ndarray
+    """c_i = c_end_i N^gamma."""
+    a: np.ndarray
+    """a_i = r_end_i c_end_i^2 (A + N)^alpha."""
+
+    @classmethod
+    def from_ends(cls, c_end, r_end, *, N: int, A_ratio: float = 0.1, alpha: float = 0.602,
+                  gamma: float = 0.101) -> "Schedule":
+        c_end = np.asarray(c_end, dtype=np.float64)
+        r_end = np.asarray(r_end, dtype=np.float64)
+        A = A_ratio * N
+        return cls(N=int(N), A=A, alpha=alpha, gamma=gamma, c=c_end * N ** gamma,
+                   a=r_end * c_end ** 2 * (A + N) ** alpha)
+
+    def c_k(self, k: int) -> np.ndarray:
+        """Perturbation at iteration k (1-based)."""
+        return self.c / k ** self.gamma
+
+    def a_k(self, k: int) -> np.ndarray:
+        return self.a / (self.A + k) ** self.alpha
+
+    def R_k(self, k: int) -> np.ndarray:
+        """Learning rate at iteration k: a_k / c_k^2 (theta += R_k c_k (W - L) Delta)."""
+        return self.a_k(k) / self.c_k(k) ** 2
+
+
+def stochastic_round(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """floor(x + u), u uniform in [0, 1): rounds up with probability frac(x), mean exactly x."""
+    return np.floor(x + rng.random(x.shape))
+
+
+class SPSA(Strategy):
+    """fishtest/OpenBench SPSA: theta +- c_k Delta in game pairs, theta += R_k c_k (W-L) Delta."""
+
+    name = "spsa"
+    RECOMMENDS = "SPSA's theta"
+    PARAMS = {
+        "batch": Param(8, "int", low=1,
+                       doc="perturbations dispatched at the same iteration k per generation"),
+        "games": Param(2, "int", low=2, even=True,
+                       doc="games per perturbation (even: colour-balanced pairs)"),
+        "budget": Param(3000, "int", low=2,
+                        doc="planned games; N = budget / 2 iterations (set from --max-games)"),
+        "A_ratio": Param(0.1, "float", low=0.0, doc="A = A_ratio N"),
+        "alpha": Param(0.602, "float", low=0.0, low_open=True, doc="a_k decay exponent"),
+        "gamma": Param(0.101, "float", low=0.0, low_open=True, doc="c_k decay exponent"),
+        "c_end": Param(0.05, "float", low=0.0, high=1.0, low_open=True,
+                       doc="c_end as a fraction of each weight's bound width (no table)"),
+        "r_end": Param(0.02, "float", low=0.0, low_open=True,
+                       doc="r_end (no table); fishtest's customary 0.002 is for fine-tuning"),
+        "init": Param("sample", "choice", choices=("sample", "reference"),
+                      doc="start (no table): a uniform draw like DE's, or the reference"),
+        "table": Param("", "text",
+                       doc="fishtest/OpenBench lines in evotune names and units (--spsa-params)"),
+    }
+
+    def _initialize(self) -> None:
+        space, p = self.space, self.params
+        lines = parse_spsa_lines(p["table"], where="strategy 'spsa' table") if p["table"] else []
+        free = set(int(i) for i in self._free)
+        index = {n: i for i, n in enumerate(space.names)}
+        lower, upper = space.lower_array.copy(), space.upper_array.copy()
+        integer = np.full(space.size, bool(space.integer))
+        if lines:
+            theta = space.reference_array.copy()
+            tuned, c_end, r_end = [], [], []
+            for ln in lines:
+                i = index.get(ln.name)
+                if i is None or i not in free:
+                    what = "is fixed" if i is not None else "is not a weight of the space"
+                    raise ConfigError(f"strategy 'spsa' table: '{ln.name}' {what}; tune some "
+                                      f"of {', '.join(space.free_names)}")
+                if ln.min < lower[i] or ln.max > upper[i]:
+                    raise ConfigError(f"strategy 'spsa' table: bounds of '{ln.name}' "
+                                      f"[{number_text(ln.min)}, {number_text(ln.max)}] leave "
+                                      f"the space's [{lower[i]:g}, {upper[i]:g}]")
+                theta[i], lower[i], upper[i] = ln.start, ln.min, ln.max
+                integer[i] = ln.kind == "int"
+                tuned.append(i)
+                c_end.append(ln.c_end)
+                r_end.append(ln.r_end)
+            self.tuned = np.array(tuned, dtype=np.int64)
+        else:
+            self.tuned = self._free.copy()
+            if p["init"] == "sample":
+                theta = space.sample(self.rng, 1)[0]
+            else:
+                theta = space.reference_array.copy()
+            c_end = p["c_end"] * (upper - lower)[self.tuned]
+            r_end = np.full(self.tuned.size, p["r_end"])
+        self.lower, self.upper, self.integer = lower, upper, integer
+        self.schedule = Schedule.from_ends(c_end, r_end, N=self.planned, A_ratio=p["A_ratio"],
+                                           alpha=p["alpha"], gamma=p["gamma"])
+        self.theta = np.clip(np.asarray(theta, dtype=np.float64), lower, upper)
+        self.pairs = 0
+        self.population = self._rounded()
+
+    @property
+    def planned(self) -> int:
+        """N: planned iterations (game pairs)."""
+        return max(1, self.params["budget"] // 2)
+
+    def _rounded(self) -> np.ndarray:
+        return self.space.round(np.clip(self.theta, self.lower, self.upper))[None, :]
+
+    def _vectors(self) -> np.ndarray:
+        return self.theta[None, :]
+
+    def recommended(self, rule: str = "mean") -> np.ndarray:
+        """theta, rounded (one vector: both rules give it)."""
+        super().recommended(rule)  # checks the rule
+        return self._rounded()[0]
+
+    def perturbed(self, deltas: np.ndarray, ck: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(plus, minus) vectors of each perturbation: clipped, integers stochastically rounded."""
+        t = self.tuned
+        out = []
+        for sign in (1.0, -1.0):
+            x = np.tile(self.theta, (len(deltas), 1))
+            x[:, t] = np.clip(self.theta[t] + sign * ck * deltas, self.lower[t], self.upper[t])
+            ints = t[self.integer[t]]
+            x[:, ints] = np.clip(stochastic_round(x[:, ints], self.rng), self.lower[ints],
+                                 self.upper[ints])
+            rest = np.setdiff1d(np.arange(self.space.size), t)
+            x[:, rest] = self._rounded()[0][rest]
+            out.append(x)
+        return out[0], out[1]
+
+    def _plan(self) -> tuple[list[MatchRequest], dict]:
+        k = self.pairs + 1
+        ck = self.schedule.c_k(k)
+        deltas = self.rng.integers(0, 2, size=(self.params["batch"], self.tuned.size)) * 2 - 1
+        plus, minus = self.perturbed(deltas, ck)
+        requests = [MatchRequest(a=as_tuple(a), b=as_tuple(b), games=self.params["games"],
+                                 tag=(j,)) for j, (a, b) in enumerate(zip(plus, minus))]
+        return requests, {"k": k, "deltas": deltas}
+
+    def _update(self, requests: list[MatchRequest], plan: dict,
+                outcomes: list[MatchOutcome]) -> dict:
+        k, t = plan["k"], self.tuned
+        ck, Rk = self.schedule.c_k(k), self.schedule.R_k(k)
+        before = self.theta.copy()
+        total = 0
+        for delta, out in zip(plan["deltas"], outcomes):
+            result = (out.points_a - out.points_b) // 2  # W - L of the + side
+            total += result
+            self.theta[t] = np.clip(self.theta[t] + Rk * ck * result * delta, self.lower[t],
+                                    self.upper[t])
+            self.pairs += out.games // 2
+        self.population = self._rounded()
+        return {"iteration": self.pairs, "k": k, "c_k": float(ck.mean()),
+                "R_k": float(Rk.mean()), "w_minus_l": int(total),
+                "step": float(np.linalg.norm(self.theta - before))}
+
+    def _extra_state(self) -> dict:
+        return {"theta": self.theta.tolist(), "pairs": int(self.pairs)}
+
+    def _load_extra_state(self, state: dict) -> None:
+        self._initialize_bounds_only()
+        theta = np.array(state["theta"], dtype=np.float64)
+        if theta.shape != (self.space.size,):
+            raise ConfigError(f"strategy '{self.name}': saved theta has shape {theta.shape}, "
+                              f"the weight space has {self.space.size} weights")
+        self.theta = theta
+        self.pairs = int(state["pairs"])
+        self.population = self._rounded()
+
+    def _initialize_bounds_only(self) -> None:
+        """Tuned set, bounds and schedule from the parameters (no random draw)."""
+        rng, self.rng = self.rng, np.random.default_rng(0)  # a sampled start is overwritten
+        try:
+            self._initialize()
+        finally:
+            self.rng = rng
