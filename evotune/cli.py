@@ -76,17 +76,63 @@ def perft(fen: str | None, depth: int | None, divide: bool, suite: str | None,
 @click.argument("fen")
 @click.option("--depth", type=int, default=3, show_default=True, help="Search depth in plies.")
 @click.option("--nodes", type=int, default=0, show_default=True, help="Node limit (0 = none).")
-@click.option("--weights", default="100,300,330,500,900,10", show_default=True,
-              help="Weights P,N,B,R,Q,M in engine units.")
-def search(fen: str, depth: int, nodes: int, weights: str) -> None:
+@click.option("--weights", default=None,
+              help="Shannon weights P,N,B,R,Q,M in engine units, or a JSON weights file "
+                   "(default: the engine spec's reference values).")
+@click.option("--engine", default="shannon", show_default=True,
+              help="Builtin engine spec (its feature set and reference weights).")
+def search(fen: str, depth: int, nodes: int, weights: str | None, engine: str) -> None:
     """Search FEN with the built-in engine; print move, score, depth, nodes, nodes/s and PV."""
     from .engine import search as run_search
-    from .space import parse_weights_text
 
-    r = run_search(fen, parse_weights_text(weights), depth=depth, nodes=nodes)
+    spec, w = _builtin_weights(engine, weights)
+    r = run_search(fen, w, depth=depth, nodes=nodes, features=spec.features)
     nps = r.nodes / r.seconds if r.seconds > 0 else 0.0
     click.echo(f"bestmove {r.move or '(none)'} score {r.score} depth {r.depth} nodes {r.nodes} "
                f"nps {nps:.0f} pv {' '.join(r.pv)}")
+
+
+def _builtin_weights(engine: str, weights: str | None):
+    """(spec, weight vector) of a builtin engine spec: ``weights`` is a JSON file, or for shannon
+    also 'P,N,B,R,Q,M' text; None means the spec's reference values."""
+    from .config import load_engine_spec, load_weights_file
+    from .space import parse_weights_text
+
+    spec = load_engine_spec(engine)
+    if spec.kind != "builtin":
+        raise ConfigError(f"engine '{engine}' is a '{spec.kind}' engine; give a builtin spec "
+                          "(shannon, pst, extended, pst-pesto or a .toml file)")
+    if weights is None:
+        return spec, spec.space().reference_array
+    if Path(weights).is_file() or weights.endswith(".json"):
+        return spec, load_weights_file(weights, spec)
+    if spec.features != "shannon":
+        raise ConfigError(f"--weights: give a JSON weights file for the '{spec.features}' "
+                          "feature set")
+    return spec, parse_weights_text(weights)
+
+
+@cli.command()
+@click.argument("fen")
+@click.option("--engine", default="shannon", show_default=True,
+              help="Builtin engine spec: its feature set and reference weights.")
+@click.option("--weights", default=None,
+              help="A JSON weights file (or P,N,B,R,Q,M for shannon) instead of the reference.")
+@click.option("--all", "show_all", is_flag=True, help="Also list the features that are zero.")
+def features(fen: str, engine: str, weights: str | None, show_all: bool) -> None:
+    """Print the non-zero features of FEN (side to move's view) with their names, values
+    (phi, phase folded in), weights and weighted contributions, then the evaluation."""
+    from .engine.api import contributions
+
+    spec, w = _builtin_weights(engine, weights)
+    rows, value = contributions(fen, w, spec.features, nonzero=not show_all)
+    width = max([len(r.name) for r in rows] + [7])
+    click.echo(f"{'feature':<{width}} {'phi':>10} {'weight':>8} {'contribution':>13}")
+    for r in rows:
+        click.echo(f"{r.name:<{width}} {r.phi:>10.4f} {r.weight:>8d} {r.contribution:>13.2f}")
+    total = sum(r.contribution for r in rows)
+    click.echo(f"{len(rows)} features ({spec.features}, engine {spec.name}); sum of "
+               f"contributions {total:.2f}; evaluation {value} (side to move, engine units)")
 
 
 # ---- bench (issue 2) ----
@@ -95,15 +141,20 @@ def search(fen: str, depth: int, nodes: int, weights: str) -> None:
 @click.option("--quick", is_flag=True,
               help="A few-seconds smoke run (shallower searches, 2 short games); its signature "
                    "differs from the full bench's.")
-def bench(as_json: bool, quick: bool) -> None:
+@click.option("--engine", default=None,
+              help="Builtin engine spec to bench with its reference weights (default: the "
+                   "Shannon reference weights, signature 26878611).")
+def bench(as_json: bool, quick: bool, engine: str | None) -> None:
     """Engine speed and search signature: search_nps, reference_search_nps, speedup, perft_nps,
     game_seconds_median, signature (total nodes of a fixed search set; changes only when the
     search changes). Speeds are wall-clock and depend on the machine's load."""
     import json
 
+    from .config import load_engine_spec
     from .engine.bench import QUICK, BenchSettings, format_bench, run_bench
 
-    result = run_bench(QUICK if quick else BenchSettings())
+    spec = None if engine is None else load_engine_spec(engine)
+    result = run_bench(QUICK if quick else BenchSettings(), spec)
     click.echo(json.dumps(result.as_dict()) if as_json else format_bench(result))
 
 
@@ -213,12 +264,14 @@ def _nullcontext():
 @cli.command()
 @click.option("--weights", "weights_file", type=click.Path(dir_okay=False), default=None,
               help="JSON file with the initial weights: a list of six numbers or {name: value}.")
-def uci(weights_file: str | None) -> None:
+@click.option("--engine", default="shannon", show_default=True,
+              help="Builtin engine spec (feature set, options, reference weights).")
+def uci(weights_file: str | None, engine: str) -> None:
     """Speak UCI on stdin/stdout (for GUIs, cutechess, python-chess): the built-in engine with
     every weight as a spin option."""
     from .engine.uci import run as run_uci
 
-    run_uci(weights_file=weights_file)
+    run_uci(weights_file=weights_file, engine=engine)
 
 
 # ---- run commands (issue 4): run, resume, status, runs ----------------------------------------

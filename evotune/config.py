@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import ConfigError, WeightsError
+from .featuresets import feature_names
 from .space import WeightSpace
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -69,6 +70,10 @@ class EngineSpec:
     """One line about the engine."""
     path: str = ""
     """The file the spec was read from."""
+    features: str = "shannon"
+    """Feature set of a 'builtin' engine: shannon, pst or extended (evotune/featuresets.py)."""
+    reference_file: str = ""
+    """A JSON file of reference values the spec names (part of a run's identity), or ''."""
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -91,7 +96,9 @@ class EngineSpec:
 
 
 _WEIGHT_KEYS = {"name", "reference", "lower", "upper", "fixed", "option", "scale"}
-_SPEC_KEYS = {"name", "kind", "weight", "command", "options", "description"}
+_GROUP_KEYS = {"match", "reference", "lower", "upper", "fixed", "scale"}
+_SPEC_KEYS = {"name", "kind", "weight", "command", "options", "description", "features", "group",
+              "reference_file"}
 
 
 def _unknown(keys, allowed, where: str) -> None:
@@ -130,23 +137,21 @@ def engine_spec_from_dict(data: dict, *, where: str = "engine spec") -> EngineSp
     kind = data.get("kind", "builtin")
     if kind not in ("builtin", "uci"):
         raise ConfigError(f"{where}: kind must be 'builtin' or 'uci', not {kind!r}")
+    features = str(data.get("features", "shannon"))
+    try:
+        # a spec that names its feature set has that set's weights; one that does not declares
+        # its weights in its [[weight]] tables (as before feature sets existed)
+        names = feature_names(features) if kind == "builtin" and "features" in data else None
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
     raw = data.get("weight", [])
-    if not raw:
+    if not isinstance(raw, list) or not isinstance(data.get("group", []), list):
+        raise ConfigError(f"{where}: 'weight' and 'group' must be [[weight]] / [[group]] tables")
+    if not raw and not data.get("group"):
         raise ConfigError(f"{where}: no [[weight]] tables; declare the weights the engine exposes")
-    params = []
-    for i, w in enumerate(raw):
-        _unknown(w, _WEIGHT_KEYS, f"{where}: weight #{i + 1}")
-        if "name" not in w or "reference" not in w:
-            raise ConfigError(f"{where}: weight #{i + 1} needs at least 'name' and 'reference'")
-        ref = float(w["reference"])
-        fixed = bool(w.get("fixed", False))
-        lo = float(w.get("lower", ref if fixed else 0.0))
-        hi = float(w.get("upper", ref if fixed else 1000.0))
-        scale = float(w.get("scale", 1.0))
-        if not math.isfinite(scale) or scale <= 0:
-            raise ConfigError(f"{where}: weight '{w['name']}' scale must be a positive number")
-        params.append(WeightParam(name=str(w["name"]), reference=ref, lower=lo, upper=hi,
-                                  fixed=fixed, option=str(w.get("option", "")), scale=scale))
+    ref_path, ref_values = _reference_file(data, where)
+    params = [_weight_param(name, settings, where)
+              for name, settings in _weight_settings(data, names, ref_values, where)]
     command = data.get("command", [])
     if isinstance(command, str):
         command = [command]
@@ -155,9 +160,93 @@ def engine_spec_from_dict(data: dict, *, where: str = "engine spec") -> EngineSp
     spec = EngineSpec(name=str(data.get("name", Path(where).stem)), kind=kind,
                       weights=tuple(params), command=tuple(str(c) for c in command),
                       options=tuple((str(k), v) for k, v in dict(data.get("options", {})).items()),
-                      description=str(data.get("description", "")), path=where)
+                      description=str(data.get("description", "")), path=where,
+                      features=features, reference_file=ref_path)
     spec.space()  # validates bounds vs fixed values
     return spec
+
+
+def _reference_file(data: dict, where: str) -> tuple[str, dict]:
+    """(path, {name: value}) of the spec's ``reference_file`` (a JSON object of reference values,
+    looked up beside the spec, then in evotune/data), or ('', {})."""
+    name = data.get("reference_file")
+    if name is None:
+        return "", {}
+    cands = [Path(where).parent / str(name), DATA_DIR / str(name)]
+    path = next((c for c in cands if c.is_file()), None)
+    if path is None:
+        raise ConfigError(f"{where}: reference_file '{name}' not found beside the spec or in "
+                          f"{DATA_DIR}")
+    try:
+        values = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{where}: reference_file {path}: not a readable JSON file ({exc})") \
+            from None
+    if not isinstance(values, dict) or not all(isinstance(v, (int, float))
+                                               and not isinstance(v, bool)
+                                               for v in values.values()):
+        raise ConfigError(f"{where}: reference_file {path} must be a JSON object "
+                          "{\"weight name\": number, ...}")
+    return str(path), values
+
+
+def _weight_settings(data: dict, names, ref_values: dict, where: str):
+    """(name, settings) of every weight, in engine order. A builtin engine's names come from its
+    feature set; [[group]] tables give settings to every weight whose name matches their glob
+    ``match`` (later groups win), then the reference file, then a [[weight]] table by name."""
+    from fnmatch import fnmatchcase
+
+    tables = data.get("weight", [])
+    for i, w in enumerate(tables):
+        if not isinstance(w, dict):
+            raise ConfigError(f"{where}: weight #{i + 1} must be a table")
+        _unknown(w, _WEIGHT_KEYS, f"{where}: weight #{i + 1}")
+        if "name" not in w:
+            raise ConfigError(f"{where}: weight #{i + 1} needs a 'name'")
+    by_name = {str(w["name"]): w for w in tables}
+    if len(by_name) != len(tables):
+        raise ConfigError(f"{where}: a weight is declared twice in the [[weight]] tables")
+    if names is None:  # an external engine: the [[weight]] tables declare its weights in order
+        names = tuple(by_name)
+    unknown = sorted((set(by_name) | set(ref_values)) - set(names))
+    if unknown:
+        raise ConfigError(f"{where}: unknown weight name(s) {unknown[:5]}; the names are those "
+                          f"of the feature set (evotune features --names SET lists them)")
+    groups = data.get("group", [])
+    for i, g in enumerate(groups):
+        if not isinstance(g, dict) or "match" not in g:
+            raise ConfigError(f"{where}: group #{i + 1} needs match = \"glob of weight names\"")
+        _unknown(g, _GROUP_KEYS, f"{where}: group #{i + 1}")
+    out = []
+    for name in names:
+        settings: dict = {}
+        for g in groups:
+            if fnmatchcase(name, str(g["match"])):
+                settings.update({k: v for k, v in g.items() if k != "match"})
+        if name in ref_values:
+            settings["reference"] = ref_values[name]
+        settings.update(by_name.get(name, {}))
+        out.append((name, settings))
+    return out
+
+
+def _weight_param(name: str, w: dict, where: str) -> WeightParam:
+    if "reference" not in w:
+        raise ConfigError(f"{where}: weight '{name}' has no reference value; give it in a "
+                          "[[weight]] or [[group]] table or the reference_file")
+    try:
+        ref = float(w["reference"])
+        fixed = bool(w.get("fixed", False))
+        lo = float(w.get("lower", ref if fixed else 0.0))
+        hi = float(w.get("upper", ref if fixed else 1000.0))
+        scale = float(w.get("scale", 1.0))
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: weight '{name}': reference, lower, upper and scale must be "
+                          "numbers") from None
+    if not math.isfinite(scale) or scale <= 0:
+        raise ConfigError(f"{where}: weight '{name}' scale must be a positive number")
+    return WeightParam(name=name, reference=ref, lower=lo, upper=hi, fixed=fixed,
+                       option=str(w.get("option", "")), scale=scale)
 
 
 # ---- run configuration --------------------------------------------------------------------------
@@ -421,6 +510,16 @@ def _file_digest(path: Path | None) -> str:
     return h.hexdigest()
 
 
+def _spec_digest(engine: str) -> str:
+    """Digest of an engine spec file, and of its reference_file when it names one."""
+    path = resolve_engine_spec_path(engine)
+    digest = _file_digest(path)
+    ref = load_engine_spec(path).reference_file
+    if ref:
+        digest = hashlib.sha256((digest + _file_digest(Path(ref))).encode()).hexdigest()
+    return digest
+
+
 def run_identity(cfg: RunConfig) -> dict:
     """The identity of a run: hashes of its result-relevant config, engine spec and openings.
 
@@ -430,7 +529,7 @@ def run_identity(cfg: RunConfig) -> dict:
     config_json = json.dumps(cfg.identity_dict(), sort_keys=True, default=str)
     parts = {
         "config": hashlib.sha256(config_json.encode()).hexdigest(),
-        "engine_spec": _file_digest(resolve_engine_spec_path(cfg.engine)),
+        "engine_spec": _spec_digest(cfg.engine),
         "openings": _file_digest(resolve_openings_path(cfg.openings)),
     }
     parts["hash"] = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]

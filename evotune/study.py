@@ -24,6 +24,7 @@ import numpy as np
 from .config import (RunConfig, config_differences, load_engine_spec, resolve_openings_path,
                      run_identity)
 from .errors import ConfigError, EvotuneError, StoreError
+from .featuresets import denominator
 from .match.cluster import backend_session
 from .players.spec import check_engine_spec, player_from_engine_spec
 from .store import Store
@@ -196,17 +197,18 @@ def _population_stats(pop: np.ndarray) -> dict:
     return {"mean": pop.mean(axis=0).tolist(), "std": pop.std(axis=0).tolist()}
 
 
-def _outcome(result, request):
+def _outcome(result, request, denominator: int = 1):
     from .strategies.base import MatchOutcome
 
     leaves = ()
     if request.record_leaves:
-        leaves = tuple(_leaves(rec, request) for rec in result.records)
+        leaves = tuple(_leaves(rec, request, denominator) for rec in result.records)
     return MatchOutcome(points_a=int(result.points_a), points_b=int(result.points_b),
                         games=int(result.games), leaves=leaves)
 
 
-def _leaves(rec, request):
+def _leaves(rec, request, denominator: int = 1):
+    """The strategy's view of a game: phi = the record's phi_int / the set's denominator."""
     from .strategies.base import GameLeaves
 
     white_score = {"1-0": 1.0, "0-1": 0.0}.get(rec.result, 0.5)
@@ -214,7 +216,8 @@ def _leaves(rec, request):
     movers = tuple(int((i % 2 == 0) == white_first) for i in range(len(rec.moves)))
     return GameLeaves(a_white=rec.a_white, result=white_score, movers=movers,
                       scores=tuple(int(s) for s in rec.scores or ()),
-                      leaf_phi=tuple(tuple(int(x) for x in row) for row in rec.leaf_phi or ()),
+                      leaf_phi=tuple(tuple(int(x) / denominator for x in row)
+                                     for row in rec.leaf_phi or ()),
                       predicted=tuple(bool(p) for p in rec.predicted or ()))
 
 
@@ -387,7 +390,8 @@ class _RunLoop:
                             stop=req.stop, record_leaves=req.record_leaves)
                     for i, req in enumerate(requests)]
         results = run_fixtures(fixtures, settings=self.settings, seed=self.cfg.seed, **kw)
-        outcomes = [_outcome(r, q) for r, q in zip(results, requests)]
+        den = denominator(self.spec.features)
+        outcomes = [_outcome(r, q, den) for r, q in zip(results, requests)]
         return outcomes, results, [_match_summary(r, q) for r, q in zip(results, requests)], {}
 
     def _play_gauntlet(self, g: int, requests, **kw):

@@ -1,20 +1,18 @@
 """Engine specs with many weights named by the feature-name contract (docs/internals.md), for
-testing plots, reports, exports and players without the engine's own feature sets:
-``pst`` (778 weights: material.<mg|eg>.<piece>, pst.<mg|eg>.<piece>.<square>) and, with
-``extra``, scalar terms after it (bishop_pair.mg, passed.eg.rank2, mobility.mg.knight, ...).
+testing plots, reports, exports and players: the engine's ``pst`` set (778 weights:
+material.<mg|eg>.<piece>, pst.<mg|eg>.<piece>.<square>) and, with ``extra``, its ``extended``
+set (the classical terms after it: bishop_pair.mg, passed.eg.rank2, mobility.mg.knight, ...).
+A builtin spec's weights are its feature set's, so the spec names the set.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
+from evotune.featuresets import PST_SIZE, feature_names
 from evotune.reporting.tables import PIECES, SQUARES
 
 MATERIAL = {"mg": (100, 300, 330, 500, 900), "eg": (120, 280, 300, 520, 950)}
-EXTRA = ([f"bishop_pair.{ph}" for ph in ("mg", "eg")]
-         + [f"passed.{ph}.rank{r}" for ph in ("mg", "eg") for r in range(2, 8)]
-         + [f"mobility.{ph}.{p}" for ph in ("mg", "eg") for p in PIECES[1:5]]
-         + [f"king_attack.{ph}.{p}" for ph in ("mg", "eg") for p in PIECES[1:5]]
-         + [f"tempo.{ph}" for ph in ("mg", "eg")])
+EXTRA = list(feature_names("extended")[PST_SIZE:])
 
 
 def pst_weights(extra: bool = False) -> list[dict]:
@@ -40,6 +38,8 @@ def write_spec(folder: Path, name: str = "pst-test", *, extra: bool = False,
                kind: str = "builtin") -> Path:
     """Write the spec as TOML; returns its path (give it as --engine / SPEC)."""
     lines = [f'name = "{name}"', f'kind = "{kind}"']
+    if kind == "builtin":
+        lines.append(f'features = "{"extended" if extra else "pst"}"')
     if kind == "uci":
         lines.append('command = ["/bin/true"]')
     for w in pst_weights(extra):

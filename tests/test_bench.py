@@ -17,6 +17,7 @@ def test_bench_json_quick_prints_the_six_figures():
     assert proc.returncode == 0, proc.stderr
     figures = json.loads(proc.stdout)
     assert tuple(figures) == BENCH_KEYS
+    assert (figures.pop("engine"), figures.pop("features")) == ("shannon", "shannon")
     assert all(isinstance(v, (int, float)) and v > 0 for v in figures.values()), figures
     assert isinstance(figures["signature"], int)
     assert figures["speedup"] == pytest.approx(figures["search_nps"]
@@ -35,3 +36,12 @@ def test_bench_settings_validation():
         BenchSettings(reference_positions=99)
     with pytest.raises(ConfigError):
         BenchSettings(perft_scale=-5)
+
+
+def test_the_default_signature_is_pinned():
+    """The search set at the default depth with the Shannon reference weights: 26878611 nodes.
+    A change of the core that alters this number changes the search (restructurings must not)."""
+    from evotune.engine.bench import SIGNATURE, signature
+
+    assert SIGNATURE == 26878611
+    assert signature() == SIGNATURE

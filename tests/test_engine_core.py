@@ -17,9 +17,9 @@ import pytest
 from evotune.cli import main
 from evotune.engine import (MATE, Adjudication, evaluate, features, perft, perft_divide,
                             play_game, search)
-from evotune.engine import tables as T
+from evotune.engine.core import layout as T
 from evotune.engine.api import _arrays, decode_move, perft_suite
-from evotune.engine.board import compute_hash, make_move, unmake_move
+from evotune.engine.core.position import compute_hash, make_move, unmake_move
 from evotune.errors import ConfigError, PositionError, WeightsError
 
 DATA = Path(__file__).parent / "data"
@@ -115,7 +115,7 @@ def test_zobrist_equals_polyglot_incrementally():
 
 
 def _core_move(U, S, move: chess.Move) -> int:
-    from evotune.engine.board import gen_legal
+    from evotune.engine.core.movegen import gen_legal
     n = gen_legal(U, S, np.int64(0), False)
     for m in S[T.S_MOVES:T.S_MOVES + n]:
         if decode_move(int(m)) == move:
@@ -392,3 +392,57 @@ def test_numba_cache_compile_then_load_gives_identical_results(tmp_path):
     assert outs[0] == outs[1]
     assert any((tmp_path / "numba-cache").rglob("*.nbi"))
     assert outs[0].splitlines()[0].split()[-1] == "8902" and len(outs[0].splitlines()) == 2
+
+
+def test_the_cache_folder_is_keyed_on_every_core_source(tmp_path):
+    """numba keys a function's cache on its own file only; evotune's folder holds a hash of all the
+    core's sources (and rules.py), so an edit of any one of them selects a fresh folder."""
+    import shutil
+
+    from evotune.engine import core
+    from evotune.engine.core.game import search_core
+
+    files = core.source_files()
+    names = {f.name for f in files}
+    assert {"layout.py", "search.py", "position.py", "evaluate.py", "rules.py"} <= names
+    # the jitted entry points cache under the folder of the current hash
+    assert f"core-{core.source_hash()}" in search_core._cache._cache_path
+    copies = []
+    for f in files:
+        shutil.copy(f, tmp_path / f.name)
+        copies.append(tmp_path / f.name)
+    assert core.source_hash(copies) == core.source_hash()
+    for f in copies:
+        before = core.source_hash(copies)
+        f.write_text(f.read_text() + "\n# edited\n")
+        assert core.source_hash(copies) != before, f.name
+
+
+@pytest.mark.slow
+def test_an_edit_of_one_core_file_recompiles_its_callers(tmp_path):
+    """The stale-cache bug of issue 11: edit the evaluation's file only; the search (cached in
+    another file, with the old evaluation compiled in) must not be loaded from the old cache."""
+    import shutil
+
+    pkg = tmp_path / "pkg"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "evotune", pkg / "evotune",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    env = dict(os.environ, PYTHONPATH=str(pkg), NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    script = ("import evotune.engine as e; print(e.search(" + repr(KIWIPETE) + ", "
+              "[100, 300, 330, 500, 900, 10], depth=3).nodes)")
+
+    def nodes() -> int:
+        p = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                           text=True, timeout=900, cwd=tmp_path)
+        assert p.returncode == 0, p.stderr[-2000:]
+        return int(p.stdout.split()[-1])
+
+    before = nodes()
+    shannon = pkg / "evotune" / "engine" / "core" / "eval_shannon.py"
+    text = shannon.read_text()
+    line = "    mob += popcount(KING[lsb(U[o + 5])] & notown)\n"
+    assert line in text
+    shannon.write_text(text.replace(line, ""))  # king moves no longer count as mobility
+    after = nodes()
+    assert after != before
+    assert len(list((tmp_path / "cache").glob("core-*"))) == 2

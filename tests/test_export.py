@@ -200,7 +200,7 @@ def test_flat_formats_of_many_weights_have_one_entry_per_weight(pst, fmt):
     run, spec, rec = pst
     out = export_run(run, fmt=fmt)
     if fmt in ("uci", "spsa"):  # one line per scalar option (spsa: the tunable ones)
-        assert len(out.text.splitlines()) == (809 if fmt == "spsa" else 810)
+        assert len(out.text.splitlines()) == (823 if fmt == "spsa" else 824)
         assert f"setoption name pst.mg.knight.e4 value {int(rec['pst.mg.knight.e4'])}\n" \
             in out.text or fmt == "spsa"
     back = parse(fmt, out.text, spec)

@@ -67,13 +67,14 @@ def test_every_export_of_a_many_weight_run_is_accepted_back_exactly(pst_run, fmt
     path.write_text(out.text)
     player = resolve_player(f"{spec}:{path}")
     rec = np.array(recommend(run).weights)
-    assert len(rec) == 810
+    assert len(rec) == 824
     np.testing.assert_array_equal(player.weights, rec)
     np.testing.assert_array_equal(weights_for(load_engine_spec(spec), path), rec)
     if fmt == "json":
         data = json.loads(out.text)
-        assert set(data) == {"material", "pst", "bishop_pair", "passed", "mobility",
-                             "king_attack", "tempo"}
+        assert set(data) == {"material", "pst", "bishop_pair", "doubled", "isolated",
+                             "backward", "passed", "rook_open", "rook_semiopen", "mobility",
+                             "shelter", "king_attack", "tempo"}
         i = run.names.index("pst.eg.knight.e4")
         assert data["pst"]["eg"]["knight"]["e4"] == rec[i]
     # the options sent to the engine are the weights, by option name
@@ -93,16 +94,16 @@ def test_player_list_tells_repeated_names_apart(tmp_path):
 def test_errors_stay_one_short_line_for_big_specs(pst_run, tmp_path):
     root, spec, run = pst_run
     (tmp_path / "part.json").write_text('{"pst": {"mg": {"knight": {"e4": 20}}}}')
-    with pytest.raises(WeightsError, match=r"808 weight\(s\) of pst-uci missing \(material.mg"
-                                           r".knight, .*\(808 in all\)\)") as exc:
+    with pytest.raises(WeightsError, match=r"822 weight\(s\) of pst-uci missing \(material.mg"
+                                           r".knight, .*\(822 in all\)\)") as exc:
         resolve_player(f"{spec}:{tmp_path / 'part.json'}")
     assert len(str(exc.value)) < 300
     (tmp_path / "list.json").write_text("[1, 2, 3]")
-    with pytest.raises(WeightsError, match="a list of 3 values, but pst-uci has 810 weights"):
+    with pytest.raises(WeightsError, match="a list of 3 values, but pst-uci has 824 weights"):
         resolve_player(f"{spec}:{tmp_path / 'list.json'}")
     (tmp_path / "unk.json").write_text('{"pst": {"mg": {"knight": {"i9": 20}}}}')
     with pytest.raises(WeightsError, match=r"names 'pst.mg.knight.i9', which engine spec "
-                                           r"pst-uci does not have; known: .*\(810 in all") as exc:
+                                           r"pst-uci does not have; known: .*\(824 in all") as exc:
         resolve_player(f"{spec}:{tmp_path / 'unk.json'}")
     assert len(str(exc.value)) < 400
 

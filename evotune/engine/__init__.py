@@ -1,9 +1,12 @@
-"""evotune's built-in chess engine: a numba core (material + mobility, alpha-beta, quiescence)
-with a python-chess boundary. See docs/internals.md for the exact contracts."""
+"""evotune's built-in chess engine: a numba core (alpha-beta, quiescence, a linear evaluation of a
+chosen feature set: shannon, pst, extended) with a python-chess boundary. See docs/internals.md
+for the exact contracts."""
 from __future__ import annotations
 
-from .api import (MATE, Adjudication, GameOutcome, SearchResult, evaluate, features, perft,
-                  perft_divide, play_game, search)
+from .api import (FEATURE_SETS, MATE, Adjudication, GameOutcome, PhiBatch, QuiescenceResult,
+                  SearchResult, evaluate, feature_names, features, perft, perft_divide, phi,
+                  phi_batch, play_game, qsearch, search)
 
-__all__ = ["MATE", "Adjudication", "GameOutcome", "SearchResult", "evaluate", "features", "perft",
-           "perft_divide", "play_game", "search"]
+__all__ = ["FEATURE_SETS", "MATE", "Adjudication", "GameOutcome", "PhiBatch", "QuiescenceResult",
+           "SearchResult", "evaluate", "feature_names", "features", "perft", "perft_divide", "phi",
+           "phi_batch", "play_game", "qsearch", "search"]

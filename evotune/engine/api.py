@@ -16,19 +16,23 @@ import chess.polyglot
 import numpy as np
 
 from ..errors import ConfigError, PositionError
+from ..featuresets import FEATURE_SETS, denominator, feature_names, feature_set_code
+from ..rules import MATE, RESULTS, TERMINATIONS, Adjudication
 from ..space import check_weights
-from . import tables as T
-from .board import perft_divide_core
-from .game import phi_core, play_game_core, search_core
+from .core import layout as T
+from .core.batch import phi_batch_core
+from .core.game import eval_core, phi_core, play_game_core, qsearch_core, search_core
+from .core.moves import unpack
+from .core.perft import perft_divide_core
 
 logger = logging.getLogger(__name__)
 
-MATE = T.MATE
+__all__ = ["FEATURE_SETS", "MATE", "Adjudication", "GameOutcome", "PhiBatch", "QuiescenceResult",
+           "SearchResult", "evaluate", "feature_names", "features", "perft", "perft_divide", "phi",
+           "phi_batch", "play_game", "qsearch", "search"]
+
 DEFAULT_TT_BITS = 18
 MAX_DEPTH = 64
-TERMINATIONS = ("", "checkmate", "stalemate", "repetition", "fifty-move", "insufficient-material",
-                "ply-cap", "adjudication-resign", "adjudication-draw")
-RESULTS = ("1-0", "0-1", "1/2-1/2")
 
 
 @dataclass(frozen=True)
@@ -50,24 +54,6 @@ class SearchResult:
 
 
 @dataclass(frozen=True)
-class Adjudication:
-    """When a game is stopped early (0 disables a rule)."""
-
-    resign_score: int = 0
-    """> 0: a side whose score is <= -resign_score for resign_moves consecutive own moves, while
-    the opponent's latest score is >= +resign_score, loses."""
-    resign_moves: int = 0
-    """Consecutive own moves for the resign rule."""
-    draw_score: int = 0
-    """> 0: |score| <= draw_score for draw_moves consecutive moves of both sides (2 * draw_moves
-    plies), counted from ply draw_start_ply, is a draw."""
-    draw_moves: int = 0
-    """Consecutive moves of each side for the draw rule."""
-    draw_start_ply: int = 0
-    """First core ply (0-based) that counts towards the draw rule."""
-
-
-@dataclass(frozen=True)
 class GameOutcome:
     """A game played by the core."""
 
@@ -83,7 +69,8 @@ class GameOutcome:
     scores: np.ndarray = field(repr=False, compare=False)
     """int64 (plies,): each move's root score, mover's view."""
     leaf_phi: np.ndarray = field(repr=False, compare=False)
-    """int64 (plies, 6): phi of each search's PV leaf, mover's view."""
+    """int64 (plies, width): phi_int of each search's PV leaf, mover's view (width: the size of
+    the wider of the two feature sets; a narrower side's rows are zero-padded)."""
     predicted: np.ndarray = field(repr=False, compare=False)
     """bool (plies,): the move at ply t+1 is the reply the PV of ply t predicted (last: False)."""
     seconds: float
@@ -113,8 +100,12 @@ def to_board(position) -> chess.Board:
     return board
 
 
-def _rounded(weights, what: str) -> np.ndarray:
-    return np.rint(check_weights(weights, what=what)).astype(np.int64)
+def _rounded(weights, what: str, features: str = "shannon") -> np.ndarray:
+    names = feature_names(features)
+    label = names if len(names) <= 8 else (f"the {len(names)} weights of feature set "
+                                           f"'{features}'",)
+    return np.rint(check_weights(weights, size=len(names), names=label,
+                                 what=what)).astype(np.int64)
 
 
 def _check_limits(depth: int, nodes: int) -> None:
@@ -128,9 +119,10 @@ def _check_limits(depth: int, nodes: int) -> None:
 _contexts = threading.local()
 
 
-def _arrays(board: chess.Board, tt_bits: int, *,
-            reuse: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """The core's state arrays (U, S) for ``board``, history from its move stack.
+def _arrays(board: chess.Board, tt_bits: int, *, reuse: bool = False,
+            features: str = "shannon") -> tuple[np.ndarray, np.ndarray]:
+    """The core's state arrays (U, S) for ``board``, history from its move stack, evaluating with
+    the feature set ``features`` (its weights are set by the caller).
 
     ``reuse``: take this thread's arrays of the same TT size from the previous call (their pages
     are already mapped; TT entries of earlier searches are invisible through the generation tag,
@@ -159,6 +151,7 @@ def _arrays(board: chess.Board, tt_bits: int, *,
         U[T.U_OCC + (p - 1) // 6] |= b
         S[T.S_MB + sq] = p
     U[T.U_ALL] = U[T.U_OCC] | U[T.U_OCC + 1]
+    S[T.S_FSET] = feature_set_code(features)
     cr = board.clean_castling_rights()
     S[T.S_CASTLE] = ((1 if cr & chess.BB_H1 else 0) | (2 if cr & chess.BB_A1 else 0)
                      | (4 if cr & chess.BB_H8 else 0) | (8 if cr & chess.BB_A8 else 0))
@@ -183,8 +176,8 @@ def _arrays(board: chess.Board, tt_bits: int, *,
 
 def decode_move(m: int) -> chess.Move:
     """A core move int as a python-chess move."""
-    promo = (m >> 12) & 7
-    return chess.Move(m & 63, (m >> 6) & 63, promo or None)
+    f, t, promo, _ = unpack(m)
+    return chess.Move(f, t, promo or None)
 
 
 def _uci(moves) -> tuple[str, ...]:
@@ -210,31 +203,114 @@ def perft(fen, depth: int) -> int:
     return sum(perft_divide(fen, depth).values())
 
 
-def features(position) -> np.ndarray:
-    """phi(position): int64 (6,), material differences P,N,B,R,Q and mobility difference,
-    side to move against the other side."""
+def features(position, features: str = "shannon") -> np.ndarray:
+    """phi_int(position), int64 (size of the set), side to move's view: for ``shannon`` the
+    material differences P, N, B, R, Q and the mobility difference; for the tapered sets 24 x phi
+    (phase folded in, see :func:`phi`)."""
     board = to_board(position)
-    U, S = _arrays(board, 10)
-    out = np.zeros(6, dtype=np.int64)
+    U, S = _arrays(board, 10, features=features)
+    out = np.zeros(len(feature_names(features)), dtype=np.int64)
     phi_core(U, S, out)
     return out
 
 
-def evaluate(position, weights) -> int:
-    """round(weights) . phi(position), side to move's view."""
-    w = _rounded(weights, "weights")
-    return int(w @ features(position))
+def phi(position, features: str = "shannon") -> np.ndarray:
+    """phi(position) as float64, the learning vector: ``evaluate == round(w) . phi`` rounded toward
+    zero, up to float rounding (exactly ``round(w) . phi`` for shannon)."""
+    return features_int(position, features) / float(denominator(features))
+
+
+features_int = features
+
+
+def evaluate(position, weights, features: str = "shannon") -> int:
+    """The core's evaluation of ``position`` with ``weights`` (rounded), side to move's view:
+    ``round(w) . phi_int`` for shannon, ``round(w) . phi_int / 24`` rounded toward zero for the
+    tapered sets."""
+    board = to_board(position)
+    w = _rounded(weights, "weights", features)
+    U, S = _arrays(board, 10, features=features)
+    S[T.S_W:T.S_W + w.size] = w
+    return int(eval_core(U, S))
+
+
+@dataclass(frozen=True)
+class PhiBatch:
+    """phi of many positions as a CSR matrix (rows: positions, columns: weights)."""
+
+    features: str
+    """The feature set."""
+    indptr: np.ndarray
+    """int64 (n + 1,): row i holds entries indptr[i]:indptr[i + 1]."""
+    indices: np.ndarray
+    """int64 (nnz,): the weight index of each entry."""
+    data: np.ndarray
+    """float64 (nnz,): phi values (phi_int / denominator)."""
+    shape: tuple[int, int]
+    """(positions, weights)."""
+
+    def tocsr(self):
+        """A scipy.sparse.csr_matrix (needs scipy)."""
+        try:
+            from scipy.sparse import csr_matrix
+        except ImportError:  # pragma: no cover - depends on the installation
+            raise ConfigError("PhiBatch.tocsr needs scipy: pip install scipy") from None
+        return csr_matrix((self.data, self.indices, self.indptr), shape=self.shape)
+
+    def toarray(self) -> np.ndarray:
+        """The dense float64 matrix."""
+        out = np.zeros(self.shape, dtype=np.float64)
+        rows = np.repeat(np.arange(self.shape[0]), np.diff(self.indptr))
+        out[rows, self.indices] = self.data
+        return out
+
+    def dot(self, weights) -> np.ndarray:
+        """phi @ weights for every position (float64)."""
+        w = np.asarray(weights, dtype=np.float64)
+        rows = np.repeat(np.arange(self.shape[0]), np.diff(self.indptr))
+        return np.bincount(rows, weights=self.data * w[self.indices], minlength=self.shape[0])
+
+
+_MAX_NNZ = 128  # non-zeros of one position's phi_int: at most 120 (extended)
+
+
+def phi_batch(fens, features: str = "shannon") -> PhiBatch:
+    """phi of many FENs in one core call (the FENs are parsed by the core: only the board and the
+    side to move are read, and a malformed board raises PositionError naming it)."""
+    code = feature_set_code(features)
+    width = len(feature_names(features))
+    fens = list(fens)
+    encoded = [f.strip().encode("ascii", "replace") if isinstance(f, str) else b"" for f in fens]
+    offsets = np.zeros(len(fens) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    buf = np.frombuffer(b"".join(encoded), dtype=np.uint8) if fens else np.zeros(0, np.uint8)
+    cap = _MAX_NNZ * len(fens)
+    indptr = np.zeros(len(fens) + 1, dtype=np.int64)
+    indices = np.zeros(cap, dtype=np.int64)
+    data = np.zeros(cap, dtype=np.int64)
+    U = np.zeros(T.U_ALL + 1, dtype=np.uint64)
+    S = np.zeros(T.S_MOVES, dtype=np.int64)
+    bad = np.zeros(1, dtype=np.int64)
+    nnz = phi_batch_core(buf, offsets, U, S, np.int64(code), np.int64(width),
+                         np.zeros(width, dtype=np.int64), indptr, indices, data, bad)
+    if nnz < 0:
+        i = int(bad[0])
+        raise PositionError(f"FEN #{i + 1} {fens[i]!r} is malformed or lacks a king per side; "
+                            f"give FENs such as '{chess.STARTING_FEN}'")
+    return PhiBatch(features=features, indptr=indptr, indices=indices[:nnz].copy(),
+                    data=data[:nnz] / float(denominator(features)), shape=(len(fens), width))
 
 
 def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarray | None = None,
-           tt_bits: int = DEFAULT_TT_BITS) -> SearchResult:
+           tt_bits: int = DEFAULT_TT_BITS, features: str = "shannon") -> SearchResult:
     """Search ``position`` to ``depth`` (and at most about ``nodes`` nodes when > 0).
 
     ``stop`` is an int64 array of length >= 1; setting ``stop[0] = 1`` from another thread ends
     the search like the node limit (the first iteration always completes). ``tt_bits``: the
-    transposition table holds 2**tt_bits entries (16 bytes each).
+    transposition table holds 2**tt_bits entries (16 bytes each). ``features``: the feature set
+    the weights belong to.
     """
-    w = _rounded(weights, "weights")
+    w = _rounded(weights, "weights", features)
     _check_limits(depth, nodes)
     board = to_board(position)
     if stop is None:
@@ -242,12 +318,12 @@ def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarra
     elif not (isinstance(stop, np.ndarray) and stop.dtype == np.int64 and stop.ndim == 1
               and stop.size >= 1 and stop.flags.c_contiguous):
         raise ConfigError("stop must be a contiguous 1-d int64 numpy array of length >= 1")
-    U, S = _arrays(board, tt_bits, reuse=True)
-    S[T.S_W:T.S_W + 6] = w
+    U, S = _arrays(board, tt_bits, reuse=True, features=features)
+    S[T.S_W:T.S_W + w.size] = w
     if not _contexts.__dict__.get("warm"):
         # the first jitted call of a process initialises numba's JIT (~0.5 s): keep it out of
         # the search's timing
-        phi_core(U, S, np.zeros(6, dtype=np.int64))
+        phi_core(U, S, np.zeros(w.size, dtype=np.int64))
         _contexts.warm = True
     t0 = time.perf_counter()
     score = search_core(U, S, stop, np.int64(depth), np.int64(nodes))
@@ -257,42 +333,81 @@ def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarra
                         nodes=int(S[T.S_NODES]), seconds=seconds, pv=pv)
 
 
+@dataclass(frozen=True)
+class QuiescenceResult:
+    """A quiescence search of one position (what learning from positions needs)."""
+
+    static: int
+    """The evaluation of the position itself (side to move)."""
+    score: int
+    """The quiescence score (side to move; mate scores when in check without evasions)."""
+    pv: tuple[str, ...]
+    """The quiescence PV, UCI (empty: the position is quiet, score == static)."""
+    leaf_phi: np.ndarray
+    """phi (float64, phase folded in) of the PV's leaf, side to move's view:
+    ``score == trunc(round(w) . leaf_phi)`` unless the leaf is mate."""
+
+
+def qsearch(position, weights, features: str = "shannon") -> QuiescenceResult:
+    """Quiescence search of ``position`` (the search's quiescence: stand pat, captures and
+    promotions, all evasions in check), full window."""
+    board = to_board(position)
+    w = _rounded(weights, "weights", features)
+    U, S = _arrays(board, 10, reuse=False, features=features)
+    S[T.S_W:T.S_W + w.size] = w
+    out = np.zeros(w.size, dtype=np.int64)
+    static = int(eval_core(U, S))
+    score = int(qsearch_core(U, S, np.zeros(1, dtype=np.int64), out))
+    pv = _uci(S[T.S_PV:T.S_PV + S[T.S_PVLEN]])
+    return QuiescenceResult(static=static, score=score, pv=pv,
+                            leaf_phi=out / float(denominator(features)))
+
+
 def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_plies: int = 400,
               adjudication: Adjudication = Adjudication(),
-              tt_bits: int = DEFAULT_TT_BITS) -> GameOutcome:
-    """Play a whole game from ``position`` inside one core call; ``white``/``black`` are weights.
+              tt_bits: int = DEFAULT_TT_BITS,
+              features: str | tuple[str, str] = "shannon") -> GameOutcome:
+    """Play a whole game from ``position`` inside one core call; ``white``/``black`` are weights
+    of the feature set ``features`` (or of ``features[0]`` and ``features[1]``).
 
     Every move is an independent search (fresh TT generation, killers, history), so each move's
     score equals ``search()`` on that position and the game is deterministic.
     """
-    ww = _rounded(white, "white weights")
-    wb = _rounded(black, "black weights")
+    sets = (features, features) if isinstance(features, str) else tuple(features)
+    if len(sets) != 2:
+        raise ConfigError(f"features must be a feature set or a (white, black) pair, got "
+                          f"{features!r}")
+    ww = _rounded(white, "white weights", sets[0])
+    wb = _rounded(black, "black weights", sets[1])
+    width = max(ww.size, wb.size)
+    weights = np.zeros((2, width), dtype=np.int64)
+    weights[0, :ww.size] = ww
+    weights[1, :wb.size] = wb
+    fsets = np.array([feature_set_code(sets[0]), feature_set_code(sets[1])], dtype=np.int64)
     _check_limits(depth, nodes)
     if isinstance(max_plies, bool) or not isinstance(max_plies, (int, np.integer)) \
             or max_plies < 0:
         raise ConfigError(f"max_plies {max_plies!r} is invalid; give a non-negative integer")
-    a = adjudication
-    adj = np.array([a.resign_score, a.resign_moves, a.draw_score, a.draw_moves,
-                    a.draw_start_ply], dtype=np.int64)
+    adj = np.array(adjudication.as_tuple(), dtype=np.int64)
     if (adj < 0).any():
-        raise ConfigError(f"adjudication values must be >= 0, got {a}")
+        raise ConfigError(f"adjudication values must be >= 0, got {adjudication}")
     board = to_board(position)
     U, S = _arrays(board, tt_bits, reuse=True)
     cap = max(int(max_plies), 1)
     moves = np.zeros(cap, dtype=np.int64)
     scores = np.zeros(cap, dtype=np.int64)
-    phi = np.zeros(6 * cap, dtype=np.int64)
+    phi = np.zeros(width * cap, dtype=np.int64)
     pred = np.zeros(cap, dtype=np.int64)
     info = np.zeros(4, dtype=np.int64)
     stop = np.zeros(1, dtype=np.int64)
     t0 = time.perf_counter()
-    play_game_core(U, S, stop, np.stack([ww, wb]), np.int64(depth), np.int64(nodes),
+    play_game_core(U, S, stop, fsets, weights, np.int64(depth), np.int64(nodes),
                    np.int64(max_plies), adj, moves, scores, phi, pred, info)
     seconds = time.perf_counter() - t0
     n = int(info[2])
     return GameOutcome(moves=_uci(moves[:n]), result=RESULTS[int(info[0])],
                        termination=TERMINATIONS[int(info[1])], nodes=int(info[3]),
-                       scores=scores[:n].copy(), leaf_phi=phi[:6 * n].reshape(n, 6).copy(),
+                       scores=scores[:n].copy(), leaf_phi=phi[:width * n].reshape(n, width).copy(),
                        predicted=pred[:n].astype(bool), seconds=seconds)
 
 
@@ -345,3 +460,31 @@ def perft_suite(path, *, max_nodes: int = 1_000_000) -> list[PerftCheck]:
                     raise PositionError(f"{p}:{lineno}: {exc}") from None
                 checks.append(PerftCheck(parts[0], depth, expected, got))
     return checks
+
+
+# ---- explaining an evaluation ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Contribution:
+    """One feature's share of an evaluation."""
+
+    name: str
+    """Weight name."""
+    phi: float
+    """Feature value (side to move's view, phase folded in)."""
+    weight: int
+    """The rounded weight the engine uses."""
+    contribution: float
+    """weight x phi."""
+
+
+def contributions(position, weights, features: str = "shannon", *,
+                  nonzero: bool = True) -> tuple[list[Contribution], int]:
+    """(the features of ``position`` with their weighted contributions, the core's evaluation).
+    ``nonzero``: only the features whose value is not zero."""
+    w = _rounded(weights, "weights", features)
+    values = phi(position, features)
+    rows = [Contribution(name, float(v), int(wi), float(wi * v))
+            for name, v, wi in zip(feature_names(features), values, w)
+            if v != 0 or not nonzero]
+    return rows, evaluate(position, w, features)

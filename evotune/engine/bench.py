@@ -5,7 +5,11 @@ searches (fixed positions, fixed weights, fixed depth): it changes only when the
 changes, so a refactoring that claims not to alter the search must leave it unchanged. The speed
 figures are wall-clock measurements and vary with the machine and its load.
 
-Figures (keys of :meth:`BenchResult.as_dict`, the JSON object printed by ``--json``):
+Figures (keys of :meth:`BenchResult.as_dict`, the JSON object printed by ``--json``), for the
+reference weights of an engine spec (``evotune bench --engine SPEC``; default the Shannon
+reference weights, whose signature is pinned):
+
+* ``engine``, ``features``: the spec and its feature set;
 
 * ``search_nps``: nodes per second of the core over the fixed search set;
 * ``reference_search_nps``: nodes per second of the python-chess reference search
@@ -28,7 +32,6 @@ import chess
 
 from ..config import DEFAULT_OPENINGS
 from ..errors import ConfigError
-from ..match.openings import load_suite
 from ..space import SHANNON_REFERENCE
 from . import api as core
 from . import reference
@@ -58,7 +61,11 @@ PERFT_POSITIONS = (
 BENCH_WEIGHTS = SHANNON_REFERENCE
 """The reference weights 100, 300, 330, 500, 900, 10."""
 
-BENCH_KEYS = ("search_nps", "reference_search_nps", "speedup", "perft_nps",
+SIGNATURE = 26878611
+"""The signature of the default settings with the Shannon reference weights (pinned by a test:
+a change of the core that alters it changes the search)."""
+
+BENCH_KEYS = ("engine", "features", "search_nps", "reference_search_nps", "speedup", "perft_nps",
               "game_seconds_median", "signature")
 """The figures, in print order."""
 
@@ -103,6 +110,10 @@ QUICK = BenchSettings(depth=4, reference_depth=2, reference_positions=2, perft_s
 class BenchResult:
     """The bench figures (see the module docstring)."""
 
+    engine: str
+    """The engine spec benched (its reference weights)."""
+    features: str
+    """Its feature set."""
     search_nps: float
     """Core search nodes per second."""
     reference_search_nps: float
@@ -121,22 +132,45 @@ class BenchResult:
         return asdict(self)
 
 
-def run_bench(settings: BenchSettings = BenchSettings()) -> BenchResult:
-    """Run the bench: core searches, reference searches, core perft, core games."""
-    weights = BENCH_WEIGHTS
-    core.search(chess.STARTING_FEN, weights, depth=1)  # compile or load the cache, untimed
+def bench_openings(n: int) -> list[str]:
+    """The first ``n`` positions (FEN) of the packaged 2moves_v1.epd suite."""
+    lines = [ln.strip() for ln in DEFAULT_OPENINGS.read_text(encoding="utf-8").splitlines()]
+    fens = [ln for ln in lines if ln and not ln.startswith("#")]
+    if n > len(fens):
+        raise ConfigError(f"bench games is at most {len(fens)}")
+    return fens[:n]
+
+
+def signature(depth: int = BenchSettings.depth, weights=BENCH_WEIGHTS,
+              features: str = "shannon") -> int:
+    """Total core nodes of the fixed search set at ``depth`` (the bench's ``signature``)."""
+    return sum(core.search(fen, weights, depth=depth, features=features).nodes
+               for fen in BENCH_FENS)
+
+
+def run_bench(settings: BenchSettings = BenchSettings(), spec=None) -> BenchResult:
+    """Run the bench: core searches, reference searches, core perft, core games, with the
+    reference weights of the engine spec ``spec`` (an EngineSpec of a builtin engine; None: the
+    Shannon reference weights)."""
+    if spec is not None and spec.kind != "builtin":
+        raise ConfigError(f"bench needs a builtin engine spec; '{spec.name}' is '{spec.kind}'")
+    name = "shannon" if spec is None else spec.name
+    features = "shannon" if spec is None else spec.features
+    weights = BENCH_WEIGHTS if spec is None else spec.space().reference_array
+    fs = {"features": features}
+    core.search(chess.STARTING_FEN, weights, depth=1, **fs)  # compile or load the cache, untimed
     core.perft(chess.STARTING_FEN, 1)
 
     nodes = 0
     start = time.perf_counter()
     for fen in BENCH_FENS:
-        nodes += core.search(fen, weights, depth=settings.depth).nodes
+        nodes += core.search(fen, weights, depth=settings.depth, **fs).nodes
     search_seconds = time.perf_counter() - start
 
     ref_nodes = 0
     start = time.perf_counter()
     for fen in BENCH_FENS[:settings.reference_positions]:
-        ref_nodes += reference.search(fen, weights, depth=settings.reference_depth).nodes
+        ref_nodes += reference.search(fen, weights, depth=settings.reference_depth, **fs).nodes
     ref_seconds = time.perf_counter() - start
 
     perft_nodes = 0
@@ -145,19 +179,18 @@ def run_bench(settings: BenchSettings = BenchSettings()) -> BenchResult:
         perft_nodes += core.perft(fen, depth + settings.perft_scale)
     perft_seconds = time.perf_counter() - start
 
-    suite = load_suite(DEFAULT_OPENINGS)
     game_seconds = []
-    for i in range(settings.games):
+    for fen in bench_openings(settings.games):
         start = time.perf_counter()
-        outcome = core.play_game(suite[i].board(), weights, weights, depth=settings.game_depth,
+        outcome = core.play_game(fen, weights, weights, depth=settings.game_depth, **fs,
                                  max_plies=settings.game_max_plies)
         game_seconds.append(time.perf_counter() - start)
-        logger.debug("bench game %d: %s %s, %d plies", i + 1, outcome.result,
+        logger.debug("bench game from %s: %s %s, %d plies", fen, outcome.result,
                      outcome.termination, len(outcome.moves))
 
     search_nps = nodes / max(search_seconds, 1e-9)
     ref_nps = ref_nodes / max(ref_seconds, 1e-9)
-    return BenchResult(search_nps=search_nps, reference_search_nps=ref_nps,
+    return BenchResult(engine=name, features=features, search_nps=search_nps, reference_search_nps=ref_nps,
                        speedup=search_nps / max(ref_nps, 1e-9),
                        perft_nps=perft_nodes / max(perft_seconds, 1e-9),
                        game_seconds_median=float(statistics.median(game_seconds)),
@@ -168,7 +201,7 @@ def format_bench(result: BenchResult) -> str:
     """The figures as aligned ``name: value`` lines."""
     lines = []
     for key, value in result.as_dict().items():
-        text = f"{value:d}" if isinstance(value, int) else f"{value:,.3f}" if value < 100 \
-            else f"{value:,.0f}"
+        text = value if isinstance(value, str) else f"{value:d}" if isinstance(value, int) \
+            else f"{value:,.3f}" if value < 100 else f"{value:,.0f}"
         lines.append(f"{key:<22} {text}")
     return "\n".join(lines)

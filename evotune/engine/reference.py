@@ -27,17 +27,12 @@ from dataclasses import dataclass
 import chess
 import numpy as np
 
+from .. import featuresets as fsets
 from ..errors import ConfigError, PositionError
+from ..rules import INF, MATE, MATE_BOUND  # noqa: F401  (MATE_BOUND: part of this module's API)
 from ..space import check_weights
 
 logger = logging.getLogger(__name__)
-
-MATE = 1_000_000
-"""Score of a side that mates at the root; a side mated at ply p scores -(MATE - p)."""
-MATE_BOUND = MATE - 1000
-"""A score with ``abs(score) > MATE_BOUND`` is a mate score."""
-INF = MATE + 1
-"""Larger than any score: the full window is (-INF, INF)."""
 
 PIECE_TYPES = (chess.PAWN, chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN)
 """The material terms phi[0..4], in weight order."""
@@ -92,29 +87,149 @@ def mobility(board: chess.Board, color: chess.Color) -> int:
     return total
 
 
-def features(board: chess.Board) -> np.ndarray:
-    """phi: int64 (6,), side to move minus the other side: P, N, B, R, Q counts, mobility."""
-    us, them = board.turn, not board.turn
-    phi = np.zeros(6, dtype=np.int64)
-    for i, piece_type in enumerate(PIECE_TYPES):
-        phi[i] = (chess.popcount(board.pieces_mask(piece_type, us))
-                  - chess.popcount(board.pieces_mask(piece_type, them)))
-    phi[5] = mobility(board, us) - mobility(board, them)
+def features(board: chess.Board, features: str = "shannon") -> np.ndarray:
+    """phi_int of ``board``, int64, side to move's view: for shannon P, N, B, R, Q count
+    differences and the mobility difference; for the tapered sets 24 x phi (docs/internals.md)."""
+    if features == "shannon":
+        us, them = board.turn, not board.turn
+        phi = np.zeros(6, dtype=np.int64)
+        for i, piece_type in enumerate(PIECE_TYPES):
+            phi[i] = (chess.popcount(board.pieces_mask(piece_type, us))
+                      - chess.popcount(board.pieces_mask(piece_type, them)))
+        phi[5] = mobility(board, us) - mobility(board, them)
+        return phi
+    names = fsets.feature_names(features)   # ConfigError for an unknown set
+    raw = dict(_pst_raw(board))             # {(mg index, eg index): White minus Black}
+    if features == "extended":
+        raw.update(_extended_raw(board))
+    phase = game_phase(board)
+    s = 1 if board.turn == chess.WHITE else -1
+    phi = np.zeros(len(names), dtype=np.int64)
+    for (mg, eg), value in raw.items():
+        phi[mg] = s * value * phase
+        phi[eg] = s * value * (fsets.PHASE_MAX - phase)
     return phi
 
 
-def rounded_weights(weights) -> tuple[int, ...]:
+def phi(board: chess.Board, features: str = "shannon") -> np.ndarray:
+    """The learning vector phi_int / denominator (float64)."""
+    return features(board, features) / float(fsets.denominator(features))
+
+
+def game_phase(board: chess.Board) -> int:
+    """min(24, knights + bishops + 2 rooks + 4 queens), both sides."""
+    count = sum(len(board.pieces(t, c)) * v for c in chess.COLORS
+                for t, v in ((chess.KNIGHT, 1), (chess.BISHOP, 1), (chess.ROOK, 2),
+                             (chess.QUEEN, 4)))
+    return min(fsets.PHASE_MAX, count)
+
+
+def _pst_raw(board: chess.Board):
+    """((mg index, eg index), White count minus Black count) of material and table entries."""
+    raw: dict[tuple[int, int], int] = {}
+    for i in range(5):
+        raw[(fsets.MAT_MG + i, fsets.MAT_EG + i)] = 0
+    for square, piece in board.piece_map().items():
+        sign = 1 if piece.color == chess.WHITE else -1
+        rel = square if piece.color == chess.WHITE else chess.square_mirror(square)
+        t = piece.piece_type
+        if t != chess.KING:
+            key = (fsets.MAT_MG + t - 1, fsets.MAT_EG + t - 1)
+            raw[key] += sign
+        key = (fsets.PST_MG + 64 * (t - 1) + rel, fsets.PST_EG + 64 * (t - 1) + rel)
+        raw[key] = raw.get(key, 0) + sign
+    return raw.items()
+
+
+def _relative_rank(square: int, color: chess.Color) -> int:
+    r = chess.square_rank(square)
+    return r if color == chess.WHITE else 7 - r
+
+
+def _side_terms(board: chess.Board, c: chess.Color) -> dict[tuple[str, str], int]:
+    """The raw classical terms of colour ``c`` (docs/internals.md, "Feature sets")."""
+    t: dict[tuple[str, str], int] = {k: 0 for k in fsets.EXT_RAW}
+    own_pawns = board.pieces(chess.PAWN, c)
+    enemy_pawns = board.pieces(chess.PAWN, not c)
+    t[("bishop_pair", "")] = 1 if len(board.pieces(chess.BISHOP, c)) >= 2 else 0
+    on_file = [sum(1 for p in own_pawns if chess.square_file(p) == f) for f in range(8)]
+    t[("doubled", "")] = sum(max(0, n - 1) for n in on_file)
+    for p in own_pawns:
+        f, rel = chess.square_file(p), _relative_rank(p, c)
+        neighbours = [q for q in own_pawns if abs(chess.square_file(q) - f) == 1]
+        if not neighbours:
+            t[("isolated", "")] += 1
+        if not any(abs(chess.square_file(q) - f) <= 1 and _relative_rank(q, c) > rel
+                   for q in enemy_pawns):
+            t[("passed", f"rank{rel + 1}")] += 1
+        stop = p + 8 if c == chess.WHITE else p - 8
+        if neighbours and not any(_relative_rank(q, c) <= rel for q in neighbours) \
+                and any(board.attacks_mask(q) & chess.BB_SQUARES[stop] for q in enemy_pawns):
+            t[("backward", "")] += 1
+    own = board.occupied_co[c]
+    king = board.king(not c)
+    zone = chess.BB_KING_ATTACKS[king] | chess.BB_SQUARES[king]
+    names = {chess.KNIGHT: "knight", chess.BISHOP: "bishop", chess.ROOK: "rook",
+             chess.QUEEN: "queen"}
+    for piece_type, name in names.items():
+        for sq in board.pieces(piece_type, c):
+            attacks = board.attacks_mask(sq)
+            t[("mobility", name)] += chess.popcount(attacks & ~own)
+            if attacks & zone:
+                t[("king_attack", name)] += 1
+            if piece_type == chess.ROOK:
+                f = chess.square_file(sq)
+                if not any(chess.square_file(q) == f for q in own_pawns | enemy_pawns):
+                    t[("rook_open", "")] += 1
+                elif not any(chess.square_file(q) == f for q in own_pawns):
+                    t[("rook_semiopen", "")] += 1
+    k = board.king(c)
+    kf, kr = chess.square_file(k), _relative_rank(k, c)
+    for p in own_pawns:
+        if abs(chess.square_file(p) - kf) <= 1:
+            if _relative_rank(p, c) == kr + 1:
+                t[("shelter", "near")] += 1
+            elif _relative_rank(p, c) == kr + 2:
+                t[("shelter", "far")] += 1
+    return t
+
+
+def _extended_raw(board: chess.Board):
+    """((mg index, eg index), White minus Black) of the classical terms, tempo included."""
+    white, black = _side_terms(board, chess.WHITE), _side_terms(board, chess.BLACK)
+    out = {}
+    for k, key in enumerate(fsets.EXT_RAW):
+        value = white[key] - black[key]
+        if key == ("tempo", ""):
+            value = 1 if board.turn == chess.WHITE else -1
+        out[(fsets.EXT_MG_INDEX[k], fsets.EXT_EG_INDEX[k])] = value
+    return out.items()
+
+
+def rounded_weights(weights, features: str = "shannon") -> tuple[int, ...]:
     """The weights as the engine uses them: validated, then rounded with ``np.rint``."""
-    return tuple(int(v) for v in np.rint(check_weights(weights)))
+    names = fsets.feature_names(features)
+    return tuple(int(v) for v in np.rint(check_weights(weights, size=len(names),
+                                                       names=names[:8])))
 
 
-def evaluate(board: chess.Board, weights) -> int:
-    """``round(weights) . phi(board)``, side to move."""
-    return _evaluate(board, rounded_weights(weights))
+def evaluate(board: chess.Board, weights, features: str = "shannon") -> int:
+    """``round(weights) . phi_int(board)`` (tapered sets: that / 24 rounded toward zero), side to
+    move."""
+    return _evaluate(board, rounded_weights(weights, features), features)
 
 
-def _evaluate(board: chess.Board, w: tuple[int, ...]) -> int:
-    return int(sum(wi * int(fi) for wi, fi in zip(w, features(board))))
+def _evaluate(board: chess.Board, w: tuple[int, ...], features: str = "shannon") -> int:
+    total = int(sum(wi * int(fi) for wi, fi in zip(w, features_of(board, features))))
+    return div_toward_zero(total, fsets.denominator(features))
+
+
+def div_toward_zero(x: int, d: int) -> int:
+    """x / d rounded toward zero (C integer division), for integers."""
+    return -((-x) // d) if x < 0 else x // d
+
+
+features_of = features
 
 
 # ---- search -------------------------------------------------------------------------------------
@@ -122,9 +237,10 @@ def _evaluate(board: chess.Board, w: tuple[int, ...]) -> int:
 class _Search:
     """One reference search: the board being searched, the rounded weights and the node count."""
 
-    def __init__(self, board: chess.Board, w: tuple[int, ...]) -> None:
+    def __init__(self, board: chess.Board, w: tuple[int, ...], features: str = "shannon") -> None:
         self.board = board
         self.w = w
+        self.features = features
         self.nodes = 0
 
     def is_draw(self) -> bool:
@@ -182,7 +298,7 @@ class _Search:
                 return -(MATE - ply), []
             best, best_pv = -INF, []
         else:
-            stand = _evaluate(board, self.w)
+            stand = _evaluate(board, self.w, self.features)
             if stand >= beta:
                 return stand, []
             alpha = max(alpha, stand)
@@ -202,7 +318,8 @@ class _Search:
         return best, best_pv
 
 
-def search(position: chess.Board | str, weights, *, depth: int) -> ReferenceResult:
+def search(position: chess.Board | str, weights, *, depth: int,
+           features: str = "shannon") -> ReferenceResult:
     """Plain full-window negamax of ``depth`` plies + quiescence (the exact tree of internals.md).
 
     ``position`` is a FEN or a Board (its move stack is the game history for repetitions; the
@@ -211,7 +328,7 @@ def search(position: chess.Board | str, weights, *, depth: int) -> ReferenceResu
     if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth <= 0:
         raise ConfigError(f"depth must be a positive integer, got {depth!r}")
     board = to_board(position)
-    run = _Search(board, rounded_weights(weights))
+    run = _Search(board, rounded_weights(weights, features), features)
     score, pv = run.negamax(int(depth), -INF, INF, 0)
     uci = tuple(m.uci() for m in pv)
     logger.debug("reference depth %d: score %d nodes %d pv %s", depth, score, run.nodes, uci)

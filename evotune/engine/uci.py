@@ -25,14 +25,13 @@ import chess
 import numpy as np
 
 from ..config import EngineSpec, load_engine_spec, load_weights_file
-from ..errors import EvotuneError
+from ..errors import ConfigError, EvotuneError
+from ..rules import MATE, MATE_BOUND
 
 log = logging.getLogger(__name__)
 
 ENGINE_NAME = "evotune"
 AUTHOR = "the evotune authors"
-MATE = 1_000_000
-MATE_BOUND = MATE - 1000
 MAX_DEPTH = 64
 """Deepest iteration of ``go infinite`` / time-limited searches."""
 MOVE_OVERHEAD = 0.03
@@ -308,7 +307,8 @@ class UciEngine:
             budget = plan.nodes - total if plan.nodes else 0
             if (plan.nodes and budget <= 0) or (self._stop[0] and best):
                 break
-            res = search(board, weights, depth=depth, nodes=budget, stop=self._stop)
+            res = search(board, weights, depth=depth, nodes=budget, stop=self._stop,
+                         features=self.spec.features)
             total += res.nodes
             if not res.move:  # no legal move: mated or stalemate
                 self.say(f"info depth 0 score {format_score(res.score)}")
@@ -340,9 +340,14 @@ class UciEngine:
             self._timer.cancel()
 
 
-def run(*, weights_file: str | Path | None = None, stdin: IO[str] | None = None,
+def run(*, weights_file: str | Path | None = None, engine: str = "shannon",
+        stdin: IO[str] | None = None,
         stdout: IO[str] | None = None) -> None:
-    """``evotune uci``: speak UCI on stdin/stdout with the shannon engine spec's options."""
-    spec = load_engine_spec("shannon")
+    """``evotune uci``: speak UCI on stdin/stdout with a builtin engine spec's options (every
+    weight of the spec is a spin option; default shannon)."""
+    spec = load_engine_spec(engine)
+    if spec.kind != "builtin":
+        raise ConfigError(f"evotune uci plays the built-in engine; '{engine}' is a "
+                           f"'{spec.kind}' spec")
     weights = load_weights_file(weights_file, spec) if weights_file else None
     UciEngine(weights=weights, spec=spec, out=stdout).run(stdin)

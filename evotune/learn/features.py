@@ -15,9 +15,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..engine.tables import MATE_BOUND
+from ..rules import MATE_BOUND
 from ..errors import ConfigError
-from ..space import SHANNON_NAMES
 from .quiet import qsearch
 
 log = logging.getLogger(__name__)
@@ -39,8 +38,11 @@ class Extracted:
 
 def feature_set(names) -> str:
     """The feature set of an engine spec's weight names."""
-    if tuple(names) == SHANNON_NAMES:
-        return "shannon"
+    from ..featuresets import FEATURE_SETS, feature_names
+
+    for fs in FEATURE_SETS:
+        if tuple(names) == feature_names(fs):
+            return fs
     raise ConfigError(f"engine weights {list(names)[:8]}... are not a feature set texel knows; "
                       "use the 'shannon' engine spec")
 

@@ -63,7 +63,8 @@ def play_task(task: GameTask) -> GameRecord:
         from ..engine import play_game
 
         out = play_game(board, task.white.weights, task.black.weights, depth=s.depth,
-                        nodes=s.nodes, max_plies=s.max_plies, **kwargs)
+                        nodes=s.nodes, max_plies=s.max_plies,
+                        features=(task.white.features, task.black.features), **kwargs)
     else:
         from ..players.game import play_players_game
 

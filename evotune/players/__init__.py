@@ -28,15 +28,21 @@ class PlayerSpec:
     weight_options: tuple[tuple[str, object], ...] = ()
     """The weights as UCI options (mapped to engine names and scales): sent with ``setoption``
     before each game to the same live process, never a reason to restart it."""
+    features: str = "shannon"
+    """Feature set of a builtin player's weights (evotune/featuresets.py)."""
 
     @property
     def is_builtin(self) -> bool:
         return self.kind == "builtin"
 
 
-def builtin(weights, name: str = "evotune") -> PlayerSpec:
-    """The built-in engine with ``weights`` (validated, stored as a tuple of floats)."""
+def builtin(weights, name: str = "evotune", features: str = "shannon") -> PlayerSpec:
+    """The built-in engine with ``weights`` of feature set ``features`` (validated, stored as a
+    tuple of floats)."""
+    from ..featuresets import feature_names
     from ..space import check_weights
 
-    w = check_weights(weights)
-    return PlayerSpec(name=name, kind="builtin", weights=tuple(float(x) for x in w))
+    names = feature_names(features)
+    w = check_weights(weights, size=len(names), names=names[:8], what=f"{name} weights")
+    return PlayerSpec(name=name, kind="builtin", weights=tuple(float(x) for x in w),
+                      features=features)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import chess
 
 from ..errors import EngineError
+from ..rules import MATE
 from . import PlayerSpec
 
 log = logging.getLogger(__name__)
@@ -198,7 +199,6 @@ def parse_option(line: str) -> UciOption | None:
                      choices=tuple(choices))
 
 
-MATE = 1_000_000  # internals.md: a side mated at ply p scores -(MATE - p)
 
 
 def parse_info_score(line: str) -> int | None:

@@ -21,68 +21,15 @@ import numpy as np
 
 from ..engine import Adjudication, GameOutcome, features, search
 from ..errors import EngineError
+from ..featuresets import feature_names
+from ..rules import Adjudicator, game_over
 from . import PlayerSpec
 from .clock import DEFAULT_MARGIN, Clocks, TimeControl
 from .external import Forfeit, MoveLimit, discard, engine_for
 
 log = logging.getLogger(__name__)
 
-MATE = 1_000_000
-
-
-def _over(board: chess.Board) -> tuple[str, str] | None:
-    """(result, termination) when the game is over by the rules, else None (the core's order)."""
-    if not any(board.generate_legal_moves()):
-        if board.is_check():
-            return ("0-1" if board.turn == chess.WHITE else "1-0"), "checkmate"
-        return "1/2-1/2", "stalemate"
-    if board.is_insufficient_material():
-        return "1/2-1/2", "insufficient-material"
-    if board.halfmove_clock >= 100:
-        return "1/2-1/2", "fifty-move"
-    if board.halfmove_clock >= 8 and board.is_repetition(3):
-        return "1/2-1/2", "repetition"
-    return None
-
-
-class _Adjudicator:
-    """The core's adjudication rules (engine/game.py), move by move; None scores never agree."""
-
-    def __init__(self, adj: Adjudication) -> None:
-        self.adj = adj
-        self.resign = {chess.WHITE: 0, chess.BLACK: 0}   # consecutive own moves it is losing
-        self.last: dict[bool, int | None] = {chess.WHITE: None, chess.BLACK: None}
-        self.drawn = 0                                    # consecutive drawish plies
-
-    def update(self, colour: bool, score: int | None, plies: int) -> tuple[str, str] | None:
-        """Record the mover's score of ply ``plies`` (1-based count); a verdict or None.
-
-        Resign: the mover's score <= -resign_score while the opponent's last score was
-        >= +resign_score, for resign_moves consecutive own moves: the mover loses. Draw:
-        |score| <= draw_score on 2 * draw_moves consecutive plies whose 0-based index is
-        >= draw_start_ply.
-        """
-        a = self.adj
-        verdict = None
-        if a.resign_score > 0 and a.resign_moves > 0:
-            other = self.last[not colour]
-            losing = (score is not None and score <= -a.resign_score
-                      and other is not None and other >= a.resign_score)
-            self.resign[colour] = self.resign[colour] + 1 if losing else 0
-            if self.resign[colour] >= a.resign_moves:
-                verdict = ("0-1" if colour == chess.WHITE else "1-0"), "adjudication-resign"
-        self.last[colour] = score
-        if verdict is None and a.draw_score > 0 and a.draw_moves > 0:
-            if plies - 1 >= a.draw_start_ply and score is not None and abs(score) <= a.draw_score:
-                self.drawn += 1
-            else:
-                self.drawn = 0
-            if self.drawn >= 2 * a.draw_moves:
-                verdict = "1/2-1/2", "adjudication-draw"
-        return verdict
-
-
-def _leaf_phi(board: chess.Board, pv: tuple[str, ...]) -> np.ndarray:
+def _leaf_phi(board: chess.Board, pv: tuple[str, ...], feature_set: str) -> np.ndarray:
     """phi of the end of ``pv`` from the mover's point of view (the PV leaf of the search)."""
     leaf = board.copy(stack=False)
     plies = 0
@@ -95,7 +42,7 @@ def _leaf_phi(board: chess.Board, pv: tuple[str, ...]) -> np.ndarray:
             break
         leaf.push(move)
         plies += 1
-    phi = np.asarray(features(leaf), dtype=np.int64)
+    phi = np.asarray(features(leaf, feature_set), dtype=np.int64)
     return phi if plies % 2 == 0 else -phi
 
 
@@ -130,7 +77,10 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
     limit = MoveLimit(depth=0 if (movetime > 0 or tc is not None) else depth,
                       nodes=0 if tc is not None else nodes,
                       movetime=0.0 if tc is not None else movetime, timeout=move_timeout)
-    adjudicator = _Adjudicator(adjudication)
+    adjudicator = Adjudicator(adjudication)
+    # phi rows are as wide as the wider builtin side's feature set (external sides: zeros)
+    width = max([len(feature_names(p.features)) for p in players.values() if p.is_builtin]
+                or [len(feature_names("shannon"))])
     root = board.root() if board.move_stack else board
     fen = root.fen()
     head = "position startpos" if fen == chess.STARTING_FEN else f"position fen {fen}"
@@ -153,7 +103,7 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
             verdict = _forfeit(spec, colour, fault, clocks)
             break
     if verdict is None:
-        verdict = _over(board)
+        verdict = game_over(board)
     while verdict is None:
         if len(moves) >= max_plies:
             verdict = ("1/2-1/2", "ply-cap")
@@ -161,13 +111,14 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
         colour = board.turn
         spec = players[colour]
         if spec.is_builtin:
-            res = search(board, weights[colour], depth=depth, nodes=nodes)
+            res = search(board, weights[colour], depth=depth, nodes=nodes,
+                         features=spec.features)
             if not res.move:
                 raise EngineError(f"built-in engine found no move in {board.fen()}, which is not "
                                   "over by the rules: this is a bug, please report it")
             move, score, pv = chess.Move.from_uci(res.move), int(res.score), tuple(res.pv)
             total_nodes += int(res.nodes)
-            leaf = _leaf_phi(board, pv)
+            leaf = _leaf_phi(board, pv, spec.features)
         else:
             if clocks is not None:
                 limit = replace(limit, wtime=clocks.left[chess.WHITE],
@@ -185,14 +136,14 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
                 break
             move, score, pv = reply.move, reply.score, reply.pv
             total_nodes += reply.nodes
-            leaf = np.zeros(6, dtype=np.int64)
+            leaf = np.zeros(width, dtype=np.int64)
         board.push(move)
         history.append(move.uci())
         moves.append(history[-1])
         scores.append(0 if score is None else score)
         leaves.append(leaf)
         pvs.append(pv)
-        verdict = _over(board) or adjudicator.update(colour, score, len(moves))
+        verdict = game_over(board) or adjudicator.update(colour, score, len(moves))
 
     predicted = np.zeros(len(moves), dtype=bool)
     for t in range(len(moves) - 1):
@@ -201,7 +152,7 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
     return GameOutcome(
         moves=tuple(moves), result=result, termination=termination, nodes=total_nodes,
         scores=np.asarray(scores, dtype=np.int64),
-        leaf_phi=np.asarray(leaves, dtype=np.int64).reshape(len(moves), 6),
+        leaf_phi=_rows(leaves, width),
         predicted=predicted, seconds=time.perf_counter() - start)
 
 
@@ -214,3 +165,11 @@ def _forfeit(spec: PlayerSpec, colour: bool, fault: Forfeit, clocks: Clocks | No
     if clocks is not None and fault.reason == "timeout" and board is not None:
         return clocks.flag_result(board, colour)  # under a clock a hang is a loss on time
     return _loses(colour), f"forfeit-{fault.reason}"
+
+
+def _rows(leaves: list[np.ndarray], width: int) -> np.ndarray:
+    """The per-ply phi rows as one int64 (plies, width) array, narrower rows zero-padded."""
+    out = np.zeros((len(leaves), width), dtype=np.int64)
+    for i, row in enumerate(leaves):
+        out[i, :len(row)] = row
+    return out

@@ -21,7 +21,7 @@ def player_from_engine_spec(spec: EngineSpec, weights=None, *, name: str | None 
     w = space.reference_array if weights is None else space.validate(weights, what=f"{spec.name} weights")
     label = name or spec.name
     if spec.kind == "builtin":
-        return builtin(w, name=label)
+        return builtin(w, name=label, features=spec.features)
     return PlayerSpec(name=label, kind="uci", weights=tuple(float(x) for x in w),
                       command=tuple(spec.command), options=tuple(spec.options),
                       weight_options=tuple(spec.engine_values(w).items()))

@@ -65,8 +65,8 @@ class GameLeaves:
     """Per ply: 1 if white moved, 0 if black."""
     scores: tuple[int, ...]
     """Per ply: root score, mover's view."""
-    leaf_phi: tuple[tuple[int, ...], ...]
-    """Per ply: PV-leaf features, mover's view (length 6)."""
+    leaf_phi: tuple[tuple[float, ...], ...]
+    """Per ply: PV-leaf features phi, mover's view (one per weight: w . phi is the score)."""
     predicted: tuple[bool, ...]
     """Per ply: the next move was the one the PV predicted (False on the last ply)."""
 

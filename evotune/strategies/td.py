@@ -35,10 +35,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ConfigError
+from ..rules import MATE_BOUND
 from .base import GameLeaves, MatchOutcome, MatchRequest, Param, Strategy, as_tuple
-
-MATE_BOUND = 1_000_000 - 1000
-"""|score| above this is a mate score (``evotune.engine`` MATE = 1_000_000)."""
 
 
 def tdleaf_gradient(w: np.ndarray, game: GameLeaves, *, beta: float, lam: float

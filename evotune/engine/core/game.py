@@ -1,69 +1,78 @@
 """Whole games inside one numba call, plus the other jitted entry points of the core.
 
 Entry points (the only functions Python calls; few, to keep the cache small and quick to load):
-``perft_divide_core`` (in board.py), ``search_core``, ``phi_core`` and ``play_game_core``.
+``perft_divide_core`` (perft.py), ``search_core``, ``phi_core`` and ``play_game_core``. The game
+rules (result and termination codes, adjudication) are those of ``evotune/rules.py``.
 """
 from __future__ import annotations
 
 from numba import njit
 
-from .board import (gen_legal, in_check, insufficient_material, make_move, unmake_move,
-                    window_start_is_twin)
-from .search import phi_into, search_root
-from .tables import (S_HALF, S_LIMIT, S_MOVES, S_NHIST, S_NODES, S_ROOTPV, S_ROOTPVLEN, S_SIDE,
-                     S_W, U_HASH, U_HIST)
-
-# termination codes (api.py maps them to names)
-T_NONE = 0
-T_CHECKMATE = 1
-T_STALEMATE = 2
-T_REPETITION = 3
-T_FIFTY = 4
-T_MATERIAL = 5
-T_PLYCAP = 6
-T_RESIGN = 7
-T_ADJ_DRAW = 8
-# results
-R_WHITE = 0
-R_BLACK = 1
-R_DRAW = 2
+from ...rules import (INF, R_BLACK, R_DRAW, R_WHITE, T_ADJ_DRAW, T_CHECKMATE, T_FIFTY, T_MATERIAL,
+                      T_NONE, T_PLYCAP, T_REPETITION, T_RESIGN, T_STALEMATE)
+from .attacks import in_check
+from .evaluate import evaluate, phi_into, prepare
+from .layout import (S_FSET, S_HALF, S_ITER, S_LIMIT, S_MOVES, S_NHIST, S_NODES, S_PV, S_PVLEN,
+                     S_ROOTPV, S_ROOTPVLEN, S_SIDE, S_STOPPED, S_W)
+from .movegen import gen_legal
+from .position import (compact_history, insufficient_material, make_move, repetitions,
+                       unmake_move)
+from .search import quiesce, search_root
 
 COMPACT_AT = 600  # history entries kept between moves before the reversible window is compacted
 
 
 @njit(cache=True, nogil=True)
 def phi_core(U, S, out):
-    """Entry point: phi of the position (side to move's view) into ``out[0:6]``."""
+    """Entry point: phi_int of the position (side to move's view, feature set ``S[S_FSET]``) into
+    ``out[0:size]``."""
     zero = out.size - out.size
     phi_into(U, S, out, zero)
+
+
+@njit(cache=True, nogil=True)
+def eval_core(U, S):
+    """Entry point: the evaluation with the weights in ``S[S_W:]`` (side to move's view)."""
+    prepare(S)
+    return evaluate(U, S)
 
 
 @njit(cache=True, nogil=True)
 def search_core(U, S, stop, depth, nodes):
     """Entry point: one iterative-deepening search with the weights in ``S[S_W:]``."""
     S[S_LIMIT] = nodes
+    prepare(S)
     return search_root(U, S, stop, depth)
 
 
-@njit(cache=True)
-def _repetitions(U, S):
-    """Earlier occurrences of the current position within the reversible window."""
-    n = S[S_NHIST]
-    h = U[U_HASH]
-    lim = min(S[S_HALF], n)
-    c = 0
-    k = 2
-    while k <= lim:
-        if U[U_HIST + n - k] == h:
-            c += 1
-        k += 2
-    if window_start_is_twin(U, S):
-        c += 1
-    return c
+@njit(cache=True, nogil=True)
+def qsearch_core(U, S, stop, out):
+    """Entry point: quiescence search of the position with the weights in ``S[S_W:]`` (full
+    window); its PV is left in ``S[S_PV:]`` (length ``S[S_PVLEN]``), the phi_int of the PV's leaf
+    (root mover's view) in ``out``. Returns the score."""
+    S[S_NODES] = 0
+    S[S_STOPPED] = 0
+    S[S_ITER] = 0
+    S[S_LIMIT] = 0
+    prepare(S)
+    # never pass literals into the recursion (numba issue 6061): derive typed values
+    zero = S[S_NODES]
+    inf = zero + INF
+    score = quiesce(U, S, stop, -inf, inf, zero)
+    ln = S[S_PVLEN]
+    for j in range(ln):
+        make_move(U, S, S[S_PV + j])
+    phi_into(U, S, out, zero)
+    for j in range(ln - 1, -1, -1):
+        unmake_move(U, S, S[S_PV + j])
+    if ln % 2 == 1:
+        for k in range(out.size):
+            out[k] = -out[k]
+    return score
 
 
 @njit(cache=True)
-def _leaf_phi(U, S, out, off):
+def _leaf_phi(U, S, out, off, width):
     """phi of the root PV's leaf, from the root mover's point of view."""
     ln = S[S_ROOTPVLEN]
     for j in range(ln):
@@ -72,29 +81,22 @@ def _leaf_phi(U, S, out, off):
     for j in range(ln - 1, -1, -1):
         unmake_move(U, S, S[S_ROOTPV + j])
     if ln % 2 == 1:
-        for k in range(6):
+        for k in range(width):
             out[off + k] = -out[off + k]
 
 
-@njit(cache=True)
-def _compact_history(U, S):
-    n = S[S_NHIST]
-    keep = min(S[S_HALF], n)
-    for i in range(keep):
-        U[U_HIST + i] = U[U_HIST + n - keep + i]
-    S[S_NHIST] = keep
-
-
 @njit(cache=True, nogil=True)
-def play_game_core(U, S, stop, weights, depth, nodes, max_plies, adj,
+def play_game_core(U, S, stop, fsets, weights, depth, nodes, max_plies, adj,
                    moves, scores, leaf_phi, predicted, info):
     """Entry point: play a whole game from the loaded position.
 
-    weights: int64 (2, 6), row 0 white, row 1 black (rounded). adj: int64 (5,) = resign_score,
+    fsets: int64 (2,), the feature set of white and black. weights: int64 (2, width), row 0
+    white, row 1 black (rounded, zero-padded to the wider set). adj: int64 (5,) = resign_score,
     resign_moves, draw_score, draw_moves, draw_start_ply. Outputs (length >= max_plies):
-    moves, scores, leaf_phi (max_plies, 6) flattened row-major, predicted (0/1).
-    info <- result, termination, plies played, total nodes.
+    moves, scores, leaf_phi (max_plies, width) flattened row-major (phi_int, zero-padded),
+    predicted (0/1). info <- result, termination, plies played, total nodes.
     """
+    width = weights.shape[1]
     plies = 0
     total = 0
     result = R_DRAW
@@ -110,10 +112,10 @@ def play_game_core(U, S, stop, weights, depth, nodes, max_plies, adj,
     while True:
         side = S[S_SIDE]
         if S[S_NHIST] > COMPACT_AT:
-            _compact_history(U, S)
+            compact_history(U, S)
         n = gen_legal(U, S, depth - depth, depth < 0)
         if n == 0:
-            if in_check(U, S):
+            if in_check(U, side):
                 term = T_CHECKMATE
                 result = R_BLACK if side == 0 else R_WHITE
             else:
@@ -125,13 +127,14 @@ def play_game_core(U, S, stop, weights, depth, nodes, max_plies, adj,
         if S[S_HALF] >= 100:
             term = T_FIFTY
             break
-        if _repetitions(U, S) >= 2:
+        if repetitions(U, S, 2) >= 2:
             term = T_REPETITION
             break
         if plies >= max_plies:
             term = T_PLYCAP
             break
-        for k in range(6):
+        S[S_FSET] = fsets[side]
+        for k in range(width):
             S[S_W + k] = weights[side, k]
         score = search_core(U, S, stop, depth, nodes)
         total += S[S_NODES]
@@ -139,7 +142,7 @@ def play_game_core(U, S, stop, weights, depth, nodes, max_plies, adj,
             S[S_ROOTPV] = S[S_MOVES]
             S[S_ROOTPVLEN] = 1
         m = S[S_ROOTPV]
-        _leaf_phi(U, S, leaf_phi, 6 * plies)
+        _leaf_phi(U, S, leaf_phi, width * plies, width)
         if plies > 0:
             predicted[plies - 1] = 1 if m == expect else 0
         expect = S[S_ROOTPV + 1] if S[S_ROOTPVLEN] >= 2 else -1

@@ -1,4 +1,4 @@
-"""Evaluation and search of the numba core (docs/internals.md, "Evaluation" and "Search").
+"""The search of the numba core (docs/internals.md, "Search").
 
 Negamax alpha-beta (fail-soft) with iterative deepening, aspiration windows, a transposition
 table that cuts off only at exactly the remaining depth, MVV/LVA, killers, history, mate by
@@ -10,87 +10,24 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .bits import ONE, ZERO, lsb, popcount
-from .board import (bishop_attacks, gen_legal, in_check, insufficient_material, make_move,
-                    rook_attacks, unmake_move, window_start_is_twin)
-from .tables import (F_EP, INF, KING, KNIGHT, MATE, MATE_BOUND, MAXMOVES, MAXPLY, ORDER_VALUE,
-                     S_GEN, S_HALF, S_HISTORY, S_ITER, S_KILL, S_LIMIT, S_MB, S_MOVES, S_NHIST,
-                     S_NODES, S_PV, S_PVLEN, S_ROOTPV, S_ROOTPVLEN, S_SCORES, S_SIDE, S_STOPPED,
-                     S_TT, S_TTMASK, S_W, U_ALL, U_HASH, U_HIST, U_OCC, U_TT)
+from ...rules import INF, MATE
+from .attacks import in_check
+from .evaluate import evaluate
+from .layout import (MAXMOVES, MAXPLY, S_GEN, S_HALF, S_HISTORY, S_ITER, S_KILL, S_LIMIT, S_MB,
+                     S_MOVES, S_NODES, S_PV, S_PVLEN, S_ROOTPV, S_ROOTPVLEN, S_SCORES, S_SIDE,
+                     S_STOPPED, U_HASH)
+from .movegen import gen_legal
+from .moves import F_EP, from_to, move_flags, move_from, move_promo, move_to
+from .position import insufficient_material, make_move, repetitions, unmake_move
+from .tt import (TT_EXACT, TT_LOWER, TT_UPPER, info_depth, info_flag, info_move, tt_hit, tt_info,
+                 tt_score, tt_slot, tt_store)
 
-TT_EXACT = 0
-TT_LOWER = 1
-TT_UPPER = 2
 ASPIRATION = 50
-
-
-# ---- evaluation ---------------------------------------------------------------------------------
-
-@njit(cache=True)
-def mobility(U, c):
-    """(piece, target) pairs of colour ``c``'s N, B, R, Q, K (targets not own-occupied)."""
-    o = 6 * c
-    own = U[U_OCC + c]
-    occ = U[U_ALL]
-    notown = ~own
-    mob = 0
-    bb = U[o + 1]
-    while bb != ZERO:
-        s = lsb(bb)
-        bb &= bb - ONE
-        mob += popcount(KNIGHT[s] & notown)
-    bb = U[o + 2] | U[o + 4]
-    while bb != ZERO:
-        s = lsb(bb)
-        bb &= bb - ONE
-        mob += popcount(bishop_attacks(s, occ) & notown)
-    bb = U[o + 3] | U[o + 4]
-    while bb != ZERO:
-        s = lsb(bb)
-        bb &= bb - ONE
-        mob += popcount(rook_attacks(s, occ) & notown)
-    mob += popcount(KING[lsb(U[o + 5])] & notown)
-    return mob
-
-
-@njit(cache=True)
-def phi_into(U, S, out, off):
-    """Write phi (side to move's view) into ``out[off:off + 6]``."""
-    us = S[S_SIDE]
-    a = 6 * us
-    b = 6 * (1 - us)
-    for k in range(5):
-        out[off + k] = popcount(U[a + k]) - popcount(U[b + k])
-    out[off + 5] = mobility(U, us) - mobility(U, 1 - us)
-
-
-@njit(cache=True)
-def evaluate(U, S):
-    """Rounded weights . phi, side to move's view."""
-    us = S[S_SIDE]
-    a = 6 * us
-    b = 6 * (1 - us)
-    v = S[S_W + 5] * (mobility(U, us) - mobility(U, 1 - us))
-    for k in range(5):
-        v += S[S_W + k] * (popcount(U[a + k]) - popcount(U[b + k]))
-    return v
+ORDER_VALUE = np.array([0, 1, 3, 3, 5, 9, 20], dtype=np.int64)
+"""Piece values for MVV/LVA ordering, by type (ordering never changes a score)."""
 
 
 # ---- helpers ---------------------------------------------------------------------------------
-
-@njit(cache=True)
-def is_repetition(U, S):
-    """The position equals an earlier one (same side to move) within the reversible window."""
-    n = S[S_NHIST]
-    h = U[U_HASH]
-    lim = min(S[S_HALF], n)
-    k = 2
-    while k <= lim:
-        if U[U_HIST + n - k] == h:
-            return True
-        k += 2
-    return window_start_is_twin(U, S)
-
 
 @njit(cache=True)
 def _score_moves(S, base, n, ply, ttmove):
@@ -99,23 +36,23 @@ def _score_moves(S, base, n, ply, ttmove):
     k2 = S[S_KILL + 2 * ply + 1]
     for i in range(n):
         m = S[base + i]
-        t = (m >> 6) & 63
-        promo = (m >> 12) & 7
-        victim = S[S_MB + t]
+        promo = move_promo(m)
+        victim = S[S_MB + move_to(m)]
+        ep = (move_flags(m) & F_EP) != 0
         if m == ttmove:
             sc = 1 << 40
-        elif victim != 0 or promo != 0 or ((m >> 15) & F_EP) != 0:
+        elif victim != 0 or promo != 0 or ep:
             vt = (victim - 1) % 6 + 1 if victim != 0 else 1
-            if promo != 0 and victim == 0 and ((m >> 15) & F_EP) == 0:
+            if promo != 0 and victim == 0 and not ep:
                 vt = 0
-            att = (S[S_MB + (m & 63)] - 1) % 6 + 1
+            att = (S[S_MB + move_from(m)] - 1) % 6 + 1
             sc = (1 << 36) + 64 * (ORDER_VALUE[vt] + ORDER_VALUE[promo]) - ORDER_VALUE[att]
         elif m == k1:
             sc = (1 << 34) + 1
         elif m == k2:
             sc = 1 << 34
         else:
-            sc = S[S_HISTORY + 4096 * us + (m & 4095)]
+            sc = S[S_HISTORY + 4096 * us + from_to(m)]
         S[base + i + (S_SCORES - S_MOVES)] = sc
 
 
@@ -169,7 +106,7 @@ def quiesce(U, S, stop, alpha, beta, ply):
         return 0
     if ply >= MAXPLY - 2:
         return evaluate(U, S)
-    check = in_check(U, S)
+    check = in_check(U, S[S_SIDE])
     if check:
         best = -INF
     else:
@@ -207,32 +144,28 @@ def negamax(U, S, stop, depth, alpha, beta, ply):
     S[S_PVLEN + ply] = ply
     if S[S_STOPPED] != 0:
         return 0
-    if ply > 0 and (S[S_HALF] >= 100 or insufficient_material(U) or is_repetition(U, S)):
+    if ply > 0 and (S[S_HALF] >= 100 or insufficient_material(U)
+                    or repetitions(U, S, 1) > 0):
         return 0
     if depth <= 0:
         return quiesce(U, S, stop, alpha, beta, ply)
     # transposition table: cut only at exactly this depth and only outside the window
     h = U[U_HASH]
-    slot = np.int64(h & np.uint64(S[S_TTMASK]))
+    slot = tt_slot(S, h)
     ttmove = 0
-    gen = S[S_GEN]
-    if U[U_TT + slot] == h and (S[S_TT + 2 * slot + 1] >> 32) == gen:
-        info = S[S_TT + 2 * slot + 1]
-        ttmove = info & 0xFFFFF
-        if ply > 0 and ((info >> 20) & 0xFF) == depth:
-            flag = (info >> 28) & 3
-            ts = S[S_TT + 2 * slot]
-            if ts > MATE_BOUND:
-                ts -= ply
-            elif ts < -MATE_BOUND:
-                ts += ply
+    if tt_hit(U, S, slot, h):
+        info = tt_info(S, slot)
+        ttmove = info_move(info)
+        if ply > 0 and info_depth(info) == depth:
+            flag = info_flag(info)
+            ts = tt_score(S, slot, ply)
             if flag != TT_UPPER and ts >= beta:
                 return ts
             if flag != TT_LOWER and ts <= alpha:
                 return ts
     n = gen_legal(U, S, ply, depth < 0)
     if n == 0:
-        if in_check(U, S):
+        if in_check(U, S[S_SIDE]):
             return -(MATE - ply)
         return 0
     base = S_MOVES + ply * MAXMOVES
@@ -255,13 +188,12 @@ def negamax(U, S, stop, depth, alpha, beta, ply):
                 alpha = s
                 _pv_update(S, ply, m)
                 if s >= beta:
-                    t = (m >> 6) & 63
-                    if S[S_MB + t] == 0 and (m >> 12) == 0:
+                    if S[S_MB + move_to(m)] == 0 and move_promo(m) == 0 and move_flags(m) == 0:
                         k = S_KILL + 2 * ply
                         if S[k] != m:
                             S[k + 1] = S[k]
                             S[k] = m
-                        hi = S_HISTORY + 4096 * us + (m & 4095)
+                        hi = S_HISTORY + 4096 * us + from_to(m)
                         S[hi] = min(S[hi] + depth * depth, 1 << 30)
                     break
     if best <= alpha0:
@@ -270,14 +202,7 @@ def negamax(U, S, stop, depth, alpha, beta, ply):
         flag = TT_LOWER
     else:
         flag = TT_EXACT
-    ts = best
-    if ts > MATE_BOUND:
-        ts += ply
-    elif ts < -MATE_BOUND:
-        ts -= ply
-    U[U_TT + slot] = h
-    S[S_TT + 2 * slot] = ts
-    S[S_TT + 2 * slot + 1] = bestmove | (depth << 20) | (flag << 28) | (gen << 32)
+    tt_store(U, S, slot, h, best, ply, bestmove, depth, flag)
     return best
 
 
