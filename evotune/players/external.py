@@ -209,9 +209,10 @@ def parse_info_score(line: str) -> int | None:
         kind, value = tokens[i + 1], int(tokens[i + 2])
     except (ValueError, IndexError):
         return None
-    if kind == "cp":
-        return value
+    if kind == "cp":  # clamped: an absurd score is still a score, never an overflow
+        return max(-MATE, min(MATE, value))
     if kind == "mate":
+        value = max(-MATE // 2, min(MATE // 2, value))
         return MATE - (2 * value - 1) if value > 0 else -(MATE - 2 * (-value))
     return None
 
