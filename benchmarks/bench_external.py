@@ -95,7 +95,8 @@ def _plain_game(job) -> str:
         e = engines[board.turn]
         e.send(head + (" moves " + " ".join(moves) if moves else ""))
         if clock:
-            go = (f"go wtime {int(clock[True] * 1000)} btime {int(clock[False] * 1000)} "
+            ms = {c: max(0, int(clock[c] * 1000)) for c in clock}
+            go = (f"go wtime {ms[chess.WHITE]} btime {ms[chess.BLACK]} "
                   f"winc {int(tc[1] * 1000)} binc {int(tc[1] * 1000)}")
         else:
             go = f"go depth {depth}"

@@ -4,6 +4,7 @@ library. No logic lives here. Library errors (EvotuneError) are printed as one l
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -19,21 +20,36 @@ def cli() -> None:
     """evotune: tune a chess engine's evaluation weights by evolution."""
 
 
+def _one_line(text: str) -> str:
+    """A message as one printable line (names from files may hold newlines or escapes)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in " ".join(text.splitlines()))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: runs the click group, turning EvotuneError into one line + exit 2."""
+    import os
+
     try:
         cli.main(args=argv, prog_name="evotune", standalone_mode=False)
     except EvotuneError as exc:
-        click.echo(f"evotune: error: {exc}", err=True)
+        click.echo(f"evotune: error: {_one_line(str(exc))}", err=True)
         sys.exit(2)
     except click.exceptions.Abort:
         click.echo("evotune: aborted", err=True)
         sys.exit(130)
-    except click.ClickException as exc:
-        exc.show()
+    except click.ClickException as exc:  # usage errors too: one line, not usage + hint
+        click.echo(f"evotune: error: {_one_line(exc.format_message())}", err=True)
         sys.exit(2 if exc.exit_code == 2 else exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except (BrokenPipeError, KeyboardInterrupt):
+        sys.exit(130)
+    except Exception as exc:  # a bug, not a bad input: one line (EVOTUNE_DEBUG=1 shows it all)
+        if os.environ.get("EVOTUNE_DEBUG"):
+            raise
+        click.echo(f"evotune: internal error: {type(exc).__name__}: {_one_line(str(exc))} "
+                   "(please report it; EVOTUNE_DEBUG=1 shows the traceback)", err=True)
+        sys.exit(1)
 
 
 # ---- engine commands (issue 2): perft, search, bench ------------------------------------------
@@ -212,8 +228,28 @@ def match_command(a, b, games, openings, book_plies, depth, nodes, movetime, tc,
     from .match.resolve import check_player_starts, close_external_players, resolve_players
     from .match.scoring import format_result, summary_dict
 
+    from .config import check_limits
+    from .match.openings import check_openings
+    from .study import check_workers
+    from .textfile import check_writable
+
+    if games <= 0 or games % 2:
+        raise ConfigError(f"--games {games}: give a positive even number (each opening is "
+                          f"played twice with colours swapped), e.g. --games {max(2, games + 1)}")
+    check_limits(games=games, depth=depth, nodes=nodes, max_plies=max_plies, seed=seed,
+                 workers=workers, book_plies=book_plies, movetime=movetime,
+                 time_margin=time_margin)
+    if depth < 1 or max_plies < 1:
+        raise ConfigError("--depth and --max-plies must be at least 1")
+    check_workers(workers)
+    if sprt and not (all(map(math.isfinite, sprt)) and sprt[0] < sprt[1]):
+        raise ConfigError(f"--sprt {sprt[0]:g} {sprt[1]:g}: need elo0 < elo1, both finite, "
+                          "e.g. --sprt 0 5")
+    if pgn_path:
+        check_writable(pgn_path, "--pgn")
     pa, pb = resolve_players(a, b)
     path = resolve_openings_path(openings)
+    check_openings(path, book_plies=book_plies)
     if (resign and min(resign) <= 0) or (draw_adj and (min(draw_adj[:2]) <= 0 or draw_adj[2] < 0)):
         raise ConfigError("--resign SCORE MOVES and --draw SCORE MOVES FROM_PLY take positive "
                           "scores and move counts (FROM_PLY >= 0), e.g. --resign 1000 3")
@@ -230,9 +266,6 @@ def match_command(a, b, games, openings, book_plies, depth, nodes, movetime, tc,
                              openings=None if path is None else str(path), book_plies=book_plies,
                              adjudication=adjudication, tc=clock, time_margin=time_margin)
     params = SprtParams(sprt[0], sprt[1]) if sprt else None
-    if games <= 0 or games % 2:
-        raise ConfigError(f"--games {games}: give a positive even number (each opening is "
-                          f"played twice with colours swapped), e.g. --games {max(2, games + 1)}")
     bar = click.progressbar(length=games, label="games", file=sys.stderr) \
         if sys.stderr.isatty() else None
     try:
@@ -342,6 +375,9 @@ def _run_and_report(store, cfg) -> None:
     from .config import load_engine_spec
     from .study import execute
 
+    from .reaper import no_orphans
+
+    no_orphans()
     names = load_engine_spec(cfg.engine).names
     click.echo(f"run {store.run_id} in {store.root}", err=True)
     try:
@@ -449,10 +485,7 @@ def run(strategy, np_, generations, games, depth, nodes, seed, workers, engine, 
     if print_config:
         click.echo(dump_config_toml(cfg), nl=False)
         return
-    make_strategy(cfg.strategy, load_engine_spec(cfg.engine).space(  # validates params early
-        init_low=cfg.init_low, init_high=cfg.init_high), params=strategy_params(cfg),
-        seed=cfg.seed)
-    store = new_run(cfg, out_dir=out, run_id=run_id)
+    store = new_run(cfg, out_dir=out, run_id=run_id)  # checks everything before creating
     _run_and_report(store, cfg)
 
 
@@ -462,11 +495,16 @@ def run(strategy, np_, generations, games, depth, nodes, seed, workers, engine, 
 @click.option("--workers", type=int, default=None, help="Worker processes (results unchanged).")
 @click.option("--generations", type=int, default=None,
               help="Raise the generation limit to continue a finished run.")
-def resume(run_ref, out, workers, generations):
-    """Continue a stopped or killed run; results equal an uninterrupted run."""
+@click.option("--backend", type=click.Choice(["local", "dask"]), default="local",
+              show_default=True, help="Where games run (never taken from the stored run).")
+@click.option("--scheduler", type=str, default="", help="Dask scheduler, tcp://HOST:PORT.")
+def resume(run_ref, out, workers, generations, backend, scheduler):
+    """Continue a stopped or killed run; results equal an uninterrupted run. Games run locally
+    unless --backend dask --scheduler ADDR is given here (a stored address is never used)."""
     import dataclasses
 
-    from .study import open_run
+    from .config import validate_run_config
+    from .study import check_backend, open_run
 
     from .learn.fitrun import is_fit, open_fit
     from .store import Store
@@ -480,8 +518,9 @@ def resume(run_ref, out, workers, generations):
         return
     store, cfg = open_run(run_ref, out_dir=out)
     changes = {k: v for k, v in (("workers", workers), ("generations", generations)) if v is not None}
-    if changes:
-        cfg = dataclasses.replace(cfg, **changes)
+    cfg = dataclasses.replace(cfg, backend=backend, scheduler=scheduler, **changes)
+    validate_run_config(cfg)
+    check_backend(cfg)
     _run_and_report(store, cfg)
 
 
@@ -562,7 +601,9 @@ def plot(run_refs, x_axis, out, runs_dir, squares):
     for many weights also heatmaps of the piece-square tables."""
     from .reporting.data import load_run
     from .reporting.plots import write_plots
+    from .textfile import check_writable
 
+    check_writable(out, "--out", folder=True)
     result = write_plots([load_run(r, out_dir=runs_dir) for r in run_refs], x=x_axis, out_dir=out,
                          squares=squares.split(",") if squares else None)
     for png, svg in result.paths.values():
@@ -581,7 +622,9 @@ def plot(run_refs, x_axis, out, runs_dir, squares):
 def report(run_ref, rule, x_axis, out, runs_dir, squares):
     """Write report.md and a self-contained report.html for a run (with its plots)."""
     from .reporting.report import write_report
+    from .textfile import check_writable
 
+    check_writable(out, "--out", folder=True)
     files = write_report(run_ref, out_dir=out, runs_dir=runs_dir, rule=rule, x=x_axis,
                          squares=squares.split(",") if squares else None)
     click.echo(f"{files.html}\n{files.markdown}")
@@ -618,6 +661,14 @@ def verify(run_ref, games, workers, depth, sprt, seed, rule, runs_dir, backend, 
 
     import contextlib
 
+    from .config import check_limits
+    from .study import check_workers
+
+    check_limits(games=games, depth=depth, seed=seed, workers=workers)
+    check_workers(workers)
+    if sprt and not (all(map(math.isfinite, sprt)) and sprt[0] < sprt[1]):
+        raise ConfigError(f"--sprt {sprt[0]:g} {sprt[1]:g}: need elo0 < elo1, both finite, "
+                          "e.g. --sprt 0 5")
     settings = VerifySettings(games=games, depth=depth, workers=workers, seed=seed,
                               sprt=tuple(sprt) if sprt else None, rule=rule, backend=backend,
                               scheduler=scheduler, opponents=tuple(opponents), tc=tc)
@@ -653,7 +704,10 @@ def verify(run_ref, games, workers, depth, sprt, seed, rule, runs_dir, backend, 
 def export(run_ref, fmt, engine, out_file, rule, runs_dir):
     """Export a run's recommended weights (notes about left-out weights go to stderr)."""
     from .reporting.export import export_run
+    from .textfile import check_writable
 
+    if out_file is not None:
+        check_writable(out_file, "--out")
     result = export_run(run_ref, fmt=fmt, engine=engine, rule=rule, runs_dir=runs_dir)
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
@@ -668,6 +722,16 @@ def export(run_ref, fmt, engine, out_file, rule, runs_dir):
 
 
 # ---- experiments (issue 7): reproduce, compare ------------------------------------------------
+
+def _check_experiment(*, seeds: int, workers: int, **limits) -> None:
+    from .config import check_limits
+    from .study import check_workers
+
+    if seeds < 1:
+        raise ConfigError(f"--seeds {seeds}: give at least 1")
+    check_limits(workers=workers, **limits)
+    check_workers(workers)
+
 
 def _generation_lines(ev) -> None:
     if ev.kind != "generation":
@@ -696,6 +760,7 @@ def reproduce(experiment, seeds, first_seed, workers, out, reports, backend, sch
 
     from .experiments import paper_table, reproduce_de_paper
 
+    _check_experiment(seeds=seeds, seed=first_seed, workers=workers)
     t0 = _time.perf_counter()
     outcomes = reproduce_de_paper(seeds=seeds, first_seed=first_seed, workers=workers,
                                   backend=backend, scheduler=scheduler, out_dir=out,
@@ -739,6 +804,7 @@ def compare(strategies, games_budget, seeds, np_, depth, engine, verify_games, v
     from .config import STRATEGY_NAMES, known_strategy
     from .experiments import compare_strategies, compare_table, write_compare_plots
 
+    _check_experiment(seeds=seeds, workers=workers, np=np_, depth=depth)
     names = tuple(s.strip() for s in strategies.split(",") if s.strip())
     unknown = [s for s in names if not known_strategy(s)]
     if not names or unknown:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib.resources
 import json
 import math
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,11 +17,13 @@ from pathlib import Path
 from .errors import ConfigError, WeightsError
 from .featuresets import feature_names
 from .space import WeightSpace
+from .textfile import read_text
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 PROJECT_DIR = PACKAGE_DIR.parent
 DATA_DIR = PACKAGE_DIR / "data"
-ENGINES_DIR = PROJECT_DIR / "engines"
+ENGINES_DIR = Path(str(importlib.resources.files("evotune") / "engines"))
+"""The shipped engine specs: package data (in a checkout, evotune/engines links to engines/)."""
 
 DEFAULT_BOOK = DATA_DIR / "gnuchess-book.bin"
 DEFAULT_OPENINGS = DATA_DIR / "2moves_v1.epd"
@@ -125,14 +129,39 @@ def load_engine_spec(name_or_path: str | Path = "shannon") -> EngineSpec:
     """Read and validate an engine spec TOML file."""
     path = resolve_engine_spec_path(name_or_path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"engine spec {path}: cannot read it ({exc})") from None
+        data = tomllib.loads(read_text(path, "engine spec"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"engine spec {path}: not valid TOML ({exc})") from None
     return engine_spec_from_dict(data, where=str(path))
 
 
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.:+-]{0,99}")
+"""Names of engines, weights and UCI options: no control characters, quotes, brackets or markup,
+so that a name can never break a PGN tag, a UCI command line or a report."""
+
+
+def check_name(name, what: str) -> str:
+    """``name`` when it is a valid name (see :data:`NAME_RE`); one ConfigError line otherwise."""
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name) or name != name.strip():
+        raise ConfigError(f"{what} {name!r} is not a valid name; use letters, digits, spaces and "
+                          "'_.:+-' (at most 100 characters, starting with a letter or digit)")
+    return name
+
+
+def _number(value, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigError(f"{what} must be a finite number, not {value!r}")
+    return float(value)
+
+
+def _typed(value, typ, what: str):
+    if not isinstance(value, typ) or (typ is not bool and isinstance(value, bool)):
+        raise ConfigError(f"{what} must be a {typ.__name__}, not {value!r}")
+    return value
+
+
 def engine_spec_from_dict(data: dict, *, where: str = "engine spec") -> EngineSpec:
-    """Validate a parsed engine spec."""
+    """Validate a parsed engine spec: every field of its type, names that are names."""
     _unknown(data, _SPEC_KEYS, where)
     kind = data.get("kind", "builtin")
     if kind not in ("builtin", "uci"):
@@ -155,12 +184,24 @@ def engine_spec_from_dict(data: dict, *, where: str = "engine spec") -> EngineSp
     command = data.get("command", [])
     if isinstance(command, str):
         command = [command]
+    if not isinstance(command, list) or not all(isinstance(c, str) for c in command):
+        raise ConfigError(f"{where}: command must be a list of strings")
     if kind == "uci" and not command:
         raise ConfigError(f"{where}: a 'uci' engine needs command = [\"/path/to/engine\", ...]")
-    spec = EngineSpec(name=str(data.get("name", Path(where).stem)), kind=kind,
-                      weights=tuple(params), command=tuple(str(c) for c in command),
-                      options=tuple((str(k), v) for k, v in dict(data.get("options", {})).items()),
-                      description=str(data.get("description", "")), path=where,
+    options = data.get("options", {})
+    if not isinstance(options, dict):
+        raise ConfigError(f"{where}: [options] must be a table of UCI option names and values")
+    for k, v in options.items():
+        check_name(k, f"{where}: option")
+        if isinstance(v, str) and not (v.isprintable() and len(v) <= 1000):
+            raise ConfigError(f"{where}: option '{k}' has a value with control characters")
+        if not isinstance(v, (str, int, float, bool)):
+            raise ConfigError(f"{where}: option '{k}' must be a string, number or boolean")
+    description = _typed(data.get("description", ""), str, f"{where}: description")
+    default_name = re.sub(r"[^A-Za-z0-9_.:+-]", "-", Path(where).stem).lstrip("_.:+-") or "engine"
+    spec = EngineSpec(name=check_name(data.get("name", default_name[:100]), f"{where}: name"),
+                      kind=kind, weights=tuple(params), command=tuple(command),
+                      options=tuple(options.items()), description=description, path=where,
                       features=features, reference_file=ref_path)
     spec.space()  # validates bounds vs fixed values
     return spec
@@ -201,8 +242,8 @@ def _weight_settings(data: dict, names, ref_values: dict, where: str):
         if not isinstance(w, dict):
             raise ConfigError(f"{where}: weight #{i + 1} must be a table")
         _unknown(w, _WEIGHT_KEYS, f"{where}: weight #{i + 1}")
-        if "name" not in w:
-            raise ConfigError(f"{where}: weight #{i + 1} needs a 'name'")
+        if not isinstance(w.get("name"), str):
+            raise ConfigError(f"{where}: weight #{i + 1} needs a 'name' (a string)")
     by_name = {str(w["name"]): w for w in tables}
     if len(by_name) != len(tables):
         raise ConfigError(f"{where}: a weight is declared twice in the [[weight]] tables")
@@ -234,19 +275,19 @@ def _weight_param(name: str, w: dict, where: str) -> WeightParam:
     if "reference" not in w:
         raise ConfigError(f"{where}: weight '{name}' has no reference value; give it in a "
                           "[[weight]] or [[group]] table or the reference_file")
-    try:
-        ref = float(w["reference"])
-        fixed = bool(w.get("fixed", False))
-        lo = float(w.get("lower", ref if fixed else 0.0))
-        hi = float(w.get("upper", ref if fixed else 1000.0))
-        scale = float(w.get("scale", 1.0))
-    except (TypeError, ValueError):
-        raise ConfigError(f"{where}: weight '{name}': reference, lower, upper and scale must be "
-                          "numbers") from None
-    if not math.isfinite(scale) or scale <= 0:
+    at = f"{where}: weight '{check_name(name, f'{where}: weight name')}'"
+    ref = _number(w["reference"], f"{at}: reference")
+    fixed = _typed(w.get("fixed", False), bool, f"{at}: fixed")
+    lo = _number(w.get("lower", ref if fixed else 0.0), f"{at}: lower")
+    hi = _number(w.get("upper", ref if fixed else 1000.0), f"{at}: upper")
+    scale = _number(w.get("scale", 1.0), f"{at}: scale")
+    if scale <= 0:
         raise ConfigError(f"{where}: weight '{name}' scale must be a positive number")
+    option = w.get("option", "")
+    if option != "":
+        check_name(option, f"{at}: option")
     return WeightParam(name=name, reference=ref, lower=lo, upper=hi, fixed=fixed,
-                       option=str(w.get("option", "")), scale=scale)
+                       option=option, scale=scale)
 
 
 # ---- run configuration --------------------------------------------------------------------------
@@ -358,18 +399,18 @@ class RunConfig:
 
 
 def _coerce(name: str, value, typ):
-    try:
-        if typ is bool:
-            return bool(value)
-        if typ is int:
-            if isinstance(value, float) and not value.is_integer():
-                raise ValueError
-            return int(value)
-        if typ is float:
-            return float(value)
-        return str(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"'{name}' must be {typ.__name__}, got {value!r}") from None
+    """``value`` as ``typ``: ints from ints or whole finite floats, floats from numbers, strings
+    from strings only (a bool, a list or a table is never silently turned into a setting)."""
+    ok = not isinstance(value, bool) and (
+        (typ is int and (isinstance(value, int) or (isinstance(value, float)
+                                                     and math.isfinite(value)
+                                                     and value.is_integer())))
+        or (typ is float and isinstance(value, (int, float)))
+        or (typ is str and isinstance(value, str)))
+    if not ok:
+        raise ConfigError(f"'{name}' must be {'a whole number' if typ is int else typ.__name__}, "
+                          f"got {value!r}")
+    return typ(value)
 
 
 # The scalar fields of RunConfig and their types, taken from the dataclass (annotations are
@@ -386,9 +427,7 @@ def load_config_file(path: str | Path) -> dict:
     """
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"config file {p}: cannot read it ({exc.strerror})") from None
+        data = tomllib.loads(read_text(p, "config file"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {p}: not valid TOML ({exc})") from None
     flat: dict = {}
@@ -483,6 +522,46 @@ def validate_run_config(cfg: RunConfig) -> None:
             or bool(cfg.draw_score) != bool(cfg.draw_moves):
         raise ConfigError("--resign SCORE MOVES and --draw SCORE MOVES FROM_PLY take positive "
                           "scores and move counts (FROM_PLY >= 0), e.g. --resign 1000 3")
+    _check_bounds(cfg)
+
+
+# Upper bounds of the run settings (an int the engine's int64 counters hold, a depth its
+# search stack holds = evotune.engine.api.MAX_DEPTH, a worker count a machine can start).
+LIMITS = {"np": 10_000, "games": 10_000, "depth": 64, "nodes": 10**12, "max_plies": 100_000,
+          "book_plies": 1_000, "seed": 2**63 - 1, "generations": 10**9, "max_games": 10**12,
+          "workers": 1_024}
+
+
+_TIMES = ("movetime", "max_seconds", "time_margin")
+
+
+def check_limits(**values) -> None:
+    """Settings named as in :data:`LIMITS` (commands other than run share them): whole numbers
+    within their range; ``movetime``/``max_seconds``/``init_*``: finite (times >= 0)."""
+    for key, value in values.items():
+        if value is None:
+            continue
+        flag = "--" + key.replace("_", "-")
+        if key in LIMITS:
+            high = LIMITS[key]
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= high:
+                raise ConfigError(f"{flag} {value} is out of range; give an integer from 0 to "
+                                  f"{high}")
+        elif not math.isfinite(value) or (key in _TIMES and value < 0):
+            raise ConfigError(f"{flag} must be a finite number"
+                              + (" >= 0" if key in _TIMES else "")
+                              + f", got {value}")
+
+
+def _check_bounds(cfg: RunConfig) -> None:
+    """Every number finite and within what the engine, numpy and the OS can hold."""
+    check_limits(**{k: getattr(cfg, k) for k in LIMITS},
+                 **{k: getattr(cfg, k) for k in ("init_low", "init_high", "max_seconds",
+                                                 "movetime", "time_margin")})
+    for key in cfg.params_dict():
+        if key in _TYPES:
+            raise ConfigError(f"--param {key}: '{key}' is a run setting; give it as --{key.replace('_', '-')} "
+                              f"(or '{key} = ...' in the config file), never as a strategy parameter")
 
 
 def resolve_openings_path(openings: str) -> Path | None:
@@ -591,9 +670,9 @@ def load_weights_file(path: str | Path, spec: EngineSpec | None = None):
     spec = spec or load_engine_spec("shannon")
     p = Path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"weights file {p}: cannot read it ({exc.strerror or exc})") from None
+        data = json.loads(read_text(p, "weights file"))
+    except RecursionError:
+        raise WeightsError(f"weights file {p}: nested too deeply") from None
     except json.JSONDecodeError as exc:
         raise WeightsError(f"weights file {p}: not valid JSON ({exc.msg} at line {exc.lineno}); "
                            "give a list like [100, 300, 330, 500, 900, 10] or an object "

@@ -195,6 +195,9 @@ def compare_strategies(*, strategies: tuple[str, ...], games_budget: int, seeds:
 
     if games_budget < 1:
         raise ConfigError(f"--games-budget must be at least 1, got {games_budget}")
+    if verify_games < 2 or verify_games % 2:
+        raise ConfigError(f"--verify-games {verify_games}: give an even number >= 2 (each "
+                          "opening is played twice, colours swapped)")
     if verify_every < 0:
         raise ConfigError(f"--verify-every must be >= 0 (0 = only at the end), got {verify_every}")
     outcomes = []

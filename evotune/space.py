@@ -164,18 +164,33 @@ class WeightSpace:
         return self.validate(out)
 
 
+MAX_ABS_WEIGHT = 2000
+"""|weight| above this is refused: the evaluation (weights x features, at most ~500 per weight in
+any legal position) must stay below the engine's mate scores."""
+
+
 def check_weights(w, *, size: int = 6, names=SHANNON_NAMES, what: str = "weights",
                   lower=None, upper=None) -> np.ndarray:
     """Validate a weight vector: numeric, right length, finite (and within bounds if given)."""
     try:
-        arr = np.asarray(w, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise WeightsError(f"{what}: {w!r} is not a list of numbers; give {size} numbers "
+        if isinstance(w, (list, tuple)) and not all(
+                isinstance(x, (int, float, np.number)) and not isinstance(x, (bool, np.bool_))
+                for x in w):
+            raise ValueError  # "300" or true is not a weight, even where numpy would take it
+        arr = np.asarray(w, dtype=np.float64)
+        if arr.ndim != 1:
+            raise ValueError
+    except (TypeError, ValueError, OverflowError):
+        raise WeightsError(f"{what}: not a list of numbers (a flat one); give {size} numbers "
                            f"({', '.join(names)})") from None
     if arr.size != size:
         raise WeightsError(f"{what}: got {arr.size} values, need {size} ({', '.join(names)})")
     if not np.all(np.isfinite(arr)):
         raise WeightsError(f"{what}: values must be finite, got {arr.tolist()}")
+    if np.any(np.abs(arr) > MAX_ABS_WEIGHT):
+        raise WeightsError(f"{what}: values must lie within +-{MAX_ABS_WEIGHT} (the engine's "
+                           f"integer evaluation and its mate scores must stay apart), got "
+                           f"{arr.tolist()}")
     if lower is not None and upper is not None:
         bad = [n for n, v, lo, hi in zip(names, arr, lower, upper) if not lo <= v <= hi]
         if bad:

@@ -132,11 +132,60 @@ def check_run_players(cfg: RunConfig) -> None:
         check_opponents(cfg.opponents)
 
 
+def preflight(cfg: RunConfig) -> None:
+    """Everything a run needs, checked before anything is created: the engine spec and that the
+    engine accepts its weights, an initial range that meets every free weight's bounds, the
+    strategy and its parameters, the openings, and a reachable Dask scheduler."""
+    from .match.openings import check_openings
+    from .strategies import make_strategy
+
+    spec = load_engine_spec(cfg.engine)
+    space = spec.space(init_low=cfg.init_low, init_high=cfg.init_high)
+    for name, lo, hi, fixed in zip(space.names, space.lower, space.upper, space.fixed):
+        if not fixed and (cfg.init_high < lo or cfg.init_low > hi):
+            raise ConfigError(f"the initial range [{cfg.init_low:g}, {cfg.init_high:g}] misses "
+                              f"the bounds [{lo:g}, {hi:g}] of weight '{name}'; give init_low "
+                              "and init_high that overlap the weights' bounds")
+    check_run_players(cfg)  # the engine (and gauntlet opponents) can play these weights
+    if spec.kind == "builtin":
+        try:
+            player_from_engine_spec(spec)
+        except EvotuneError as exc:
+            raise ConfigError(f"engine spec {spec.path}: the built-in engine cannot play its "
+                              f"weights ({exc})") from None
+    make_strategy(cfg.strategy, space, params=strategy_params(cfg), seed=cfg.seed)
+    check_openings(resolve_openings_path(cfg.openings), book_plies=cfg.book_plies)
+    check_backend(cfg)
+
+
+def check_workers(workers: int) -> None:
+    """Local worker processes: 0 (one per core) up to 4 per core of this machine."""
+    cores = os.cpu_count() or 1
+    if not 0 <= workers <= 4 * cores:
+        raise ConfigError(f"--workers {workers}: give 0 (one per core) up to {4 * cores} (4 per "
+                          f"core on this machine)")
+
+
+def check_backend(cfg: RunConfig) -> None:
+    """Local workers a machine can start (at most 4 per core); a Dask backend's scheduler
+    reachable with workers."""
+    if cfg.backend == "local":
+        check_workers(cfg.workers)
+    if cfg.backend == "dask":
+        with backend_session(cfg.backend, cfg.scheduler, workers=1):
+            pass
+
+
 def new_run(cfg: RunConfig, *, out_dir: str | Path = "populations",
             run_id: str | None = None) -> Store:
-    """Create the run directory of a new run (refusing an existing id, saying what differs)."""
+    """Create the run directory of a new run (refusing an existing id, saying what differs)
+    after :func:`preflight` found everything it needs."""
+    from .store import check_run_id
+
+    if run_id is not None:
+        check_run_id(run_id)
     cfg = with_budget(cfg)
-    check_run_players(cfg)
+    preflight(cfg)
     identity = run_identity(cfg)
     run_id = run_id or default_run_id(cfg, identity)
     existing = Path(out_dir) / run_id / "manifest.json"

@@ -192,3 +192,27 @@ def test_uci_engine_games_through_the_external_runner(tmp_path):
     assert sa.positions == len(pos) and 2 <= len(pos) <= 10
     for fen in pos.fens:  # quiet under the shannon reference evaluation
         assert is_quiet(fen, SHANNON_REFERENCE)
+
+
+@pytest.mark.parametrize("spec_name", ["shannon", "pst-pesto", "extended"])
+def test_batch_quiescence_equals_one_position_path(spec_name):
+    from evotune.config import DEFAULT_OPENINGS, load_engine_spec
+    from evotune.learn.quiet import qsearch_batch
+
+    spec = load_engine_spec(spec_name)
+    w = spec.space().reference_array
+    fs = spec.features
+    fens = [" ".join(line.split()[:4]) + " 0 1"
+            for line in DEFAULT_OPENINGS.read_text().splitlines()[:150]]
+    fens += ["4k3/8/8/3q4/4P3/8/8/4K3 w - - 0 1",          # a hanging queen
+             "4k3/8/8/8/8/8/4r3/4K3 w - - 0 1",            # in check
+             "4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 2"]          # en passant capture available
+    q = qsearch_batch(fens, w, fs)
+    assert q.leaf.shape == (len(fens), len(w))
+    for i, fen in enumerate(fens):
+        static, score, check, phi = qsearch(fen, w, fs)
+        assert (static, score, check) == (q.static[i], q.score[i], q.check[i])
+        assert np.allclose(q.leaf[i].toarray().ravel(), phi)
+        if not check and static == score:  # quiet: the leaf is the position, eval ~ w . phi
+            assert abs(float(w @ phi) - static) < 1.0
+    assert not q.quiet[-3] and q.check[-2] and not q.quiet[-1]

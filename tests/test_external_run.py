@@ -70,8 +70,9 @@ def test_shannon_uci_run_equals_the_builtin_run_game_for_game(tmp_path):
                                                               b["termination"])
         assert e["white_engine"] == e["black_engine"] == "evotune uci"
         assert b["white_engine"] == ""
-    assert "[WhiteEngine \"evotune uci\"]" in external.pgn_path.read_text() or \
-        "evotune uci" in external.pgn_path.read_text()
+    pgn = external.pgn_path.read_text()
+    assert pgn.count('[WhiteEngine "evotune uci"]') == len(ext_games)
+    assert "WhiteEngine" not in builtin.pgn_path.read_text()
 
 
 def test_a_uci_run_reuses_one_engine_process_per_side(tmp_path):
@@ -90,6 +91,17 @@ def test_a_uci_run_reuses_one_engine_process_per_side(tmp_path):
     assert len(weights) > 2  # many weight vectors went through the same two processes
     status = _evotune("status", "reuse", "--out", str(tmp_path), "--json")
     assert json.loads(status.stdout)["games"] == len(games)
+    # verify plays the engine with the recommended values against its reference values
+    from evotune.reporting.export import export_run
+    from evotune.reporting.verify import VerifySettings, verify_run
+
+    doc = verify_run(store, settings=VerifySettings(games=2, workers=1))
+    assert doc["engine"] == "fake" and [m["opponent"] for m in doc["matches"]] == [
+        "reference", "initial mean"]
+    assert all(m["games"] == 2 for m in doc["matches"])
+    assert doc["matches"][0]["b"][0] == 300.0  # the spec's reference knight
+    text = export_run(store, fmt="uci").text
+    assert "setoption name KnightValue value" in text
     external.close_all()
 
 
@@ -166,7 +178,8 @@ def test_clocks_count_down_add_increments_and_flag_late_moves():
     assert clocks.spend(chess.WHITE, 0.5)
     assert clocks.left[chess.WHITE] == pytest.approx(1.55)
     assert clocks.spend(chess.WHITE, 1.62)  # 0.07 s over, inside the margin
-    assert clocks.left[chess.WHITE] == pytest.approx(0.05)
+    assert clocks.left[chess.WHITE] == pytest.approx(-0.02)  # the overrun is not forgiven
+    assert not clocks.spend(chess.WHITE, 0.09)  # -0.11: beyond the margin
     assert not clocks.spend(chess.BLACK, 2.2)
     board = chess.Board("8/8/4k3/8/8/3K4/8/7Q w - - 0 1")
     assert clocks.flag_result(board, chess.BLACK) == ("1-0", "time-forfeit")
@@ -330,3 +343,18 @@ def test_uci_run_on_a_dask_cluster_equals_the_local_run(tmp_path):
         remote = _run(tmp_path, "dask", backend="dask", scheduler=lc.scheduler_address, **kw)
     assert stored_generations(remote.root) == stored_generations(local.root)
     assert stored_games(remote.root) == stored_games(local.root)
+
+
+def test_match_at_a_time_control_with_a_uci_engine_and_the_builtin_one(tmp_path):
+    pgn = tmp_path / "m.pgn"
+    res = _evotune("match", "shannon-uci", "reference", "--games", "2", "--tc", "1+0.05",
+                   "--max-plies", "16", "--depth", "1", "--json", "--pgn", str(pgn))
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["games"] == 2
+    text = pgn.read_text()
+    assert text.count('Engine "evotune uci"]') == 2  # White in one game, Black in the other
+    assert "time-forfeit" not in text
+    bad = _evotune("match", "shannon-uci", "reference", "--games", "2", "--tc", "1+0.05",
+                   "--movetime", "0.1")
+    assert bad.returncode == 2 and "either --tc or --movetime" in bad.stderr

@@ -33,6 +33,8 @@ __all__ = ["FEATURE_SETS", "MATE", "Adjudication", "GameOutcome", "PhiBatch", "Q
 
 DEFAULT_TT_BITS = 18
 MAX_DEPTH = 64
+MAX_NODES = 10**12
+"""Node limits above this are refused (the core counts nodes in int64)."""
 
 
 @dataclass(frozen=True)
@@ -112,8 +114,10 @@ def _check_limits(depth: int, nodes: int) -> None:
     if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) \
             or not 1 <= depth <= MAX_DEPTH:
         raise ConfigError(f"depth {depth!r} is invalid; give an integer from 1 to {MAX_DEPTH}")
-    if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 0:
-        raise ConfigError(f"nodes {nodes!r} is invalid; give 0 (no limit) or a positive integer")
+    if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) \
+            or not 0 <= nodes <= MAX_NODES:
+        raise ConfigError(f"nodes {nodes!r} is invalid; give 0 (no limit) or a positive integer "
+                          f"up to {MAX_NODES}")
 
 
 _contexts = threading.local()
@@ -189,8 +193,10 @@ def _uci(moves) -> tuple[str, ...]:
 def perft_divide(fen, depth: int) -> dict[str, int]:
     """Leaf counts of the legal move tree to ``depth`` below each root move (UCI -> nodes)."""
     board = to_board(fen)
-    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
-        raise ConfigError(f"perft depth {depth!r} is invalid; give a positive integer")
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) \
+            or not 1 <= depth <= MAX_DEPTH:  # the core's stacks hold MAX_DEPTH plies
+        raise ConfigError(f"perft depth {depth!r} is invalid; give an integer from 1 to "
+                          f"{MAX_DEPTH}")
     U, S = _arrays(board, 10)
     out = np.zeros(T.MAXMOVES, dtype=np.int64)
     n = perft_divide_core(U, S, np.int64(depth), out)
@@ -435,12 +441,10 @@ def perft_suite(path, *, max_nodes: int = 1_000_000) -> list[PerftCheck]:
     """Check every entry of an EPD perft suite whose expected count is <= ``max_nodes``."""
     from pathlib import Path
 
+    from ..textfile import read_text
+
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read perft suite '{p}': {exc.strerror}; give an EPD file with "
-                          "lines like 'FEN ;D1 20 ;D2 400'") from None
+    text = read_text(p, "perft suite")
     checks = []
     for lineno, line in enumerate(text.splitlines(), 1):
         parts = [t.strip() for t in line.strip().split(";")]
@@ -459,6 +463,9 @@ def perft_suite(path, *, max_nodes: int = 1_000_000) -> list[PerftCheck]:
                 except PositionError as exc:
                     raise PositionError(f"{p}:{lineno}: {exc}") from None
                 checks.append(PerftCheck(parts[0], depth, expected, got))
+    if not checks:
+        raise ConfigError(f"perft suite {p} has no entry to check (with --max-nodes "
+                          f"{max_nodes}); give lines like 'FEN ;D1 20 ;D2 400'")
     return checks
 
 

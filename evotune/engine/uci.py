@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 ENGINE_NAME = "evotune"
 AUTHOR = "the evotune authors"
 MAX_DEPTH = 64
+MAX_NODES = 10**12  # = evotune.engine.api.MAX_NODES: larger node limits are clamped
 """Deepest iteration of ``go infinite`` / time-limited searches."""
 MOVE_OVERHEAD = 0.03
 """Seconds kept back from every clock allotment for I/O and the GUI."""
@@ -73,7 +74,7 @@ def parse_go(tokens: list[str], turn: chess.Color) -> GoPlan:
             raise ValueError(f"unknown go parameter '{tok}'")
         i += 1
     depth = vals.get("depth", 0)
-    nodes = max(0, vals.get("nodes", 0))
+    nodes = min(max(0, vals.get("nodes", 0)), MAX_NODES)
     seconds = max(0, vals.get("movetime", 0)) / 1000.0
     clock = vals.get("wtime" if turn == chess.WHITE else "btime")
     if clock is not None and not seconds:
@@ -134,6 +135,7 @@ class UciEngine:
         self._stop_event = threading.Event()
         self._timer: threading.Timer | None = None
         self._infinite = False
+        self._stops_queued = 0  # 'stop'/'quit' lines read but not handled yet
         self._warm = threading.Thread(target=self._warm_up, name="evotune-warm-up", daemon=True)
         if warm:
             self._warm.start()
@@ -166,6 +168,9 @@ class UciEngine:
         if not tokens:
             return True
         cmd, args = tokens[0], tokens[1:]
+        if cmd in ("stop", "quit") and self._stops_queued:
+            with self._lock:
+                self._stops_queued -= 1
         try:
             if cmd == "quit":
                 self.stop()
@@ -279,9 +284,16 @@ class UciEngine:
         self.stop()
 
     def wait(self, timeout: float | None = None) -> None:
-        """Wait for the running search to end on its own (tests, scripted use)."""
-        if self._thread is not None:
-            self._thread.join(timeout)
+        """Wait for the running search to end on its own (tests, scripted use), or until a
+        'stop'/'quit' waits in the input behind the current command."""
+        thread, end = self._thread, None if timeout is None else time.perf_counter() + timeout
+        while thread is not None and thread.is_alive():
+            if self._stops_queued:
+                self._set_stop()
+            left = 0.05 if end is None else min(0.05, end - time.perf_counter())
+            if left <= 0:
+                return
+            thread.join(left)
 
     def _search(self, board: chess.Board, weights: np.ndarray, plan: GoPlan) -> None:
         try:
@@ -325,17 +337,43 @@ class UciEngine:
         return best
 
     # -- main loop ---------------------------------------------------------------------------------
+    def _lines(self, stdin: IO[str]):
+        """Input lines, read in a thread: a queued 'stop' or 'quit' stops the running search
+        while a command before it waits for that search (e.g. 'go depth 64' then 'position
+        ...'), so it always gets its bestmove. None ends the input."""
+        import queue
+
+        lines: queue.Queue = queue.Queue()
+
+        def read() -> None:
+            try:
+                for line in stdin:
+                    if line.split()[:1] in (["stop"], ["quit"]):
+                        with self._lock:
+                            self._stops_queued += 1
+                    lines.put(line)
+            finally:
+                lines.put(None)
+
+        threading.Thread(target=read, name="evotune-uci-input", daemon=True).start()
+        while True:
+            line = lines.get()
+            yield line
+            if line is None:
+                return
+
     def run(self, stdin: IO[str] | None = None) -> None:
         """Read commands until ``quit`` or end of input."""
         if stdin is None:
             stdin = sys.stdin
             if hasattr(stdin, "reconfigure"):
                 stdin.reconfigure(errors="replace")  # undecodable bytes become garbage, not a crash
-        for line in stdin:
+        for line in self._lines(stdin):
+            if line is None:  # end of input: let a finite search finish, end an infinite one
+                self._finish()
+                break
             if not self.handle(line):
                 break
-        else:  # end of input: let a finite search finish, end an infinite one
-            self._finish()
         if self._timer is not None:
             self._timer.cancel()
 

@@ -105,7 +105,7 @@ class DatagenSummary:
     """Label format written."""
 
 
-def resolve_engine(arg: str) -> tuple[EngineSpec, PlayerSpec, np.ndarray]:
+def resolve_engine(arg: str) -> tuple[EngineSpec, PlayerSpec, np.ndarray, str]:
     """``SPEC[:WEIGHTS]`` (:mod:`evotune.match.resolve`) -> (spec, player, weights of the quiet
     test)."""
     from ..match.resolve import REFERENCE_ALIAS, resolve_player, split_player
@@ -113,8 +113,9 @@ def resolve_engine(arg: str) -> tuple[EngineSpec, PlayerSpec, np.ndarray]:
     token, _ = split_player(arg)
     spec = load_engine_spec("shannon" if token == REFERENCE_ALIAS else token)
     player = resolve_player(arg, name=spec.name)
-    quiet_w = np.asarray(player.weights if player.is_builtin else SHANNON_REFERENCE, dtype=float)
-    return spec, player, quiet_w
+    if player.is_builtin:
+        return spec, player, np.asarray(player.weights, dtype=float), player.features
+    return spec, player, np.asarray(SHANNON_REFERENCE, dtype=float), "shannon"
 
 
 def game_opening(settings: DatagenSettings, game: int):
@@ -137,7 +138,8 @@ def game_opening(settings: DatagenSettings, game: int):
 
 
 def sample_positions(opening, moves, result: str, rng: np.random.Generator, *,
-                     per_game: int, weights) -> list[tuple[int, str, float]]:
+                     per_game: int, weights,
+                     features: str = "shannon") -> list[tuple[int, str, float]]:
     """Up to ``per_game`` quiet positions (ply, fen, White's result) of one game, in ply order.
 
     Candidates are the positions before each engine move; they are visited in the order of a
@@ -151,7 +153,7 @@ def sample_positions(opening, moves, result: str, rng: np.random.Generator, *,
     value = {"1-0": 1.0, "0-1": 0.0}.get(result, 0.5)
     chosen = []
     for ply in rng.permutation(len(fens)):
-        static, score, check, _ = qsearch(fens[ply], weights)
+        static, score, check, _ = qsearch(fens[ply], weights, features)
         if not check and static == score:
             chosen.append(int(ply))
             if len(chosen) >= per_game:
@@ -184,7 +186,7 @@ def datagen(settings: DatagenSettings, out: str | Path, *, workers: int = 1,
     from ..match.runner import map_games
 
     out = Path(out)
-    spec, player, quiet_w = resolve_engine(settings.engine)
+    spec, player, quiet_w, quiet_fs = resolve_engine(settings.engine)
     resolve_openings_path(settings.openings)  # bad openings: an error before anything is written
     ident = _identity(settings, spec)
     prog_path = _progress_path(out)
@@ -231,7 +233,8 @@ def datagen(settings: DatagenSettings, out: str | Path, *, workers: int = 1,
         lines = []
         for rec, (op, rng) in zip(records, openings):
             for _, fen, value in sample_positions(op, rec.moves, rec.result, rng,
-                                                  per_game=settings.per_game, weights=quiet_w):
+                                                  per_game=settings.per_game, weights=quiet_w,
+                                                  features=quiet_fs):
                 lines.append(format_line(fen, value, settings.fmt) + "\n")
         data = "".join(lines).encode("utf-8")
         fd = os.open(out, os.O_WRONLY | os.O_APPEND)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..rules import MATE_BOUND
 from ..errors import ConfigError
-from .quiet import qsearch
+from .quiet import qsearch_batch
 
 log = logging.getLogger(__name__)
 
@@ -36,42 +36,50 @@ class Extracted:
     """Positions rejected because quiescence ends in a mate score (with qsearch)."""
 
 
-def feature_set(names) -> str:
-    """The feature set of an engine spec's weight names."""
-    from ..featuresets import FEATURE_SETS, feature_names
+def feature_set(spec) -> str:
+    """The feature set of an engine spec (``shannon``, ``pst`` or ``extended``)."""
+    fs = getattr(spec, "features", "shannon")
+    if spec.kind != "builtin":
+        raise ConfigError(f"engine spec {spec.name} is a '{spec.kind}' engine; texel fits the "
+                          "weights of a built-in spec (shannon, pst, extended or your own "
+                          ".toml with features = ...)")
+    return fs
 
-    for fs in FEATURE_SETS:
-        if tuple(names) == feature_names(fs):
-            return fs
-    raise ConfigError(f"engine weights {list(names)[:8]}... are not a feature set texel knows; "
-                      "use the 'shannon' engine spec")
 
-
-def extract(fens, weights, *, use_qsearch: bool = False,
+def extract(fens, weights, *, features: str = "shannon", use_qsearch: bool = False,
+            chunk: int = 65536,
             progress: Callable[[int, int], None] | None = None) -> Extracted:
-    """Feature rows of ``fens`` under the evaluation with ``weights`` (quiet filter or qsearch)."""
+    """Feature rows of ``fens`` under the evaluation with ``weights`` (quiet filter or qsearch),
+    in chunks (the core's batch quiescence; CSR rows with int32 indices)."""
     from .texel import require_scipy
 
     sparse = require_scipy().sparse
+    fens = list(fens)
     n = len(fens)
-    rows = np.zeros((n, len(weights)), dtype=np.float64)
-    keep = np.zeros(n, dtype=bool)
+    parts, kept = [], []
     not_quiet = mate = 0
-    for i, fen in enumerate(fens):
-        static, score, check, leaf = qsearch(fen, weights)
+    for start in range(0, max(n, 1), chunk):
+        part = fens[start:start + chunk]
+        if not part:
+            break
+        q = qsearch_batch(part, weights, features)
         if use_qsearch:
-            if abs(score) > MATE_BOUND:
-                mate += 1
-                continue
-        elif check or static != score:
-            not_quiet += 1
-            continue
-        sign = 1.0 if fen.split()[1] == "w" else -1.0
-        rows[i] = sign * leaf
-        keep[i] = True
-        if progress is not None and (i + 1) % 4096 == 0:
-            progress(i + 1, n)
-    if progress is not None:
-        progress(n, n)
-    kept = np.flatnonzero(keep)
-    return Extracted(X=sparse.csr_matrix(rows[kept]), kept=kept, not_quiet=not_quiet, mate=mate)
+            keep = np.abs(q.score) <= MATE_BOUND
+            mate += int((~keep).sum())
+        else:
+            keep = q.quiet
+            not_quiet += int((~keep).sum())
+        rows = q.leaf[np.flatnonzero(keep)]
+        sign = np.array([1.0 if part[i].split()[1] == "w" else -1.0
+                         for i in np.flatnonzero(keep)])
+        rows.data *= np.repeat(sign, np.diff(rows.indptr))
+        parts.append(rows)
+        kept.append(start + np.flatnonzero(keep))
+        if progress is not None:
+            progress(min(start + chunk, n), n)
+    width = len(weights)
+    X = sparse.vstack(parts, format="csr") if parts else sparse.csr_matrix((0, width))
+    X.indices = X.indices.astype(np.int32)
+    X.indptr = X.indptr.astype(np.int64)
+    return Extracted(X=X, kept=np.concatenate(kept) if kept else np.zeros(0, np.int64),
+                     not_quiet=not_quiet, mate=mate)

@@ -195,7 +195,7 @@ def new_fit(cfg: TexelConfig, *, out_dir: str | Path = "populations",
         raise ConfigError(f"--init {cfg.init}: give 'reference' or a weights JSON file")
     tx.require_scipy()
     spec = load_engine_spec(cfg.engine)
-    feature_set(spec.names)
+    feature_set(spec)
     _initial_weights(cfg)
     files = data_files(cfg)
     identity = fit_identity(cfg, files)
@@ -269,7 +269,7 @@ def execute_fit(store: Store, cfg: TexelConfig, *, positions: Positions | None =
     say(f"read {len(positions)} positions from {len(cfg.data)} file(s)"
         + (f", {positions.bad} bad lines skipped" if positions.bad else ""))
     t0 = time.perf_counter()
-    ex = extract(positions.fens, w0, use_qsearch=cfg.qsearch)
+    ex = extract(positions.fens, w0, features=feature_set(spec), use_qsearch=cfg.qsearch)
     y = positions.result_array()[ex.kept]
     seconds_extract = time.perf_counter() - t0
     say(f"features of {ex.kept.size} positions in {seconds_extract:.1f} s"

@@ -130,8 +130,11 @@ class OpeningSuite:
             raise OpeningsError(f"{self.path}: game {i + 1} cannot be read ({why}); fix or "
                                 "remove that game")
         board = game.board()
-        return Opening(fen=board.fen(), moves=tuple(m.uci() for m in game.mainline_moves()),
-                       label=label)
+        moves = tuple(m.uci() for m in game.mainline_moves())
+        if not moves and "FEN" not in game.headers:
+            raise OpeningsError(f"{self.path}: game {i + 1} has neither moves nor a FEN tag (is "
+                                "the file a PGN suite?); fix or remove that game")
+        return Opening(fen=board.fen(), moves=moves, label=label)
 
 
 _CACHE: dict[tuple, OpeningSuite] = {}
@@ -168,6 +171,8 @@ def load_suite(path: str | os.PathLike, *, kind: str = "auto") -> OpeningSuite:
 
 
 def _read_text(p: Path) -> str:
+    from ..textfile import read_text
+
     try:
         if p.suffix.lower() == ".zip":
             with zipfile.ZipFile(p) as z:
@@ -175,7 +180,7 @@ def _read_text(p: Path) -> str:
                 if not members:
                     raise OpeningsError(f"{p}: the zip holds no .pgn or .epd file")
                 return "\n".join(z.read(n).decode("utf-8", errors="replace") for n in members)
-        return p.read_text(encoding="utf-8", errors="replace")
+        return read_text(p, "openings file", error=OpeningsError)
     except (OSError, zipfile.BadZipFile) as exc:
         raise OpeningsError(f"openings file {p} cannot be read ({exc}); check the path and "
                             "that the file is a valid suite") from None
@@ -228,6 +233,31 @@ def book_line(path: str | os.PathLike, rng: np.random.Generator, *, max_plies: i
     board = chess.Board()
     moves = _book(str(Path(path).resolve())).play(board, rng, max_plies=max_plies)
     return Opening(moves=tuple(m.uci() for m in moves), label=f"book:{Path(path).name}")
+
+
+def check_openings(path: str | os.PathLike | None, *, book_plies: int = 8,
+                   sample: int = 64) -> None:
+    """Refuse openings that cannot be played, before anything uses them: an unreadable or binary
+    suite, its first ``sample`` entries not parsing, a book that is not Polyglot or has no legal
+    move for the start position (garbage or illegal entries would silently play from it)."""
+    if path is None:
+        return
+    if detect_kind(path) != "book":
+        suite = load_suite(path)
+        for i in range(min(sample, len(suite))):
+            suite[i]
+        return
+    import chess.polyglot
+
+    _book(str(Path(path).resolve()))  # size and order of the entries
+    with chess.polyglot.open_reader(path) as reader:
+        start = chess.Board()
+        raw = [e for e in reader.find_all(chess.polyglot.zobrist_hash(start))]
+        legal = [e for e in raw if start.is_legal(e.move)]
+    if not legal or len(legal) != len(raw):
+        raise OpeningsError(f"opening book {path} has {len(raw) - len(legal)} illegal and "
+                            f"{len(legal)} legal moves for the start position; it is not a usable "
+                            "Polyglot book")
 
 
 # ---- drawing ----------------------------------------------------------------------------------

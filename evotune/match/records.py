@@ -130,6 +130,20 @@ def weights_text(weights: Iterable[float]) -> str:
     return ",".join(f"{w:g}" if float(w) != int(w) else str(int(w)) for w in weights)
 
 
+def pgn_tag_value(value) -> str:
+    """A PGN tag value escaped as the PGN standard asks (python-chess writes header values
+    verbatim): backslash and quote escaped, control characters (a newline would start a forged
+    tag) replaced by spaces."""
+    text = "".join(c if c.isprintable() else " " for c in str(value))
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _escaped(game: chess.pgn.Game) -> chess.pgn.Game:
+    for key in list(game.headers):
+        game.headers[key] = pgn_tag_value(game.headers[key])
+    return game
+
+
 def record_to_pgn_game(rec: GameRecord, *, event: str = "evotune match", site: str = "evotune",
                        date: str | None = None) -> chess.pgn.Game:
     """The game as a python-chess PGN game (opening moves included, so replay is exact)."""
@@ -162,7 +176,7 @@ def record_to_pgn_game(rec: GameRecord, *, event: str = "evotune match", site: s
         node = node.add_variation(chess.Move.from_uci(uci))
         if k == len(rec.opening.moves) - 1:
             node.comment = "end of opening"
-    return game
+    return _escaped(game)
 
 
 def write_pgn_text(records: Iterable[GameRecord], *, event: str = "evotune match",

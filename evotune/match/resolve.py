@@ -93,16 +93,15 @@ def weights_for(spec: EngineSpec, path: str | Path) -> np.ndarray:
     if fmt is None:
         raise ConfigError(f"weights file {p}: unknown kind '{p.suffix}'; give a "
                           f"{', '.join(WEIGHTS_FORMATS)} file")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"weights file {p}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"weights file {p}: cannot read it ({exc})") from None
+    from ..textfile import read_text
+
+    text = read_text(p, "weights file")
     space = spec.space()
     if fmt == "json":
         try:
             data = json.loads(text)
+        except RecursionError:
+            raise WeightsError(f"weights file {p}: nested too deeply") from None
         except json.JSONDecodeError as exc:
             raise WeightsError(f"weights file {p}: not valid JSON ({exc.msg} at line "
                                f"{exc.lineno})") from None
@@ -112,7 +111,8 @@ def weights_for(spec: EngineSpec, path: str | Path) -> np.ndarray:
                                    f"{spec.name} has {space.size} weights "
                                    f"({_names_line(space.names)})")
             try:
-                values = [float(v) for v in data]
+                values = [float(v) if isinstance(v, (int, float)) and not isinstance(v, bool)
+                          else float("x") for v in data]
             except (TypeError, ValueError):
                 raise WeightsError(f"weights file {p}: the list holds a value that is not a "
                                    "number") from None

@@ -4,7 +4,8 @@ A game under a time control gives each external side a real clock: ``go wtime bt
 binc``, the time from sending ``go`` to reading ``bestmove`` is taken off the mover's clock, then
 the increment is added (Fischer). A side whose clock falls below ``-margin`` loses on time
 ('time-forfeit'), unless its opponent has no mating material (then it is a draw, as in
-cutechess-cli). Built-in sides keep their depth / node limits: they have no clock.
+cutechess-cli). An overrun inside the margin stays on the clock, so repeated overruns flag.
+Built-in sides keep their depth / node limits: they have no clock.
 """
 from __future__ import annotations
 
@@ -67,7 +68,9 @@ class Clocks:
         self.left[colour] -= seconds
         if self.left[colour] < -self.margin:
             return False
-        self.left[colour] = max(0.0, self.left[colour]) + self.tc.inc
+        # an overrun inside the margin is not forgiven: it stays on the clock (the engine is
+        # told 0 ms left while its clock is negative), so repeated overruns do flag
+        self.left[colour] += self.tc.inc
         return True
 
     def flag_result(self, board: chess.Board, colour: bool) -> tuple[str, str]:

@@ -96,11 +96,16 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
     for colour, spec in players.items():  # one live process per side, reused across games
         if spec.is_builtin:
             continue
-        engines[colour] = engine_for(spec, slot=int(colour))  # EngineError: a setup mistake
         try:
+            # it started before the match (check_player_starts / check_engine_spec): failing to
+            # start again after a crash is the engine's fault in this game, not the match's end
+            engines[colour] = engine_for(spec, slot=int(colour))
             engines[colour].new_game(dict(spec.weight_options))
         except Forfeit as fault:
             verdict = _forfeit(spec, colour, fault, clocks)
+            break
+        except EngineError as exc:
+            verdict = _forfeit(spec, colour, Forfeit("start", str(exc)), clocks)
             break
     if verdict is None:
         verdict = game_over(board)

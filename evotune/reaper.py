@@ -1,0 +1,73 @@
+"""Nothing a command starts outlives it, even when the command is killed with SIGKILL.
+
+:func:`no_orphans` starts a small watchdog process (Linux: it reads /proc) that keeps a list of
+the command's descendants - worker processes, joblib/loky's resource tracker, the PGN writer,
+external engines - and, once the command is gone, kills those still running. A descendant that
+has exited is never confused with a new process of the same PID (start times are compared).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+_WATCHDOG = r"""
+import os, signal, sys, time
+pid, me = int(sys.argv[1]), os.getpid()
+
+def table():
+    kids = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat", "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        rest = data[data.rindex(b")") + 2:].split()
+        kids.setdefault(int(rest[1]), []).append((int(d), rest[19]))
+    return kids
+
+def descendants(roots):
+    kids, out, todo = table(), {}, list(roots)
+    while todo:
+        for child, start in kids.get(todo.pop(), []):
+            if child != me and child not in out:
+                out[child] = start
+                todo.append(child)
+    return out
+
+def start_time(p):
+    try:
+        with open(f"/proc/{p}/stat", "rb") as fh:
+            data = fh.read()
+        return data[data.rindex(b")") + 2:].split()[19]
+    except (OSError, ValueError, IndexError):
+        return None
+
+known = {}
+while os.getppid() == pid:
+    known = {p: s for p, s in {**known, **descendants([pid])}.items() if start_time(p) == s}
+    time.sleep(0.2)
+for _ in range(3):  # children of the killed ones too, also those started meanwhile
+    known.update(descendants(list(known)))
+    for p, s in list(known.items()):
+        if start_time(p) == s:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+    time.sleep(0.1)
+"""
+
+_started: list[subprocess.Popen] = []
+
+
+def no_orphans() -> None:
+    """Start the watchdog of this process (once; a no-op where /proc is unavailable)."""
+    if _started or not os.path.isdir("/proc/self"):
+        return
+    _started.append(subprocess.Popen(
+        [sys.executable, "-c", _WATCHDOG, str(os.getpid())], stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))

@@ -1,0 +1,69 @@
+"""The package as users get it: a wheel installed into a fresh virtual environment and used from
+another folder (engine specs and data come from the package, not from a checkout)."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import chess
+import chess.engine
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(args, **kw):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run(args, capture_output=True, text=True, env=env, **kw)
+
+
+@pytest.mark.slow
+def test_wheel_in_a_fresh_venv_searches_speaks_uci_and_runs(tmp_path):
+    dist = tmp_path / "dist"
+    isolation = [] if importlib.util.find_spec("wheel") is None else ["--no-build-isolation"]
+    built = _run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q",
+                  "-w", str(dist), *isolation], timeout=900)
+    if built.returncode != 0:
+        pytest.skip(f"cannot build a wheel here (no 'wheel' package and no package index?): "
+                    f"{built.stderr.strip().splitlines()[-1:]}")
+    wheel = next(dist.glob("evotune-*.whl"))
+    venv = tmp_path / "venv"
+    # system site packages: numpy, numba, chess... are not downloaded again; evotune itself
+    # comes from the wheel (the venv's site-packages come first)
+    assert _run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
+                timeout=300).returncode == 0
+    py, exe = venv / "bin" / "python", venv / "bin" / "evotune"
+    inst = _run([str(py), "-m", "pip", "install", "--no-deps", "-q", str(wheel)], timeout=600)
+    assert inst.returncode == 0, inst.stderr
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    where = _run([str(py), "-c", "import evotune, evotune.config as c; "
+                  "print(evotune.__file__); print(c.ENGINES_DIR)"], cwd=elsewhere, timeout=120)
+    module, engines = where.stdout.split()
+    assert module.startswith(str(venv)) and engines.startswith(str(venv)), where.stdout
+
+    res = _run([str(exe), "search", chess.STARTING_FEN, "--depth", "2"], cwd=elsewhere,
+               timeout=900)
+    assert res.returncode == 0, res.stderr
+    move = res.stdout.split()[1]
+    assert chess.Move.from_uci(move) in chess.Board().legal_moves
+
+    engine = chess.engine.SimpleEngine.popen_uci([str(exe), "uci"], cwd=elsewhere, timeout=900,
+                                                 env={k: v for k, v in os.environ.items()
+                                                      if k != "PYTHONPATH"})
+    try:
+        assert "KnightValue" in engine.options
+        played = engine.play(chess.Board(), chess.engine.Limit(depth=2))
+        assert played.move in chess.Board().legal_moves
+    finally:
+        engine.quit()
+
+    res = _run([str(exe), "run", "--np", "4", "--generations", "1", "--games", "2", "--depth",
+                "1", "--workers", "1", "--run-id", "w"], cwd=elsewhere, timeout=900)
+    assert res.returncode == 0, res.stderr
+    state = json.loads((elsewhere / "populations" / "w" / "state.json").read_text())
+    assert state["generation"] == 1 and state["games"] > 0
