@@ -4,16 +4,19 @@
 the command's descendants - worker processes, joblib/loky's resource tracker, the PGN writer,
 external engines - and, once the command is gone, kills those still running. A descendant that
 has exited is never confused with a new process of the same PID (start times are compared).
+Processes started too shortly before the kill to be seen are found by the token the command puts
+in its environment, which every process it starts inherits.
 """
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import time
 
 _WATCHDOG = r"""
 import os, signal, sys, time
-pid, me = int(sys.argv[1]), os.getpid()
+pid, me, token = int(sys.argv[1]), os.getpid(), sys.argv[2].encode()
 
 def table():
     kids = {}
@@ -50,8 +53,26 @@ known = {}
 while os.getppid() == pid:
     known = {p: s for p, s in {**known, **descendants([pid])}.items() if start_time(p) == s}
     time.sleep(0.2)
+def marked():
+    # processes that inherited the command's token: also those started after the last poll,
+    # which were re-parented when the command died and so are no longer its descendants
+    out = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit() and int(d) != me:
+            try:
+                with open(f"/proc/{d}/environ", "rb") as fh:
+                    env = fh.read().split(b"\0")
+            except OSError:
+                continue
+            if b"EVOTUNE_REAPER_TOKEN=" + token in env:
+                s = start_time(int(d))
+                if s is not None:
+                    out[int(d)] = s
+    return out
+
 for _ in range(3):  # children of the killed ones too, also those started meanwhile
     known.update(descendants(list(known)))
+    known.update(marked())
     for p, s in list(known.items()):
         if start_time(p) == s:
             try:
@@ -68,6 +89,8 @@ def no_orphans() -> None:
     """Start the watchdog of this process (once; a no-op where /proc is unavailable)."""
     if _started or not os.path.isdir("/proc/self"):
         return
+    token = f"{os.getpid()}-{time.time_ns()}"
+    os.environ["EVOTUNE_REAPER_TOKEN"] = token  # inherited by every process started from now on
     _started.append(subprocess.Popen(
-        [sys.executable, "-c", _WATCHDOG, str(os.getpid())], stdin=subprocess.DEVNULL,
+        [sys.executable, "-c", _WATCHDOG, str(os.getpid()), token], stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
