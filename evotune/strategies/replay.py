@@ -19,6 +19,8 @@ the fitness is the candidate's score against the gauntlet (``MatchOutcome.fitnes
 """
 from __future__ import annotations
 
+import abc
+
 import contextlib
 from typing import Any
 
@@ -51,21 +53,21 @@ class ReplayedStrategy(Strategy):
     RECOMMENDS = "the search distribution's mean (the optimiser's recommendation)"
 
     # -- what a library adapter provides ---------------------------------------------------------
+    @abc.abstractmethod
     def _make(self, u0: np.ndarray, seed: int) -> Any:
         """A new optimiser starting at ``u0`` (normalised free weights)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def _ask_batch(self, size: int) -> tuple[np.ndarray, Any]:
         """(size, m) normalised candidates and the library's handles for telling them."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def _tell_batch(self, handles: Any, losses: np.ndarray) -> None:
         """Tell the losses (1 - score) of the asked candidates, in ask order."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def _mean(self) -> np.ndarray:
         """The distribution's mean / the library's recommendation, normalised."""
-        raise NotImplementedError
 
     def _library_stats(self) -> dict:
         return {}
