@@ -787,15 +787,20 @@ def reproduce(experiment, seeds, first_seed, workers, out, reports, backend, sch
 @click.option("--verify-every", type=int, default=0, show_default=True, metavar="G",
               help="Also verify each run's recommended weights after every G tuning games "
                    "(games not counted in the budget); draws the Elo-vs-games plot.")
+@click.option("--init", type=click.Choice(["sample", "reference"]), default="sample",
+              show_default=True,
+              help="Start of every run: 'sample' = uniform in the initial range (the paper's "
+                   "problem); 'reference' = the spec's reference values (de/jde/ea: a "
+                   "population around them, +-init_spread of each bound width).")
 @click.option("--workers", type=int, default=0, help="Worker processes (0 = one per core).")
 @click.option("--out", type=click.Path(file_okay=False), default="populations", show_default=True)
 @click.option("--reports", type=click.Path(file_okay=False), default="reports", show_default=True,
-              help="Folder for the Elo-vs-games plot (REPORTS/compare-b<budget>/).")
+              help="Folder for the Elo-vs-games plot (REPORTS/compare-b<budget>[-engine][-iref]/).")
 @click.option("--backend", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="Where the games run (results do not depend on it).")
 @click.option("--scheduler", default="", help="Dask scheduler, tcp://HOST:PORT.")
 def compare(strategies, games_budget, seeds, np_, depth, engine, verify_games, verify_every,
-            workers, out, reports, backend, scheduler):
+            init, workers, out, reports, backend, scheduler):
     """Compare strategies at an equal budget of games, verified on held-out openings.
 
     cmaes and ng:NAME score each candidate against the current mean of their search
@@ -814,11 +819,11 @@ def compare(strategies, games_budget, seeds, np_, depth, engine, verify_games, v
                                   np_=np_, depth=depth, engine=engine, workers=workers,
                                   backend=backend, scheduler=scheduler,
                                   verify_games=verify_games, verify_every=verify_every,
-                                  out_dir=out, progress=_generation_lines)
+                                  out_dir=out, init=init, progress=_generation_lines)
     click.echo(compare_table(outcomes, engine=engine))
     if verify_every:
         png, svg = write_compare_plots(outcomes, reports_dir=reports, games_budget=games_budget,
-                                       engine=engine)
+                                       engine=engine, init=init)
         click.echo(f"{png}\n{svg}")
 
 

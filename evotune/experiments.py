@@ -163,21 +163,30 @@ def paper_table(outcomes: list[RunOutcome]) -> str:
     return "\n".join(rows)
 
 
-def compare_run_id(strategy: str, games_budget: int, seed: int, engine: str = "shannon") -> str:
-    """The stored run of one (strategy, budget, seed[, engine]) of a comparison."""
+def compare_run_id(strategy: str, games_budget: int, seed: int, engine: str = "shannon",
+                   init: str = "sample") -> str:
+    """The stored run of one (strategy, budget, seed[, engine][, init]) of a comparison."""
     tail = "" if engine == "shannon" else "-" + Path(str(engine)).stem
+    tail += "" if init == "sample" else "-iref"
     return f"compare-{strategy.replace(':', '-')}-b{games_budget}-s{seed}{tail}"
 
 
 def compare_config(strategy: str, *, games_budget: int, seed: int, np_: int = 20,
                    depth: int = 3, engine: str = "shannon", workers: int = 0,
-                   backend: str = "local", scheduler: str = "") -> RunConfig:
-    """The run of one strategy and seed in a comparison (budget fixed in its params)."""
+                   backend: str = "local", scheduler: str = "", init: str = "sample"
+                   ) -> RunConfig:
+    """The run of one strategy and seed in a comparison (budget fixed in its params).
+    ``init='reference'`` starts every strategy from the spec's reference values (the population
+    strategies around them, see ``POPULATION_INIT_PARAMS``)."""
     from .study import with_budget
 
+    if init not in ("sample", "reference"):
+        raise ConfigError(f"--init must be 'sample' or 'reference', not {init!r}")
+    params = {"init": "reference"} if init == "reference" else None
     return with_budget(build_run_config(
         strategy=strategy, np=np_, generations=0, max_games=games_budget, games=4, depth=depth,
-        seed=seed, engine=engine, workers=workers, backend=backend, scheduler=scheduler))
+        seed=seed, engine=engine, workers=workers, backend=backend, scheduler=scheduler,
+        params=params))
 
 
 def compare_strategies(*, strategies: tuple[str, ...], games_budget: int, seeds: int = 1,
@@ -185,7 +194,7 @@ def compare_strategies(*, strategies: tuple[str, ...], games_budget: int, seeds:
                        engine: str = "shannon", workers: int = 0,
                        backend: str = "local", scheduler: str = "",
                        verify_games: int = 200, verify_every: int = 0,
-                       out_dir: str | Path = "populations",
+                       out_dir: str | Path = "populations", init: str = "sample",
                        progress: Callable | None = None) -> list[RunOutcome]:
     """Each strategy with the same game budget (and seeds), each verified on held-out openings;
     with ``verify_every`` G, also the recommended weights after every G games (not counted in
@@ -205,12 +214,13 @@ def compare_strategies(*, strategies: tuple[str, ...], games_budget: int, seeds:
         for strategy in strategies:
             cfg = compare_config(strategy, games_budget=games_budget, seed=seed, np_=np_,
                                  depth=depth, engine=engine, workers=workers, backend=backend,
-                                 scheduler=scheduler)
-            run_id = compare_run_id(strategy, games_budget, seed, engine)
+                                 scheduler=scheduler, init=init)
+            run_id = compare_run_id(strategy, games_budget, seed, engine, init)
             store = _run_to_end(cfg, out_dir=out_dir, run_id=run_id, progress=progress)
     for strategy in strategies:
         for seed in range(first_seed, first_seed + seeds):
-            store = Store(Path(out_dir) / compare_run_id(strategy, games_budget, seed, engine))
+            store = Store(Path(out_dir) / compare_run_id(strategy, games_budget, seed, engine,
+                                                         init))
             doc = store.read_document("verify")
             if doc is None or doc.get("games") != verify_games \
                     or doc.get("generation") != store.current_state().generation:
@@ -299,8 +309,9 @@ def compare_table(outcomes: list[RunOutcome], *, engine: str = "shannon") -> str
 
 
 def write_compare_plots(outcomes: list[RunOutcome], *, reports_dir: str | Path,
-                        games_budget: int, engine: str = "shannon") -> tuple[Path, Path]:
-    """The Elo-vs-games plot of a comparison (REPORTS/compare-b<budget>[-engine]/)."""
+                        games_budget: int, engine: str = "shannon", init: str = "sample"
+                        ) -> tuple[Path, Path]:
+    """The Elo-vs-games plot of a comparison (REPORTS/compare-b<budget>[-engine][-iref]/)."""
     from .reporting.compare import curve_summary, write_compare_plot
 
     curves = []
@@ -309,6 +320,7 @@ def write_compare_plots(outcomes: list[RunOutcome], *, reports_dir: str | Path,
         if docs:
             curves.append(curve_summary(name, docs))
     tail = "" if engine == "shannon" else "-" + Path(str(engine)).stem
+    tail += "" if init == "sample" else "-iref"
     return write_compare_plot(curves, Path(reports_dir) / f"compare-b{games_budget}{tail}",
                               title=f"{engine}: Elo vs reference as tuning games are spent "
                                     "(mean over seeds, 95% band)")

@@ -102,6 +102,19 @@ class WeightSpace:
         pop[:, free] = rng.uniform(self.init_low, self.init_high, size=(n, free.size))
         return self.round(np.clip(pop, self.lower_array, self.upper_array))
 
+    def sample_around(self, rng: np.random.Generator, n: int, spread: float) -> np.ndarray:
+        """``n`` vectors around the reference: row 0 is the reference itself, the others add to
+        each free weight a uniform draw in +-``spread`` times its bound width (clipped to the
+        bounds). A population that starts from a known evaluation (fine-tuning, or a
+        many-weight space whose bounds differ per weight) instead of a uniform range."""
+        ref = self.reference_array
+        pop = np.tile(ref, (n, 1))
+        free = self.free
+        width = (self.upper_array - self.lower_array)[free]
+        if n > 1:
+            pop[1:, free] += rng.uniform(-spread, spread, size=(n - 1, free.size)) * width
+        return self.round(np.clip(pop, self.lower_array, self.upper_array))
+
     def round(self, x: np.ndarray) -> np.ndarray:
         """Set fixed weights and round to whole units when the space is integral."""
         x = np.array(x, dtype=np.float64, copy=True)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -54,6 +55,23 @@ def test_compare_runs_each_strategy_on_the_same_budget_and_verifies(tmp_path):
         assert int(ln.split()[2]) >= 12  # each stopped after the generation reaching the budget
     doc = experiments.Store(tmp_path / "compare-de-b12-s1").read_document("verify")
     assert doc["matches"][0]["opponent"] == "reference" and doc["matches"][0]["games"] == 2
+
+
+def test_compare_init_reference_starts_every_strategy_at_the_reference(tmp_path):
+    res = CliRunner().invoke(cli, ["compare", "--strategies", "de,spsa", "--games-budget", "8",
+                                   "--np", "4", "--depth", "1", "--verify-games", "2",
+                                   "--init", "reference", "--workers", "1",
+                                   "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    ref = np.array([100.0, 300.0, 330.0, 500.0, 900.0, 10.0])
+    de = experiments.Store(tmp_path / "compare-de-b8-s1-iref")  # its own run id: not reused
+    assert de.manifest().config.params_dict()["init"] == "reference"
+    start = np.array(de.read_generation(0).population)
+    assert start[0].tolist() == ref.tolist() and np.abs(start - ref).max() <= 100
+    assert len({tuple(r) for r in start}) == 4
+    spsa = experiments.Store(tmp_path / "compare-spsa-b8-s1-iref")
+    assert np.array(spsa.read_generation(0).population)[0].tolist() == ref.tolist()
+    assert not (tmp_path / "compare-de-b8-s1").exists()
 
 
 def test_compare_rejects_unknown_strategies(tmp_path):

@@ -111,6 +111,15 @@ def test_reference_phi_matches_independent_count():
         assert ref.features(board).tolist() == independent_phi(board), board.fen()
 
 
+@pytest.mark.parametrize("features", ["shannon", "pst", "extended"])
+def test_reference_phi_is_features_over_the_denominator_and_equals_the_core(features):
+    for board in random_boards(11, 30):
+        want = ref.features(board, features) / (1 if features == "shannon" else 24)
+        got = ref.phi(board, features)
+        assert got.dtype == np.float64 and np.array_equal(got, want)
+        assert np.array_equal(got, engine.phi(board, features)), board.fen()
+
+
 def test_reference_weights_rounded_with_rint():
     board = chess.Board("4k3/8/8/8/8/8/8/R3K3 w - - 0 1")  # phi = (0, 0, 0, 1, 0, 10)
     assert ref.evaluate(board, (100, 300, 330, 500.5, 900, 10.4)) == 500 + 100  # rint: 500.5 -> 500

@@ -74,3 +74,21 @@ def test_dict_round_trip():
     assert space.from_dict(space.as_dict(w)).tolist() == w.tolist()
     with pytest.raises(WeightsError, match="unknown weight name"):
         space.from_dict({"king": 1})
+
+
+def test_sample_around_starts_at_the_reference_within_the_spread():
+    space = WeightSpace(names=("pawn", "a", "b"), lower=(100, -300, 0), upper=(100, 300, 2000),
+                        reference=(100, 0, 900), fixed=(True, False, False))
+    pop = space.sample_around(np.random.default_rng(5), 500, 0.1)
+    assert pop.shape == (500, 3)
+    assert pop[0].tolist() == [100, 0, 900]          # row 0: the reference itself
+    assert np.all(pop[:, 0] == 100)                   # fixed weight untouched
+    a, b = pop[1:, 1], pop[1:, 2]
+    assert a.min() >= -60 and a.max() <= 60           # +-0.1 x width 600
+    assert b.min() >= 700 and b.max() <= 1100         # +-0.1 x width 2000
+    assert a.min() < -50 and a.max() > 50 and abs(a.mean()) < 6  # fills the interval, centred
+    assert np.all(pop == np.rint(pop))
+    # clipped at the bounds: a reference on the bound stays inside
+    edge = WeightSpace(names=("pawn", "a"), lower=(100, 0), upper=(100, 10),
+                       reference=(100, 0), fixed=(True, False))
+    assert edge.sample_around(np.random.default_rng(1), 50, 1.0)[:, 1].min() >= 0

@@ -133,3 +133,18 @@ def test_jde_uses_its_own_controls_in_the_trial():
     expect = SPACE.round(np.clip(mutant, SPACE.lower_array, SPACE.upper_array))
     np.testing.assert_array_equal(plan["trials"], expect)
     assert len(set(plan["F"].tolist())) == 6
+
+
+@pytest.mark.parametrize("name", ["de", "jde", "ea"])
+def test_init_reference_starts_the_population_around_the_reference(name):
+    s = make_strategy(name, SPACE, params={"init": "reference", "init_spread": 0.05}, seed=2)
+    pop = s.population
+    ref = SPACE.reference_array
+    assert pop[0].tolist() == ref.tolist()
+    assert np.all(np.abs(pop - ref) <= 50)      # 0.05 x bound width 1000
+    assert len({tuple(r) for r in pop}) == len(pop)  # still a diverse population
+    sampled = make_strategy(name, SPACE, params={}, seed=2).population
+    assert np.abs(sampled - ref).max() > 300    # the default draws uniform in [0, 1000]
+    # resumed exactly like any other start
+    again = make_strategy(name, SPACE, params={"init": "reference", "init_spread": 0.05}, seed=2)
+    assert np.array_equal(again.population, pop)

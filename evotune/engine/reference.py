@@ -113,7 +113,7 @@ def features(board: chess.Board, features: str = "shannon") -> np.ndarray:
 
 def phi(board: chess.Board, features: str = "shannon") -> np.ndarray:
     """The learning vector phi_int / denominator (float64)."""
-    return features(board, features) / float(fsets.denominator(features))
+    return features_of(board, features) / float(fsets.denominator(features))
 
 
 def game_phase(board: chess.Board) -> int:

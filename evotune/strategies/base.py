@@ -155,6 +155,17 @@ class Param:
         return value
 
 
+POPULATION_INIT_PARAMS = {
+    "init": Param("sample", "choice", choices=("sample", "reference"),
+                  doc="initial population: uniform in the initial range, or around the "
+                      "reference (the reference itself plus draws within +-init_spread)"),
+    "init_spread": Param(0.1, "float", low=0.0, high=1.0,
+                         doc="init=reference: half-width of the draws, as a fraction of each "
+                             "weight's bound width"),
+}
+"""Parameters of the population strategies (de, jde, ea) that choose their starting population."""
+
+
 class Strategy(abc.ABC):
     """Ask/tell interface of every strategy (one generation per ask/tell pair)."""
 
@@ -218,6 +229,12 @@ class Strategy(abc.ABC):
     @abc.abstractmethod
     def _initialize(self) -> None:
         """Draw the initial population (and per-individual parameters) from ``self.rng``."""
+
+    def _initial_population(self, size: int) -> np.ndarray:
+        """The first population of a strategy with :data:`POPULATION_INIT_PARAMS`."""
+        if self.params.get("init", "sample") == "reference":
+            return self.space.sample_around(self.rng, size, self.params["init_spread"])
+        return self.space.sample(self.rng, size)
 
     def _mark(self) -> None:
         """Start of a generation: remember the generator state, forget the pending requests."""

@@ -21,7 +21,8 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..space import BOUND_RULES
-from .base import MatchOutcome, MatchRequest, Param, Strategy, as_tuple
+from .base import (POPULATION_INIT_PARAMS, MatchOutcome, MatchRequest, Param, Strategy,
+                   as_tuple)
 
 
 def draw_donors(rng: np.random.Generator, size: int) -> np.ndarray:
@@ -70,11 +71,12 @@ class DE(Strategy):
         "games": Param(4, "int", low=2, even=True, doc="games per selection match (even)"),
         "bound_rule": Param("reflect", "choice", choices=BOUND_RULES,
                             doc="how out-of-bounds trials are repaired"),
+        **POPULATION_INIT_PARAMS,
     }
 
     def _initialize(self) -> None:
         size = self.params["np"]
-        self.population = self.space.sample(self.rng, size)
+        self.population = self._initial_population(size)
         self.record = np.zeros((size, 2), dtype=np.int64)  # points, games in the population
 
     # hooks for jDE ------------------------------------------------------------------------------

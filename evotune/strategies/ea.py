@@ -25,7 +25,8 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..space import BOUND_RULES
-from .base import MatchOutcome, MatchRequest, Param, Strategy, as_tuple
+from .base import (POPULATION_INIT_PARAMS, MatchOutcome, MatchRequest, Param, Strategy,
+                   as_tuple)
 
 
 def rank_by_score(points: np.ndarray, played: np.ndarray) -> np.ndarray:
@@ -48,11 +49,12 @@ class EA(Strategy):
                              doc="smallest step, engine units"),
         "bound_rule": Param("reflect", "choice", choices=BOUND_RULES,
                             doc="how out-of-bounds offspring are repaired"),
+        **POPULATION_INIT_PARAMS,
     }
 
     def _initialize(self) -> None:
         mu = self.params["np"]
-        self.population = self.space.sample(self.rng, mu)
+        self.population = self._initial_population(mu)
         width = self.space.upper_array - self.space.lower_array
         sigma = np.zeros(self.space.size)
         sigma[self._free] = np.maximum(self.params["sigma_init"] * width[self._free],
