@@ -418,6 +418,26 @@ def test_the_cache_folder_is_keyed_on_every_core_source(tmp_path):
         assert core.source_hash(copies) != before, f.name
 
 
+def test_old_cache_folders_are_pruned_keeping_the_most_recent(tmp_path):
+    import os
+
+    from evotune.engine import core
+
+    for i in range(5):
+        d = tmp_path / f"core-old{i}"
+        (d / "sub").mkdir(parents=True)
+        (d / "sub" / "x.nbi").write_bytes(b"x")
+        os.utime(d, (1000 + i, 1000 + i))
+    (tmp_path / "unrelated").mkdir()
+    current = tmp_path / "core-current"
+    removed = core.prune_caches(str(current), keep=3)
+    left = sorted(p.name for p in tmp_path.iterdir())
+    # the current folder (now the most recent) and the two most recently used old ones stay
+    assert left == ["core-current", "core-old3", "core-old4", "unrelated"]
+    assert sorted(os.path.basename(r) for r in removed) == ["core-old0", "core-old1", "core-old2"]
+    assert core.prune_caches(str(current), keep=3) == []
+
+
 @pytest.mark.slow
 def test_an_edit_of_one_core_file_recompiles_its_callers(tmp_path):
     """The stale-cache bug of issue 11: edit the evaluation's file only; the search (cached in

@@ -57,6 +57,34 @@ def cache_dir(base: str | None = None) -> str:
     return os.path.join(base, f"core-{source_hash()}")
 
 
+KEEP_CACHES = 3
+"""core-<hash> cache folders kept beside the current one's base (most recently used first)."""
+
+
+def prune_caches(current: str, keep: int = KEEP_CACHES) -> list[str]:
+    """Mark ``current`` as used now and delete all but the ``keep`` most recently used
+    ``core-*`` folders beside it (each edit of the core leaves a folder of compiled code behind;
+    two installs sharing one cache base keep theirs as long as both are in use). Best effort:
+    a folder that cannot be removed is left. Returns the removed folders."""
+    import shutil
+
+    base = Path(current).parent
+    try:
+        Path(current).mkdir(parents=True, exist_ok=True)
+        os.utime(current)
+        folders = sorted((p for p in base.glob("core-*") if p.is_dir()),
+                         key=lambda p: p.stat().st_mtime, reverse=True)
+    except OSError:
+        return []
+    removed = []
+    for old in folders[keep:]:
+        if old.resolve() == Path(current).resolve():
+            continue
+        shutil.rmtree(old, ignore_errors=True)
+        removed.append(str(old))
+    return removed
+
+
 def _import_core() -> None:
     from numba.core import config
 
@@ -65,6 +93,7 @@ def _import_core() -> None:
     try:
         from . import batch, game, perft  # noqa: F401  (decorates every jitted function of the core)
     finally:
+        prune_caches(config.CACHE_DIR)
         config.CACHE_DIR = previous
 
 
