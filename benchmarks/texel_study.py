@@ -32,10 +32,10 @@ def fit(source: str, path: Path, size: int, args) -> dict:
     from evotune.learn.fitrun import TexelConfig, execute_fit, new_fit, open_fit
     from evotune.store import Store
 
-    run_id = f"study-{args.engine}-{source}-{size}"
+    run_id = f"study-{args.engine}-{source}-{size}" + (f"-l2-{args.l2:g}" if args.l2 else "")
     root = Path(args.runs) / run_id
     cfg = TexelConfig(data=(str(path),), engine=args.engine, max_positions=size,
-                      epochs=args.epochs, seed=args.seed, depth=args.depth)
+                      epochs=args.epochs, seed=args.seed, depth=args.depth, l2=args.l2)
     t0 = time.perf_counter()
     if (root / "manifest.json").exists():
         store = Store(root)
@@ -92,7 +92,8 @@ def plot(rows: list[dict], out: Path, args) -> Path:
         ax.grid(alpha=0.3)
         ax.legend()
     ax1.set_ylabel("validation error (rounded weights)")
-    ax1.set_title(f"Texel fit of `{args.engine}` from its untuned reference")
+    ax1.set_title(f"Texel fit of `{args.engine}` from its untuned reference"
+                  + (f" (l2 {args.l2:g})" if args.l2 else ""))
     ax2.set_ylabel(f"Elo vs {args.opponent} (95%)")
     ax2.set_title(f"{args.games} games, depth {args.depth}, held-out 8moves_v3")
     ax2.axhline(0, color="grey", lw=0.8)
@@ -114,6 +115,7 @@ def main(argv=None) -> int:
     ap.add_argument("--games", type=int, default=200)
     ap.add_argument("--depth", type=int, default=3)
     ap.add_argument("--epochs", type=int, default=30)
+    ap.add_argument("--l2", type=float, default=0.0, help="evotune texel --l2 of every fit")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--runs", default="populations", help="folder of the fits (runs)")

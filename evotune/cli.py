@@ -893,18 +893,23 @@ def datagen(games, out_file, engine, depth, nodes, openings, random_plies, per_g
               help="Share of positions held out for validation.")
 @click.option("--max-bad", type=int, default=0, show_default=True,
               help="Malformed lines to skip before stopping.")
+@click.option("--l2", type=float, default=0.0, show_default=True,
+              help="Ridge toward the initial weights: error + L2 * sum(((w - w0) / 100)^2) over "
+                   "the free weights (0 = plain Texel); keeps weights the data barely "
+                   "determine (endgame terms in opening-heavy data) near their start.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of the validation split.")
 @click.option("--run-id", type=str, default=None, help="Name of the run directory.")
 @click.option("--out", type=click.Path(file_okay=False), default="populations", show_default=True,
               help="Folder that holds run directories.")
 def texel(data, engine, init, max_positions, k_value, epochs, optimizer, iters, lr, tol, qsearch,
-          val_share, max_bad, seed, run_id, out):
+          val_share, max_bad, l2, seed, run_id, out):
     """Fit evaluation weights to game results of labelled positions (Texel's method)."""
     from .learn.fitrun import TexelConfig, new_fit
 
     cfg = TexelConfig(data=tuple(data), engine=engine, init=init, max_positions=max_positions,
                       k=k_value, epochs=epochs, optimizer=optimizer, iters=iters, lr=lr,
-                      tol=tol, qsearch=qsearch, val_share=val_share, max_bad=max_bad, seed=seed)
+                      tol=tol, qsearch=qsearch, val_share=val_share, max_bad=max_bad, seed=seed,
+                      l2=l2)
     store, positions = new_fit(cfg, out_dir=out, run_id=run_id)
     _fit_and_report(store, cfg, positions)
 

@@ -64,8 +64,13 @@ class WeightSpace:
         if not self.init_low <= self.init_high:
             raise ConfigError(f"initial range [{self.init_low:g}, {self.init_high:g}] is empty; "
                               "give init_low <= init_high")
+
+    def require_free(self, what: str = "tuning") -> None:
+        """ConfigError unless some weight is free (a spec whose weights are all fixed can play,
+        label positions and be an opponent, but there is nothing to tune)."""
         if not any(not f for f in self.fixed):
-            raise ConfigError("weight space: every weight is fixed; free at least one")
+            raise ConfigError(f"{what}: every weight of the engine spec is fixed; free at least "
+                              "one (fixed = false, lower < upper)")
 
     # -- shape ---------------------------------------------------------------------------------
     @property

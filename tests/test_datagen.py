@@ -216,3 +216,27 @@ def test_batch_quiescence_equals_one_position_path(spec_name):
         if not check and static == score:  # quiet: the leaf is the position, eval ~ w . phi
             assert abs(float(w @ phi) - static) < 1.0
     assert not q.quiet[-3] and q.check[-2] and not q.quiet[-1]
+
+
+def test_a_spec_with_every_weight_fixed_labels_positions_but_cannot_be_tuned(tmp_path):
+    """An engine that only plays (every weight fixed) is a valid datagen engine and opponent;
+    a run or a fit of it is refused with one line before anything is written."""
+    spec = tmp_path / "frozen.toml"
+    spec.write_text((ROOT / "engines" / "shannon.toml").read_text()
+                    .replace('name = "shannon"', 'name = "frozen"')
+                    .replace("lower = 0\nupper = 1000", "fixed = true"))
+    settings = dg.DatagenSettings(games=2, engine=str(spec), depth=2, per_game=4, seed=3, chunk=2)
+    out = tmp_path / "pos.txt"
+    summary = dg.datagen(settings, out, workers=1)
+    assert summary.games == 2 and len(read_positions([out])) == summary.positions >= 2
+    run = subprocess.run([sys.executable, "-m", "evotune.cli", "run", "--engine", str(spec),
+                          "--generations", "1", "--out", str(tmp_path / "runs")],
+                         capture_output=True, text=True, env=ENV, cwd=tmp_path)
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.count("\n") == 1 and "every weight of the engine spec is fixed" in run.stderr
+    assert not (tmp_path / "runs").exists()
+    fit = subprocess.run([sys.executable, "-m", "evotune.cli", "texel", str(out), "--engine",
+                          str(spec), "--out", str(tmp_path / "fits")],
+                         capture_output=True, text=True, env=ENV, cwd=tmp_path)
+    assert fit.returncode == 2 and "every weight of the engine spec is fixed" in fit.stderr
+    assert not (tmp_path / "fits").exists()

@@ -73,6 +73,38 @@ def test_gradient_matches_finite_differences():
         assert g[i] == pytest.approx(fd, rel=1e-5, abs=1e-12)
 
 
+def test_ridge_gradient_matches_finite_differences_and_pulls_toward_the_center():
+    prob, w_true = synthetic_problem(n=500)
+    rng = np.random.default_rng(1)
+    prob.y = (rng.random(500) < 0.5).astype(float)
+    center = np.array([100, 300, 300, 500, 900, 0, 0, 0], dtype=float)
+    prob.l2, prob.center = 1e-3, center
+    w = w_true + rng.normal(0, 50, size=8)
+    K = 0.9
+    obj, g = prob.objective_and_gradient(w, K)
+    free = prob.free
+    assert obj == pytest.approx(prob.error(w, K)
+                                + 1e-3 * np.sum(((w - center)[free] / 100) ** 2), rel=1e-12)
+    for i in range(8):
+        e = np.zeros(8)
+        e[i] = 1e-3
+        fd = (prob.objective_and_gradient(w + e, K)[0]
+              - prob.objective_and_gradient(w - e, K)[0]) / 2e-3
+        assert g[i] == pytest.approx(fd, rel=1e-5, abs=1e-12)
+    # on exactly labelled data, no ridge recovers w_true; a strong ridge stays near the center
+    exact, _ = synthetic_problem()
+    fits = {}
+    for l2 in (0.0, 1.0):
+        exact.l2, exact.center = l2, center
+        w = center.copy()
+        for _ in range(5):
+            w = tx.lbfgs_epoch(exact, w, 1.2, iters=50)
+        fits[l2] = w
+    assert np.array_equal(tx.rounded(fits[0.0], exact), w_true)
+    assert np.abs(fits[1.0] - center).sum() < np.abs(fits[0.0] - center).sum() / 2
+    assert exact.error(fits[1.0], 1.2) > exact.error(fits[0.0], 1.2)
+
+
 def test_k_is_fitted_first_with_the_given_weights():
     prob, w_true = synthetic_problem(K=1.37)
     assert tx.fit_k(prob, w_true) == pytest.approx(1.37, abs=1e-4)

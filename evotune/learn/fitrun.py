@@ -71,6 +71,8 @@ class TexelConfig:
     """Malformed lines tolerated in the data files."""
     seed: int = 1
     """Seed of the validation split."""
+    l2: float = 0.0
+    """Ridge strength toward the initial weights (0 = none); see :class:`texel.Problem`."""
     # what the report, plot and verify commands read from any run's config
     strategy: str = STRATEGY
     """Always 'texel' (tells the commands what kind of run this is)."""
@@ -112,6 +114,8 @@ class TexelConfig:
                 k = float("nan")
             if not k > 0 or not np.isfinite(k):
                 raise ConfigError(f"--k {self.k}: give 'auto' or a positive number")
+        if not (self.l2 >= 0 and np.isfinite(self.l2)):
+            raise ConfigError(f"--l2 {self.l2!r}: give a number >= 0 (0 = no ridge)")
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
@@ -143,7 +147,7 @@ class TexelConfig:
 
 
 _PARAMS = ("data", "init", "max_positions", "k", "optimizer", "iters", "lr", "tol", "qsearch",
-           "val_share", "max_bad")
+           "val_share", "max_bad", "l2")
 
 
 @dataclass(frozen=True)
@@ -173,6 +177,8 @@ def fit_identity(cfg: TexelConfig, files: list[dict]) -> dict:
     """Hashes (strings) of the config, engine spec, initial weights file and data files."""
     ident = {k: v for k, v in cfg.to_dict().items() if k not in cfg.NON_IDENTITY}
     ident.pop("data")
+    if not ident["l2"]:
+        ident.pop("l2")  # fits stored before --l2 existed keep their identity
     parts = {
         "config": _digest_text(json.dumps(ident, sort_keys=True)),
         "engine_spec": file_record(resolve_engine_spec_path(cfg.engine))["sha256"],
@@ -196,6 +202,7 @@ def new_fit(cfg: TexelConfig, *, out_dir: str | Path = "populations",
     tx.require_scipy()
     spec = load_engine_spec(cfg.engine)
     feature_set(spec)
+    spec.space().require_free("texel")
     _initial_weights(cfg)
     files = data_files(cfg)
     identity = fit_identity(cfg, files)
@@ -281,7 +288,7 @@ def execute_fit(store: Store, cfg: TexelConfig, *, positions: Positions | None =
     X = ex.X
     free = space.free
     bounds = dict(free=free, lower=space.lower_array, upper=space.upper_array)
-    train = tx.Problem(X[train_idx], y[train_idx], **bounds)
+    train = tx.Problem(X[train_idx], y[train_idx], **bounds, l2=cfg.l2, center=w0)
     val = tx.Problem(X[val_idx], y[val_idx], **bounds)
 
     def commit(epoch: int, w: np.ndarray, K: float, seconds: float, *, converged: bool,

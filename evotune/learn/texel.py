@@ -60,6 +60,11 @@ class Problem:
     """(p,) lower bounds."""
     upper: np.ndarray
     """(p,) upper bounds."""
+    l2: float = 0.0
+    """Ridge strength: the optimisers minimise error + l2 * sum over the free weights of
+    ((w - center) / 100)^2 (a 100-unit move of one weight costs l2); 0 = plain Texel."""
+    center: np.ndarray | None = None
+    """(p,) weights the ridge pulls toward (the fit's initial weights); None = zeros."""
 
     def __post_init__(self) -> None:
         self.y = np.asarray(self.y, dtype=np.float64)
@@ -89,6 +94,17 @@ class Problem:
         g = -2.0 * d * p * (1.0 - p) * (LN10 * K / 400.0)
         return float(d @ d / self.n), np.asarray(self.X.T @ g).ravel() / self.n  # no copy
 
+    def objective_and_gradient(self, w: np.ndarray, K: float) -> tuple[float, np.ndarray]:
+        """What the optimisers minimise: the error plus the ridge penalty (when l2 > 0)."""
+        e, g = self.error_and_gradient(w, K)
+        if self.l2 > 0:
+            d = np.zeros_like(w)
+            center = self.center if self.center is not None else 0.0
+            d[self.free] = ((w - center) / 100.0)[self.free]
+            e += self.l2 * float(d @ d)
+            g = g + (2.0 * self.l2 / 100.0) * d
+        return e, g
+
 
 def fit_k(problem: Problem, w: np.ndarray, *, bounds: tuple[float, float] = K_RANGE) -> float:
     """The K in ``bounds`` that minimises the error with weights ``w`` (bounded Brent search)."""
@@ -111,7 +127,7 @@ def lbfgs_epoch(problem: Problem, w: np.ndarray, K: float, *, iters: int) -> np.
     def f(x):
         full = w.copy()
         full[free] = x
-        e, g = problem.error_and_gradient(full, K)
+        e, g = problem.objective_and_gradient(full, K)
         return e, g[free]
 
     res = minimize(f, w[free], jac=True, method="L-BFGS-B",
@@ -151,7 +167,7 @@ def adam_epoch(problem: Problem, w: np.ndarray, K: float, state: AdamState, *, i
     free = problem.free
     w = np.array(w, dtype=np.float64)
     for _ in range(int(iters)):
-        _, g = problem.error_and_gradient(w, K)
+        _, g = problem.objective_and_gradient(w, K)
         g = g[free]
         state.t += 1
         state.m[free] = beta1 * state.m[free] + (1 - beta1) * g

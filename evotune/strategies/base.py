@@ -193,6 +193,7 @@ class Strategy(abc.ABC):
         if not isinstance(space, WeightSpace):
             raise ConfigError(f"strategy '{self.name}': space must be a WeightSpace, "
                               f"not {type(space).__name__}")
+        space.require_free(f"strategy '{self.name}'")
         self.space = space
         self.params = self.resolve_params(params)
         self.seed = int(seed)
