@@ -891,6 +891,9 @@ def datagen(games, out_file, engine, depth, nodes, openings, random_plies, per_g
               help="Fit on quiescence leaves (default: reject positions that are not quiet).")
 @click.option("--val-share", type=float, default=0.1, show_default=True,
               help="Share of positions held out for validation.")
+@click.option("--val-block", type=int, default=64, show_default=True,
+              help="Hold out validation positions in blocks of this many consecutive lines "
+                   "(a game's positions stay on one side; 1 = position by position).")
 @click.option("--max-bad", type=int, default=0, show_default=True,
               help="Malformed lines to skip before stopping.")
 @click.option("--l2", type=float, default=0.0, show_default=True,
@@ -902,14 +905,14 @@ def datagen(games, out_file, engine, depth, nodes, openings, random_plies, per_g
 @click.option("--out", type=click.Path(file_okay=False), default="populations", show_default=True,
               help="Folder that holds run directories.")
 def texel(data, engine, init, max_positions, k_value, epochs, optimizer, iters, lr, tol, qsearch,
-          val_share, max_bad, l2, seed, run_id, out):
+          val_share, val_block, max_bad, l2, seed, run_id, out):
     """Fit evaluation weights to game results of labelled positions (Texel's method)."""
     from .learn.fitrun import TexelConfig, new_fit
 
     cfg = TexelConfig(data=tuple(data), engine=engine, init=init, max_positions=max_positions,
                       k=k_value, epochs=epochs, optimizer=optimizer, iters=iters, lr=lr,
-                      tol=tol, qsearch=qsearch, val_share=val_share, max_bad=max_bad, seed=seed,
-                      l2=l2)
+                      tol=tol, qsearch=qsearch, val_share=val_share, val_block=val_block,
+                      max_bad=max_bad, seed=seed, l2=l2)
     store, positions = new_fit(cfg, out_dir=out, run_id=run_id)
     _fit_and_report(store, cfg, positions)
 

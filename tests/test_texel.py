@@ -281,3 +281,27 @@ def test_resume_refuses_changed_data(tmp_path):
                        cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     assert "cannot be resumed: its data changed" in r.stderr
+
+
+def test_validation_blocks_keep_consecutive_positions_together():
+    from evotune.learn.fitrun import TexelConfig, _split, fit_identity
+
+    train, val = _split(1000, 0.1, 7, 64)
+    assert len(val) == 100 and len(train) == 900 and not set(train) & set(val)
+    runs = np.split(val, np.where(np.diff(val) != 1)[0] + 1)
+    assert len(runs) <= 3  # one or two whole blocks of 64 and a part of one
+    assert sum(len(r) == 64 and r[0] % 64 == 0 for r in runs) >= 1
+    t1, v1 = _split(1000, 0.1, 7, 1)  # position by position, as before
+    assert len(v1) == 100 and len(np.split(v1, np.where(np.diff(v1) != 1)[0] + 1)) > 80
+    # a fit stored before val_block existed reads back as position-by-position and keeps its
+    # identity (val_block is left out of it at 1)
+    stored = TexelConfig(data=("x.txt",)).to_run_config([])
+    params = dict(stored.params)
+    params.pop("val_block")
+    import dataclasses
+    old = TexelConfig.from_run_config(dataclasses.replace(stored, params=tuple(params.items())))
+    assert old.val_block == 1
+    files = [{"name": "x.txt", "size": 1, "sha256": "0"}]
+    assert fit_identity(old, files) == fit_identity(
+        TexelConfig(data=("x.txt",), val_block=1), files)
+    assert fit_identity(old, files) != fit_identity(TexelConfig(data=("x.txt",)), files)

@@ -67,6 +67,11 @@ class TexelConfig:
     """Fit on each position's quiescence leaf instead of rejecting non-quiet positions."""
     val_share: float = 0.1
     """Share of positions held out for validation."""
+    val_block: int = 64
+    """The validation share is drawn in blocks of this many consecutive positions: datagen
+    writes a game's positions together, so the positions of one game (which share its result)
+    rarely fall on both sides and overfitting shows in the validation error. 1 = position by
+    position (fits stored before this setting existed)."""
     max_bad: int = 0
     """Malformed lines tolerated in the data files."""
     seed: int = 1
@@ -103,6 +108,8 @@ class TexelConfig:
             raise ConfigError("--epochs and --iters must be >= 1")
         if self.max_positions < 0 or self.max_bad < 0:
             raise ConfigError("--max-positions and --max-bad must be >= 0")
+        if self.val_block < 1:
+            raise ConfigError(f"--val-block {self.val_block}: give a number of positions >= 1")
         if not 0.0 <= self.val_share < 1.0:
             raise ConfigError(f"--val-share {self.val_share:g}: give a share in [0, 1)")
         if not self.lr > 0:
@@ -140,6 +147,7 @@ class TexelConfig:
         unknown = sorted(set(params) - set(_PARAMS) - {"data_files"})
         if unknown:
             raise StoreError(f"stored texel config has unknown key(s) {unknown}")
+        params.setdefault("val_block", 1)  # fits stored before blocks split by position
         return cls(**{k: params[k] for k in _PARAMS if k in params},
                    epochs=cfg.generations, depth=cfg.depth, nodes=cfg.nodes,
                    max_plies=cfg.max_plies, seed=cfg.seed, engine=cfg.engine,
@@ -147,7 +155,7 @@ class TexelConfig:
 
 
 _PARAMS = ("data", "init", "max_positions", "k", "optimizer", "iters", "lr", "tol", "qsearch",
-           "val_share", "max_bad", "l2")
+           "val_share", "max_bad", "l2", "val_block")
 
 
 @dataclass(frozen=True)
@@ -179,6 +187,8 @@ def fit_identity(cfg: TexelConfig, files: list[dict]) -> dict:
     ident.pop("data")
     if not ident["l2"]:
         ident.pop("l2")  # fits stored before --l2 existed keep their identity
+    if ident["val_block"] == 1:
+        ident.pop("val_block")  # ... and before --val-block
     parts = {
         "config": _digest_text(json.dumps(ident, sort_keys=True)),
         "engine_spec": file_record(resolve_engine_spec_path(cfg.engine))["sha256"],
@@ -247,10 +257,20 @@ def _initial_weights(cfg: TexelConfig) -> np.ndarray:
     return np.clip(w, space.lower_array, space.upper_array)
 
 
-def _split(n: int, share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    perm = generator(seed, STREAM_TEXEL).permutation(n)
-    n_val = int(round(share * n))
-    return np.sort(perm[n_val:]), np.sort(perm[:n_val])
+def _split(n: int, share: float, seed: int, block: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """(training, validation) indices: a seeded draw of ``share`` of the blocks of ``block``
+    consecutive positions (block 1: of the positions)."""
+    if block <= 1:
+        perm = generator(seed, STREAM_TEXEL).permutation(n)
+        n_val = int(round(share * n))
+        return np.sort(perm[n_val:]), np.sort(perm[:n_val])
+    perm = generator(seed, STREAM_TEXEL).permutation(-(-n // block))
+    order = np.concatenate([np.arange(b * block, min(n, (b + 1) * block)) for b in perm])
+    n_val = int(round(share * n))  # the first n_val positions of the drawn blocks
+    in_val = np.zeros(n, dtype=bool)
+    in_val[order[:n_val]] = True
+    idx = np.arange(n)
+    return idx[~in_val], idx[in_val]
 
 
 def execute_fit(store: Store, cfg: TexelConfig, *, positions: Positions | None = None,
@@ -284,7 +304,7 @@ def execute_fit(store: Store, cfg: TexelConfig, *, positions: Positions | None =
            f" (quiescence leaves; {ex.mate} ending in mate rejected)"))
     if ex.kept.size < 2:
         raise ConfigError(f"only {ex.kept.size} usable positions; give more data")
-    train_idx, val_idx = _split(ex.kept.size, cfg.val_share, cfg.seed)
+    train_idx, val_idx = _split(ex.kept.size, cfg.val_share, cfg.seed, cfg.val_block)
     X = ex.X
     free = space.free
     bounds = dict(free=free, lower=space.lower_array, upper=space.upper_array)
