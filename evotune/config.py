@@ -176,7 +176,7 @@ def engine_spec_from_dict(data: dict, *, where: str = "engine spec") -> EngineSp
     raw = data.get("weight", [])
     if not isinstance(raw, list) or not isinstance(data.get("group", []), list):
         raise ConfigError(f"{where}: 'weight' and 'group' must be [[weight]] / [[group]] tables")
-    if not raw and not data.get("group"):
+    if not raw and not data.get("group") and kind == "builtin" and "features" not in data:
         raise ConfigError(f"{where}: no [[weight]] tables; declare the weights the engine exposes")
     ref_path, ref_values = _reference_file(data, where)
     params = [_weight_param(name, settings, where)

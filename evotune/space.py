@@ -69,7 +69,7 @@ class WeightSpace:
         """ConfigError unless some weight is free (a spec whose weights are all fixed can play,
         label positions and be an opponent, but there is nothing to tune)."""
         if not any(not f for f in self.fixed):
-            raise ConfigError(f"{what}: every weight of the engine spec is fixed; free at least "
+            raise ConfigError(f"{what}: the engine spec has no free weight to tune; free at least "
                               "one (fixed = false, lower < upper)")
 
     # -- shape ---------------------------------------------------------------------------------
