@@ -12,11 +12,8 @@
    sigmoid of a known weight vector. Time, epochs, iterations and the error are printed.
 3. Memory: bytes of the sparse matrix, and the process's peak resident memory.
 
-    python benchmarks/bench_texel.py --study DATA [DATA ...] --engine extended --sizes 10000,100000,0
-
-4. Study: one ``evotune texel`` fit per size (0 = every position) into populations/ (run ids
-   ``texel-study-<engine>-<size>``, reused when they exist), and a table of training and
-   validation error before and after the fit. Elo of each fit: ``evotune verify RUN``.
+The data study (error and Elo against the number of positions and the data source) is
+``benchmarks/texel_study.py``.
 """
 from __future__ import annotations
 
@@ -162,41 +159,8 @@ def bench_fit(n: int, p: int, nnz_row: float, iters: int, tol: float) -> None:
           f"{prob.error(w_true, K):.6f}); max |w - w_true| {np.max(np.abs(w - w_true)):.1f}")
 
 
-def study(data: list[str], engine: str, sizes: list[int], out: str, epochs: int) -> None:
-    from evotune.learn.fitrun import TexelConfig, execute_fit, new_fit
-    from evotune.store import Store
-
-    print(f"| positions read | used (train + val) | K | train error before -> after (rounded) "
-          "| validation error before -> after (rounded) | epochs | fit s |")
-    print("|---:|---:|---:|---|---|---:|---:|")
-    for size in sizes:
-        run_id = f"texel-study-{engine}-{size or 'all'}"
-        path = Path(out) / run_id / "texel.json"
-        if not path.exists():
-            cfg = TexelConfig(data=tuple(data), engine=engine, max_positions=size,
-                              epochs=epochs)
-            t0 = time.perf_counter()
-            store, positions = new_fit(cfg, out_dir=out, run_id=run_id)
-            execute_fit(store, cfg, positions=positions)
-            print(f"  ({run_id}: {time.perf_counter() - t0:.1f} s)", file=sys.stderr)
-        import json
-
-        d = json.loads(path.read_text())
-        st = Store(Path(out) / run_id).read_state()
-        i, b, a = d["error_initial"], d["error_before_rounding"], d["error_after_rounding"]
-        print(f"| {d['positions_read']:,} | {d['train']:,} + {d['validation']:,} | {d['K']:.3f} "
-              f"| {i['train']:.5f} -> {b['train']:.5f} ({a['train']:.5f}) "
-              f"| {i['validation']:.5f} -> {b['validation']:.5f} ({a['validation']:.5f}) "
-              f"| {d['epochs']} | {st.seconds:.0f} |")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--study", nargs="+", metavar="DATA", help="run the study on these files")
-    ap.add_argument("--engine", default="extended", help="engine spec of the study's fits")
-    ap.add_argument("--sizes", default="10000,100000,0", help="positions per study fit")
-    ap.add_argument("--out", default="populations", help="run folder of the study's fits")
-    ap.add_argument("--epochs", type=int, default=30)
     ap.add_argument("--data", help="a file of labelled positions (default: 2moves_v1 openings)")
     ap.add_argument("--features", default="extended")
     ap.add_argument("--positions", type=int, default=1_000_000)
@@ -206,10 +170,6 @@ def main() -> None:
     ap.add_argument("--nnz", type=float, default=80.0,
                     help="non-zeros per synthetic row when the core has no batch phi to measure")
     a = ap.parse_args()
-    if a.study:
-        print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-        study(a.study, a.engine, [int(x) for x in a.sizes.split(",")], a.out, a.epochs)
-        return
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     fens = real_fens(a.data, 20000)
     nnz = bench_extraction(fens, a.features, a.extract) or a.nnz
