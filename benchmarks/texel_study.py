@@ -109,7 +109,7 @@ def main(argv=None) -> int:
     ap.add_argument("--source", action="append", required=True, metavar="NAME=FILE",
                     help="a data source: its name in the table and its file (repeatable)")
     ap.add_argument("--sizes", default="10000,100000,1000000",
-                    help="numbers of positions (the first N of each file)")
+                    help="numbers of positions (the first N of each file; 0 = the whole file)")
     ap.add_argument("--engine", default="extended")
     ap.add_argument("--opponent", default="shannon", help="SPEC[:WEIGHTS] to verify against")
     ap.add_argument("--games", type=int, default=200)
@@ -142,6 +142,7 @@ def main(argv=None) -> int:
     for name, path in sources:
         available = count_lines(path)
         for size in sizes:
+            size = size or available
             row = {"source": name, "file": path.name, "size": size, "available": available}
             if size > available:
                 rows.append({**row, "note": f"only {available:,} positions"})
