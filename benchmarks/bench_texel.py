@@ -86,11 +86,14 @@ def bench_extraction(fens: list[str], features: str, count: int) -> float:
         features = "shannon"
     sub = fens[:min(len(fens), 20000)]
     extract(sub[:100], w, features=features)  # compile / load the cache
-    t0 = time.perf_counter()
-    extract(sub, w, features=features)
-    dt = time.perf_counter() - t0
-    print(f"extraction, evotune texel path (batch quiescence test + leaf phi, {features}): "
-          f"{len(sub) / dt:,.0f} positions/s")
+    for threads in (1, os.cpu_count() or 1):
+        t0 = time.perf_counter()
+        extract(sub, w, features=features, workers=threads)
+        dt = time.perf_counter() - t0
+        print(f"extraction, evotune texel path (batch quiescence test + leaf phi, {features}), "
+              f"{threads} thread(s): {len(sub) / dt:,.0f} positions/s")
+        if threads == 1 and (os.cpu_count() or 1) == 1:
+            break
     sub = fens[:min(len(fens), 2000)]
     import inspect
 

@@ -901,11 +901,13 @@ def datagen(games, out_file, engine, depth, nodes, openings, random_plies, per_g
                    "the free weights (0 = plain Texel); keeps weights the data barely "
                    "determine (endgame terms in opening-heavy data) near their start.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of the validation split.")
+@click.option("--workers", type=int, default=0, show_default=True,
+              help="Threads extracting features (0 = one per core); the fit does not depend on it.")
 @click.option("--run-id", type=str, default=None, help="Name of the run directory.")
 @click.option("--out", type=click.Path(file_okay=False), default="populations", show_default=True,
               help="Folder that holds run directories.")
 def texel(data, engine, init, max_positions, k_value, epochs, optimizer, iters, lr, tol, qsearch,
-          val_share, val_block, max_bad, l2, seed, run_id, out):
+          val_share, val_block, max_bad, l2, seed, workers, run_id, out):
     """Fit evaluation weights to game results of labelled positions (Texel's method)."""
     from .learn.fitrun import TexelConfig, new_fit
 
@@ -913,11 +915,13 @@ def texel(data, engine, init, max_positions, k_value, epochs, optimizer, iters, 
                       k=k_value, epochs=epochs, optimizer=optimizer, iters=iters, lr=lr,
                       tol=tol, qsearch=qsearch, val_share=val_share, val_block=val_block,
                       max_bad=max_bad, seed=seed, l2=l2)
+    if workers < 0:
+        raise ConfigError(f"--workers must be >= 0 (0 = one per core), got {workers}")
     store, positions = new_fit(cfg, out_dir=out, run_id=run_id)
-    _fit_and_report(store, cfg, positions)
+    _fit_and_report(store, cfg, positions, workers=workers)
 
 
-def _fit_and_report(store, cfg, positions=None) -> None:
+def _fit_and_report(store, cfg, positions=None, *, workers: int = 0) -> None:
     from .learn.fitrun import execute_fit
 
     def show(ev) -> None:
@@ -929,7 +933,7 @@ def _fit_and_report(store, cfg, positions=None) -> None:
 
     click.echo(f"fit {store.run_id} in {store.root}", err=True)
     try:
-        s = execute_fit(store, cfg, positions=positions, progress=show)
+        s = execute_fit(store, cfg, positions=positions, progress=show, workers=workers)
     except KeyboardInterrupt:
         raise EvotuneError(f"interrupted; every finished epoch is stored: continue with "
                            f"'evotune resume {store.run_id}'") from None

@@ -305,3 +305,31 @@ def test_validation_blocks_keep_consecutive_positions_together():
     assert fit_identity(old, files) == fit_identity(
         TexelConfig(data=("x.txt",), val_block=1), files)
     assert fit_identity(old, files) != fit_identity(TexelConfig(data=("x.txt",)), files)
+
+
+@pytest.mark.parametrize("use_qsearch", [False, True])
+def test_extraction_threads_give_the_same_rows(use_qsearch):
+    import random
+
+    import chess
+
+    from evotune.config import load_engine_spec
+    from evotune.learn.features import extract
+
+    rng = random.Random(5)
+    fens = []
+    while len(fens) < 3000:
+        board = chess.Board()
+        for _ in range(rng.randrange(4, 80)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+            fens.append(board.fen())
+    w = load_engine_spec("extended").space().reference_array
+    one = extract(fens, w, features="extended", use_qsearch=use_qsearch, workers=1)
+    two = extract(fens, w, features="extended", use_qsearch=use_qsearch, workers=2, chunk=700)
+    assert np.array_equal(one.kept, two.kept)
+    assert (one.not_quiet, one.mate) == (two.not_quiet, two.mate)
+    assert one.not_quiet > 100 if not use_qsearch else one.kept.size > 2900
+    assert one.X.shape == two.X.shape and (one.X != two.X).nnz == 0

@@ -47,36 +47,49 @@ def feature_set(spec) -> str:
 
 
 def extract(fens, weights, *, features: str = "shannon", use_qsearch: bool = False,
-            chunk: int = 65536,
+            chunk: int = 65536, workers: int = 1,
             progress: Callable[[int, int], None] | None = None) -> Extracted:
     """Feature rows of ``fens`` under the evaluation with ``weights`` (quiet filter or qsearch),
-    in chunks (the core's batch quiescence; CSR rows with int32 indices)."""
+    in chunks (the core's batch quiescence; CSR rows with int32 indices). ``workers`` threads
+    run chunks at once (the core releases the GIL; each thread has its own search arrays); the
+    result does not depend on their number."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from .texel import require_scipy
 
     sparse = require_scipy().sparse
     fens = list(fens)
     n = len(fens)
-    parts, kept = [], []
-    not_quiet = mate = 0
-    for start in range(0, max(n, 1), chunk):
+    workers = max(1, int(workers))
+    if workers > 1:  # at least one chunk per thread
+        chunk = max(1024, min(chunk, -(-n // workers)))
+    starts = list(range(0, n, chunk))
+
+    def one(start: int):
         part = fens[start:start + chunk]
-        if not part:
-            break
         q = qsearch_batch(part, weights, features)
         if use_qsearch:
             keep = np.abs(q.score) <= MATE_BOUND
-            mate += int((~keep).sum())
         else:
             keep = q.quiet
-            not_quiet += int((~keep).sum())
-        rows = q.leaf[np.flatnonzero(keep)]
-        sign = np.array([1.0 if part[i].split()[1] == "w" else -1.0
-                         for i in np.flatnonzero(keep)])
+        idx = np.flatnonzero(keep)
+        rows = q.leaf[idx]
+        sign = np.array([1.0 if part[i].split()[1] == "w" else -1.0 for i in idx])
         rows.data *= np.repeat(sign, np.diff(rows.indptr))
-        parts.append(rows)
-        kept.append(start + np.flatnonzero(keep))
-        if progress is not None:
-            progress(min(start + chunk, n), n)
+        return rows, start + idx, int((~keep).sum())
+
+    parts, kept = [], []
+    not_quiet = mate = 0
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for start, (rows, idx, rejected) in zip(starts, pool.map(one, starts)):
+            parts.append(rows)
+            kept.append(idx)
+            if use_qsearch:
+                mate += rejected
+            else:
+                not_quiet += rejected
+            if progress is not None:
+                progress(min(start + chunk, n), n)
     width = len(weights)
     X = sparse.vstack(parts, format="csr") if parts else sparse.csr_matrix((0, width))
     X.indices = X.indices.astype(np.int32)

@@ -274,10 +274,14 @@ def _split(n: int, share: float, seed: int, block: int = 1) -> tuple[np.ndarray,
 
 
 def execute_fit(store: Store, cfg: TexelConfig, *, positions: Positions | None = None,
-                progress: Callable[[FitProgress], None] | None = None) -> dict:
+                progress: Callable[[FitProgress], None] | None = None,
+                workers: int = 0) -> dict:
     """Run (or continue) the fit stored in ``store``; returns the texel.json summary.
 
-    ``positions``: the data files already read (by :func:`new_fit`); None reads them."""
+    ``positions``: the data files already read (by :func:`new_fit`); None reads them.
+    ``workers``: threads extracting features (0 = one per core); the fit does not depend on it."""
+    from ..study import resolve_workers
+
     def say(msg: str) -> None:
         log.info(msg)
         if progress is not None:
@@ -296,7 +300,8 @@ def execute_fit(store: Store, cfg: TexelConfig, *, positions: Positions | None =
     say(f"read {len(positions)} positions from {len(cfg.data)} file(s)"
         + (f", {positions.bad} bad lines skipped" if positions.bad else ""))
     t0 = time.perf_counter()
-    ex = extract(positions.fens, w0, features=feature_set(spec), use_qsearch=cfg.qsearch)
+    ex = extract(positions.fens, w0, features=feature_set(spec), use_qsearch=cfg.qsearch,
+                 workers=resolve_workers(workers))
     y = positions.result_array()[ex.kept]
     seconds_extract = time.perf_counter() - t0
     say(f"features of {ex.kept.size} positions in {seconds_extract:.1f} s"
