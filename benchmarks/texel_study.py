@@ -81,7 +81,7 @@ def plot(rows: list[dict], out: Path, args) -> Path:
         if not done:
             continue
         x = [r["positions"] for r in done]
-        ax1.plot(x, [r["val_error"] for r in done], "o-", label=source)
+        ax1.plot(x, [r["val_error"] - r["val_error_start"] for r in done], "o-", label=source)
         finite = [r for r in done if r["elo"] is not None and r["elo_error"] is not None
                   and math.isfinite(r["elo"]) and math.isfinite(r["elo_error"])]
         ax2.errorbar([r["positions"] for r in finite], [r["elo"] for r in finite],
@@ -91,7 +91,8 @@ def plot(rows: list[dict], out: Path, args) -> Path:
         ax.set_xlabel("positions in the fit (training + validation)")
         ax.grid(alpha=0.3)
         ax.legend()
-    ax1.set_ylabel("validation error (rounded weights)")
+    ax1.set_ylabel("validation error: tuned - untuned start")
+    ax1.axhline(0, color="grey", lw=0.8)
     ax1.set_title(f"Texel fit of `{args.engine}` from its untuned reference"
                   + (f" (l2 {args.l2:g})" if args.l2 else ""))
     ax2.set_ylabel(f"Elo vs {args.opponent} (95%)")
