@@ -32,7 +32,10 @@ def fit(source: str, path: Path, size: int, args) -> dict:
     from evotune.learn.fitrun import TexelConfig, execute_fit, new_fit, open_fit
     from evotune.store import Store
 
-    run_id = f"study-{args.engine}-{source}-{size}" + (f"-l2-{args.l2:g}" if args.l2 else "")
+    import re
+
+    safe = re.sub(r"[^A-Za-z0-9._-]", "-", f"{Path(args.engine).stem}-{source}")
+    run_id = f"study-{safe}-{size}" + (f"-l2-{args.l2:g}" if args.l2 else "")
     root = Path(args.runs) / run_id
     cfg = TexelConfig(data=(str(path),), engine=args.engine, max_positions=size,
                       epochs=args.epochs, seed=args.seed, depth=args.depth, l2=args.l2)
@@ -107,8 +110,9 @@ def plot(rows: list[dict], out: Path, args) -> Path:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--source", action="append", required=True, metavar="NAME=FILE",
-                    help="a data source: its name in the table and its file (repeatable)")
+    ap.add_argument("--source", action="append", required=True, metavar="NAME=FILE[:SIZES]",
+                    help="a data source: its name in the table and its file (repeatable); "
+                         "':0' or ':10000,0' after the file: its own sizes instead of --sizes")
     ap.add_argument("--sizes", default="10000,100000,1000000",
                     help="numbers of positions (the first N of each file; 0 = the whole file)")
     ap.add_argument("--engine", default="extended")
@@ -123,26 +127,35 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="reports/texel-study", help="folder of the table and plot")
     args = ap.parse_args(argv)
 
-    sources = []
-    for item in args.source:
-        name, sep, file = item.partition("=")
-        if not sep or not name or not Path(file).is_file():
-            print(f"texel_study: --source {item}: give NAME=FILE of an existing file",
-                  file=sys.stderr)
-            return 2
-        sources.append((name, Path(file)))
-    try:
-        sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
-    except ValueError:
+    def parse_sizes(text: str) -> list[int] | None:
+        try:
+            return sorted({int(x) for x in text.split(",") if x.strip()})
+        except ValueError:
+            return None
+
+    sizes = parse_sizes(args.sizes)
+    if not sizes:
         print(f"texel_study: --sizes {args.sizes}: give numbers, e.g. 10000,100000",
               file=sys.stderr)
         return 2
+    sources = []
+    for item in args.source:
+        name, sep, file = item.partition("=")
+        own = None
+        head, colon, tail = file.rpartition(":")
+        if colon and tail and all(c.isdigit() or c == "," for c in tail):
+            file, own = head, parse_sizes(tail)
+        if not sep or not name or not Path(file).is_file() or own == []:
+            print(f"texel_study: --source {item}: give NAME=FILE[:SIZES] of an existing file",
+                  file=sys.stderr)
+            return 2
+        sources.append((name, Path(file), own or sizes))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
-    for name, path in sources:
+    for name, path, source_sizes in sources:
         available = count_lines(path)
-        for size in sizes:
+        for size in source_sizes:
             size = size or available
             row = {"source": name, "file": path.name, "size": size, "available": available}
             if size > available:
