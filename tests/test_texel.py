@@ -309,23 +309,12 @@ def test_validation_blocks_keep_consecutive_positions_together():
 
 @pytest.mark.parametrize("use_qsearch", [False, True])
 def test_extraction_threads_give_the_same_rows(use_qsearch):
-    import random
-
-    import chess
+    from test_engine_core import random_boards
 
     from evotune.config import load_engine_spec
     from evotune.learn.features import extract
 
-    rng = random.Random(5)
-    fens = []
-    while len(fens) < 3000:
-        board = chess.Board()
-        for _ in range(rng.randrange(4, 80)):
-            moves = list(board.legal_moves)
-            if not moves:
-                break
-            board.push(rng.choice(moves))
-            fens.append(board.fen())
+    fens = [b.fen() for b in random_boards(3000, 5)]
     w = load_engine_spec("extended").space().reference_array
     one = extract(fens, w, features="extended", use_qsearch=use_qsearch, workers=1)
     two = extract(fens, w, features="extended", use_qsearch=use_qsearch, workers=2, chunk=700)
