@@ -9,7 +9,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ import pytest
 from evotune.config import build_run_config
 from evotune.store import Store
 from evotune.study import execute, new_run
-from runs import stored_games, stored_generations
+from runs import kill_at_generation, stored_games, stored_generations
 
 HERE = Path(__file__).resolve().parent
 FAKES = HERE / "fake_engines"
@@ -307,19 +306,7 @@ def test_uci_run_resumed_after_sigkill_equals_an_uninterrupted_run(tmp_path):
                              "--run-id", "killed"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     state = tmp_path / "killed" / "state.json"
-    deadline = time.time() + 120
-    killed_at = None
-    while time.time() < deadline and proc.poll() is None:
-        try:
-            g = json.loads(state.read_text())["generation"]
-        except (OSError, ValueError, KeyError):
-            g = -1
-        if g >= 2:
-            os.kill(proc.pid, signal.SIGKILL)
-            killed_at = g
-            break
-        time.sleep(0.005)
-    proc.wait()
+    killed_at = kill_at_generation(proc, state)
     assert killed_at is not None and killed_at < 4, "the run ended before it could be killed"
     res = _evotune("resume", "killed", "--out", str(tmp_path))
     assert res.returncode == 0, res.stderr

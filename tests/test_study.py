@@ -2,11 +2,9 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 from click.testing import CliRunner
@@ -16,7 +14,7 @@ from evotune.config import build_run_config
 from evotune.errors import StoreError
 from evotune.store import Store
 from evotune.study import execute, new_run, open_run
-from runs import stored_games, stored_generations
+from runs import kill_at_generation, stored_games, stored_generations
 
 TINY = dict(np=4, generations=2, games=2, depth=1, seed=5, openings="book")
 
@@ -77,19 +75,7 @@ def test_resume_after_sigkill_equals_an_uninterrupted_run(tmp_path):
                              "--run-id", "killed"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     state = tmp_path / "killed" / "state.json"
-    deadline = time.time() + 120
-    killed_at = None
-    while time.time() < deadline and proc.poll() is None:
-        try:
-            g = json.loads(state.read_text())["generation"]
-        except (OSError, ValueError, KeyError):
-            g = -1
-        if g >= 2:
-            os.kill(proc.pid, signal.SIGKILL)
-            killed_at = g
-            break
-        time.sleep(0.005)
-    proc.wait()
+    killed_at = kill_at_generation(proc, state)
     assert killed_at is not None and killed_at < 5, "the run ended before it could be killed"
     assert proc.returncode == -signal.SIGKILL
     res = _evotune("resume", "killed", "--out", str(tmp_path))

@@ -2,12 +2,8 @@
 --spsa-params files, the export round trip, the comparison with its Elo-vs-games curves."""
 from __future__ import annotations
 
-import json
-import os
-import signal
 import subprocess
 import sys
-import time
 
 import pytest
 from click.testing import CliRunner
@@ -15,7 +11,7 @@ from click.testing import CliRunner
 from evotune.cli import cli
 from evotune.experiments import Store
 from evotune.reporting.export import export_run
-from runs import stored_games, stored_generations
+from runs import kill_at_generation, stored_games, stored_generations
 
 
 def _evotune(*args: str) -> subprocess.CompletedProcess:
@@ -34,18 +30,7 @@ def test_resume_after_sigkill_equals_an_uninterrupted_run(tmp_path, strategy, ex
     proc = subprocess.Popen([sys.executable, "-m", "evotune.cli", "run", *args, "--run-id",
                              "killed"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     state = tmp_path / "killed" / "state.json"
-    deadline, killed_at = time.time() + 120, None
-    while time.time() < deadline and proc.poll() is None:
-        try:
-            g = json.loads(state.read_text())["generation"]
-        except (OSError, ValueError, KeyError):
-            g = -1
-        if g >= 2:
-            os.kill(proc.pid, signal.SIGKILL)
-            killed_at = g
-            break
-        time.sleep(0.005)
-    proc.wait()
+    killed_at = kill_at_generation(proc, state)
     assert killed_at is not None, "the run ended before it could be killed"
     res = _evotune("resume", "killed", "--out", str(tmp_path))
     assert res.returncode == 0, res.stderr
