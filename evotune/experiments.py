@@ -166,9 +166,13 @@ def paper_table(outcomes: list[RunOutcome]) -> str:
 def compare_run_id(strategy: str, games_budget: int, seed: int, engine: str = "shannon",
                    init: str = "sample") -> str:
     """The stored run of one (strategy, budget, seed[, engine][, init]) of a comparison."""
-    tail = "" if engine == "shannon" else "-" + Path(str(engine)).stem
-    tail += "" if init == "sample" else "-iref"
-    return f"compare-{strategy.replace(':', '-')}-b{games_budget}-s{seed}{tail}"
+    return f"compare-{strategy.replace(':', '-')}-b{games_budget}-s{seed}{_compare_tail(engine, init)}"
+
+
+def _compare_tail(engine: str, init: str) -> str:
+    """What a comparison's run ids and plot folder add for a non-default engine and start."""
+    return (("" if engine == "shannon" else "-" + Path(str(engine)).stem)
+            + ("" if init == "sample" else "-iref"))
 
 
 def compare_config(strategy: str, *, games_budget: int, seed: int, np_: int = 20,
@@ -319,8 +323,7 @@ def write_compare_plots(outcomes: list[RunOutcome], *, reports_dir: str | Path,
         docs = [o.curve for o in outcomes if o.strategy == name and o.curve]
         if docs:
             curves.append(curve_summary(name, docs))
-    tail = "" if engine == "shannon" else "-" + Path(str(engine)).stem
-    tail += "" if init == "sample" else "-iref"
-    return write_compare_plot(curves, Path(reports_dir) / f"compare-b{games_budget}{tail}",
+    return write_compare_plot(curves, Path(reports_dir) / f"compare-b{games_budget}"
+                                                        f"{_compare_tail(engine, init)}",
                               title=f"{engine}: Elo vs reference as tuning games are spent "
                                     "(mean over seeds, 95% band)")
