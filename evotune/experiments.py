@@ -166,7 +166,8 @@ def paper_table(outcomes: list[RunOutcome]) -> str:
 def compare_run_id(strategy: str, games_budget: int, seed: int, engine: str = "shannon",
                    init: str = "sample") -> str:
     """The stored run of one (strategy, budget, seed[, engine][, init]) of a comparison."""
-    return f"compare-{strategy.replace(':', '-')}-b{games_budget}-s{seed}{_compare_tail(engine, init)}"
+    name = strategy.replace(":", "-")
+    return f"compare-{name}-b{games_budget}-s{seed}{_compare_tail(engine, init)}"
 
 
 def _compare_tail(engine: str, init: str) -> str:
