@@ -13,7 +13,7 @@ from ...rules import (INF, R_BLACK, R_DRAW, R_WHITE, T_ADJ_DRAW, T_CHECKMATE, T_
 from .attacks import in_check
 from .evaluate import evaluate, phi_into, prepare
 from .layout import (S_FSET, S_HALF, S_ITER, S_LIMIT, S_MOVES, S_NHIST, S_NODES, S_PV, S_PVLEN,
-                     S_ROOTPV, S_ROOTPVLEN, S_SIDE, S_STOPPED, S_W)
+                     S_ROOTPV, S_ROOTPVLEN, S_SIDE, S_STOPPED, S_W, unowned)
 from .movegen import gen_legal
 from .position import (compact_history, insufficient_material, make_move, repetitions,
                        unmake_move)
@@ -42,7 +42,7 @@ def search_core(U, S, stop, depth, nodes):
     """Entry point: one iterative-deepening search with the weights in ``S[S_W:]``."""
     S[S_LIMIT] = nodes
     prepare(S)
-    return search_root(U, S, stop, depth)
+    return search_root(unowned(U), unowned(S), unowned(stop), depth)
 
 
 @njit(cache=True, nogil=True)
@@ -58,7 +58,7 @@ def qsearch_core(U, S, stop, out):
     # never pass literals into the recursion (numba issue 6061): derive typed values
     zero = S[S_NODES]
     inf = zero + INF
-    score = quiesce(U, S, stop, -inf, inf, zero)
+    score = quiesce(unowned(U), unowned(S), unowned(stop), -inf, inf, zero)
     ln = S[S_PVLEN]
     for j in range(ln):
         make_move(U, S, S[S_PV + j])

@@ -4,9 +4,13 @@ Squares are python-chess squares (a1 = 0, h8 = 63). Pieces are ``type + 6 * colo
 python-chess types (pawn 1 .. king 6) and colour 0 = white, 1 = black; 0 is an empty square.
 Jitted code reads these module globals as compile-time constants (they are frozen into the
 numba cache, whose folder is keyed on the core's sources), so nothing here changes after import.
-Passing two arrays keeps reference counting on the hot path small.
+Passing two arrays keeps reference counting on the hot path small, and :func:`unowned` makes
+what is left of it free.
 """
 from __future__ import annotations
+
+from numba import types
+from numba.extending import intrinsic
 
 MAXPLY = 160          # deepest ply of search + quiescence
 MAXMOVES = 256        # move list slots per ply (218 is the legal maximum)
@@ -56,3 +60,30 @@ S_ROOTPV = S_PVLEN + MAXPLY              # root PV of the deepest completed iter
 S_TT = S_ROOTPV + MAXPLY                 # TT data, 2 ints per entry: score, packed info
 S_SIZE = S_TT
 
+
+
+@intrinsic
+def unowned(typingctx, arr):
+    """A view of ``arr`` without a memory owner (NRT meminfo NULL), for jitted code only.
+
+    Numba counts references to every array passed to a non-inlined call, with an atomic add
+    on the array's meminfo; for a view without one the count is a null test. The entry points
+    hand the search such views of U, S and the stop flag (millions of calls per second): their
+    caller keeps the arrays alive for the whole call, and no view outlives it.
+    """
+    if not isinstance(arr, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        src = context.make_array(arr)(context, builder, value=args[0])
+        view = context.make_array(arr)(context, builder)
+        view.meminfo = context.get_constant_null(types.MemInfoPointer(arr.dtype))
+        view.parent = context.get_constant_null(types.pyobject)
+        view.nitems = src.nitems
+        view.itemsize = src.itemsize
+        view.data = src.data
+        view.shape = src.shape
+        view.strides = src.strides
+        return view._getvalue()
+
+    return arr(arr), codegen

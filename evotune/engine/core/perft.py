@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from .layout import MAXMOVES, S_MOVES
+from .layout import MAXMOVES, S_MOVES, unowned
 from .movegen import gen_legal
 from .position import make_move, unmake_move
 
@@ -36,6 +36,6 @@ def perft_divide_core(U, S, depth, out):
             out[i] = 1
         else:
             make_move(U, S, m)
-            out[i] = perft_rec(U, S, depth - 1, ply0 + 1)
+            out[i] = perft_rec(unowned(U), unowned(S), depth - 1, ply0 + 1)
             unmake_move(U, S, m)
     return n

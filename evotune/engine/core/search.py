@@ -25,6 +25,9 @@ from .tt import (TT_EXACT, TT_LOWER, TT_UPPER, info_depth, info_flag, info_move,
 ASPIRATION = 50
 ORDER_VALUE = np.array([0, 1, 3, 3, 5, 9, 20], dtype=np.int64)
 """Piece values for MVV/LVA ordering, by type (ordering never changes a score)."""
+PIECE_ORDER = np.array([ORDER_VALUE[(p - 1) % 6 + 1] if p else 0 for p in range(13)],
+                       dtype=np.int64)
+"""ORDER_VALUE by piece (1..12) instead of type, read from the mailbox without a division."""
 
 
 # ---- helpers ---------------------------------------------------------------------------------
@@ -42,11 +45,9 @@ def _score_moves(S, base, n, ply, ttmove):
         if m == ttmove:
             sc = 1 << 40
         elif victim != 0 or promo != 0 or ep:
-            vt = (victim - 1) % 6 + 1 if victim != 0 else 1
-            if promo != 0 and victim == 0 and not ep:
-                vt = 0
-            att = (S[S_MB + move_from(m)] - 1) % 6 + 1
-            sc = (1 << 36) + 64 * (ORDER_VALUE[vt] + ORDER_VALUE[promo]) - ORDER_VALUE[att]
+            # victim: the captured piece's value; a pawn for en passant; none for a promotion
+            vv = PIECE_ORDER[victim] if victim != 0 else (ORDER_VALUE[1] if ep else 0)
+            sc = (1 << 36) + 64 * (vv + ORDER_VALUE[promo]) - PIECE_ORDER[S[S_MB + move_from(m)]]
         elif m == k1:
             sc = (1 << 34) + 1
         elif m == k2:

@@ -1,0 +1,91 @@
+"""Search speed of this checkout's engine core against other git revisions, in one process.
+
+    python benchmarks/bench_versions.py [--rev 4a7014e] [--rev HEAD~1] [--engine extended]
+                                        [--depth 6] [--repeats 5]
+
+Each revision's ``evotune`` package is exported with ``git archive`` into a temporary folder
+under another name (``evotune_<rev>``: the core imports itself relatively) and imported beside
+the working tree's, with its own numba cache. The bench's fixed searches (evotune/engine/bench.py)
+then alternate between the versions, position by position, and each position keeps its best
+time of ``--repeats``: on a shared machine that removes most of the noise that separate
+processes see (+-10% run to run here), so the ratio is the figure to read. The node counts of
+every version are printed: the same count means the same search.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import io
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def export(rev: str, into: Path) -> str:
+    """Export ``rev``'s evotune package into ``into/evotune_<sha>``; returns the module name."""
+    sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", rev], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    name = f"evotune_{sha}"
+    data = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "evotune"], check=True,
+                          capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(into / sha, filter="data")
+    os.rename(into / sha / "evotune", into / name)
+    return name
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rev", action="append", default=[],
+                    help="git revision to compare against (repeatable; default 4a7014e, the "
+                         "round-1 core, for shannon)")
+    ap.add_argument("--engine", default="shannon", help="builtin engine spec (reference weights)")
+    ap.add_argument("--depth", type=int, default=6, help="search depth (the bench uses 7)")
+    ap.add_argument("--repeats", type=int, default=5, help="best of this many per position")
+    args = ap.parse_args()
+    revs = args.rev or ["4a7014e"]
+
+    sys.path.insert(0, str(ROOT))
+    from evotune.config import load_engine_spec
+    from evotune.engine import api
+    from evotune.engine.bench import BENCH_FENS, BENCH_WEIGHTS
+
+    spec = load_engine_spec(args.engine)
+    weights = BENCH_WEIGHTS if args.engine == "shannon" else spec.space().reference_array
+    kw = {} if spec.features == "shannon" else {"features": spec.features}
+    tmp = Path(tempfile.mkdtemp(prefix="evotune-versions-"))
+    os.environ["NUMBA_CACHE_DIR"] = str(tmp / "numba")  # the exported copies' compiled code
+    versions = {"worktree": api}
+    sys.path.insert(0, str(tmp))
+    for rev in revs:
+        versions[rev] = importlib.import_module(export(rev, tmp) + ".engine.api")
+    print(f"{args.engine}, depth {args.depth}, {len(BENCH_FENS)} positions, best of "
+          f"{args.repeats}; compiling {len(versions)} versions ...", flush=True)
+    for mod in versions.values():
+        mod.search(BENCH_FENS[0], weights, depth=2, **kw)
+    best = {k: [float("inf")] * len(BENCH_FENS) for k in versions}
+    nodes = {k: 0 for k in versions}
+    for r in range(args.repeats):
+        for i, fen in enumerate(BENCH_FENS):
+            for k, mod in versions.items():
+                start = time.perf_counter()
+                res = mod.search(fen, weights, depth=args.depth, **kw)
+                best[k][i] = min(best[k][i], time.perf_counter() - start)
+                if r == 0:
+                    nodes[k] += res.nodes
+        print(f"  repeat {r + 1}/{args.repeats}", flush=True)
+    base = sum(best["worktree"])
+    for k in versions:
+        t = sum(best[k])
+        print(f"{k:>10}: {nodes[k] / t / 1e6:6.3f} M nodes/s  nodes {nodes[k]:>10,}  "
+              f"worktree is x{t / base:.3f} its speed")
+
+
+if __name__ == "__main__":
+    main()
