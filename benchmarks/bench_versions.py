@@ -35,7 +35,10 @@ def export(rev: str, into: Path) -> str:
     data = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "evotune"], check=True,
                           capture_output=True).stdout
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(into / sha, filter="data")
+        if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4
+            tar.extractall(into / sha, filter="data")
+        else:
+            tar.extractall(into / sha)
     os.rename(into / sha / "evotune", into / name)
     return name
 
