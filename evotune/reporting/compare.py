@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -200,7 +201,9 @@ def write_compare_plot(curves: Sequence[Curve], out_dir: str | Path, *,
     ax.axhline(-WITHIN_ELO, color="grey", lw=0.6, ls=":")
     ax.set_xlabel("tuning games spent")
     ax.set_ylabel("Elo vs reference (held-out openings)")
-    ax.set_title(title or "Elo vs games: mean over seeds, 95% band")
+    # a long title (engine name, init) wraps instead of running off the figure's edge
+    ax.set_title("\n".join(textwrap.wrap(title or "Elo vs games: mean over seeds, 95% band",
+                                          72)))
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     png, svg = out / "elo-vs-games.png", out / "elo-vs-games.svg"
