@@ -5,8 +5,9 @@
 
 Each revision's ``evotune`` package is exported with ``git archive`` into a temporary folder
 under another name (``evotune_<rev>``: the core imports itself relatively) and imported beside
-the working tree's, with its own numba cache. The bench's fixed searches (evotune/engine/bench.py)
-then alternate between the versions, position by position, and each position keeps its best
+the working tree's, each compiling into its own core folder (the copies' are deleted with the
+temporary folder, so they compile on every run, about a minute each). The bench's fixed searches
+(evotune/engine/bench.py) then alternate between the versions, position by position, and each position keeps its best
 time of ``--repeats``: on a shared machine that removes most of the noise that separate
 processes see (+-10% run to run here), so the ratio is the figure to read. The node counts of
 every version are printed: the same count means the same search.
@@ -27,12 +28,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def export(rev: str, into: Path) -> str:
-    """Export ``rev``'s evotune package into ``into/evotune_<sha>``; returns the module name."""
-    sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", rev], check=True,
-                         capture_output=True, text=True).stdout.strip()
+def fail(message: str) -> None:
+    """Bad input: one line on stderr, exit 2."""
+    print(f"bench_versions: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def commit(rev: str) -> str:
+    """The short hash of the commit ``rev`` names (exit 2 when it names none)."""
+    found = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "--verify",
+                            f"{rev}^{{commit}}"], capture_output=True, text=True)
+    if found.returncode != 0:
+        fail(f"'{rev}' is not a commit of {ROOT}")
+    return found.stdout.strip()
+
+
+def export(sha: str, into: Path) -> str:
+    """Export commit ``sha``'s evotune package into ``into/evotune_<sha>``; returns the module
+    name."""
     name = f"evotune_{sha}"
-    data = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "evotune"], check=True,
+    data = subprocess.run(["git", "-C", str(ROOT), "archive", sha, "evotune"], check=True,
                           capture_output=True).stdout
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4
@@ -46,28 +61,48 @@ def export(rev: str, into: Path) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rev", action="append", default=[],
-                    help="git revision to compare against (repeatable; default 4a7014e, the "
-                         "round-1 core, for shannon)")
+                    help="git revision to compare against (repeatable; for shannon the default "
+                         "is 4a7014e, the round-1 core; other engines need a revision that has "
+                         "feature sets, 57bc112 or later)")
     ap.add_argument("--engine", default="shannon", help="builtin engine spec (reference weights)")
     ap.add_argument("--depth", type=int, default=6, help="search depth (the bench uses 7)")
     ap.add_argument("--repeats", type=int, default=5, help="best of this many per position")
     args = ap.parse_args()
-    revs = args.rev or ["4a7014e"]
+    if not args.rev and args.engine != "shannon":
+        fail(f"--engine {args.engine} needs --rev (a revision with feature sets, e.g. 57bc112)")
+    if args.depth < 1 or args.repeats < 1:
+        fail("--depth and --repeats must be at least 1")
+    shas = [commit(rev) for rev in args.rev or ["4a7014e"]]
 
+    # every version compiles into its own core's __pycache__ (the copies' in the temporary
+    # folder): a shared NUMBA_CACHE_DIR would hold same-named modules of several versions
+    os.environ.pop("NUMBA_CACHE_DIR", None)
     sys.path.insert(0, str(ROOT))
     from evotune.config import load_engine_spec
     from evotune.engine import api
-    from evotune.engine.bench import BENCH_FENS, BENCH_WEIGHTS
+    from evotune.engine.bench import BENCH_WEIGHTS
+    from evotune.errors import EvotuneError
 
-    spec = load_engine_spec(args.engine)
+    try:
+        spec = load_engine_spec(args.engine)
+    except EvotuneError as exc:
+        fail(f"{exc}")
+    if spec.kind != "builtin":
+        fail(f"'{args.engine}' is not a builtin engine spec")
     weights = BENCH_WEIGHTS if args.engine == "shannon" else spec.space().reference_array
     kw = {} if spec.features == "shannon" else {"features": spec.features}
-    tmp = Path(tempfile.mkdtemp(prefix="evotune-versions-"))
-    os.environ["NUMBA_CACHE_DIR"] = str(tmp / "numba")  # the exported copies' compiled code
-    versions = {"worktree": api}
-    sys.path.insert(0, str(tmp))
-    for rev in revs:
-        versions[rev] = importlib.import_module(export(rev, tmp) + ".engine.api")
+    with tempfile.TemporaryDirectory(prefix="evotune-versions-") as tmp:
+        sys.path.insert(0, tmp)
+        versions = {"worktree": api}
+        for sha in shas:
+            versions[sha] = importlib.import_module(export(sha, Path(tmp)) + ".engine.api")
+        compare(versions, weights, kw, args)
+
+
+def compare(versions: dict, weights, kw: dict, args) -> None:
+    """Alternate the fixed searches between ``versions`` (name -> engine.api module); print."""
+    from evotune.engine.bench import BENCH_FENS
+
     print(f"{args.engine}, depth {args.depth}, {len(BENCH_FENS)} positions, best of "
           f"{args.repeats}; compiling {len(versions)} versions ...", flush=True)
     for mod in versions.values():
