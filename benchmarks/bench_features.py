@@ -35,6 +35,8 @@ def main() -> None:
     ap.add_argument("--positions", type=int, default=50_000)
     ap.add_argument("--reference-positions", type=int, default=1_000)
     args = ap.parse_args()
+    if args.positions < 1 or args.reference_positions < 1:
+        ap.error("--positions and --reference-positions must be at least 1")
     from evotune.engine import phi_batch
     from evotune.engine import reference
 

@@ -174,7 +174,11 @@ def main() -> None:
                     help="non-zeros per synthetic row when the core has no batch phi to measure")
     a = ap.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-    fens = real_fens(a.data, 20000)
+    try:
+        fens = real_fens(a.data, 20000)
+    except ValueError as exc:  # DataError: a missing or unreadable data file
+        print(f"bench_texel: {exc}", file=sys.stderr)
+        sys.exit(2)
     nnz = bench_extraction(fens, a.features, a.extract) or a.nnz
     try:
         from evotune.featuresets import feature_names
