@@ -1,9 +1,9 @@
 """The numba core of the built-in engine, one concept per module (docs/internals.md, "Core").
 
-    layout    the two state arrays (U uint64, S int64): sizes and offsets
+    layout    the two state arrays (U uint64, S int64): sizes and offsets; unowned views
     bits      popcount / lsb / msb intrinsics
     moves     the move int and its inline accessors
-    attacks   attack tables, slider attacks, attackers, check
+    attacks   attack tables, slider attacks (kindergarten), attackers, check
     position  set-up, make/unmake, Zobrist hashing, draw rules (repetition, insufficient material)
     movegen   legal move generation
     evaluate  phi and the evaluation, dispatching to one module per feature set:
