@@ -72,7 +72,7 @@ def main() -> None:
         fail(f"--engine {args.engine} needs --rev (a revision with feature sets, e.g. 57bc112)")
     if args.depth < 1 or args.repeats < 1:
         fail("--depth and --repeats must be at least 1")
-    shas = [commit(rev) for rev in args.rev or ["4a7014e"]]
+    shas = list(dict.fromkeys(commit(rev) for rev in args.rev or ["4a7014e"]))
 
     # every version compiles into its own core's __pycache__ (the copies' in the temporary
     # folder): a shared NUMBA_CACHE_DIR would hold same-named modules of several versions

@@ -20,7 +20,7 @@ from .movegen import gen_legal
 from .moves import F_EP, from_to, move_flags, move_from, move_promo, move_to
 from .position import insufficient_material, make_move, repetitions, unmake_move
 from .tt import (TT_EXACT, TT_LOWER, TT_UPPER, info_depth, info_flag, info_move, tt_hit, tt_info,
-                 tt_score, tt_slot, tt_store)
+                 tt_prefetch, tt_score, tt_slot, tt_store)
 
 ASPIRATION = 50
 ORDER_VALUE = np.array([0, 1, 3, 3, 5, 9, 20], dtype=np.int64)
@@ -178,6 +178,8 @@ def negamax(U, S, stop, depth, alpha, beta, ply):
     for i in range(n):
         m = _pick(S, base, i, n)
         make_move(U, S, m)
+        if depth > 1:  # the child probes the table
+            tt_prefetch(U, S, U[U_HASH])
         s = -negamax(U, S, stop, depth - 1, -beta, -alpha, ply + 1)
         unmake_move(U, S, m)
         if S[S_STOPPED] != 0:

@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit
 
 from ...rules import MATE_BOUND
+from .bits import prefetch
 from .layout import S_GEN, S_TT, S_TTMASK, U_TT
 
 TT_EXACT = 0
@@ -21,6 +22,15 @@ TT_UPPER = 2
 def tt_slot(S, h):
     """The slot of hash ``h``."""
     return np.int64(h & np.uint64(S[S_TTMASK]))
+
+
+@njit(cache=True, inline="always")
+def tt_prefetch(U, S, h):
+    """Start loading the entry of hash ``h`` into the caches (key and data lie in two arrays, so
+    a probe misses twice): issued after a move, the loads overlap the child's first work."""
+    slot = tt_slot(S, h)
+    prefetch(U, U_TT + slot)
+    prefetch(S, S_TT + 2 * slot)
 
 
 @njit(cache=True, inline="always")
