@@ -6,9 +6,10 @@ only quiet positions; ``evotune texel`` rejects the others, or with ``--qsearch`
 position by the leaf of its quiescence principal variation.
 
 The search is the core's own quiescence (``engine.core.search.quiesce``: full window, the
-engine's rounded weights of any feature set), called from jitted entry points here: one position
-(:func:`qsearch`, any FEN or Board) and many FENs at once (:func:`qsearch_batch`: the FENs are
-parsed inside numba by the core's ``parse_board``, which reads the board and the side to move;
+engine's rounded weights of any feature set), through the core's entry points (compiled into the
+core's cache, which is keyed on the core's sources): one position (:func:`qsearch`, any FEN or
+Board; ``game.quiescence_core``) and many FENs at once (:func:`qsearch_batch`;
+``batch.qsearch_batch_core`` parses them inside numba, reading the board and the side to move;
 FENs with an en passant square go through the one-position path so that en passant captures
 count). phi is the core's ``phi_into`` (phi_int, side to move's view), folded to the root mover's
 view for the leaf and divided by the feature set's denominator.
@@ -17,77 +18,14 @@ from __future__ import annotations
 
 import chess
 import numpy as np
-from numba import njit
 
 from ..engine.api import _arrays, _rounded, to_board
 from ..engine.core import layout as L
-from ..engine.core.attacks import in_check
-from ..engine.core.batch import parse_board
-from ..engine.core.evaluate import evaluate, phi_into, prepare
-from ..engine.core.position import make_move, unmake_move
-from ..engine.core.search import quiesce
+from ..engine.core.batch import qsearch_batch_core
+from ..engine.core.game import quiescence_core
 from ..featuresets import denominator, feature_names
-from ..rules import INF
 
 _MAX_NNZ = 128
-
-
-@njit(cache=True, nogil=True)
-def _qsearch_root(U, S, stop, out):
-    """(static eval, quiescence score, in check) of the set-up position; leaf phi_int -> out."""
-    zero = out.size - out.size
-    inf = zero + INF
-    S[L.S_NODES] = 0
-    S[L.S_STOPPED] = 0
-    S[L.S_ITER] = 0
-    check = 1 if in_check(U, S[L.S_SIDE]) else 0
-    static = evaluate(U, S)
-    score = quiesce(U, S, stop, -inf, inf, zero)
-    ln = S[L.S_PVLEN]
-    for j in range(ln):
-        make_move(U, S, S[L.S_PV + j])
-    phi_into(U, S, out, zero)
-    for j in range(ln - 1, -1, -1):
-        unmake_move(U, S, S[L.S_PV + j])
-    if ln % 2 == 1:
-        for k in range(out.size):
-            out[k] = -out[k]
-    return static, score, check
-
-
-@njit(cache=True, nogil=True)
-def _qsearch_one(U, S, stop, out):
-    prepare(S)
-    return _qsearch_root(U, S, stop, out)
-
-
-@njit(cache=True, nogil=True)
-def _qsearch_many(buf, offsets, U, S, stop, scratch, res, indptr, indices, data):
-    """Every FEN of ``buf``: res[i] = (static, score, check); leaf phi_int as CSR rows.
-    Returns nnz, or -1 - i for a malformed FEN i."""
-    nnz = 0
-    n = offsets.size - 1
-    indptr[0] = 0
-    for i in range(n):
-        if not parse_board(buf, offsets[i], offsets[i + 1], U, S):
-            return -1 - i
-        S[L.S_EP] = -1
-        S[L.S_CASTLE] = 0
-        S[L.S_HALF] = 0
-        S[L.S_NHIST] = 0
-        prepare(S)
-        static, score, check = _qsearch_root(U, S, stop, scratch)
-        res[i, 0] = static
-        res[i, 1] = score
-        res[i, 2] = check
-        for k in range(scratch.size):
-            v = scratch[k]
-            if v != 0:
-                indices[nnz] = k
-                data[nnz] = v
-                nnz += 1
-        indptr[i + 1] = nnz
-    return nnz
 
 
 class QSearch:
@@ -124,7 +62,7 @@ def qsearch(position, weights, features: str = "shannon") -> tuple[int, int, boo
     w = _rounded(weights, "weights", features)
     S[L.S_W:L.S_W + w.size] = w
     out = np.zeros(len(feature_names(features)), dtype=np.int64)
-    static, score, check = _qsearch_one(U, S, np.zeros(1, dtype=np.int64), out)
+    static, score, check = quiescence_core(U, S, np.zeros(1, dtype=np.int64), out)
     return int(static), int(score), bool(check), out / float(denominator(features))
 
 
@@ -151,8 +89,8 @@ def qsearch_batch(fens, weights, features: str = "shannon") -> QSearch:
     indices = np.zeros(_MAX_NNZ * max(n, 1), dtype=np.int64)
     data = np.zeros(_MAX_NNZ * max(n, 1), dtype=np.int64)
     U, S = _state(features, weights)
-    nnz = _qsearch_many(buf, offsets, U, S, np.zeros(1, dtype=np.int64),
-                        np.zeros(width, dtype=np.int64), res, indptr, indices, data)
+    nnz = qsearch_batch_core(buf, offsets, U, S, np.zeros(1, dtype=np.int64),
+                             np.zeros(width, dtype=np.int64), res, indptr, indices, data)
     if nnz < 0:
         from ..errors import PositionError
 

@@ -1,14 +1,14 @@
 """The numba core of the built-in engine, one concept per module (docs/internals.md, "Core").
 
     layout    the two state arrays (U uint64, S int64): sizes and offsets; unowned views
-    bits      popcount / lsb / msb intrinsics, prefetch
+    bits      popcount / lsb intrinsics, prefetch
     moves     the move int and its inline accessors
     attacks   attack tables, slider attacks (kindergarten), attackers, check
     position  set-up, make/unmake, Zobrist hashing, draw rules (repetition, insufficient material)
     movegen   legal move generation
     evaluate  phi and the evaluation, dispatching to one module per feature set:
               eval_shannon, eval_pst, eval_extended
-    batch     phi of many FENs in one call (parsed in numba)
+    batch     phi and quiescence of many FENs in one call (parsed in numba)
     tt        transposition-table entries (accessors, prefetch)
     search    ordering, quiescence, negamax, iterative deepening
     game      whole games and the other entry points Python calls

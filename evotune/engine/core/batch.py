@@ -1,4 +1,5 @@
-"""phi of many positions in one call: FENs parsed inside the core, output as CSR rows.
+"""phi and quiescence of many positions in one call: FENs parsed inside the core, output as CSR
+rows.
 
 Only the board part and the side to move of a FEN matter to phi; castling, en passant and the
 clocks are read by python-chess at the boundary when they matter (they never do for phi).
@@ -9,7 +10,8 @@ import numpy as np
 from numba import njit
 
 from .evaluate import phi_into
-from .layout import S_FSET, S_MB, S_SIDE, U_ALL, U_OCC
+from .game import quiescence_core
+from .layout import S_CASTLE, S_EP, S_FSET, S_HALF, S_MB, S_NHIST, S_SIDE, U_ALL, U_OCC
 
 # FEN piece letters -> piece codes (P N B R Q K = 1..6, lower case + 6)
 PIECE_OF = np.zeros(128, dtype=np.int64)
@@ -84,6 +86,35 @@ def phi_batch_core(buf, offsets, U, S, fset, width, scratch, indptr, indices, da
             return -1 - i
         phi_into(U, S, scratch, 0)
         for k in range(width):
+            v = scratch[k]
+            if v != 0:
+                indices[nnz] = k
+                data[nnz] = v
+                nnz += 1
+        indptr[i + 1] = nnz
+    return nnz
+
+
+@njit(cache=True, nogil=True)
+def qsearch_batch_core(buf, offsets, U, S, stop, scratch, res, indptr, indices, data):
+    """:func:`game.quiescence_core` of every FEN of ``buf`` (board and side to move; no castling,
+    en passant or history): ``res[i] = (static, score, check)``, the leaf phi_int as CSR rows.
+    Returns the number of non-zeros, or -1 - i for the first malformed FEN i."""
+    nnz = 0
+    n = offsets.size - 1
+    indptr[0] = 0
+    for i in range(n):
+        if not parse_board(buf, offsets[i], offsets[i + 1], U, S):
+            return -1 - i
+        S[S_EP] = -1
+        S[S_CASTLE] = 0
+        S[S_HALF] = 0
+        S[S_NHIST] = 0
+        static, score, check = quiescence_core(U, S, stop, scratch)
+        res[i, 0] = static
+        res[i, 1] = score
+        res[i, 2] = check
+        for k in range(scratch.size):
             v = scratch[k]
             if v != 0:
                 indices[nnz] = k

@@ -1,8 +1,11 @@
 """Whole games inside one numba call, plus the other jitted entry points of the core.
 
 Entry points (the only functions Python calls; few, to keep the cache small and quick to load):
-``perft_divide_core`` (perft.py), ``search_core``, ``phi_core`` and ``play_game_core``. The game
-rules (result and termination codes, adjudication) are those of ``evotune/rules.py``.
+``perft_divide_core`` (perft.py), ``phi_batch_core`` and ``qsearch_batch_core`` (batch.py),
+``search_core``, ``eval_core``, ``phi_core``, ``qsearch_core``, ``quiescence_core`` and
+``play_game_core``. Jitted code outside the core must call these instead of compiling core
+functions into its own cache, which numba keys on that module's source only. The game rules
+(result and termination codes, adjudication) are those of ``evotune/rules.py``.
 """
 from __future__ import annotations
 
@@ -69,6 +72,15 @@ def qsearch_core(U, S, stop, out):
         for k in range(out.size):
             out[k] = -out[k]
     return score
+
+
+@njit(cache=True, nogil=True)
+def quiescence_core(U, S, stop, out):
+    """Entry point: (static evaluation, quiescence score, 1 if in check else 0) of the position,
+    side to move's view, with the weights in ``S[S_W:]``; the leaf phi as in :func:`qsearch_core`.
+    """
+    score = qsearch_core(U, S, stop, out)
+    return evaluate(U, S), score, 1 if in_check(U, S[S_SIDE]) else 0
 
 
 @njit(cache=True)
