@@ -6,10 +6,11 @@
 Each revision's ``evotune`` package is exported with ``git archive`` into a temporary folder
 under another name (``evotune_<rev>``: the core imports itself relatively) and imported beside
 the working tree's, each compiling into its own core folder (the copies' are deleted with the
-temporary folder, so they compile on every run, about a minute each). The bench's fixed searches
-(evotune/engine/bench.py) then alternate between the versions, position by position, and each position keeps its best
-time of ``--repeats``: on a shared machine that removes most of the noise that separate
-processes see (+-10% run to run here), so the ratio is the figure to read. The node counts of
+temporary folder, so they compile on every run, about a minute each). The bench's fixed
+searches (evotune/engine/bench.py) then alternate between the versions, position by position,
+and each position keeps its best time of ``--repeats``: on a shared machine that removes most
+of the noise that separate processes see (+-10% run to run here), so the ratio is the figure to
+read. The node counts of
 every version are printed: the same count means the same search.
 """
 from __future__ import annotations

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 import time
 from pathlib import Path
@@ -31,8 +32,6 @@ def count_lines(path: Path) -> int:
 def fit(source: str, path: Path, size: int, args) -> dict:
     from evotune.learn.fitrun import TexelConfig, execute_fit, new_fit, open_fit
     from evotune.store import Store
-
-    import re
 
     safe = re.sub(r"[^A-Za-z0-9._-]", "-", f"{Path(args.engine).stem}-{source}")
     run_id = f"study-{safe}-{size}" + (f"-l2-{args.l2:g}" if args.l2 else "")

@@ -1,5 +1,5 @@
-"""Bit intrinsics for uint64 bitboards (LLVM ctpop / cttz / ctlz), usable from numba code, and a
-cache prefetch hint.
+"""Bit intrinsics for uint64 bitboards (LLVM ctpop / cttz), usable from numba code, and a cache
+prefetch hint.
 
 Numba has no popcount; these compile to single instructions where the CPU has them.
 """
@@ -35,16 +35,6 @@ def _cttz(typingctx, x):
     return sig, codegen
 
 
-@intrinsic
-def _ctlz(typingctx, x):
-    sig = types.uint64(types.uint64)
-
-    def codegen(context, builder, signature, args):
-        return builder.ctlz(args[0], context.get_constant(types.boolean, True))
-
-    return sig, codegen
-
-
 @njit(cache=True, inline="always")
 def popcount(b):
     """Number of set bits of a uint64, as int64."""
@@ -55,12 +45,6 @@ def popcount(b):
 def lsb(b):
     """Index of the lowest set bit of a non-zero uint64, as int64."""
     return np.int64(_cttz(b))
-
-
-@njit(cache=True, inline="always")
-def msb(b):
-    """Index of the highest set bit of a non-zero uint64, as int64."""
-    return np.int64(63) - np.int64(_ctlz(b))
 
 
 @intrinsic

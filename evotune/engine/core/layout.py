@@ -61,7 +61,6 @@ S_TT = S_ROOTPV + MAXPLY                 # TT data, 2 ints per entry: score, pac
 S_SIZE = S_TT
 
 
-
 @intrinsic
 def unowned(typingctx, arr):
     """A view of ``arr`` without a memory owner (NRT meminfo NULL), for jitted code only.
