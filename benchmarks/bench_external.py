@@ -129,7 +129,7 @@ class PlainDriver:
 # ---- evotune ---------------------------------------------------------------------------------------
 
 def _openings(pairs: int, seed: int):
-    from evotune.config import DEFAULT_OPENINGS
+    from evotune.paths import DEFAULT_OPENINGS
     from evotune.match import draw_opening, opening_generator
 
     return [draw_opening(str(DEFAULT_OPENINGS), opening_generator(seed, 0, 0, p))
@@ -145,7 +145,7 @@ def _jobs(openings, depth, tc, max_plies):
 
 
 def _players(external: bool):
-    from evotune.config import load_engine_spec
+    from evotune.enginespec import load_engine_spec
     from evotune.players.spec import player_from_engine_spec
 
     spec = load_engine_spec("shannon-uci" if external else "shannon")
@@ -176,9 +176,9 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
-    from evotune.config import DEFAULT_OPENINGS
+    from evotune.paths import DEFAULT_OPENINGS
     from evotune.match import MatchSettings
-    from evotune.players.clock import parse_tc
+    from evotune.limits import parse_tc
 
     openings = _openings(args.pairs, args.seed)
     tc = parse_tc(args.tc)

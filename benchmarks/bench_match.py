@@ -22,7 +22,7 @@ import json
 import os
 import time
 
-from evotune.config import DEFAULT_OPENINGS
+from evotune.paths import DEFAULT_OPENINGS
 from evotune.engine import play_game
 from evotune.match import (Fixture, MatchSettings, draw_opening, opening_generator, run_fixtures,
                            warm_up)

@@ -13,9 +13,10 @@ import argparse
 import tempfile
 import time
 
-from evotune.config import build_run_config
+from evotune.runs.config import build_run_config
 from evotune.match import warm_up
-from evotune.study import execute, new_run
+from evotune.tuning.loop import execute
+from evotune.runs.lifecycle import new_run
 
 
 def main() -> None:
@@ -30,9 +31,9 @@ def main() -> None:
     cfg = build_run_config(strategy="de", np=args.np, generations=args.generations,
                            games=args.games, depth=args.depth, seed=args.seed, workers=1)
     with tempfile.TemporaryDirectory() as tmp:
-        store = new_run(cfg, out_dir=tmp, run_id="bench")
+        store, plan = new_run(cfg, out_dir=tmp, run_id="bench")
         t0 = time.perf_counter()
-        summary = execute(store, cfg)
+        summary = execute(store, plan)
         wall = time.perf_counter() - t0
         game_seconds = sum(r["seconds"] for r in store.read_games())
     overhead = wall - game_seconds

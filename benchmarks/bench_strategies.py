@@ -35,7 +35,7 @@ DEFAULT = "de,jde,ea,spsa,cmaes,ng:NGOpt,ng:TBPSA"
 
 def game_seconds(depth: int, games: int) -> float:
     """Median wall time of one game of the built-in engine (shannon reference weights)."""
-    from evotune.config import DEFAULT_BOOK
+    from evotune.paths import DEFAULT_BOOK
     from evotune.match import Fixture, MatchSettings, run_fixtures, warm_up
     from evotune.players import builtin
     from evotune.space import SHANNON_REFERENCE

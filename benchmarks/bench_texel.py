@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evotune.config import DEFAULT_OPENINGS  # noqa: E402
+from evotune.paths import DEFAULT_OPENINGS  # noqa: E402
 from evotune.learn import texel as tx  # noqa: E402
 
 
@@ -78,7 +78,7 @@ def bench_extraction(fens: list[str], features: str, count: int) -> float:
     from evotune.space import SHANNON_REFERENCE
 
     try:
-        from evotune.config import load_engine_spec
+        from evotune.enginespec import load_engine_spec
 
         w = load_engine_spec(features).space().reference_array
     except Exception:  # noqa: BLE001  (no such spec in this evotune)

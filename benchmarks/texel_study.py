@@ -31,7 +31,7 @@ def count_lines(path: Path) -> int:
 
 def fit(source: str, path: Path, size: int, args) -> dict:
     from evotune.learn.fitrun import TexelConfig, execute_fit, new_fit, open_fit
-    from evotune.store import Store
+    from evotune.runs.store import Store
 
     safe = re.sub(r"[^A-Za-z0-9._-]", "-", f"{Path(args.engine).stem}-{source}")
     run_id = f"study-{safe}-{size}" + (f"-l2-{args.l2:g}" if args.l2 else "")
@@ -52,7 +52,7 @@ def fit(source: str, path: Path, size: int, args) -> dict:
 
 def verify(run_id: str, args) -> dict:
     from evotune.reporting.verify import VerifySettings, verify_run
-    from evotune.store import Store
+    from evotune.runs.store import Store
 
     store = Store(Path(args.runs) / run_id)
     doc = store.read_document("verify")

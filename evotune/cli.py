@@ -111,8 +111,9 @@ def search(fen: str, depth: int, nodes: int, weights: str | None, engine: str) -
 def _builtin_weights(engine: str, weights: str | None):
     """(spec, weight vector) of a builtin engine spec: ``weights`` is a JSON file, or for shannon
     also 'P,N,B,R,Q,M' text; None means the spec's reference values."""
-    from .config import load_engine_spec, load_weights_file
-    from .space import parse_weights_text
+    from .enginespec import load_engine_spec
+    from .weightsio import load_weights_file
+    from .weightsio import parse_weights_text
 
     spec = load_engine_spec(engine)
     if spec.kind != "builtin":
@@ -166,7 +167,7 @@ def bench(as_json: bool, quick: bool, engine: str | None) -> None:
     search changes). Speeds are wall-clock and depend on the machine's load."""
     import json
 
-    from .config import load_engine_spec
+    from .enginespec import load_engine_spec
     from .engine.bench import QUICK, BenchSettings, format_bench, run_bench
 
     spec = None if engine is None else load_engine_spec(engine)
@@ -222,16 +223,16 @@ def match_command(a, b, games, openings, book_plies, depth, nodes, movetime, tc,
     """
     import datetime
 
-    from .config import resolve_openings_path
+    from .paths import resolve_openings_path
     from .engine import Adjudication
     from .match import MatchSettings, SprtParams, play_match, write_pgn
     from .match.resolve import check_player_starts, close_external_players, resolve_players
     from .match.scoring import format_result, summary_dict
 
-    from .config import check_limits
+    from .limits import check_limits
     from .match.openings import check_openings
-    from .study import check_workers
-    from .textfile import check_writable
+    from .runs.lifecycle import check_workers
+    from .fileio import check_writable
 
     if games <= 0 or games % 2:
         raise ConfigError(f"--games {games}: give a positive even number (each opening is "
@@ -257,7 +258,7 @@ def match_command(a, b, games, openings, book_plies, depth, nodes, movetime, tc,
         resign_score=resign[0] if resign else 0, resign_moves=resign[1] if resign else 0,
         draw_score=draw_adj[0] if draw_adj else 0, draw_moves=draw_adj[1] if draw_adj else 0,
         draw_start_ply=draw_adj[2] if draw_adj else 0)
-    from .players.clock import parse_tc
+    from .limits import parse_tc
 
     clock = parse_tc(tc)
     if clock is not None and movetime > 0:
@@ -371,17 +372,16 @@ class _RunBar:
             click.echo(line, err=True)
 
 
-def _run_and_report(store, cfg) -> None:
-    from .config import load_engine_spec
-    from .study import execute
+def _run_and_report(store, plan) -> None:
+    from .tuning.loop import execute
 
     from .reaper import no_orphans
 
     no_orphans()
-    names = load_engine_spec(cfg.engine).names
+    names = plan.spec.names
     click.echo(f"run {store.run_id} in {store.root}", err=True)
     try:
-        summary = execute(store, cfg, progress=_RunBar(cfg, names))
+        summary = execute(store, plan, progress=_RunBar(plan.config, names))
     except EvotuneError as exc:
         raise type(exc)(f"{exc} (run {store.run_id} is kept; continue it with "
                         f"'evotune resume {store.run_id}')") from None
@@ -460,8 +460,10 @@ def run(strategy, np_, generations, games, depth, nodes, seed, workers, engine, 
     candidate's points against the gauntlet (--opponents) when one is given, otherwise its score
     in a colour-balanced mini-match against the current mean of the search distribution.
     """
-    from .config import build_run_config, dump_config_toml, read_spsa_params
-    from .study import new_run, with_budget
+    from .enginespec import load_engine_spec
+    from .runs.config import build_run_config, dump_config_toml
+    from .runs.lifecycle import new_run, with_budget
+    from .weightsio import read_spsa_params
 
     if config_file is not None and not Path(config_file).is_file():
         raise ConfigError(f"--config {config_file}: no such file")
@@ -472,21 +474,19 @@ def run(strategy, np_, generations, games, depth, nodes, seed, workers, engine, 
                            params=_parse_params(params) if params else None,
                            movetime=movetime, tc=tc, time_margin=time_margin,
                            opponents=opponents, **_adjudication_flags(resign, draw_adj))
+    spec = load_engine_spec(cfg.engine)  # the command's one reading of the spec
     if spsa_file is not None:
         if cfg.strategy != "spsa":
             raise ConfigError(f"--spsa-params is for --strategy spsa, not '{cfg.strategy}'")
-        cfg = build_run_config(base=cfg, params={"table": read_spsa_params(spsa_file,
-                                                                           cfg.engine)})
-    from .strategies import make_strategy
-    from .config import load_engine_spec
-    from .study import strategy_params
+        cfg = build_run_config(base=cfg, params={"table": read_spsa_params(spsa_file, spec)})
 
-    cfg = with_budget(cfg)
+    cfg = with_budget(cfg, spec)
     if print_config:
         click.echo(dump_config_toml(cfg), nl=False)
         return
-    store = new_run(cfg, out_dir=out, run_id=run_id)  # checks everything before creating
-    _run_and_report(store, cfg)
+    # checks everything before creating
+    store, plan = new_run(cfg, out_dir=out, run_id=run_id, spec=spec)
+    _run_and_report(store, plan)
 
 
 @cli.command()
@@ -503,11 +503,12 @@ def resume(run_ref, out, workers, generations, backend, scheduler):
     unless --backend dask --scheduler ADDR is given here (a stored address is never used)."""
     import dataclasses
 
-    from .config import validate_run_config
-    from .study import check_backend, open_run
+    from .runs.config import validate_run_config
+    from .runs.lifecycle import check_backend, open_run
+    from .runs.plan import with_overrides
 
     from .learn.fitrun import is_fit, open_fit
-    from .store import Store
+    from .runs.store import Store
 
     fit_store = Store.open(run_ref, out)
     if is_fit(fit_store):
@@ -516,12 +517,12 @@ def resume(run_ref, out, workers, generations, backend, scheduler):
             cfg = dataclasses.replace(cfg, epochs=generations)
         _fit_and_report(fit_store, cfg)
         return
-    store, cfg = open_run(run_ref, out_dir=out)
+    store, plan = open_run(run_ref, out_dir=out)
     changes = {k: v for k, v in (("workers", workers), ("generations", generations)) if v is not None}
-    cfg = dataclasses.replace(cfg, backend=backend, scheduler=scheduler, **changes)
-    validate_run_config(cfg)
-    check_backend(cfg)
-    _run_and_report(store, cfg)
+    plan = with_overrides(plan, backend=backend, scheduler=scheduler, **changes)
+    validate_run_config(plan.config)
+    check_backend(plan.config)
+    _run_and_report(store, plan)
 
 
 @cli.command()
@@ -530,7 +531,7 @@ def resume(run_ref, out, workers, generations, backend, scheduler):
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def status(run_ref, out, as_json):
     """Show where a run stands: generation, games, means and deviations."""
-    from .store import Store
+    from .runs.store import Store
 
     store = Store.open(run_ref, out)
     cfg, state = store.manifest().config, store.current_state()
@@ -557,7 +558,7 @@ def status(run_ref, out, as_json):
 @click.option("--out", type=click.Path(file_okay=False), default="populations", show_default=True)
 def runs(out):
     """List the runs under --out, newest first."""
-    from .store import list_runs
+    from .runs.store import list_runs
 
     stores = list_runs(out)
     if not stores:
@@ -601,7 +602,7 @@ def plot(run_refs, x_axis, out, runs_dir, squares):
     for many weights also heatmaps of the piece-square tables."""
     from .reporting.data import load_run
     from .reporting.plots import write_plots
-    from .textfile import check_writable
+    from .fileio import check_writable
 
     check_writable(out, "--out", folder=True)
     result = write_plots([load_run(r, out_dir=runs_dir) for r in run_refs], x=x_axis, out_dir=out,
@@ -622,7 +623,7 @@ def plot(run_refs, x_axis, out, runs_dir, squares):
 def report(run_ref, rule, x_axis, out, runs_dir, squares):
     """Write report.md and a self-contained report.html for a run (with its plots)."""
     from .reporting.report import write_report
-    from .textfile import check_writable
+    from .fileio import check_writable
 
     check_writable(out, "--out", folder=True)
     files = write_report(run_ref, out_dir=out, runs_dir=runs_dir, rule=rule, x=x_axis,
@@ -661,8 +662,8 @@ def verify(run_ref, games, workers, depth, sprt, seed, rule, runs_dir, backend, 
 
     import contextlib
 
-    from .config import check_limits
-    from .study import check_workers
+    from .limits import check_limits
+    from .runs.lifecycle import check_workers
 
     check_limits(games=games, depth=depth, seed=seed, workers=workers)
     check_workers(workers)
@@ -704,7 +705,7 @@ def verify(run_ref, games, workers, depth, sprt, seed, rule, runs_dir, backend, 
 def export(run_ref, fmt, engine, out_file, rule, runs_dir):
     """Export a run's recommended weights (notes about left-out weights go to stderr)."""
     from .reporting.export import export_run
-    from .textfile import check_writable
+    from .fileio import check_writable
 
     if out_file is not None:
         check_writable(out_file, "--out")
@@ -724,8 +725,8 @@ def export(run_ref, fmt, engine, out_file, rule, runs_dir):
 # ---- experiments (issue 7): reproduce, compare ------------------------------------------------
 
 def _check_experiment(*, seeds: int, workers: int, **limits) -> None:
-    from .config import check_limits
-    from .study import check_workers
+    from .limits import check_limits
+    from .runs.lifecycle import check_workers
 
     if seeds < 1:
         raise ConfigError(f"--seeds {seeds}: give at least 1")
@@ -758,7 +759,7 @@ def reproduce(experiment, seeds, first_seed, workers, out, reports, backend, sch
     """Reproduce a published experiment (de-paper: the DE chess-tuning paper's set-up)."""
     import time as _time
 
-    from .experiments import paper_table, reproduce_de_paper
+    from .tuning.experiments import paper_table, reproduce_de_paper
 
     _check_experiment(seeds=seeds, seed=first_seed, workers=workers)
     t0 = _time.perf_counter()
@@ -806,8 +807,8 @@ def compare(strategies, games_budget, seeds, np_, depth, engine, verify_games, v
     cmaes and ng:NAME score each candidate against the current mean of their search
     distribution (colour-balanced mini-matches); spsa plays theta +- c_k Delta in game pairs.
     """
-    from .config import STRATEGY_NAMES, known_strategy
-    from .experiments import compare_strategies, compare_table, write_compare_plots
+    from .runs.config import STRATEGY_NAMES, known_strategy
+    from .tuning.experiments import compare_strategies, compare_table, write_compare_plots
 
     _check_experiment(seeds=seeds, workers=workers, np=np_, depth=depth)
     names = tuple(s.strip() for s in strategies.split(",") if s.strip())
@@ -854,7 +855,7 @@ def datagen(games, out_file, engine, depth, nodes, openings, random_plies, per_g
             seed, chunk):
     """Label quiet positions of self-play games with the games' results."""
     from .learn.datagen import DatagenSettings, datagen as run_datagen
-    from .study import resolve_workers
+    from .runs.lifecycle import resolve_workers
 
     settings = DatagenSettings(games=games, engine=engine, depth=depth, nodes=nodes,
                                openings=openings, random_plies=random_plies, per_game=per_game,

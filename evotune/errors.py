@@ -14,6 +14,18 @@ class ConfigError(EvotuneError, ValueError):
     """A configuration value, flag or file is invalid (the message names it and gives a fix)."""
 
 
+class FieldError(ConfigError):
+    """A setting's value is invalid. The library names the setting by its field (``depth``,
+    ``max_plies``); the CLI says it as the flag that set it (``--depth``, ``--max-plies``)."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field} {problem}")
+        self.field = field
+        """The field of the settings record (e.g. 'max_plies')."""
+        self.problem = problem
+        """What is wrong and how to fix it, without the field's name."""
+
+
 class PositionError(EvotuneError, ValueError):
     """A FEN or a position is malformed or illegal."""
 

@@ -20,9 +20,19 @@ from typing import Callable
 
 import numpy as np
 
-from .config import RunConfig, build_run_config, load_engine_spec
+from .enginespec import load_engine_spec
 from .errors import ConfigError
-from .store import Store
+from .reporting import load_run
+from .reporting.compare import (WITHIN_ELO, curve_summary, games_within, match_elo, mean_band,
+                                recommended_at, verify_checkpoints, write_compare_plot)
+from .reporting.plots import write_plots
+from .reporting.report import write_report
+from .reporting.verify import VerifySettings, verify_run
+from .runs.config import RunConfig, build_run_config
+from .runs.lifecycle import new_run, open_run, with_budget
+from .runs.plan import with_overrides
+from .runs.store import Store
+from .tuning.loop import execute
 
 log = logging.getLogger(__name__)
 
@@ -77,12 +87,10 @@ class RunOutcome:
 def _run_to_end(cfg: RunConfig, *, out_dir: str | Path, run_id: str,
                 progress: Callable | None) -> Store:
     """Run ``cfg`` as ``run_id``; resume it when unfinished; reuse it when finished."""
-    from .study import execute, new_run, open_run
-
     root = Path(out_dir) / run_id
     if (root / "manifest.json").exists():
-        store, stored = open_run(run_id, out_dir=out_dir)
-        if stored.identity_dict() != cfg.identity_dict():
+        store, plan = open_run(run_id, out_dir=out_dir)
+        if plan.config.identity_dict() != cfg.identity_dict():
             raise ConfigError(f"run '{run_id}' exists in {out_dir}/ with another configuration; "
                               "remove it or give another --out")
         state = store.read_state()
@@ -90,20 +98,18 @@ def _run_to_end(cfg: RunConfig, *, out_dir: str | Path, run_id: str,
                 and state.games >= cfg.max_games:
             log.info("reusing finished run %s", run_id)
             return store
-        import dataclasses
-        execute(store, dataclasses.replace(stored, workers=cfg.workers, backend=cfg.backend,
-                                           scheduler=cfg.scheduler, generations=cfg.generations,
-                                           max_games=cfg.max_games), progress=progress)
+        execute(store, with_overrides(plan, workers=cfg.workers, backend=cfg.backend,
+                                      scheduler=cfg.scheduler, generations=cfg.generations,
+                                      max_games=cfg.max_games), progress=progress)
         return store
-    store = new_run(cfg, out_dir=out_dir, run_id=run_id)
-    execute(store, cfg, progress=progress)
+    store, plan = new_run(cfg, out_dir=out_dir, run_id=run_id)
+    execute(store, plan, progress=progress)
     return store
 
 
 def _outcome(store: Store, verify: dict | None = None, curve: dict | None = None) -> RunOutcome:
     gens = store.generations()
     first, last = gens[0], gens[-1]
-    from .reporting.compare import recommended_at
 
     rec = recommended_at(store, last)
     state = store.current_state()
@@ -128,9 +134,6 @@ def reproduce_de_paper(*, seeds: int = 1, first_seed: int = 1, workers: int = 0,
                        out_dir: str | Path = "populations", reports_dir: str | Path = "reports",
                        progress: Callable | None = None) -> list[RunOutcome]:
     """Run the paper's experiment once per seed; write plots and a report for each run."""
-    from .reporting import load_run
-    from .reporting.plots import write_plots
-    from .reporting.report import write_report
 
     if seeds < 1:
         raise ConfigError(f"--seeds must be at least 1, got {seeds}")
@@ -183,7 +186,6 @@ def compare_config(strategy: str, *, games_budget: int, seed: int, np_: int = 20
     """The run of one strategy and seed in a comparison (budget fixed in its params).
     ``init='reference'`` starts every strategy from the spec's reference values (the population
     strategies around them, see ``POPULATION_INIT_PARAMS``)."""
-    from .study import with_budget
 
     if init not in ("sample", "reference"):
         raise ConfigError(f"--init must be 'sample' or 'reference', not {init!r}")
@@ -204,8 +206,6 @@ def compare_strategies(*, strategies: tuple[str, ...], games_budget: int, seeds:
     """Each strategy with the same game budget (and seeds), each verified on held-out openings;
     with ``verify_every`` G, also the recommended weights after every G games (not counted in
     the budget)."""
-    from .reporting.verify import VerifySettings, verify_run
-    from .reporting.compare import verify_checkpoints
 
     if games_budget < 1:
         raise ConfigError(f"--games-budget must be at least 1, got {games_budget}")
@@ -268,7 +268,6 @@ def compare_table(outcomes: list[RunOutcome], *, engine: str = "shannon") -> str
     """Per strategy (over seeds): Elo vs reference with its 95% interval, distance from the
     reference, tuning games, verification games, wall time, games to come within 20 Elo; then
     one line per run."""
-    from .reporting.compare import WITHIN_ELO, games_within, match_elo, mean_band
 
     space = load_engine_spec(engine).space()
     strategies = list(dict.fromkeys(o.strategy for o in outcomes))
@@ -317,7 +316,6 @@ def write_compare_plots(outcomes: list[RunOutcome], *, reports_dir: str | Path,
                         games_budget: int, engine: str = "shannon", init: str = "sample"
                         ) -> tuple[Path, Path]:
     """The Elo-vs-games plot of a comparison (REPORTS/compare-b<budget>[-engine][-iref]/)."""
-    from .reporting.compare import curve_summary, write_compare_plot
 
     curves = []
     for name in dict.fromkeys(o.strategy for o in outcomes):

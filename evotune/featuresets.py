@@ -19,6 +19,8 @@ learning vector ``phi = phi_int / 24`` (phase folded in). For ``shannon`` phi_in
 """
 from __future__ import annotations
 
+import re
+
 from functools import lru_cache
 
 from .errors import ConfigError
@@ -29,7 +31,8 @@ FEATURE_SETS = ("shannon", "pst", "extended")
 FS_SHANNON, FS_PST, FS_EXTENDED = 0, 1, 2
 
 PIECES = ("pawn", "knight", "bishop", "rook", "queen", "king")
-SQUARES = tuple(f + r for r in "12345678" for f in "abcdefgh")
+FILES = "abcdefgh"
+SQUARES = tuple(f + r for r in "12345678" for f in FILES)
 """Square names, a1 = 0 .. h8 = 63 (python-chess order)."""
 PHASE_MAX = 24
 """The phase of a position with all its pieces; a tapered set's phi_int is 24 x phi."""
@@ -134,3 +137,24 @@ def denominator(features: str) -> int:
 def is_tapered(features: str) -> bool:
     """True for the sets with middlegame and endgame weights."""
     return feature_set_code(features) != FS_SHANNON
+
+
+# ---- names read as structure -------------------------------------------------------------------
+
+PHASES = ("mg", "eg")
+"""Phases of a tapered evaluation: middle game, end game."""
+_PST = re.compile(r"pst\.(mg|eg)\.(pawn|knight|bishop|rook|queen|king)\.([a-h][1-8])")
+
+
+def square_index(square: str) -> int:
+    """'a1' -> 0, 'h8' -> 63."""
+    return FILES.index(square[0]) + 8 * (int(square[1]) - 1)
+
+
+def pst_cell(name: str) -> tuple[str, str, int] | None:
+    """(phase, piece, square index) of a piece-square weight name ``pst.<phase>.<piece>.<square>``,
+    else None."""
+    m = _PST.fullmatch(name)
+    if m is None:
+        return None
+    return m.group(1), m.group(2), square_index(m.group(3))

@@ -215,12 +215,3 @@ def check_weights(w, *, size: int = 6, names=SHANNON_NAMES, what: str = "weights
             raise WeightsError(f"{what}: {', '.join(bad)} outside the bounds of the weight space")
     return arr
 
-
-def parse_weights_text(text: str) -> np.ndarray:
-    """``"100,300,330,500,900,10"`` -> vector (as the CLI's --weights takes it)."""
-    try:
-        vals = [float(t) for t in text.replace(" ", "").split(",") if t != ""]
-    except ValueError:
-        raise WeightsError(f"--weights '{text}': expected six comma-separated numbers "
-                           "P,N,B,R,Q,M, e.g. 100,300,330,500,900,10") from None
-    return check_weights(vals)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evotune.featuresets import PST_SIZE, feature_names
-from evotune.reporting.tables import PIECES, SQUARES
+from evotune.featuresets import PIECES, SQUARES
 
 MATERIAL = {"mg": (100, 300, 330, 500, 900), "eg": (120, 280, 300, 520, 950)}
 EXTRA = list(feature_names("extended")[PST_SIZE:])

@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from evotune.store import Store
+from evotune.runs.store import Store
 
 
 def stored_generations(root: Path) -> list[dict]:

@@ -5,7 +5,7 @@ import chess
 import numpy as np
 import pytest
 
-from evotune.config import DEFAULT_BOOK
+from evotune.paths import DEFAULT_BOOK
 from evotune.engine.book import OpeningBook
 from evotune.errors import ConfigError, OpeningsError
 from evotune.seeding import generator

@@ -16,10 +16,11 @@ import pytest
 distributed = pytest.importorskip("distributed", reason="dask[distributed] is an optional extra")
 
 from evotune.cli import main  # noqa: E402
-from evotune.config import build_run_config  # noqa: E402
+from evotune.runs.config import build_run_config  # noqa: E402
 from evotune.errors import ClusterError, ConfigError  # noqa: E402
 from evotune.match import cluster  # noqa: E402
-from evotune.study import execute, new_run  # noqa: E402
+from evotune.tuning.loop import execute  # noqa: E402
+from evotune.runs.lifecycle import new_run  # noqa: E402
 from runs import stored_games, stored_generations
 
 SMALL = dict(strategy="de", np=4, generations=2, games=2, depth=1, seed=11, openings="book")
@@ -47,8 +48,8 @@ def dask_cluster():
 
 def _run(tmp_path: Path, run_id: str, progress=None, **kw) -> Path:
     cfg = build_run_config(**kw)
-    store = new_run(cfg, out_dir=tmp_path, run_id=run_id)
-    execute(store, cfg, progress=progress)
+    store, plan = new_run(cfg, out_dir=tmp_path, run_id=run_id)
+    execute(store, plan, progress=progress)
     return store.root
 
 

@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from evotune.config import (RunConfig, build_run_config, config_differences, dump_config_toml,
-                            engine_spec_from_dict, load_engine_spec, run_config_from_dict,
-                            run_identity)
+from evotune.runs.config import RunConfig, build_run_config, dump_config_toml, run_config_from_dict
+from evotune.runs.identity import config_differences
+from evotune.runs.plan import plan_run
+from evotune.enginespec import engine_spec_from_dict, load_engine_spec
 from evotune.errors import ConfigError
 
 
@@ -54,9 +55,9 @@ def test_unknown_config_key_is_named(tmp_path):
 
 
 def test_identity_ignores_workers_but_not_depth():
-    a = run_identity(build_run_config(workers=1))
-    assert a == run_identity(build_run_config(workers=2))
-    assert a["hash"] != run_identity(build_run_config(depth=2))["hash"]
+    a = plan_run(build_run_config(workers=1)).identity
+    assert a == plan_run(build_run_config(workers=2)).identity
+    assert a["hash"] != plan_run(build_run_config(depth=2)).identity["hash"]
     diff = config_differences(RunConfig().to_dict(), build_run_config(depth=2).to_dict())
     assert diff == ["depth: 3 -> 2"]
 

@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import chess
@@ -196,7 +195,8 @@ def test_uci_engine_games_through_the_external_runner(tmp_path):
 
 @pytest.mark.parametrize("spec_name", ["shannon", "pst-pesto", "extended"])
 def test_batch_quiescence_equals_one_position_path(spec_name):
-    from evotune.config import DEFAULT_OPENINGS, load_engine_spec
+    from evotune.paths import DEFAULT_OPENINGS
+    from evotune.enginespec import load_engine_spec
     from evotune.learn.quiet import qsearch_batch
 
     spec = load_engine_spec(spec_name)

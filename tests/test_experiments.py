@@ -6,7 +6,7 @@ from click.testing import CliRunner
 
 from evotune import experiments
 from evotune.cli import cli
-from evotune.config import build_run_config
+from evotune.runs.config import build_run_config
 
 
 def test_paper_config_is_the_papers_setup():

@@ -8,10 +8,11 @@ import pytest
 from click.testing import CliRunner
 
 from evotune.cli import cli, main
-from evotune.config import load_engine_spec
+from evotune.enginespec import load_engine_spec
 from evotune.errors import ConfigError
 from evotune.reporting.data import load_run, recommend
-from evotune.reporting.export import FORMATS, export_params, export_run, parse, render
+from evotune.weightsio import FORMATS, export_params, parse, render
+from evotune.reporting.export import export_run
 from test_report import make_fake_run  # the fake-run builder (tests/ is on sys.path)
 
 SHANNON = load_engine_spec("shannon")
@@ -71,7 +72,7 @@ def test_formats_look_like_what_the_tools_read():
 
 
 def test_option_names_with_spaces_survive_cutechess_and_header():
-    from evotune.config import engine_spec_from_dict
+    from evotune.enginespec import engine_spec_from_dict
 
     spec = engine_spec_from_dict({"name": "odd", "kind": "uci", "command": ["odd"], "weight": [
         {"name": "knight", "reference": 300, "option": "Knight Value", "scale": 10}]})
@@ -121,12 +122,13 @@ def test_cli_export_to_file_and_stdout(tmp_path):
     (["report", "r1", "--recommend", "best"], "unknown recommendation rule 'best'"),
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message):
-    from evotune.config import build_run_config, run_identity
-    from evotune.store import Store
+    from evotune.runs.config import build_run_config
+    from evotune.runs.plan import plan_run
+    from evotune.runs.store import Store
 
     make_fake_run(tmp_path, "r1", generations=1)
     cfg = build_run_config(depth=1)
-    Store.create(tmp_path, "empty", config=cfg.to_dict(), identity=run_identity(cfg))
+    Store.create(tmp_path, "empty", config=cfg.to_dict(), identity=plan_run(cfg).identity)
     with pytest.raises(SystemExit) as exc:
         main(args + ["--runs-dir", str(tmp_path)])
     assert exc.value.code == 2

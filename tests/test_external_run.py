@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -13,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from evotune.config import build_run_config
-from evotune.store import Store
-from evotune.study import execute, new_run
+from evotune.runs.config import build_run_config
+from evotune.runs.store import Store
+from evotune.tuning.loop import execute
+from evotune.runs.plan import with_overrides
+from evotune.runs.lifecycle import new_run
 from runs import kill_at_generation, stored_games, stored_generations
 
 HERE = Path(__file__).resolve().parent
@@ -44,8 +45,8 @@ def fake_spec(tmp_path: Path, mode: str = "random_mover", *extra: str, name: str
 
 def _run(tmp_path: Path, run_id: str, **kw) -> Store:
     cfg = build_run_config(**kw)
-    store = new_run(cfg, out_dir=tmp_path, run_id=run_id)
-    execute(store, cfg)
+    store, plan = new_run(cfg, out_dir=tmp_path, run_id=run_id)
+    execute(store, plan)
     return store
 
 
@@ -165,7 +166,8 @@ def test_clocks_count_down_add_increments_and_flag_late_moves():
     import chess
 
     from evotune.errors import ConfigError
-    from evotune.players.clock import Clocks, parse_tc
+    from evotune.players.clock import Clocks
+    from evotune.limits import parse_tc
 
     tc = parse_tc("2+0.05")
     assert (tc.base, tc.inc, str(tc)) == (2.0, 0.05, "2+0.05")
@@ -278,16 +280,15 @@ def test_play_gauntlet_gives_points_per_opponent():
 # ---- determinism ------------------------------------------------------------------------------------
 
 def test_uci_gauntlet_run_resumed_equals_an_uninterrupted_run(tmp_path):
-    import dataclasses
 
-    from evotune.study import open_run
+    from evotune.runs.lifecycle import open_run
 
     spec = fake_spec(tmp_path)
     kw = dict(FAKE_RUN, engine=str(spec), workers=1, opponents="reference")
     full = _run(tmp_path, "full", **kw)
     _run(tmp_path, "part", **{**kw, "generations": 1})
-    store, cfg = open_run("part", out_dir=tmp_path)
-    execute(store, dataclasses.replace(cfg, generations=2))
+    store, plan = open_run("part", out_dir=tmp_path)
+    execute(store, with_overrides(plan, generations=2))
     assert stored_generations(store.root) == stored_generations(full.root)
     assert stored_games(store.root) == stored_games(full.root)
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from evotune import engine, featuresets as fs
-from evotune.config import engine_spec_from_dict, load_engine_spec
+from evotune.enginespec import engine_spec_from_dict, load_engine_spec
 from evotune.engine import reference as ref
 from evotune.errors import ConfigError, PositionError, WeightsError
 from test_reference import SEARCH_BOARDS, random_boards, special_boards

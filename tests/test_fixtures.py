@@ -6,7 +6,7 @@ import chess
 import numpy as np
 import pytest
 
-from evotune.config import DEFAULT_BOOK, HELD_OUT_OPENINGS
+from evotune.paths import DEFAULT_BOOK, HELD_OUT_OPENINGS
 
 from evotune.errors import ConfigError
 from evotune.match import fixtures as fx_mod

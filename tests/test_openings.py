@@ -8,7 +8,7 @@ import chess
 import numpy as np
 import pytest
 
-from evotune.config import DEFAULT_BOOK, DEFAULT_OPENINGS, HELD_OUT_OPENINGS
+from evotune.paths import DEFAULT_BOOK, DEFAULT_OPENINGS, HELD_OUT_OPENINGS
 from evotune.errors import OpeningsError
 from evotune.match.openings import (START, Opening, detect_kind, draw_opening, load_suite,
                                     opening_generator)

@@ -10,7 +10,7 @@ import chess
 import numpy as np
 import pytest
 
-from evotune.config import load_engine_spec
+from evotune.enginespec import load_engine_spec
 from evotune.engine import Adjudication, play_game
 from evotune.errors import EngineError, WeightsError
 from evotune.players import PlayerSpec, builtin

@@ -11,9 +11,11 @@ import re
 import numpy as np
 import pytest
 
-from evotune.config import build_run_config, load_engine_spec, run_identity
+from evotune.runs.config import build_run_config
+from evotune.enginespec import load_engine_spec
+from evotune.runs.plan import plan_run
 from evotune.errors import ConfigError, StoreError
-from evotune.store import Store
+from evotune.runs.store import Store
 from evotune.strategies import make_strategy
 from evotune.strategies.base import MatchOutcome
 
@@ -24,7 +26,7 @@ def make_fake_run(tmp_path, run_id="fake", *, strategy="de", np_=6, generations=
     (``config``: further run-config fields, e.g. engine, init_low, init_high)."""
     cfg = build_run_config(strategy=strategy, np=np_, generations=max(generations, 1),
                            games=games, seed=seed, depth=1, **config)
-    store = Store.create(tmp_path, run_id, config=cfg.to_dict(), identity=run_identity(cfg))
+    store = Store.create(tmp_path, run_id, config=cfg.to_dict(), identity=plan_run(cfg).identity)
     space = load_engine_spec(cfg.engine).space(init_low=cfg.init_low, init_high=cfg.init_high)
     strat = make_strategy(strategy, space, params={"np": np_, "games": games}, seed=seed)
     rng = np.random.default_rng(seed)
@@ -83,7 +85,7 @@ def test_load_run_bad_input(tmp_path):
     with pytest.raises(StoreError, match="no run 'nope'"):
         load_run("nope", out_dir=tmp_path)
     cfg = build_run_config(depth=1)
-    Store.create(tmp_path, "empty", config=cfg.to_dict(), identity=run_identity(cfg))
+    Store.create(tmp_path, "empty", config=cfg.to_dict(), identity=plan_run(cfg).identity)
     with pytest.raises(StoreError, match="run empty has no generation yet"):
         load_run("empty", out_dir=tmp_path)
 

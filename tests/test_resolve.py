@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from evotune.cli import main
-from evotune.config import load_engine_spec
+from evotune.enginespec import load_engine_spec
 from evotune.errors import ConfigError, WeightsError
-from evotune.match.resolve import (resolve_player, resolve_player_list, resolve_players,
-                                   split_player, weights_for)
+from evotune.match.resolve import resolve_player, resolve_player_list, resolve_players, split_player
+from evotune.weightsio import weights_for
 from evotune.reporting.data import load_run, recommend
 from evotune.reporting.export import export_run
 from manyweights import write_spec
@@ -144,7 +144,7 @@ def test_bad_player_strings_exit_2_with_one_line(tmp_path, capsys, player, messa
 
 
 def test_load_weights_file_reads_the_nested_json_export(pst_run):
-    from evotune.config import load_weights_file
+    from evotune.weightsio import load_weights_file
 
     root, spec, run = pst_run
     path = root / "nested.json"
@@ -156,7 +156,7 @@ def test_load_weights_file_reads_the_nested_json_export(pst_run):
 def test_real_pst_spec_players(tmp_path):
     """The built-in engine's pst feature set: bare SPEC is its reference, SPEC:WEIGHTS its
     nested json export read back exactly, a header too."""
-    from evotune.reporting.export import export_params, render
+    from evotune.weightsio import export_params, render
 
     spec = load_engine_spec("pst")
     ref = resolve_player("pst")

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from evotune.errors import ConfigError, WeightsError
-from evotune.space import WeightSpace, check_weights, parse_weights_text
+from evotune.space import WeightSpace, check_weights
+from evotune.weightsio import parse_weights_text
 
 
 def test_sample_is_uniform_in_initial_range_with_pawn_fixed():

@@ -6,7 +6,6 @@ or refused with one line naming the file (and line), leaving every file as it wa
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import os
@@ -18,10 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from evotune.config import build_run_config
+from evotune.runs.config import build_run_config
 from evotune.errors import StoreError
-from evotune.store import Store, atomic_write_json, list_runs
-from evotune.study import execute, new_run, open_run
+from evotune.runs.store import Store, list_runs
+from evotune.fileio import atomic_write_json
+from evotune.tuning.loop import execute
+from evotune.runs.plan import with_overrides
+from evotune.runs.lifecycle import new_run, open_run
 from runs import stored_games, stored_generations
 
 TINY = dict(np=4, generations=3, games=2, depth=1, seed=5, openings="book", workers=1)
@@ -37,10 +39,10 @@ def finished_run(tmp_path_factory) -> Path:
     """A finished 3-generation run, and the same run continued to generation 4 (the truth)."""
     base = tmp_path_factory.mktemp("runs")
     cfg = build_run_config(**TINY)
-    execute(new_run(cfg, out_dir=base, run_id="done"), cfg)
+    execute(*new_run(cfg, out_dir=base, run_id="done"))
     shutil.copytree(base / "done", base / "truth4")
-    store, cfg = open_run("truth4", out_dir=base)
-    execute(store, dataclasses.replace(cfg, generations=4))
+    store, plan = open_run("truth4", out_dir=base)
+    execute(store, with_overrides(plan, generations=4))
     return base
 
 
@@ -55,8 +57,8 @@ def _snapshot(root: Path) -> dict:
 
 
 def _resume4(store: Store):
-    s, cfg = open_run(store.root.name, out_dir=store.root.parent)
-    return execute(s, dataclasses.replace(cfg, generations=4))
+    s, plan = open_run(store.root.name, out_dir=store.root.parent)
+    return execute(s, with_overrides(plan, generations=4))
 
 
 def _equals_truth(store: Store, finished_run: Path) -> None:

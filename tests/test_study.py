@@ -10,10 +10,12 @@ import pytest
 from click.testing import CliRunner
 
 from evotune.cli import cli
-from evotune.config import build_run_config
+from evotune.runs.config import build_run_config
 from evotune.errors import StoreError
-from evotune.store import Store
-from evotune.study import execute, new_run, open_run
+from evotune.runs.store import Store
+from evotune.tuning.loop import execute
+from evotune.runs.plan import with_overrides
+from evotune.runs.lifecycle import new_run, open_run
 from runs import kill_at_generation, stored_games, stored_generations
 
 TINY = dict(np=4, generations=2, games=2, depth=1, seed=5, openings="book")
@@ -59,8 +61,8 @@ def test_same_seed_same_generations_for_1_and_2_workers(tmp_path, strategy):
     roots = []
     for workers in (1, 2):
         cfg = build_run_config(strategy=strategy, workers=workers, **TINY)
-        store = new_run(cfg, out_dir=tmp_path, run_id=f"{strategy}-w{workers}")
-        execute(store, cfg)
+        store, plan = new_run(cfg, out_dir=tmp_path, run_id=f"{strategy}-w{workers}")
+        execute(store, plan)
         roots.append(store.root)
     assert stored_generations(roots[0]) == stored_generations(roots[1])
     assert stored_games(roots[0]) == stored_games(roots[1])
@@ -88,14 +90,13 @@ def test_resume_after_sigkill_equals_an_uninterrupted_run(tmp_path):
 
 def test_resume_with_the_same_seed_continues_identically_in_process(tmp_path):
     cfg4 = build_run_config(**{**TINY, "generations": 4})
-    a = new_run(cfg4, out_dir=tmp_path, run_id="a")
-    execute(a, cfg4)
+    a, plan = new_run(cfg4, out_dir=tmp_path, run_id="a")
+    execute(a, plan)
     cfg2 = build_run_config(**{**TINY, "generations": 2})
-    b = new_run(cfg2, out_dir=tmp_path, run_id="b")
-    execute(b, cfg2)
-    store, cfg = open_run("b", out_dir=tmp_path)
-    import dataclasses
-    execute(store, dataclasses.replace(cfg, generations=4))
+    b, plan = new_run(cfg2, out_dir=tmp_path, run_id="b")
+    execute(b, plan)
+    store, plan = open_run("b", out_dir=tmp_path)
+    execute(store, with_overrides(plan, generations=4))
     assert stored_generations(a.root) == stored_generations(b.root)
 
 
@@ -126,8 +127,8 @@ def test_config_key_that_does_not_exist_and_bounds_excluding_the_fixed_weight(tm
 
 def test_corrupt_state_is_refused_not_restarted(tmp_path):
     cfg = build_run_config(**TINY)
-    store = new_run(cfg, out_dir=tmp_path, run_id="c")
-    execute(store, cfg)
+    store, plan = new_run(cfg, out_dir=tmp_path, run_id="c")
+    execute(store, plan)
     store.state_path.write_text('{"generation": 2, "games": ')
     res = _evotune("resume", "c", "--out", str(tmp_path))
     assert res.returncode == 2 and "corrupt" in res.stderr
@@ -148,8 +149,8 @@ def test_changed_config_is_refused_with_what_differs(tmp_path):
 
 def test_stop_on_games_budget(tmp_path):
     cfg = build_run_config(**{**TINY, "generations": 0, "max_games": 10})
-    store = new_run(cfg, out_dir=tmp_path, run_id="budget")
-    summary = execute(store, cfg)
+    store, plan = new_run(cfg, out_dir=tmp_path, run_id="budget")
+    summary = execute(store, plan)
     assert summary.games >= 10
     last = store.generations()[-1]
     assert last.games_total - last.games < 10  # stopped after the generation that reached it

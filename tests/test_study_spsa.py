@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from evotune.cli import cli
-from evotune.experiments import Store
+from evotune.runs.store import Store
 from evotune.reporting.export import export_run
 from runs import kill_at_generation, stored_games, stored_generations
 

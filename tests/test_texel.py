@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -191,7 +190,7 @@ def test_cli_bad_data_is_one_line_exit_2_and_writes_nothing(tmp_path):
 def labelled_file(path: Path, n: int = 600, seed: int = 5) -> Path:
     """Start positions of 2moves_v1 with results drawn from their material balance (quiet or
     not: the fit rejects the others and counts them)."""
-    from evotune.config import DEFAULT_OPENINGS
+    from evotune.paths import DEFAULT_OPENINGS
 
     rng = np.random.default_rng(seed)
     lines = []
@@ -311,7 +310,7 @@ def test_validation_blocks_keep_consecutive_positions_together():
 def test_extraction_threads_give_the_same_rows(use_qsearch):
     from test_engine_core import random_boards
 
-    from evotune.config import load_engine_spec
+    from evotune.enginespec import load_engine_spec
     from evotune.learn.features import extract
 
     fens = [b.fen() for b in random_boards(3000, 5)]

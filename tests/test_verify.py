@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from evotune.cli import cli, main
-from evotune.config import DEFAULT_OPENINGS, HELD_OUT_OPENINGS
+from evotune.paths import DEFAULT_OPENINGS, HELD_OUT_OPENINGS
 from evotune.errors import ConfigError
 from evotune.reporting.data import initial_mean, load_run, recommend
 from evotune.reporting.verify import (VerifySettings, describe_match, held_out_openings,

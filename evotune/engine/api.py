@@ -441,7 +441,7 @@ def perft_suite(path, *, max_nodes: int = 1_000_000) -> list[PerftCheck]:
     """Check every entry of an EPD perft suite whose expected count is <= ``max_nodes``."""
     from pathlib import Path
 
-    from ..textfile import read_text
+    from ..fileio import read_text
 
     p = Path(path)
     text = read_text(p, "perft suite")

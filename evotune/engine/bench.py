@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 
 import chess
 
-from ..config import DEFAULT_OPENINGS
+from ..paths import DEFAULT_OPENINGS
 from ..errors import ConfigError
 from ..space import SHANNON_REFERENCE
 from . import api as core

@@ -16,7 +16,7 @@ import chess
 import chess.polyglot
 import numpy as np
 
-from ..config import DEFAULT_BOOK
+from ..paths import DEFAULT_BOOK
 from ..errors import ConfigError, OpeningsError
 
 logger = logging.getLogger(__name__)

@@ -24,7 +24,8 @@ from typing import IO
 import chess
 import numpy as np
 
-from ..config import EngineSpec, load_engine_spec, load_weights_file
+from ..enginespec import EngineSpec, load_engine_spec
+from ..weightsio import load_weights_file
 from ..errors import ConfigError, EvotuneError
 from ..rules import MATE, MATE_BOUND
 

@@ -26,15 +26,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
-import chess
 import numpy as np
 
-from ..config import EngineSpec, load_engine_spec, resolve_openings_path
+from ..enginespec import EngineSpec, load_engine_spec
+from ..paths import resolve_openings_path
 from ..errors import ConfigError
 from ..players import PlayerSpec
 from ..seeding import STREAM_DATAGEN, generator
 from ..space import SHANNON_REFERENCE
-from ..store import atomic_write_json
+from ..fileio import atomic_write_json
 from .labels import FORMATS, file_record, format_line
 from .quiet import qsearch
 

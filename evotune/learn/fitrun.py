@@ -26,10 +26,12 @@ from typing import Callable
 
 import numpy as np
 
-from ..config import load_engine_spec, load_weights_file, resolve_engine_spec_path
+from ..enginespec import load_engine_spec, resolve_engine_spec_path
+from ..weightsio import load_weights_file
 from ..errors import ConfigError, StoreError
 from ..seeding import STREAM_TEXEL, generator
-from ..store import Store, check_run_id
+from ..runs.store import Store
+from ..runs.records import check_run_id
 from . import texel as tx
 from .features import extract, feature_set
 from .labels import Positions, file_record, read_positions
@@ -131,7 +133,7 @@ class TexelConfig:
 
     def to_run_config(self, data_files: list[dict]):
         """The RunConfig stored in the manifest: the texel settings are its params."""
-        from ..config import RunConfig
+        from ..runs.config import RunConfig
 
         d = self.to_dict()
         params = {k: d.pop(k) for k in _PARAMS}
@@ -280,7 +282,7 @@ def execute_fit(store: Store, cfg: TexelConfig, *, positions: Positions | None =
 
     ``positions``: the data files already read (by :func:`new_fit`); None reads them.
     ``workers``: threads extracting features (0 = one per core); the fit does not depend on it."""
-    from ..study import resolve_workers
+    from ..runs.lifecycle import resolve_workers
 
     def say(msg: str) -> None:
         log.info(msg)

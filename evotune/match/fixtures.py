@@ -16,7 +16,7 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass
 
-from ..config import DEFAULT_OPENINGS
+from ..paths import DEFAULT_OPENINGS
 from ..errors import ConfigError
 from ..players import PlayerSpec
 from .openings import KINDS, Opening
@@ -125,7 +125,7 @@ class MatchSettings:
         if not self.time_margin >= 0:
             raise ConfigError(f"time margin must be >= 0 seconds, got {self.time_margin!r}")
         if isinstance(self.tc, str):
-            from ..players.clock import parse_tc
+            from ..limits import parse_tc
 
             object.__setattr__(self, "tc", parse_tc(self.tc))
         if self.openings is not None and not isinstance(self.openings, str):

@@ -171,7 +171,7 @@ def load_suite(path: str | os.PathLike, *, kind: str = "auto") -> OpeningSuite:
 
 
 def _read_text(p: Path) -> str:
-    from ..textfile import read_text
+    from ..fileio import read_text
 
     try:
         if p.suffix.lower() == ".zip":

@@ -19,21 +19,18 @@ line saying what to give (the CLI turns that into exit 2 before anything is play
 """
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 
-from ..config import ENGINES_DIR, EngineSpec, load_engine_spec
-from ..errors import ConfigError, WeightsError
+from ..paths import ENGINES_DIR
+from ..enginespec import EngineSpec, load_engine_spec
+from ..errors import ConfigError
 from ..players import PlayerSpec
+from ..weightsio import weights_for
 
 REFERENCE_ALIAS = "reference"
-"""Player name that means the Shannon spec ('reference' = 'shannon')."""
-WEIGHTS_FORMATS = {".json": "json", ".csv": "csv", ".h": "header", ".hpp": "header",
-                   ".py": "python"}
 _SYNTAX = ("give SPEC[:WEIGHTS]: an engine spec (reference, shannon, a name under engines/ or a "
            ".toml path), optionally ':' and a weights file (.json, e.g. an 'evotune export "
            "--format json' output)")
@@ -77,74 +74,7 @@ def split_player(arg: str) -> tuple[str, str | None]:
     raise ConfigError(f"player '{arg}': no such file or engine spec; {_SYNTAX}")
 
 
-def _names_line(names, limit: int = 6) -> str:
-    names = list(names)
-    more = f", ... ({len(names)} in all)" if len(names) > limit else ""
-    return ", ".join(names[:limit]) + more
 
-
-def weights_for(spec: EngineSpec, path: str | Path) -> np.ndarray:
-    """A full weight vector of ``spec`` (evotune units) from a WEIGHTS file (see the module
-    docstring); WeightsError/ConfigError with one line when it does not fit the spec."""
-    from ..reporting.export import parse
-
-    p = Path(path)
-    fmt = WEIGHTS_FORMATS.get(p.suffix.lower())
-    if fmt is None:
-        raise ConfigError(f"weights file {p}: unknown kind '{p.suffix}'; give a "
-                          f"{', '.join(WEIGHTS_FORMATS)} file")
-    from ..textfile import read_text
-
-    text = read_text(p, "weights file")
-    space = spec.space()
-    if fmt == "json":
-        try:
-            data = json.loads(text)
-        except RecursionError:
-            raise WeightsError(f"weights file {p}: nested too deeply") from None
-        except json.JSONDecodeError as exc:
-            raise WeightsError(f"weights file {p}: not valid JSON ({exc.msg} at line "
-                               f"{exc.lineno})") from None
-        if isinstance(data, list):
-            if len(data) != space.size:
-                raise WeightsError(f"weights file {p}: a list of {len(data)} values, but "
-                                   f"{spec.name} has {space.size} weights "
-                                   f"({_names_line(space.names)})")
-            try:
-                values = [float(v) if isinstance(v, (int, float)) and not isinstance(v, bool)
-                          else float("x") for v in data]
-            except (TypeError, ValueError):
-                raise WeightsError(f"weights file {p}: the list holds a value that is not a "
-                                   "number") from None
-            return full_vector(spec, dict(zip(space.names, values)), where=f"weights file {p}")
-        if not isinstance(data, dict):
-            raise WeightsError(f"weights file {p}: expected a list of {space.size} numbers or "
-                               f"an object {{name: value}}, got {type(data).__name__}")
-    try:
-        values = parse(fmt, text, spec)
-    except ConfigError as exc:
-        raise WeightsError(f"weights file {p}: {exc}") from None
-    return full_vector(spec, values, where=f"weights file {p}")
-
-
-def full_vector(spec: EngineSpec, values: dict, *, where: str) -> np.ndarray:
-    """``{name: value}`` -> the spec's full vector; fixed weights left out take their reference.
-    Errors name at most a few weights, so a line stays a line for 800-weight specs."""
-    space = spec.space()
-    missing = [n for n, fixed in zip(space.names, space.fixed) if n not in values and not fixed]
-    if missing:
-        raise WeightsError(f"{where}: {len(missing)} weight(s) of {spec.name} missing "
-                           f"({_names_line(missing)}); give every free weight")
-    w = np.array([values.get(n, ref) for n, ref in zip(space.names, space.reference)],
-                 dtype=np.float64)
-    if not np.all(np.isfinite(w)):
-        raise WeightsError(f"{where}: values must be finite numbers")
-    out = [n for n, v, lo, hi in zip(space.names, w, space.lower, space.upper)
-           if not lo <= v <= hi]
-    if out:
-        raise WeightsError(f"{where}: {len(out)} value(s) outside the bounds of {spec.name} "
-                           f"({_names_line(out)})")
-    return w
 
 
 def resolve_player(arg: str, *, name: str | None = None) -> PlayerSpec:

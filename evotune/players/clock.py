@@ -9,49 +9,12 @@ Built-in sides keep their depth / node limits: they have no clock.
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 
 import chess
 
-from ..errors import ConfigError
-
-DEFAULT_MARGIN = 0.1
-"""Seconds a side may overrun its clock before it loses on time (cutechess-cli and fastchess call
-this 'timemargin'; their default 0 ms suits C++ drivers, evotune reads the pipes from Python)."""
+from ..limits import DEFAULT_MARGIN, TimeControl
 
 
-@dataclass(frozen=True)
-class TimeControl:
-    """``base`` seconds for the game plus ``inc`` seconds per move."""
-
-    base: float
-    """Seconds on each clock at the start."""
-    inc: float = 0.0
-    """Seconds added after each own move."""
-
-    def __str__(self) -> str:
-        return f"{self.base:g}+{self.inc:g}"
-
-    def pgn(self) -> str:
-        """The PGN ``TimeControl`` tag value (seconds): '10+0.1'."""
-        return str(self)
-
-
-def parse_tc(text: str | None) -> TimeControl | None:
-    """``'BASE+INC'`` or ``'BASE'`` in seconds -> TimeControl; '' or None -> None."""
-    if text is None or str(text).strip() == "":
-        return None
-    raw = str(text).strip()
-    base_s, _, inc_s = raw.partition("+")
-    try:
-        base, inc = float(base_s), float(inc_s or 0.0)
-    except ValueError:
-        base = inc = float("nan")
-    if not (math.isfinite(base) and math.isfinite(inc)) or base <= 0 or inc < 0:
-        raise ConfigError(f"--tc {raw!r}: give BASE+INC in seconds with BASE > 0 and INC >= 0, "
-                          "e.g. --tc 10+0.1 or --tc 60")
-    return TimeControl(base=base, inc=inc)
 
 
 class Clocks:

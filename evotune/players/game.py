@@ -24,7 +24,8 @@ from ..errors import EngineError
 from ..featuresets import feature_names
 from ..rules import Adjudicator, game_over
 from . import PlayerSpec
-from .clock import DEFAULT_MARGIN, Clocks, TimeControl
+from ..limits import DEFAULT_MARGIN, TimeControl
+from .clock import Clocks
 from .external import Forfeit, MoveLimit, discard, engine_for
 
 log = logging.getLogger(__name__)

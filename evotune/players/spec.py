@@ -7,7 +7,7 @@ weights mapped to the engine's option names and scales
 """
 from __future__ import annotations
 
-from ..config import EngineSpec
+from ..enginespec import EngineSpec
 from . import PlayerSpec, builtin
 
 

@@ -24,9 +24,9 @@ from typing import Sequence
 
 import numpy as np
 
-from ..config import load_engine_spec
+from ..enginespec import load_engine_spec
 from ..errors import ConfigError
-from ..store import Store
+from ..runs.store import Store
 from .data import load_run
 
 log = logging.getLogger(__name__)
@@ -74,7 +74,7 @@ def verify_checkpoints(store: Store, *, every: int, games: int, workers: int = 0
     from ..match import MatchSettings, play_match
     from ..match.cluster import backend_session
     from ..players.spec import player_from_engine_spec
-    from ..study import resolve_workers
+    from ..runs.lifecycle import resolve_workers
     from .verify import held_out_openings
 
     if every < 1:

@@ -13,10 +13,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import RunConfig, load_engine_spec
+from ..runs.config import RunConfig
+from ..enginespec import load_engine_spec
 from ..errors import ConfigError, EvotuneError, StoreError
 from ..space import SHANNON_NAMES, SHANNON_REFERENCE, WeightSpace
-from ..store import Generation, State, Store
+from ..runs.records import Generation, State
+from ..runs.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -194,7 +196,7 @@ def _run_space(run: RunData) -> WeightSpace:
 
 def _restored_strategy(run: RunData):
     from ..strategies import strategy_class
-    from ..study import strategy_params
+    from ..runs.lifecycle import strategy_params
 
     cfg = run.config
     params = strategy_params(cfg)

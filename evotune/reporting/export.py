@@ -28,295 +28,32 @@ the exported weights within the rounding the scale implies (0.5 / scale).
 """
 from __future__ import annotations
 
-import ast
-import json
 import logging
-import re
-import shlex
-from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import EngineSpec, load_engine_spec
-from ..errors import ConfigError
-from ..store import Store
+from ..enginespec import load_engine_spec
+from ..runs.store import Store
 from .data import RunData, load_run, recommend
-from .tables import PHASES, PIECES, SQUARES, flatten, nest, pst_cell
+from ..weightsio import Export, check_format, export_params, keys_are_options, render
 
 log = logging.getLogger(__name__)
 
-FORMATS = ("json", "csv", "uci", "cutechess", "spsa", "spsa-fishtest", "header", "python")
-ENGINE_FORMATS = ("uci", "cutechess", "spsa", "spsa-fishtest", "header")
-SPSA_R_END = 0.002
 
 
-@dataclass(frozen=True)
-class ExportParam:
-    """One exported weight."""
-
-    name: str
-    """evotune's weight name (e.g. 'knight')."""
-    key: str
-    """The name written in the export (the engine's option name or evotune's name)."""
-    value: int
-    """Engine value: round(evotune value * scale)."""
-    scale: float
-    """Engine units per evotune unit."""
-    lower: int
-    """Lower bound in engine units (from the target spec)."""
-    upper: int
-    """Upper bound in engine units (from the target spec)."""
-    fixed: bool
-    """True when the target never tunes this weight (left out of spsa)."""
 
 
-@dataclass(frozen=True)
-class Export:
-    """An export: the text and what went into it."""
-
-    fmt: str
-    """The format (one of FORMATS)."""
-    text: str
-    """The exported text (ends with a newline)."""
-    params: tuple[ExportParam, ...]
-    """The weights written (spsa: only the tunable ones)."""
-    omitted: tuple[str, ...]
-    """Weights of the run the target engine does not have (left out)."""
-    notes: tuple[str, ...]
-    """Human-readable notes for stderr (omitted weights, values outside the target's bounds)."""
 
 
-def check_format(fmt: str) -> str:
-    """``fmt`` if known, otherwise ConfigError listing the formats."""
-    if fmt not in FORMATS:
-        raise ConfigError(f"unknown export format '{fmt}'; use one of {', '.join(FORMATS)}")
-    return fmt
 
 
-def _keys_are_options(fmt: str, mapped: bool) -> bool:
-    return mapped or fmt in ENGINE_FORMATS
 
 
-def export_params(names, weights, spec: EngineSpec, *, option_keys: bool
-                  ) -> tuple[tuple[ExportParam, ...], tuple[str, ...], tuple[str, ...]]:
-    """Map a weight vector (evotune names and units) onto ``spec``: (params, omitted, notes)."""
-    values = dict(zip(names, (float(v) for v in weights)))
-    params, notes = [], []
-    for w in spec.weights:
-        if w.name not in values:
-            notes.append(f"{spec.name} has '{w.option_name}' ({w.name}), which the run does not "
-                         "tune; it is not set (the engine keeps its default)")
-            continue
-        v = values[w.name]
-        if not w.lower <= v <= w.upper:
-            notes.append(f"{w.name} = {v:g} is outside {spec.name}'s bounds "
-                         f"[{w.lower:g}, {w.upper:g}]")
-        params.append(ExportParam(
-            name=w.name, key=w.option_name if option_keys else w.name,
-            value=int(round(v * w.scale)), scale=w.scale,
-            lower=int(round(w.lower * w.scale)), upper=int(round(w.upper * w.scale)),
-            fixed=bool(w.fixed or w.lower == w.upper)))
-    omitted = tuple(n for n in names if n not in spec.names)
-    if omitted:
-        notes.insert(0, f"{spec.name} has no parameter for {', '.join(omitted)}; left out")
-    return tuple(params), omitted, tuple(notes)
-
-
-def _c_identifier(key: str) -> str:
-    ident = re.sub(r"\W", "_", key)
-    return "_" + ident if ident[:1].isdigit() else ident
-
-
-def _c_end(p: ExportParam) -> float:
-    return max((p.upper - p.lower) / 20.0, 1.0)
-
-
-def render(fmt: str, params: tuple[ExportParam, ...], *, comment: str = "") -> str:
-    """The text of ``params`` in format ``fmt`` (``comment`` only where the format allows it)."""
-    check_format(fmt)
-    if fmt == "json":
-        return _json_text({p.key: p.value for p in params})
-    if fmt == "python":
-        head = "".join(f"# {line}\n" for line in comment.splitlines())
-        return head + "{" + ", ".join(f"{p.key!r}: {p.value}" for p in params) + "}\n"
-    if fmt == "csv":
-        return "name,value\n" + "".join(f"{_csv_cell(p.key)},{p.value}\n" for p in params)
-    if fmt == "uci":
-        return "".join(f"setoption name {p.key} value {p.value}\n" for p in params)
-    if fmt == "cutechess":
-        return " ".join(shlex.quote(f"option.{p.key}={p.value}") for p in params) + "\n"
-    if fmt in ("spsa", "spsa-fishtest"):
-        from ..strategies.spsa import SpsaLine, fishtest_line, openbench_line
-
-        line = openbench_line if fmt == "spsa" else fishtest_line
-        return "".join(line(SpsaLine(p.key, "int", p.value, p.lower, p.upper, _c_end(p),
-                                     SPSA_R_END)) + "\n" for p in params if not p.fixed)
-    # header
-    lines = ["// Generated by evotune.", *(f"// {line}" for line in comment.splitlines()),
-             "#pragma once", ""]
-    tables = _full_tables(params)
-    in_tables = {id(p) for cells in tables.values() for p in cells}
-    for phase, cells in tables.items():
-        lines += _c_table(phase, cells)
-    lines += [f"constexpr int {_c_identifier(p.key)} = {p.value};" for p in params
-              if id(p) not in in_tables]
-    return "\n".join(lines) + "\n"
-
-
-def _json_text(flat: dict) -> str:
-    """Flat names as one object (as before); dotted names as nested objects per table."""
-    nested = nest(flat)
-    if nested is None or all(not isinstance(v, dict) for v in nested.values()):
-        return json.dumps(flat, indent=1) + "\n"
-    return _json_value(nested, 0) + "\n"
-
-
-def _json_value(obj, depth: int) -> str:
-    if not isinstance(obj, dict):
-        return json.dumps(obj)
-    pad, inner = " " * depth, " " * (depth + 1)
-    items = [f"{json.dumps(k)}: {_json_value(v, depth + 1)}" for k, v in obj.items()]
-    if any(isinstance(v, dict) for v in obj.values()):
-        return "{\n" + ",\n".join(inner + it for it in items) + "\n" + pad + "}"
-    if set(obj) == set(SQUARES):  # a piece-square table, drawn as a board (rank 8 first)
-        rows = [", ".join(f'"{sq}": {json.dumps(obj[sq])}' for sq in SQUARES[8 * r:8 * r + 8])
-                for r in range(7, -1, -1)]
-        return "{\n" + ",\n".join(inner + row for row in rows) + "\n" + pad + "}"
-    return "{" + ", ".join(items) + "}"
-
-
-def _full_tables(params) -> dict[str, list[ExportParam]]:
-    """{phase: 384 params in [piece][square] order} for each phase whose 6 x 64 squares are all
-    among ``params`` (identified by evotune name, whatever the export's keys)."""
-    cells: dict[tuple[str, str, int], ExportParam] = {}
-    for p in params:
-        cell = pst_cell(p.name)
-        if cell is not None:
-            cells[cell] = p
-    out = {}
-    for phase in PHASES:
-        keys = [(phase, piece, sq) for piece in PIECES for sq in range(64)]
-        if all(k in cells for k in keys):
-            out[phase] = [cells[k] for k in keys]
-    return out
-
-
-def _c_table(phase: str, cells: list[ExportParam]) -> list[str]:
-    lines = [f"// pst_{phase}[piece][square]: pieces {', '.join(PIECES)};",
-             "// square a1 = 0, b1 = 1, ..., h8 = 63 from White's view (black: square ^ 56).",
-             f"constexpr int pst_{phase}[6][64] = {{"]
-    for k, piece in enumerate(PIECES):
-        lines.append(f"  {{ // {piece}")
-        for r in range(8):
-            row = cells[64 * k + 8 * r:64 * k + 8 * r + 8]
-            lines.append("    " + ", ".join(f"{p.value:4d}" for p in row) + ","
-                         + f"  // rank {r + 1}")
-        lines.append("  },")
-    return lines + ["};", ""]
-
-
-def _csv_cell(key: str) -> str:
-    return '"' + key.replace('"', '""') + '"' if any(c in key for c in ',"\n') else key
 
 
 # ---- reading exports back -----------------------------------------------------------------------
 
-def _lookup(spec: EngineSpec) -> dict:
-    """Accepted key -> WeightParam: option names, evotune names, and their C identifiers."""
-    table = {}
-    for w in spec.weights:
-        for k in (w.option_name, w.name):
-            table.setdefault(k, w)
-            table.setdefault(_c_identifier(k), w)
-    return table
 
 
-def _pairs(fmt: str, text: str) -> list[tuple[str, float]]:
-    def bad(what: str) -> ConfigError:
-        return ConfigError(f"cannot read this {fmt} export: {what}")
-
-    if fmt == "json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise bad(f"not JSON ({exc})") from None
-        if not isinstance(data, dict):
-            raise bad("expected an object {name: value}")
-        return flatten(data)
-    if fmt == "python":
-        body = "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("#"))
-        try:
-            data = ast.literal_eval(body.strip())
-        except (ValueError, SyntaxError) as exc:
-            raise bad(f"not a dict literal ({exc})") from None
-        if not isinstance(data, dict):
-            raise bad("expected a dict literal")
-        return list(data.items())
-    if fmt == "csv":
-        import csv
-        import io
-
-        rows = [r for r in csv.reader(io.StringIO(text)) if r]
-        if not rows or [c.strip() for c in rows[0][:2]] != ["name", "value"]:
-            raise bad("the first row must be 'name,value'")
-        return [(r[0], r[1]) for r in rows[1:]]
-    if fmt == "uci":
-        out = []
-        for ln in text.splitlines():
-            m = re.fullmatch(r"\s*setoption\s+name\s+(.+?)\s+value\s+(\S+)\s*", ln)
-            if m:
-                out.append((m.group(1), m.group(2)))
-            elif ln.strip():
-                raise bad(f"unexpected line {ln!r}")
-        return out
-    if fmt == "cutechess":
-        out = []
-        for arg in shlex.split(text):
-            m = re.fullmatch(r"option\.(.+?)=(.*)", arg)
-            if not m:
-                raise bad(f"unexpected argument {arg!r}")
-            out.append((m.group(1), m.group(2)))
-        return out
-    if fmt in ("spsa", "spsa-fishtest"):
-        from ..strategies.spsa import parse_spsa_lines
-
-        return [(p.name, p.start) for p in parse_spsa_lines(text, where=f"{fmt} export")]
-    # header
-    text = re.sub(r"//[^\n]*", "", text)
-    out = []
-    for phase, body in re.findall(r"constexpr\s+int\s+pst_(mg|eg)\s*\[\s*6\s*\]\s*\[\s*64\s*\]"
-                                  r"\s*=\s*\{(.*?)\}\s*;", text, flags=re.S):
-        values = re.findall(r"-?\d+", body)
-        if len(values) != 6 * 64:
-            raise bad(f"pst_{phase}[6][64] has {len(values)} values, need 384")
-        out += [(f"pst.{phase}.{PIECES[k // 64]}.{SQUARES[k % 64]}", v)
-                for k, v in enumerate(values)]
-    return out + re.findall(r"constexpr\s+int\s+(\w+)\s*=\s*(-?\d+)\s*;", text)
-
-
-def known_names(spec: EngineSpec, limit: int = 8) -> str:
-    """The spec's option names for an error line: all of a small spec, the first few of a big
-    one."""
-    names = [w.option_name for w in spec.weights]
-    if len(names) <= limit:
-        return ", ".join(names)
-    return ", ".join(names[:limit]) + f", ... ({len(names)} in all; see {spec.path or spec.name})"
-
-
-def parse(fmt: str, text: str, spec: EngineSpec) -> dict[str, float]:
-    """Read an export back: ``{evotune weight name: value in evotune units}`` (value / scale)."""
-    check_format(fmt)
-    table = _lookup(spec)
-    out: dict[str, float] = {}
-    for key, raw in _pairs(fmt, text):
-        w = table.get(str(key))
-        if w is None:
-            raise ConfigError(f"{fmt} export names '{key}', which engine spec {spec.name} does "
-                              f"not have; known: {known_names(spec)}")
-        try:
-            out[w.name] = float(raw) / w.scale
-        except (TypeError, ValueError):
-            raise ConfigError(f"{fmt} export: value {raw!r} of '{key}' is not a number") from None
-    return out
 
 
 # ---- runs ---------------------------------------------------------------------------------------
@@ -331,7 +68,7 @@ def export_run(run: str | Path | Store | RunData, *, fmt: str, engine: str | Pat
     spec = load_engine_spec(engine if engine is not None
                             else data.config.engine)
     params, omitted, notes = export_params(data.names, rec.weights, spec,
-                                           option_keys=_keys_are_options(fmt, engine is not None))
+                                           option_keys=keys_are_options(fmt, engine is not None))
     comment = (f"evotune run {data.run_id}: {rec.description}.\n"
                f"Engine {spec.name}: engine value = round(evotune value * scale).")
     text = render(fmt, params, comment=comment)

@@ -11,7 +11,7 @@ from typing import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..store import Store
+from ..runs.store import Store
 from .data import RunData
 
 

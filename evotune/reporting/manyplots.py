@@ -22,8 +22,8 @@ from matplotlib.figure import Figure
 
 from ..errors import ConfigError
 from .data import RunData
-from .tables import (MAX_LINES, PIECES, board, pst_cell, pst_layout, scalar_groups, short_label,
-                     table_name)
+from .tables import MAX_LINES, board, pst_layout, scalar_groups, short_label, table_name
+from ..featuresets import PIECES, pst_cell
 
 DEFAULT_SQUARES = 6
 """How many squares the default ``squares`` figure follows."""

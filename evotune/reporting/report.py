@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..store import Store
+from ..runs.store import Store
 from .data import Recommendation, RunData, load_run, recommend
 from .plots import PlotSet, write_plots
 from .summary import largest_changes, scalar_rows, table_rows

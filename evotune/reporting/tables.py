@@ -8,41 +8,19 @@ never from positions in the vector or a count:
 - every other name is a scalar term ``<term>[.<phase>[.<detail>]]``; :func:`scalar_groups` puts
   terms that belong on one axis together (``material.mg``: pawn..queen; ``passed.eg``: rank2..7),
   never more than :data:`MAX_LINES` per group;
-- :func:`nest` / :func:`flatten` turn ``{a.b.c: v}`` into ``{a: {b: {c: v}}}`` and back (the
-  nested JSON export).
 """
 from __future__ import annotations
 
-import re
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
-PHASES = ("mg", "eg")
-PIECES = ("pawn", "knight", "bishop", "rook", "queen", "king")
-FILES = "abcdefgh"
-SQUARES = tuple(f"{f}{r}" for r in range(1, 9) for f in FILES)
-"""Square names by index: a1 = 0, b1 = 1, ..., h8 = 63."""
+from ..featuresets import PHASES, PIECES, pst_cell
+
 MAX_LINES = 8
 """Most lines a scalar convergence panel carries."""
 MANY_WEIGHTS = 12
 """Runs with more free weights than this (or with any table) get the many-weight plots."""
-
-_PST = re.compile(r"pst\.(mg|eg)\.(pawn|knight|bishop|rook|queen|king)\.([a-h][1-8])")
-
-
-def square_index(square: str) -> int:
-    """'a1' -> 0, 'h8' -> 63."""
-    return FILES.index(square[0]) + 8 * (int(square[1]) - 1)
-
-
-def pst_cell(name: str) -> tuple[str, str, int] | None:
-    """(phase, piece, square index) of a piece-square weight name, else None."""
-    m = _PST.fullmatch(name)
-    if m is None:
-        return None
-    return m.group(1), m.group(2), square_index(m.group(3))
-
 
 def pst_layout(names: Sequence[str]) -> dict[tuple[str, str], np.ndarray]:
     """``{(phase, piece): int array (64,)}``: the index in ``names`` of each square's weight (-1
@@ -113,39 +91,6 @@ def short_label(name: str, group: str) -> str:
 def is_many(names: Sequence[str], free: Sequence[int]) -> bool:
     """True when a run needs the many-weight plots and report layout."""
     return len(free) > MANY_WEIGHTS or bool(pst_layout(names))
-
-
-# ---- nested objects ---------------------------------------------------------------------------
-
-def nest(pairs: Mapping[str, object]) -> dict | None:
-    """``{'a.b.c': v}`` -> ``{'a': {'b': {'c': v}}}``; None when the keys do not nest
-    reversibly (an empty part, or a name that is both a value and a prefix of another name)."""
-    root: dict = {}
-    for key, value in pairs.items():
-        parts = key.split(".")
-        if not all(parts):
-            return None
-        node = root
-        for p in parts[:-1]:
-            node = node.setdefault(p, {})
-            if not isinstance(node, dict):
-                return None
-        if parts[-1] in node:
-            return None
-        node[parts[-1]] = value
-    return root
-
-
-def flatten(obj: Mapping, prefix: str = "") -> list[tuple[str, object]]:
-    """The inverse of :func:`nest`: ``[(dotted name, leaf value)]`` in document order."""
-    out: list[tuple[str, object]] = []
-    for key, value in obj.items():
-        name = f"{prefix}.{key}" if prefix else str(key)
-        if isinstance(value, Mapping):
-            out += flatten(value, name)
-        else:
-            out.append((name, value))
-    return out
 
 
 def brief(names: Sequence[str], values, fmt=lambda n, v: f"{n}={v:.0f}", *,

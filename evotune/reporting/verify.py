@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..config import (DEFAULT_OPENINGS, HELD_OUT_OPENINGS, load_engine_spec,
-                      resolve_openings_path)
+from ..paths import DEFAULT_OPENINGS, HELD_OUT_OPENINGS, resolve_openings_path
+from ..enginespec import load_engine_spec
 from ..errors import ConfigError, StoreError
-from ..store import Store
+from ..runs.store import Store
 from .data import RunData, initial_mean, load_run, open_store, recommend
 
 log = logging.getLogger(__name__)
@@ -121,7 +121,7 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     from ..match import SprtParams, play_match
     from ..match.cluster import backend_session
     from ..players.spec import player_from_engine_spec
-    from ..study import resolve_workers
+    from ..runs.lifecycle import resolve_workers
 
     if settings.games < 2 or settings.games % 2:
         raise ConfigError(f"--games {settings.games}: verification needs an even number of "
@@ -138,8 +138,8 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
         log.warning(note)
     depth = int(settings.depth if settings.depth is not None else cfg.depth)
     seed = int(settings.seed if settings.seed is not None else cfg.seed)
-    from ..players.clock import parse_tc
-    from ..study import match_settings as run_match_settings
+    from ..limits import parse_tc
+    from ..tuning.fitness import match_settings as run_match_settings
 
     # the run's limits, time control and adjudication; held-out openings, maybe another depth
     tc = cfg.tc if settings.tc is None else settings.tc

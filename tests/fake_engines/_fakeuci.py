@@ -8,7 +8,6 @@ check its options, behaves.
 """
 from __future__ import annotations
 
-import os
 import random
 import sys
 import time

@@ -1,0 +1,301 @@
+"""Engine specs (``engines/*.toml``): the weights an engine exposes, how to start it, how names
+and scales map. This module is the only reader of engine spec files."""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import re
+import tomllib
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from .errors import ConfigError
+from .featuresets import feature_names
+from .fileio import file_digest, read_text
+from .paths import DATA_DIR, ENGINES_DIR
+from .space import WeightSpace
+
+
+@dataclass(frozen=True)
+class WeightParam:
+    """One weight an engine exposes."""
+
+    name: str
+    """Weight name (evotune's vocabulary, e.g. 'knight')."""
+    reference: float
+    """Reference value in evotune units (pawn = 100)."""
+    lower: float
+    """Lower bound in evotune units."""
+    upper: float
+    """Upper bound in evotune units."""
+    fixed: bool = False
+    """True when the weight is never tuned."""
+    option: str = ""
+    """The engine's parameter / UCI option name for this weight ('' = same as name)."""
+    scale: float = 1.0
+    """Engine value = round(evotune value * scale)."""
+
+    @property
+    def option_name(self) -> str:
+        return self.option or self.name
+
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """An engine: the weights it exposes, how to start it and how names and scales map."""
+
+    name: str
+    """Short name, used in PGN headers and exports."""
+    kind: str
+    """'builtin' (evotune's own engine) or 'uci' (an external engine started by command)."""
+    weights: tuple[WeightParam, ...]
+    """The weights, in order."""
+    command: tuple[str, ...] = ()
+    """The command line that starts a 'uci' engine."""
+    options: tuple[tuple[str, object], ...] = ()
+    """Fixed UCI options sent at start (name, value)."""
+    description: str = ""
+    """One line about the engine."""
+    path: str = ""
+    """The file the spec was read from."""
+    features: str = "shannon"
+    """Feature set of a 'builtin' engine: shannon, pst or extended (evotune/featuresets.py)."""
+    reference_file: str = ""
+    """A JSON file of reference values the spec names (part of a run's identity), or ''."""
+    digest: str = ""
+    """sha256 of the spec file (combined with its reference file's when it names one): part of
+    a run's identity; '' for a spec not read from a file."""
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(w.name for w in self.weights)
+
+    def space(self, **overrides) -> WeightSpace:
+        """The WeightSpace of this engine (overrides: init_low, init_high, integer)."""
+        return WeightSpace(
+            names=self.names,
+            lower=tuple(float(w.lower) for w in self.weights),
+            upper=tuple(float(w.upper) for w in self.weights),
+            reference=tuple(float(w.reference) for w in self.weights),
+            fixed=tuple(bool(w.fixed) for w in self.weights),
+            **overrides,
+        )
+
+    def engine_values(self, weights) -> dict[str, int]:
+        """``{option name: engine value}`` for a full weight vector in evotune units."""
+        return {w.option_name: int(round(float(v) * w.scale)) for w, v in zip(self.weights, weights)}
+
+
+
+_WEIGHT_KEYS = {"name", "reference", "lower", "upper", "fixed", "option", "scale"}
+
+
+_WEIGHT_KEYS = {"name", "reference", "lower", "upper", "fixed", "option", "scale"}
+_GROUP_KEYS = {"match", "reference", "lower", "upper", "fixed", "scale"}
+
+
+_GROUP_KEYS = {"match", "reference", "lower", "upper", "fixed", "scale"}
+_SPEC_KEYS = {"name", "kind", "weight", "command", "options", "description", "features", "group",
+              "reference_file"}
+
+
+
+def _unknown(keys, allowed, where: str) -> None:
+    extra = sorted(set(keys) - set(allowed))
+    if extra:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(repr(k) for k in extra)}; "
+                          f"allowed: {', '.join(sorted(allowed))}")
+
+
+
+def resolve_engine_spec_path(name_or_path: str | Path) -> Path:
+    """A spec given as a path, or as a name under engines/ ('shannon' -> engines/shannon.toml)."""
+    p = Path(name_or_path)
+    if p.is_file():
+        return p
+    for cand in (ENGINES_DIR / f"{name_or_path}.toml", ENGINES_DIR / str(name_or_path)):
+        if cand.is_file():
+            return cand
+    known = sorted(q.stem for q in ENGINES_DIR.glob("*.toml")) if ENGINES_DIR.is_dir() else []
+    raise ConfigError(f"engine spec '{name_or_path}' not found; give a .toml path or one of "
+                      f"{', '.join(known) or '(none in engines/)'}")
+
+
+
+def load_engine_spec(name_or_path: str | Path = "shannon") -> EngineSpec:
+    """Read and validate an engine spec TOML file."""
+    path = resolve_engine_spec_path(name_or_path)
+    try:
+        data = tomllib.loads(read_text(path, "engine spec"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"engine spec {path}: not valid TOML ({exc})") from None
+    spec = engine_spec_from_dict(data, where=str(path))
+    digest = file_digest(path)
+    if spec.reference_file:
+        digest = hashlib.sha256((digest + file_digest(Path(spec.reference_file))).encode()).hexdigest()
+    return dataclasses.replace(spec, digest=digest)
+
+
+
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.:+-]{0,99}")
+"""Names of engines, weights and UCI options: no control characters, quotes, brackets or markup,
+so that a name can never break a PGN tag, a UCI command line or a report."""
+
+
+
+def check_name(name, what: str) -> str:
+    """``name`` when it is a valid name (see :data:`NAME_RE`); one ConfigError line otherwise."""
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name) or name != name.strip():
+        raise ConfigError(f"{what} {name!r} is not a valid name; use letters, digits, spaces and "
+                          "'_.:+-' (at most 100 characters, starting with a letter or digit)")
+    return name
+
+
+
+def _number(value, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigError(f"{what} must be a finite number, not {value!r}")
+    return float(value)
+
+
+
+def _typed(value, typ, what: str):
+    if not isinstance(value, typ) or (typ is not bool and isinstance(value, bool)):
+        raise ConfigError(f"{what} must be a {typ.__name__}, not {value!r}")
+    return value
+
+
+
+def engine_spec_from_dict(data: dict, *, where: str = "engine spec") -> EngineSpec:
+    """Validate a parsed engine spec: every field of its type, names that are names."""
+    _unknown(data, _SPEC_KEYS, where)
+    kind = data.get("kind", "builtin")
+    if kind not in ("builtin", "uci"):
+        raise ConfigError(f"{where}: kind must be 'builtin' or 'uci', not {kind!r}")
+    features = str(data.get("features", "shannon"))
+    try:
+        # a spec that names its feature set has that set's weights; one that does not declares
+        # its weights in its [[weight]] tables (as before feature sets existed)
+        names = feature_names(features) if kind == "builtin" and "features" in data else None
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    raw = data.get("weight", [])
+    if not isinstance(raw, list) or not isinstance(data.get("group", []), list):
+        raise ConfigError(f"{where}: 'weight' and 'group' must be [[weight]] / [[group]] tables")
+    if not raw and not data.get("group") and kind == "builtin" and "features" not in data:
+        raise ConfigError(f"{where}: no [[weight]] tables; declare the weights the engine exposes")
+    ref_path, ref_values = _reference_file(data, where)
+    params = [_weight_param(name, settings, where)
+              for name, settings in _weight_settings(data, names, ref_values, where)]
+    command = data.get("command", [])
+    if isinstance(command, str):
+        command = [command]
+    if not isinstance(command, list) or not all(isinstance(c, str) for c in command):
+        raise ConfigError(f"{where}: command must be a list of strings")
+    if kind == "uci" and not command:
+        raise ConfigError(f"{where}: a 'uci' engine needs command = [\"/path/to/engine\", ...]")
+    options = data.get("options", {})
+    if not isinstance(options, dict):
+        raise ConfigError(f"{where}: [options] must be a table of UCI option names and values")
+    for k, v in options.items():
+        check_name(k, f"{where}: option")
+        if isinstance(v, str) and not (v.isprintable() and len(v) <= 1000):
+            raise ConfigError(f"{where}: option '{k}' has a value with control characters")
+        if not isinstance(v, (str, int, float, bool)):
+            raise ConfigError(f"{where}: option '{k}' must be a string, number or boolean")
+    description = _typed(data.get("description", ""), str, f"{where}: description")
+    default_name = re.sub(r"[^A-Za-z0-9_.:+-]", "-", Path(where).stem).lstrip("_.:+-") or "engine"
+    spec = EngineSpec(name=check_name(data.get("name", default_name[:100]), f"{where}: name"),
+                      kind=kind, weights=tuple(params), command=tuple(command),
+                      options=tuple(options.items()), description=description, path=where,
+                      features=features, reference_file=ref_path)
+    spec.space()  # validates bounds vs fixed values
+    return spec
+
+
+
+def _reference_file(data: dict, where: str) -> tuple[str, dict]:
+    """(path, {name: value}) of the spec's ``reference_file`` (a JSON object of reference values,
+    looked up beside the spec, then in evotune/data), or ('', {})."""
+    name = data.get("reference_file")
+    if name is None:
+        return "", {}
+    cands = [Path(where).parent / str(name), DATA_DIR / str(name)]
+    path = next((c for c in cands if c.is_file()), None)
+    if path is None:
+        raise ConfigError(f"{where}: reference_file '{name}' not found beside the spec or in "
+                          f"{DATA_DIR}")
+    try:
+        values = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{where}: reference_file {path}: not a readable JSON file ({exc})") \
+            from None
+    if not isinstance(values, dict) or not all(isinstance(v, (int, float))
+                                               and not isinstance(v, bool)
+                                               for v in values.values()):
+        raise ConfigError(f"{where}: reference_file {path} must be a JSON object "
+                          "{\"weight name\": number, ...}")
+    return str(path), values
+
+
+
+def _weight_settings(data: dict, names, ref_values: dict, where: str):
+    """(name, settings) of every weight, in engine order. A builtin engine's names come from its
+    feature set; [[group]] tables give settings to every weight whose name matches their glob
+    ``match`` (later groups win), then the reference file, then a [[weight]] table by name."""
+    tables = data.get("weight", [])
+    for i, w in enumerate(tables):
+        if not isinstance(w, dict):
+            raise ConfigError(f"{where}: weight #{i + 1} must be a table")
+        _unknown(w, _WEIGHT_KEYS, f"{where}: weight #{i + 1}")
+        if not isinstance(w.get("name"), str):
+            raise ConfigError(f"{where}: weight #{i + 1} needs a 'name' (a string)")
+    by_name = {str(w["name"]): w for w in tables}
+    if len(by_name) != len(tables):
+        raise ConfigError(f"{where}: a weight is declared twice in the [[weight]] tables")
+    if names is None:  # an external engine: the [[weight]] tables declare its weights in order
+        names = tuple(by_name)
+    unknown = sorted((set(by_name) | set(ref_values)) - set(names))
+    if unknown:
+        raise ConfigError(f"{where}: unknown weight name(s) {unknown[:5]}; the names are those "
+                          f"of the feature set (evotune features --names SET lists them)")
+    groups = data.get("group", [])
+    for i, g in enumerate(groups):
+        if not isinstance(g, dict) or "match" not in g:
+            raise ConfigError(f"{where}: group #{i + 1} needs match = \"glob of weight names\"")
+        _unknown(g, _GROUP_KEYS, f"{where}: group #{i + 1}")
+    out = []
+    for name in names:
+        settings: dict = {}
+        for g in groups:
+            if fnmatchcase(name, str(g["match"])):
+                settings.update({k: v for k, v in g.items() if k != "match"})
+        if name in ref_values:
+            settings["reference"] = ref_values[name]
+        settings.update(by_name.get(name, {}))
+        out.append((name, settings))
+    return out
+
+
+
+def _weight_param(name: str, w: dict, where: str) -> WeightParam:
+    if "reference" not in w:
+        raise ConfigError(f"{where}: weight '{name}' has no reference value; give it in a "
+                          "[[weight]] or [[group]] table or the reference_file")
+    at = f"{where}: weight '{check_name(name, f'{where}: weight name')}'"
+    ref = _number(w["reference"], f"{at}: reference")
+    fixed = _typed(w.get("fixed", False), bool, f"{at}: fixed")
+    lo = _number(w.get("lower", ref if fixed else 0.0), f"{at}: lower")
+    hi = _number(w.get("upper", ref if fixed else 1000.0), f"{at}: upper")
+    scale = _number(w.get("scale", 1.0), f"{at}: scale")
+    if scale <= 0:
+        raise ConfigError(f"{where}: weight '{name}' scale must be a positive number")
+    option = w.get("option", "")
+    if option != "":
+        check_name(option, f"{at}: option")
+    return WeightParam(name=name, reference=ref, lower=lo, upper=hi, fixed=fixed,
+                       option=option, scale=scale)

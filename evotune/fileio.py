@@ -1,0 +1,128 @@
+"""The files users give and the files evotune writes.
+
+Reading: one reader for text inputs (configs, engine specs, weights, suites) that turns every way a
+file can be unreadable into one ConfigError line naming it, and one check of output paths made
+before any work is done. Writing: every writer (runs, datagen, texel, exports) writes through
+:func:`atomic_write_text` (a temporary file in the same folder, fsync, os.replace), so a reader
+never sees half a file, and appends through :func:`append_text`.
+"""
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from .errors import ConfigError, StoreError
+
+
+_BINARY = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+
+
+
+def read_text(path: str | Path, what: str, *, error=ConfigError) -> str:
+    """The UTF-8 text of ``path``; ``error`` (one line naming ``what`` and the file) when it is
+    missing, a folder, unreadable, not UTF-8 or binary."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise error(f"{what} {p}: cannot read it (no such file)") from None
+    except IsADirectoryError:
+        raise error(f"{what} {p} is a folder; give a file") from None
+    except OSError as exc:
+        raise error(f"{what} {p}: cannot read it ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise error(f"{what} {p} is not UTF-8 text (byte {exc.start}); save it as UTF-8") \
+            from None
+    if _BINARY.search(text):
+        raise error(f"{what} {p} holds control characters (a binary file?); give a text file")
+    return text
+
+
+
+def check_writable(path: str | Path, what: str, *, folder: bool = False) -> None:
+    """Refuse, before any work, an output path that cannot be written: a read-only place, a
+    folder where a file is wanted (or the reverse), a parent that is a file. Creates nothing."""
+    p = Path(path)
+    if p.exists():
+        if folder != p.is_dir():
+            raise ConfigError(f"{what} {p} is {'a file' if folder else 'a folder'}; give "
+                              f"{'a folder' if folder else 'a file path'}")
+        target = p
+    else:
+        target = p.parent
+        while not target.exists() and target != target.parent:
+            target = target.parent
+        if not target.is_dir():
+            raise ConfigError(f"{what} {p}: {target} is a file, not a folder")
+    if not os.access(target, os.W_OK | (os.X_OK if target.is_dir() else 0)):
+        raise ConfigError(f"{what} {p}: {target} is not writable")
+
+
+
+def file_digest(path: Path | None) -> str:
+    """sha256 of a file's bytes (hex); 'none' for no file."""
+    if path is None:
+        return "none"
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+# ---- writing ------------------------------------------------------------------------------------
+
+
+def _write_failed(path: Path, exc: OSError) -> StoreError:
+    why = exc.strerror or str(exc)
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        why += "; free some space"
+    return StoreError(f"could not write {path} ({why})")
+
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (temporary file in the same folder + os.replace)."""
+    path = Path(path)
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        if isinstance(exc, OSError):
+            raise _write_failed(path, exc) from None
+        raise
+
+
+
+def atomic_write_json(path: Path, data) -> None:
+    atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+
+def append_text(path: Path, text: str, *, sync: bool) -> None:
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            if sync:
+                os.fsync(fh.fileno())
+    except OSError as exc:
+        raise _write_failed(path, exc) from None

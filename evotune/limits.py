@@ -1,0 +1,150 @@
+"""How a game is limited: search depth, nodes, time per move, a time control, a ply cap and
+adjudication. :class:`Limits` is one value object validated in its constructor (as python-chess's
+``chess.engine.Limit`` is a value); every settings record (runs, matches, datagen, fits, verify)
+embeds one instead of repeating the fields. :data:`LIMITS` bounds every integer setting."""
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass
+
+from .errors import ConfigError, FieldError
+from .rules import Adjudication
+
+
+DEFAULT_MARGIN = 0.1
+"""Seconds a side may overrun its clock before it loses on time (cutechess-cli and fastchess call
+this 'timemargin'; their default 0 ms suits C++ drivers, evotune reads the pipes from Python)."""
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """``base`` seconds for the game plus ``inc`` seconds per move."""
+
+    base: float
+    """Seconds on each clock at the start."""
+    inc: float = 0.0
+    """Seconds added after each own move."""
+
+    def __str__(self) -> str:
+        return f"{self.base:g}+{self.inc:g}"
+
+    def pgn(self) -> str:
+        """The PGN ``TimeControl`` tag value (seconds): '10+0.1'."""
+        return str(self)
+
+
+
+def parse_tc(text: str | None) -> TimeControl | None:
+    """``'BASE+INC'`` or ``'BASE'`` in seconds -> TimeControl; '' or None -> None."""
+    if text is None or str(text).strip() == "":
+        return None
+    raw = str(text).strip()
+    base_s, _, inc_s = raw.partition("+")
+    try:
+        base, inc = float(base_s), float(inc_s or 0.0)
+    except ValueError:
+        base = inc = float("nan")
+    if not (math.isfinite(base) and math.isfinite(inc)) or base <= 0 or inc < 0:
+        raise ConfigError(f"--tc {raw!r}: give BASE+INC in seconds with BASE > 0 and INC >= 0, "
+                          "e.g. --tc 10+0.1 or --tc 60")
+    return TimeControl(base=base, inc=inc)
+
+
+# Upper bounds of the run settings (an int the engine's int64 counters hold, a depth its
+# search stack holds = evotune.engine.api.MAX_DEPTH, a worker count a machine can start).
+LIMITS = {"np": 10_000, "games": 10_000, "depth": 64, "nodes": 10**12, "max_plies": 100_000,
+          "book_plies": 1_000, "seed": 2**63 - 1, "generations": 10**9, "max_games": 10**12,
+          "workers": 1_024}
+
+
+
+_TIMES = ("movetime", "max_seconds", "time_margin")
+
+
+
+def check_limits(**values) -> None:
+    """Settings named as in :data:`LIMITS` (commands other than run share them): whole numbers
+    within their range; ``movetime``/``max_seconds``/``init_*``: finite (times >= 0)."""
+    for key, value in values.items():
+        if value is None:
+            continue
+        flag = "--" + key.replace("_", "-")
+        if key in LIMITS:
+            high = LIMITS[key]
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= high:
+                raise ConfigError(f"{flag} {value} is out of range; give an integer from 0 to "
+                                  f"{high}")
+        elif not math.isfinite(value) or (key in _TIMES and value < 0):
+            raise ConfigError(f"{flag} must be a finite number"
+                              + (" >= 0" if key in _TIMES else "")
+                              + f", got {value}")
+
+
+def _whole(name: str, value, low: int) -> int:
+    high = LIMITS[name]
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        try:  # numpy integers are whole numbers too
+            value = operator.index(value)
+        except TypeError:
+            value = None
+        if isinstance(value, bool) or value is None or not low <= value <= high:
+            raise FieldError(name, f"must be an integer from {low} to {high}")
+    return int(value)
+
+
+def _seconds(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or value < 0:
+        raise FieldError(name, f"must be a finite number of seconds >= 0, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How long each side may think and how long a game may last; validated when made.
+
+    Built-in players search to ``depth`` (and ``nodes`` when > 0); external engines get
+    ``movetime`` seconds per move, or real clocks under ``tc``, or else depth / nodes.
+    """
+
+    depth: int = 3
+    """Search depth per move in plies (1..64)."""
+    nodes: int = 0
+    """Node limit per move (0 = none; the depth still applies)."""
+    movetime: float = 0.0
+    """Seconds per move for external engines (0 = use depth / nodes)."""
+    tc: TimeControl | None = None
+    """A time control for external engines (None: depth / nodes / movetime); 'BASE+INC' text is
+    parsed."""
+    time_margin: float = DEFAULT_MARGIN
+    """Seconds a side may overrun its clock before it loses on time (with ``tc``)."""
+    max_plies: int = 400
+    """Ply cap per game (plies after the opening); reaching it is a draw."""
+    adjudication: Adjudication = Adjudication()
+    """When a game is stopped early (all zero: never)."""
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "depth", _whole("depth", self.depth, 1))
+        set_(self, "nodes", _whole("nodes", self.nodes, 0))
+        set_(self, "max_plies", _whole("max_plies", self.max_plies, 1))
+        set_(self, "movetime", _seconds("movetime", self.movetime))
+        set_(self, "time_margin", _seconds("time_margin", self.time_margin))
+        if isinstance(self.tc, str) or self.tc is None:
+            set_(self, "tc", parse_tc(self.tc))
+        elif not isinstance(self.tc, TimeControl):
+            raise FieldError("tc", f"must be a time control 'BASE+INC', got {self.tc!r}")
+        if self.tc is not None and self.movetime > 0:
+            raise ConfigError("give either a time control (tc) or a time per move (movetime), "
+                              "not both")
+        a = self.adjudication
+        if not isinstance(a, Adjudication):
+            raise FieldError("adjudication", f"must be an Adjudication, got {a!r}")
+        values = a.as_tuple()
+        if any(isinstance(v, bool) or not isinstance(v, int) for v in values) \
+                or min(values) < 0 or bool(a.resign_score) != bool(a.resign_moves) \
+                or bool(a.draw_score) != bool(a.draw_moves):
+            raise ConfigError("resign and draw adjudication take positive scores and move counts "
+                              "(the draw's start ply >= 0), e.g. resign 1000 3; 0 turns a rule "
+                              "off")

@@ -1,0 +1,316 @@
+"""The configuration of a run (:class:`RunConfig`): defaults < TOML file < flags given, validated
+with fix hints, dumped back as TOML (``evotune run --print-config``)."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..enginespec import _unknown
+from ..errors import ConfigError
+from ..fileio import read_text
+from ..limits import LIMITS, Limits, check_limits, parse_tc
+from ..rules import Adjudication
+
+
+STRATEGY_NAMES = ("de", "jde", "ea", "td", "spsa", "cmaes")
+
+
+STRATEGY_NAMES = ("de", "jde", "ea", "td", "spsa", "cmaes")
+NG_PREFIX = "ng:"
+
+
+
+def known_strategy(name: str) -> bool:
+    """A registered strategy name, or ``ng:NAME`` (a nevergrad optimiser, checked when built)."""
+    return name in STRATEGY_NAMES or (name.startswith(NG_PREFIX) and len(name) > len(NG_PREFIX))
+
+
+    return name in STRATEGY_NAMES or (name.startswith(NG_PREFIX) and len(name) > len(NG_PREFIX))
+BACKENDS = ("local", "dask")
+
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that defines a run. Defaults are the differential-evolution paper's set-up."""
+
+    strategy: str = "de"
+    """Strategy name: de, jde, ea, td, spsa, cmaes or ng:NAME."""
+    np: int = 20
+    """Population size (DE/jDE/EA) or number of learners (TD)."""
+    generations: int = 50
+    """Stop after this many generations (0 = no generation limit)."""
+    games: int = 4
+    """Games per mini-match (even; colour-balanced pairs)."""
+    depth: int = 3
+    """Search depth per move (plies)."""
+    nodes: int = 0
+    """Node limit per move (0 = none; the depth still applies)."""
+    max_plies: int = 400
+    """Ply cap per game (reaching it is a draw)."""
+    seed: int = 1
+    """The run's seed; every random draw is addressed by position under it."""
+    engine: str = "shannon"
+    """Engine spec (a name under engines/ or a .toml path) declaring the weight space."""
+    openings: str = "book"
+    """'book' (the packaged Polyglot book), 'startpos', or an EPD/PGN/.bin file."""
+    book_plies: int = 8
+    """Plies drawn from a Polyglot book per opening."""
+    init_low: float = 0.0
+    """Lower end of the uniform initial distribution of free weights."""
+    init_high: float = 1000.0
+    """Upper end of the uniform initial distribution of free weights."""
+    max_games: int = 0
+    """Stop when this many games have been played (0 = no limit); checked after each generation."""
+    max_seconds: float = 0.0
+    """Stop after this much wall time (0 = no limit); checked after each generation."""
+    params: tuple[tuple[str, object], ...] = ()
+    """Strategy parameters (e.g. F, CR, bounds rule), as (name, value) pairs."""
+    workers: int = 0
+    """Worker processes (0 = one per core). Does not change results."""
+    backend: str = "local"
+    """'local' (loky processes) or 'dask' (a dask.distributed cluster). Does not change results."""
+    scheduler: str = ""
+    """Dask scheduler address, e.g. tcp://host:8786 (backend 'dask')."""
+    movetime: float = 0.0
+    """Seconds per move for external engines (0 = use depth / nodes)."""
+    tc: str = ""
+    """Time control 'BASE+INC' in seconds for external engines ('' = none; built-in players keep
+    depth / nodes)."""
+    time_margin: float = 0.1
+    """Seconds a side may overrun its clock before it loses on time (with ``tc``)."""
+    resign_score: int = 0
+    """Resign adjudication: score (> 0 enables it) ..."""
+    resign_moves: int = 0
+    """... held for this many own moves (the opponent agreeing) loses."""
+    draw_score: int = 0
+    """Draw adjudication: |score| <= draw_score (> 0 enables it) ..."""
+    draw_moves: int = 0
+    """... for this many moves of each side ..."""
+    draw_start_ply: int = 0
+    """... counted from this ply, is a draw."""
+    opponents: str = ""
+    """Gauntlet fitness: comma-separated players 'SPEC[:WEIGHTS]' every candidate plays
+    colour-balanced games against ('' = the default trial-vs-target mini-matches)."""
+
+    # fields that never change results: excluded from the run's identity
+    NON_IDENTITY = ("workers", "backend", "scheduler", "generations", "max_games", "max_seconds")
+    # fields added after runs were stored: left out of the identity while at their default, so
+    # runs stored before them keep their identity (and can be resumed)
+    LATER_FIELDS = ("movetime", "tc", "time_margin", "resign_score", "resign_moves",
+                    "draw_score", "draw_moves", "draw_start_ply", "opponents")
+
+    def params_dict(self) -> dict:
+        return dict(self.params)
+
+    def to_dict(self) -> dict:
+        d = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        d["params"] = self.params_dict()
+        return d
+
+    def identity_dict(self) -> dict:
+        d = {k: v for k, v in self.to_dict().items() if k not in self.NON_IDENTITY}
+        for k in self.LATER_FIELDS:
+            if d[k] == RunConfig.__dataclass_fields__[k].default:
+                del d[k]
+        if not self.tc and "time_margin" in d:
+            del d["time_margin"]  # the margin matters only with a time control
+        return d
+
+    def adjudication(self) -> Adjudication:
+        """The run's adjudication rules (all zero: none)."""
+        return Adjudication(resign_score=self.resign_score, resign_moves=self.resign_moves,
+                            draw_score=self.draw_score, draw_moves=self.draw_moves,
+                            draw_start_ply=self.draw_start_ply)
+
+    @property
+    def limits(self) -> Limits:
+        """The run's game limits as one value."""
+        return Limits(depth=self.depth, nodes=self.nodes, movetime=self.movetime,
+                      tc=parse_tc(self.tc), time_margin=self.time_margin,
+                      max_plies=self.max_plies, adjudication=self.adjudication())
+
+
+
+def _coerce(name: str, value, typ):
+    """``value`` as ``typ``: ints from ints or whole finite floats, floats from numbers, strings
+    from strings only (a bool, a list or a table is never silently turned into a setting)."""
+    ok = not isinstance(value, bool) and (
+        (typ is int and (isinstance(value, int) or (isinstance(value, float)
+                                                     and math.isfinite(value)
+                                                     and value.is_integer())))
+        or (typ is float and isinstance(value, (int, float)))
+        or (typ is str and isinstance(value, str)))
+    if not ok:
+        raise ConfigError(f"'{name}' must be {'a whole number' if typ is int else typ.__name__}, "
+                          f"got {value!r}")
+    return typ(value)
+
+
+# The scalar fields of RunConfig and their types, taken from the dataclass (annotations are
+# strings under `from __future__ import annotations`); `params` is handled on its own.
+_TYPES = {f.name: {"int": int, "float": float, "str": str}[f.type]
+          for f in dataclasses.fields(RunConfig) if f.name != "params"}
+
+
+
+def load_config_file(path: str | Path) -> dict:
+    """Read a run config TOML file into a flat dict of known keys (unknown keys are an error).
+
+    Layout: top-level keys are RunConfig fields; a ``[params]`` table holds strategy parameters;
+    a ``[cluster]`` table may hold ``backend`` and ``scheduler``.
+    """
+    p = Path(path)
+    try:
+        data = tomllib.loads(read_text(p, "config file"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {p}: not valid TOML ({exc})") from None
+    flat: dict = {}
+    for key, value in data.items():
+        if key == "params":
+            if not isinstance(value, dict):
+                raise ConfigError(f"config file {p}: [params] must be a table")
+            flat["params"] = dict(value)
+        elif key == "cluster":
+            if not isinstance(value, dict):
+                raise ConfigError(f"config file {p}: [cluster] must be a table")
+            _unknown(value, ("backend", "scheduler"), f"config file {p}: [cluster]")
+            flat.update(value)
+        elif key in _TYPES:
+            flat[key] = value
+        else:
+            raise ConfigError(f"config file {p}: unknown key '{key}'; known keys: "
+                              f"{', '.join(sorted(set(_TYPES) | {'params', 'cluster'}))}")
+    return flat
+
+
+
+def build_run_config(*, file: str | Path | None = None, base: RunConfig | None = None,
+                     **flags) -> RunConfig:
+    """Defaults < config file < flags given (flags whose value is None are 'not given')."""
+    values = (base or RunConfig()).to_dict()
+    if file is not None:
+        values.update(load_config_file(file))
+    for key, value in flags.items():
+        if value is None:
+            continue
+        if key == "params":
+            merged = dict(values.get("params") or {})
+            merged.update(value)
+            values["params"] = merged
+        elif key not in _TYPES:
+            raise ConfigError(f"unknown option '{key}'")
+        else:
+            values[key] = value
+    for key, typ in _TYPES.items():
+        values[key] = _coerce(key, values[key], typ)
+    params = values.pop("params") or {}
+    cfg = RunConfig(**values, params=tuple(sorted(params.items())))
+    validate_run_config(cfg)
+    return cfg
+
+
+
+FIT_NAMES = ("texel",)
+"""Runs that fit weights to positions instead of playing matches (evotune.learn.fitrun); their
+settings are the config's params."""
+
+
+
+def validate_run_config(cfg: RunConfig) -> None:
+    """Raise ConfigError with a fix hint for any invalid value."""
+    if cfg.strategy in FIT_NAMES:
+        return
+    if not known_strategy(cfg.strategy):
+        raise ConfigError(f"unknown strategy '{cfg.strategy}'; use one of "
+                          f"{', '.join(STRATEGY_NAMES)} or {NG_PREFIX}NAME (a nevergrad "
+                          "optimiser, e.g. ng:NGOpt)")
+    if cfg.strategy in ("de", "jde") and cfg.np < 4:
+        raise ConfigError(f"--np {cfg.np} is too small for {cfg.strategy}: DE/rand/1 needs "
+                          "NP >= 4 (three distinct partners besides the target)")
+    if cfg.np < 1:
+        raise ConfigError(f"--np must be at least 1, got {cfg.np}")
+    if cfg.games < 2 or cfg.games % 2:
+        raise ConfigError(f"--games {cfg.games}: a colour-balanced match needs an even number "
+                          "of games >= 2 (each opening is played twice, colours swapped)")
+    if cfg.depth < 1:
+        raise ConfigError(f"--depth must be at least 1, got {cfg.depth}")
+    if cfg.nodes < 0 or cfg.max_plies < 1 or cfg.book_plies < 0:
+        raise ConfigError("nodes and book_plies must be >= 0 and max_plies >= 1")
+    if cfg.generations < 0 or cfg.max_games < 0 or cfg.max_seconds < 0:
+        raise ConfigError("generations, max_games and max_seconds must be >= 0 (0 = no limit)")
+    if cfg.generations == 0 and cfg.max_games == 0 and cfg.max_seconds == 0:
+        raise ConfigError("the run has no end: give --generations, max_games or max_seconds")
+    if cfg.workers < 0:
+        raise ConfigError(f"--workers must be >= 0 (0 = one per core), got {cfg.workers}")
+    if cfg.backend not in BACKENDS:
+        raise ConfigError(f"unknown backend '{cfg.backend}'; use one of {', '.join(BACKENDS)}")
+    if cfg.backend == "dask" and not cfg.scheduler:
+        raise ConfigError("backend 'dask' needs --scheduler tcp://HOST:PORT")
+    if cfg.init_low > cfg.init_high:
+        raise ConfigError(f"init_low {cfg.init_low:g} > init_high {cfg.init_high:g}")
+    if not cfg.movetime >= 0 or not cfg.time_margin >= 0:
+        raise ConfigError("--movetime and --time-margin must be >= 0 seconds")
+    if parse_tc(cfg.tc) is not None and (cfg.movetime > 0):
+        raise ConfigError("give either --tc or --movetime, not both")
+    if min(cfg.resign_score, cfg.resign_moves, cfg.draw_score, cfg.draw_moves,
+           cfg.draw_start_ply) < 0 or bool(cfg.resign_score) != bool(cfg.resign_moves) \
+            or bool(cfg.draw_score) != bool(cfg.draw_moves):
+        raise ConfigError("--resign SCORE MOVES and --draw SCORE MOVES FROM_PLY take positive "
+                          "scores and move counts (FROM_PLY >= 0), e.g. --resign 1000 3")
+    _check_bounds(cfg)
+
+
+
+def _check_bounds(cfg: RunConfig) -> None:
+    """Every number finite and within what the engine, numpy and the OS can hold."""
+    check_limits(**{k: getattr(cfg, k) for k in LIMITS},
+                 **{k: getattr(cfg, k) for k in ("init_low", "init_high", "max_seconds",
+                                                 "movetime", "time_margin")})
+    for key in cfg.params_dict():
+        if key in _TYPES:
+            raise ConfigError(f"--param {key}: '{key}' is a run setting; give it as --{key.replace('_', '-')} "
+                              f"(or '{key} = ...' in the config file), never as a strategy parameter")
+
+
+
+def run_config_from_dict(d: dict) -> RunConfig:
+    """Rebuild a RunConfig from its to_dict() form (as stored in a manifest)."""
+    d = dict(d)
+    params = d.pop("params", {}) or {}
+    unknown = sorted(set(d) - set(_TYPES))
+    if unknown:
+        raise ConfigError(f"stored config has unknown key(s) {unknown}")
+    return build_run_config(params=params, **d)
+
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    return json.dumps(str(v))
+
+
+
+def dump_config_toml(cfg: RunConfig) -> str:
+    """The resolved config as a TOML file that ``--config`` reads back to the same config."""
+    lines = ["# evotune run configuration (evotune run --config FILE)"]
+    for key in _TYPES:
+        if key in ("backend", "scheduler"):
+            continue
+        lines.append(f"{key} = {_toml_value(getattr(cfg, key))}")
+    lines.append("")
+    lines.append("[params]")
+    for k, v in cfg.params:
+        lines.append(f"{k} = {_toml_value(v)}")
+    lines.append("")
+    lines.append("[cluster]")
+    lines.append(f"backend = {_toml_value(cfg.backend)}")
+    lines.append(f"scheduler = {_toml_value(cfg.scheduler)}")
+    return "\n".join(lines) + "\n"

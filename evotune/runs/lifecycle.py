@@ -1,0 +1,160 @@
+"""A run's life: checked before anything is written (:func:`preflight`), created
+(:func:`new_run`), reopened with its identity checked (:func:`open_run`)."""
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+from ..enginespec import EngineSpec, load_engine_spec
+from ..errors import ConfigError, EvotuneError, StoreError
+from ..match.cluster import backend_session
+from ..match.gauntlet import check_opponents
+from ..match.openings import check_openings
+from ..players.spec import check_engine_spec, player_from_engine_spec
+from ..strategies import make_strategy, strategy_class
+from ..strategies import strategy_params as strategy_params_for
+from .config import RunConfig
+from .identity import config_differences, default_run_id
+from .plan import RunPlan, plan_run
+from .records import check_run_id
+from .store import Store
+
+
+def resolve_workers(workers: int) -> int:
+    return workers if workers > 0 else max(1, os.cpu_count() or 1)
+
+
+def strategy_params(cfg: RunConfig) -> dict:
+    """The parameters the run gives its strategy: ``[params]`` plus np, games and the budget
+    where the strategy has them."""
+    return strategy_params_for(cfg.strategy, np=cfg.np, games=cfg.games, budget=cfg.max_games,
+                      params=cfg.params_dict())
+
+
+def with_budget(cfg: RunConfig, spec: EngineSpec) -> RunConfig:
+    """``cfg`` with the planned game budget fixed in its params, for strategies whose schedule
+    depends on it (SPSA's N, nevergrad's budget): --max-games, or else --generations times the
+    games of one generation. Fixed at the start, so raising a limit on resume keeps the schedule.
+    """
+    params = cfg.params_dict()
+    if "budget" not in strategy_class(cfg.strategy).PARAMS or "budget" in params:
+        return cfg
+    budget = cfg.max_games
+    if not budget:
+        space = spec.space(init_low=cfg.init_low, init_high=cfg.init_high)
+        probe = make_strategy(cfg.strategy, space, params=strategy_params(cfg), seed=cfg.seed)
+        budget = cfg.generations * sum(r.games for r in probe.ask())
+    params["budget"] = int(budget)
+    return dataclasses.replace(cfg, params=tuple(sorted(params.items())))
+
+
+def check_run_players(plan: RunPlan) -> None:
+    """Before anything is written: the run's engine (and gauntlet opponents) can play it.
+
+    A strategy that learns from the evaluation's features (td) needs the built-in engine; a
+    'uci' engine spec is started once and its options checked (every option the spec names must
+    be declared, every weight's bounds must map into the option's range). Raises an
+    EvotuneError with one line naming what is wrong.
+    """
+    cfg, spec = plan.config, plan.spec
+    if spec.kind == "uci" and strategy_class(cfg.strategy).NEEDS_FEATURES:
+        raise ConfigError(f"strategy '{cfg.strategy}' learns from the evaluation's feature vector, "
+                          f"which the UCI engine of '{cfg.engine}' does not expose; tune it with "
+                          "de, jde or ea, or use a builtin engine spec")
+    check_engine_spec(spec)
+    if cfg.opponents:
+        if strategy_class(cfg.strategy).NEEDS_FEATURES:
+            raise ConfigError(f"strategy '{cfg.strategy}' learns from self-play; --opponents "
+                              "applies to de, jde, ea, spsa, cmaes and ng:NAME")
+        check_opponents(cfg.opponents)
+
+
+def preflight(plan: RunPlan) -> None:
+    """Everything a run needs, checked before anything is created: the engine spec and that the
+    engine accepts its weights, an initial range that meets every free weight's bounds, the
+    strategy and its parameters, the openings, and a reachable Dask scheduler."""
+    cfg, spec, space = plan.config, plan.spec, plan.space
+    for name, lo, hi, fixed in zip(space.names, space.lower, space.upper, space.fixed):
+        if not fixed and (cfg.init_high < lo or cfg.init_low > hi):
+            raise ConfigError(f"the initial range [{cfg.init_low:g}, {cfg.init_high:g}] misses "
+                              f"the bounds [{lo:g}, {hi:g}] of weight '{name}'; give init_low "
+                              "and init_high that overlap the weights' bounds")
+    check_run_players(plan)  # the engine (and gauntlet opponents) can play these weights
+    if spec.kind == "builtin":
+        try:
+            player_from_engine_spec(spec)
+        except EvotuneError as exc:
+            raise ConfigError(f"engine spec {spec.path}: the built-in engine cannot play its "
+                              f"weights ({exc})") from None
+    make_strategy(cfg.strategy, space, params=strategy_params(cfg), seed=cfg.seed)
+    check_openings(plan.openings, book_plies=cfg.book_plies)
+    check_backend(cfg)
+
+
+def check_workers(workers: int) -> None:
+    """Local worker processes: 0 (one per core) up to 4 per core of this machine."""
+    cores = os.cpu_count() or 1
+    if not 0 <= workers <= 4 * cores:
+        raise ConfigError(f"--workers {workers}: give 0 (one per core) up to {4 * cores} (4 per "
+                          f"core on this machine)")
+
+
+def check_backend(cfg: RunConfig) -> None:
+    """Local workers a machine can start (at most 4 per core); a Dask backend's scheduler
+    reachable with workers."""
+    if cfg.backend == "local":
+        check_workers(cfg.workers)
+    if cfg.backend == "dask":
+        with backend_session(cfg.backend, cfg.scheduler, workers=1):
+            pass
+
+
+def new_run(cfg: RunConfig, *, out_dir: str | Path = "populations",
+            run_id: str | None = None, spec: EngineSpec | None = None) -> tuple[Store, RunPlan]:
+    """Create the run directory of a new run (refusing an existing id, saying what differs)
+    after :func:`preflight` found everything it needs; return it with the run's plan. The
+    engine spec is read here unless given (``spec``)."""
+    if run_id is not None:
+        check_run_id(run_id)
+    spec = load_engine_spec(cfg.engine) if spec is None else spec
+    plan = plan_run(with_budget(cfg, spec), spec=spec)
+    cfg, identity = plan.config, plan.identity
+    preflight(plan)
+    run_id = run_id or default_run_id(cfg, identity)
+    existing = Path(out_dir) / run_id / "manifest.json"
+    if existing.exists():
+        old_store = Store(existing.parent)
+        old_store.lock()  # a live run: refused naming its writer's PID
+        old_store.unlock()
+        old = old_store.manifest()
+        diff = config_differences(old.config.to_dict(), cfg.to_dict())
+        if diff:
+            raise StoreError(f"run '{run_id}' exists with another configuration ("
+                             + "; ".join(diff) + "); choose another --run-id")
+        raise StoreError(f"run '{run_id}' already exists; continue it with "
+                         f"'evotune resume {run_id}' or choose another --run-id")
+    return Store.create(out_dir, run_id, config=cfg, identity=identity), plan
+
+
+def open_run(run: str | Path, *, out_dir: str | Path = "populations") -> tuple[Store, RunPlan]:
+    """Open a stored run for writing, check that its identity (config, engine spec, openings)
+    holds, and return it with its plan."""
+    store = Store.open(run, out_dir)
+    manifest = store.manifest()
+    store.lock()  # one writer per run: refused while another process runs it
+    store.prepare_resume(check_only=True)  # the whole history, before anything is written
+    cfg = manifest.config
+    plan = plan_run(cfg)
+    now = plan.identity
+    stored = manifest.identity
+    changed = [k for k in ("config", "engine_spec", "openings") if stored.get(k) != now.get(k)]
+    if changed:
+        what = {"config": "the resolved configuration",
+                "engine_spec": f"the engine spec file ({cfg.engine})",
+                "openings": f"the openings file ({cfg.openings})"}
+        raise StoreError(f"run '{store.run_id}' cannot be resumed: "
+                         + ", ".join(what[k] for k in changed)
+                         + " changed since it started; restore it or start a new run")
+    check_run_players(plan)
+    return store, plan

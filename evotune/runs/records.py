@@ -1,0 +1,361 @@
+"""The records of a run folder, each with exactly one reader and one validator (``parse_*``).
+
+Layout of a run directory::
+
+
+    manifest.json            version, resolved config, identity (hashes of config, engine spec,
+                             openings)                                        -> Manifest
+    state.json               the commit point: generation, games, seconds, strategy state -> State
+    generations/gen-NNNN.json one file per generation: population, matches, statistics and the
+                             strategy state after it (gen-0000 = the initial population) -> Generation
+    games.jsonl              append-only game log, one game record per line  -> GameLine
+    games.pgn                every game in PGN (rebuilt from the log when it is behind)
+    verify.json              the latest verification (written by ``evotune verify``)
+    .lock                    the writer lock (fcntl.flock) and the holder's PID
+
+Every other module reads runs through these parsers, never through dict keys with defaults of its
+own. A record that fails its validator is reported as one line naming the file (and line): never a
+traceback, never a guess.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import __version__
+from ..errors import EvotuneError, StoreError
+from .config import RunConfig, run_config_from_dict
+
+
+FORMAT_VERSION = 1
+
+
+FORMAT_VERSION = 1
+RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+GEN_FILE_RE = re.compile(r"^gen-(\d{4,})\.json$")
+
+
+GEN_FILE_RE = re.compile(r"^gen-(\d{4,})\.json$")
+RESULTS = ("1-0", "0-1", "1/2-1/2")
+
+
+
+def damaged(path: Path, what: str) -> StoreError:
+    return StoreError(f"{path} is damaged ({what}); restore it from a backup or start a new run "
+                      "with another --run-id")
+
+
+
+def read_json(path: Path, what: str):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise StoreError(f"{what} {path} is missing") from None
+    except IsADirectoryError:
+        raise damaged(path, "a folder, not a file") from None
+    except OSError as exc:
+        raise StoreError(f"{what} {path} cannot be read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise damaged(path, "not UTF-8 text") from None
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise StoreError(f"{what} {path} is corrupt ({exc}); the run cannot continue safely: "
+                         "restore the file or start a new run with another --run-id") from None
+
+
+
+def _int(d: dict, key: str, path: Path, *, low: int = 0) -> int:
+    v = d.get(key)
+    if isinstance(v, bool) or not isinstance(v, int) or v < low:
+        raise damaged(path, f"'{key}' must be an integer >= {low}, not {v!r}")
+    return v
+
+
+
+def _float(d: dict, key: str, path: Path) -> float:
+    v = d.get(key)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+        raise damaged(path, f"'{key}' must be a finite number >= 0, not {v!r}")
+    return float(v)
+
+
+
+def json_object(data, path: Path) -> dict:
+    if not isinstance(data, dict):
+        raise damaged(path, f"a JSON object was expected, not a {type(data).__name__}")
+    return data
+
+
+
+def _vector(v, n: int | None, key: str, path: Path) -> tuple[float, ...]:
+    if not isinstance(v, list) or (n is not None and len(v) != n) or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+            for x in v):
+        raise damaged(path, f"'{key}' must be a list of {n if n is not None else 'some'} finite "
+                         "numbers")
+    return tuple(float(x) for x in v)
+
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """manifest.json: what the run is."""
+
+    run_id: str
+    """The run's id (its folder name)."""
+    config: RunConfig
+    """The resolved configuration, validated."""
+    identity: dict
+    """Hashes: config, engine_spec, openings, hash (all strings)."""
+    evotune: str = __version__
+    """The evotune version that created the run."""
+    format: int = FORMAT_VERSION
+    """The store format."""
+
+    def to_json(self) -> dict:
+        return {"format": self.format, "evotune": self.evotune, "run_id": self.run_id,
+                "config": self.config.to_dict(), "identity": dict(self.identity)}
+
+
+
+def parse_manifest(data, path: Path) -> Manifest:
+    """The one validator of manifest.json."""
+
+    d = json_object(data, path)
+    if d.get("format") != FORMAT_VERSION:
+        raise StoreError(f"{path}: format {d.get('format')!r} is not supported by this evotune "
+                         f"(format {FORMAT_VERSION})")
+    if not isinstance(d.get("config"), dict):
+        raise damaged(path, "no 'config' object")
+    ident = d.get("identity")
+    if not isinstance(ident, dict) or not all(isinstance(v, str) for v in ident.values()):
+        raise damaged(path, "'identity' must be an object of strings")
+    try:
+        cfg = run_config_from_dict(d["config"])
+    except EvotuneError as exc:
+        raise damaged(path, f"its config: {exc}") from None
+    run_id = d.get("run_id")
+    if not isinstance(run_id, str):
+        raise damaged(path, "'run_id' must be a string")
+    return Manifest(run_id=run_id, config=cfg, identity=dict(ident),
+                    evotune=str(d.get("evotune", "")), format=FORMAT_VERSION)
+
+
+
+@dataclass(frozen=True)
+class State:
+    """state.json: the commit point of the run (the last generation stored completely)."""
+
+    generation: int
+    """Generations completed (0 = only the initial population)."""
+    games: int
+    """Games played in the whole run."""
+    seconds: float
+    """Wall time of the whole run."""
+    finished: bool
+    """True once a stop condition was reached."""
+    strategy: dict
+    """The strategy's state (``Strategy.state()``)."""
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+
+def parse_state(data, path: Path) -> State:
+    """The one validator of state.json."""
+    d = json_object(data, path)
+    finished = d.get("finished", False)
+    if not isinstance(finished, bool):
+        raise damaged(path, f"'finished' must be true or false, not {finished!r}")
+    if not isinstance(d.get("strategy"), dict):
+        raise damaged(path, "'strategy' must be an object")
+    return State(generation=_int(d, "generation", path), games=_int(d, "games", path),
+                 seconds=_float(d, "seconds", path) if "seconds" in d else 0.0,
+                 finished=finished, strategy=d["strategy"])
+
+
+
+@dataclass(frozen=True)
+class Generation:
+    """generations/gen-NNNN.json: one generation (gen-0000 is the initial population)."""
+
+    generation: int
+    """Its number."""
+    strategy: str
+    """Strategy name."""
+    names: tuple[str, ...]
+    """Weight names, in engine order."""
+    population: tuple[tuple[float, ...], ...]
+    """The population after the generation, one row per individual."""
+    mean: tuple[float, ...]
+    """Population mean per weight."""
+    std: tuple[float, ...]
+    """Population standard deviation per weight."""
+    games: int
+    """Games played in this generation."""
+    games_total: int
+    """Games played in the whole run up to and including it."""
+    matches: tuple[dict, ...] = ()
+    """Per match: players, points, games, W/D/L."""
+    stats: dict = dataclasses.field(default_factory=dict)
+    """The strategy's statistics of the generation."""
+    seconds: float = 0.0
+    """Wall time of the generation."""
+    seconds_total: float = 0.0
+    """Wall time of the whole run up to it."""
+    state: dict | None = None
+    """The strategy state after it (lets a lost state.json be rebuilt exactly); None in runs
+    stored before it was kept here."""
+    gauntlet: dict | None = None
+    """Runs with --opponents: {'opponents': [names], 'candidates': [{'weights', 'points',
+    'games', 'wins', 'draws', 'losses'} (per opponent)]}; None otherwise."""
+
+    def to_json(self) -> dict:
+        d = dataclasses.asdict(self)
+        d.update(names=list(self.names), population=[list(r) for r in self.population],
+                 mean=list(self.mean), std=list(self.std), matches=list(self.matches))
+        for optional in ("state", "gauntlet"):
+            if d[optional] is None:
+                del d[optional]
+        return d
+
+    def as_state(self, *, finished: bool = False) -> State:
+        """The state this generation commits (needs the strategy state stored with it)."""
+        return State(generation=self.generation, games=self.games_total,
+                     seconds=self.seconds_total, finished=finished, strategy=self.state)
+
+
+
+def parse_generation(data, path: Path) -> Generation:
+    """The one validator of a generation file."""
+    d = json_object(data, path)
+    names = d.get("names")
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise damaged(path, "'names' must be a non-empty list of strings")
+    n = len(names)
+    pop = d.get("population")
+    if not isinstance(pop, list) or not pop:
+        raise damaged(path, "'population' must be a non-empty list of rows")
+    population = tuple(_vector(row, n, "population", path) for row in pop)
+    strategy = d.get("strategy")
+    if not isinstance(strategy, str):
+        raise damaged(path, "'strategy' must be a string")
+    matches, stats, state = d.get("matches", []), d.get("stats", {}), d.get("state")
+    if not isinstance(matches, list) or not all(isinstance(m, dict) for m in matches):
+        raise damaged(path, "'matches' must be a list of objects")
+    if not isinstance(stats, dict):
+        raise damaged(path, "'stats' must be an object")
+    if state is not None and not isinstance(state, dict):
+        raise damaged(path, "'state' must be an object")
+    gauntlet = d.get("gauntlet")
+    if gauntlet is not None and not (isinstance(gauntlet, dict)
+                                     and isinstance(gauntlet.get("opponents"), list)
+                                     and isinstance(gauntlet.get("candidates"), list)):
+        raise damaged(path, "'gauntlet' must be an object with 'opponents' and 'candidates' lists")
+    gen = Generation(
+        generation=_int(d, "generation", path), strategy=strategy, names=tuple(names),
+        population=population, mean=_vector(d.get("mean"), n, "mean", path),
+        std=_vector(d.get("std"), n, "std", path), games=_int(d, "games", path),
+        games_total=_int(d, "games_total", path), matches=tuple(matches), stats=stats,
+        seconds=_float(d, "seconds", path) if "seconds" in d else 0.0,
+        seconds_total=_float(d, "seconds_total", path) if "seconds_total" in d else 0.0,
+        state=state, gauntlet=gauntlet)
+    if gen.games > gen.games_total:
+        raise damaged(path, f"games {gen.games} > games_total {gen.games_total}")
+    return gen
+
+
+
+@dataclass(frozen=True)
+class GameLine:
+    """One line of games.jsonl: a game record (``GameRecord.to_dict()``) and where it is."""
+
+    line: int
+    """1-based line number in games.jsonl."""
+    key: tuple[int, int, int, int]
+    """(generation, fixture, pair, game index)."""
+    data: dict
+    """The record (``GameRecord.from_dict`` reads it)."""
+
+
+
+_GAME_STR = ("white", "black", "result", "termination")
+
+
+_GAME_STR = ("white", "black", "result", "termination")
+_GAME_LIST = ("white_weights", "black_weights", "moves")
+
+
+
+def parse_game_line(raw: bytes, line: int, path: Path) -> GameLine:
+    """The one validator of a game log line."""
+    where = f"{path} line {line}"
+    try:
+        d = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        raise damaged(Path(where), "not a JSON game record") from None
+    if not isinstance(d, dict):
+        raise damaged(Path(where), "not a JSON object")
+    key = d.get("key")
+    if not (isinstance(key, list) and len(key) == 4
+            and all(isinstance(k, int) and not isinstance(k, bool) and k >= 0 for k in key)):
+        raise damaged(Path(where), f"'key' must be 4 integers >= 0, not {key!r}")
+    for k in _GAME_STR:
+        if not isinstance(d.get(k), str):
+            raise damaged(Path(where), f"'{k}' must be a string")
+    for k in _GAME_LIST:
+        if not isinstance(d.get(k), list):
+            raise damaged(Path(where), f"'{k}' must be a list")
+    if d["result"] not in RESULTS:
+        raise damaged(Path(where), f"result {d['result']!r} is not one of {', '.join(RESULTS)}")
+    if not isinstance(d.get("opening"), dict) or not isinstance(d["opening"].get("fen"), str):
+        raise damaged(Path(where), "'opening' must be an object with a 'fen'")
+    return GameLine(line=line, key=tuple(key), data=d)
+
+
+
+@dataclass(frozen=True)
+class ResumePoint:
+    """What :meth:`Store.prepare_resume` found and did."""
+
+    state: State | None
+    """The state to continue from (None: nothing stored yet, start at generation 0)."""
+    notes: tuple[str, ...]
+    """One line per repair (shown to the user)."""
+
+
+
+def check_verify(doc: dict, path: Path) -> dict:
+    """The validator of verify.json (written by ``evotune verify``): the fields reports use."""
+    def bad(what):
+        return StoreError(f"{path} is damaged ({what}); run 'evotune verify' again to replace it")
+
+    g = doc.get("generation")
+    if g is not None and (isinstance(g, bool) or not isinstance(g, int) or g < 0):
+        raise bad(f"'generation' must be an integer >= 0, not {g!r}")
+    w = doc.get("weights", [])
+    if not isinstance(w, list) or not all(isinstance(x, (int, float)) for x in w):
+        raise bad("'weights' must be a list of numbers")
+    matches = doc.get("matches", [])
+    if not isinstance(matches, list) or not all(
+            isinstance(m, dict) and all(isinstance(m.get(k), int) and not isinstance(m.get(k), bool)
+                                        for k in ("games", "wins", "draws", "losses"))
+            for m in matches):
+        raise bad("'matches' must be a list of match objects with games, wins, draws, losses")
+    return doc
+
+
+
+def check_run_id(run_id: str) -> None:
+    """Run ids are folder names: letters, digits, '.', '_' and '-' (no separators, no control
+    characters)."""
+    if not isinstance(run_id, str) or not RUN_ID_RE.fullmatch(run_id):
+        raise StoreError(f"run id {run_id!r} is not allowed; use letters, digits, '.', '_' and "
+                         "'-' (at most 100 characters, starting with a letter or digit)")

@@ -1,0 +1,348 @@
+"""One run folder (:class:`Store`): the only writer under ``populations/<run-id>/``.
+
+Order of writes for a generation: games (log, PGN), then the generation file, then the state.
+:meth:`Store.prepare_resume` checks the whole history before a run continues and repairs only
+what a crash can leave behind (see docs/internals.md, "The store's guarantees").
+"""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Iterable
+
+from ..errors import StoreError
+from ..fileio import append_text, atomic_write_json, atomic_write_text
+from .config import RunConfig, run_config_from_dict
+from .lock import RunLock
+from .records import (GEN_FILE_RE, GameLine, Generation, Manifest, ResumePoint, State, damaged,
+                      json_object, read_json, check_run_id, check_verify, parse_game_line,
+                      parse_generation, parse_manifest, parse_state)
+
+log = logging.getLogger(__name__)
+
+
+
+class Store:
+    """One run directory."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self._lock = RunLock(self.root / ".lock", busy=(
+            f"run '{self.root.name}' is being written by process {{pid}}; wait for it to end "
+            "(or stop it) before running or resuming it"))
+
+    # -- locating ------------------------------------------------------------------------------
+    @property
+    def run_id(self) -> str:
+        return self.root.name
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.root / "manifest.json"
+
+    @property
+    def state_path(self) -> Path:
+        return self.root / "state.json"
+
+    @property
+    def games_path(self) -> Path:
+        return self.root / "games.jsonl"
+
+    @property
+    def pgn_path(self) -> Path:
+        return self.root / "games.pgn"
+
+    @property
+    def generations_dir(self) -> Path:
+        return self.root / "generations"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.root / ".lock"
+
+    @classmethod
+    def create(cls, out_dir: str | Path, run_id: str, *, config, identity: dict) -> "Store":
+        """Make a new run directory and hold its writer lock; refuses an existing run."""
+        check_run_id(run_id)
+        cfg = config if isinstance(config, RunConfig) else run_config_from_dict(config)
+        root = Path(out_dir) / run_id
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot make the run folder {root} ({exc.strerror})") from None
+        store = cls(root)
+        store.lock()
+        if store.manifest_path.exists():
+            store.unlock()
+            raise StoreError(f"run '{run_id}' already exists in {root.parent}; continue it with "
+                             f"'evotune resume {run_id}' or choose another --run-id")
+        manifest = Manifest(run_id=run_id, config=cfg, identity=dict(identity))
+        atomic_write_json(store.manifest_path, manifest.to_json())
+        return store
+
+    @classmethod
+    def open(cls, run: str | Path, out_dir: str | Path = "populations") -> "Store":
+        """Open a run by id (under ``out_dir``) or by path."""
+        if "\x00" in str(run) or "\x00" in str(out_dir):
+            raise StoreError("a run id or path cannot hold a NUL character")
+        for cand in (Path(out_dir) / str(run), Path(run)):
+            try:
+                if (cand / "manifest.json").is_file():
+                    return cls(cand)
+            except OSError:
+                continue
+        known = ", ".join(s.run_id for s in list_runs(out_dir)[:10]) or "none"
+        raise StoreError(f"no run {str(run)!r} in {out_dir}/ (runs there: {known}); give a run "
+                         "id or the path of a run directory")
+
+    # -- the writer lock -------------------------------------------------------------------------
+    def lock(self) -> None:
+        """Become the run's only writer (an OS lock: a dead holder's lock is released by the OS);
+        refuses with the holder's PID when another live process writes the run."""
+        self._lock.acquire()
+
+    def unlock(self) -> None:
+        self._lock.release()
+
+    # -- manifest and state ----------------------------------------------------------------------
+    def manifest(self) -> Manifest:
+        return parse_manifest(read_json(self.manifest_path, "manifest"), self.manifest_path)
+
+    def read_state(self) -> State | None:
+        """state.json, or None when it does not exist."""
+        if not self.state_path.exists():
+            return None
+        return parse_state(read_json(self.state_path, "state file"), self.state_path)
+
+    def current_state(self) -> State | None:
+        """The state for readers: state.json, else the one the last generation file commits
+        (None when nothing is stored yet)."""
+        state = self.read_state()
+        if state is not None:
+            return state
+        files = self._generation_files()
+        if not files:
+            return None
+        last = self._read_generation_file(files[-1][1], files[-1][0])
+        if last.state is None:
+            raise StoreError(f"{self.state_path} is missing and {files[-1][1]} does not hold "
+                             "the strategy state to rebuild it; restore state.json or start a "
+                             "new run with another --run-id")
+        return last.as_state()
+
+    def write_state(self, state: State | dict) -> None:
+        if isinstance(state, dict):
+            state = parse_state(state, self.state_path)
+        atomic_write_json(self.state_path, state.to_json())
+
+    # -- generations -----------------------------------------------------------------------------
+    def generation_path(self, generation: int) -> Path:
+        return self.generations_dir / f"gen-{generation:04d}.json"
+
+    def write_generation(self, generation: int, data: Generation | dict) -> None:
+        path = self.generation_path(generation)
+        if isinstance(data, dict):
+            data = parse_generation(data, path)
+        atomic_write_json(path, data.to_json())
+
+    def _read_generation_file(self, path: Path, number: int) -> Generation:
+        gen = parse_generation(read_json(path, "generation file"), path)
+        if gen.generation != number:
+            raise damaged(path, f"it says generation {gen.generation}")
+        return gen
+
+    def read_generation(self, generation: int) -> Generation:
+        return self._read_generation_file(self.generation_path(generation), generation)
+
+    def _generation_files(self) -> list[tuple[int, Path]]:
+        """(number, path) of every generation file, sorted; anything else there is damage."""
+        d = self.generations_dir
+        if not d.exists():
+            return []
+        if not d.is_dir():
+            raise damaged(d, "a file where the generations folder should be")
+        out = []
+        for p in d.iterdir():
+            if p.name.startswith("."):
+                continue  # a temporary file of an interrupted atomic write
+            m = GEN_FILE_RE.match(p.name)
+            if not m:
+                raise StoreError(f"{p} does not belong in {d}; move it away")
+            out.append((int(m.group(1)), p))
+        return sorted(out)
+
+    def generations(self, state: State | None = None) -> list[Generation]:
+        """Every generation up to the state's, in order, checked to form one history: no gap,
+        the same weights throughout, game counts adding up (gen-0000 = the initial population)."""
+        state = self.current_state() if state is None else state
+        files = dict(self._generation_files())
+        if state is None:
+            return []
+        out: list[Generation] = []
+        for g in range(state.generation + 1):
+            if g not in files:
+                raise StoreError(f"{self.generation_path(g)} is missing (the run's state is at "
+                                 f"generation {state.generation}); restore it or start a new run "
+                                 "with another --run-id")
+            gen = self._read_generation_file(files[g], g)
+            if out:
+                prev = out[-1]
+                if gen.names != prev.names:
+                    raise damaged(files[g], "its weight names differ from the previous generation's")
+                if gen.games_total != prev.games_total + gen.games:
+                    raise damaged(files[g], f"games_total {gen.games_total} != {prev.games_total} "
+                                         f"+ {gen.games}")
+            out.append(gen)
+        if out[-1].games_total != state.games:
+            raise damaged(self.state_path, f"it counts {state.games} games but "
+                                        f"{files[state.generation].name} counts "
+                                        f"{out[-1].games_total}")
+        return out
+
+    # -- games -----------------------------------------------------------------------------------
+    def append_games(self, records: Iterable[dict], pgn_text: str = "") -> None:
+        """Append game records to the log (and their PGN text to games.pgn)."""
+        lines = "".join(json.dumps(r, sort_keys=True) + "\n" for r in records)
+        if lines:
+            append_text(self.games_path, lines, sync=True)
+        if pgn_text:
+            self.append_pgn(pgn_text)
+
+    def append_pgn(self, pgn_text: str) -> None:
+        """Append PGN text to games.pgn (the game log stays the source of truth)."""
+        append_text(self.pgn_path, pgn_text, sync=False)
+
+    def pgn_game_count(self) -> int:
+        """Number of games in games.pgn (counted by their Event tags)."""
+        try:
+            data = self.pgn_path.read_bytes()
+        except FileNotFoundError:
+            return 0
+        except OSError as exc:
+            raise StoreError(f"{self.pgn_path} cannot be read ({exc.strerror})") from None
+        return data.count(b"\n[Event ") + int(data.startswith(b"[Event "))
+
+    def _pgn_complete(self, games: int) -> bool:
+        try:
+            data = self.pgn_path.read_bytes()
+        except FileNotFoundError:
+            return games == 0
+        except OSError:
+            return False
+        count = data.count(b"\n[Event ") + int(data.startswith(b"[Event "))
+        return count == games and (games == 0 or data.endswith(b"\n\n"))
+
+    def game_lines(self) -> tuple[list[GameLine], int]:
+        """Every complete line of the log, validated, and the byte length of a torn last line
+        (written without its newline by a process killed mid-write; 0 when there is none).
+        Damage anywhere else and a duplicated game key are refused, naming the line."""
+        try:
+            data = self.games_path.read_bytes()
+        except FileNotFoundError:
+            return [], 0
+        except OSError as exc:
+            raise StoreError(f"{self.games_path} cannot be read ({exc.strerror})") from None
+        parts = data.split(b"\n")
+        torn = len(parts[-1])  # the bytes after the last newline
+        out, seen = [], {}
+        for i, raw in enumerate(parts[:-1], start=1):
+            rec = parse_game_line(raw, i, self.games_path)
+            if rec.key in seen:
+                raise StoreError(f"{self.games_path} line {i} repeats the game {list(rec.key)} "
+                                 f"of line {seen[rec.key]}; remove the duplicate line")
+            seen[rec.key] = i
+            out.append(rec)
+        return out, torn
+
+    def read_games(self) -> list[dict]:
+        """All complete game records in the log (a torn last line is left out)."""
+        return [g.data for g in self.game_lines()[0]]
+
+    # -- resume ------------------------------------------------------------------------------------
+    def prepare_resume(self, *, to_pgn=None, check_only: bool = False) -> ResumePoint:
+        """Check the whole stored history, repair what a crash leaves behind, return the state.
+
+        Repaired (one note each): a missing state.json when the last generation file holds the
+        strategy state (rebuilt exactly); the games and the generation file of a generation not
+        yet committed by the state; a torn last line of the log; a games.pgn behind the log
+        (rebuilt in full from it with ``to_pgn(records) -> str``). Refused (StoreError naming
+        the file and line): anything else - a damaged or missing generation, a damaged line
+        before the end, a duplicated game, a log that lacks games the generations count.
+        ``check_only``: refuse what is refused, but write nothing.
+        """
+        notes = []
+        files = self._generation_files()
+        state = self.read_state()
+        if state is None and files:
+            state = self.current_state()
+            if not check_only:
+                self.write_state(state)
+            notes.append(f"{self.state_path.name} was missing: rebuilt from "
+                         f"{files[-1][1].name} (generation {state.generation})")
+        if state is None:
+            if self.games_path.exists() and self.games_path.stat().st_size:
+                raise StoreError(f"{self.games_path} holds games but no generation is stored; "
+                                 "restore the generations folder or start a new run")
+            return ResumePoint(None, tuple(notes))
+        gens = self.generations(state)
+        committed = state.generation
+        extra = [(g, p) for g, p in files if g > committed]
+        if any(g != committed + 1 for g, _ in extra):
+            bad = next(p for g, p in extra if g != committed + 1)
+            raise StoreError(f"{bad} lies beyond the run's state (generation {committed}); "
+                             "restore state.json or move the file away")
+        lines, torn = self.game_lines()
+        per_gen: dict[int, int] = {}
+        for rec in lines:
+            g = rec.key[0]
+            if g < 1 or g > committed + 1:
+                raise damaged(Path(f"{self.games_path} line {rec.line}"),
+                           f"a game of generation {g}, but the run is at generation {committed}")
+            per_gen[g] = per_gen.get(g, 0) + 1
+        for gen in gens[1:]:
+            have = per_gen.get(gen.generation, 0)
+            if have != gen.games:
+                raise StoreError(
+                    f"{self.games_path} holds {have} games of generation {gen.generation} but "
+                    f"{self.generation_path(gen.generation).name} counts {gen.games}; restore the "
+                    "game log from a backup or start a new run with another --run-id")
+        keep = [rec for rec in lines if rec.key[0] <= committed]
+        if check_only:
+            return ResumePoint(state, tuple(notes))
+        if len(keep) != len(lines) or torn:
+            atomic_write_text(self.games_path, "".join(
+                json.dumps(r.data, sort_keys=True) + "\n" for r in keep))
+            notes.append(f"dropped {len(lines) - len(keep)} games of the unfinished generation "
+                         f"{committed + 1}" + (" and a torn last line" if torn else ""))
+        for g, p in extra:
+            p.unlink()
+        if to_pgn is not None and not self._pgn_complete(len(keep)):
+            atomic_write_text(self.pgn_path, to_pgn([r.data for r in keep]))
+            notes.append(f"rebuilt {self.pgn_path.name} from the game log ({len(keep)} games)")
+        return ResumePoint(state, tuple(notes))
+
+    # -- other documents -------------------------------------------------------------------------
+    def write_document(self, name: str, data: dict) -> None:
+        """A named JSON document of the run (e.g. 'verify' -> verify.json)."""
+        atomic_write_json(self.root / f"{name}.json", data)
+
+    def read_verify(self) -> dict | None:
+        """verify.json (checked by :func:`check_verify`), or None when the run is unverified."""
+        doc = self.read_document("verify")
+        return None if doc is None else check_verify(doc, self.root / "verify.json")
+
+    def read_document(self, name: str) -> dict | None:
+        """A named JSON document (an object), or None when there is none."""
+        path = self.root / f"{name}.json"
+        return json_object(read_json(path, name), path) if path.exists() else None
+
+
+
+def list_runs(out_dir: str | Path = "populations") -> list[Store]:
+    """Run directories under ``out_dir``, newest first."""
+    base = Path(out_dir)
+    if not base.is_dir():
+        return []
+    runs = [Store(p) for p in base.iterdir() if (p / "manifest.json").is_file()]
+    return sorted(runs, key=lambda s: s.manifest_path.stat().st_mtime, reverse=True)

@@ -1,0 +1,253 @@
+"""The run loop as a solver: one generation per :meth:`Solver.step`.
+
+A generation k (1-based) is: the strategy's requests (built from the frozen population) are
+scored by the run's :class:`~evotune.tuning.fitness.Fitness` (games played in parallel, seeds
+addressed by position); the outcomes go back to the strategy; games, the generation file and the
+state are stored in that order. ``gen-0000`` holds the initial population. Resume restores the
+strategy from the stored state and drops any games of an unfinished generation, so a resumed run
+equals an uninterrupted one, for any number of workers.
+
+As scipy's ``DifferentialEvolutionSolver`` exposes ``__next__``, a :class:`Solver` can be stepped
+by the caller (``for stats in solver: ...``) or run to its stop condition with :func:`execute`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import multiprocessing
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..errors import EvotuneError, StoreError
+from ..featuresets import denominator
+from ..match import GameRecord, write_pgn_text
+from ..match.cluster import backend_session
+from ..match.gauntlet import opponent_players
+from ..players.spec import player_from_engine_spec
+from ..runs.lifecycle import resolve_workers, strategy_params
+from ..runs.plan import RunPlan
+from ..runs.store import Store
+from ..strategies import make_strategy, strategy_class
+from .fitness import Fitness, GauntletFitness, MatchFitness, match_settings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    """A progress event for progress bars (the CLI renders it)."""
+
+    kind: str
+    """'game' (a game finished) or 'generation' (a generation was stored)."""
+    generation: int
+    """The generation being played (1-based) or just stored."""
+    games_total: int
+    """Games played in the whole run so far."""
+    games_in_generation: int = 0
+    """Games finished in the current generation."""
+    games_scheduled: int = 0
+    """Games scheduled so far in the current generation (early stops lower the final count)."""
+    stats: dict = field(default_factory=dict)
+    """Generation statistics (kind 'generation'): replacement rate, means, ..."""
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What a call of :func:`execute` did."""
+
+    run_id: str
+    """The run's id (its folder name)."""
+    generation: int
+    """Generations completed."""
+    games: int
+    """Games played in the whole run."""
+    seconds: float
+    """Wall time of the whole run (all sessions)."""
+    finished: bool
+    """True when a stop condition (generations, games, wall time) was reached."""
+    recommended: tuple[float, ...]
+    """The strategy's recommended weights (population mean)."""
+
+
+def pgn_text(record_dicts: list[dict]) -> str:
+    """PGN text of game records given as dicts (runs in the PGN process)."""
+    return write_pgn_text(GameRecord.from_dict(r) for r in record_dicts)
+
+
+def _population_stats(pop: np.ndarray) -> dict:
+    return {"mean": pop.mean(axis=0).tolist(), "std": pop.std(axis=0).tolist()}
+
+
+class Solver:
+    """One run being played: the strategy, its fitness, the counters and the PGN writer.
+
+    Creating a Solver checks the whole stored history (repairing only what a crash leaves
+    behind) and restores the strategy; each :meth:`step` plays, tells and stores one generation.
+    The caller holds the run's writer lock (:func:`execute` does).
+    """
+
+    def __init__(self, store: Store, plan: RunPlan, *,
+                 progress: Callable[[RunProgress], None] | None = None,
+                 backend: str = "loky", workers: int = 1) -> None:
+        cfg = plan.config
+        self.store, self.plan, self.cfg, self.progress = store, plan, cfg, progress
+        self.backend, self.workers = backend, workers
+        self.spec, self.space = plan.spec, plan.space
+        settings = match_settings(cfg)
+        self.fitness: Fitness
+        if cfg.opponents:
+            self.fitness = GauntletFitness(self.player, opponent_players(cfg.opponents),
+                                           games=cfg.games, settings=settings, seed=cfg.seed)
+        else:
+            self.fitness = MatchFitness(self.player, settings=settings, seed=cfg.seed,
+                                        denominator=denominator(self.spec.features))
+        params = strategy_params(cfg)
+        # the whole stored history is checked (and a crash's leftovers repaired) first
+        point = store.prepare_resume(to_pgn=pgn_text)
+        for note in point.notes:
+            log.warning("run %s: %s", store.run_id, note)
+        state = point.state
+        if state is None:
+            self.strategy = make_strategy(cfg.strategy, self.space, params=params, seed=cfg.seed)
+            self.games_total, self.seconds_before = 0, 0.0
+            pop = np.asarray(self.strategy.population, dtype=float)
+            store.write_generation(0, {"generation": 0, "strategy": cfg.strategy,
+                                       "names": list(self.space.names),
+                                       "population": pop.tolist(), **_population_stats(pop),
+                                       "games": 0, "games_total": 0, "matches": [],
+                                       "stats": {"recommended": [float(v) for v in
+                                                                 self.strategy.recommended()]},
+                                       "seconds": 0.0, "seconds_total": 0.0,
+                                       "state": self.strategy.state()})
+            store.write_state({"generation": 0, "games": 0, "seconds": 0.0, "finished": False,
+                               "strategy": self.strategy.state()})
+        else:
+            try:
+                cls = strategy_class(cfg.strategy)
+            except EvotuneError as exc:
+                raise StoreError(f"stored strategy '{cfg.strategy}' cannot be restored: "
+                                 f"{exc}") from None
+            self.strategy = cls.from_state(
+                self.space, params=params, seed=cfg.seed, state=state.strategy)
+            self.games_total = state.games
+            self.seconds_before = state.seconds
+        self.t_session = time.perf_counter()
+        # PGN text (python-chess SAN export, ~3 ms a game) is made in a separate process while
+        # the next generation plays: in a thread it would hold the GIL the run loop needs between
+        # games. The game log is written first and is the source of truth; a run killed before
+        # its PGN caught up gets it rebuilt on resume (Store.prepare_resume).
+        self.pgn_pool = ProcessPoolExecutor(max_workers=1,
+                                            mp_context=multiprocessing.get_context("spawn"))
+        self.pgn_jobs: list = []
+
+    def player(self, weights, name: str):
+        """The run's engine (built-in or the spec's UCI engine) playing ``weights``."""
+        return player_from_engine_spec(self.spec, weights, name=name)
+
+    def flush_pgn(self, *, wait: bool) -> None:
+        """Append the PGN of finished generations to games.pgn, in generation order."""
+        while self.pgn_jobs and (wait or self.pgn_jobs[0].done()):
+            self.store.append_pgn(self.pgn_jobs.pop(0).result())
+
+    def close(self) -> None:
+        """Write the PGN still being made and stop its process."""
+        try:
+            self.flush_pgn(wait=True)
+        finally:
+            self.pgn_pool.shutdown(wait=True, cancel_futures=True)
+
+    def elapsed(self) -> float:
+        """Wall time of the whole run so far (earlier sessions included)."""
+        return self.seconds_before + time.perf_counter() - self.t_session
+
+    def stop_reached(self) -> bool:
+        """True when a stop condition (generations, games, wall time) holds."""
+        cfg = self.cfg
+        return bool((cfg.generations and self.strategy.generation >= cfg.generations)
+                    or (cfg.max_games and self.games_total >= cfg.max_games)
+                    or (cfg.max_seconds and self.elapsed() >= cfg.max_seconds))
+
+    def __iter__(self) -> Solver:
+        return self
+
+    def __next__(self) -> dict:
+        if self.stop_reached():
+            raise StopIteration
+        return self.step()
+
+    def step(self) -> dict:
+        """Play, tell and store one generation; return its statistics."""
+        store, cfg, strategy = self.store, self.cfg, self.strategy
+        g = strategy.generation + 1
+        t0 = time.perf_counter()
+        requests = strategy.ask()
+        done = [0]
+
+        def on_game(event) -> None:
+            done[0] += 1
+            if self.progress is not None:
+                self.progress(RunProgress(kind="game", generation=g,
+                                          games_total=self.games_total + done[0],
+                                          games_in_generation=done[0],
+                                          games_scheduled=int(getattr(event, "scheduled", 0))))
+
+        ev = self.fitness.evaluate(g, requests, backend=self.backend, workers=self.workers,
+                                   progress=on_game)
+        stats = strategy.tell(ev.outcomes)
+        stats["recommended"] = [float(v) for v in strategy.recommended()]  # for compare's curves
+        games_gen = sum(int(r.games) for r in ev.results)
+        self.games_total += games_gen
+        dicts = [rec.to_dict() for r in ev.results for rec in r.records]
+        store.append_games(dicts)
+        self.flush_pgn(wait=False)
+        self.pgn_jobs.append(self.pgn_pool.submit(pgn_text, dicts))
+        pop = np.asarray(strategy.population, dtype=float)
+        seconds_total = self.elapsed()
+        store.write_generation(g, {
+            "generation": g, "strategy": cfg.strategy, "names": list(self.space.names),
+            "population": pop.tolist(), **_population_stats(pop),
+            "matches": ev.summaries, **ev.extra,
+            "stats": stats, "games": games_gen, "games_total": self.games_total,
+            "seconds": time.perf_counter() - t0, "seconds_total": seconds_total,
+            "state": strategy.state(),
+        })
+        store.write_state({"generation": g, "games": self.games_total,
+                           "seconds": seconds_total, "finished": False,
+                           "strategy": strategy.state()})
+        if self.progress is not None:
+            self.progress(RunProgress(kind="generation", generation=g,
+                                      games_total=self.games_total,
+                                      games_in_generation=games_gen,
+                                      stats={**stats, "mean": pop.mean(axis=0).tolist()}))
+        return stats
+
+
+def execute(store: Store, plan: RunPlan, *,
+            progress: Callable[[RunProgress], None] | None = None) -> RunSummary:
+    """Run (or continue) ``store``'s run until a stop condition; every generation is stored.
+    The caller becomes the run's only writer for the call (refused while another holds it)."""
+    cfg = plan.config
+    store.lock()
+    try:
+        # where games run ('local' processes or a Dask cluster), opened once per run
+        with backend_session(cfg.backend, cfg.scheduler,
+                             workers=resolve_workers(cfg.workers)) as session:
+            solver = Solver(store, plan, progress=progress, backend=session.backend,
+                            workers=session.workers)
+            try:
+                for _ in solver:
+                    pass
+            finally:
+                solver.close()
+        seconds_total = solver.elapsed()
+        store.write_state(dataclasses.replace(store.read_state(), finished=True,
+                                              seconds=seconds_total))
+        return RunSummary(run_id=store.run_id, generation=solver.strategy.generation,
+                          games=solver.games_total, seconds=seconds_total, finished=True,
+                          recommended=tuple(float(x) for x in solver.strategy.recommended("mean")))
+    finally:
+        store.unlock()
