@@ -129,8 +129,8 @@ class PlainDriver:
 # ---- evotune ---------------------------------------------------------------------------------------
 
 def _openings(pairs: int, seed: int):
-    from evotune.paths import DEFAULT_OPENINGS
     from evotune.match import draw_opening, opening_generator
+    from evotune.paths import DEFAULT_OPENINGS
 
     return [draw_opening(str(DEFAULT_OPENINGS), opening_generator(seed, 0, 0, p))
             for p in range(pairs)]
@@ -176,9 +176,9 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
-    from evotune.paths import DEFAULT_OPENINGS
-    from evotune.match import MatchSettings
     from evotune.limits import parse_tc
+    from evotune.match import MatchSettings
+    from evotune.paths import DEFAULT_OPENINGS
 
     openings = _openings(args.pairs, args.seed)
     tc = parse_tc(args.tc)

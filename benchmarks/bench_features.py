@@ -37,8 +37,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.positions < 1 or args.reference_positions < 1:
         ap.error("--positions and --reference-positions must be at least 1")
-    from evotune.engine import phi_batch
-    from evotune.engine import reference
+    from evotune.engine import phi_batch, reference
 
     fens = random_fens(args.positions)
     boards = [chess.Board(f) for f in fens[:args.reference_positions]]

@@ -22,10 +22,9 @@ import json
 import os
 import time
 
-from evotune.paths import DEFAULT_OPENINGS
 from evotune.engine import play_game
-from evotune.match import (Fixture, MatchSettings, draw_opening, opening_generator, run_fixtures,
-                           warm_up)
+from evotune.match import Fixture, MatchSettings, draw_opening, opening_generator, run_fixtures, warm_up
+from evotune.paths import DEFAULT_OPENINGS
 from evotune.players import builtin
 
 A = builtin([100, 300, 330, 500, 900, 10], name="reference")

@@ -5,7 +5,7 @@
 Runs a real DE run on one worker (so game time adds up to wall time), then compares the wall
 time of the whole run (ask, fixtures, scheduling, scoring, tell, store writes, PGN) with the sum
 of the games' own wall times recorded in the game log. Prints the figures and the overhead share.
-Target (issue 4): under 3% for --np 20 --games 4 --depth 3.
+Target: under 3% for --np 20 --games 4 --depth 3.
 """
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import argparse
 import tempfile
 import time
 
-from evotune.runs.config import build_run_config
 from evotune.match import warm_up
-from evotune.tuning.loop import execute
+from evotune.runs.config import build_run_config
 from evotune.runs.lifecycle import new_run
+from evotune.tuning.loop import execute
 
 
 def main() -> None:

@@ -14,7 +14,8 @@ weights (free weights named in the feature-set pattern, bounds [0, 1000]) with s
 for W = 1 and W = 2 worker processes (the games of a generation run in parallel; ask and tell
 run in the main process). The 800-weight games are taken to cost as much as shannon's: a larger
 evaluation only makes games slower and the share smaller. TD is left out (its tell needs the
-PV-leaf features of real games; bench_run_overhead.py measures the run loop as a whole). Target (issue 15): under 2% at depth 3.
+PV-leaf features of real games; bench_run_overhead.py measures the run loop as a whole).
+Target: under 2% at depth 3.
 Also printed: the time to restore cmaes / ng:NAME from their state (replaying every told
 generation), which a resume or an export pays once.
 """
@@ -35,8 +36,8 @@ DEFAULT = "de,jde,ea,spsa,cmaes,ng:NGOpt,ng:TBPSA"
 
 def game_seconds(depth: int, games: int) -> float:
     """Median wall time of one game of the built-in engine (shannon reference weights)."""
-    from evotune.paths import DEFAULT_BOOK
     from evotune.match import Fixture, MatchSettings, run_fixtures, warm_up
+    from evotune.paths import DEFAULT_BOOK
     from evotune.players import builtin
     from evotune.space import SHANNON_REFERENCE
 

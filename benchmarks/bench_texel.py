@@ -28,8 +28,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evotune.paths import DEFAULT_OPENINGS  # noqa: E402
 from evotune.learn import texel as tx  # noqa: E402
+from evotune.paths import DEFAULT_OPENINGS  # noqa: E402
 
 
 def real_fens(path: str | None, n: int) -> list[str]:
@@ -55,8 +55,9 @@ def batch_extractor(features: str):
 
 def bench_extraction(fens: list[str], features: str, count: int) -> float:
     """Prints positions/s; returns the mean non-zeros per row (for the synthetic fit)."""
-    from evotune.engine import reference
     import chess
+
+    from evotune.engine import reference
 
     reps = max(1, count // len(fens))
     nnz = None
@@ -138,7 +139,8 @@ def bench_fit(n: int, p: int, nnz_row: float, iters: int, tol: float) -> None:
     prob_p = tx.sigmoid(1.0 * (X @ w_true) / 400)
     y = (rng.random(n) < prob_p).astype(float)
     print(f"synthetic matrix {n:,} x {p} ({X.nnz / n:.1f} non-zeros per row) built in "
-          f"{time.perf_counter() - t0:.1f} s; {(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) / 2**20:,.0f} MiB")
+          f"{time.perf_counter() - t0:.1f} s; "
+          f"{(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) / 2**20:,.0f} MiB")
     free = np.arange(1, p)
     prob = tx.Problem(X, y, free=free, lower=np.full(p, -1000.0), upper=np.full(p, 1000.0))
     w = np.zeros(p)

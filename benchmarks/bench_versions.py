@@ -79,9 +79,9 @@ def main() -> None:
     # folder): a shared NUMBA_CACHE_DIR would hold same-named modules of several versions
     os.environ.pop("NUMBA_CACHE_DIR", None)
     sys.path.insert(0, str(ROOT))
-    from evotune.enginespec import load_engine_spec
     from evotune.engine import api
     from evotune.engine.bench import BENCH_WEIGHTS
+    from evotune.enginespec import load_engine_spec
     from evotune.errors import EvotuneError
 
     try:

@@ -20,7 +20,6 @@ learning vector ``phi = phi_int / 24`` (phase folded in). For ``shannon`` phi_in
 from __future__ import annotations
 
 import re
-
 from functools import lru_cache
 
 from .errors import ConfigError

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from .errors import ConfigError, StoreError
 
-
 _BINARY = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
 

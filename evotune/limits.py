@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from .errors import ConfigError, FieldError
 from .rules import Adjudication
 
-
 DEFAULT_MARGIN = 0.1
 """Seconds a side may overrun its clock before it loses on time (cutechess-cli and fastchess call
 this 'timemargin'; their default 0 ms suits C++ drivers, evotune reads the pipes from Python)."""

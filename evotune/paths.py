@@ -7,7 +7,6 @@ from pathlib import Path
 
 from .errors import ConfigError
 
-
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 

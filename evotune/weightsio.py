@@ -1,24 +1,14 @@
-"""Weight files: every format evotune reads or writes, in one place.
+"""Weight files: every format evotune writes (:func:`render`) and reads back (:func:`parse`).
 
-Formats (:data:`FORMATS`), each written by :func:`render` and read back by :func:`parse`:
-
-- ``json``: an object ``{name: value}``; dotted names nest, one object per table
-  (``{"pst": {"mg": {"knight": {"a1": ..}}}, "material": {"mg": {...}}}``, a piece-square table
-  laid out as a board, rank 8 first); a list with one number per weight is read too;
-  ``python``: a flat Python dict literal; ``csv``: ``name,value`` rows under a header;
-- ``uci``: ``setoption name X value Y`` lines (paste into an engine or a GUI's init string);
-- ``cutechess``: ``option.X=Y`` arguments on one line (cutechess-cli and fastchess read them);
-- ``spsa``: OpenBench SPSA lines ``name, int, value, min, max, c_end, r_end`` for the
-  tunable weights; ``spsa-fishtest``: the same as fishtest lines ``name,value,min,max,c_end,r_end``.
-  Both read back with ``evotune run --strategy spsa --spsa-params FILE``;
-- ``header``: a C/C++ header: the piece-square tables as ``constexpr int pst_mg[6][64]`` and
-  ``pst_eg[6][64]`` (pieces pawn..king, squares a1 = 0 .. h8 = 63 from White's view) when a run
-  has every square of a phase, and one ``constexpr int`` per other weight.
-
+:data:`FORMATS`: ``json`` (an object ``{name: value}``, dotted names nested one object per table,
+a piece-square table laid out as a board; a list with one number per weight is read too),
+``python`` (a dict literal), ``csv`` (``name,value`` rows), ``uci`` (``setoption`` lines),
+``cutechess`` (``option.X=Y`` arguments), ``spsa`` / ``spsa-fishtest`` (OpenBench / fishtest SPSA
+lines, read back by ``--spsa-params``) and ``header`` (C++ ``constexpr int`` tables and scalars).
 Values are engine values, ``round(evotune value * scale)``, keyed by the target spec's option
 names (engine formats) or evotune's names. :func:`weights_for` reads a WEIGHTS file of any format
-by its extension into a full, validated vector of a spec; the round trip gives the written weights
-within the rounding the scale implies (0.5 / scale).
+by its extension into a full, validated vector of a spec; a round trip gives the written weights
+within the rounding the scale implies (0.5 / scale). The formats are described in docs/formats.md.
 """
 from __future__ import annotations
 
@@ -40,7 +30,6 @@ from .featuresets import PHASES, PIECES, SQUARES, pst_cell
 from .fileio import read_text
 from .space import check_weights
 from .strategies.spsa import SpsaLine, fishtest_line, openbench_line, parse_spsa_lines
-
 
 FORMATS = ("json", "csv", "uci", "cutechess", "spsa", "spsa-fishtest", "header", "python")
 

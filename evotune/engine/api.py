@@ -10,6 +10,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import chess
 import chess.polyglot
@@ -17,6 +18,7 @@ import numpy as np
 
 from ..errors import ConfigError, PositionError
 from ..featuresets import FEATURE_SETS, denominator, feature_names, feature_set_code
+from ..fileio import read_text
 from ..rules import MATE, RESULTS, TERMINATIONS, Adjudication
 from ..space import check_weights
 from .core import layout as T
@@ -439,10 +441,6 @@ class PerftCheck:
 
 def perft_suite(path, *, max_nodes: int = 1_000_000) -> list[PerftCheck]:
     """Check every entry of an EPD perft suite whose expected count is <= ``max_nodes``."""
-    from pathlib import Path
-
-    from ..fileio import read_text
-
     p = Path(path)
     text = read_text(p, "perft suite")
     checks = []
@@ -452,7 +450,7 @@ def perft_suite(path, *, max_nodes: int = 1_000_000) -> list[PerftCheck]:
             continue
         for entry in parts[1:]:
             tokens = entry.split()
-            if len(tokens) != 2 or not tokens[0][:1] in ("D", "d") or not tokens[0][1:].isdigit() \
+            if len(tokens) != 2 or tokens[0][:1] not in ("D", "d") or not tokens[0][1:].isdigit() \
                     or not tokens[1].isdigit():
                 raise ConfigError(f"{p}:{lineno}: bad perft entry ';{entry}'; expected ';D<depth> "
                                   "<count>'")

@@ -16,8 +16,8 @@ import chess
 import chess.polyglot
 import numpy as np
 
-from ..paths import DEFAULT_BOOK
 from ..errors import ConfigError, OpeningsError
+from ..paths import DEFAULT_BOOK
 
 logger = logging.getLogger(__name__)
 

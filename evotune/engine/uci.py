@@ -14,6 +14,7 @@ output line is flushed.
 from __future__ import annotations
 
 import logging
+import queue
 import sys
 import threading
 import time
@@ -24,10 +25,11 @@ from typing import IO
 import chess
 import numpy as np
 
+from .. import __version__
 from ..enginespec import EngineSpec, load_engine_spec
-from ..weightsio import load_weights_file
 from ..errors import ConfigError, EvotuneError
 from ..rules import MATE, MATE_BOUND
+from ..weightsio import load_weights_file
 
 log = logging.getLogger(__name__)
 
@@ -199,7 +201,6 @@ class UciEngine:
 
     @staticmethod
     def _version() -> str:
-        from .. import __version__
         return __version__
 
     def _cmd_debug(self, args: list[str]) -> None:
@@ -342,8 +343,6 @@ class UciEngine:
         """Input lines, read in a thread: a queued 'stop' or 'quit' stops the running search
         while a command before it waits for that search (e.g. 'go depth 64' then 'position
         ...'), so it always gets its bestmove. None ends the input."""
-        import queue
-
         lines: queue.Queue = queue.Queue()
 
         def read() -> None:

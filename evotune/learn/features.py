@@ -10,14 +10,16 @@ static evaluation != quiescence score with the given weights) are rejected and c
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from ..rules import MATE_BOUND
 from ..errors import ConfigError
-from .quiet import qsearch_batch
+from ..rules import MATE_BOUND
+from ..engine.quiet import qsearch_batch
+from .texel import require_scipy
 
 log = logging.getLogger(__name__)
 
@@ -53,10 +55,6 @@ def extract(fens, weights, *, features: str = "shannon", use_qsearch: bool = Fal
     in chunks (the core's batch quiescence; CSR rows with int32 indices). ``workers`` threads
     run chunks at once (the core releases the GIL; each thread has its own search arrays); the
     result does not depend on their number."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from .texel import require_scipy
-
     sparse = require_scipy().sparse
     fens = list(fens)
     n = len(fens)

@@ -21,7 +21,9 @@ from typing import Callable, Sequence
 
 from ..errors import ConfigError
 from ..players import PlayerSpec
+from ..players.external import ExternalEngine
 from .fixtures import Fixture, MatchSettings
+from .resolve import resolve_player_list
 from .runner import GameProgress, run_fixtures
 from .scoring import MatchResult
 
@@ -90,16 +92,12 @@ def play_gauntlet(candidates: Sequence[PlayerSpec], opponents: Sequence[PlayerSp
 
 def opponent_players(text: str) -> tuple[PlayerSpec, ...]:
     """The players of ``--opponents SPEC[:WEIGHTS],...`` (ConfigError on a bad entry)."""
-    from .resolve import resolve_player_list
-
     return resolve_player_list(text)
 
 
 def check_opponents(text: str) -> tuple[PlayerSpec, ...]:
     """Resolve the opponents and start each external one once, checking its options (before a
     run writes anything); returns the players."""
-    from ..players.external import ExternalEngine
-
     players = opponent_players(text)
     for p in players:
         if not p.is_builtin:

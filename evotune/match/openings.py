@@ -31,7 +31,9 @@ import chess.pgn
 import chess.polyglot
 import numpy as np
 
+from ..engine.book import OpeningBook
 from ..errors import OpeningsError
+from ..fileio import read_text
 from ..seeding import STREAM_OPENINGS, generator
 
 log = logging.getLogger(__name__)
@@ -171,8 +173,6 @@ def load_suite(path: str | os.PathLike, *, kind: str = "auto") -> OpeningSuite:
 
 
 def _read_text(p: Path) -> str:
-    from ..fileio import read_text
-
     try:
         if p.suffix.lower() == ".zip":
             with zipfile.ZipFile(p) as z:
@@ -223,8 +223,6 @@ def _split_pgn(text: str) -> list[str]:
 @functools.lru_cache(maxsize=8)
 def _book(path: str):
     """One open OpeningBook per file and process (opening and checking it costs ~1 ms)."""
-    from ..engine.book import OpeningBook
-
     return OpeningBook(path)
 
 
@@ -247,7 +245,6 @@ def check_openings(path: str | os.PathLike | None, *, book_plies: int = 8,
         for i in range(min(sample, len(suite))):
             suite[i]
         return
-    import chess.polyglot
 
     _book(str(Path(path).resolve()))  # size and order of the entries
     with chess.polyglot.open_reader(path) as reader:

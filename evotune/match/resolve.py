@@ -23,11 +23,12 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-
-from ..paths import ENGINES_DIR
 from ..enginespec import EngineSpec, load_engine_spec
 from ..errors import ConfigError
+from ..paths import ENGINES_DIR
 from ..players import PlayerSpec
+from ..players.external import engine_for
+from ..players.spec import player_from_engine_spec
 from ..weightsio import weights_for
 
 REFERENCE_ALIAS = "reference"
@@ -81,8 +82,6 @@ def resolve_player(arg: str, *, name: str | None = None) -> PlayerSpec:
     """The player named by ``SPEC[:WEIGHTS]`` (see the module docstring); ``name`` overrides
     the label shown in PGN headers and results (default: 'reference', the spec's name, or
     'SPEC:STEM' with weights; a bare weights file: its stem)."""
-    from ..players.spec import player_from_engine_spec
-
     token, weights_path = split_player(arg)
     spec = _spec(token)
     if weights_path is None:
@@ -131,7 +130,6 @@ def check_player_starts(player: PlayerSpec) -> None:
     """Start an external player once (raises EngineError when its command does not start)."""
     if player.is_builtin:
         return
-    from ..players.external import engine_for
 
     engine_for(player)
 

@@ -2,13 +2,17 @@
 
 A :class:`PlayerSpec` is plain data (it crosses process boundaries): either the built-in engine
 with a weight vector, or an external UCI engine started by a command with UCI options. Worker
-processes turn specs into live players (one engine process per side, reused); two built-in players play a whole game inside the numba
+processes turn specs into live players (one engine process per side, reused); two built-in players
+play a whole game inside the numba
 core (``evotune.engine.play_game``), any other pairing is played move by move on a python-chess
 board by :mod:`evotune.players.game`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from ..featuresets import feature_names
+from ..space import check_weights
 
 
 @dataclass(frozen=True)
@@ -39,9 +43,6 @@ class PlayerSpec:
 def builtin(weights, name: str = "evotune", features: str = "shannon") -> PlayerSpec:
     """The built-in engine with ``weights`` of feature set ``features`` (validated, stored as a
     tuple of floats)."""
-    from ..featuresets import feature_names
-    from ..space import check_weights
-
     names = feature_names(features)
     w = check_weights(weights, size=len(names), names=names[:8], what=f"{name} weights")
     return PlayerSpec(name=name, kind="builtin", weights=tuple(float(x) for x in w),

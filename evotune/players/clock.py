@@ -9,12 +9,9 @@ Built-in sides keep their depth / node limits: they have no clock.
 """
 from __future__ import annotations
 
-
 import chess
 
 from ..limits import DEFAULT_MARGIN, TimeControl
-
-
 
 
 class Clocks:

@@ -8,7 +8,9 @@ weights mapped to the engine's option names and scales
 from __future__ import annotations
 
 from ..enginespec import EngineSpec
+from ..errors import EngineError
 from . import PlayerSpec, builtin
+from .external import ExternalEngine
 
 
 def player_from_engine_spec(spec: EngineSpec, weights=None, *, name: str | None = None) -> PlayerSpec:
@@ -37,8 +39,6 @@ def check_engine_spec(spec: EngineSpec) -> str:
     """
     if spec.kind != "uci":
         return ""
-    from ..errors import EngineError
-    from .external import ExternalEngine
 
     eng = ExternalEngine(PlayerSpec(name=spec.name, kind="uci", command=tuple(spec.command)))
     try:

@@ -26,8 +26,13 @@ import numpy as np
 
 from ..enginespec import load_engine_spec
 from ..errors import ConfigError
+from ..match import MatchSettings, play_match
+from ..match.cluster import backend_session
+from ..players.spec import player_from_engine_spec
+from ..runs.lifecycle import resolve_workers
 from ..runs.store import Store
 from .data import load_run
+from .verify import held_out_openings
 
 log = logging.getLogger(__name__)
 
@@ -71,12 +76,6 @@ def recommended_at(store: Store, gen) -> list[float]:
 def verify_checkpoints(store: Store, *, every: int, games: int, workers: int = 0,
                        backend: str = "local", scheduler: str = "") -> dict:
     """Play every checkpoint's weights against the reference (stored in verify-curve.json)."""
-    from ..match import MatchSettings, play_match
-    from ..match.cluster import backend_session
-    from ..players.spec import player_from_engine_spec
-    from ..runs.lifecycle import resolve_workers
-    from .verify import held_out_openings
-
     if every < 1:
         raise ConfigError(f"--verify-every must be at least 1 game, got {every}")
     data = load_run(store)

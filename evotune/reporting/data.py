@@ -13,12 +13,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..runs.config import RunConfig
 from ..enginespec import load_engine_spec
 from ..errors import ConfigError, EvotuneError, StoreError
-from ..space import SHANNON_NAMES, SHANNON_REFERENCE, WeightSpace
+from ..runs.config import RunConfig
+from ..runs.lifecycle import strategy_params
 from ..runs.records import Generation, State
 from ..runs.store import Store
+from ..space import SHANNON_NAMES, SHANNON_REFERENCE, WeightSpace
+from ..strategies import strategy_class
 
 log = logging.getLogger(__name__)
 
@@ -195,9 +197,6 @@ def _run_space(run: RunData) -> WeightSpace:
 
 
 def _restored_strategy(run: RunData):
-    from ..strategies import strategy_class
-    from ..runs.lifecycle import strategy_params
-
     cfg = run.config
     params = strategy_params(cfg)
     cls = strategy_class(cfg.strategy)

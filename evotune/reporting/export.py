@@ -33,8 +33,8 @@ from pathlib import Path
 
 from ..enginespec import load_engine_spec
 from ..runs.store import Store
-from .data import RunData, load_run, recommend
 from ..weightsio import Export, check_format, export_params, keys_are_options, render
+from .data import RunData, load_run, recommend
 
 log = logging.getLogger(__name__)
 

@@ -21,9 +21,9 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..errors import ConfigError
+from ..featuresets import PIECES, pst_cell
 from .data import RunData
 from .tables import MAX_LINES, board, pst_layout, scalar_groups, short_label, table_name
-from ..featuresets import PIECES, pst_cell
 
 DEFAULT_SQUARES = 6
 """How many squares the default ``squares`` figure follows."""
@@ -88,7 +88,6 @@ def heatmap_figure(runs: Sequence[RunData], phase: str) -> Figure:
     layouts = [pst_layout(r.names) for r in runs]
     pieces = [p for p in PIECES if any((phase, p) in lay for lay in layouts)]
     columns = heatmap_columns(runs)
-    ncols = len(columns)
     # grid columns: the boards, a colour bar after the shared-scale boards and after 'change'
     slots, widths = [], []
     for k, (_, kind) in enumerate(columns):

@@ -33,6 +33,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from ..errors import ConfigError  # noqa: E402
 from .data import RunData  # noqa: E402
+from .gauntlet import gauntlet_figure
 from .manyplots import choose_squares, many_weight_figures, squares_figure  # noqa: E402
 from .tables import MAX_LINES, is_many  # noqa: E402
 
@@ -234,7 +235,6 @@ def build_figures(runs: Sequence[RunData], *, x: str = "generations",
     strat = strategy_figure(runs, x=x)
     if strat is not None:
         figs["strategy"] = strat
-    from .gauntlet import gauntlet_figure
 
     gauntlet = gauntlet_figure(runs, x=x)  # runs with --opponents: score per opponent
     if gauntlet is not None:

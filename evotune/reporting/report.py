@@ -3,7 +3,8 @@
 Contents: configuration, games played, wall time, the table of initial and final means and
 standard deviations per free weight beside the reference values (the layout of the
 differential-evolution paper's tables; for many weights instead the largest changes, one row per
-piece-square table and one per scalar term, :mod:`evotune.reporting.summary`), the recommended weights and how they were chosen, the
+piece-square table and one per scalar term, :mod:`evotune.reporting.summary`), the recommended
+weights and how they were chosen, the
 latest verification (verify.json) and the convergence plots (PNG files beside report.md; embedded
 as base64 PNG in report.html, so the page is one file).
 """

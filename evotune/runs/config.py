@@ -15,7 +15,6 @@ from ..fileio import read_text
 from ..limits import LIMITS, Limits, check_limits, parse_tc
 from ..rules import Adjudication
 
-
 STRATEGY_NAMES = ("de", "jde", "ea", "td", "spsa", "cmaes")
 
 
@@ -153,7 +152,7 @@ def _coerce(name: str, value, typ):
 
 # The scalar fields of RunConfig and their types, taken from the dataclass (annotations are
 # strings under `from __future__ import annotations`); `params` is handled on its own.
-_TYPES = {f.name: {"int": int, "float": float, "str": str}[f.type]
+_TYPES: dict[str, type] = {f.name: {"int": int, "float": float, "str": str}[str(f.type)]
           for f in dataclasses.fields(RunConfig) if f.name != "params"}
 
 
@@ -273,7 +272,8 @@ def _check_bounds(cfg: RunConfig) -> None:
                                                  "movetime", "time_margin")})
     for key in cfg.params_dict():
         if key in _TYPES:
-            raise ConfigError(f"--param {key}: '{key}' is a run setting; give it as --{key.replace('_', '-')} "
+            flag = "--" + key.replace("_", "-")
+            raise ConfigError(f"--param {key}: '{key}' is a run setting; give it as {flag} "
                               f"(or '{key} = ...' in the config file), never as a strategy parameter")
 
 

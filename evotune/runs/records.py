@@ -30,7 +30,6 @@ from .. import __version__
 from ..errors import EvotuneError, StoreError
 from .config import RunConfig, run_config_from_dict
 
-
 FORMAT_VERSION = 1
 
 
@@ -228,6 +227,8 @@ class Generation:
 
     def as_state(self, *, finished: bool = False) -> State:
         """The state this generation commits (needs the strategy state stored with it)."""
+        if self.state is None:
+            raise StoreError(f"generation {self.generation} holds no strategy state")
         return State(generation=self.generation, games=self.games_total,
                      seconds=self.seconds_total, finished=finished, strategy=self.state)
 

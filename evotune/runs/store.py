@@ -15,9 +15,23 @@ from ..errors import StoreError
 from ..fileio import append_text, atomic_write_json, atomic_write_text
 from .config import RunConfig, run_config_from_dict
 from .lock import RunLock
-from .records import (GEN_FILE_RE, GameLine, Generation, Manifest, ResumePoint, State, damaged,
-                      json_object, read_json, check_run_id, check_verify, parse_game_line,
-                      parse_generation, parse_manifest, parse_state)
+from .records import (
+    GEN_FILE_RE,
+    GameLine,
+    Generation,
+    Manifest,
+    ResumePoint,
+    State,
+    check_run_id,
+    check_verify,
+    damaged,
+    json_object,
+    parse_game_line,
+    parse_generation,
+    parse_manifest,
+    parse_state,
+    read_json,
+)
 
 log = logging.getLogger(__name__)
 
@@ -245,7 +259,8 @@ class Store:
             raise StoreError(f"{self.games_path} cannot be read ({exc.strerror})") from None
         parts = data.split(b"\n")
         torn = len(parts[-1])  # the bytes after the last newline
-        out, seen = [], {}
+        out: list[GameLine] = []
+        seen: dict[tuple, int] = {}
         for i, raw in enumerate(parts[:-1], start=1):
             rec = parse_game_line(raw, i, self.games_path)
             if rec.key in seen:
@@ -276,6 +291,7 @@ class Store:
         state = self.read_state()
         if state is None and files:
             state = self.current_state()
+            assert state is not None  # a generation file exists
             if not check_only:
                 self.write_state(state)
             notes.append(f"{self.state_path.name} was missing: rebuilt from "

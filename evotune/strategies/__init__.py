@@ -17,7 +17,8 @@ from .cmaes import CMAES
 from .de import DE
 from .ea import EA
 from .jde import JDE
-from .nevergrad import PREFIX as NG_PREFIX, nevergrad_class
+from .nevergrad import PREFIX as NG_PREFIX
+from .nevergrad import nevergrad_class
 from .spsa import SPSA
 from .td import TD
 

@@ -21,8 +21,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..space import BOUND_RULES
-from .base import (POPULATION_INIT_PARAMS, MatchOutcome, MatchRequest, Param, Strategy,
-                   as_tuple)
+from .base import POPULATION_INIT_PARAMS, MatchOutcome, MatchRequest, Param, Strategy, as_tuple
 
 
 def draw_donors(rng: np.random.Generator, size: int) -> np.ndarray:

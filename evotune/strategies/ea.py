@@ -25,8 +25,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..space import BOUND_RULES
-from .base import (POPULATION_INIT_PARAMS, MatchOutcome, MatchRequest, Param, Strategy,
-                   as_tuple)
+from .base import POPULATION_INIT_PARAMS, MatchOutcome, MatchRequest, Param, Strategy, as_tuple
 
 
 def rank_by_score(points: np.ndarray, played: np.ndarray) -> np.ndarray:

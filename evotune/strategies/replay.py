@@ -20,7 +20,6 @@ the fitness is the candidate's score against the gauntlet (``MatchOutcome.fitnes
 from __future__ import annotations
 
 import abc
-
 import contextlib
 from typing import Any
 

@@ -244,8 +244,9 @@ def execute(store: Store, plan: RunPlan, *,
             finally:
                 solver.close()
         seconds_total = solver.elapsed()
-        store.write_state(dataclasses.replace(store.read_state(), finished=True,
-                                              seconds=seconds_total))
+        state = store.read_state()
+        assert state is not None  # the solver wrote one before its first generation
+        store.write_state(dataclasses.replace(state, finished=True, seconds=seconds_total))
         return RunSummary(run_id=store.run_id, generation=solver.strategy.generation,
                           games=solver.games_total, seconds=seconds_total, finished=True,
                           recommended=tuple(float(x) for x in solver.strategy.recommended("mean")))

@@ -19,10 +19,11 @@ from __future__ import annotations
 import chess
 import numpy as np
 
-from ..engine.api import _arrays, _rounded, to_board
-from ..engine.core import layout as L
-from ..engine.core.batch import qsearch_batch_core
-from ..engine.core.game import quiescence_core
+from .api import _arrays, _rounded, to_board
+from .core import layout as L
+from .core.batch import qsearch_batch_core
+from .core.game import quiescence_core
+from ..errors import PositionError
 from ..featuresets import denominator, feature_names
 
 _MAX_NNZ = 128
@@ -92,8 +93,6 @@ def qsearch_batch(fens, weights, features: str = "shannon") -> QSearch:
     nnz = qsearch_batch_core(buf, offsets, U, S, np.zeros(1, dtype=np.int64),
                              np.zeros(width, dtype=np.int64), res, indptr, indices, data)
     if nnz < 0:
-        from ..errors import PositionError
-
         raise PositionError(f"FEN #{-nnz} {fens[-nnz - 1]!r} is malformed")
     leaf = sparse.csr_matrix((data[:nnz] / den, indices[:nnz], indptr), shape=(n, width))
     static, score, check = res[:, 0].copy(), res[:, 1].copy(), res[:, 2].astype(bool)
