@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import chess.pgn
 import pytest
@@ -12,7 +10,6 @@ from evotune.cli import main
 
 KEYS = {"games", "wins", "draws", "losses", "pentanomial", "score", "elo", "elo_error", "los",
         "sprt"}
-FAKE = Path(__file__).parent / "fake_engines" / "random_mover.py"
 
 
 def run(capsys, *args):
@@ -56,8 +53,8 @@ def test_text_output_with_sprt(capsys):
     assert "W/D/L" in out and "LOS" in out and "SPRT [0, 10]" in out
 
 
-def test_external_player(tmp_path, capsys):
-    code, out, err = run(capsys, "match", "reference", spec(tmp_path, [sys.executable, str(FAKE)]),
+def test_external_player(tmp_path, capsys, fake_engine):
+    code, out, err = run(capsys, "match", "reference", spec(tmp_path, fake_engine("random_mover")),
                          "--games", "2", "--depth", "1", "--max-plies", "30", "--json")
     assert code == 0, err
     assert json.loads(out)["games"] == 2

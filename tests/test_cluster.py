@@ -21,7 +21,6 @@ from evotune.errors import ClusterError, ConfigError  # noqa: E402
 from evotune.match import cluster  # noqa: E402
 from evotune.tuning.loop import execute  # noqa: E402
 from evotune.runs.lifecycle import new_run  # noqa: E402
-from runs import stored_games, stored_generations
 
 SMALL = dict(strategy="de", np=4, generations=2, games=2, depth=1, seed=11, openings="book")
 # games long enough (depth 3, ~0.1 s each) that a worker is surely busy when it is killed
@@ -53,7 +52,7 @@ def _run(tmp_path: Path, run_id: str, progress=None, **kw) -> Path:
     return store.root
 
 
-def test_dask_run_equals_local_run(tmp_path, dask_cluster):
+def test_dask_run_equals_local_run(tmp_path, dask_cluster, stored_generations, stored_games):
     lc, client = dask_cluster
     local = _run(tmp_path, "local", workers=1, **SMALL)
     remote = _run(tmp_path, "dask", backend="dask", scheduler=lc.scheduler_address, **SMALL)
@@ -94,7 +93,9 @@ def test_session_reports_cluster_threads_and_closes_client(dask_cluster):
             pass
 
 
-def test_worker_killed_mid_generation_loses_and_duplicates_no_game(tmp_path, dask_cluster):
+def test_worker_killed_mid_generation_loses_and_duplicates_no_game(tmp_path, dask_cluster,
+                                                                   stored_generations,
+                                                                   stored_games):
     lc, client = dask_cluster
     local = _run(tmp_path, "local", workers=1, **KILL)
     killed: dict = {}

@@ -29,23 +29,6 @@ START = chess.STARTING_FEN
 KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
 
 
-def random_boards(n: int, seed: int) -> list[chess.Board]:
-    """``n`` positions from seeded random games (varied material, checks, ep, castling)."""
-    rng = random.Random(seed)
-    out = []
-    while len(out) < n:
-        b = chess.Board()
-        for _ in range(rng.randrange(1, 120)):
-            moves = list(b.legal_moves)
-            if not moves:
-                break
-            b.push(rng.choice(moves))
-            out.append(b.copy())
-            if len(out) >= n:
-                break
-    return out
-
-
 # ---- attacks -----------------------------------------------------------------------------------
 
 def test_slider_attacks_equal_python_chess_on_every_square():
@@ -101,8 +84,8 @@ def test_perft_spot_values(fen, depth, count):
     assert perft(fen, depth) == count
 
 
-def test_perft_divide_matches_python_chess_moves():
-    for b in random_boards(60, seed=3):
+def test_perft_divide_matches_python_chess_moves(random_positions):
+    for b in random_positions(60, seed=3):
         if b.is_game_over():
             continue
         div = perft_divide(b, 1)
@@ -161,8 +144,8 @@ def _phi_direct(board: chess.Board) -> np.ndarray:
     return np.array(out, dtype=np.int64)
 
 
-def test_phi_equals_python_chess_on_random_positions():
-    boards = random_boards(1200, seed=7)
+def test_phi_equals_python_chess_on_random_positions(random_positions):
+    boards = random_positions(1200, seed=7)
     w = np.array([100, 280.4, 330.6, 500, 900, 9.5])
     for b in boards:
         phi = features(b)
@@ -431,7 +414,7 @@ def test_the_cache_folder_is_keyed_on_every_core_source(tmp_path):
     names = {f.name for f in files}
     assert {"layout.py", "search.py", "position.py", "evaluate.py", "rules.py"} <= names
     # the jitted entry points cache under the folder of the current hash
-    assert f"core-{core.source_hash()}" in search_core._cache._cache_path
+    assert f"core-{core.source_hash()}" in search_core.stats.cache_path
     copies = []
     for f in files:
         shutil.copy(f, tmp_path / f.name)
@@ -465,7 +448,7 @@ def test_old_cache_folders_are_pruned_keeping_the_most_recent(tmp_path):
 
 @pytest.mark.slow
 def test_an_edit_of_one_core_file_recompiles_its_callers(tmp_path):
-    """The stale-cache bug of issue 11: edit the evaluation's file only; the search (cached in
+    """The stale-cache trap: edit the evaluation's file only; the search (cached in
     another file, with the old evaluation compiled in) must not be loaded from the old cache."""
     import shutil
 

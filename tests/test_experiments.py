@@ -7,6 +7,7 @@ from click.testing import CliRunner
 from evotune import experiments
 from evotune.cli import cli
 from evotune.runs.config import build_run_config
+from evotune.runs.store import Store
 
 
 def test_paper_config_is_the_papers_setup():
@@ -30,9 +31,8 @@ def test_reproduce_prints_the_paper_table_beside_the_run(tmp_path, monkeypatch):
     assert (tmp_path / "rep" / "de-paper-s1" / "report.html").exists()
     assert (tmp_path / "rep" / "de-paper-s2" / "convergence.png").exists()
     # the evotune rows are the stored generations' statistics (mean over the two seeds)
-    outs = [experiments._outcome(experiments.Store(tmp_path / "pop" / f"de-paper-s{s}"))
-            for s in (1, 2)]
-    knight_final = (outs[0].final_mean[1] + outs[1].final_mean[1]) / 2
+    lasts = [Store(tmp_path / "pop" / f"de-paper-s{s}").generations()[-1] for s in (1, 2)]
+    knight_final = (lasts[0].mean[1] + lasts[1].mean[1]) / 2
     row = next(line for line in out.splitlines() if line.startswith("evotune final mean"))
     assert float(row.split()[3]) == pytest.approx(knight_final, abs=0.01)
     # calling again reuses the finished runs (same games, no new generation)
@@ -40,8 +40,8 @@ def test_reproduce_prints_the_paper_table_beside_the_run(tmp_path, monkeypatch):
                                      "--out", str(tmp_path / "pop"),
                                      "--reports", str(tmp_path / "rep")])
     assert again.exit_code == 0
-    assert experiments._outcome(experiments.Store(tmp_path / "pop" / "de-paper-s1")).games \
-        == outs[0].games
+    assert Store(tmp_path / "pop" / "de-paper-s1").generations()[-1].games_total \
+        == lasts[0].games_total
 
 
 def test_compare_runs_each_strategy_on_the_same_budget_and_verifies(tmp_path):

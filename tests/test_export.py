@@ -13,14 +13,13 @@ from evotune.errors import ConfigError
 from evotune.reporting.data import load_run, recommend
 from evotune.weightsio import FORMATS, export_params, parse, render
 from evotune.reporting.export import export_run
-from test_report import make_fake_run  # the fake-run builder (tests/ is on sys.path)
 
 SHANNON = load_engine_spec("shannon")
 CENTIPAWN = load_engine_spec("example-centipawn")
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
+def run(tmp_path_factory, make_fake_run):
     root = tmp_path_factory.mktemp("runs")
     make_fake_run(root, "exp", generations=2)
     return load_run("exp", out_dir=root)
@@ -95,7 +94,7 @@ def test_parse_errors_name_the_problem():
         parse("json", "{", SHANNON)
 
 
-def test_cli_export_to_file_and_stdout(tmp_path):
+def test_cli_export_to_file_and_stdout(tmp_path, make_fake_run):
     make_fake_run(tmp_path, "r1", generations=1)
     target = tmp_path / "w.json"
     res = CliRunner().invoke(cli, ["export", "r1", "--format", "json", "--runs-dir",
@@ -121,7 +120,7 @@ def test_cli_export_to_file_and_stdout(tmp_path):
     (["plot", "r1", "--x", "time"], "unknown x axis 'time'"),
     (["report", "r1", "--recommend", "best"], "unknown recommendation rule 'best'"),
 ])
-def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message):
+def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message, make_fake_run):
     from evotune.runs.config import build_run_config
     from evotune.runs.plan import plan_run
     from evotune.runs.store import Store
@@ -139,11 +138,9 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message):
 # ---- many weights: nested json, C arrays ------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def pst(tmp_path_factory):
-    from manyweights import write_spec
-
+def pst(tmp_path_factory, make_fake_run, write_pst_spec):
     root = tmp_path_factory.mktemp("pst")
-    spec = write_spec(root, extra=True)
+    spec = write_pst_spec(root, extra=True)
     make_fake_run(root, "p", generations=2, engine=str(spec), init_low=-60, init_high=60)
     run = load_run("p", out_dir=root)
     return run, load_engine_spec(spec), dict(zip(run.names, recommend(run).weights))

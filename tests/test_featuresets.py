@@ -10,10 +10,14 @@ from evotune import engine, featuresets as fs
 from evotune.enginespec import engine_spec_from_dict, load_engine_spec
 from evotune.engine import reference as ref
 from evotune.errors import ConfigError, PositionError, WeightsError
-from test_reference import SEARCH_BOARDS, random_boards, special_boards
 
 TAPERED = ("pst", "extended")
-PHI_BOARDS = random_boards(77, 1000) + special_boards()
+
+
+@pytest.fixture(scope="module")
+def phi_boards(random_boards, special_boards):
+    """1,000 random-game ends (seed 77) and the special boards."""
+    return random_boards(77, 1000) + special_boards()
 
 
 def weights_for(features: str, seed: int) -> np.ndarray:
@@ -45,13 +49,13 @@ def test_names_and_sizes():
 # ---- the core against the reference --------------------------------------------------------------
 
 @pytest.mark.parametrize("features", TAPERED)
-def test_core_phi_and_eval_equal_reference(features):
-    assert len(PHI_BOARDS) >= 1000
+def test_core_phi_and_eval_equal_reference(features, phi_boards):
+    assert len(phi_boards) >= 1000
     w = weights_for(features, 1)
-    batch = engine.phi_batch([b.fen() for b in PHI_BOARDS], features).toarray()
+    batch = engine.phi_batch([b.fen() for b in phi_boards], features).toarray()
     wi = np.rint(w).astype(np.int64)
     nonzero_terms = np.zeros(fs.size(features), dtype=bool)
-    for i, board in enumerate(PHI_BOARDS):
+    for i, board in enumerate(phi_boards):
         want = ref.features(board, features)
         np.testing.assert_array_equal(batch[i] * 24, want, err_msg=board.fen())
         assert ref.evaluate(board, w, features) == ref.div_toward_zero(int(wi @ want), 24)
@@ -67,9 +71,9 @@ def test_core_phi_and_eval_equal_reference(features):
     assert missing == []
 
 
-def test_mirrored_positions_evaluate_alike():
+def test_mirrored_positions_evaluate_alike(phi_boards):
     w = weights_for("extended", 2)
-    for board in PHI_BOARDS[:200]:
+    for board in phi_boards[:200]:
         mirror = board.mirror()
         assert engine.evaluate(board, w, "extended") == engine.evaluate(mirror, w, "extended")
 
@@ -86,18 +90,18 @@ def _same_root_scores(boards, depth, features, weights):
 
 @pytest.mark.parametrize("features", TAPERED)
 @pytest.mark.parametrize("depth,count", [(1, 50), (2, 20), (3, 8)])
-def test_core_root_scores_equal_reference(features, depth, count):
-    assert len(SEARCH_BOARDS) >= 50
-    assert _same_root_scores(SEARCH_BOARDS[:count], depth, features,
+def test_core_root_scores_equal_reference(features, depth, count, search_boards):
+    assert len(search_boards) >= 50
+    assert _same_root_scores(search_boards[:count], depth, features,
                              weights_for(features, depth)) == []
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("features", TAPERED)
 @pytest.mark.parametrize("depth", [2, 3])
-def test_core_root_scores_equal_reference_all_50(features, depth):
+def test_core_root_scores_equal_reference_all_50(features, depth, search_boards):
     """The issue's requirement in full: depths 1 to 3 on 50 positions (depth 1: the fast test)."""
-    assert _same_root_scores(SEARCH_BOARDS, depth, features, weights_for(features, depth)) == []
+    assert _same_root_scores(search_boards, depth, features, weights_for(features, depth)) == []
 
 
 def test_incremental_sums_equal_a_fresh_count_along_games():
@@ -138,8 +142,8 @@ def test_mixed_feature_sets_in_one_game():
 
 # ---- batch extractor -----------------------------------------------------------------------------
 
-def test_batch_csr_matches_single_positions_and_rejects_bad_fens():
-    fens = [b.fen() for b in PHI_BOARDS[:50]]
+def test_batch_csr_matches_single_positions_and_rejects_bad_fens(phi_boards):
+    fens = [b.fen() for b in phi_boards[:50]]
     for features in ("shannon",) + TAPERED:
         batch = engine.phi_batch(fens, features)
         assert batch.shape == (50, fs.size(features))
@@ -202,12 +206,12 @@ def test_compact_spec_form_errors():
 
 
 @pytest.mark.parametrize("features", ("shannon",) + TAPERED)
-def test_qsearch_equals_the_reference_quiescence_and_its_leaf_phi(features):
+def test_qsearch_equals_the_reference_quiescence_and_its_leaf_phi(features, search_boards):
     w = weights_for(features, 9) if features != "shannon" else np.array([100., 300, 330, 500,
                                                                          900, 10])
     wi = np.rint(w)
     moved = 0
-    for board in SEARCH_BOARDS:
+    for board in search_boards:
         got = engine.qsearch(board, w, features)
         run = ref._Search(board.copy(), ref.rounded_weights(w, features), features)
         want, _ = run.quiesce(-ref.INF, ref.INF, 0)

@@ -16,14 +16,12 @@ from evotune.reporting.manyplots import (choose_squares, heatmap_figure, scalar_
 from evotune.reporting.plots import build_figures, strategy_figure
 from evotune.reporting.report import html_report, markdown_report
 from evotune.reporting.tables import MAX_LINES, pst_layout, scalar_groups
-from manyweights import write_spec
-from test_report import make_fake_run
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs(tmp_path_factory, make_fake_run, write_pst_spec):
     root = tmp_path_factory.mktemp("many")
-    spec = write_spec(root, extra=True)
+    spec = write_pst_spec(root, extra=True)
     kw = dict(engine=str(spec), init_low=-60, init_high=60, np_=6)
     make_fake_run(root, "de", generations=3, **kw)
     make_fake_run(root, "ea", strategy="ea", generations=2, **kw)

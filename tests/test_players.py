@@ -20,14 +20,19 @@ from evotune.players.game import play_players_game
 from evotune.players.spec import player_from_engine_spec
 
 HERE = Path(__file__).resolve().parent
-FAKES = HERE / "fake_engines"
 REF = (100.0, 300.0, 330.0, 500.0, 900.0, 10.0)
 
 
-def fake(mode: str, *extra: str, name: str | None = None, options=()) -> PlayerSpec:
-    """A PlayerSpec for one of the scripted fake engines."""
-    return PlayerSpec(name=name or mode, kind="uci",
-                      command=(sys.executable, str(FAKES / f"{mode}.py"), *extra), options=options)
+@pytest.fixture
+def fake(fake_engine):
+    """``fake(mode, *extra, name=None, options=())``: a PlayerSpec for one of the scripted fake
+    engines."""
+
+    def make(mode: str, *extra: str, name: str | None = None, options=()) -> PlayerSpec:
+        return PlayerSpec(name=name or mode, kind="uci", command=tuple(fake_engine(mode, *extra)),
+                          options=options)
+
+    return make
 
 
 @pytest.fixture(autouse=True)
@@ -70,9 +75,9 @@ def test_uci_spec_maps_weights_to_option_names_and_scales():
                                                             ("MobilityWeight", 10))
 
 
-def test_uci_spec_options_reach_the_engine():
+def test_uci_spec_options_reach_the_engine(fake_engine):
     spec = load_engine_spec(HERE / "data" / "fake_engine.toml")
-    spec = dataclasses.replace(spec, command=(sys.executable, str(FAKES / "random_mover.py")))
+    spec = dataclasses.replace(spec, command=tuple(fake_engine("random_mover")))
     eng = engine_for(player_from_engine_spec(spec, [420, 7]))
     eng.new_game()
     reply = eng.play(chess.Board(), MoveLimit(depth=1))
@@ -89,14 +94,14 @@ def test_engine_that_does_not_start_names_the_command():
         ExternalEngine(PlayerSpec(name="x", kind="uci", command=(sys.executable, "-c", "pass")))
 
 
-def test_unknown_option_is_named():
+def test_unknown_option_is_named(fake):
     with pytest.raises(EngineError, match="no UCI option 'Hash'.*KnightValue"):
         engine_for(fake("random_mover", options=(("Hash", 16),)))
     with pytest.raises(EngineError, match="at least 0"):
         engine_for(fake("random_mover", options=(("Seed", -1),)))
 
 
-def test_engines_are_cached_per_spec_and_restarted_after_discard():
+def test_engines_are_cached_per_spec_and_restarted_after_discard(fake):
     spec = fake("random_mover")
     a = engine_for(spec)
     assert engine_for(spec) is a and external.live_count() == 1
@@ -110,7 +115,7 @@ def test_engines_are_cached_per_spec_and_restarted_after_discard():
 
 @pytest.mark.parametrize("mode, reason", [("crash", "crash"), ("hang", "timeout"),
                                           ("illegal", "illegal-move")])
-def test_misbehaving_engine_raises_forfeit(mode, reason):
+def test_misbehaving_engine_raises_forfeit(mode, reason, fake):
     eng = engine_for(fake(mode, "--after", "2"))
     eng.new_game()
     board = chess.Board()
@@ -151,7 +156,8 @@ def test_uci_option_lines_are_parsed_with_spaces_ranges_and_choices():
 
 @pytest.mark.parametrize("mode, reason", [("crash", "crash"), ("hang", "timeout"),
                                           ("illegal", "illegal-move")])
-def test_misbehaving_engine_loses_and_is_restarted_for_the_next_game(mode, reason, tmp_path):
+def test_misbehaving_engine_loses_and_is_restarted_for_the_next_game(mode, reason, tmp_path,
+                                                                     fake):
     # the fault happens on the engine's 3rd move, in the first process only (--once marker):
     # the restarted engine then plays the next game to its end
     bad = fake(mode, "--after", "3", "--once", str(tmp_path / "faulted"), name=f"bad-{mode}")
@@ -168,7 +174,7 @@ def test_misbehaving_engine_loses_and_is_restarted_for_the_next_game(mode, reaso
     assert len(second.moves) > 6
 
 
-def test_builtin_against_random_mover_is_legal_and_consistent_with_python_chess():
+def test_builtin_against_random_mover_is_legal_and_consistent_with_python_chess(fake):
     start = chess.Board()
     out = play_players_game(builtin(REF), fake("random_mover"), start, depth=2)
     end = replay(start, out.moves)
@@ -196,7 +202,7 @@ def test_two_builtin_players_replay_the_core_exactly():
         np.testing.assert_array_equal(loop.predicted, core.predicted)
 
 
-def test_rules_end_games_as_the_core_does():
+def test_rules_end_games_as_the_core_does(fake):
     # a position already over: no move is asked for
     mated = chess.Board("7k/6Q1/6K1/8/8/8/8/8 b - - 0 1")
     out = play_players_game(fake("random_mover"), builtin(REF), mated, depth=1)

@@ -8,10 +8,9 @@ from evotune.errors import ConfigError
 from evotune.reporting.data import load_run
 from evotune.reporting.plots import (build_figures, convergence_figure, deviation_figure,
                                      strategy_figure, write_plots)
-from test_report import make_fake_run  # the fake-run builder (tests/ is on sys.path)
 
 
-def test_convergence_panels_hold_the_stored_means_and_reference(tmp_path):
+def test_convergence_panels_hold_the_stored_means_and_reference(tmp_path, make_fake_run):
     store = make_fake_run(tmp_path, generations=3)
     run = load_run(store)
     fig = convergence_figure([run])
@@ -31,7 +30,7 @@ def test_convergence_panels_hold_the_stored_means_and_reference(tmp_path):
         assert band.min() == pytest.approx((means[:, i] - stds[:, i]).min())
 
 
-def test_deviation_and_games_axis(tmp_path):
+def test_deviation_and_games_axis(tmp_path, make_fake_run):
     store = make_fake_run(tmp_path, generations=2)
     run = load_run(store)
     fig = deviation_figure([run], x="games")
@@ -43,7 +42,7 @@ def test_deviation_and_games_axis(tmp_path):
         deviation_figure([run], x="time")
 
 
-def test_strategy_panels_per_strategy(tmp_path):
+def test_strategy_panels_per_strategy(tmp_path, make_fake_run):
     de = load_run(make_fake_run(tmp_path, "de1", generations=2))
     ea = load_run(make_fake_run(tmp_path, "ea1", strategy="ea", generations=2))
     titles = [ax.get_title() for ax in strategy_figure([de]).axes]
@@ -65,7 +64,7 @@ def test_strategy_panels_per_strategy(tmp_path):
     assert set(build_figures([only_initial])) == {"convergence", "deviation"}
 
 
-def test_overlay_of_two_runs_writes_a_compare_folder(tmp_path):
+def test_overlay_of_two_runs_writes_a_compare_folder(tmp_path, make_fake_run):
     de = load_run(make_fake_run(tmp_path, "de1", generations=2))
     ea = load_run(make_fake_run(tmp_path, "ea1", strategy="ea", generations=1))
     out = write_plots([de, ea], out_dir=tmp_path / "reports")

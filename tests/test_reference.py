@@ -6,8 +6,6 @@ here it is first checked against hand-computed numbers and an independent count,
 """
 from __future__ import annotations
 
-import random
-
 import chess
 import numpy as np
 import pytest
@@ -20,52 +18,7 @@ W = (100, 300, 330, 500, 900, 10)
 ODD_W = (100, 412.6, 187.2, 655.5, 731.4, 23.7)  # rounding matters: 655.5 -> 656 (np.rint)
 
 
-# ---- positions ----------------------------------------------------------------------------------
-
-def random_boards(seed: int, n: int, *, min_plies: int = 4, max_plies: int = 120) -> list[chess.Board]:
-    """Positions from seeded random games; each Board keeps its move stack (game history)."""
-    rng = random.Random(seed)
-    out: list[chess.Board] = []
-    while len(out) < n:
-        board = chess.Board()
-        for _ in range(rng.randrange(min_plies, max_plies)):
-            moves = list(board.legal_moves)
-            if not moves:
-                break
-            board.push(rng.choice(moves))
-        out.append(board)
-    return out
-
-
-SPECIAL_FENS = [
-    # en passant available; castling both ways; promotions (quiet and capturing)
-    "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
-    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
-    "n1n5/PPPk4/8/8/8/8/4Kppp/5N1N b - - 0 1",
-    "8/2P5/k7/8/8/8/1q6/6K1 w - - 0 1",
-    # fifty-move clock about to expire; insufficient material one capture away
-    "8/8/3k4/8/3K4/8/5R2/8 w - - 99 120",
-    "8/8/3k4/8/2nK4/8/8/8 w - - 0 60",
-    # mate in one for white; stalemate for black; checked side with few evasions
-    "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1",
-    "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1",
-    "4k3/8/8/8/8/8/3q4/4K3 w - - 0 1",
-    # Bxg2 leaves same-coloured bishops only (insufficient): a draw, not a won knight
-    "2b1k3/8/8/8/8/8/6n1/4KB2 w - - 0 1",
-    # Ra8 would mate, but it makes the halfmove clock 100 and draw checks come first
-    "6k1/5ppp/8/8/8/8/8/R5K1 w - - 99 100",
-]
-
-
-def special_boards() -> list[chess.Board]:
-    boards = [chess.Board(f) for f in SPECIAL_FENS]
-    # Repetition through the game history: after 1.Nf3 Nf6 2.Ng1 Ng8 3.Nf3, Black's ...Nf6
-    # repeats the position after 1...Nf6.
-    rep = chess.Board()
-    for uci in ("g1f3", "g8f6", "f3g1", "f6g8", "g1f3"):
-        rep.push_uci(uci)
-    boards.append(rep)
-    return boards
+# Positions: the random_boards, special_boards and search_boards fixtures (tests/conftest.py).
 
 
 # ---- the reference against hand-computed numbers ------------------------------------------------
@@ -106,13 +59,14 @@ def independent_phi(board: chess.Board) -> list[int]:
     return phi
 
 
-def test_reference_phi_matches_independent_count():
+def test_reference_phi_matches_independent_count(random_boards, special_boards):
     for board in random_boards(7, 200) + special_boards():
         assert ref.features(board).tolist() == independent_phi(board), board.fen()
 
 
 @pytest.mark.parametrize("features", ["shannon", "pst", "extended"])
-def test_reference_phi_is_features_over_the_denominator_and_equals_the_core(features):
+def test_reference_phi_is_features_over_the_denominator_and_equals_the_core(features,
+                                                                            random_boards):
     for board in random_boards(11, 30):
         want = ref.features(board, features) / (1 if features == "shannon" else 24)
         got = ref.phi(board, features)
@@ -144,7 +98,7 @@ def test_reference_search_mates_and_draws():
     assert len(wac1.pv) == 3
 
 
-def test_reference_search_draw_rules():
+def test_reference_search_draw_rules(special_boards):
     # Fifty-move rule: every white move except a capture or pawn move reaches clock 100 -> 0.
     # White is a rook up, so without the rule the score would be about +5 pawns.
     fifty = ref.search("8/8/3k4/8/3K4/8/5R2/8 w - - 99 120", W, depth=2)
@@ -179,13 +133,15 @@ def test_reference_bad_input():
 # ---- the core against the reference -------------------------------------------------------------
 
 
-PHI_BOARDS = random_boards(2024, 1000) + special_boards()
-SEARCH_BOARDS = random_boards(99, 44, max_plies=60) + special_boards()[:6]  # 50 positions
+@pytest.fixture(scope="module")
+def phi_boards(random_boards, special_boards):
+    """1,000 random-game ends (seed 2024) and the special boards."""
+    return random_boards(2024, 1000) + special_boards()
 
 
-def test_core_phi_and_eval_equal_reference():
-    assert len(PHI_BOARDS) >= 1000
-    for i, board in enumerate(PHI_BOARDS):
+def test_core_phi_and_eval_equal_reference(phi_boards):
+    assert len(phi_boards) >= 1000
+    for i, board in enumerate(phi_boards):
         weights = W if i % 2 else ODD_W
         expected = ref.features(board)
         got = engine.features(board)
@@ -207,20 +163,20 @@ def _same_root_scores(boards, depth, weights=W):
 
 
 @pytest.mark.parametrize("depth", [1, 2])
-def test_core_root_scores_equal_reference_shallow(depth):
-    assert len(SEARCH_BOARDS) >= 50
-    assert _same_root_scores(SEARCH_BOARDS, depth) == []
+def test_core_root_scores_equal_reference_shallow(depth, search_boards):
+    assert len(search_boards) >= 50
+    assert _same_root_scores(search_boards, depth) == []
 
 
-def test_core_root_scores_equal_reference_depth3_odd_weights():
-    assert _same_root_scores(SEARCH_BOARDS[:12], 3, ODD_W) == []
+def test_core_root_scores_equal_reference_depth3_odd_weights(search_boards):
+    assert _same_root_scores(search_boards[:12], 3, ODD_W) == []
 
 
-def test_core_root_scores_equal_reference_depth3():
-    assert _same_root_scores(SEARCH_BOARDS, 3) == []
+def test_core_root_scores_equal_reference_depth3(search_boards):
+    assert _same_root_scores(search_boards, 3) == []
 
 
-def test_core_special_positions_equal_reference():
+def test_core_special_positions_equal_reference(special_boards):
     for board in special_boards():
         for depth in (1, 2, 3, 4):
             want = ref.search(board, W, depth=depth)
@@ -229,7 +185,7 @@ def test_core_special_positions_equal_reference():
 
 
 @pytest.mark.slow
-def test_core_root_scores_equal_reference_depth4():
+def test_core_root_scores_equal_reference_depth4(random_boards):
     assert _same_root_scores(random_boards(5, 20, max_plies=60), 4) == []
 
 

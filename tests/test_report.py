@@ -1,7 +1,7 @@
 """Reading runs into arrays, recommended weights, and the report page (report.md/report.html).
 
-``make_fake_run`` builds a run directory the way ``evotune.study.execute`` does, with a real
-strategy driven by synthetic match outcomes (no games played); test_plots and test_export use it.
+The runs are made by the ``make_fake_run`` fixture (tests/conftest.py): a run directory built the
+way the tuning loop stores one, with a real strategy driven by synthetic match outcomes.
 """
 from __future__ import annotations
 
@@ -12,56 +12,14 @@ import numpy as np
 import pytest
 
 from evotune.runs.config import build_run_config
-from evotune.enginespec import load_engine_spec
 from evotune.runs.plan import plan_run
 from evotune.errors import ConfigError, StoreError
 from evotune.runs.store import Store
-from evotune.strategies import make_strategy
-from evotune.strategies.base import MatchOutcome
-
-
-def make_fake_run(tmp_path, run_id="fake", *, strategy="de", np_=6, generations=3, seed=7,
-                  games=4, **config):
-    """A stored run of ``generations`` generations with random (seeded) match outcomes
-    (``config``: further run-config fields, e.g. engine, init_low, init_high)."""
-    cfg = build_run_config(strategy=strategy, np=np_, generations=max(generations, 1),
-                           games=games, seed=seed, depth=1, **config)
-    store = Store.create(tmp_path, run_id, config=cfg.to_dict(), identity=plan_run(cfg).identity)
-    space = load_engine_spec(cfg.engine).space(init_low=cfg.init_low, init_high=cfg.init_high)
-    strat = make_strategy(strategy, space, params={"np": np_, "games": games}, seed=seed)
-    rng = np.random.default_rng(seed)
-    games_total = 0
-
-    def write(g, stats, matches, games_gen):
-        pop = np.asarray(strat.population, dtype=float)
-        store.write_generation(g, {
-            "generation": g, "strategy": strategy, "names": list(space.names),
-            "population": pop.tolist(), "mean": pop.mean(axis=0).tolist(),
-            "std": pop.std(axis=0).tolist(), "matches": matches, "stats": stats,
-            "games": games_gen, "games_total": games_total, "seconds": 1.5,
-            "seconds_total": 1.5 * g})
-        store.write_state({"generation": g, "games": games_total, "seconds": 1.5 * g,
-                           "finished": g == generations, "strategy": strat.state()})
-
-    write(0, {}, [], 0)
-    for g in range(1, generations + 1):
-        outcomes, matches = [], []
-        for req in strat.ask():
-            pa = int(rng.integers(0, 2 * req.games + 1))
-            outcomes.append(MatchOutcome(points_a=pa, points_b=2 * req.games - pa,
-                                         games=req.games))
-            matches.append({"a": list(req.a), "b": list(req.b), "tag": list(req.tag),
-                            "points_a": pa, "points_b": 2 * req.games - pa, "games": req.games})
-        stats = strat.tell(outcomes)
-        games_gen = sum(o.games for o in outcomes)
-        games_total += games_gen
-        write(g, stats, matches, games_gen)
-    return store
 
 
 # ---- data ---------------------------------------------------------------------------------------
 
-def test_load_run_arrays_equal_the_stored_generations(tmp_path):
+def test_load_run_arrays_equal_the_stored_generations(tmp_path, make_fake_run):
     from evotune.reporting.data import load_run
 
     store = make_fake_run(tmp_path, generations=3)
@@ -90,7 +48,7 @@ def test_load_run_bad_input(tmp_path):
         load_run("empty", out_dir=tmp_path)
 
 
-def test_load_run_ignores_a_generation_written_after_the_last_state(tmp_path):
+def test_load_run_ignores_a_generation_written_after_the_last_state(tmp_path, make_fake_run):
     """A crash between the generation file and the state: the report shows the stored state."""
     from evotune.reporting.data import load_run
 
@@ -101,7 +59,7 @@ def test_load_run_ignores_a_generation_written_after_the_last_state(tmp_path):
     assert load_run(store).last == 1
 
 
-def test_recommend_mean_and_better_half(tmp_path):
+def test_recommend_mean_and_better_half(tmp_path, make_fake_run):
     from evotune.reporting.data import load_run, recommend
 
     store = make_fake_run(tmp_path, generations=3, np_=6)
@@ -121,7 +79,7 @@ def test_recommend_mean_and_better_half(tmp_path):
         recommend(run, "best")
 
 
-def test_recommend_mean_falls_back_to_the_stored_population(tmp_path):
+def test_recommend_mean_falls_back_to_the_stored_population(tmp_path, make_fake_run):
     from evotune.reporting.data import load_run, recommend
 
     store = make_fake_run(tmp_path, generations=1)
@@ -146,7 +104,7 @@ def _md_table(md: str) -> dict:
     return rows
 
 
-def test_report_table_numbers_equal_the_stored_statistics(tmp_path):
+def test_report_table_numbers_equal_the_stored_statistics(tmp_path, make_fake_run):
     from evotune.reporting.report import write_report
 
     store = make_fake_run(tmp_path, generations=3)
@@ -177,7 +135,7 @@ def test_report_table_numbers_equal_the_stored_statistics(tmp_path):
     assert out.markdown.parent == tmp_path / "reports" / "fake"
 
 
-def test_report_of_a_run_with_only_the_initial_population(tmp_path):
+def test_report_of_a_run_with_only_the_initial_population(tmp_path, make_fake_run):
     from evotune.reporting.report import write_report
 
     store = make_fake_run(tmp_path, generations=0)
@@ -186,7 +144,8 @@ def test_report_of_a_run_with_only_the_initial_population(tmp_path):
     assert "generation 0" in md and "no verification yet" in md
 
 
-def test_better_half_of_an_ea_run_is_the_first_half_of_its_ranked_survivors(tmp_path):
+def test_better_half_of_an_ea_run_is_the_first_half_of_its_ranked_survivors(tmp_path,
+                                                                             make_fake_run):
     from evotune.reporting.data import load_run, recommend
 
     store = make_fake_run(tmp_path, "ea", strategy="ea", generations=2, np_=6)
@@ -195,7 +154,7 @@ def test_better_half_of_an_ea_run_is_the_first_half_of_its_ranked_survivors(tmp_
     assert half.weights == tuple(np.rint(pop[:3].mean(axis=0)).tolist())
 
 
-def test_report_says_when_the_verification_is_older_than_the_run(tmp_path):
+def test_report_says_when_the_verification_is_older_than_the_run(tmp_path, make_fake_run):
     from evotune.reporting.data import load_run
     from evotune.reporting.report import markdown_report
     from evotune.reporting.data import recommend

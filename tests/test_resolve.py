@@ -14,8 +14,6 @@ from evotune.match.resolve import resolve_player, resolve_player_list, resolve_p
 from evotune.weightsio import weights_for
 from evotune.reporting.data import load_run, recommend
 from evotune.reporting.export import export_run
-from manyweights import write_spec
-from test_report import make_fake_run
 
 SHANNON_REF = (100.0, 300.0, 330.0, 500.0, 900.0, 10.0)
 
@@ -47,9 +45,9 @@ def test_spec_with_weights_list_flat_and_nested(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def pst_run(tmp_path_factory):
+def pst_run(tmp_path_factory, make_fake_run, write_pst_spec):
     root = tmp_path_factory.mktemp("pst")
-    spec = write_spec(root, "pst-uci", extra=True, kind="uci")
+    spec = write_pst_spec(root, "pst-uci", extra=True, kind="uci")
     store = make_fake_run(root, "p1", generations=2, engine=str(spec), init_low=-60,
                           init_high=60)
     return root, spec, load_run(store)
@@ -119,7 +117,8 @@ def test_errors_stay_one_short_line_for_big_specs(pst_run, tmp_path):
     ("shannon:OUT", "1 value(s) outside the bounds of shannon (queen)"),
     ("shannon:NOTNUM", "value 'x' of 'queen' is not a number"),
 ])
-def test_bad_player_strings_exit_2_with_one_line(tmp_path, capsys, player, message):
+def test_bad_player_strings_exit_2_with_one_line(tmp_path, capsys, player, message,
+                                                 make_fake_run):
     files = {"MISSING": "missing.json", "WRONGKIND": "w.txt", "UNKNOWN": "u.json",
              "PARTIAL": "p.json", "OUT": "o.json", "NOTNUM": "x.json"}
     (tmp_path / "w.txt").write_text("1")

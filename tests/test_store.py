@@ -24,7 +24,6 @@ from evotune.fileio import atomic_write_json
 from evotune.tuning.loop import execute
 from evotune.runs.plan import with_overrides
 from evotune.runs.lifecycle import new_run, open_run
-from runs import stored_games, stored_generations
 
 TINY = dict(np=4, generations=3, games=2, depth=1, seed=5, openings="book", workers=1)
 
@@ -61,15 +60,23 @@ def _resume4(store: Store):
     return execute(s, with_overrides(plan, generations=4))
 
 
-def _equals_truth(store: Store, finished_run: Path) -> None:
-    assert stored_generations(store.root) == stored_generations(finished_run / "truth4")
-    assert stored_games(store.root) == stored_games(finished_run / "truth4")
-    assert store.pgn_path.read_text() == (finished_run / "truth4" / "games.pgn").read_text()
+@pytest.fixture
+def equals_truth(stored_generations, stored_games):
+    """``equals_truth(store, finished_run)``: asserts that ``store`` holds the truth run's
+    generations, games and PGN (timings aside)."""
+
+    def check(store: Store, finished_run: Path) -> None:
+        assert stored_generations(store.root) == stored_generations(finished_run / "truth4")
+        assert stored_games(store.root) == stored_games(finished_run / "truth4")
+        assert store.pgn_path.read_text() == (finished_run / "truth4" / "games.pgn").read_text()
+
+    return check
 
 
 # ---- repaired exactly ---------------------------------------------------------------------------
 
-def test_missing_state_is_rebuilt_exactly_from_the_last_generation(finished_run, tmp_path):
+def test_missing_state_is_rebuilt_exactly_from_the_last_generation(finished_run, tmp_path,
+                                                                   equals_truth):
     store = _copy(finished_run, tmp_path)
     before = store.read_state()
     store.state_path.unlink()
@@ -78,20 +85,21 @@ def test_missing_state_is_rebuilt_exactly_from_the_last_generation(finished_run,
     assert (point.state.generation, point.state.games, point.state.strategy) == \
         (before.generation, before.games, before.strategy)
     _resume4(store)
-    _equals_truth(store, finished_run)
+    equals_truth(store, finished_run)
 
 
 def test_torn_tail_of_an_unfinished_generation_is_dropped_and_the_next_line_is_whole(
-        finished_run, tmp_path):
+        finished_run, tmp_path, equals_truth):
     store = _copy(finished_run, tmp_path)
     with open(store.games_path, "a") as fh:
         fh.write('{"key": [4, 0')  # shorter than one record: a kill mid-append
     _resume4(store)
-    _equals_truth(store, finished_run)
+    equals_truth(store, finished_run)
     assert len(store.read_games()) == store.read_state().games
 
 
-def test_games_and_file_of_an_uncommitted_generation_are_dropped(finished_run, tmp_path):
+def test_games_and_file_of_an_uncommitted_generation_are_dropped(finished_run, tmp_path,
+                                                                 equals_truth):
     store = _copy(finished_run, tmp_path)
     truth = Store(finished_run / "truth4")
     extra = [r for r in truth.read_games() if r["key"][0] == 4]
@@ -101,11 +109,12 @@ def test_games_and_file_of_an_uncommitted_generation_are_dropped(finished_run, t
     assert point.notes == ("dropped 1 games of the unfinished generation 4",)
     assert not store.generation_path(4).exists()
     _resume4(store)
-    _equals_truth(store, finished_run)
+    equals_truth(store, finished_run)
 
 
 @pytest.mark.parametrize("damage", ["truncate", "binary", "missing"])
-def test_a_pgn_behind_the_log_is_rebuilt_in_full_never_shrunk(finished_run, tmp_path, damage):
+def test_a_pgn_behind_the_log_is_rebuilt_in_full_never_shrunk(finished_run, tmp_path, damage,
+                                                              equals_truth):
     store = _copy(finished_run, tmp_path)
     games = len(store.read_games())
     text = store.pgn_path.read_bytes()
@@ -116,7 +125,7 @@ def test_a_pgn_behind_the_log_is_rebuilt_in_full_never_shrunk(finished_run, tmp_
     else:
         store.pgn_path.unlink()
     _resume4(store)
-    _equals_truth(store, finished_run)
+    equals_truth(store, finished_run)
     assert store.pgn_game_count() == len(store.read_games()) > games
 
 
@@ -300,7 +309,7 @@ def test_two_runs_started_together_one_wins_and_no_game_is_doubled(tmp_path):
 
 # ---- disk full -----------------------------------------------------------------------------------
 
-def test_disk_full_is_one_line_and_resume_continues(tmp_path):
+def test_disk_full_is_one_line_and_resume_continues(tmp_path, stored_generations, stored_games):
     mnt = tmp_path / "small"
     mnt.mkdir()
     mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(mnt)],

@@ -9,7 +9,6 @@ import pytest
 from evotune.errors import ConfigError
 from evotune.space import WeightSpace
 from evotune.strategies import STRATEGIES, MatchOutcome, make_strategy
-from synthetic import SyntheticOracle, run
 
 SPACE = WeightSpace()
 SMALL = {"de": {"np": 6}, "jde": {"np": 6}, "ea": {"np": 4}, "td": {"np": 2, "games": 2},
@@ -66,23 +65,23 @@ def test_ask_is_idempotent_and_in_bounds(name):
 
 
 @pytest.mark.parametrize("name", sorted(STRATEGIES))
-def test_state_round_trip_is_bit_identical(name):
+def test_state_round_trip_is_bit_identical(name, oracle_run, synthetic_oracle):
     params = SMALL[name]
     straight = make_strategy(name, SPACE, params=params, seed=11)
-    stats3 = run(straight, 3, seed=5)
+    stats3 = oracle_run(straight, 3, seed=5)
 
     # same outcomes: the oracle's generator is advanced the same way in both runs
     from evotune.seeding import STREAM_GAMES, generator
     rng = generator(5, STREAM_GAMES)
     first = make_strategy(name, SPACE, params=params, seed=11)
-    stats = [first.tell(SyntheticOracle().play(first.ask(), rng))]
+    stats = [first.tell(synthetic_oracle().play(first.ask(), rng))]
     first.ask()  # a pending ask must not leak into the saved state
     saved = json.loads(json.dumps(first.state()))
     resumed = STRATEGIES[name].from_state(SPACE, params=params, seed=11, state=saved)
     assert resumed.ask() == first.ask()
     assert resumed.generation == 1
     for _ in range(2):
-        stats.append(resumed.tell(SyntheticOracle().play(resumed.ask(), rng)))
+        stats.append(resumed.tell(synthetic_oracle().play(resumed.ask(), rng)))
     assert stats == stats3
     np.testing.assert_array_equal(resumed.population, straight.population)
     assert json.dumps(resumed.state()) == json.dumps(straight.state())
@@ -100,11 +99,11 @@ def test_from_state_refuses_other_strategy_and_other_np():
         STRATEGIES["de"].from_state(SPACE, params={"np": 6}, seed=1, state=broken)
 
 
-def test_same_seed_same_outcomes_same_population():
+def test_same_seed_same_outcomes_same_population(oracle_run):
     a = make_strategy("jde", SPACE, params={"np": 8}, seed=4)
     b = make_strategy("jde", SPACE, params={"np": 8}, seed=4)
-    run(a, 4, seed=9)
-    run(b, 4, seed=9)
+    oracle_run(a, 4, seed=9)
+    oracle_run(b, 4, seed=9)
     np.testing.assert_array_equal(a.population, b.population)
     c = make_strategy("jde", SPACE, params={"np": 8}, seed=5)
     assert not np.array_equal(c.population, make_strategy("jde", SPACE, params={"np": 8},

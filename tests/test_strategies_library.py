@@ -12,7 +12,6 @@ import pytest
 from evotune.errors import ConfigError
 from evotune.space import WeightSpace
 from evotune.strategies import MatchOutcome, make_strategy, strategy_class
-from synthetic import distance, run
 
 SPACE = WeightSpace()
 NAMES = ["cmaes", "ng:NGOpt", "ng:TBPSA", "ng:OnePlusOne"]
@@ -20,31 +19,31 @@ PARAMS = {"np": 4, "games": 2, "budget": 400}
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_resume_by_replay_equals_uninterrupted(name):
+def test_resume_by_replay_equals_uninterrupted(name, oracle_run):
     straight = make_strategy(name, SPACE, params=PARAMS, seed=3)
-    run(straight, 3, seed=1)
+    oracle_run(straight, 3, seed=1)
     saved = json.loads(json.dumps(straight.state()))  # plain JSON: x0 and the told scores
     assert set(saved) >= {"x0", "told"} and len(saved["told"]) == 3
     resumed = strategy_class(name).from_state(SPACE, params=PARAMS, seed=3, state=saved)
     assert resumed.ask() == straight.ask()
     np.testing.assert_array_equal(resumed.recommended(), straight.recommended())
-    run(straight, 3, seed=2)
-    run(resumed, 3, seed=2)
+    oracle_run(straight, 3, seed=2)
+    oracle_run(resumed, 3, seed=2)
     assert json.dumps(resumed.state()) == json.dumps(straight.state())
     np.testing.assert_array_equal(resumed.population, straight.population)
 
 
 @pytest.mark.parametrize("name", NAMES[:2])
-def test_global_numpy_random_neither_used_nor_disturbed(name):
+def test_global_numpy_random_neither_used_nor_disturbed(name, oracle_run):
     np.random.seed(123)
     before = np.random.get_state()[1].copy()
     a = make_strategy(name, SPACE, params=PARAMS, seed=4)
-    run(a, 2, seed=1)
+    oracle_run(a, 2, seed=1)
     assert (np.random.get_state()[1] == before).all()
     np.random.seed(999)  # other code drawing from the global generator changes nothing
     np.random.random(17)
     b = make_strategy(name, SPACE, params=PARAMS, seed=4)
-    run(b, 2, seed=1)
+    oracle_run(b, 2, seed=1)
     assert json.dumps(a.state()) == json.dumps(b.state())
 
 
@@ -58,9 +57,9 @@ def test_candidates_play_the_distribution_mean_and_the_score_is_told():
     assert s.told == [[1.0, 0.75, 0.25, 0.0]]
 
 
-def test_replay_with_other_results_is_refused():
+def test_replay_with_other_results_is_refused(oracle_run):
     s = make_strategy("cmaes", SPACE, params=PARAMS, seed=5)
-    run(s, 2, seed=1)
+    oracle_run(s, 2, seed=1)
     state = s.state()
     ranks = np.argsort(-np.array(state["told"][0]), kind="stable")
     state["told"][0] = [1.0 if i == ranks[-1] else 0.0 for i in range(4)]  # another ranking
@@ -68,11 +67,11 @@ def test_replay_with_other_results_is_refused():
         strategy_class("cmaes").from_state(SPACE, params=PARAMS, seed=5, state=state)
 
 
-def test_cmaes_approaches_the_synthetic_optimum():
+def test_cmaes_approaches_the_synthetic_optimum(oracle_run, oracle_distance):
     s = make_strategy("cmaes", SPACE, params={"np": 12, "games": 4}, seed=2)
-    start = distance(s.recommended())
-    run(s, 40, seed=2)  # 1,920 games
-    assert start > 300 and distance(s.recommended()) < 150
+    start = oracle_distance(s.recommended())
+    oracle_run(s, 40, seed=2)  # 1,920 games
+    assert start > 300 and oracle_distance(s.recommended()) < 150
 
 
 def test_unknown_nevergrad_optimiser():

@@ -10,7 +10,6 @@ from evotune.space import WeightSpace
 from evotune.strategies import STRATEGIES, MatchOutcome, make_strategy
 from evotune.strategies.spsa import (Schedule, SpsaLine, fishtest_line, openbench_line,
                                      parse_spsa_lines, stochastic_round)
-from synthetic import distance, run
 
 SPACE = WeightSpace()
 
@@ -143,33 +142,33 @@ def test_table_names_must_be_free_weights_inside_the_bounds():
         make_strategy("spsa", SPACE, params={"table": "knight,300,0,2000,5,0.1\n"}, seed=1)
 
 
-def test_weights_not_in_the_table_stay_at_their_reference():
+def test_weights_not_in_the_table_stay_at_their_reference(oracle_run):
     s = make_strategy("spsa", SPACE, params={"table": "queen,700,0,1000,40,0.02\n",
                                              "budget": 400, "batch": 4}, seed=1)
-    run(s, 20)
+    oracle_run(s, 20)
     rec = s.recommended()
     assert rec[[0, 1, 2, 3, 5]].tolist() == [100, 300, 330, 500, 10]
     assert rec[4] != 700
 
 
-def test_converges_on_the_synthetic_player():
+def test_converges_on_the_synthetic_player(oracle_run, oracle_distance):
     # from a uniform draw in [0, 1000] (distance ~600 from w*), 3,000 games
     for seed in (1, 2):
         s = make_strategy("spsa", SPACE, params={"budget": 3000, "batch": 8, "games": 2},
                           seed=seed)
-        start = distance(s.recommended())
-        run(s, 3000 // 16, seed=seed)
+        start = oracle_distance(s.recommended())
+        oracle_run(s, 3000 // 16, seed=seed)
         assert s.pairs == 1496  # 187 generations of 8 pairs
-        assert start > 300 and distance(s.recommended()) < 60
+        assert start > 300 and oracle_distance(s.recommended()) < 60
 
 
-def test_resume_equals_uninterrupted():
+def test_resume_equals_uninterrupted(oracle_run):
     params = {"budget": 400, "batch": 3}
     a = make_strategy("spsa", SPACE, params=params, seed=9)
-    run(a, 5, seed=1)
+    oracle_run(a, 5, seed=1)
     saved = a.state()
     b = STRATEGIES["spsa"].from_state(SPACE, params=params, seed=9, state=saved)
     assert b.ask() == a.ask()
-    run(a, 4, seed=2)
-    run(b, 4, seed=2)
+    oracle_run(a, 4, seed=2)
+    oracle_run(b, 4, seed=2)
     assert a.theta.tolist() == b.theta.tolist() and a.pairs == b.pairs

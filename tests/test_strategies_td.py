@@ -9,7 +9,6 @@ import pytest
 from evotune.space import WeightSpace
 from evotune.strategies import GameLeaves, MatchOutcome, make_strategy
 from evotune.strategies.td import tdleaf_gradient
-from synthetic import OPTIMUM, SyntheticOracle, distance, run
 
 SPACE = WeightSpace()
 W = np.array([100.0, 300.0, 330.0, 500.0, 900.0, 10.0])
@@ -79,20 +78,21 @@ def test_tell_needs_leaves():
         s.tell([MatchOutcome(4, 4, 4)])
 
 
-def test_learns_toward_the_true_weights():
-    oracle = SyntheticOracle(plies=30)
+def test_learns_toward_the_true_weights(synthetic_oracle, synthetic_optimum, oracle_run,
+                                        oracle_distance):
+    oracle = synthetic_oracle(plies=30)
     s = make_strategy("td", SPACE, params={"alpha": 600.0, "decay": 1000.0, "games": 8},
                       seed=1)
     free = SPACE.free
     start = s.recommended()
-    d0 = distance(start)
-    run(s, 160, seed=1, oracle=oracle)
+    d0 = oracle_distance(start)
+    oracle_run(s, 160, seed=1, oracle=oracle)
     w = s.recommended()
 
     def cos(v):
-        a, b = np.asarray(v)[free], np.asarray(OPTIMUM)[free]
+        a, b = np.asarray(v)[free], np.asarray(synthetic_optimum)[free]
         return a @ b / np.linalg.norm(a) / np.linalg.norm(b)
     # measured (seed 1, oracle seed 1, 1,280 games): distance 741 -> 237, cosine 0.77 -> 0.988
-    assert d0 > 700 and distance(w) < d0 / 2.5, (d0, distance(w))
+    assert d0 > 700 and oracle_distance(w) < d0 / 2.5, (d0, oracle_distance(w))
     assert cos(w) > 0.97 > cos(start) + 0.1
     assert math.isclose(s.learning_rate(), 600.0 / (1 + 160 / 1000.0))

@@ -16,7 +16,6 @@ from evotune.runs.store import Store
 from evotune.tuning.loop import execute
 from evotune.runs.plan import with_overrides
 from evotune.runs.lifecycle import new_run, open_run
-from runs import kill_at_generation, stored_games, stored_generations
 
 TINY = dict(np=4, generations=2, games=2, depth=1, seed=5, openings="book")
 
@@ -57,7 +56,8 @@ def test_end_to_end_de_run_from_the_cli(tmp_path):
 
 
 @pytest.mark.parametrize("strategy", ["de", "ea", "td"])
-def test_same_seed_same_generations_for_1_and_2_workers(tmp_path, strategy):
+def test_same_seed_same_generations_for_1_and_2_workers(tmp_path, strategy, stored_generations,
+                                                        stored_games):
     roots = []
     for workers in (1, 2):
         cfg = build_run_config(strategy=strategy, workers=workers, **TINY)
@@ -68,7 +68,8 @@ def test_same_seed_same_generations_for_1_and_2_workers(tmp_path, strategy):
     assert stored_games(roots[0]) == stored_games(roots[1])
 
 
-def test_resume_after_sigkill_equals_an_uninterrupted_run(tmp_path):
+def test_resume_after_sigkill_equals_an_uninterrupted_run(tmp_path, kill_at_generation,
+                                                          stored_generations, stored_games):
     args = ["--strategy", "de", "--np", "6", "--generations", "5", "--games", "2", "--depth", "2",
             "--seed", "11", "--workers", "1", "--out", str(tmp_path)]
     full = _evotune("run", *args, "--run-id", "full")
@@ -88,7 +89,8 @@ def test_resume_after_sigkill_equals_an_uninterrupted_run(tmp_path):
         (tmp_path / "full" / "games.pgn").read_text().count("[Event ")
 
 
-def test_resume_with_the_same_seed_continues_identically_in_process(tmp_path):
+def test_resume_with_the_same_seed_continues_identically_in_process(tmp_path,
+                                                                   stored_generations):
     cfg4 = build_run_config(**{**TINY, "generations": 4})
     a, plan = new_run(cfg4, out_dir=tmp_path, run_id="a")
     execute(a, plan)

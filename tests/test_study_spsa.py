@@ -11,7 +11,6 @@ from click.testing import CliRunner
 from evotune.cli import cli
 from evotune.runs.store import Store
 from evotune.reporting.export import export_run
-from runs import kill_at_generation, stored_games, stored_generations
 
 
 def _evotune(*args: str) -> subprocess.CompletedProcess:
@@ -21,7 +20,9 @@ def _evotune(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("strategy,extra", [("spsa", ["--param", "batch=3"]),
                                             ("cmaes", ["--np", "4"])])
-def test_resume_after_sigkill_equals_an_uninterrupted_run(tmp_path, strategy, extra):
+def test_resume_after_sigkill_equals_an_uninterrupted_run(tmp_path, strategy, extra,
+                                                          kill_at_generation, stored_generations,
+                                                          stored_games):
     args = ["--strategy", strategy, *extra, "--generations", "0", "--max-games", "48",
             "--games", "2", "--depth", "1", "--seed", "3", "--workers", "1", "--out",
             str(tmp_path)]

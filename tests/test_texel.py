@@ -307,13 +307,11 @@ def test_validation_blocks_keep_consecutive_positions_together():
 
 
 @pytest.mark.parametrize("use_qsearch", [False, True])
-def test_extraction_threads_give_the_same_rows(use_qsearch):
-    from test_engine_core import random_boards
-
+def test_extraction_threads_give_the_same_rows(use_qsearch, random_positions):
     from evotune.enginespec import load_engine_spec
     from evotune.learn.features import extract
 
-    fens = [b.fen() for b in random_boards(3000, 5)]
+    fens = [b.fen() for b in random_positions(3000, 5)]
     w = load_engine_spec("extended").space().reference_array
     one = extract(fens, w, features="extended", use_qsearch=use_qsearch, workers=1)
     two = extract(fens, w, features="extended", use_qsearch=use_qsearch, workers=2, chunk=700)

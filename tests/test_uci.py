@@ -6,7 +6,6 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import chess
 import chess.engine
@@ -17,7 +16,6 @@ from evotune.cli import cli
 from evotune.engine import search
 from evotune.engine.uci import MATE, UciEngine, format_score, parse_go, parse_position
 
-FAKES = Path(__file__).resolve().parent / "fake_engines"
 UCI_COMMAND = [sys.executable, "-m", "evotune.cli", "uci"]
 FORK = chess.Board("7k/8/8/3n1b2/4P3/8/8/4K3 w - - 0 1")  # exd5 (knight) or exf5 (bishop)
 
@@ -63,8 +61,8 @@ def test_configure_changes_the_evaluation_and_the_best_move(engine, reference_op
     assert flat["score"].white().score() == search(FORK, [100, 300, 330, 500, 900, 0], depth=3).score
 
 
-def test_whole_game_against_the_random_mover(engine):
-    rnd = chess.engine.SimpleEngine.popen_uci([sys.executable, str(FAKES / "random_mover.py")])
+def test_whole_game_against_the_random_mover(engine, fake_engine):
+    rnd = chess.engine.SimpleEngine.popen_uci(fake_engine("random_mover"))
     try:
         board = chess.Board()
         limit = chess.engine.Limit(depth=2)
