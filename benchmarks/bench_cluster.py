@@ -23,6 +23,7 @@ import json
 import os
 import time
 
+from evotune.limits import Limits
 from evotune.match import Fixture, MatchSettings, Opening, map_games, run_fixtures, warm_up
 from evotune.match.cluster import backend_session
 from evotune.match.fixtures import game_task
@@ -49,7 +50,7 @@ def de_generations(settings: MatchSettings, *, generations: int, seed: int, work
 
 
 def tiny_tasks(n: int) -> list:
-    settings = MatchSettings(depth=1, max_plies=2)
+    settings = MatchSettings(limits=Limits(depth=1, max_plies=2))
     fx = Fixture(key=(0, 0), a=A, b=B, games=2)
     return [game_task(fx, i % 2, Opening(), settings) for i in range(n)]
 
@@ -64,7 +65,7 @@ def main() -> None:
     args = ap.parse_args()
     from distributed import LocalCluster
 
-    settings = MatchSettings(depth=args.depth)
+    settings = MatchSettings(limits=Limits(depth=args.depth))
     warm_up()
     t, n, s1 = de_generations(settings, generations=args.generations, seed=args.seed,
                               workers=1, backend="loky")

@@ -176,7 +176,7 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
-    from evotune.limits import parse_tc
+    from evotune.limits import Limits, parse_tc
     from evotune.match import MatchSettings
     from evotune.paths import DEFAULT_OPENINGS
 
@@ -188,8 +188,9 @@ def main() -> None:
     modes = [("depth", None)] + ([] if args.skip_tc else [("tc", tc)])
     try:
         for label, clock in modes:
-            settings = MatchSettings(depth=args.depth, max_plies=args.max_plies,
-                                     openings=str(DEFAULT_OPENINGS), tc=clock)
+            settings = MatchSettings(limits=Limits(depth=args.depth, max_plies=args.max_plies,
+                                                   tc=clock),
+                                     openings=str(DEFAULT_OPENINGS))
             jobs = _jobs(openings, args.depth, (clock.base, clock.inc) if clock else None,
                          args.max_plies)
             _evotune(1, settings, args.seed, args.workers)  # start workers and their engines

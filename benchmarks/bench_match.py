@@ -23,6 +23,7 @@ import os
 import time
 
 from evotune.engine import play_game
+from evotune.limits import Limits
 from evotune.match import Fixture, MatchSettings, draw_opening, opening_generator, run_fixtures, warm_up
 from evotune.paths import DEFAULT_OPENINGS
 from evotune.players import builtin
@@ -67,7 +68,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    settings = MatchSettings(depth=args.depth)
+    settings = MatchSettings(limits=Limits(depth=args.depth))
     warm_up()
     runner(1, settings, args.seed + 99, 2)  # start the loky pool and load the cache in workers
     best = {"direct": 0.0, "runner1": 0.0, "runner2": 0.0, "de1": 0.0, "de2": 0.0}

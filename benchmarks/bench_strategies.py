@@ -36,13 +36,14 @@ DEFAULT = "de,jde,ea,spsa,cmaes,ng:NGOpt,ng:TBPSA"
 
 def game_seconds(depth: int, games: int) -> float:
     """Median wall time of one game of the built-in engine (shannon reference weights)."""
+    from evotune.limits import Limits
     from evotune.match import Fixture, MatchSettings, run_fixtures, warm_up
     from evotune.paths import DEFAULT_BOOK
     from evotune.players import builtin
     from evotune.space import SHANNON_REFERENCE
 
     warm_up()
-    settings = MatchSettings(depth=depth, openings=str(DEFAULT_BOOK))
+    settings = MatchSettings(limits=Limits(depth=depth), openings=str(DEFAULT_BOOK))
     fx = Fixture(key=(0, 0), a=builtin(SHANNON_REFERENCE, name="a"),
                  b=builtin(SHANNON_REFERENCE, name="b"), games=games)
     (result,) = run_fixtures([fx], settings=settings, seed=1, workers=1)

@@ -135,7 +135,7 @@ class Limits:
         elif not isinstance(self.tc, TimeControl):
             raise FieldError("tc", f"must be a time control 'BASE+INC', got {self.tc!r}")
         if self.tc is not None and self.movetime > 0:
-            raise ConfigError("give either a time control (tc) or a time per move (movetime), "
+            raise ConfigError("give either --tc or --movetime (a time control or a time per move), "
                               "not both")
         a = self.adjudication
         if not isinstance(a, Adjudication):
@@ -144,6 +144,5 @@ class Limits:
         if any(isinstance(v, bool) or not isinstance(v, int) for v in values) \
                 or min(values) < 0 or bool(a.resign_score) != bool(a.resign_moves) \
                 or bool(a.draw_score) != bool(a.draw_moves):
-            raise ConfigError("resign and draw adjudication take positive scores and move counts "
-                              "(the draw's start ply >= 0), e.g. resign 1000 3; 0 turns a rule "
-                              "off")
+            raise FieldError("adjudication", "takes positive scores and move counts (the draw's "
+                             "start ply >= 0), e.g. resign 1000 3; 0 turns a rule off")

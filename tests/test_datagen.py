@@ -18,13 +18,14 @@ from evotune.engine import play_game
 from evotune.errors import ConfigError
 from evotune.learn import datagen as dg
 from evotune.learn.labels import read_positions
-from evotune.learn.quiet import is_quiet, qsearch
+from evotune.limits import Limits
+from evotune.engine.quiet import is_quiet, qsearch
 from evotune.space import SHANNON_REFERENCE
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
-SETTINGS = dg.DatagenSettings(games=6, depth=2, per_game=6, seed=11, chunk=4)
+SETTINGS = dg.DatagenSettings(games=6, limits=Limits(depth=2), per_game=6, seed=11, chunk=4)
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +45,7 @@ def test_labels_agree_with_python_chess_replays(generated):
         opening, _ = dg.game_opening(SETTINGS, g)
         assert len(opening.moves) >= SETTINGS.random_plies  # suite line + random plies
         game = play_game(opening.board(), SHANNON_REFERENCE, SHANNON_REFERENCE,
-                         depth=SETTINGS.depth)
+                         depth=SETTINGS.limits.depth)
         board = opening.board()
         fens = []
         for uci in game.moves:
@@ -157,7 +158,7 @@ def test_other_settings_or_foreign_file_refused(tmp_path, generated):
     shutil.copy(out, copy)
     shutil.copy(str(out) + ".progress.json", str(copy) + ".progress.json")
     with pytest.raises(ConfigError, match="depth differ"):
-        dg.datagen(dataclasses.replace(SETTINGS, depth=3), copy)
+        dg.datagen(dataclasses.replace(SETTINGS, limits=Limits(depth=3)), copy)
     foreign = tmp_path / "f.txt"
     foreign.write_text("hello\n")
     r = subprocess.run([sys.executable, "-m", "evotune.cli", "datagen", "--games", "2", "--out",
@@ -181,8 +182,9 @@ def test_uci_engine_games_through_the_external_runner(tmp_path):
     # an engine that only plays declares no weights at all
     spec.write_text(f'name = "stockfish"\nkind = "uci"\ncommand = ["{STOCKFISH}"]\n'
                     'options = {{Threads = 1}}\n'.replace("{{", "{").replace("}}", "}"))
-    settings = dg.DatagenSettings(games=2, engine=str(spec), nodes=1500, depth=3, per_game=5,
-                                  seed=4, chunk=2, max_plies=60)
+    settings = dg.DatagenSettings(games=2, engine=str(spec),
+                                  limits=Limits(nodes=1500, depth=3, max_plies=60), per_game=5,
+                                  seed=4, chunk=2)
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     sa = dg.datagen(settings, a)
     dg.datagen(settings, b)
@@ -197,7 +199,7 @@ def test_uci_engine_games_through_the_external_runner(tmp_path):
 def test_batch_quiescence_equals_one_position_path(spec_name):
     from evotune.paths import DEFAULT_OPENINGS
     from evotune.enginespec import load_engine_spec
-    from evotune.learn.quiet import qsearch_batch
+    from evotune.engine.quiet import qsearch_batch
 
     spec = load_engine_spec(spec_name)
     w = spec.space().reference_array
@@ -225,7 +227,8 @@ def test_a_spec_with_every_weight_fixed_labels_positions_but_cannot_be_tuned(tmp
     spec.write_text((ROOT / "engines" / "shannon.toml").read_text()
                     .replace('name = "shannon"', 'name = "frozen"')
                     .replace("lower = 0\nupper = 1000", "fixed = true"))
-    settings = dg.DatagenSettings(games=2, engine=str(spec), depth=2, per_game=4, seed=3, chunk=2)
+    settings = dg.DatagenSettings(games=2, engine=str(spec), limits=Limits(depth=2), per_game=4,
+                                  seed=3, chunk=2)
     out = tmp_path / "pos.txt"
     summary = dg.datagen(settings, out, workers=1)
     assert summary.games == 2 and len(read_positions([out])) == summary.positions >= 2

@@ -9,6 +9,7 @@ import pytest
 from evotune.paths import DEFAULT_BOOK, HELD_OUT_OPENINGS
 
 from evotune.errors import ConfigError
+from evotune.limits import Limits
 from evotune.match import fixtures as fx_mod
 from evotune.match import runner
 from evotune.match.fixtures import (Fixture, MatchSettings, decisive_settled,
@@ -152,7 +153,7 @@ def test_validation():
     with pytest.raises(ConfigError, match="unique"):
         runner.run_fixtures([fixture(0, 2), fixture(0, 2)], settings=NO_OPENINGS, seed=0)
     with pytest.raises(ConfigError, match="depth"):
-        MatchSettings(depth=0)
+        MatchSettings(limits=Limits(depth=0))
     with pytest.raises(ConfigError, match="kind"):
         MatchSettings(openings_kind="txt")
     assert fx_mod.Fixture(key=[2, 3], a=A, b=B).key == (2, 3)
@@ -173,7 +174,7 @@ needs_engine = pytest.mark.skipif(not _engine_ready(),
 
 @needs_engine
 def test_real_games_identical_for_one_and_two_workers():
-    settings = MatchSettings(depth=2, max_plies=60)
+    settings = MatchSettings(limits=Limits(depth=2, max_plies=60))
     fixtures = [Fixture(key=(4, f), a=A, b=B, games=4, stop=stop, record_leaves=(f == 0))
                 for f, stop in enumerate(("none", "decisive", "none"))]
     one = runner.run_fixtures(fixtures, settings=settings, seed=3, workers=1)
@@ -193,7 +194,8 @@ def test_real_games_identical_for_one_and_two_workers():
 @needs_engine
 @pytest.mark.parametrize("openings", [str(HELD_OUT_OPENINGS), str(DEFAULT_BOOK)])
 def test_real_games_replay_on_python_chess(openings):
-    settings = MatchSettings(depth=1, max_plies=40, openings=openings, book_plies=6)
+    settings = MatchSettings(limits=Limits(depth=1, max_plies=40), openings=openings,
+                             book_plies=6)
     r = runner.run_fixtures([Fixture(key=(0, 9), a=A, b=B, games=4)], settings=settings,
                             seed=2)[0]
     assert r.records[0].opening.moves and r.records[0].opening == r.records[1].opening
@@ -214,7 +216,7 @@ def test_real_games_replay_on_python_chess(openings):
 def test_dask_backend_gives_the_same_results():
     distributed = pytest.importorskip("dask.distributed",
                                       reason="dask[distributed] is an optional extra")
-    settings = MatchSettings(depth=1, max_plies=30)
+    settings = MatchSettings(limits=Limits(depth=1, max_plies=30))
     fixtures = [Fixture(key=(0, i), a=A, b=B, games=4, stop="decisive") for i in range(3)]
     local = runner.run_fixtures(fixtures, settings=settings, seed=1, workers=1)
     with distributed.Client(processes=False, n_workers=1, threads_per_worker=2,

@@ -8,6 +8,7 @@ from pathlib import Path
 import chess
 import pytest
 
+from evotune.limits import Limits
 from evotune.players import PlayerSpec, builtin
 from evotune.players import external
 
@@ -30,7 +31,7 @@ def test_short_match_against_stockfish():
     sf = PlayerSpec(name="stockfish", kind="uci", command=(STOCKFISH,),
                     options=(("Threads", 1), ("Hash", 16), ("Skill Level", 0)))
     ours = builtin((100, 300, 330, 500, 900, 10), name="evotune")
-    settings = match.MatchSettings(depth=2, max_plies=120)
+    settings = match.MatchSettings(limits=Limits(depth=2, max_plies=120))
     result = match.play_match(ours, sf, games=2, settings=settings, seed=7)
     assert result.games == 2 and len(result.records) == 2
     assert result.wins + result.draws + result.losses == 2

@@ -30,8 +30,9 @@ from dataclasses import asdict, dataclass
 
 import chess
 
-from ..paths import DEFAULT_OPENINGS
 from ..errors import ConfigError
+from ..limits import Limits
+from ..paths import DEFAULT_OPENINGS
 from ..space import SHANNON_REFERENCE
 from . import api as core
 from . import reference
@@ -84,14 +85,11 @@ class BenchSettings:
     """Added to each perft depth (0: the fixed depths; -2: two plies less, for a quick run)."""
     games: int = 10
     """Complete core games, from the first ``games`` openings of 2moves_v1.epd."""
-    game_depth: int = 3
-    """Search depth in those games."""
-    game_max_plies: int = 400
-    """Ply cap of those games."""
+    game_limits: Limits = Limits(depth=3, max_plies=400)
+    """Search depth and ply cap of those games."""
 
     def __post_init__(self) -> None:
-        for name in ("depth", "reference_depth", "reference_positions", "games", "game_depth",
-                     "game_max_plies"):
+        for name in ("depth", "reference_depth", "reference_positions", "games"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"bench {name} must be a positive integer, got {value!r}")
@@ -102,7 +100,7 @@ class BenchSettings:
 
 
 QUICK = BenchSettings(depth=4, reference_depth=2, reference_positions=2, perft_scale=-2, games=2,
-                      game_depth=2, game_max_plies=40)
+                      game_limits=Limits(depth=2, max_plies=40))
 """A few-seconds bench for tests and smoke checks (its signature differs from the default's)."""
 
 
@@ -182,8 +180,10 @@ def run_bench(settings: BenchSettings = BenchSettings(), spec=None) -> BenchResu
     game_seconds = []
     for fen in bench_openings(settings.games):
         start = time.perf_counter()
-        outcome = core.play_game(fen, weights, weights, depth=settings.game_depth, **fs,
-                                 max_plies=settings.game_max_plies)
+        outcome = core.play_game(fen, weights, weights, depth=settings.game_limits.depth, **fs,
+                                 nodes=settings.game_limits.nodes,
+                                 max_plies=settings.game_limits.max_plies,
+                                 adjudication=settings.game_limits.adjudication)
         game_seconds.append(time.perf_counter() - start)
         logger.debug("bench game from %s: %s %s, %d plies", fen, outcome.result,
                      outcome.termination, len(outcome.moves))

@@ -22,21 +22,23 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
+from ..engine.quiet import qsearch
 from ..enginespec import EngineSpec, load_engine_spec
+from ..errors import ConfigError, FieldError
+from ..fileio import atomic_write_json
+from ..limits import Limits
+from ..match.fixtures import limits_record
 from ..paths import resolve_openings_path
-from ..errors import ConfigError
 from ..players import PlayerSpec
 from ..seeding import STREAM_DATAGEN, generator
 from ..space import SHANNON_REFERENCE
-from ..fileio import atomic_write_json
 from .labels import FORMATS, file_record, format_line
-from .quiet import qsearch
 
 log = logging.getLogger(__name__)
 
@@ -51,10 +53,9 @@ class DatagenSettings:
     """Games to play."""
     engine: str = "shannon"
     """Engine spec (name or .toml), optionally ``SPEC:WEIGHTS.json``."""
-    depth: int = 3
-    """Search depth per move."""
-    nodes: int = 0
-    """Node limit per move (0 = none)."""
+    limits: Limits = Limits()
+    """Depth, nodes and ply cap of every game (and time per move, time control and
+    adjudication for UCI engine specs)."""
     openings: str = "2moves"
     """Opening suite or book ('2moves', 'book', 'startpos' or an EPD/PGN/.bin file)."""
     book_plies: int = 8
@@ -63,8 +64,6 @@ class DatagenSettings:
     """Uniformly random legal moves after the opening (more distinct games)."""
     per_game: int = 10
     """Positions sampled per game at most (K)."""
-    max_plies: int = 400
-    """Ply cap per game (a draw)."""
     seed: int = 1
     """Seed; game g's draws come from generator(seed, STREAM_DATAGEN, g)."""
     fmt: str = "fen"
@@ -73,20 +72,19 @@ class DatagenSettings:
     """Games per chunk (the unit of atomic progress; part of the output's identity)."""
 
     def __post_init__(self) -> None:
-        for name in ("games", "depth", "per_game", "chunk"):
+        for name in ("games", "per_game", "chunk"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ConfigError(f"--{name.replace('_', '-')} must be a positive integer, "
-                                  f"got {v!r}")
-        for name in ("nodes", "book_plies", "random_plies"):
+                raise FieldError(name, f"must be a positive integer, got {v!r}")
+        for name in ("book_plies", "random_plies"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ConfigError(f"--{name.replace('_', '-')} must be >= 0, got {v!r}")
-        if self.max_plies < 1:
-            raise ConfigError(f"--max-plies must be >= 1, got {self.max_plies}")
+                raise FieldError(name, f"must be >= 0, got {v!r}")
+        if not isinstance(self.limits, Limits):
+            raise FieldError("limits", f"must be a Limits, got {self.limits!r}")
         if self.fmt not in FORMATS:
-            raise ConfigError(f"--format {self.fmt}: use one of {', '.join(FORMATS)} "
-                              "('fen' writes 'FEN [1.0]', 'epd' writes 'FEN c9 \"1-0\";')")
+            raise FieldError("fmt", f"{self.fmt!r} is unknown: use one of {', '.join(FORMATS)} "
+                                    "('fen' writes 'FEN [1.0]', 'epd' writes 'FEN c9 \"1-0\";')")
 
 
 @dataclass(frozen=True)
@@ -168,8 +166,9 @@ def _progress_path(out: Path) -> Path:
 def _identity(settings: DatagenSettings, spec: EngineSpec) -> dict:
     from ..match.resolve import split_player
 
-    d = asdict(settings)
-    d.pop("games")
+    d = {f.name: getattr(settings, f.name) for f in fields(settings)
+         if f.name not in ("games", "limits")}
+    d.update(limits_record(settings.limits))  # the keys stored before limits were one record
     d["engine_spec_sha256"] = file_record(Path(spec.path))["sha256"] if spec.path else ""
     weights = split_player(settings.engine)[1]
     d["weights_sha256"] = file_record(Path(weights))["sha256"] if weights else ""
@@ -213,8 +212,7 @@ def datagen(settings: DatagenSettings, out: str | Path, *, workers: int = 1,
     with open(out, "ab") as fh:
         fh.truncate(state["bytes"])  # drop a chunk appended but never recorded
     resumed_from = int(state["games"])
-    match = MatchSettings(depth=settings.depth, nodes=settings.nodes,
-                          max_plies=settings.max_plies, openings=None)
+    match = MatchSettings(limits=settings.limits, openings=None)
     if progress is not None:
         progress(state["games"], settings.games, state["positions"])
     while state["games"] < settings.games:

@@ -27,11 +27,13 @@ from typing import Callable
 import numpy as np
 
 from ..enginespec import load_engine_spec, resolve_engine_spec_path
-from ..weightsio import load_weights_file
 from ..errors import ConfigError, StoreError
-from ..seeding import STREAM_TEXEL, generator
-from ..runs.store import Store
+from ..limits import Limits
+from ..match.fixtures import limits_record
 from ..runs.records import check_run_id
+from ..runs.store import Store
+from ..seeding import STREAM_TEXEL, generator
+from ..weightsio import load_weights_file
 from . import texel as tx
 from .features import extract, feature_set
 from .labels import Positions, file_record, read_positions
@@ -87,12 +89,8 @@ class TexelConfig:
     """A fit is a 'population' of one weight vector."""
     generations: int = 0
     """Mirrors epochs (the generation axis of plots)."""
-    depth: int = 3
-    """Search depth of 'evotune verify' matches."""
-    nodes: int = 0
-    """Node limit of verification matches (0 = none)."""
-    max_plies: int = 400
-    """Ply cap of verification matches."""
+    limits: Limits = Limits()
+    """Limits of 'evotune verify' matches (depth, nodes, ply cap)."""
     openings: str = "2moves"
     """Openings a run 'tuned on' (verification uses the held-out 8moves_v3 suite)."""
 
@@ -127,8 +125,11 @@ class TexelConfig:
             raise ConfigError(f"--l2 {self.l2!r}: give a number >= 0 (0 = no ridge)")
 
     def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
+        """The stored form: every field, the limits as their ``depth``, ``nodes`` and
+        ``max_plies`` keys (the form fits were stored in before limits were one record)."""
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "limits"}
         d["data"] = list(self.data)
+        d.update(limits_record(self.limits))
         return d
 
     def to_run_config(self, data_files: list[dict]):
@@ -138,8 +139,14 @@ class TexelConfig:
         d = self.to_dict()
         params = {k: d.pop(k) for k in _PARAMS}
         params["data_files"] = data_files
-        return RunConfig(strategy=STRATEGY, np=1, generations=self.epochs, depth=self.depth,
-                         nodes=self.nodes, max_plies=self.max_plies, seed=self.seed,
+        lim = self.limits
+        adj = lim.adjudication
+        return RunConfig(strategy=STRATEGY, np=1, generations=self.epochs, depth=lim.depth,
+                         nodes=lim.nodes, max_plies=lim.max_plies, movetime=lim.movetime,
+                         tc=str(lim.tc or ""), time_margin=lim.time_margin,
+                         resign_score=adj.resign_score, resign_moves=adj.resign_moves,
+                         draw_score=adj.draw_score, draw_moves=adj.draw_moves,
+                         draw_start_ply=adj.draw_start_ply, seed=self.seed,
                          engine=self.engine, openings=self.openings,
                          params=tuple(sorted(params.items())))
 
@@ -151,9 +158,8 @@ class TexelConfig:
             raise StoreError(f"stored texel config has unknown key(s) {unknown}")
         params.setdefault("val_block", 1)  # fits stored before blocks split by position
         return cls(**{k: params[k] for k in _PARAMS if k in params},
-                   epochs=cfg.generations, depth=cfg.depth, nodes=cfg.nodes,
-                   max_plies=cfg.max_plies, seed=cfg.seed, engine=cfg.engine,
-                   openings=cfg.openings)
+                   epochs=cfg.generations, limits=cfg.limits, seed=cfg.seed,
+                   engine=cfg.engine, openings=cfg.openings)
 
 
 _PARAMS = ("data", "init", "max_positions", "k", "optimizer", "iters", "lr", "tol", "qsearch",

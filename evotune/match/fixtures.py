@@ -16,13 +16,30 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass
 
+from ..errors import ConfigError, FieldError
+from ..limits import LIMITS, Limits
 from ..paths import DEFAULT_OPENINGS
-from ..errors import ConfigError
 from ..players import PlayerSpec
 from .openings import KINDS, Opening
 from .scoring import SprtParams
 
 STOPS = ("none", "decisive", "sprt")
+
+
+def check_games(games, field: str = "games") -> int:
+    """``games`` as an int when it is a colour-balanced number of games: positive, even and at
+    most ``LIMITS['games']`` (numpy integers are fine); a :class:`FieldError` naming ``field``
+    otherwise. The one place this rule lives (fixtures, matches, verification)."""
+    try:
+        value = operator.index(games) if not isinstance(games, bool) else None
+    except TypeError:
+        value = None
+    high = LIMITS["games"]
+    if value is None or value <= 0 or value % 2 or value > high:
+        hint = f"; use e.g. {value + 1}" if value is not None and 0 < value < high else ""
+        raise FieldError(field, f"must be a positive even number up to {high} (each opening is "
+                                f"played twice with colours swapped), got {games!r}{hint}")
+    return int(value)
 
 
 @dataclass(frozen=True)
@@ -58,15 +75,7 @@ class Fixture:
             raise ConfigError(f"fixture key {self.key!r}: give (generation, fixture index), "
                               "two non-negative integers")
         object.__setattr__(self, "key", key)
-        try:
-            object.__setattr__(self, "games", operator.index(self.games))  # numpy ints too
-        except TypeError:
-            pass
-        if not isinstance(self.games, int) or self.games <= 0 or self.games % 2:
-            hint = self.games + 1 if isinstance(self.games, int) and self.games > 0 else 2
-            raise ConfigError(f"fixture {self.key}: games must be a positive even number (each "
-                              f"opening is played twice with colours swapped), got "
-                              f"{self.games!r}; use e.g. {hint}")
+        object.__setattr__(self, "games", check_games(self.games))
         if self.stop not in STOPS:
             raise ConfigError(f"fixture {self.key}: stop rule {self.stop!r} is unknown; use one "
                               f"of {', '.join(STOPS)}")
@@ -75,61 +84,107 @@ class Fixture:
                               "alpha, beta)")
 
 
-@dataclass(frozen=True)
+_LIMIT_FIELDS = ("depth", "nodes", "movetime", "tc", "time_margin", "max_plies", "adjudication")
+
+
+@dataclass(frozen=True, init=False)
 class MatchSettings:
-    """How the games of a match are played (the same for every fixture of a call)."""
+    """How the games of a match are played (the same for every fixture of a call): the games'
+    :class:`~evotune.limits.Limits` and where their openings come from.
 
-    depth: int = 3
-    """Search depth of the built-in engine (and of external engines when movetime is 0)."""
-    nodes: int = 0
-    """Node limit per move (0 = none)."""
-    movetime: float = 0.0
-    """Seconds per move for external engines (0 = use depth / nodes)."""
-    max_plies: int = 400
-    """Ply cap (plies after the opening); reaching it is a draw."""
-    adjudication: object | None = None
-    """An ``evotune.engine.Adjudication`` (None: the engine's default, no adjudication)."""
-    openings: str | None = str(DEFAULT_OPENINGS)
+    ``depth``, ``nodes``, ``movetime``, ``tc``, ``time_margin``, ``max_plies`` and
+    ``adjudication`` read the limits. They are also accepted as keywords instead of ``limits``
+    (``MatchSettings(depth=2)`` is ``MatchSettings(limits=Limits(depth=2))``) so callers that
+    predate the limits record keep working.
+    """
+
+    limits: Limits
+    """Depth, nodes, time per move or time control, ply cap and adjudication of every game
+    (built-in players always keep depth and nodes)."""
+    openings: str | None
     """EPD/PGN suite or Polyglot book path; None: every game from the start position."""
-    openings_kind: str = "auto"
+    openings_kind: str
     """'auto' (by file name), 'epd', 'pgn' or 'book'."""
-    book_plies: int = 8
+    book_plies: int
     """Plies of book moves for book openings."""
-    tc: object | None = None
-    """A ``evotune.players.clock.TimeControl`` for external engines (None: depth/nodes/movetime;
-    built-in players always keep depth and nodes)."""
-    time_margin: float = 0.1
-    """Seconds a side may overrun its clock before it loses on time (with ``tc``)."""
 
-    def __post_init__(self) -> None:
-        for name in ("depth", "nodes", "max_plies", "book_plies"):
-            try:  # numpy integers are fine; bools and floats are not
-                if not isinstance(getattr(self, name), bool):
-                    object.__setattr__(self, name, operator.index(getattr(self, name)))
-            except TypeError:
-                pass
-        if not isinstance(self.depth, int) or self.depth <= 0:
-            raise ConfigError(f"depth must be a positive integer, got {self.depth!r}; "
-                              "e.g. --depth 3")
-        if not isinstance(self.nodes, int) or self.nodes < 0:
-            raise ConfigError(f"nodes must be >= 0 (0 = no limit), got {self.nodes!r}")
-        if not self.movetime >= 0:
-            raise ConfigError(f"movetime must be >= 0 seconds, got {self.movetime!r}")
-        if not isinstance(self.max_plies, int) or self.max_plies <= 0:
-            raise ConfigError(f"max_plies must be a positive integer, got {self.max_plies!r}")
-        if self.openings_kind not in KINDS:
-            raise ConfigError(f"openings kind {self.openings_kind!r} is unknown; use one of "
+    def __init__(self, limits: Limits | None = None, openings: str | None = str(DEFAULT_OPENINGS),
+                 openings_kind: str = "auto", book_plies: int = 8, **limit_fields) -> None:
+        unknown = sorted(set(limit_fields) - set(_LIMIT_FIELDS))
+        if unknown:
+            raise TypeError(f"MatchSettings got unexpected keyword(s) {', '.join(unknown)}")
+        if limits is None:
+            limits = Limits(**{k: v for k, v in limit_fields.items() if v is not None})
+        elif limit_fields:
+            raise TypeError("MatchSettings: give limits or its fields, not both")
+        if not isinstance(limits, Limits):
+            raise FieldError("limits", f"must be a Limits, got {limits!r}")
+        if openings_kind not in KINDS:
+            raise ConfigError(f"openings kind {openings_kind!r} is unknown; use one of "
                               f"{', '.join(KINDS)}")
-        if not isinstance(self.book_plies, int) or self.book_plies < 0:
-            raise ConfigError(f"book_plies must be >= 0, got {self.book_plies!r}")
-        if not self.time_margin >= 0:
-            raise ConfigError(f"time margin must be >= 0 seconds, got {self.time_margin!r}")
-        if isinstance(self.tc, str):
-            from ..limits import parse_tc
+        try:  # numpy integers are fine; bools and floats are not
+            plies = operator.index(book_plies) if not isinstance(book_plies, bool) else None
+        except TypeError:
+            plies = None
+        if plies is None or not 0 <= plies <= LIMITS["book_plies"]:
+            raise FieldError("book_plies", f"must be an integer from 0 to {LIMITS['book_plies']}, "
+                                           f"got {book_plies!r}")
+        set_ = object.__setattr__
+        set_(self, "limits", limits)
+        set_(self, "openings", None if openings is None else str(openings))
+        set_(self, "openings_kind", openings_kind)
+        set_(self, "book_plies", int(plies))
 
-            object.__setattr__(self, "tc", parse_tc(self.tc))
-        if self.openings is not None and not isinstance(self.openings, str):
-            object.__setattr__(self, "openings", str(self.openings))
+    @property
+    def depth(self) -> int:
+        """Search depth of the built-in engine (and of external engines without movetime/tc)."""
+        return self.limits.depth
+
+    @property
+    def nodes(self) -> int:
+        """Node limit per move (0 = none)."""
+        return self.limits.nodes
+
+    @property
+    def movetime(self) -> float:
+        """Seconds per move for external engines (0 = use depth / nodes)."""
+        return self.limits.movetime
+
+    @property
+    def tc(self):
+        """The time control of external engines (None: depth / nodes / movetime)."""
+        return self.limits.tc
+
+    @property
+    def time_margin(self) -> float:
+        """Seconds a side may overrun its clock before it loses on time (with ``tc``)."""
+        return self.limits.time_margin
+
+    @property
+    def max_plies(self) -> int:
+        """Ply cap (plies after the opening); reaching it is a draw."""
+        return self.limits.max_plies
+
+    @property
+    def adjudication(self):
+        """The adjudication rules (all zero: none)."""
+        return self.limits.adjudication
+
+
+def limits_record(limits: Limits) -> dict:
+    """The stored form of ``limits`` in records that predate :class:`Limits` (datagen progress
+    files, Texel fit configs): ``depth``, ``nodes`` and ``max_plies`` always, the other fields
+    only when they differ from their defaults, so what was stored before keeps its form."""
+    out = {"depth": limits.depth, "nodes": limits.nodes, "max_plies": limits.max_plies}
+    default = Limits()
+    if limits.movetime != default.movetime:
+        out["movetime"] = limits.movetime
+    if limits.tc is not None:
+        out["tc"] = str(limits.tc)
+        out["time_margin"] = limits.time_margin
+    if limits.adjudication != default.adjudication:
+        out["adjudication"] = list(limits.adjudication.as_tuple())
+    return out
 
 
 @dataclass(frozen=True)

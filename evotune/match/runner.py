@@ -22,8 +22,7 @@ from typing import Callable, Sequence
 
 from ..errors import ConfigError
 from ..players import PlayerSpec
-from .fixtures import (Fixture, GameTask, MatchSettings, decisive_settled, game_task,
-                       games_before_verdict)
+from .fixtures import Fixture, GameTask, MatchSettings, decisive_settled, game_task, games_before_verdict
 from .openings import Opening, draw_opening, opening_generator
 from .records import GameRecord
 from .scoring import MatchResult, SprtParams, match_result, pentanomial_from_records, sprt
@@ -55,22 +54,22 @@ def _engine_label(p: PlayerSpec) -> str:
 
 def play_task(task: GameTask) -> GameRecord:
     """Play one game (in whatever process this runs) and return its record."""
-    s = task.settings
+    lim = task.settings.limits
     board = task.opening.board()
-    kwargs = {} if s.adjudication is None else {"adjudication": s.adjudication}
     t0 = time.perf_counter()
     if task.white.is_builtin and task.black.is_builtin:
         from ..engine import play_game
 
-        out = play_game(board, task.white.weights, task.black.weights, depth=s.depth,
-                        nodes=s.nodes, max_plies=s.max_plies,
-                        features=(task.white.features, task.black.features), **kwargs)
+        out = play_game(board, task.white.weights, task.black.weights, depth=lim.depth,
+                        nodes=lim.nodes, max_plies=lim.max_plies, adjudication=lim.adjudication,
+                        features=(task.white.features, task.black.features))
     else:
         from ..players.game import play_players_game
 
-        out = play_players_game(task.white, task.black, board, depth=s.depth, nodes=s.nodes,
-                                movetime=s.movetime, max_plies=s.max_plies, tc=s.tc,
-                                time_margin=s.time_margin, **kwargs)
+        out = play_players_game(task.white, task.black, board, depth=lim.depth,
+                                nodes=lim.nodes, movetime=lim.movetime, max_plies=lim.max_plies,
+                                tc=lim.tc, time_margin=lim.time_margin,
+                                adjudication=lim.adjudication)
     seconds = time.perf_counter() - t0
     leaves = task.record_leaves
     return GameRecord(

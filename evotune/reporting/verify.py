@@ -4,7 +4,8 @@ initial population's mean, on held-out openings the run did not tune on.
 Two matches (both from the recommended weights' point of view, the same openings and seed, so
 they are paired): ``recommended vs reference`` and ``recommended vs initial mean`` (gen-0000's
 mean, rounded); or one match per opponent named ``SPEC[:WEIGHTS]`` (``--opponent``, e.g.
-``shannon`` or ``pst:tuned.json``; see :mod:`evotune.match.resolve`). Openings: the packaged 8moves_v3 suite (``HELD_OUT_OPENINGS``); when the run
+``shannon`` or ``pst:tuned.json``; see :mod:`evotune.match.resolve`). Openings: the packaged
+8moves_v3 suite (``HELD_OUT_OPENINGS``); when the run
 itself tuned on that file, the 2moves_v1 suite is used instead and the result says so. Each match
 reports W/D/L, pentanomial pair counts, score, Elo with its 95% error and LOS, and optionally an
 SPRT. The result is stored in the run as ``verify.json`` (through :meth:`Store.write_document`,
@@ -12,6 +13,7 @@ the only writer under populations/) and shown in the report.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import time
@@ -19,10 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..paths import DEFAULT_OPENINGS, HELD_OUT_OPENINGS, resolve_openings_path
 from ..enginespec import load_engine_spec
 from ..errors import ConfigError, StoreError
+from ..limits import Limits, parse_tc
+from ..match.fixtures import check_games
+from ..match.scoring import SprtParams
+from ..paths import DEFAULT_OPENINGS, HELD_OUT_OPENINGS, resolve_openings_path
 from ..runs.store import Store
+from ..tuning.fitness import match_settings as run_match_settings
 from .data import RunData, initial_mean, load_run, open_store, recommend
 
 log = logging.getLogger(__name__)
@@ -32,12 +38,12 @@ DEFAULT_VERIFY_GAMES = 200
 
 @dataclass(frozen=True)
 class VerifySettings:
-    """How to verify a run (None: take the run's own value)."""
+    """How to verify a run (None: take the run's own value); validated when made."""
 
     games: int = DEFAULT_VERIFY_GAMES
     """Games per match (even: each opening twice, colours swapped)."""
     depth: int | None = None
-    """Search depth per move (None: the run's depth)."""
+    """Search depth per move instead of the run's (None: the run's limits keep theirs)."""
     workers: int = 0
     """Worker processes (0 = one per core); results do not depend on it."""
     seed: int | None = None
@@ -54,7 +60,25 @@ class VerifySettings:
     """Opponents as ``SPEC[:WEIGHTS]`` (:func:`evotune.match.resolve.resolve_player`); empty:
     the run's reference weights and its initial mean."""
     tc: str | None = None
-    """Time control 'BASE+INC' for external engines (None: the run's; '' = none)."""
+    """Time control 'BASE+INC' for external engines instead of the run's (None: the run's;
+    '' = none)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "games", check_games(self.games))
+        self.limits(Limits())  # depth and tc are valid limits
+        if self.sprt is not None:
+            object.__setattr__(self, "sprt", tuple(self.sprt))
+            SprtParams(*self.sprt)
+
+    def limits(self, run: Limits) -> Limits:
+        """The verification games' limits: the run's ``run`` limits with this depth and time
+        control (a time control given here replaces the run's time per move)."""
+        changes = {}
+        if self.depth is not None:
+            changes["depth"] = self.depth
+        if self.tc is not None:
+            changes.update(tc=parse_tc(self.tc), movetime=0.0 if self.tc else run.movetime)
+        return dataclasses.replace(run, **changes)
 
 
 def held_out_openings(run_openings: str) -> tuple[Path, str]:
@@ -118,16 +142,11 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
                runs_dir: str | Path = "populations",
                progress: Callable | None = None) -> dict:
     """Play the two verification matches, store them as verify.json and return that document."""
-    from ..match import SprtParams, play_match
+    from ..match import play_match
     from ..match.cluster import backend_session
     from ..players.spec import player_from_engine_spec
     from ..runs.lifecycle import resolve_workers
 
-    if settings.games < 2 or settings.games % 2:
-        raise ConfigError(f"--games {settings.games}: verification needs an even number of "
-                          "games >= 2 (each opening is played twice, colours swapped)")
-    if settings.depth is not None and settings.depth < 1:
-        raise ConfigError(f"--depth must be at least 1, got {settings.depth}")
     store = open_store(run, out_dir=runs_dir)
     data: RunData = load_run(store)
     cfg = data.config
@@ -136,15 +155,10 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     openings, note = held_out_openings(cfg.openings)
     if note:
         log.warning(note)
-    depth = int(settings.depth if settings.depth is not None else cfg.depth)
     seed = int(settings.seed if settings.seed is not None else cfg.seed)
-    from ..limits import parse_tc
-    from ..tuning.fitness import match_settings as run_match_settings
-
     # the run's limits, time control and adjudication; held-out openings, maybe another depth
-    tc = cfg.tc if settings.tc is None else settings.tc
-    match_settings = run_match_settings(cfg, depth=depth, openings=str(openings),
-                                        tc=parse_tc(tc), movetime=0.0 if tc else cfg.movetime)
+    limits = settings.limits(cfg.limits)
+    match_settings = run_match_settings(cfg, limits=limits, openings=str(openings))
     sprt = SprtParams(*settings.sprt) if settings.sprt is not None else None
     player = player_from_engine_spec(spec, rec.weights, name=f"{data.run_id}-recommended")
     opponents = _opponents(data, spec, settings.opponents)
@@ -165,8 +179,8 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     doc = {"run_id": data.run_id, "generation": rec.generation, "recommend": rec.rule,
            "description": rec.description, "names": list(data.names),
            "weights": list(rec.weights), "openings": openings.name, "note": note,
-           "depth": depth, "nodes": cfg.nodes, "games": settings.games,
-           "tc": tc or "", "engine": spec.name,
+           "depth": limits.depth, "nodes": cfg.nodes, "games": settings.games,
+           "tc": (cfg.tc if settings.tc is None else settings.tc) or "", "engine": spec.name,
            "seed": seed, "sprt": list(settings.sprt) if settings.sprt else None,
            "seconds": time.perf_counter() - t0, "matches": matches,
            "created": time.strftime("%Y-%m-%dT%H:%M:%S")}

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Protocol, Sequence
 
-from ..limits import parse_tc
+from ..limits import Limits
 from ..match import Fixture, MatchResult, MatchSettings, run_fixtures
 from ..match.gauntlet import play_gauntlet
 from ..paths import resolve_openings_path
@@ -108,14 +108,13 @@ class GauntletFitness:
 
 
 
-def match_settings(cfg: RunConfig, **overrides):
-    """The MatchSettings of a run's games (limits, time control, adjudication, openings);
-    ``overrides`` replace fields (verify plays other openings, maybe at another depth)."""
-    values = dict(depth=cfg.depth, nodes=cfg.nodes, movetime=cfg.movetime, max_plies=cfg.max_plies,
-                  openings=_openings_arg(cfg), book_plies=cfg.book_plies, tc=parse_tc(cfg.tc),
-                  time_margin=cfg.time_margin, adjudication=cfg.adjudication())
+def match_settings(cfg: RunConfig, *, limits: Limits | None = None, **overrides) -> MatchSettings:
+    """The MatchSettings of a run's games: the run's limits (``cfg.limits``: depth, nodes, time,
+    ply cap, adjudication) and openings. ``limits`` replaces the run's limits and ``overrides``
+    other MatchSettings fields (verify plays other openings, maybe at another depth)."""
+    values = dict(openings=_openings_arg(cfg), book_plies=cfg.book_plies)
     values.update(overrides)
-    return MatchSettings(**values)
+    return MatchSettings(limits=cfg.limits if limits is None else limits, **values)
 
 
 
