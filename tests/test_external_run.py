@@ -17,30 +17,14 @@ from evotune.runs.store import Store
 from evotune.tuning.loop import execute
 from evotune.runs.plan import with_overrides
 from evotune.runs.lifecycle import new_run
-from runs import kill_at_generation, stored_games, stored_generations
 
 HERE = Path(__file__).resolve().parent
-FAKES = HERE / "fake_engines"
 STOCKFISH = "/usr/games/stockfish"
 
 
 def _evotune(*args: str, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "evotune.cli", *args], capture_output=True,
                           text=True, **kw)
-
-
-def fake_spec(tmp_path: Path, mode: str = "random_mover", *extra: str, name: str = "fake",
-              knight_upper: int = 1000, options: str = "Seed = 7") -> Path:
-    """A 'uci' spec for a scripted fake engine: knight -> KnightValue, mobility ->
-    MobilityWeight (both declared 0..2000 by the fake)."""
-    cmd = json.dumps([sys.executable, str(FAKES / f"{mode}.py"), *extra])
-    path = tmp_path / f"{name}.toml"
-    path.write_text(f'name = "{name}"\nkind = "uci"\ncommand = {cmd}\n[options]\n{options}\n'
-                    f'[[weight]]\nname = "knight"\nreference = 300\nlower = 0\n'
-                    f'upper = {knight_upper}\noption = "KnightValue"\n'
-                    '[[weight]]\nname = "mobility"\nreference = 10\nlower = 0\nupper = 1000\n'
-                    'option = "MobilityWeight"\n')
-    return path
 
 
 def _run(tmp_path: Path, run_id: str, **kw) -> Store:
@@ -56,7 +40,8 @@ FAKE_RUN = dict(strategy="de", np=4, generations=2, games=2, depth=1, seed=3, ma
 
 # ---- the spec's engine plays -------------------------------------------------------------------
 
-def test_shannon_uci_run_equals_the_builtin_run_game_for_game(tmp_path):
+def test_shannon_uci_run_equals_the_builtin_run_game_for_game(tmp_path, stored_generations,
+                                                             stored_games):
     """`evotune uci` at a fixed depth is an external engine whose games are known: the run
     through pipes (2 workers) plays exactly the built-in run's games (1 worker)."""
     small = dict(strategy="de", np=4, generations=1, games=2, depth=2, seed=5)
@@ -75,10 +60,10 @@ def test_shannon_uci_run_equals_the_builtin_run_game_for_game(tmp_path):
     assert "WhiteEngine" not in builtin.pgn_path.read_text()
 
 
-def test_a_uci_run_reuses_one_engine_process_per_side(tmp_path):
+def test_a_uci_run_reuses_one_engine_process_per_side(tmp_path, fake_engine_spec):
     from evotune.players import external
 
-    spec = fake_spec(tmp_path)
+    spec = fake_engine_spec(tmp_path)
     before = external.started_count()
     store = _run(tmp_path, "reuse", engine=str(spec), workers=1, **FAKE_RUN)
     games = store.read_games()
@@ -117,17 +102,19 @@ def _refused(tmp_path: Path, *args: str) -> str:
     return res.stderr
 
 
-def test_td_with_a_uci_engine_is_refused_up_front(tmp_path):
-    err = _refused(tmp_path, "--strategy", "td", "--engine", str(fake_spec(tmp_path)))
+def test_td_with_a_uci_engine_is_refused_up_front(tmp_path, fake_engine_spec):
+    err = _refused(tmp_path, "--strategy", "td", "--engine", str(fake_engine_spec(tmp_path)))
     assert "strategy 'td'" in err and "feature vector" in err
 
 
-def test_an_option_the_engine_lacks_or_a_range_it_refuses_stops_the_run(tmp_path):
-    err = _refused(tmp_path, "--engine", str(fake_spec(tmp_path, options="Hash = 16")))
+def test_an_option_the_engine_lacks_or_a_range_it_refuses_stops_the_run(tmp_path,
+                                                                       fake_engine_spec):
+    err = _refused(tmp_path, "--engine", str(fake_engine_spec(tmp_path, options="Hash = 16")))
     assert "no UCI option 'Hash'" in err and "KnightValue" in err
-    err = _refused(tmp_path, "--engine", str(fake_spec(tmp_path, knight_upper=3000, name="wide")))
+    err = _refused(tmp_path, "--engine",
+                   str(fake_engine_spec(tmp_path, knight_upper=3000, name="wide")))
     assert "weight 'knight'" in err and "KnightValue" in err and "at most 2000" in err
-    err = _refused(tmp_path, "--engine", str(fake_spec(tmp_path)), "--tc", "fast")
+    err = _refused(tmp_path, "--engine", str(fake_engine_spec(tmp_path)), "--tc", "fast")
     assert "--tc 'fast'" in err
 
 
@@ -140,8 +127,8 @@ def test_an_option_the_engine_lacks_or_a_range_it_refuses_stops_the_run(tmp_path
     ("slow", ["tc=0.5+0"], "time-forfeit"),
 ])
 def test_a_faulty_engine_forfeits_that_game_and_the_run_goes_on(tmp_path, mode, flags,
-                                                                termination):
-    spec = fake_spec(tmp_path, mode, "--after", "4", "--once", str(tmp_path / "faulted"))
+                                                                termination, fake_engine_spec):
+    spec = fake_engine_spec(tmp_path, mode, "--after", "4", "--once", str(tmp_path / "faulted"))
     kw = dict(FAKE_RUN, generations=1)
     for f in flags:
         k, v = f.split("=")
@@ -280,11 +267,12 @@ def test_play_gauntlet_gives_points_per_opponent():
 
 # ---- determinism ------------------------------------------------------------------------------------
 
-def test_uci_gauntlet_run_resumed_equals_an_uninterrupted_run(tmp_path):
+def test_uci_gauntlet_run_resumed_equals_an_uninterrupted_run(tmp_path, fake_engine_spec,
+                                                              stored_generations, stored_games):
 
     from evotune.runs.lifecycle import open_run
 
-    spec = fake_spec(tmp_path)
+    spec = fake_engine_spec(tmp_path)
     kw = dict(FAKE_RUN, engine=str(spec), workers=1, opponents="reference")
     full = _run(tmp_path, "full", **kw)
     _run(tmp_path, "part", **{**kw, "generations": 1})
@@ -295,8 +283,11 @@ def test_uci_gauntlet_run_resumed_equals_an_uninterrupted_run(tmp_path):
 
 
 @pytest.mark.slow
-def test_uci_run_resumed_after_sigkill_equals_an_uninterrupted_run(tmp_path):
-    spec = fake_spec(tmp_path)
+def test_uci_run_resumed_after_sigkill_equals_an_uninterrupted_run(tmp_path, fake_engine_spec,
+                                                                   kill_at_generation,
+                                                                   stored_generations,
+                                                                   stored_games):
+    spec = fake_engine_spec(tmp_path)
     config = tmp_path / "short.toml"
     config.write_text("max_plies = 40\n")
     args = ["--strategy", "de", "--np", "4", "--generations", "4", "--games", "2", "--depth", "1",
@@ -321,9 +312,10 @@ def test_uci_run_resumed_after_sigkill_equals_an_uninterrupted_run(tmp_path):
 
 
 @pytest.mark.slow
-def test_uci_run_on_a_dask_cluster_equals_the_local_run(tmp_path):
+def test_uci_run_on_a_dask_cluster_equals_the_local_run(tmp_path, fake_engine_spec,
+                                                        stored_generations, stored_games):
     distributed = pytest.importorskip("distributed", reason="dask[distributed] is an optional extra")
-    spec = fake_spec(tmp_path)
+    spec = fake_engine_spec(tmp_path)
     kw = dict(FAKE_RUN, engine=str(spec), opponents=f"reference,{spec}")
     local = _run(tmp_path, "local", workers=1, **kw)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,

@@ -13,7 +13,6 @@ from evotune.errors import ConfigError
 from evotune.reporting.data import initial_mean, load_run, recommend
 from evotune.reporting.verify import (VerifySettings, describe_match, held_out_openings,
                                       verify_run)
-from test_report import make_fake_run  # the fake-run builder (tests/ is on sys.path)
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +72,7 @@ def test_held_out_openings_never_the_runs_own():
     assert path == DEFAULT_OPENINGS and "tuned on 8moves_v3.pgn.zip" in note
 
 
-def test_a_run_tuned_on_8moves_is_verified_on_2moves(tmp_path):
+def test_a_run_tuned_on_8moves_is_verified_on_2moves(tmp_path, make_fake_run):
     store = make_fake_run(tmp_path, "on8", generations=1)
     manifest = store.manifest().to_json()
     manifest["config"]["openings"] = str(HELD_OUT_OPENINGS)
@@ -84,7 +83,7 @@ def test_a_run_tuned_on_8moves_is_verified_on_2moves(tmp_path):
     assert store.read_document("verify") == doc
 
 
-def test_verify_bad_input(tmp_path, capsys):
+def test_verify_bad_input(tmp_path, capsys, make_fake_run):
     make_fake_run(tmp_path, "r1", generations=1)
     with pytest.raises(ConfigError, match="games must be a positive even number"):
         verify_run("r1", runs_dir=tmp_path, settings=VerifySettings(games=3))
