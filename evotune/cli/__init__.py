@@ -1,0 +1,70 @@
+"""The ``evotune`` command line: a click group whose commands parse flags, build the library's
+settings records, call the library and print. Library errors (EvotuneError) are printed as one
+line and exit 2; a :class:`~evotune.errors.FieldError` is said as the flag that set the field.
+
+Commands by group: :mod:`.engine` (perft, search, features, bench, uci), :mod:`.match`,
+:mod:`.runs` (run, resume, status, runs), :mod:`.reports` (plot, report, verify, export),
+:mod:`.learning` (datagen, texel) and :mod:`.experiments` (reproduce, compare).
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from .. import __version__
+from ..errors import EvotuneError, FieldError
+from . import engine, experiments, learning, match, reports, runs
+from .options import FIELD_FLAGS
+
+__all__ = ["cli", "main", "error_line"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="evotune")
+def cli() -> None:
+    """evotune: tune a chess engine's evaluation weights by evolution."""
+
+
+for _group in (engine, match, runs, reports, learning, experiments):
+    for _command in _group.COMMANDS:
+        cli.add_command(_command)
+
+
+def _one_line(text: str) -> str:
+    """A message as one printable line (names from files may hold newlines or escapes)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in " ".join(text.splitlines()))
+
+
+def error_line(exc: EvotuneError) -> str:
+    """The message of a library error as the command line says it: a field error names the flag
+    that sets the field ('max_plies' -> '--max-plies must be ...')."""
+    if isinstance(exc, FieldError) and exc.field in FIELD_FLAGS:
+        return f"{FIELD_FLAGS[exc.field]} {exc.problem}"
+    return str(exc)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point: runs the click group, turning EvotuneError into one line + exit 2."""
+    try:
+        cli.main(args=argv, prog_name="evotune", standalone_mode=False)
+    except EvotuneError as exc:
+        click.echo(f"evotune: error: {_one_line(error_line(exc))}", err=True)
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("evotune: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:  # usage errors too: one line, not usage + hint
+        click.echo(f"evotune: error: {_one_line(exc.format_message())}", err=True)
+        sys.exit(2 if exc.exit_code == 2 else exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except (BrokenPipeError, KeyboardInterrupt):
+        sys.exit(130)
+    except Exception as exc:  # a bug, not a bad input: one line (EVOTUNE_DEBUG=1 shows it all)
+        if os.environ.get("EVOTUNE_DEBUG"):
+            raise
+        click.echo(f"evotune: internal error: {type(exc).__name__}: {_one_line(str(exc))} "
+                   "(please report it; EVOTUNE_DEBUG=1 shows the traceback)", err=True)
+        sys.exit(1)

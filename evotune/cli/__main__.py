@@ -1,0 +1,4 @@
+"""``python -m evotune.cli``: the console entry point."""
+from . import main
+
+main()

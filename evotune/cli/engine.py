@@ -1,0 +1,136 @@
+"""Engine commands: perft, search, features, bench, uci."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from ..engine import perft as count_leaves
+from ..engine import perft_divide
+from ..engine import search as run_search
+from ..engine.api import contributions, perft_suite
+from ..engine.bench import QUICK, BenchSettings, format_bench, run_bench
+from ..engine.uci import run as run_uci
+from ..enginespec import load_engine_spec
+from ..errors import ConfigError
+from ..weightsio import load_weights_file, parse_weights_text
+
+
+@click.command()
+@click.argument("fen", required=False)
+@click.argument("depth", type=int, required=False)
+@click.option("--divide", is_flag=True, help="One 'move: count' line per root move, then the total.")
+@click.option("--suite", type=click.Path(dir_okay=False), default=None,
+              help="Check every ';D<n> <count>' entry of an EPD perft suite instead.")
+@click.option("--max-nodes", type=int, default=1_000_000, show_default=True,
+              help="With --suite: skip entries whose expected count is above this.")
+def perft(fen: str | None, depth: int | None, divide: bool, suite: str | None,
+          max_nodes: int) -> None:
+    """Count the leaves of the legal move tree: 'evotune perft FEN DEPTH' or --suite FILE.epd."""
+    if suite is not None:
+        checks = perft_suite(suite, max_nodes=max_nodes)
+        failed = [c for c in checks if not c.ok]
+        for c in failed:
+            click.echo(f"MISMATCH {c.fen} depth {c.depth}: expected {c.expected}, got {c.got}")
+        click.echo(f"{len(checks) - len(failed)} passed, {len(failed)} failed")
+        if failed:
+            sys.exit(1)
+        return
+    if fen is None or depth is None:
+        raise ConfigError("perft needs FEN and DEPTH (or --suite FILE.epd)")
+    if divide:
+        counts = perft_divide(fen, depth)
+        for move, n in counts.items():
+            click.echo(f"{move}: {n}")
+        click.echo(f"total: {sum(counts.values())}")
+    else:
+        click.echo(count_leaves(fen, depth))
+
+
+def builtin_weights(engine: str, weights: str | None):
+    """(spec, weight vector) of a builtin engine spec: ``weights`` is a JSON file, or for shannon
+    also 'P,N,B,R,Q,M' text; None means the spec's reference values."""
+    spec = load_engine_spec(engine)
+    if spec.kind != "builtin":
+        raise ConfigError(f"engine '{engine}' is a '{spec.kind}' engine; give a builtin spec "
+                          "(shannon, pst, extended, pst-pesto or a .toml file)")
+    if weights is None:
+        return spec, spec.space().reference_array
+    if Path(weights).is_file() or weights.endswith(".json"):
+        return spec, load_weights_file(weights, spec)
+    if spec.features != "shannon":
+        raise ConfigError(f"--weights: give a JSON weights file for the '{spec.features}' "
+                          "feature set")
+    return spec, parse_weights_text(weights)
+
+
+@click.command()
+@click.argument("fen")
+@click.option("--depth", type=int, default=3, show_default=True, help="Search depth in plies.")
+@click.option("--nodes", type=int, default=0, show_default=True, help="Node limit (0 = none).")
+@click.option("--weights", default=None,
+              help="Shannon weights P,N,B,R,Q,M in engine units, or a JSON weights file "
+                   "(default: the engine spec's reference values).")
+@click.option("--engine", default="shannon", show_default=True,
+              help="Builtin engine spec (its feature set and reference weights).")
+def search(fen: str, depth: int, nodes: int, weights: str | None, engine: str) -> None:
+    """Search FEN with the built-in engine; print move, score, depth, nodes, nodes/s and PV."""
+    spec, w = builtin_weights(engine, weights)
+    r = run_search(fen, w, depth=depth, nodes=nodes, features=spec.features)
+    nps = r.nodes / r.seconds if r.seconds > 0 else 0.0
+    click.echo(f"bestmove {r.move or '(none)'} score {r.score} depth {r.depth} nodes {r.nodes} "
+               f"nps {nps:.0f} pv {' '.join(r.pv)}")
+
+
+@click.command()
+@click.argument("fen")
+@click.option("--engine", default="shannon", show_default=True,
+              help="Builtin engine spec: its feature set and reference weights.")
+@click.option("--weights", default=None,
+              help="A JSON weights file (or P,N,B,R,Q,M for shannon) instead of the reference.")
+@click.option("--all", "show_all", is_flag=True, help="Also list the features that are zero.")
+def features(fen: str, engine: str, weights: str | None, show_all: bool) -> None:
+    """Print the non-zero features of FEN (side to move's view) with their names, values
+    (phi, phase folded in), weights and weighted contributions, then the evaluation."""
+    spec, w = builtin_weights(engine, weights)
+    rows, value = contributions(fen, w, spec.features, nonzero=not show_all)
+    width = max([len(r.name) for r in rows] + [7])
+    click.echo(f"{'feature':<{width}} {'phi':>10} {'weight':>8} {'contribution':>13}")
+    for r in rows:
+        click.echo(f"{r.name:<{width}} {r.phi:>10.4f} {r.weight:>8d} {r.contribution:>13.2f}")
+    total = sum(r.contribution for r in rows)
+    click.echo(f"{len(rows)} features ({spec.features}, engine {spec.name}); sum of "
+               f"contributions {total:.2f}; evaluation {value} (side to move, engine units)")
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the six figures.")
+@click.option("--quick", is_flag=True,
+              help="A few-seconds smoke run (shallower searches, 2 short games); its signature "
+                   "differs from the full bench's.")
+@click.option("--engine", default=None,
+              help="Builtin engine spec to bench with its reference weights (default: the "
+                   "Shannon reference weights, signature 26878611).")
+def bench(as_json: bool, quick: bool, engine: str | None) -> None:
+    """Engine speed and search signature: search_nps, reference_search_nps, speedup, perft_nps,
+    game_seconds_median, signature (total nodes of a fixed search set; changes only when the
+    search changes). Speeds are wall-clock and depend on the machine's load."""
+    spec = None if engine is None else load_engine_spec(engine)
+    result = run_bench(QUICK if quick else BenchSettings(), spec)
+    click.echo(json.dumps(result.as_dict()) if as_json else format_bench(result))
+
+
+@click.command()
+@click.option("--weights", "weights_file", type=click.Path(dir_okay=False), default=None,
+              help="JSON file with the initial weights: a list of six numbers or {name: value}.")
+@click.option("--engine", default="shannon", show_default=True,
+              help="Builtin engine spec (feature set, options, reference weights).")
+def uci(weights_file: str | None, engine: str) -> None:
+    """Speak UCI on stdin/stdout (for GUIs, cutechess, python-chess): the built-in engine with
+    every weight as a spin option."""
+    run_uci(weights_file=weights_file, engine=engine)
+
+
+COMMANDS = (perft, search, features, bench, uci)

@@ -1,0 +1,121 @@
+"""Learning from positions: datagen, texel."""
+from __future__ import annotations
+
+import click
+
+from ..errors import EvotuneError
+from ..learn.datagen import DatagenSettings
+from ..learn.datagen import datagen as run_datagen
+from ..learn.fitrun import TexelConfig, execute_fit, new_fit
+from ..runs.lifecycle import resolve_workers
+from .options import limits_options, openings_option, runs_dir_option, seed_option, workers_option
+from .progress import CountBar
+
+
+@click.command()
+@click.option("--games", type=int, required=True, help="Games to play.")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), required=True,
+              help="Output file of labelled positions (a rerun with the same settings continues it).")
+@click.option("--engine", default="shannon", show_default=True,
+              help="Engine spec SPEC[:WEIGHTS.json]; a 'uci' spec plays through the external runner.")
+@limits_options(fields=("depth", "nodes"))
+@openings_option("2moves")
+@click.option("--random-plies", type=int, default=2, show_default=True,
+              help="Random legal moves after the opening (skipped like book plies).")
+@click.option("--per-game", type=int, default=10, show_default=True,
+              help="Quiet positions sampled per game at most.")
+@click.option("--format", "fmt", type=click.Choice(["fen", "epd"]), default="fen", show_default=True,
+              help="fen: 'FEN [1.0]'; epd: 'FEN c9 \"1-0\";' (results from White's view).")
+@workers_option(1, "Worker processes (0 = one per core); the output does not depend on it.")
+@seed_option(1)
+@click.option("--chunk", type=int, default=32, show_default=True,
+              help="Games per atomic write (part of the output's settings).")
+def datagen(games, out_file, engine, limits, openings, random_plies, per_game, fmt, workers,
+            seed, chunk):
+    """Label quiet positions of self-play games with the games' results."""
+    settings = DatagenSettings(games=games, engine=engine, limits=limits, openings=openings,
+                               random_plies=random_plies, per_game=per_game, seed=seed, fmt=fmt,
+                               chunk=chunk)
+    bar = CountBar("datagen", "games")
+    summary = run_datagen(settings, out_file, workers=resolve_workers(workers), progress=bar)
+    bar.close()
+    fmt_text = "FEN [result]" if fmt == "fen" else 'EPD c9 "result";'
+    click.echo(f"{summary.out}: {summary.positions} positions from {summary.games} games "
+               f"(format {fmt}: {fmt_text}, White's view"
+               + (f"; continued after game {summary.resumed_from}" if summary.resumed_from else "")
+               + ")")
+
+
+@click.command()
+@click.argument("data", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--engine", default="shannon", show_default=True,
+              help="Engine spec whose weights are fitted (feature set, bounds, fixed weights).")
+@click.option("--init", default="reference", show_default=True,
+              help="Initial weights: 'reference' or a weights JSON file.")
+@click.option("--max-positions", type=int, default=0, show_default=True,
+              help="Read at most this many positions (0 = all).")
+@click.option("--k", "k_value", default="auto", show_default=True,
+              help="Sigmoid scale K: 'auto' (fitted with the initial weights) or a number.")
+@click.option("--epochs", type=int, default=30, show_default=True, help="Epochs at most.")
+@click.option("--optimizer", type=click.Choice(["lbfgs", "adam"]), default="lbfgs",
+              show_default=True, help="scipy L-BFGS-B or full-batch Adam.")
+@click.option("--iters", type=int, default=20, show_default=True,
+              help="Optimizer iterations per epoch.")
+@click.option("--lr", type=float, default=2.0, show_default=True, help="Adam step (engine units).")
+@click.option("--tol", type=float, default=1e-10, show_default=True,
+              help="Stop when an epoch changes the training error by less than this.")
+@click.option("--qsearch", is_flag=True,
+              help="Fit on quiescence leaves (default: reject positions that are not quiet).")
+@click.option("--val-share", type=float, default=0.1, show_default=True,
+              help="Share of positions held out for validation.")
+@click.option("--val-block", type=int, default=64, show_default=True,
+              help="Hold out validation positions in blocks of this many consecutive lines "
+                   "(a game's positions stay on one side; 1 = position by position).")
+@click.option("--max-bad", type=int, default=0, show_default=True,
+              help="Malformed lines to skip before stopping.")
+@click.option("--l2", type=float, default=0.0, show_default=True,
+              help="Ridge toward the initial weights: error + L2 * sum(((w - w0) / 100)^2) over "
+                   "the free weights (0 = plain Texel); keeps weights the data barely "
+                   "determine (endgame terms in opening-heavy data) near their start.")
+@seed_option(1, "Seed of the validation split.")
+@workers_option(0, "Threads extracting features (0 = one per core); the fit does not depend "
+                   "on it.")
+@click.option("--run-id", type=str, default=None, help="Name of the run directory.")
+@runs_dir_option(alias=True)
+def texel(data, engine, init, max_positions, k_value, epochs, optimizer, iters, lr, tol, qsearch,
+          val_share, val_block, max_bad, l2, seed, workers, run_id, runs_dir):
+    """Fit evaluation weights to game results of labelled positions (Texel's method)."""
+    cfg = TexelConfig(data=tuple(data), engine=engine, init=init, max_positions=max_positions,
+                      k=k_value, epochs=epochs, optimizer=optimizer, iters=iters, lr=lr,
+                      tol=tol, qsearch=qsearch, val_share=val_share, val_block=val_block,
+                      max_bad=max_bad, seed=seed, l2=l2)
+    store, positions = new_fit(cfg, out_dir=runs_dir, run_id=run_id)
+    fit_and_report(store, cfg, positions, workers=workers)
+
+
+def fit_and_report(store, cfg, positions=None, *, workers: int = 0) -> None:
+    """Run (or continue) a Texel fit with one stderr line per epoch; print its summary."""
+
+    def show(ev) -> None:
+        if ev.kind == "stage":
+            click.echo(ev.message, err=True)
+        else:
+            click.echo(f"  epoch {ev.epoch}/{ev.epochs}  error train {ev.loss_train:.6f}  "
+                       f"validation {ev.loss_val:.6f}", err=True)
+
+    click.echo(f"fit {store.run_id} in {store.root}", err=True)
+    try:
+        s = execute_fit(store, cfg, positions=positions, progress=show, workers=workers)
+    except KeyboardInterrupt:
+        raise EvotuneError(f"interrupted; every finished epoch is stored: continue with "
+                           f"'evotune resume {store.run_id}'") from None
+    b, a = s["error_before_rounding"], s["error_after_rounding"]
+    click.echo(f"fit {s['run_id']}: {s['train']} training + {s['validation']} validation "
+               f"positions, K {s['K']:.4f}, {s['epochs']} epochs"
+               + (" (converged)" if s["converged"] else ""))
+    click.echo(f"error train {s['error_initial']['train']:.6f} -> {b['train']:.6f} "
+               f"(rounded {a['train']:.6f}); validation {s['error_initial']['validation']:.6f} "
+               f"-> {b['validation']:.6f} (rounded {a['validation']:.6f})")
+
+
+COMMANDS = (datagen, texel)

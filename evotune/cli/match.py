@@ -1,0 +1,78 @@
+"""The match command."""
+from __future__ import annotations
+
+import datetime
+import json
+
+import click
+
+from ..fileio import check_writable
+from ..match import MatchSettings, SprtParams, play_match, write_pgn
+from ..match.fixtures import check_games
+from ..match.openings import check_openings
+from ..match.resolve import check_player_starts, close_external_players, resolve_players
+from ..match.scoring import format_result, summary_dict
+from ..paths import resolve_openings_path
+from .options import (
+    book_plies_option,
+    json_option,
+    limits_options,
+    openings_option,
+    seed_option,
+    sprt_option,
+    workers_option,
+)
+from .progress import GameBar
+
+
+@click.command("match")
+@click.argument("a")
+@click.argument("b")
+@click.option("--games", type=int, default=10, show_default=True,
+              help="Games (even: each opening twice, colours swapped; the maximum with --sprt).")
+@openings_option("2moves")
+@book_plies_option(8)
+@limits_options()
+@workers_option(1, "Worker processes.")
+@seed_option(0, "Seed of the openings.")
+@sprt_option
+@click.option("--pgn", "pgn_path", type=click.Path(dir_okay=False), default=None,
+              help="Append the games to this PGN file.")
+@json_option
+def match_command(a, b, games, openings, book_plies, limits, workers, seed, sprt, pgn_path,
+                  as_json) -> None:
+    """Play a colour-balanced match between players A and B and print its statistics.
+
+    A and B are each SPEC[:WEIGHTS]: an engine spec (a name under engines/ or a .toml;
+    'reference' = 'shannon'; builtin: the built-in engine, uci: the external engine) with its
+    reference values, or with the weights in a file (e.g. pst:tuned.json; any 'evotune export
+    --format json' output). A bare weights file means shannon:FILE.
+    """
+    games = check_games(games)
+    params = SprtParams(*sprt) if sprt else None
+    if pgn_path:
+        check_writable(pgn_path, "--pgn")
+    pa, pb = resolve_players(a, b)
+    path = resolve_openings_path(openings)
+    check_openings(path, book_plies=book_plies)
+    settings = MatchSettings(limits=limits, openings=None if path is None else str(path),
+                             book_plies=book_plies)
+    try:
+        for p in (pa, pb):
+            check_player_starts(p)
+        with GameBar(games) as bar:
+            result = play_match(pa, pb, games=games, settings=settings, seed=seed,
+                                workers=workers, stop="sprt" if params else "none", sprt=params,
+                                progress=bar.callback)
+    finally:
+        close_external_players()
+    if pgn_path:
+        write_pgn(result.records, pgn_path, event=f"evotune match {pa.name} vs {pb.name}",
+                  date=datetime.date.today().strftime("%Y.%m.%d"))
+    if as_json:
+        click.echo(json.dumps(summary_dict(result)))
+    else:
+        click.echo(format_result(result, pa.name, pb.name))
+
+
+COMMANDS = (match_command,)

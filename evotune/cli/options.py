@@ -1,0 +1,217 @@
+"""Options shared by several commands, each declared once: the game limits (one decorator that
+builds a :class:`~evotune.limits.Limits`), workers and where games run, the runs folder, the seed
+and the openings; and :data:`FIELD_FLAGS`, the flag that sets each settings field (library errors
+name fields, the command line names flags)."""
+from __future__ import annotations
+
+import functools
+
+import click
+
+from ..limits import Limits, check_limits
+from ..rules import Adjudication
+from ..runs.lifecycle import check_workers
+
+DEFAULT_RUNS_DIR = "populations"
+
+FIELD_FLAGS = {
+    "depth": "--depth", "nodes": "--nodes", "movetime": "--movetime", "tc": "--tc",
+    "time_margin": "--time-margin", "max_plies": "--max-plies",
+    "adjudication": "--resign SCORE MOVES / --draw SCORE MOVES FROM_PLY",
+    "games": "--games", "book_plies": "--book-plies", "seed": "--seed", "workers": "--workers",
+    "per_game": "--per-game", "random_plies": "--random-plies", "chunk": "--chunk",
+    "fmt": "--format",
+}
+"""Settings field (as a :class:`~evotune.errors.FieldError` names it) -> the flag that sets it."""
+
+LIMIT_FIELDS = ("depth", "nodes", "movetime", "tc", "time_margin", "max_plies", "adjudication")
+
+_DEFAULT = Limits()
+
+_LIMIT_OPTIONS = {
+    "depth": click.option("--depth", type=int, help="Search depth per move in plies."),
+    "nodes": click.option("--nodes", type=int, help="Node limit per move (0 = none)."),
+    "movetime": click.option("--movetime", type=float,
+                             help="Seconds per move for external (UCI) engines (0 = use depth / "
+                                  "nodes)."),
+    "tc": click.option("--tc", type=str, metavar="BASE+INC",
+                       help="Time control in seconds for external (UCI) engines, e.g. 10+0.1: "
+                            "real clocks (go wtime btime winc binc), a side that runs out loses "
+                            "on time. Built-in players keep their --depth / --nodes limits."),
+    "time_margin": click.option("--time-margin", type=float,
+                                help="Seconds a side may overrun its clock before it loses on "
+                                     "time."),
+    "max_plies": click.option("--max-plies", type=int,
+                              help="Ply cap per game after the opening (a draw)."),
+    "adjudication": lambda f: click.option(
+        "--resign", nargs=2, type=int, default=None, metavar="SCORE MOVES",
+        help="Resign adjudication: a side whose score stays <= -SCORE for MOVES own moves (the "
+             "opponent agreeing) loses.")(click.option(
+            "--draw", "draw_adj", nargs=3, type=int, default=None, metavar="SCORE MOVES FROM_PLY",
+            help="Draw adjudication: |score| <= SCORE for MOVES moves of each side, counted from "
+                 "ply FROM_PLY, is a draw.")(f)),
+}
+
+
+def _adjudication(resign, draw_adj) -> Adjudication | None:
+    """The rules of --resign SCORE MOVES and --draw SCORE MOVES FROM_PLY (None: neither given)."""
+    if not resign and not draw_adj:
+        return None
+    resign, draw_adj = resign or (0, 0), draw_adj or (0, 0, 0)
+    return Adjudication(resign_score=resign[0], resign_moves=resign[1], draw_score=draw_adj[0],
+                        draw_moves=draw_adj[1], draw_start_ply=draw_adj[2])
+
+
+def limits_options(*, layered: bool = False, fields: tuple[str, ...] = LIMIT_FIELDS):
+    """Add the flags of ``fields`` (of :data:`LIMIT_FIELDS`; 'adjudication' = --resign and
+    --draw) and pass the command one ``limits`` argument.
+
+    Plain: a :class:`Limits` of the flags over its defaults. ``layered`` (run: defaults < config
+    file < flags): the RunConfig fields of the flags given, as a dict (the flags are a valid
+    Limits on their own, so a bad flag is named before the config is read)."""
+
+    def decorate(f):
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            given = {k: kwargs.pop(k) for k in fields if k != "adjudication"}
+            given = {k: v for k, v in given.items() if v is not None}
+            adjudication = None
+            if "adjudication" in fields:
+                adjudication = _adjudication(kwargs.pop("resign"), kwargs.pop("draw_adj"))
+            if adjudication is not None:
+                given["adjudication"] = adjudication
+            limits = Limits(**given)  # validates every flag given
+            if layered:
+                flags = {k: v for k, v in given.items() if k != "adjudication"}
+                if adjudication is not None:
+                    flags.update(zip(("resign_score", "resign_moves", "draw_score", "draw_moves",
+                                      "draw_start_ply"), adjudication.as_tuple()))
+                kwargs["limits"] = flags
+            else:
+                kwargs["limits"] = limits
+            return f(*args, **kwargs)
+
+        for name in reversed(fields):
+            option = _LIMIT_OPTIONS[name]
+            if name != "adjudication" and not layered:
+                default = getattr(_DEFAULT, name)
+                option = _with_default(option, default)
+            wrapper = option(wrapper)
+        return wrapper
+
+    return decorate
+
+
+def _with_default(option, default):
+    """``option`` (a click.option decorator) with a shown default."""
+
+    def apply(f):
+        f = option(f)
+        param = f.__click_params__[-1]
+        param.default = default
+        param.show_default = default is not None
+        return f
+
+    return apply
+
+
+def _check_workers(ctx, param, value):
+    if value is not None:
+        check_limits(workers=value)
+        check_workers(value)
+    return value
+
+
+def workers_option(default: int | None = 0, help: str = "Worker processes (0 = one per core; "
+                   "results do not depend on it).", *, check: bool = True):
+    """--workers; ``check``: a count this machine can start (0 up to 4 per core), checked when
+    parsed (not for commands whose workers may run on a Dask cluster)."""
+    return click.option("--workers", type=int, default=default, show_default=default is not None,
+                        help=help, callback=_check_workers if check else None)
+
+
+def cluster_options(*, workers: int | None = 0, backend: str | None = "local",
+                    scheduler: str | None = "", check: bool = True,
+                    workers_help: str = "Worker processes (0 = one per core; results do not "
+                                        "depend on it)."):
+    """--workers, --backend and --scheduler: how many processes play and where."""
+
+    def decorate(f):
+        f = click.option("--scheduler", type=str, default=scheduler,
+                         help="Dask scheduler, tcp://HOST:PORT.")(f)
+        f = click.option("--backend", type=click.Choice(["local", "dask"]), default=backend,
+                         show_default=backend is not None,
+                         help="Where the games run: local processes or a Dask cluster (results "
+                              "do not depend on it).")(f)
+        return workers_option(workers, workers_help, check=check)(f)
+
+    return decorate
+
+
+def runs_dir_option(*, alias: bool = False):
+    """--runs-dir: the folder holding run directories. ``alias``: also the hidden --out, its
+    old name on the commands whose --out meant that folder (old scripts keep working)."""
+
+    def decorate(f):
+        if not alias:
+            return click.option("--runs-dir", type=click.Path(file_okay=False),
+                                default=DEFAULT_RUNS_DIR, show_default=True,
+                                help="Folder that holds run directories.")(f)
+
+        @functools.wraps(f)
+        def wrapper(*args, runs_dir, old_out, **kwargs):
+            if runs_dir is not None and old_out is not None and runs_dir != old_out:
+                raise click.UsageError("give the runs folder once: --runs-dir (--out is its old "
+                                       "name)")
+            return f(*args, runs_dir=runs_dir or old_out or DEFAULT_RUNS_DIR, **kwargs)
+
+        wrapper = click.option("--out", "old_out", type=click.Path(file_okay=False), default=None,
+                               hidden=True)(wrapper)
+        return click.option("--runs-dir", type=click.Path(file_okay=False), default=None,
+                            show_default=DEFAULT_RUNS_DIR,
+                            help="Folder that holds run directories.")(wrapper)
+
+    return decorate
+
+
+def _check_seed(ctx, param, value):
+    if value is not None:
+        check_limits(seed=value)
+    return value
+
+
+def seed_option(default: int | None = 1, help: str = "The seed.", name: str = "--seed"):
+    """A seed flag (a whole number from 0 to 2**63 - 1, checked when parsed)."""
+    return click.option(name, type=int, default=default, show_default=default is not None,
+                        help=help, callback=_check_seed)
+
+
+def openings_option(default: str | None = "2moves",
+                    help: str = "'2moves', 'book', 'startpos' or an EPD/PGN(.zip) suite or "
+                                "Polyglot .bin book."):
+    """--openings: a packaged suite's name or a file."""
+    return click.option("--openings", type=str, default=default,
+                        show_default=default is not None, help=help)
+
+
+def book_plies_option(default: int | None = 8):
+    """--book-plies: plies drawn from a Polyglot book per opening."""
+    return click.option("--book-plies", type=int, default=default,
+                        show_default=default is not None,
+                        help="Plies drawn from a Polyglot book per opening.")
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+
+recommend_option = click.option("--recommend", "rule", default="mean", show_default=True,
+                                help="Recommended weights: 'mean' (population mean) or "
+                                     "'better-half'.")
+
+squares_option = click.option("--squares", default=None, metavar="NAME,...",
+                              help="Runs with many weights: the weights of squares.png, e.g. "
+                                   "knight.e4,mg.pawn.d4,pst.eg.king.g1 (default: the table "
+                                   "squares that moved most).")
+
+sprt_option = click.option("--sprt", nargs=2, type=float, default=None, metavar="ELO0 ELO1",
+                           help="Run an SPRT (logistic Elo, alpha = beta = 0.05) that may stop "
+                                "each match at its verdict.")

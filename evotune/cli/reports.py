@@ -1,0 +1,130 @@
+"""Report commands: plot, report, verify, export."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import ConfigError
+from ..fileio import check_writable
+from ..match.resolve import close_external_players
+from ..reporting.data import load_run
+from ..reporting.export import export_run
+from ..reporting.plots import write_plots
+from ..reporting.report import write_report
+from ..reporting.verify import VerifySettings, describe_match, verify_run
+from .options import (
+    cluster_options,
+    recommend_option,
+    runs_dir_option,
+    seed_option,
+    sprt_option,
+    squares_option,
+)
+from .progress import GameBar
+
+
+@click.command()
+@click.argument("run_refs", nargs=-1, required=True, metavar="RUN [RUN2 ...]")
+@click.option("--x", "x_axis", default="generations", show_default=True,
+              help="x axis: 'generations' or 'games'.")
+@click.option("--out", type=click.Path(file_okay=False), default="reports", show_default=True,
+              help="Folder for reports (plots go to OUT/<run-id>/ or OUT/compare-.../).")
+@runs_dir_option()
+@squares_option
+def plot(run_refs, x_axis, out, runs_dir, squares):
+    """Plot convergence (mean +- std), deviations and strategy statistics of runs (overlaid);
+    for many weights also heatmaps of the piece-square tables."""
+    check_writable(out, "--out", folder=True)
+    result = write_plots([load_run(r, out_dir=runs_dir) for r in run_refs], x=x_axis, out_dir=out,
+                         squares=squares.split(",") if squares else None)
+    for png, svg in result.paths.values():
+        click.echo(f"{png}\n{svg}")
+
+
+@click.command()
+@click.argument("run_ref", metavar="RUN")
+@recommend_option
+@click.option("--x", "x_axis", default="generations", show_default=True,
+              help="x axis of the plots: 'generations' or 'games'.")
+@click.option("--out", type=click.Path(file_okay=False), default="reports", show_default=True,
+              help="Folder for reports (written to OUT/<run-id>/).")
+@runs_dir_option()
+@squares_option
+def report(run_ref, rule, x_axis, out, runs_dir, squares):
+    """Write report.md and a self-contained report.html for a run (with its plots)."""
+    check_writable(out, "--out", folder=True)
+    files = write_report(run_ref, out_dir=out, runs_dir=runs_dir, rule=rule, x=x_axis,
+                         squares=squares.split(",") if squares else None)
+    click.echo(f"{files.html}\n{files.markdown}")
+
+
+@click.command()
+@click.argument("run_ref", metavar="RUN")
+@click.option("--games", type=int, default=200, show_default=True,
+              help="Games per match (even; the maximum with --sprt).")
+@click.option("--depth", type=int, default=None, help="Search depth (default: the run's).")
+@sprt_option
+@seed_option(None, "Seed of the openings (default: the run's).")
+@recommend_option
+@runs_dir_option()
+@cluster_options(workers=0)
+@click.option("--opponent", "opponents", multiple=True, metavar="SPEC[:WEIGHTS]",
+              help="Play this opponent instead of the run's reference and initial mean "
+                   "(repeatable; e.g. shannon, pst:tuned.json).")
+@click.option("--tc", type=str, default=None, metavar="BASE+INC",
+              help="Time control for external engines (default: the run's; built-in players "
+                   "keep --depth).")
+def verify(run_ref, games, depth, sprt, seed, rule, runs_dir, workers, backend, scheduler,
+           opponents, tc):
+    """Match the recommended weights against the reference and the initial mean (or the
+    --opponent players) on held-out openings; stores verify.json in the run (shown by
+    'evotune report')."""
+    settings = VerifySettings(games=games, depth=depth, workers=workers, seed=seed,
+                              sprt=tuple(sprt) if sprt else None, rule=rule, backend=backend,
+                              scheduler=scheduler, opponents=tuple(opponents), tc=tc)
+    try:
+        with GameBar((len(opponents) or 2) * games, "verification games") as bar:
+            doc = verify_run(run_ref, settings=settings, runs_dir=runs_dir,
+                             progress=bar.callback)
+    finally:
+        close_external_players()
+    if doc["note"]:
+        click.echo(f"note: {doc['note']}", err=True)
+    weights = doc["weights"]
+    shown = ",".join(f"{v:g}" for v in weights) if len(weights) <= 12 else \
+        f"{len(weights)} weights (evotune export {doc['run_id']} --format json)"
+    click.echo(f"run {doc['run_id']}: {doc['description']}: {shown}")
+    click.echo(f"held-out openings {doc['openings']}, depth {doc['depth']}, seed {doc['seed']}")
+    for m in doc["matches"]:
+        click.echo(describe_match(m))
+
+
+@click.command()
+@click.argument("run_ref", metavar="RUN")
+@click.option("--format", "fmt", required=True,
+              help="json, csv, uci, cutechess, spsa (OpenBench lines), spsa-fishtest, header or python.")
+@click.option("--engine", type=str, default=None,
+              help="Map names and scales onto this engine spec (name or .toml).")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None,
+              help="Write to this file (default: stdout).")
+@recommend_option
+@runs_dir_option()
+def export(run_ref, fmt, engine, out_file, rule, runs_dir):
+    """Export a run's recommended weights (notes about left-out weights go to stderr)."""
+    if out_file is not None:
+        check_writable(out_file, "--out")
+    result = export_run(run_ref, fmt=fmt, engine=engine, rule=rule, runs_dir=runs_dir)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    if out_file is None:
+        click.echo(result.text, nl=False)
+    else:
+        try:
+            Path(out_file).write_text(result.text, encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"--out {out_file}: cannot write it ({exc.strerror})") from None
+        click.echo(f"wrote {out_file}", err=True)
+
+
+COMMANDS = (plot, report, verify, export)

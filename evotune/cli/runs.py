@@ -1,0 +1,196 @@
+"""Run commands: run, resume, status, runs."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import click
+
+from ..enginespec import load_engine_spec
+from ..errors import ConfigError, EvotuneError
+from ..learn.fitrun import is_fit, open_fit
+from ..reaper import no_orphans
+from ..reporting.tables import brief
+from ..runs.config import build_run_config, dump_config_toml, validate_run_config
+from ..runs.lifecycle import check_backend, new_run, open_run, with_budget
+from ..runs.plan import with_overrides
+from ..runs.store import Store, list_runs
+from ..tuning.loop import execute
+from ..weightsio import read_spsa_params
+from .learning import fit_and_report
+from .options import cluster_options, json_option, limits_options, runs_dir_option, seed_option
+from .progress import RunBar
+
+
+def parse_params(items: tuple[str, ...]) -> dict:
+    """--param NAME=VALUE flags as a dict (values read as JSON when they are JSON)."""
+    out = {}
+    for item in items:
+        if "=" not in item:
+            raise ConfigError(f"--param '{item}': expected NAME=VALUE, e.g. --param F=0.6")
+        key, value = item.split("=", 1)
+        try:
+            out[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key.strip()] = value
+    return out
+
+
+def run_and_report(store, plan) -> None:
+    """Run (or continue) a run to its end, with a status line; print its summary."""
+    no_orphans()
+    names = plan.spec.names
+    click.echo(f"run {store.run_id} in {store.root}", err=True)
+    try:
+        summary = execute(store, plan, progress=RunBar(plan.config, names))
+    except EvotuneError as exc:
+        raise type(exc)(f"{exc} (run {store.run_id} is kept; continue it with "
+                        f"'evotune resume {store.run_id}')") from None
+    except KeyboardInterrupt:
+        raise EvotuneError(f"interrupted; every finished generation is stored: continue with "
+                           f"'evotune resume {store.run_id}'") from None
+    rec = brief(names, summary.recommended, lambda n, v: f"{n} {v:g}", sep=", ")
+    click.echo(f"run {summary.run_id}: {summary.generation} generations, {summary.games} games, "
+               f"{summary.seconds:.1f} s ({summary.games / max(summary.seconds, 1e-9):.1f} games/s)")
+    click.echo(f"recommended weights (population mean): {rec}")
+
+
+@click.command()
+@click.option("--strategy", type=str, default=None,
+              help="de, jde, ea, td, spsa, cmaes or ng:NAME (default de).")
+@click.option("--np", "np_", type=int, default=None, help="Population size / learners (default 20).")
+@click.option("--generations", type=int, default=None, help="Generations to run (default 50).")
+@click.option("--games", type=int, default=None, help="Games per mini-match, even (default 4).")
+@limits_options(layered=True)
+@seed_option(None, "The run's seed (default 1).")
+@cluster_options(workers=None, backend=None, scheduler=None, check=False,
+                 workers_help="Worker processes (default: one per core).")
+@click.option("--engine", type=str, default=None, help="Engine spec name or .toml (default shannon).")
+@click.option("--openings", type=str, default=None,
+              help="'book' (default), 'startpos', '2moves' or an EPD/PGN/.bin file.")
+@click.option("--max-games", type=int, default=None, help="Stop after this many games.")
+@click.option("--max-seconds", type=float, default=None, help="Stop after this much wall time.")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="Strategy parameter, e.g. --param F=0.6 (repeatable).")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
+              help="TOML config file (defaults < file < flags).")
+@click.option("--run-id", type=str, default=None, help="Name of the run directory.")
+@runs_dir_option(alias=True)
+@click.option("--print-config", is_flag=True, help="Print the resolved config as TOML and exit.")
+@click.option("--opponents", type=str, default=None, metavar="SPEC[:WEIGHTS],...",
+              help="Gauntlet fitness: every candidate plays colour-balanced games (--games each) "
+                   "against these players, and candidates are compared by their points against "
+                   "them (default: trial-vs-target mini-matches). A player is 'reference', an "
+                   "engine spec (name or .toml; a UCI engine such as stockfish) or a weights file.")
+@click.option("--spsa-params", "spsa_file", type=str, default=None, metavar="FILE",
+              help="SPSA: the tuned weights as fishtest lines (name,start,min,max,c_end,r_end) or "
+                   "OpenBench lines (name, int|float, start, min, max, c_end, r_end); names and "
+                   "units as the engine spec's options; weights not listed stay at their "
+                   "reference values.")
+def run(strategy, np_, generations, games, limits, seed, workers, backend, scheduler, engine,
+        openings, max_games, max_seconds, params, config_file, run_id, runs_dir, print_config,
+        opponents, spsa_file):
+    """Tune weights: evolve a population with mini-matches between weight vectors.
+
+    With a 'uci' engine spec (--engine my-engine.toml) the external engine is tuned through its
+    UCI options (strategies de, jde, ea).
+
+    Strategies: de, jde, ea, td, spsa (fishtest's SPSA), cmaes (pycma) and ng:NAME (any
+    nevergrad optimiser, e.g. ng:NGOpt). cmaes and ng:NAME need a scalar fitness: each
+    candidate's points against the gauntlet (--opponents) when one is given, otherwise its score
+    in a colour-balanced mini-match against the current mean of the search distribution.
+    """
+    cfg = build_run_config(file=config_file, strategy=strategy, np=np_, generations=generations,
+                           games=games, seed=seed, workers=workers, engine=engine,
+                           openings=openings, max_games=max_games, max_seconds=max_seconds,
+                           backend=backend, scheduler=scheduler,
+                           params=parse_params(params) if params else None,
+                           opponents=opponents, **limits)
+    spec = load_engine_spec(cfg.engine)  # the command's one reading of the spec
+    if spsa_file is not None:
+        if cfg.strategy != "spsa":
+            raise ConfigError(f"--spsa-params is for --strategy spsa, not '{cfg.strategy}'")
+        cfg = build_run_config(base=cfg, params={"table": read_spsa_params(spsa_file, spec)})
+    cfg = with_budget(cfg, spec)
+    if print_config:
+        click.echo(dump_config_toml(cfg), nl=False)
+        return
+    store, plan = new_run(cfg, out_dir=runs_dir, run_id=run_id, spec=spec)  # checks first
+    run_and_report(store, plan)
+
+
+@click.command()
+@click.argument("run_ref", metavar="RUN")
+@runs_dir_option(alias=True)
+@cluster_options(workers=None, backend="local", scheduler="", check=False,
+                 workers_help="Worker processes (results unchanged).")
+@click.option("--generations", type=int, default=None,
+              help="Raise the generation limit to continue a finished run.")
+def resume(run_ref, runs_dir, workers, backend, scheduler, generations):
+    """Continue a stopped or killed run; results equal an uninterrupted run. Games run locally
+    unless --backend dask --scheduler ADDR is given here (a stored address is never used)."""
+    fit_store = Store.open(run_ref, runs_dir)
+    if is_fit(fit_store):
+        cfg = open_fit(fit_store)
+        if generations is not None:
+            cfg = dataclasses.replace(cfg, epochs=generations)
+        fit_and_report(fit_store, cfg)
+        return
+    store, plan = open_run(run_ref, out_dir=runs_dir)
+    changes = {k: v for k, v in (("workers", workers), ("generations", generations))
+               if v is not None}
+    plan = with_overrides(plan, backend=backend, scheduler=scheduler, **changes)
+    validate_run_config(plan.config)
+    check_backend(plan.config)
+    run_and_report(store, plan)
+
+
+@click.command()
+@click.argument("run_ref", metavar="RUN")
+@runs_dir_option(alias=True)
+@json_option
+def status(run_ref, runs_dir, as_json):
+    """Show where a run stands: generation, games, means and deviations."""
+    store = Store.open(run_ref, runs_dir)
+    cfg, state = store.manifest().config, store.current_state()
+    gens = store.generations(state)
+    last = gens[-1] if gens else None
+    info = {"run_id": store.run_id, "strategy": cfg.strategy, "np": cfg.np,
+            "generation": state.generation if state else 0,
+            "generations": cfg.generations, "games": state.games if state else 0,
+            "seconds": round(state.seconds, 2) if state else 0.0,
+            "finished": bool(state and state.finished),
+            "names": list(last.names) if last else [],
+            "mean": list(last.mean) if last else [], "std": list(last.std) if last else []}
+    if as_json:
+        click.echo(json.dumps(info))
+        return
+    click.echo(f"run {info['run_id']}: {info['strategy']} NP {info['np']}, generation "
+               f"{info['generation']}/{info['generations'] or '-'}, {info['games']} games, "
+               f"{info['seconds']:.1f} s, {'finished' if info['finished'] else 'not finished'}")
+    for n, m, s in zip(info["names"], info["mean"], info["std"]):
+        click.echo(f"  {n:<9} mean {m:9.2f}  std {s:8.2f}")
+
+
+@click.command()
+@runs_dir_option(alias=True)
+def runs(runs_dir):
+    """List the runs under --runs-dir, newest first."""
+    stores = list_runs(runs_dir)
+    if not stores:
+        click.echo(f"no runs in {runs_dir}/")
+        return
+    for s in stores:
+        try:
+            cfg, state = s.manifest().config, s.current_state()
+        except EvotuneError as exc:
+            click.echo(f"{s.run_id:<40} unreadable: {exc}")
+            continue
+        g = state.generation if state else 0
+        games = state.games if state else 0
+        fin = "finished" if state and state.finished else "stopped"
+        click.echo(f"{s.run_id:<40} {cfg.strategy:<4} gen {g}/{cfg.generations} "
+                   f"games {games} {fin}")
+
+
+COMMANDS = (run, resume, status, runs)
