@@ -198,10 +198,11 @@ def compare_config(strategy: str, *, games_budget: int, seed: int, np_: int = 20
     if init not in ("sample", "reference"):
         raise ConfigError(f"--init must be 'sample' or 'reference', not {init!r}")
     params = {"init": "reference"} if init == "reference" else None
-    return with_budget(build_run_config(
+    cfg = build_run_config(
         strategy=strategy, np=np_, generations=0, max_games=games_budget, games=4, depth=depth,
         seed=seed, engine=engine, workers=workers, backend=backend, scheduler=scheduler,
-        params=params))
+        params=params)
+    return with_budget(cfg, load_engine_spec(cfg.engine))
 
 
 def compare_strategies(*, strategies: tuple[str, ...], games_budget: int, seeds: int = 1,
