@@ -262,7 +262,7 @@ def _weight_settings(data: dict, names, ref_values: dict, where: str):
     unknown = sorted((set(by_name) | set(ref_values)) - set(names))
     if unknown:
         raise ConfigError(f"{where}: unknown weight name(s) {unknown[:5]}; the names are those "
-                          f"of the feature set (evotune features --names SET lists them)")
+                          f"of the feature set (evotune features FEN --engine SPEC --all lists them)")
     groups = data.get("group", [])
     for i, g in enumerate(groups):
         if not isinstance(g, dict) or "match" not in g:

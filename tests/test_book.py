@@ -5,9 +5,9 @@ import chess
 import numpy as np
 import pytest
 
-from evotune.paths import DEFAULT_BOOK
 from evotune.engine.book import OpeningBook
 from evotune.errors import ConfigError, OpeningsError
+from evotune.paths import DEFAULT_BOOK
 from evotune.seeding import generator
 
 

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import pytest
 
+from evotune.enginespec import engine_spec_from_dict, load_engine_spec
+from evotune.errors import ConfigError
 from evotune.runs.config import RunConfig, build_run_config, dump_config_toml, run_config_from_dict
 from evotune.runs.identity import config_differences
 from evotune.runs.plan import plan_run
-from evotune.enginespec import engine_spec_from_dict, load_engine_spec
-from evotune.errors import ConfigError
 
 
 def test_defaults_are_the_papers_setup():
@@ -39,7 +39,7 @@ def test_print_config_round_trips(tmp_path):
     ({"strategy": "pso"}, "unknown strategy 'pso'"),
     ({"np": 3}, "NP >= 4"),
     ({"games": 3}, "even number"),
-    ({"depth": 0}, "depth must be at least 1"),
+    ({"depth": 0}, "depth must be an integer from 1 to 64"),
     ({"backend": "dask"}, "needs --scheduler"),
 ])
 def test_bad_values_have_fix_hints(kwargs, msg):

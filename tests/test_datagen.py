@@ -3,8 +3,8 @@ worker count, kill + rerun neither loses nor doubles positions, bad input."""
 from __future__ import annotations
 
 import json
-import shutil
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 from evotune.engine import play_game
+from evotune.engine.quiet import is_quiet, qsearch
 from evotune.errors import ConfigError
 from evotune.learn import datagen as dg
 from evotune.learn.labels import read_positions
 from evotune.limits import Limits
-from evotune.engine.quiet import is_quiet, qsearch
 from evotune.space import SHANNON_REFERENCE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -197,9 +197,9 @@ def test_uci_engine_games_through_the_external_runner(tmp_path):
 
 @pytest.mark.parametrize("spec_name", ["shannon", "pst-pesto", "extended"])
 def test_batch_quiescence_equals_one_position_path(spec_name):
-    from evotune.paths import DEFAULT_OPENINGS
-    from evotune.enginespec import load_engine_spec
     from evotune.engine.quiet import qsearch_batch
+    from evotune.enginespec import load_engine_spec
+    from evotune.paths import DEFAULT_OPENINGS
 
     spec = load_engine_spec(spec_name)
     w = spec.space().reference_array

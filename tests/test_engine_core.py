@@ -15,10 +15,9 @@ import numpy as np
 import pytest
 
 from evotune.cli import main
-from evotune.engine import (MATE, Adjudication, evaluate, features, perft, perft_divide,
-                            play_game, search)
-from evotune.engine.core import layout as T
+from evotune.engine import MATE, Adjudication, evaluate, features, perft, perft_divide, play_game, search
 from evotune.engine.api import _arrays, decode_move, perft_suite
+from evotune.engine.core import layout as T
 from evotune.engine.core.position import compute_hash, make_move, unmake_move
 from evotune.errors import ConfigError, PositionError, WeightsError
 
@@ -385,7 +384,8 @@ g = e.play_game("rnbqkbnr/pppp1ppp/8/4p3/3P4/8/PPP1PPPP/RNBQKBNR w KQkq - 0 2",
                 max_plies=60)
 print(r.move, r.score, r.nodes, " ".join(r.pv),
       e.perft("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", 3))
-print(" ".join(g.moves), g.result, g.termination, g.nodes, list(e.features("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1")))
+KIWI = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
+print(" ".join(g.moves), g.result, g.termination, g.nodes, list(e.features(KIWI)))
 """
 
 

@@ -11,8 +11,8 @@ from evotune.cli import cli, main
 from evotune.enginespec import load_engine_spec
 from evotune.errors import ConfigError
 from evotune.reporting.data import load_run, recommend
-from evotune.weightsio import FORMATS, export_params, parse, render
 from evotune.reporting.export import export_run
+from evotune.weightsio import FORMATS, export_params, parse, render
 
 SHANNON = load_engine_spec("shannon")
 CENTIPAWN = load_engine_spec("example-centipawn")

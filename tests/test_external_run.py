@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from evotune.runs.config import build_run_config
+from evotune.runs.lifecycle import new_run
+from evotune.runs.plan import with_overrides
 from evotune.runs.store import Store
 from evotune.tuning.loop import execute
-from evotune.runs.plan import with_overrides
-from evotune.runs.lifecycle import new_run
 
 HERE = Path(__file__).resolve().parent
 STOCKFISH = "/usr/games/stockfish"
@@ -153,8 +153,8 @@ def test_clocks_count_down_add_increments_and_flag_late_moves():
     import chess
 
     from evotune.errors import ConfigError
-    from evotune.players.clock import Clocks
     from evotune.limits import parse_tc
+    from evotune.players.clock import Clocks
 
     tc = parse_tc("2+0.05")
     assert (tc.base, tc.inc, str(tc)) == (2.0, 0.05, "2+0.05")
@@ -198,7 +198,7 @@ def test_gauntlet_run_against_two_opponents_one_of_them_a_uci_engine(tmp_path):
     assert len(cands) == 8  # 4 targets + 4 trials, each played once
     for c in cands:
         assert c["games"] == [2, 2] and all(0 <= p <= 4 for p in c["points"])
-        assert [w + d + l for w, d, l in zip(c["wins"], c["draws"], c["losses"])] == [2, 2]
+        assert [w + d + lost for w, d, lost in zip(c["wins"], c["draws"], c["losses"])] == [2, 2]
     games = store.read_games()
     assert len(games) == g1.games == 8 * 2 * 2
     assert sum(g["white_engine"] == "evotune uci" or g["black_engine"] == "evotune uci"

@@ -6,9 +6,10 @@ import chess
 import numpy as np
 import pytest
 
-from evotune import engine, featuresets as fs
-from evotune.enginespec import engine_spec_from_dict, load_engine_spec
+from evotune import engine
+from evotune import featuresets as fs
 from evotune.engine import reference as ref
+from evotune.enginespec import engine_spec_from_dict, load_engine_spec
 from evotune.errors import ConfigError, PositionError, WeightsError
 
 TAPERED = ("pst", "extended")

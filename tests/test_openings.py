@@ -8,10 +8,9 @@ import chess
 import numpy as np
 import pytest
 
-from evotune.paths import DEFAULT_BOOK, DEFAULT_OPENINGS, HELD_OUT_OPENINGS
 from evotune.errors import OpeningsError
-from evotune.match.openings import (START, Opening, detect_kind, draw_opening, load_suite,
-                                    opening_generator)
+from evotune.match.openings import START, Opening, detect_kind, draw_opening, load_suite, opening_generator
+from evotune.paths import DEFAULT_BOOK, DEFAULT_OPENINGS, HELD_OUT_OPENINGS
 
 PGN = """[Event "?"]
 [White "a"]

@@ -10,11 +10,10 @@ import chess
 import numpy as np
 import pytest
 
-from evotune.enginespec import load_engine_spec
 from evotune.engine import Adjudication, play_game
+from evotune.enginespec import load_engine_spec
 from evotune.errors import EngineError, WeightsError
-from evotune.players import PlayerSpec, builtin
-from evotune.players import external
+from evotune.players import PlayerSpec, builtin, external, uciproto
 from evotune.players.external import ExternalEngine, Forfeit, MoveLimit, engine_for
 from evotune.players.game import play_players_game
 from evotune.players.spec import player_from_engine_spec
@@ -139,17 +138,17 @@ def test_move_limit_go_command_and_timeouts():
 
 
 def test_uci_option_lines_are_parsed_with_spaces_ranges_and_choices():
-    opt = external.parse_option("option name Skill Level type spin default 20 min -20 max 20")
+    opt = uciproto.parse_option("option name Skill Level type spin default 20 min -20 max 20")
     assert (opt.name, opt.type, opt.default, opt.min, opt.max) == ("Skill Level", "spin", "20", -20, 20)
     assert opt.parse(-20) == "-20"
     with pytest.raises(EngineError, match="'Skill Level' = 21: must be at most 20"):
         opt.parse(21)
-    combo = external.parse_option("option name Style type combo default Normal var Solid var Normal")
+    combo = uciproto.parse_option("option name Style type combo default Normal var Solid var Normal")
     assert combo.choices == ("Solid", "Normal") and combo.parse("solid") == "Solid"
-    assert external.parse_option("option name Clear Hash type button").type == "button"
-    assert external.parse_option("option type spin") is None
-    assert external.parse_info_score("info depth 3 score mate 2 pv e2e4") == external.MATE - 3
-    assert external.parse_info_score("info depth 3 score cp -41 nodes 9") == -41
+    assert uciproto.parse_option("option name Clear Hash type button").type == "button"
+    assert uciproto.parse_option("option type spin") is None
+    assert uciproto.parse_info_score("info depth 3 score mate 2 pv e2e4") == uciproto.MATE - 3
+    assert uciproto.parse_info_score("info depth 3 score cp -41 nodes 9") == -41
 
 
 # ---- the game loop ---------------------------------------------------------------------------------

@@ -4,8 +4,7 @@ from __future__ import annotations
 import chess
 
 from evotune.engine import play_game
-from evotune.rules import (MATE, MATE_BOUND, RESULTS, TERMINATIONS, Adjudication, Adjudicator,
-                           game_over)
+from evotune.rules import MATE, MATE_BOUND, RESULTS, TERMINATIONS, Adjudication, Adjudicator, game_over
 
 REF = (100, 300, 330, 500, 900, 10)
 

@@ -9,8 +9,7 @@ import chess
 import pytest
 
 from evotune.limits import Limits
-from evotune.players import PlayerSpec, builtin
-from evotune.players import external
+from evotune.players import PlayerSpec, builtin, external
 
 STOCKFISH = shutil.which("stockfish") or ("/usr/games/stockfish"
                                           if Path("/usr/games/stockfish").is_file() else None)

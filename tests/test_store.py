@@ -7,8 +7,8 @@ or refused with one line naming the file (and line), leaving every file as it wa
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from evotune.runs.config import build_run_config
 from evotune.errors import StoreError
-from evotune.runs.store import Store, list_runs
 from evotune.fileio import atomic_write_json
-from evotune.tuning.loop import execute
-from evotune.runs.plan import with_overrides
+from evotune.runs.config import build_run_config
 from evotune.runs.lifecycle import new_run, open_run
+from evotune.runs.plan import with_overrides
+from evotune.runs.store import Store, list_runs
+from evotune.tuning.loop import execute
 
 TINY = dict(np=4, generations=3, games=2, depth=1, seed=5, openings="book", workers=1)
 

@@ -10,12 +10,12 @@ import pytest
 from click.testing import CliRunner
 
 from evotune.cli import cli
-from evotune.runs.config import build_run_config
 from evotune.errors import StoreError
+from evotune.runs.config import build_run_config
+from evotune.runs.lifecycle import new_run, open_run
+from evotune.runs.plan import with_overrides
 from evotune.runs.store import Store
 from evotune.tuning.loop import execute
-from evotune.runs.plan import with_overrides
-from evotune.runs.lifecycle import new_run, open_run
 
 TINY = dict(np=4, generations=2, games=2, depth=1, seed=5, openings="book")
 
@@ -105,7 +105,7 @@ def test_resume_with_the_same_seed_continues_identically_in_process(tmp_path,
 @pytest.mark.parametrize("args,msg", [
     (["--strategy", "pso"], "unknown strategy 'pso'"),
     (["--np", "3"], "NP >= 4"),
-    (["--games", "3"], "even number of games"),
+    (["--games", "3"], "--games must be a positive even number"),
     (["--param", "Fx=0.3"], "Fx"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, msg):

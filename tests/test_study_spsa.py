@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from evotune.cli import cli
-from evotune.runs.store import Store
 from evotune.reporting.export import export_run
+from evotune.runs.store import Store
 
 
 def _evotune(*args: str) -> subprocess.CompletedProcess:

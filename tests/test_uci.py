@@ -132,7 +132,8 @@ def test_garbage_is_answered_with_info_string_and_ignored():
     assert len(strings) == 8, strings
     assert "unknown option 'Hash'" in strings[1] and "outside [0, 1000]" in strings[2]
     assert out[-1].startswith("bestmove ") and "readyok" in out
-    assert chess.Move.from_uci(out[-1].split()[1]) in parse_position(["startpos", "moves", "e2e4"]).legal_moves
+    after_e4 = parse_position(["startpos", "moves", "e2e4"])
+    assert chess.Move.from_uci(out[-1].split()[1]) in after_e4.legal_moves
 
 
 def test_undecodable_bytes_on_stdin_do_not_kill_the_engine():

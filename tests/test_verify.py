@@ -8,11 +8,10 @@ import pytest
 from click.testing import CliRunner
 
 from evotune.cli import cli, main
-from evotune.paths import DEFAULT_OPENINGS, HELD_OUT_OPENINGS
 from evotune.errors import ConfigError
+from evotune.paths import DEFAULT_OPENINGS, HELD_OUT_OPENINGS
 from evotune.reporting.data import initial_mean, load_run, recommend
-from evotune.reporting.verify import (VerifySettings, describe_match, held_out_openings,
-                                      verify_run)
+from evotune.reporting.verify import VerifySettings, describe_match, held_out_openings, verify_run
 
 
 @pytest.fixture(scope="module")

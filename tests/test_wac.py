@@ -18,6 +18,7 @@ WAC = Path(__file__).parent / "data" / "win_at_chess_test.epd"
 W = (100, 300, 330, 500, 900, 10)
 DEPTH = 4
 from evotune.rules import MATE  # noqa: E402
+
 WAC_SOLVED = 152  # measured with the core at depth 4, reference weights (2 s for all 300)
 WAC_FLOOR = 137   # measured - 10%: a search change that loses more than that is a regression
 

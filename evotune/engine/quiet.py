@@ -19,12 +19,12 @@ from __future__ import annotations
 import chess
 import numpy as np
 
+from ..errors import PositionError
+from ..featuresets import denominator, feature_names
 from .api import _arrays, _rounded, to_board
 from .core import layout as L
 from .core.batch import qsearch_batch_core
 from .core.game import quiescence_core
-from ..errors import PositionError
-from ..featuresets import denominator, feature_names
 
 _MAX_NNZ = 128
 

@@ -16,9 +16,9 @@ from typing import Callable
 
 import numpy as np
 
+from ..engine.quiet import qsearch_batch
 from ..errors import ConfigError
 from ..rules import MATE_BOUND
-from ..engine.quiet import qsearch_batch
 from .texel import require_scipy
 
 log = logging.getLogger(__name__)

@@ -84,39 +84,25 @@ class Fixture:
                               "alpha, beta)")
 
 
-_LIMIT_FIELDS = ("depth", "nodes", "movetime", "tc", "time_margin", "max_plies", "adjudication")
-
-
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class MatchSettings:
     """How the games of a match are played (the same for every fixture of a call): the games'
-    :class:`~evotune.limits.Limits` and where their openings come from.
+    :class:`~evotune.limits.Limits` and where their openings come from (``depth``, ``nodes``,
+    ... read the limits)."""
 
-    ``depth``, ``nodes``, ``movetime``, ``tc``, ``time_margin``, ``max_plies`` and
-    ``adjudication`` read the limits. They are also accepted as keywords instead of ``limits``
-    (``MatchSettings(depth=2)`` is ``MatchSettings(limits=Limits(depth=2))``) so callers that
-    predate the limits record keep working.
-    """
-
-    limits: Limits
+    limits: Limits = Limits()
     """Depth, nodes, time per move or time control, ply cap and adjudication of every game
     (built-in players always keep depth and nodes)."""
-    openings: str | None
+    openings: str | None = str(DEFAULT_OPENINGS)
     """EPD/PGN suite or Polyglot book path; None: every game from the start position."""
-    openings_kind: str
+    openings_kind: str = "auto"
     """'auto' (by file name), 'epd', 'pgn' or 'book'."""
-    book_plies: int
+    book_plies: int = 8
     """Plies of book moves for book openings."""
 
-    def __init__(self, limits: Limits | None = None, openings: str | None = str(DEFAULT_OPENINGS),
-                 openings_kind: str = "auto", book_plies: int = 8, **limit_fields) -> None:
-        unknown = sorted(set(limit_fields) - set(_LIMIT_FIELDS))
-        if unknown:
-            raise TypeError(f"MatchSettings got unexpected keyword(s) {', '.join(unknown)}")
-        if limits is None:
-            limits = Limits(**{k: v for k, v in limit_fields.items() if v is not None})
-        elif limit_fields:
-            raise TypeError("MatchSettings: give limits or its fields, not both")
+    def __post_init__(self) -> None:
+        limits, openings = self.limits, self.openings
+        openings_kind, book_plies = self.openings_kind, self.book_plies
         if not isinstance(limits, Limits):
             raise FieldError("limits", f"must be a Limits, got {limits!r}")
         if openings_kind not in KINDS:

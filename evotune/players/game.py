@@ -22,9 +22,9 @@ import numpy as np
 from ..engine import Adjudication, GameOutcome, features, search
 from ..errors import EngineError
 from ..featuresets import feature_names
+from ..limits import DEFAULT_MARGIN, TimeControl
 from ..rules import Adjudicator, game_over
 from . import PlayerSpec
-from ..limits import DEFAULT_MARGIN, TimeControl
 from .clock import Clocks
 from .external import Forfeit, MoveLimit, discard, engine_for
 

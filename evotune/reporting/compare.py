@@ -26,6 +26,7 @@ import numpy as np
 
 from ..enginespec import load_engine_spec
 from ..errors import ConfigError
+from ..limits import Limits
 from ..match import MatchSettings, play_match
 from ..match.cluster import backend_session
 from ..players.spec import player_from_engine_spec
@@ -83,7 +84,8 @@ def verify_checkpoints(store: Store, *, every: int, games: int, workers: int = 0
     spec = load_engine_spec(cfg.engine)
     openings, _ = held_out_openings(str(cfg.openings))
     depth, seed = int(cfg.depth), int(cfg.seed)
-    settings = MatchSettings(depth=depth, nodes=int(cfg.nodes), max_plies=int(cfg.max_plies),
+    settings = MatchSettings(limits=Limits(depth=depth, nodes=int(cfg.nodes),
+                                           max_plies=int(cfg.max_plies)),
                              openings=str(openings))
     old = store.read_document("verify-curve") or {}
     same = (old.get("games_per_match") == games and old.get("depth") == depth

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..enginespec import _unknown
-from ..errors import ConfigError
+from ..errors import ConfigError, FieldError
 from ..fileio import read_text
 from ..limits import LIMITS, Limits, check_limits, parse_tc
+from ..match.fixtures import check_games
 from ..rules import Adjudication
 
 STRATEGY_NAMES = ("de", "jde", "ea", "td", "spsa", "cmaes")
@@ -233,13 +234,10 @@ def validate_run_config(cfg: RunConfig) -> None:
                           "NP >= 4 (three distinct partners besides the target)")
     if cfg.np < 1:
         raise ConfigError(f"--np must be at least 1, got {cfg.np}")
-    if cfg.games < 2 or cfg.games % 2:
-        raise ConfigError(f"--games {cfg.games}: a colour-balanced match needs an even number "
-                          "of games >= 2 (each opening is played twice, colours swapped)")
-    if cfg.depth < 1:
-        raise ConfigError(f"--depth must be at least 1, got {cfg.depth}")
-    if cfg.nodes < 0 or cfg.max_plies < 1 or cfg.book_plies < 0:
-        raise ConfigError("nodes and book_plies must be >= 0 and max_plies >= 1")
+    check_games(cfg.games)
+    cfg.limits  # depth, nodes, movetime, tc, time margin, ply cap, adjudication: Limits checks
+    if cfg.book_plies < 0:
+        raise FieldError("book_plies", f"must be >= 0, got {cfg.book_plies}")
     if cfg.generations < 0 or cfg.max_games < 0 or cfg.max_seconds < 0:
         raise ConfigError("generations, max_games and max_seconds must be >= 0 (0 = no limit)")
     if cfg.generations == 0 and cfg.max_games == 0 and cfg.max_seconds == 0:
@@ -252,15 +250,6 @@ def validate_run_config(cfg: RunConfig) -> None:
         raise ConfigError("backend 'dask' needs --scheduler tcp://HOST:PORT")
     if cfg.init_low > cfg.init_high:
         raise ConfigError(f"init_low {cfg.init_low:g} > init_high {cfg.init_high:g}")
-    if not cfg.movetime >= 0 or not cfg.time_margin >= 0:
-        raise ConfigError("--movetime and --time-margin must be >= 0 seconds")
-    if parse_tc(cfg.tc) is not None and (cfg.movetime > 0):
-        raise ConfigError("give either --tc or --movetime, not both")
-    if min(cfg.resign_score, cfg.resign_moves, cfg.draw_score, cfg.draw_moves,
-           cfg.draw_start_ply) < 0 or bool(cfg.resign_score) != bool(cfg.resign_moves) \
-            or bool(cfg.draw_score) != bool(cfg.draw_moves):
-        raise ConfigError("--resign SCORE MOVES and --draw SCORE MOVES FROM_PLY take positive "
-                          "scores and move counts (FROM_PLY >= 0), e.g. --resign 1000 3")
     _check_bounds(cfg)
 
 

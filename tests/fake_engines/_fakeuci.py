@@ -1,7 +1,8 @@
 """A tiny scripted UCI engine for tests: plays a seeded random legal move, and can misbehave.
 
 Modes: 'random' (well-behaved), 'crash' (exits on the Nth ``go``), 'hang' (never answers the Nth
-``go``: sleeps), 'slow' (answers the Nth ``go`` after 1 s), 'illegal' (answers the Nth ``go`` with an illegal move). With ``once`` (a file
+``go``: sleeps), 'slow' (answers the Nth ``go`` after 1 s), 'illegal' (answers the Nth ``go`` with
+an illegal move). With ``once`` (a file
 path) the fault happens only in the first process that reaches its Nth ``go`` without finding
 the file (it creates it then), so a restarted engine, or a process that was only started to
 check its options, behaves.
