@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import operator
+import os
 from dataclasses import dataclass
 
 from .errors import ConfigError, FieldError
@@ -78,6 +79,15 @@ def check_limits(**values) -> None:
             raise ConfigError(f"{flag} must be a finite number"
                               + (" >= 0" if key in _TIMES else "")
                               + f", got {value}")
+
+
+
+def check_workers(workers: int) -> None:
+    """Local worker processes: 0 (one per core) up to 4 per core of this machine."""
+    cores = os.cpu_count() or 1
+    if not 0 <= workers <= 4 * cores:
+        raise ConfigError(f"--workers {workers}: give 0 (one per core) up to {4 * cores} (4 per "
+                          f"core on this machine)")
 
 
 def _whole(name: str, value, low: int) -> int:

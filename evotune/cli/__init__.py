@@ -8,6 +8,7 @@ Commands by group: :mod:`.engine` (perft, search, features, bench, uci), :mod:`.
 """
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -15,21 +16,41 @@ import click
 
 from .. import __version__
 from ..errors import EvotuneError, FieldError
-from . import engine, experiments, learning, match, reports, runs
 from .options import FIELD_FLAGS
 
 __all__ = ["cli", "main", "error_line"]
 
+COMMAND_GROUPS = {
+    "engine": ("perft", "search", "features", "bench", "uci"),
+    "match": ("match",),
+    "runs": ("run", "resume", "status", "runs"),
+    "reports": ("plot", "report", "verify", "export"),
+    "learning": ("datagen", "texel"),
+    "experiments": ("reproduce", "compare"),
+}
+"""The module of ``evotune.cli`` that holds each command."""
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class _LazyGroup(click.Group):
+    """Imports a command's module when the command runs (click's documented lazy-loading
+    pattern): a command pays for the engine, numba or matplotlib only when it uses them, so
+    ``evotune match --games 3`` refuses in a fraction of a second. ``--help`` loads them all."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(name for names in COMMAND_GROUPS.values() for name in names)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        for module, names in COMMAND_GROUPS.items():
+            if cmd_name in names:
+                commands = importlib.import_module(f"{__name__}.{module}").COMMANDS
+                return next(c for c in commands if c.name == cmd_name)
+        return None
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="evotune")
 def cli() -> None:
     """evotune: tune a chess engine's evaluation weights by evolution."""
-
-
-for _group in (engine, match, runs, reports, learning, experiments):
-    for _command in _group.COMMANDS:
-        cli.add_command(_command)
 
 
 def _one_line(text: str) -> str:

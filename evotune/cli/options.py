@@ -8,9 +8,8 @@ import functools
 
 import click
 
-from ..limits import Limits, check_limits
+from ..limits import Limits, check_limits, check_workers
 from ..rules import Adjudication
-from ..runs.lifecycle import check_workers
 
 DEFAULT_RUNS_DIR = "populations"
 

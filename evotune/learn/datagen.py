@@ -33,7 +33,10 @@ from ..enginespec import EngineSpec, load_engine_spec
 from ..errors import ConfigError, FieldError
 from ..fileio import atomic_write_json
 from ..limits import Limits
-from ..match.fixtures import limits_record
+from ..match.fixtures import GameTask, MatchSettings, limits_record
+from ..match.openings import Opening, draw_opening
+from ..match.resolve import REFERENCE_ALIAS, close_external_players, resolve_player, split_player
+from ..match.runner import map_games
 from ..paths import resolve_openings_path
 from ..players import PlayerSpec
 from ..seeding import STREAM_DATAGEN, generator
@@ -106,8 +109,6 @@ class DatagenSummary:
 def resolve_engine(arg: str) -> tuple[EngineSpec, PlayerSpec, np.ndarray, str]:
     """``SPEC[:WEIGHTS]`` (:mod:`evotune.match.resolve`) -> (spec, player, weights of the quiet
     test)."""
-    from ..match.resolve import REFERENCE_ALIAS, resolve_player, split_player
-
     token, _ = split_player(arg)
     spec = load_engine_spec("shannon" if token == REFERENCE_ALIAS else token)
     player = resolve_player(arg, name=spec.name)
@@ -118,8 +119,6 @@ def resolve_engine(arg: str) -> tuple[EngineSpec, PlayerSpec, np.ndarray, str]:
 
 def game_opening(settings: DatagenSettings, game: int):
     """(opening, generator) of game ``game``: the drawn opening plus the random plies."""
-    from ..match.openings import Opening, draw_opening
-
     rng = generator(settings.seed, STREAM_DATAGEN, game)
     path = resolve_openings_path(settings.openings)
     op = draw_opening(None if path is None else str(path), rng, book_plies=settings.book_plies)
@@ -164,8 +163,6 @@ def _progress_path(out: Path) -> Path:
 
 
 def _identity(settings: DatagenSettings, spec: EngineSpec) -> dict:
-    from ..match.resolve import split_player
-
     d = {f.name: getattr(settings, f.name) for f in fields(settings)
          if f.name not in ("games", "limits")}
     d.update(limits_record(settings.limits))  # the keys stored before limits were one record
@@ -181,9 +178,6 @@ def datagen(settings: DatagenSettings, out: str | Path, *, workers: int = 1,
 
     ``progress(games_done, games_total, positions)`` is called after each chunk.
     """
-    from ..match.fixtures import GameTask, MatchSettings
-    from ..match.runner import map_games
-
     out = Path(out)
     spec, player, quiet_w, quiet_fs = resolve_engine(settings.engine)
     resolve_openings_path(settings.openings)  # bad openings: an error before anything is written
@@ -225,8 +219,6 @@ def datagen(settings: DatagenSettings, out: str | Path, *, workers: int = 1,
             records = map_games(tasks, workers=max(1, workers))
         finally:
             if not player.is_builtin:
-                from ..match.resolve import close_external_players
-
                 close_external_players()
         lines = []
         for rec, (op, rng) in zip(records, openings):

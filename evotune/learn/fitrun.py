@@ -30,6 +30,8 @@ from ..enginespec import load_engine_spec, resolve_engine_spec_path
 from ..errors import ConfigError, StoreError
 from ..limits import Limits
 from ..match.fixtures import limits_record
+from ..runs.config import RunConfig
+from ..runs.lifecycle import resolve_workers
 from ..runs.records import check_run_id
 from ..runs.store import Store
 from ..seeding import STREAM_TEXEL, generator
@@ -134,8 +136,6 @@ class TexelConfig:
 
     def to_run_config(self, data_files: list[dict]):
         """The RunConfig stored in the manifest: the texel settings are its params."""
-        from ..runs.config import RunConfig
-
         d = self.to_dict()
         params = {k: d.pop(k) for k in _PARAMS}
         params["data_files"] = data_files
@@ -288,8 +288,6 @@ def execute_fit(store: Store, cfg: TexelConfig, *, positions: Positions | None =
 
     ``positions``: the data files already read (by :func:`new_fit`); None reads them.
     ``workers``: threads extracting features (0 = one per core); the fit does not depend on it."""
-    from ..runs.lifecycle import resolve_workers
-
     def say(msg: str) -> None:
         log.info(msg)
         if progress is not None:

@@ -20,8 +20,13 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+import joblib
+
+from ..engine import play_game
 from ..errors import ConfigError
 from ..players import PlayerSpec
+from ..players.game import play_players_game
+from ..space import SHANNON_REFERENCE
 from .fixtures import Fixture, GameTask, MatchSettings, decisive_settled, game_task, games_before_verdict
 from .openings import Opening, draw_opening, opening_generator
 from .records import GameRecord
@@ -58,14 +63,10 @@ def play_task(task: GameTask) -> GameRecord:
     board = task.opening.board()
     t0 = time.perf_counter()
     if task.white.is_builtin and task.black.is_builtin:
-        from ..engine import play_game
-
         out = play_game(board, task.white.weights, task.black.weights, depth=lim.depth,
                         nodes=lim.nodes, max_plies=lim.max_plies, adjudication=lim.adjudication,
                         features=(task.white.features, task.black.features))
     else:
-        from ..players.game import play_players_game
-
         out = play_players_game(task.white, task.black, board, depth=lim.depth,
                                 nodes=lim.nodes, movetime=lim.movetime, max_plies=lim.max_plies,
                                 tc=lim.tc, time_margin=lim.time_margin,
@@ -92,8 +93,6 @@ def warm_up() -> None:
     global _WARM
     if _WARM:
         return
-    from ..engine import play_game
-    from ..space import SHANNON_REFERENCE
 
     t0 = time.perf_counter()
     play_game(Opening().board(), SHANNON_REFERENCE, SHANNON_REFERENCE, depth=1, max_plies=2)
@@ -121,7 +120,6 @@ def map_games(tasks: Sequence[GameTask], *, workers: int = 1, backend: str = "lo
             if on_result is not None:
                 on_result(rec)
         return out
-    import joblib
 
     if any(t.white.is_builtin or t.black.is_builtin for t in tasks):
         warm_up()  # the numba cache is on disk before workers load it

@@ -24,9 +24,14 @@ from typing import Callable
 from ..enginespec import load_engine_spec
 from ..errors import ConfigError, StoreError
 from ..limits import Limits, parse_tc
+from ..match import play_match
+from ..match.cluster import backend_session
 from ..match.fixtures import check_games
+from ..match.resolve import resolve_player, unique_names
 from ..match.scoring import SprtParams
 from ..paths import DEFAULT_OPENINGS, HELD_OUT_OPENINGS, resolve_openings_path
+from ..players.spec import player_from_engine_spec
+from ..runs.lifecycle import resolve_workers
 from ..runs.store import Store
 from ..tuning.fitness import match_settings as run_match_settings
 from .data import RunData, initial_mean, load_run, open_store, recommend
@@ -121,9 +126,6 @@ def describe_match(m: dict) -> str:
 def _opponents(data: RunData, spec, named: tuple[str, ...]) -> list[tuple[str, object]]:
     """(label, PlayerSpec) of each opponent: the players named ``SPEC[:WEIGHTS]``, or the run's
     reference weights and initial mean (ConfigError before any game when one is unknown)."""
-    from ..match.resolve import resolve_player, unique_names
-    from ..players.spec import player_from_engine_spec
-
     if named:
         players = unique_names(resolve_player(arg) for arg in named)
         return [(p.name, p) for p in players]
@@ -142,11 +144,6 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
                runs_dir: str | Path = "populations",
                progress: Callable | None = None) -> dict:
     """Play the two verification matches, store them as verify.json and return that document."""
-    from ..match import play_match
-    from ..match.cluster import backend_session
-    from ..players.spec import player_from_engine_spec
-    from ..runs.lifecycle import resolve_workers
-
     store = open_store(run, out_dir=runs_dir)
     data: RunData = load_run(store)
     cfg = data.config

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..enginespec import EngineSpec, load_engine_spec
 from ..errors import ConfigError, EvotuneError, StoreError
+from ..limits import check_workers
 from ..match.cluster import backend_session
 from ..match.gauntlet import check_opponents
 from ..match.openings import check_openings
@@ -91,13 +92,6 @@ def preflight(plan: RunPlan) -> None:
     check_openings(plan.openings, book_plies=cfg.book_plies)
     check_backend(cfg)
 
-
-def check_workers(workers: int) -> None:
-    """Local worker processes: 0 (one per core) up to 4 per core of this machine."""
-    cores = os.cpu_count() or 1
-    if not 0 <= workers <= 4 * cores:
-        raise ConfigError(f"--workers {workers}: give 0 (one per core) up to {4 * cores} (4 per "
-                          f"core on this machine)")
 
 
 def check_backend(cfg: RunConfig) -> None:
