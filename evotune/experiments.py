@@ -23,16 +23,8 @@ import numpy as np
 from .enginespec import load_engine_spec
 from .errors import ConfigError
 from .reporting import load_run
-from .reporting.compare import (
-    WITHIN_ELO,
-    curve_summary,
-    games_within,
-    match_elo,
-    mean_band,
-    recommended_at,
-    verify_checkpoints,
-    write_compare_plot,
-)
+from .reporting.compare import (WITHIN_ELO, curve_summary, games_within, match_elo, mean_band,
+                                recommended_at, verify_checkpoints, write_compare_plot)
 from .reporting.plots import write_plots
 from .reporting.report import write_report
 from .reporting.verify import VerifySettings, verify_run

@@ -6,13 +6,8 @@ import time
 import click
 
 from ..errors import ConfigError
-from ..experiments import (
-    compare_strategies,
-    compare_table,
-    paper_table,
-    reproduce_de_paper,
-    write_compare_plots,
-)
+from ..experiments import (compare_strategies, compare_table, paper_table, reproduce_de_paper,
+                           write_compare_plots)
 from ..runs.config import STRATEGY_NAMES, known_strategy
 from .options import cluster_options, runs_dir_option, seed_option
 from .progress import generation_lines

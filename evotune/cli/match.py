@@ -13,15 +13,8 @@ from ..match.openings import check_openings
 from ..match.resolve import check_player_starts, close_external_players, resolve_players
 from ..match.scoring import format_result, summary_dict
 from ..paths import resolve_openings_path
-from .options import (
-    book_plies_option,
-    json_option,
-    limits_options,
-    openings_option,
-    seed_option,
-    sprt_option,
-    workers_option,
-)
+from .options import (book_plies_option, json_option, limits_options, openings_option, seed_option,
+                      sprt_option, workers_option)
 from .progress import GameBar
 
 

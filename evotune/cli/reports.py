@@ -13,14 +13,8 @@ from ..reporting.export import export_run
 from ..reporting.plots import write_plots
 from ..reporting.report import write_report
 from ..reporting.verify import VerifySettings, describe_match, verify_run
-from .options import (
-    cluster_options,
-    recommend_option,
-    runs_dir_option,
-    seed_option,
-    sprt_option,
-    squares_option,
-)
+from .options import (cluster_options, recommend_option, runs_dir_option, seed_option, sprt_option,
+                      squares_option)
 from .progress import GameBar
 
 

@@ -15,23 +15,9 @@ from ..errors import StoreError
 from ..fileio import append_text, atomic_write_json, atomic_write_text
 from .config import RunConfig, run_config_from_dict
 from .lock import RunLock
-from .records import (
-    GEN_FILE_RE,
-    GameLine,
-    Generation,
-    Manifest,
-    ResumePoint,
-    State,
-    check_run_id,
-    check_verify,
-    damaged,
-    json_object,
-    parse_game_line,
-    parse_generation,
-    parse_manifest,
-    parse_state,
-    read_json,
-)
+from .records import (GEN_FILE_RE, GameLine, Generation, Manifest, ResumePoint, State, check_run_id,
+                      check_verify, damaged, json_object, parse_game_line, parse_generation,
+                      parse_manifest, parse_state, read_json)
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ Numba caches each compiled function keyed on its own source file only, so an edi
 in ``layout`` would leave stale machine code of ``search`` behind. The cache folder is therefore
 keyed on a hash of every source file of the core (and ``evotune/rules.py`` and
 ``evotune/featuresets.py``, whose constants it compiles in): :func:`cache_dir` is set as numba's
-cache folder while the core's modules are
-imported (decorated), and any edit gives a new folder, hence a fresh compilation.
+cache folder while the core's modules are imported (decorated), and any edit gives a new folder,
+hence a fresh compilation.
 """
 from __future__ import annotations
 

@@ -9,24 +9,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ...featuresets import (
-    EXT_EG_INDEX,
-    EXT_MG_INDEX,
-    N_RAW,
-    PHASE_MAX,
-    R_BACKWARD,
-    R_BISHOP_PAIR,
-    R_DOUBLED,
-    R_ISOLATED,
-    R_KING_ATTACK,
-    R_MOBILITY,
-    R_PASSED,
-    R_ROOK_OPEN,
-    R_ROOK_SEMIOPEN,
-    R_SHELTER_FAR,
-    R_SHELTER_NEAR,
-    R_TEMPO,
-)
+from ...featuresets import (EXT_EG_INDEX, EXT_MG_INDEX, N_RAW, PHASE_MAX, R_BACKWARD,
+                            R_BISHOP_PAIR, R_DOUBLED, R_ISOLATED, R_KING_ATTACK, R_MOBILITY,
+                            R_PASSED, R_ROOK_OPEN, R_ROOK_SEMIOPEN, R_SHELTER_FAR,
+                            R_SHELTER_NEAR, R_TEMPO)
 from .attacks import BIT, KING, KNIGHT, PAWN_ATT, bishop_attacks, rook_attacks
 from .bits import ONE, ZERO, lsb, popcount
 from .eval_pst import phase, phi_pst, taper

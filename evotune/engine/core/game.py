@@ -11,42 +11,15 @@ from __future__ import annotations
 
 from numba import njit
 
-from ...rules import (
-    INF,
-    R_BLACK,
-    R_DRAW,
-    R_WHITE,
-    T_ADJ_DRAW,
-    T_CHECKMATE,
-    T_FIFTY,
-    T_MATERIAL,
-    T_NONE,
-    T_PLYCAP,
-    T_REPETITION,
-    T_RESIGN,
-    T_STALEMATE,
-)
+from ...rules import (INF, R_BLACK, R_DRAW, R_WHITE, T_ADJ_DRAW, T_CHECKMATE, T_FIFTY, T_MATERIAL,
+                      T_NONE, T_PLYCAP, T_REPETITION, T_RESIGN, T_STALEMATE)
 from .attacks import in_check
 from .evaluate import evaluate, phi_into, prepare
-from .layout import (
-    S_FSET,
-    S_HALF,
-    S_ITER,
-    S_LIMIT,
-    S_MOVES,
-    S_NHIST,
-    S_NODES,
-    S_PV,
-    S_PVLEN,
-    S_ROOTPV,
-    S_ROOTPVLEN,
-    S_SIDE,
-    S_STOPPED,
-    S_W,
-    unowned,
-)
+from .layout import (S_FSET, S_HALF, S_ITER, S_LIMIT, S_MOVES, S_NHIST, S_NODES, S_PV, S_PVLEN,
+                     S_ROOTPV, S_ROOTPVLEN, S_SIDE, S_STOPPED, S_W, unowned)
 from .movegen import gen_legal
-from .position import compact_history, insufficient_material, make_move, repetitions, unmake_move
+from .position import (compact_history, insufficient_material, make_move, repetitions,
+                       unmake_move)
 from .search import quiesce, search_root
 
 COMPACT_AT = 600  # history entries kept between moves before the reversible window is compacted

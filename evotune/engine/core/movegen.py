@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from numba import njit
 
-from .attacks import BETWEEN, BIT, KING, KNIGHT, LINE, PAWN_ATT, attackers, bishop_attacks, rook_attacks
+from .attacks import (BETWEEN, BIT, KING, KNIGHT, LINE, PAWN_ATT, attackers, bishop_attacks,
+                      rook_attacks)
 from .bits import ONE, ZERO, lsb, popcount
 from .layout import MAXMOVES, S_CASTLE, S_EP, S_MOVES, S_SIDE, U_ALL, U_OCC
 from .moves import F_CASTLE, F_DOUBLE, F_EP, encode
-
 
 @njit(cache=True)
 def _add_targets(S, base, n, f, targets):

@@ -10,23 +10,8 @@ from numba import njit
 from .attacks import BIT, PAWN_ATT, attackers
 from .bits import ONE, ZERO, lsb, popcount
 from .eval_pst import psq_add
-from .layout import (
-    S_CASTLE,
-    S_EGSUM,
-    S_EP,
-    S_FSET,
-    S_HALF,
-    S_MB,
-    S_MGSUM,
-    S_NHIST,
-    S_SIDE,
-    S_UNDO,
-    U_ALL,
-    U_HASH,
-    U_HIST,
-    U_OCC,
-    UNDO,
-)
+from .layout import (S_CASTLE, S_EGSUM, S_EP, S_FSET, S_HALF, S_MB, S_MGSUM, S_NHIST, S_SIDE,
+                     S_UNDO, U_ALL, U_HASH, U_HIST, U_OCC, UNDO)
 from .moves import F_CASTLE, F_DOUBLE, F_EP, move_flags, move_from, move_promo, move_to
 
 # ---- Polyglot Zobrist keys, castling masks, square colours ------------------------------------

@@ -13,44 +13,14 @@ from numba import njit
 from ...rules import INF, MATE
 from .attacks import in_check
 from .evaluate import evaluate
-from .layout import (
-    MAXMOVES,
-    MAXPLY,
-    S_GEN,
-    S_HALF,
-    S_HISTORY,
-    S_ITER,
-    S_KILL,
-    S_LIMIT,
-    S_MB,
-    S_MOVES,
-    S_NODES,
-    S_PV,
-    S_PVLEN,
-    S_ROOTPV,
-    S_ROOTPVLEN,
-    S_SCORES,
-    S_SIDE,
-    S_STOPPED,
-    U_HASH,
-)
+from .layout import (MAXMOVES, MAXPLY, S_GEN, S_HALF, S_HISTORY, S_ITER, S_KILL, S_LIMIT, S_MB,
+                     S_MOVES, S_NODES, S_PV, S_PVLEN, S_ROOTPV, S_ROOTPVLEN, S_SCORES, S_SIDE,
+                     S_STOPPED, U_HASH)
 from .movegen import gen_legal
 from .moves import F_EP, from_to, move_flags, move_from, move_promo, move_to
 from .position import insufficient_material, make_move, repetitions, unmake_move
-from .tt import (
-    TT_EXACT,
-    TT_LOWER,
-    TT_UPPER,
-    info_depth,
-    info_flag,
-    info_move,
-    tt_hit,
-    tt_info,
-    tt_prefetch,
-    tt_score,
-    tt_slot,
-    tt_store,
-)
+from .tt import (TT_EXACT, TT_LOWER, TT_UPPER, info_depth, info_flag, info_move, tt_hit, tt_info,
+                 tt_prefetch, tt_score, tt_slot, tt_store)
 
 ASPIRATION = 50
 ORDER_VALUE = np.array([0, 1, 3, 3, 5, 9, 20], dtype=np.int64)
