@@ -43,7 +43,6 @@ class WeightParam:
         return self.option or self.name
 
 
-
 @dataclass(frozen=True)
 class EngineSpec:
     """An engine: the weights it exposes, how to start it and how names and scales map."""
@@ -90,18 +89,10 @@ class EngineSpec:
         return {w.option_name: int(round(float(v) * w.scale)) for w, v in zip(self.weights, weights)}
 
 
-
 _WEIGHT_KEYS = {"name", "reference", "lower", "upper", "fixed", "option", "scale"}
-
-
-_WEIGHT_KEYS = {"name", "reference", "lower", "upper", "fixed", "option", "scale"}
-_GROUP_KEYS = {"match", "reference", "lower", "upper", "fixed", "scale"}
-
-
 _GROUP_KEYS = {"match", "reference", "lower", "upper", "fixed", "scale"}
 _SPEC_KEYS = {"name", "kind", "weight", "command", "options", "description", "features", "group",
               "reference_file"}
-
 
 
 def _unknown(keys, allowed, where: str) -> None:
@@ -109,7 +100,6 @@ def _unknown(keys, allowed, where: str) -> None:
     if extra:
         raise ConfigError(f"{where}: unknown key(s) {', '.join(repr(k) for k in extra)}; "
                           f"allowed: {', '.join(sorted(allowed))}")
-
 
 
 def resolve_engine_spec_path(name_or_path: str | Path) -> Path:
@@ -123,7 +113,6 @@ def resolve_engine_spec_path(name_or_path: str | Path) -> Path:
     known = sorted(q.stem for q in ENGINES_DIR.glob("*.toml")) if ENGINES_DIR.is_dir() else []
     raise ConfigError(f"engine spec '{name_or_path}' not found; give a .toml path or one of "
                       f"{', '.join(known) or '(none in engines/)'}")
-
 
 
 def load_engine_spec(name_or_path: str | Path = "shannon") -> EngineSpec:
@@ -140,11 +129,9 @@ def load_engine_spec(name_or_path: str | Path = "shannon") -> EngineSpec:
     return dataclasses.replace(spec, digest=digest)
 
 
-
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.:+-]{0,99}")
 """Names of engines, weights and UCI options: no control characters, quotes, brackets or markup,
 so that a name can never break a PGN tag, a UCI command line or a report."""
-
 
 
 def check_name(name, what: str) -> str:
@@ -155,19 +142,16 @@ def check_name(name, what: str) -> str:
     return name
 
 
-
 def _number(value, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ConfigError(f"{what} must be a finite number, not {value!r}")
     return float(value)
 
 
-
 def _typed(value, typ, what: str):
     if not isinstance(value, typ) or (typ is not bool and isinstance(value, bool)):
         raise ConfigError(f"{what} must be a {typ.__name__}, not {value!r}")
     return value
-
 
 
 def engine_spec_from_dict(data: dict, *, where: str = "engine spec") -> EngineSpec:
@@ -217,7 +201,6 @@ def engine_spec_from_dict(data: dict, *, where: str = "engine spec") -> EngineSp
     return spec
 
 
-
 def _reference_file(data: dict, where: str) -> tuple[str, dict]:
     """(path, {name: value}) of the spec's ``reference_file`` (a JSON object of reference values,
     looked up beside the spec, then in evotune/data), or ('', {})."""
@@ -240,7 +223,6 @@ def _reference_file(data: dict, where: str) -> tuple[str, dict]:
         raise ConfigError(f"{where}: reference_file {path} must be a JSON object "
                           "{\"weight name\": number, ...}")
     return str(path), values
-
 
 
 def _weight_settings(data: dict, names, ref_values: dict, where: str):
@@ -279,7 +261,6 @@ def _weight_settings(data: dict, names, ref_values: dict, where: str):
         settings.update(by_name.get(name, {}))
         out.append((name, settings))
     return out
-
 
 
 def _weight_param(name: str, w: dict, where: str) -> WeightParam:

@@ -21,7 +21,6 @@ from .errors import ConfigError, StoreError
 _BINARY = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
 
-
 def read_text(path: str | Path, what: str, *, error=ConfigError) -> str:
     """The UTF-8 text of ``path``; ``error`` (one line naming ``what`` and the file) when it is
     missing, a folder, unreadable, not UTF-8 or binary."""
@@ -44,7 +43,6 @@ def read_text(path: str | Path, what: str, *, error=ConfigError) -> str:
     return text
 
 
-
 def check_writable(path: str | Path, what: str, *, folder: bool = False) -> None:
     """Refuse, before any work, an output path that cannot be written: a read-only place, a
     folder where a file is wanted (or the reverse), a parent that is a file. Creates nothing."""
@@ -62,7 +60,6 @@ def check_writable(path: str | Path, what: str, *, folder: bool = False) -> None
             raise ConfigError(f"{what} {p}: {target} is a file, not a folder")
     if not os.access(target, os.W_OK | (os.X_OK if target.is_dir() else 0)):
         raise ConfigError(f"{what} {p}: {target} is not writable")
-
 
 
 def file_digest(path: Path | None) -> str:
@@ -84,7 +81,6 @@ def _write_failed(path: Path, exc: OSError) -> StoreError:
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         why += "; free some space"
     return StoreError(f"could not write {path} ({why})")
-
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -110,10 +106,8 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
-
 def atomic_write_json(path: Path, data) -> None:
     atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
-
 
 
 def append_text(path: Path, text: str, *, sync: bool) -> None:

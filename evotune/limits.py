@@ -34,7 +34,6 @@ class TimeControl:
         return str(self)
 
 
-
 def parse_tc(text: str | None) -> TimeControl | None:
     """``'BASE+INC'`` or ``'BASE'`` in seconds -> TimeControl; '' or None -> None."""
     if text is None or str(text).strip() == "":
@@ -56,11 +55,7 @@ def parse_tc(text: str | None) -> TimeControl | None:
 LIMITS = {"np": 10_000, "games": 10_000, "depth": 64, "nodes": 10**12, "max_plies": 100_000,
           "book_plies": 1_000, "seed": 2**63 - 1, "generations": 10**9, "max_games": 10**12,
           "workers": 1_024}
-
-
-
 _TIMES = ("movetime", "max_seconds", "time_margin")
-
 
 
 def check_limits(**values) -> None:
@@ -79,7 +74,6 @@ def check_limits(**values) -> None:
             raise ConfigError(f"{flag} must be a finite number"
                               + (" >= 0" if key in _TIMES else "")
                               + f", got {value}")
-
 
 
 def check_workers(workers: int) -> None:

@@ -8,32 +8,13 @@ from pathlib import Path
 from .errors import ConfigError
 
 PACKAGE_DIR = Path(__file__).resolve().parent
-
-
-PACKAGE_DIR = Path(__file__).resolve().parent
 PROJECT_DIR = PACKAGE_DIR.parent
-
-
-PROJECT_DIR = PACKAGE_DIR.parent
-DATA_DIR = PACKAGE_DIR / "data"
-
-
 DATA_DIR = PACKAGE_DIR / "data"
 ENGINES_DIR = Path(str(importlib.resources.files("evotune") / "engines"))
 """The shipped engine specs: package data (in a checkout, evotune/engines links to engines/)."""
-
-
-
 DEFAULT_BOOK = DATA_DIR / "gnuchess-book.bin"
-
-
-DEFAULT_BOOK = DATA_DIR / "gnuchess-book.bin"
-DEFAULT_OPENINGS = DATA_DIR / "2moves_v1.epd"
-
-
 DEFAULT_OPENINGS = DATA_DIR / "2moves_v1.epd"
 HELD_OUT_OPENINGS = DATA_DIR / "8moves_v3.pgn.zip"
-
 
 
 def resolve_openings_path(openings: str) -> Path | None:

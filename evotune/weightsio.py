@@ -32,15 +32,8 @@ from .space import check_weights
 from .strategies.spsa import SpsaLine, fishtest_line, openbench_line, parse_spsa_lines
 
 FORMATS = ("json", "csv", "uci", "cutechess", "spsa", "spsa-fishtest", "header", "python")
-
-
-FORMATS = ("json", "csv", "uci", "cutechess", "spsa", "spsa-fishtest", "header", "python")
-ENGINE_FORMATS = ("uci", "cutechess", "spsa", "spsa-fishtest", "header")
-
-
 ENGINE_FORMATS = ("uci", "cutechess", "spsa", "spsa-fishtest", "header")
 SPSA_R_END = 0.002
-
 
 
 @dataclass(frozen=True)
@@ -63,7 +56,6 @@ class ExportParam:
     """True when the target never tunes this weight (left out of spsa)."""
 
 
-
 @dataclass(frozen=True)
 class Export:
     """An export: the text and what went into it."""
@@ -80,7 +72,6 @@ class Export:
     """Human-readable notes for stderr (omitted weights, values outside the target's bounds)."""
 
 
-
 def check_format(fmt: str) -> str:
     """``fmt`` if known, otherwise ConfigError listing the formats."""
     if fmt not in FORMATS:
@@ -88,10 +79,8 @@ def check_format(fmt: str) -> str:
     return fmt
 
 
-
 def keys_are_options(fmt: str, mapped: bool) -> bool:
     return mapped or fmt in ENGINE_FORMATS
-
 
 
 def export_params(names, weights, spec: EngineSpec, *, option_keys: bool
@@ -119,16 +108,13 @@ def export_params(names, weights, spec: EngineSpec, *, option_keys: bool
     return tuple(params), omitted, tuple(notes)
 
 
-
 def _c_identifier(key: str) -> str:
     ident = re.sub(r"\W", "_", key)
     return "_" + ident if ident[:1].isdigit() else ident
 
 
-
 def _c_end(p: ExportParam) -> float:
     return max((p.upper - p.lower) / 20.0, 1.0)
-
 
 
 def render(fmt: str, params: tuple[ExportParam, ...], *, comment: str = "") -> str:
@@ -162,14 +148,12 @@ def render(fmt: str, params: tuple[ExportParam, ...], *, comment: str = "") -> s
     return "\n".join(lines) + "\n"
 
 
-
 def _json_text(flat: dict) -> str:
     """Flat names as one object (as before); dotted names as nested objects per table."""
     nested = nest(flat)
     if nested is None or all(not isinstance(v, dict) for v in nested.values()):
         return json.dumps(flat, indent=1) + "\n"
     return _json_value(nested, 0) + "\n"
-
 
 
 def _json_value(obj, depth: int) -> str:
@@ -184,7 +168,6 @@ def _json_value(obj, depth: int) -> str:
                 for r in range(7, -1, -1)]
         return "{\n" + ",\n".join(inner + row for row in rows) + "\n" + pad + "}"
     return "{" + ", ".join(items) + "}"
-
 
 
 def _full_tables(params) -> dict[str, list[ExportParam]]:
@@ -203,7 +186,6 @@ def _full_tables(params) -> dict[str, list[ExportParam]]:
     return out
 
 
-
 def _c_table(phase: str, cells: list[ExportParam]) -> list[str]:
     lines = [f"// pst_{phase}[piece][square]: pieces {', '.join(PIECES)};",
              "// square a1 = 0, b1 = 1, ..., h8 = 63 from White's view (black: square ^ 56).",
@@ -218,10 +200,8 @@ def _c_table(phase: str, cells: list[ExportParam]) -> list[str]:
     return lines + ["};", ""]
 
 
-
 def _csv_cell(key: str) -> str:
     return '"' + key.replace('"', '""') + '"' if any(c in key for c in ',"\n') else key
-
 
 
 def _lookup(spec: EngineSpec) -> dict:
@@ -232,7 +212,6 @@ def _lookup(spec: EngineSpec) -> dict:
             table.setdefault(k, w)
             table.setdefault(_c_identifier(k), w)
     return table
-
 
 
 def _pairs(fmt: str, text: str) -> list[tuple[str, float]]:
@@ -293,7 +272,6 @@ def _pairs(fmt: str, text: str) -> list[tuple[str, float]]:
     return out + re.findall(r"constexpr\s+int\s+(\w+)\s*=\s*(-?\d+)\s*;", text)
 
 
-
 def known_names(spec: EngineSpec, limit: int = 8) -> str:
     """The spec's option names for an error line: all of a small spec, the first few of a big
     one."""
@@ -301,7 +279,6 @@ def known_names(spec: EngineSpec, limit: int = 8) -> str:
     if len(names) <= limit:
         return ", ".join(names)
     return ", ".join(names[:limit]) + f", ... ({len(names)} in all; see {spec.path or spec.name})"
-
 
 
 def parse(fmt: str, text: str, spec: EngineSpec) -> dict[str, float]:
@@ -343,7 +320,6 @@ def nest(pairs: Mapping[str, object]) -> dict | None:
     return root
 
 
-
 def flatten(obj: Mapping, prefix: str = "") -> list[tuple[str, object]]:
     """The inverse of :func:`nest`: ``[(dotted name, leaf value)]`` in document order."""
     out: list[tuple[str, object]] = []
@@ -363,12 +339,10 @@ WEIGHTS_FORMATS = {".json": "json", ".csv": "csv", ".h": "header", ".hpp": "head
                    ".py": "python"}
 
 
-
 def _names_line(names, limit: int = 6) -> str:
     names = list(names)
     more = f", ... ({len(names)} in all)" if len(names) > limit else ""
     return ", ".join(names[:limit]) + more
-
 
 
 def weights_for(spec: EngineSpec, path: str | Path) -> np.ndarray:
@@ -411,7 +385,6 @@ def weights_for(spec: EngineSpec, path: str | Path) -> np.ndarray:
     return full_vector(spec, values, where=f"weights file {p}")
 
 
-
 def full_vector(spec: EngineSpec, values: dict, *, where: str) -> np.ndarray:
     """``{name: value}`` -> the spec's full vector; fixed weights left out take their reference.
     Errors name at most a few weights, so a line stays a line for 800-weight specs."""
@@ -430,7 +403,6 @@ def full_vector(spec: EngineSpec, values: dict, *, where: str) -> np.ndarray:
         raise WeightsError(f"{where}: {len(out)} value(s) outside the bounds of {spec.name} "
                            f"({_names_line(out)})")
     return w
-
 
 
 def load_weights_file(path: str | Path, spec: EngineSpec | None = None):
@@ -455,7 +427,6 @@ def load_weights_file(path: str | Path, spec: EngineSpec | None = None):
         return space.validate(data, what=f"weights file {p}")
     raise WeightsError(f"weights file {p}: expected a list of {space.size} numbers or an "
                        f"object {{name: value}}, got {type(data).__name__}")
-
 
 
 def read_spsa_params(path: str | Path, spec: EngineSpec) -> str:
@@ -486,7 +457,6 @@ def read_spsa_params(path: str | Path, spec: EngineSpec) -> str:
     if not lines:
         raise ConfigError(f"--spsa-params {p}: no parameter lines")
     return "\n".join(lines) + "\n"
-
 
 
 def parse_weights_text(text: str) -> np.ndarray:

@@ -75,9 +75,6 @@ def split_player(arg: str) -> tuple[str, str | None]:
     raise ConfigError(f"player '{arg}': no such file or engine spec; {_SYNTAX}")
 
 
-
-
-
 def resolve_player(arg: str, *, name: str | None = None) -> PlayerSpec:
     """The player named by ``SPEC[:WEIGHTS]`` (see the module docstring); ``name`` overrides
     the label shown in PGN headers and results (default: 'reference', the spec's name, or

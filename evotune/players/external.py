@@ -118,12 +118,6 @@ class EngineMove:
     """Wall time from sending ``go`` to reading ``bestmove``."""
 
 
-
-
-
-
-
-
 def _describe(command: tuple[str, ...]) -> str:
     return " ".join(command)
 
@@ -333,7 +327,6 @@ class ExternalEngine:
                 stream.close()
             except OSError:
                 pass
-
 
 
 # ---- the per-process cache of live engines --------------------------------------------------------

@@ -58,7 +58,6 @@ class UciOption:
         return str(value)
 
 
-
 def parse_option(line: str) -> UciOption | None:
     """The option of an ``option name <name> type <t> [default d] [min a] [max b] [var v]...``
     line (names may hold spaces, e.g. 'Skill Level'); None when malformed."""
@@ -95,7 +94,6 @@ def parse_option(line: str) -> UciOption | None:
                      choices=tuple(choices))
 
 
-
 def parse_info_score(line: str) -> int | None:
     """The score of an ``info`` line in centipawns, mover's view (mate in n -> MATE - (2n - 1))."""
     tokens = line.split()
@@ -112,7 +110,6 @@ def parse_info_score(line: str) -> int | None:
     return None
 
 
-
 def info_nodes_pv(line: str) -> tuple[int, tuple[str, ...]]:
     tokens = line.split()
     nodes = 0
@@ -125,7 +122,6 @@ def info_nodes_pv(line: str) -> tuple[int, tuple[str, ...]]:
     if "pv" in tokens:
         pv = tuple(tokens[tokens.index("pv") + 1:])
     return nodes, pv
-
 
 
 def position_command(board: chess.Board) -> str:

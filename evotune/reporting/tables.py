@@ -22,6 +22,7 @@ MAX_LINES = 8
 MANY_WEIGHTS = 12
 """Runs with more free weights than this (or with any table) get the many-weight plots."""
 
+
 def pst_layout(names: Sequence[str]) -> dict[tuple[str, str], np.ndarray]:
     """``{(phase, piece): int array (64,)}``: the index in ``names`` of each square's weight (-1
     where the run has none), for every table that has at least one square; phases then pieces in

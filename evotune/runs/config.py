@@ -17,11 +17,7 @@ from ..match.fixtures import check_games
 from ..rules import Adjudication
 
 STRATEGY_NAMES = ("de", "jde", "ea", "td", "spsa", "cmaes")
-
-
-STRATEGY_NAMES = ("de", "jde", "ea", "td", "spsa", "cmaes")
 NG_PREFIX = "ng:"
-
 
 
 def known_strategy(name: str) -> bool:
@@ -29,9 +25,7 @@ def known_strategy(name: str) -> bool:
     return name in STRATEGY_NAMES or (name.startswith(NG_PREFIX) and len(name) > len(NG_PREFIX))
 
 
-    return name in STRATEGY_NAMES or (name.startswith(NG_PREFIX) and len(name) > len(NG_PREFIX))
 BACKENDS = ("local", "dask")
-
 
 
 @dataclass(frozen=True)
@@ -135,7 +129,6 @@ class RunConfig:
                       max_plies=self.max_plies, adjudication=self.adjudication())
 
 
-
 def _coerce(name: str, value, typ):
     """``value`` as ``typ``: ints from ints or whole finite floats, floats from numbers, strings
     from strings only (a bool, a list or a table is never silently turned into a setting)."""
@@ -155,7 +148,6 @@ def _coerce(name: str, value, typ):
 # strings under `from __future__ import annotations`); `params` is handled on its own.
 _TYPES: dict[str, type] = {f.name: {"int": int, "float": float, "str": str}[str(f.type)]
           for f in dataclasses.fields(RunConfig) if f.name != "params"}
-
 
 
 def load_config_file(path: str | Path) -> dict:
@@ -188,7 +180,6 @@ def load_config_file(path: str | Path) -> dict:
     return flat
 
 
-
 def build_run_config(*, file: str | Path | None = None, base: RunConfig | None = None,
                      **flags) -> RunConfig:
     """Defaults < config file < flags given (flags whose value is None are 'not given')."""
@@ -214,11 +205,9 @@ def build_run_config(*, file: str | Path | None = None, base: RunConfig | None =
     return cfg
 
 
-
 FIT_NAMES = ("texel",)
 """Runs that fit weights to positions instead of playing matches (evotune.learn.fitrun); their
 settings are the config's params."""
-
 
 
 def validate_run_config(cfg: RunConfig) -> None:
@@ -253,7 +242,6 @@ def validate_run_config(cfg: RunConfig) -> None:
     _check_bounds(cfg)
 
 
-
 def _check_bounds(cfg: RunConfig) -> None:
     """Every number finite and within what the engine, numpy and the OS can hold."""
     check_limits(**{k: getattr(cfg, k) for k in LIMITS},
@@ -266,7 +254,6 @@ def _check_bounds(cfg: RunConfig) -> None:
                               f"(or '{key} = ...' in the config file), never as a strategy parameter")
 
 
-
 def run_config_from_dict(d: dict) -> RunConfig:
     """Rebuild a RunConfig from its to_dict() form (as stored in a manifest)."""
     d = dict(d)
@@ -277,14 +264,12 @@ def run_config_from_dict(d: dict) -> RunConfig:
     return build_run_config(params=params, **d)
 
 
-
 def _toml_value(v) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, float)):
         return repr(v)
     return json.dumps(str(v))
-
 
 
 def dump_config_toml(cfg: RunConfig) -> str:

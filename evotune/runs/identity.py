@@ -28,7 +28,6 @@ def run_identity(cfg: RunConfig, spec: EngineSpec, openings: Path | None) -> dic
     return parts
 
 
-
 def config_differences(old: dict, new: dict) -> list[str]:
     """Human-readable 'key: old -> new' lines for the result-relevant keys that differ."""
     out = []
@@ -38,7 +37,6 @@ def config_differences(old: dict, new: dict) -> list[str]:
         if old.get(key) != new.get(key):
             out.append(f"{key}: {old.get(key)!r} -> {new.get(key)!r}")
     return out
-
 
 
 def default_run_id(cfg: RunConfig, identity: dict) -> str:

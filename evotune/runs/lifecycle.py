@@ -93,7 +93,6 @@ def preflight(plan: RunPlan) -> None:
     check_backend(cfg)
 
 
-
 def check_backend(cfg: RunConfig) -> None:
     """Local workers a machine can start (at most 4 per core); a Dask backend's scheduler
     reachable with workers."""

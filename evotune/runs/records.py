@@ -31,25 +31,14 @@ from ..errors import EvotuneError, StoreError
 from .config import RunConfig, run_config_from_dict
 
 FORMAT_VERSION = 1
-
-
-FORMAT_VERSION = 1
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
-
-
-RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
-GEN_FILE_RE = re.compile(r"^gen-(\d{4,})\.json$")
-
-
 GEN_FILE_RE = re.compile(r"^gen-(\d{4,})\.json$")
 RESULTS = ("1-0", "0-1", "1/2-1/2")
-
 
 
 def damaged(path: Path, what: str) -> StoreError:
     return StoreError(f"{path} is damaged ({what}); restore it from a backup or start a new run "
                       "with another --run-id")
-
 
 
 def read_json(path: Path, what: str):
@@ -68,13 +57,11 @@ def read_json(path: Path, what: str):
                          "restore the file or start a new run with another --run-id") from None
 
 
-
 def _int(d: dict, key: str, path: Path, *, low: int = 0) -> int:
     v = d.get(key)
     if isinstance(v, bool) or not isinstance(v, int) or v < low:
         raise damaged(path, f"'{key}' must be an integer >= {low}, not {v!r}")
     return v
-
 
 
 def _float(d: dict, key: str, path: Path) -> float:
@@ -84,12 +71,10 @@ def _float(d: dict, key: str, path: Path) -> float:
     return float(v)
 
 
-
 def json_object(data, path: Path) -> dict:
     if not isinstance(data, dict):
         raise damaged(path, f"a JSON object was expected, not a {type(data).__name__}")
     return data
-
 
 
 def _vector(v, n: int | None, key: str, path: Path) -> tuple[float, ...]:
@@ -99,7 +84,6 @@ def _vector(v, n: int | None, key: str, path: Path) -> tuple[float, ...]:
         raise damaged(path, f"'{key}' must be a list of {n if n is not None else 'some'} finite "
                          "numbers")
     return tuple(float(x) for x in v)
-
 
 
 @dataclass(frozen=True)
@@ -120,7 +104,6 @@ class Manifest:
     def to_json(self) -> dict:
         return {"format": self.format, "evotune": self.evotune, "run_id": self.run_id,
                 "config": self.config.to_dict(), "identity": dict(self.identity)}
-
 
 
 def parse_manifest(data, path: Path) -> Manifest:
@@ -146,7 +129,6 @@ def parse_manifest(data, path: Path) -> Manifest:
                     evotune=str(d.get("evotune", "")), format=FORMAT_VERSION)
 
 
-
 @dataclass(frozen=True)
 class State:
     """state.json: the commit point of the run (the last generation stored completely)."""
@@ -166,7 +148,6 @@ class State:
         return dataclasses.asdict(self)
 
 
-
 def parse_state(data, path: Path) -> State:
     """The one validator of state.json."""
     d = json_object(data, path)
@@ -178,7 +159,6 @@ def parse_state(data, path: Path) -> State:
     return State(generation=_int(d, "generation", path), games=_int(d, "games", path),
                  seconds=_float(d, "seconds", path) if "seconds" in d else 0.0,
                  finished=finished, strategy=d["strategy"])
-
 
 
 @dataclass(frozen=True)
@@ -233,7 +213,6 @@ class Generation:
                      seconds=self.seconds_total, finished=finished, strategy=self.state)
 
 
-
 def parse_generation(data, path: Path) -> Generation:
     """The one validator of a generation file."""
     d = json_object(data, path)
@@ -273,7 +252,6 @@ def parse_generation(data, path: Path) -> Generation:
     return gen
 
 
-
 @dataclass(frozen=True)
 class GameLine:
     """One line of games.jsonl: a game record (``GameRecord.to_dict()``) and where it is."""
@@ -286,13 +264,8 @@ class GameLine:
     """The record (``GameRecord.from_dict`` reads it)."""
 
 
-
-_GAME_STR = ("white", "black", "result", "termination")
-
-
 _GAME_STR = ("white", "black", "result", "termination")
 _GAME_LIST = ("white_weights", "black_weights", "moves")
-
 
 
 def parse_game_line(raw: bytes, line: int, path: Path) -> GameLine:
@@ -321,7 +294,6 @@ def parse_game_line(raw: bytes, line: int, path: Path) -> GameLine:
     return GameLine(line=line, key=tuple(key), data=d)
 
 
-
 @dataclass(frozen=True)
 class ResumePoint:
     """What :meth:`Store.prepare_resume` found and did."""
@@ -330,7 +302,6 @@ class ResumePoint:
     """The state to continue from (None: nothing stored yet, start at generation 0)."""
     notes: tuple[str, ...]
     """One line per repair (shown to the user)."""
-
 
 
 def check_verify(doc: dict, path: Path) -> dict:
@@ -351,7 +322,6 @@ def check_verify(doc: dict, path: Path) -> dict:
             for m in matches):
         raise bad("'matches' must be a list of match objects with games, wins, draws, losses")
     return doc
-
 
 
 def check_run_id(run_id: str) -> None:

@@ -22,7 +22,6 @@ from .records import (GEN_FILE_RE, GameLine, Generation, Manifest, ResumePoint, 
 log = logging.getLogger(__name__)
 
 
-
 class Store:
     """One run directory."""
 
@@ -338,7 +337,6 @@ class Store:
         """A named JSON document (an object), or None when there is none."""
         path = self.root / f"{name}.json"
         return json_object(read_json(path, name), path) if path.exists() else None
-
 
 
 def list_runs(out_dir: str | Path = "populations") -> list[Store]:

@@ -107,7 +107,6 @@ class GauntletFitness:
         return Evaluation(outcomes, results, summaries, {"gauntlet": gauntlet})
 
 
-
 def match_settings(cfg: RunConfig, *, limits: Limits | None = None, **overrides) -> MatchSettings:
     """The MatchSettings of a run's games: the run's limits (``cfg.limits``: depth, nodes, time,
     ply cap, adjudication) and openings. ``limits`` replaces the run's limits and ``overrides``
@@ -117,11 +116,9 @@ def match_settings(cfg: RunConfig, *, limits: Limits | None = None, **overrides)
     return MatchSettings(limits=cfg.limits if limits is None else limits, **values)
 
 
-
 def _openings_arg(cfg: RunConfig):
     path = resolve_openings_path(cfg.openings)
     return None if path is None else str(path)
-
 
 
 def _outcome(result, request, denominator: int = 1):
@@ -130,7 +127,6 @@ def _outcome(result, request, denominator: int = 1):
         leaves = tuple(_leaves(rec, request, denominator) for rec in result.records)
     return MatchOutcome(points_a=int(result.points_a), points_b=int(result.points_b),
                         games=int(result.games), leaves=leaves)
-
 
 
 def _leaves(rec, request, denominator: int = 1):
@@ -143,7 +139,6 @@ def _leaves(rec, request, denominator: int = 1):
                       leaf_phi=tuple(tuple(int(x) / denominator for x in row)
                                      for row in rec.leaf_phi or ()),
                       predicted=tuple(bool(p) for p in rec.predicted or ()))
-
 
 
 def _match_summary(result, request) -> dict:

@@ -97,7 +97,9 @@ class Solver:
         self.store, self.plan, self.cfg, self.progress = store, plan, cfg, progress
         self.backend, self.workers = backend, workers
         self.spec, self.space = plan.spec, plan.space
-        settings = match_settings(cfg)
+        # the plan's limits and openings file, resolved once
+        settings = match_settings(cfg, limits=plan.limits,
+                                  openings=None if plan.openings is None else str(plan.openings))
         self.fitness: Fitness
         if cfg.opponents:
             self.fitness = GauntletFitness(self.player, opponent_players(cfg.opponents),
