@@ -134,6 +134,7 @@ def _make_fake_run(tmp_path, run_id="fake", *, strategy="de", np_=6, generations
     from evotune.enginespec import load_engine_spec
     from evotune.runs.config import build_run_config
     from evotune.runs.plan import plan_run
+    from evotune.runs.records import Generation, MatchSummary, State
     from evotune.runs.store import Store
     from evotune.strategies import make_strategy
 
@@ -147,14 +148,14 @@ def _make_fake_run(tmp_path, run_id="fake", *, strategy="de", np_=6, generations
 
     def write(g, stats, matches, games_gen):
         pop = np.asarray(strat.population, dtype=float)
-        store.write_generation(g, {
-            "generation": g, "strategy": strategy, "names": list(space.names),
-            "population": pop.tolist(), "mean": pop.mean(axis=0).tolist(),
-            "std": pop.std(axis=0).tolist(), "matches": matches, "stats": stats,
-            "games": games_gen, "games_total": games_total, "seconds": 1.5,
-            "seconds_total": 1.5 * g})
-        store.write_state({"generation": g, "games": games_total, "seconds": 1.5 * g,
-                           "finished": g == generations, "strategy": strat.state()})
+        store.write_generation(Generation(
+            generation=g, strategy=strategy, names=tuple(space.names),
+            population=tuple(tuple(row) for row in pop.tolist()),
+            mean=tuple(pop.mean(axis=0).tolist()), std=tuple(pop.std(axis=0).tolist()),
+            matches=tuple(matches), stats=stats, games=games_gen, games_total=games_total,
+            seconds=1.5, seconds_total=1.5 * g))
+        store.write_state(State(generation=g, games=games_total, seconds=1.5 * g,
+                                finished=g == generations, strategy=strat.state()))
 
     write(0, {}, [], 0)
     for g in range(1, generations + 1):
@@ -163,8 +164,9 @@ def _make_fake_run(tmp_path, run_id="fake", *, strategy="de", np_=6, generations
             pa = int(rng.integers(0, 2 * req.games + 1))
             outcomes.append(MatchOutcome(points_a=pa, points_b=2 * req.games - pa,
                                          games=req.games))
-            matches.append({"a": list(req.a), "b": list(req.b), "tag": list(req.tag),
-                            "points_a": pa, "points_b": 2 * req.games - pa, "games": req.games})
+            matches.append(MatchSummary(a=tuple(req.a), b=tuple(req.b), tag=tuple(req.tag),
+                                        points_a=pa, points_b=2 * req.games - pa,
+                                        games=req.games))
         stats = strat.tell(outcomes)
         games_gen = sum(o.games for o in outcomes)
         games_total += games_gen
@@ -327,7 +329,7 @@ class SyntheticOracle:
         result = 1.0 if rng.random() < 1.0 / (1.0 + np.exp(-z)) else 0.0
         predicted = tuple(bool(rng.random() < self.predicted_rate) for _ in range(self.plies - 1))
         return GameLeaves(a_white=a_white, result=result, movers=tuple(movers),
-                          scores=tuple(scores), leaf_phi=tuple(leaves),
+                          scores=tuple(scores), leaf_phi=np.array(leaves, dtype=np.int64),
                           predicted=predicted + (False,))
 
     def td_match(self, req: MatchRequest, rng: np.random.Generator) -> MatchOutcome:

@@ -193,23 +193,22 @@ def test_gauntlet_run_against_two_opponents_one_of_them_a_uci_engine(tmp_path):
     gens = store.generations()
     g1 = gens[1]
     gauntlet = g1.gauntlet
-    assert gauntlet["opponents"] == ["reference", "shannon-uci"]
-    cands = gauntlet["candidates"]
+    assert gauntlet.opponents == ("reference", "shannon-uci")
+    cands = gauntlet.candidates
     assert len(cands) == 8  # 4 targets + 4 trials, each played once
     for c in cands:
-        assert c["games"] == [2, 2] and all(0 <= p <= 4 for p in c["points"])
-        assert [w + d + lost for w, d, lost in zip(c["wins"], c["draws"], c["losses"])] == [2, 2]
+        assert c.games == (2, 2) and all(0 <= p <= 4 for p in c.points)
+        assert [w + d + lost for w, d, lost in zip(c.wins, c.draws, c.losses)] == [2, 2]
     games = store.read_games()
     assert len(games) == g1.games == 8 * 2 * 2
     assert sum(g["white_engine"] == "evotune uci" or g["black_engine"] == "evotune uci"
                for g in games) == 16
     # a target is replaced exactly when its trial scored more against the gauntlet
-    points = {tuple(c["weights"]): sum(c["points"]) for c in cands}
+    points = {c.weights: sum(c.points) for c in cands}
     for i, m in enumerate(g1.matches):
-        assert (m["gauntlet_points_a"], m["gauntlet_points_b"]) == (points[tuple(m["a"])],
-                                                                  points[tuple(m["b"])])
-        won = points[tuple(m["a"])] > points[tuple(m["b"])]
-        assert g1.population[i] == (tuple(m["a"]) if won else gens[0].population[i])
+        assert (m.gauntlet_points_a, m.gauntlet_points_b) == (points[m.a], points[m.b])
+        won = points[m.a] > points[m.b]
+        assert g1.population[i] == (m.a if won else gens[0].population[i])
     # every candidate met each opponent on the same openings
     by_opp: dict[int, set] = {}
     for g in games:
@@ -224,7 +223,7 @@ def test_gauntlet_run_against_two_opponents_one_of_them_a_uci_engine(tmp_path):
 
     opps, gens_x, mean, best = gauntlet_series(load_run(store))
     assert opps == ("reference", "shannon-uci") and list(gens_x) == [1]
-    expected = [sum(c["points"][j] for c in cands) / (4.0 * len(cands)) for j in range(2)]
+    expected = [sum(c.points[j] for c in cands) / (4.0 * len(cands)) for j in range(2)]
     assert mean[0].tolist() == pytest.approx(expected)
     assert (best >= mean).all()
     files = write_report(store, out_dir=tmp_path / "reports")
@@ -238,7 +237,7 @@ def test_gauntlet_against_stockfish_at_skill_level_0(tmp_path):
                  depth=1, seed=4, workers=1,
                  opponents=f"{HERE / 'data' / 'stockfish.toml'},reference")
     g1 = store.generations()[1]
-    assert g1.gauntlet["opponents"] == ["stockfish", "reference"]
+    assert g1.gauntlet.opponents == ("stockfish", "reference")
     games = store.read_games()
     sf = [g for g in games if "stockfish" in (g["white_engine"] + g["black_engine"])]
     assert len(sf) == 16 and all(g["termination"] and g["moves"] for g in sf)

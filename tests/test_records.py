@@ -6,9 +6,10 @@ import json
 
 import chess
 import chess.pgn
+import numpy as np
 
 from evotune.match.openings import Opening
-from evotune.match.records import GameRecord, record_to_pgn_game, write_pgn, write_pgn_text
+from evotune.match.records import GameRecord, leaf_array, record_to_pgn_game, write_pgn, write_pgn_text
 
 FEN = "rn1qkbnr/ppp1pppp/8/3p1b2/2P5/1P6/P2PPPPP/RNBQKBNR w KQkq - 0 3"
 
@@ -20,7 +21,8 @@ def fools_mate(key=(3, 1, 0, 0)) -> GameRecord:
                       opening=Opening(moves=("f2f3",), label="book:x"),
                       moves=("e7e5", "g2g4", "d8h4"), result="0-1", termination="checkmate",
                       nodes=1234, seconds=0.5, scores=(10, -5, 999997),
-                      leaf_phi=((0, 0, 0, 0, 0, 3), (0, 0, 0, 0, 0, -2), (0, 0, 0, 0, 0, 9)),
+                      leaf_phi=leaf_array([(0, 0, 0, 0, 0, 3), (0, 0, 0, 0, 0, -2),
+                                           (0, 0, 0, 0, 0, 9)]),
                       predicted=(False, True, False))
 
 
@@ -36,6 +38,8 @@ def test_json_round_trip_and_equality_ignores_seconds():
     d = json.loads(json.dumps(r.to_dict()))
     back = GameRecord.from_dict(d)
     assert back == r and back.scores == (10, -5, 999997) and back.predicted == (False, True, False)
+    assert back.leaf_phi.dtype == np.int64 and back.leaf_phi.shape == (3, 6)
+    assert back.leaf_phi.tolist() == r.leaf_phi.tolist() and not back.leaf_phi.flags.writeable
     assert back.plies == 3 and d["plies"] == 3
     assert GameRecord.from_dict({**d, "seconds": 9.0}) == r  # wall time is not identity
     assert GameRecord.from_dict({**d, "result": "1-0"}) != r

@@ -6,6 +6,7 @@ way the tuning loop stores one, with a real strategy driven by synthetic match o
 from __future__ import annotations
 
 import base64
+import dataclasses
 import re
 
 import numpy as np
@@ -53,8 +54,8 @@ def test_load_run_ignores_a_generation_written_after_the_last_state(tmp_path, ma
 
     store = make_fake_run(tmp_path, generations=2)
     state = store.read_state()
-    store.write_state({**state.to_json(), "generation": 1,
-                       "games": store.read_generation(1).games_total})
+    store.write_state(dataclasses.replace(state, generation=1,
+                                          games=store.read_generation(1).games_total))
     assert load_run(store).last == 1
 
 
@@ -83,7 +84,7 @@ def test_recommend_mean_falls_back_to_the_stored_population(tmp_path, make_fake_
 
     store = make_fake_run(tmp_path, generations=1)
     state = store.read_state()
-    store.write_state({**state.to_json(), "strategy": {"strategy": "de"}})  # unrestorable
+    store.write_state(dataclasses.replace(state, strategy={"strategy": "de"}))  # unrestorable
     run = load_run(store)
     pop = np.array(store.read_generation(1).population)
     assert recommend(run).weights == tuple(np.rint(pop.mean(axis=0)).tolist())

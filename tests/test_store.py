@@ -22,6 +22,7 @@ from evotune.fileio import atomic_write_json
 from evotune.runs.config import build_run_config
 from evotune.runs.lifecycle import new_run, open_run
 from evotune.runs.plan import with_overrides
+from evotune.match.records import GameRecord
 from evotune.runs.store import Store, list_runs
 from evotune.tuning.loop import execute
 
@@ -102,7 +103,7 @@ def test_games_and_file_of_an_uncommitted_generation_are_dropped(finished_run, t
                                                                  equals_truth):
     store = _copy(finished_run, tmp_path)
     truth = Store(finished_run / "truth4")
-    extra = [r for r in truth.read_games() if r["key"][0] == 4]
+    extra = [GameRecord.from_dict(r) for r in truth.read_games() if r["key"][0] == 4]
     store.append_games(extra[:1])
     shutil.copy(truth.generation_path(4), store.generation_path(4))  # state not yet written
     point = store.prepare_resume()

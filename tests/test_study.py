@@ -39,14 +39,14 @@ def test_end_to_end_de_run_from_the_cli(tmp_path):
     # DE: one decisive match per target; 2-game matches stop after 1 game when it is decided
     for g in gens[1:]:
         assert len(g.matches) == 4
-        assert all(1 <= m["games"] <= 2 for m in g.matches)
-        assert g.games == sum(m["games"] for m in g.matches)
+        assert all(1 <= m.games <= 2 for m in g.matches)
+        assert g.games == sum(m.games for m in g.matches)
         assert g.games_total == sum(x.games for x in gens[1:g.generation + 1])
     assert len(games) == gens[-1].games_total
     # selection: a target is replaced exactly when the trial scored strictly more points
     for prev, g in zip(gens[1:], gens[2:]):
         for i, m in enumerate(g.matches):
-            expected = tuple(m["a"]) if m["points_a"] > m["points_b"] else prev.population[i]
+            expected = m.a if m.points_a > m.points_b else prev.population[i]
             assert g.population[i] == expected
     assert store.pgn_path.read_text().count("[Event ") == len(games)
     state = store.read_state()

@@ -61,7 +61,7 @@ def test_spsa_params_file_sets_start_bounds_and_schedule(tmp_path):
     gen0 = store.read_generation(0)
     assert gen0.stats["recommended"] == [100, 280, 330, 500, 950, 10]  # others at reference
     for m in store.read_generation(1).matches:
-        assert 500 <= m["a"][4] <= 1000 and m["a"][2] == 330  # bishop not tuned
+        assert 500 <= m.a[4] <= 1000 and m.a[2] == 330  # bishop not tuned
 
 
 @pytest.mark.parametrize("text,pattern", [
@@ -137,8 +137,7 @@ def test_cmaes_fitness_is_the_gauntlet_score_with_opponents(tmp_path):
     assert res.exit_code == 0, res.output
     store = Store(tmp_path / "g")
     gen = store.read_generation(1)
-    by_weights = {tuple(c["weights"]): sum(c["points"]) / (2.0 * sum(c["games"]))
-                  for c in gen.gauntlet["candidates"]}
-    played = [tuple(m["a"]) for m in gen.matches]
+    by_weights = {c.weights: sum(c.points) / (2.0 * sum(c.games)) for c in gen.gauntlet.candidates}
+    played = [m.a for m in gen.matches]
     told = store.read_state().strategy["told"]
     assert told == [[by_weights[w] for w in played]]  # each candidate's own gauntlet score

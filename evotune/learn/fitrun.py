@@ -32,7 +32,7 @@ from ..limits import Limits
 from ..match.fixtures import limits_record
 from ..runs.config import RunConfig
 from ..runs.lifecycle import resolve_workers
-from ..runs.records import check_run_id
+from ..runs.records import Generation, State, check_run_id
 from ..runs.store import Store
 from ..seeding import STREAM_TEXEL, generator
 from ..weightsio import load_weights_file
@@ -331,13 +331,13 @@ def execute_fit(store: Store, cfg: TexelConfig, *, positions: Positions | None =
                                               and abs(last - stats["loss_train"]) < cfg.tol)),
               "loss_train": stats["loss_train"]}
         total = seconds_before + time.perf_counter() - t_start
-        store.write_generation(epoch, {
-            "generation": epoch, "strategy": STRATEGY, "names": list(space.names),
-            "population": [w.tolist()], "mean": w.tolist(), "std": [0.0] * w.size,
-            "matches": [], "stats": stats, "games": 0, "games_total": 0,
-            "seconds": seconds, "seconds_total": total, "state": st})
-        store.write_state({"generation": epoch, "games": 0, "seconds": total, "finished": False,
-                           "strategy": st})
+        row = tuple(float(x) for x in w)
+        gen = Generation(generation=epoch, strategy=STRATEGY, names=tuple(space.names),
+                         population=(row,), mean=row, std=(0.0,) * w.size, games=0,
+                         games_total=0, stats=stats, seconds=seconds, seconds_total=total,
+                         state=st)
+        store.write_generation(gen)
+        store.write_state(gen.as_state())
         return stats, st
 
     opt = tx.AdamState.zeros(w0.size)
@@ -378,8 +378,8 @@ def execute_fit(store: Store, cfg: TexelConfig, *, positions: Positions | None =
         "data": store.manifest().config.params_dict()["data_files"],
     }
     store.write_document("texel", summary)
-    store.write_state({"generation": epoch, "games": 0, "finished": True, "strategy": st,
-                       "seconds": seconds_before + time.perf_counter() - t_start})
+    store.write_state(State(generation=epoch, games=0, finished=True, strategy=st,
+                            seconds=seconds_before + time.perf_counter() - t_start))
     store.unlock()
     return summary
 

@@ -13,6 +13,7 @@ from typing import IO, Iterable
 
 import chess
 import chess.pgn
+import numpy as np
 
 from .openings import Opening
 
@@ -21,6 +22,15 @@ RESULTS = ("1-0", "0-1", "1/2-1/2")
 
 def _ints(xs) -> tuple[int, ...]:
     return tuple(int(x) for x in xs)
+
+
+def leaf_array(rows) -> np.ndarray:
+    """Per-ply phi rows as one read-only int64 (plies, width) array (the form TD learning keeps
+    from the engine's core to the strategy)."""
+    arr = np.array(rows, dtype=np.int64)
+    arr = arr.reshape(len(arr), -1) if arr.size else np.zeros((len(arr), 0), dtype=np.int64)
+    arr.flags.writeable = False
+    return arr
 
 
 @dataclass(frozen=True)
@@ -55,8 +65,10 @@ class GameRecord:
     """External engine command of Black ('' for the built-in engine)."""
     scores: tuple[int, ...] | None = None
     """Per move: the mover's root score (only when the fixture records leaves)."""
-    leaf_phi: tuple[tuple[int, ...], ...] | None = None
-    """Per move: phi of the PV leaf, mover's view (only when the fixture records leaves)."""
+    leaf_phi: np.ndarray | None = field(default=None, compare=False, repr=False)
+    """int64 (plies, width), read-only: per move the phi_int of the PV leaf, mover's view (only
+    when the fixture records leaves). Left out of equality: it follows from the moves and the
+    weights, and arrays do not compare to one truth value."""
     predicted: tuple[bool, ...] | None = None
     """Per move: the next move was the reply the PV predicted (only when recording leaves)."""
 
@@ -100,7 +112,7 @@ class GameRecord:
         if self.scores is not None:
             d["scores"] = list(self.scores)
         if self.leaf_phi is not None:
-            d["leaf_phi"] = [list(x) for x in self.leaf_phi]
+            d["leaf_phi"] = self.leaf_phi.tolist()
         if self.predicted is not None:
             d["predicted"] = list(self.predicted)
         return d
@@ -118,7 +130,7 @@ class GameRecord:
             white_engine=str(d.get("white_engine", "")),
             black_engine=str(d.get("black_engine", "")),
             scores=_ints(d["scores"]) if "scores" in d else None,
-            leaf_phi=tuple(_ints(x) for x in d["leaf_phi"]) if "leaf_phi" in d else None,
+            leaf_phi=leaf_array(d["leaf_phi"]) if "leaf_phi" in d else None,
             predicted=tuple(bool(x) for x in d["predicted"]) if "predicted" in d else None,
         )
 

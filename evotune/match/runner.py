@@ -29,7 +29,7 @@ from ..players.game import play_players_game
 from ..space import SHANNON_REFERENCE
 from .fixtures import Fixture, GameTask, MatchSettings, decisive_settled, game_task, games_before_verdict
 from .openings import Opening, draw_opening, opening_generator
-from .records import GameRecord
+from .records import GameRecord, leaf_array
 from .scoring import MatchResult, SprtParams, match_result, pentanomial_from_records, sprt
 
 log = logging.getLogger(__name__)
@@ -80,7 +80,7 @@ def play_task(task: GameTask) -> GameRecord:
         termination=out.termination, nodes=int(out.nodes), seconds=seconds,
         white_engine=_engine_label(task.white), black_engine=_engine_label(task.black),
         scores=tuple(int(x) for x in out.scores) if leaves else None,
-        leaf_phi=tuple(tuple(int(v) for v in row) for row in out.leaf_phi) if leaves else None,
+        leaf_phi=leaf_array(out.leaf_phi) if leaves else None,
         predicted=tuple(bool(x) for x in out.predicted) if leaves else None,
     )
 

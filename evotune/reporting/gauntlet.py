@@ -1,7 +1,7 @@
 """The gauntlet figure of runs with ``--opponents``: per opponent, the score of the generation's
 candidates against it (mean over candidates, and the best candidate), per generation.
 
-Read from the generation files' ``gauntlet`` records (:mod:`evotune.study`), so it works on any
+Read from the generation files' ``gauntlet`` records (:mod:`evotune.tuning.fitness`), so it works on any
 checkpoint; runs without a gauntlet have no such figure.
 """
 from __future__ import annotations
@@ -21,11 +21,11 @@ def gauntlet_series(run: RunData) -> tuple[tuple[str, ...], np.ndarray, np.ndarr
     rows, gens, best, opponents = [], [], [], ()
     for g in Store(run.root).generations():
         gauntlet = g.gauntlet
-        if not gauntlet or not gauntlet.get("candidates"):
+        if gauntlet is None or not gauntlet.candidates:
             continue
-        opponents = tuple(gauntlet["opponents"])
-        points = np.array([c["points"] for c in gauntlet["candidates"]], dtype=np.float64)
-        games = np.array([c["games"] for c in gauntlet["candidates"]], dtype=np.float64)
+        opponents = gauntlet.opponents
+        points = np.array([c.points for c in gauntlet.candidates], dtype=np.float64)
+        games = np.array([c.games for c in gauntlet.candidates], dtype=np.float64)
         score = points / np.maximum(2.0 * games, 1.0)
         rows.append(score.mean(axis=0))
         best.append(score.max(axis=0))

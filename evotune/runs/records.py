@@ -86,6 +86,128 @@ def _vector(v, n: int | None, key: str, path: Path) -> tuple[float, ...]:
     return tuple(float(x) for x in v)
 
 
+def _opt_int(d: dict, key: str, path: Path) -> int | None:
+    return None if d.get(key) is None else _int(d, key, path)
+
+
+def _ints_list(v, key: str, path: Path) -> tuple[int, ...]:
+    if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool)
+                                          for x in v):
+        raise damaged(path, f"'{key}' must be a list of integers")
+    return tuple(v)
+
+
+@dataclass(frozen=True)
+class MatchSummary:
+    """One request's mini-match in a generation file (its ``matches``): who played, the points
+    and, for gauntlet runs, the gauntlet scores that decided it."""
+
+    a: tuple[float, ...]
+    """Weights of A (the strategy's request)."""
+    b: tuple[float, ...]
+    """Weights of B."""
+    points_a: int
+    """A's points (win 2, draw 1, loss 0)."""
+    points_b: int
+    """B's points."""
+    games: int
+    """Games of the request."""
+    tag: tuple[int, ...] = ()
+    """The strategy's bookkeeping of the request."""
+    wins: int | None = None
+    """A's wins (None for gauntlet runs, whose requests are not played)."""
+    draws: int | None = None
+    """Draws."""
+    losses: int | None = None
+    """A's losses."""
+    stopped_early: bool | None = None
+    """The match stopped at its SPRT/early-stop bound."""
+    gauntlet_points_a: int | None = None
+    """Gauntlet runs: A's points against the opponents."""
+    gauntlet_points_b: int | None = None
+    """Gauntlet runs: B's points against the opponents."""
+    gauntlet_games: int | None = None
+    """Gauntlet runs: games each candidate played against the opponents."""
+
+    def to_json(self) -> dict:
+        d = dataclasses.asdict(self)
+        d.update(a=list(self.a), b=list(self.b), tag=list(self.tag))
+        return {k: v for k, v in d.items() if v is not None}
+
+
+def parse_match_summary(d, n: int, path: Path) -> MatchSummary:
+    """The validator of one entry of a generation's ``matches``."""
+    if not isinstance(d, dict):
+        raise damaged(path, "'matches' must be a list of objects")
+    stopped = d.get("stopped_early")
+    if stopped is not None and not isinstance(stopped, bool):
+        raise damaged(path, f"'stopped_early' must be true or false, not {stopped!r}")
+    return MatchSummary(
+        a=_vector(d.get("a"), n, "matches.a", path), b=_vector(d.get("b"), n, "matches.b", path),
+        points_a=_int(d, "points_a", path), points_b=_int(d, "points_b", path),
+        games=_int(d, "games", path), tag=_ints_list(d.get("tag", []), "tag", path),
+        wins=_opt_int(d, "wins", path), draws=_opt_int(d, "draws", path),
+        losses=_opt_int(d, "losses", path), stopped_early=stopped,
+        gauntlet_points_a=_opt_int(d, "gauntlet_points_a", path),
+        gauntlet_points_b=_opt_int(d, "gauntlet_points_b", path),
+        gauntlet_games=_opt_int(d, "gauntlet_games", path))
+
+
+@dataclass(frozen=True)
+class GauntletCandidate:
+    """One candidate's row of a generation's gauntlet: its results per opponent."""
+
+    weights: tuple[float, ...]
+    """The candidate's weights."""
+    points: tuple[int, ...]
+    """Points against each opponent (win 2, draw 1, loss 0), opponent order."""
+    games: tuple[int, ...]
+    """Games against each opponent."""
+    wins: tuple[int, ...] = ()
+    """Wins against each opponent."""
+    draws: tuple[int, ...] = ()
+    """Draws against each opponent."""
+    losses: tuple[int, ...] = ()
+    """Losses against each opponent."""
+
+    def to_json(self) -> dict:
+        return {k: list(v) for k, v in dataclasses.asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class GauntletTable:
+    """A generation's gauntlet (runs with ``--opponents``): every distinct candidate against the
+    same opponents."""
+
+    opponents: tuple[str, ...]
+    """The opponents' names."""
+    candidates: tuple[GauntletCandidate, ...]
+    """One row per distinct candidate, in first-asked order."""
+
+    def to_json(self) -> dict:
+        return {"opponents": list(self.opponents),
+                "candidates": [c.to_json() for c in self.candidates]}
+
+
+def parse_gauntlet(d, n: int, path: Path) -> GauntletTable:
+    """The validator of a generation's ``gauntlet``."""
+    if not (isinstance(d, dict) and isinstance(d.get("opponents"), list)
+            and isinstance(d.get("candidates"), list)
+            and all(isinstance(o, str) for o in d["opponents"])
+            and all(isinstance(c, dict) for c in d["candidates"])):
+        raise damaged(path, "'gauntlet' must be an object with 'opponents' and 'candidates' lists")
+    k = len(d["opponents"])
+    rows = []
+    for c in d["candidates"]:
+        cols = {key: _ints_list(c.get(key, []), f"gauntlet.{key}", path)
+                for key in ("points", "games", "wins", "draws", "losses")}
+        if len(cols["points"]) != k or len(cols["games"]) != k:
+            raise damaged(path, f"a gauntlet candidate needs points and games for {k} opponents")
+        rows.append(GauntletCandidate(weights=_vector(c.get("weights"), n, "gauntlet.weights",
+                                                      path), **cols))
+    return GauntletTable(opponents=tuple(d["opponents"]), candidates=tuple(rows))
+
+
 @dataclass(frozen=True)
 class Manifest:
     """manifest.json: what the run is."""
@@ -181,8 +303,8 @@ class Generation:
     """Games played in this generation."""
     games_total: int
     """Games played in the whole run up to and including it."""
-    matches: tuple[dict, ...] = ()
-    """Per match: players, points, games, W/D/L."""
+    matches: tuple[MatchSummary, ...] = ()
+    """One summary per request of the strategy, in order."""
     stats: dict = dataclasses.field(default_factory=dict)
     """The strategy's statistics of the generation."""
     seconds: float = 0.0
@@ -192,14 +314,15 @@ class Generation:
     state: dict | None = None
     """The strategy state after it (lets a lost state.json be rebuilt exactly); None in runs
     stored before it was kept here."""
-    gauntlet: dict | None = None
-    """Runs with --opponents: {'opponents': [names], 'candidates': [{'weights', 'points',
-    'games', 'wins', 'draws', 'losses'} (per opponent)]}; None otherwise."""
+    gauntlet: GauntletTable | None = None
+    """Runs with --opponents: every candidate's results against each opponent; None otherwise."""
 
     def to_json(self) -> dict:
-        d = dataclasses.asdict(self)
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d.update(names=list(self.names), population=[list(r) for r in self.population],
-                 mean=list(self.mean), std=list(self.std), matches=list(self.matches))
+                 mean=list(self.mean), std=list(self.std),
+                 matches=[m.to_json() for m in self.matches],
+                 gauntlet=None if self.gauntlet is None else self.gauntlet.to_json())
         for optional in ("state", "gauntlet"):
             if d[optional] is None:
                 del d[optional]
@@ -228,25 +351,22 @@ def parse_generation(data, path: Path) -> Generation:
     if not isinstance(strategy, str):
         raise damaged(path, "'strategy' must be a string")
     matches, stats, state = d.get("matches", []), d.get("stats", {}), d.get("state")
-    if not isinstance(matches, list) or not all(isinstance(m, dict) for m in matches):
+    if not isinstance(matches, list):
         raise damaged(path, "'matches' must be a list of objects")
     if not isinstance(stats, dict):
         raise damaged(path, "'stats' must be an object")
     if state is not None and not isinstance(state, dict):
         raise damaged(path, "'state' must be an object")
     gauntlet = d.get("gauntlet")
-    if gauntlet is not None and not (isinstance(gauntlet, dict)
-                                     and isinstance(gauntlet.get("opponents"), list)
-                                     and isinstance(gauntlet.get("candidates"), list)):
-        raise damaged(path, "'gauntlet' must be an object with 'opponents' and 'candidates' lists")
     gen = Generation(
         generation=_int(d, "generation", path), strategy=strategy, names=tuple(names),
         population=population, mean=_vector(d.get("mean"), n, "mean", path),
         std=_vector(d.get("std"), n, "std", path), games=_int(d, "games", path),
-        games_total=_int(d, "games_total", path), matches=tuple(matches), stats=stats,
+        games_total=_int(d, "games_total", path),
+        matches=tuple(parse_match_summary(m, n, path) for m in matches), stats=stats,
         seconds=_float(d, "seconds", path) if "seconds" in d else 0.0,
         seconds_total=_float(d, "seconds_total", path) if "seconds_total" in d else 0.0,
-        state=state, gauntlet=gauntlet)
+        state=state, gauntlet=None if gauntlet is None else parse_gauntlet(gauntlet, n, path))
     if gen.games > gen.games_total:
         raise damaged(path, f"games {gen.games} > games_total {gen.games_total}")
     return gen

@@ -13,6 +13,7 @@ from typing import Iterable
 
 from ..errors import StoreError
 from ..fileio import append_text, atomic_write_json, atomic_write_text
+from ..match.records import GameRecord
 from .config import RunConfig, run_config_from_dict
 from .lock import RunLock
 from .records import (GEN_FILE_RE, GameLine, Generation, Manifest, ResumePoint, State, check_run_id,
@@ -130,20 +131,17 @@ class Store:
                              "new run with another --run-id")
         return last.as_state()
 
-    def write_state(self, state: State | dict) -> None:
-        if isinstance(state, dict):
-            state = parse_state(state, self.state_path)
+    def write_state(self, state: State) -> None:
+        """Commit ``state`` (the run's commit point)."""
         atomic_write_json(self.state_path, state.to_json())
 
     # -- generations -----------------------------------------------------------------------------
     def generation_path(self, generation: int) -> Path:
         return self.generations_dir / f"gen-{generation:04d}.json"
 
-    def write_generation(self, generation: int, data: Generation | dict) -> None:
-        path = self.generation_path(generation)
-        if isinstance(data, dict):
-            data = parse_generation(data, path)
-        atomic_write_json(path, data.to_json())
+    def write_generation(self, gen: Generation) -> None:
+        """Store generation ``gen.generation`` (its file is written once, atomically)."""
+        atomic_write_json(self.generation_path(gen.generation), gen.to_json())
 
     def _read_generation_file(self, path: Path, number: int) -> Generation:
         gen = parse_generation(read_json(path, "generation file"), path)
@@ -200,9 +198,9 @@ class Store:
         return out
 
     # -- games -----------------------------------------------------------------------------------
-    def append_games(self, records: Iterable[dict], pgn_text: str = "") -> None:
+    def append_games(self, records: Iterable[GameRecord], pgn_text: str = "") -> None:
         """Append game records to the log (and their PGN text to games.pgn)."""
-        lines = "".join(json.dumps(r, sort_keys=True) + "\n" for r in records)
+        lines = "".join(json.dumps(r.to_dict(), sort_keys=True) + "\n" for r in records)
         if lines:
             append_text(self.games_path, lines, sync=True)
         if pgn_text:

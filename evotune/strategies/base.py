@@ -20,7 +20,7 @@ import abc
 import copy
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
@@ -65,10 +65,13 @@ class GameLeaves:
     """Per ply: 1 if white moved, 0 if black."""
     scores: tuple[int, ...]
     """Per ply: root score, mover's view."""
-    leaf_phi: tuple[tuple[float, ...], ...]
-    """Per ply: PV-leaf features phi, mover's view (one per weight: w . phi is the score)."""
+    leaf_phi: np.ndarray = field(compare=False, repr=False)
+    """int64 (plies, width): per ply the PV leaf's integer features phi_int, mover's view, as
+    the engine's core computed them (phi = phi_int / denominator; w . phi is the score)."""
     predicted: tuple[bool, ...]
     """Per ply: the next move was the one the PV predicted (False on the last ply)."""
+    denominator: int = 1
+    """The feature set's fixed-point denominator (1 for untapered sets)."""
 
 
 @dataclass(frozen=True)

@@ -48,13 +48,14 @@ def tdleaf_gradient(w: np.ndarray, game: GameLeaves, *, beta: float, lam: float
     if not (len(game.scores) == len(game.leaf_phi) == len(game.predicted) == plies):
         raise ValueError("GameLeaves: movers, scores, leaf_phi and predicted must have one entry "
                          "per ply")
+    leaf_phi = np.asarray(game.leaf_phi, dtype=np.int64).reshape(plies, -1)
     dw = np.zeros_like(w)
     diffs: list[float] = []
     for side in (1, 0):
         own = np.flatnonzero(movers == side)
         if own.size == 0:
             continue
-        phi = np.array([game.leaf_phi[t] for t in own], dtype=np.float64).reshape(own.size, -1)
+        phi = leaf_phi[own] / game.denominator
         scores = np.array([game.scores[t] for t in own], dtype=np.float64)
         J = np.tanh(beta * (phi @ w))
         grad = beta * (1.0 - J * J)[:, None] * phi

@@ -9,7 +9,7 @@ compared by their gauntlet scores). A fit on positions (Texel) is a run of its o
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
 
 from ..limits import Limits
@@ -18,6 +18,7 @@ from ..match.gauntlet import play_gauntlet
 from ..paths import resolve_openings_path
 from ..players import PlayerSpec
 from ..runs.config import RunConfig
+from ..runs.records import GauntletCandidate, GauntletTable, MatchSummary
 from ..strategies.base import GameLeaves, MatchOutcome, MatchRequest
 
 
@@ -29,10 +30,10 @@ class Evaluation:
     """One outcome per request, in order (what the strategy is told)."""
     results: list[MatchResult]
     """Every match played (their games go to the store's game log)."""
-    summaries: list[dict]
+    summaries: list[MatchSummary]
     """One summary per request (the generation file's 'matches')."""
-    extra: dict = field(default_factory=dict)
-    """More fields of the generation file (a gauntlet's table)."""
+    gauntlet: GauntletTable | None = None
+    """A gauntlet fitness's table of every candidate against the opponents."""
 
 
 class Fitness(Protocol):
@@ -95,16 +96,17 @@ class GauntletFitness:
             # scalar-fitness strategies (cmaes, ng:NAME) take A's own score against the gauntlet
             outcomes.append(MatchOutcome(points_a=pa, points_b=2 * req.games - pa,
                                          games=req.games, fitness=float(a.score)))
-            summaries.append({"a": list(req.a), "b": list(req.b), "tag": list(req.tag),
-                              "points_a": pa, "points_b": 2 * req.games - pa,
-                              "games": req.games, "gauntlet_points_a": a.total_points,
-                              "gauntlet_points_b": b.total_points,
-                              "gauntlet_games": a.total_games})
-        gauntlet = {"opponents": [p.name for p in self.opponents],
-                    "candidates": [{"weights": list(w), **scores[k].to_dict()}
-                                   for w, k in vectors.items()]}
+            summaries.append(MatchSummary(
+                a=_floats(req.a), b=_floats(req.b), tag=tuple(int(t) for t in req.tag),
+                points_a=pa, points_b=2 * req.games - pa, games=req.games,
+                gauntlet_points_a=a.total_points, gauntlet_points_b=b.total_points,
+                gauntlet_games=a.total_games))
+        gauntlet = GauntletTable(
+            opponents=tuple(p.name for p in self.opponents),
+            candidates=tuple(GauntletCandidate(weights=w, **_per_opponent(scores[k]))
+                             for w, k in vectors.items()))
         results = [r for sc in scores for r in sc.results]
-        return Evaluation(outcomes, results, summaries, {"gauntlet": gauntlet})
+        return Evaluation(outcomes, results, summaries, gauntlet)
 
 
 def match_settings(cfg: RunConfig, *, limits: Limits | None = None, **overrides) -> MatchSettings:
@@ -130,19 +132,28 @@ def _outcome(result, request, denominator: int = 1):
 
 
 def _leaves(rec, request, denominator: int = 1):
-    """The strategy's view of a game: phi = the record's phi_int / the set's denominator."""
+    """The strategy's view of a game: the record's phi_int array and the set's denominator."""
     white_score = {"1-0": 1.0, "0-1": 0.0}.get(rec.result, 0.5)
     white_first = rec.opening.board().turn  # chess.WHITE is True
     movers = tuple(int((i % 2 == 0) == white_first) for i in range(len(rec.moves)))
     return GameLeaves(a_white=rec.a_white, result=white_score, movers=movers,
                       scores=tuple(int(s) for s in rec.scores or ()),
-                      leaf_phi=tuple(tuple(int(x) / denominator for x in row)
-                                     for row in rec.leaf_phi or ()),
+                      leaf_phi=rec.leaf_phi, denominator=denominator,
                       predicted=tuple(bool(p) for p in rec.predicted or ()))
 
 
-def _match_summary(result, request) -> dict:
-    return {"a": list(request.a), "b": list(request.b), "tag": list(request.tag),
-            "points_a": int(result.points_a), "points_b": int(result.points_b),
-            "games": int(result.games), "wins": int(result.wins), "draws": int(result.draws),
-            "losses": int(result.losses), "stopped_early": bool(result.stopped_early)}
+def _floats(v) -> tuple[float, ...]:
+    return tuple(float(x) for x in v)
+
+
+def _per_opponent(score) -> dict:
+    """A GauntletScore's columns, one entry per opponent."""
+    return {k: tuple(int(x) for x in v) for k, v in score.to_dict().items()}
+
+
+def _match_summary(result, request) -> MatchSummary:
+    return MatchSummary(a=_floats(request.a), b=_floats(request.b),
+                        tag=tuple(int(t) for t in request.tag),
+                        points_a=int(result.points_a), points_b=int(result.points_b),
+                        games=int(result.games), wins=int(result.wins), draws=int(result.draws),
+                        losses=int(result.losses), stopped_early=bool(result.stopped_early))

@@ -30,6 +30,7 @@ from ..match.gauntlet import opponent_players
 from ..players.spec import player_from_engine_spec
 from ..runs.lifecycle import resolve_workers, strategy_params
 from ..runs.plan import RunPlan
+from ..runs.records import Generation
 from ..runs.store import Store
 from ..strategies import make_strategy, strategy_class
 from .fitness import Fitness, GauntletFitness, MatchFitness, match_settings
@@ -78,8 +79,15 @@ def pgn_text(record_dicts: list[dict]) -> str:
     return write_pgn_text(GameRecord.from_dict(r) for r in record_dicts)
 
 
-def _population_stats(pop: np.ndarray) -> dict:
-    return {"mean": pop.mean(axis=0).tolist(), "std": pop.std(axis=0).tolist()}
+def _rows(pop: np.ndarray) -> tuple[tuple[float, ...], ...]:
+    return tuple(tuple(float(x) for x in row) for row in pop)
+
+
+def _generation(g: int, strategy, names, pop: np.ndarray, **fields) -> Generation:
+    """Generation ``g``'s record: the population as it is after the generation."""
+    return Generation(generation=g, strategy=strategy, names=tuple(names), population=_rows(pop),
+                      mean=tuple(float(x) for x in pop.mean(axis=0)),
+                      std=tuple(float(x) for x in pop.std(axis=0)), **fields)
 
 
 class Solver:
@@ -117,16 +125,12 @@ class Solver:
             self.strategy = make_strategy(cfg.strategy, self.space, params=params, seed=cfg.seed)
             self.games_total, self.seconds_before = 0, 0.0
             pop = np.asarray(self.strategy.population, dtype=float)
-            store.write_generation(0, {"generation": 0, "strategy": cfg.strategy,
-                                       "names": list(self.space.names),
-                                       "population": pop.tolist(), **_population_stats(pop),
-                                       "games": 0, "games_total": 0, "matches": [],
-                                       "stats": {"recommended": [float(v) for v in
-                                                                 self.strategy.recommended()]},
-                                       "seconds": 0.0, "seconds_total": 0.0,
-                                       "state": self.strategy.state()})
-            store.write_state({"generation": 0, "games": 0, "seconds": 0.0, "finished": False,
-                               "strategy": self.strategy.state()})
+            gen0 = _generation(0, cfg.strategy, self.space.names, pop, games=0, games_total=0,
+                               stats={"recommended": [float(v) for v in
+                                                      self.strategy.recommended()]},
+                               state=self.strategy.state())
+            store.write_generation(gen0)
+            store.write_state(gen0.as_state())
         else:
             try:
                 cls = strategy_class(cfg.strategy)
@@ -203,23 +207,18 @@ class Solver:
         stats["recommended"] = [float(v) for v in strategy.recommended()]  # for compare's curves
         games_gen = sum(int(r.games) for r in ev.results)
         self.games_total += games_gen
-        dicts = [rec.to_dict() for r in ev.results for rec in r.records]
-        store.append_games(dicts)
+        records = [rec for r in ev.results for rec in r.records]
+        store.append_games(records)
         self.flush_pgn(wait=False)
-        self.pgn_jobs.append(self.pgn_pool.submit(pgn_text, dicts))
+        self.pgn_jobs.append(self.pgn_pool.submit(pgn_text, [rec.to_dict() for rec in records]))
         pop = np.asarray(strategy.population, dtype=float)
         seconds_total = self.elapsed()
-        store.write_generation(g, {
-            "generation": g, "strategy": cfg.strategy, "names": list(self.space.names),
-            "population": pop.tolist(), **_population_stats(pop),
-            "matches": ev.summaries, **ev.extra,
-            "stats": stats, "games": games_gen, "games_total": self.games_total,
-            "seconds": time.perf_counter() - t0, "seconds_total": seconds_total,
-            "state": strategy.state(),
-        })
-        store.write_state({"generation": g, "games": self.games_total,
-                           "seconds": seconds_total, "finished": False,
-                           "strategy": strategy.state()})
+        gen = _generation(g, cfg.strategy, self.space.names, pop, matches=tuple(ev.summaries),
+                          gauntlet=ev.gauntlet, stats=stats, games=games_gen,
+                          games_total=self.games_total, seconds=time.perf_counter() - t0,
+                          seconds_total=seconds_total, state=strategy.state())
+        store.write_generation(gen)
+        store.write_state(gen.as_state())
         if self.progress is not None:
             self.progress(RunProgress(kind="generation", generation=g,
                                       games_total=self.games_total,
