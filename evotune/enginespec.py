@@ -6,7 +6,9 @@ import dataclasses
 import hashlib
 import json
 import math
+import os
 import re
+import shutil
 import tomllib
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -68,6 +70,10 @@ class EngineSpec:
     digest: str = ""
     """sha256 of the spec file (combined with its reference file's when it names one): part of
     a run's identity; '' for a spec not read from a file."""
+    text: str = dataclasses.field(default="", repr=False, compare=False)
+    """The spec file's text as read ('' for a spec not read from a file): a run stores it."""
+    reference_text: str = dataclasses.field(default="", repr=False, compare=False)
+    """The text of the reference file the spec names ('' when it names none)."""
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -118,20 +124,69 @@ def resolve_engine_spec_path(name_or_path: str | Path) -> Path:
 def load_engine_spec(name_or_path: str | Path = "shannon") -> EngineSpec:
     """Read and validate an engine spec TOML file."""
     path = resolve_engine_spec_path(name_or_path)
+    return _spec_from_text(read_text(path, "engine spec"), where=str(path),
+                           digest=file_digest(path))
+
+
+def engine_spec_from_text(text: str, *, where: str, digest: str, reference_text: str | None = None,
+                          command: tuple[str, ...] | None = None) -> EngineSpec:
+    """An engine spec from the text of its file (a copy a run stored): ``digest`` is the sha256
+    of the file it was read from, ``reference_text`` the text of the reference file it names and
+    ``command`` the command resolved when it was stored (both replace what ``where`` would
+    find). The same checks as :func:`load_engine_spec`, and the same digest."""
+    spec = _spec_from_text(text, where=where, digest=digest, reference_text=reference_text)
+    return spec if command is None else dataclasses.replace(spec, command=tuple(command))
+
+
+def _spec_from_text(text: str, *, where: str, digest: str,
+                    reference_text: str | None = None) -> EngineSpec:
     try:
-        data = tomllib.loads(read_text(path, "engine spec"))
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"engine spec {path}: not valid TOML ({exc})") from None
-    spec = engine_spec_from_dict(data, where=str(path))
-    digest = file_digest(path)
+        raise ConfigError(f"engine spec {where}: not valid TOML ({exc})") from None
+    spec = engine_spec_from_dict(data, where=where, reference_text=reference_text)
     if spec.reference_file:
-        digest = hashlib.sha256((digest + file_digest(Path(spec.reference_file))).encode()).hexdigest()
-    return dataclasses.replace(spec, digest=digest)
+        ref_digest = hashlib.sha256(spec.reference_text.encode()).hexdigest()  # its bytes'
+        digest = hashlib.sha256((digest + ref_digest).encode()).hexdigest()
+    return dataclasses.replace(spec, digest=digest, text=text)
+
+
+def resolve_command(command) -> tuple[str, ...]:
+    """``command`` with its program and every argument that names an existing file made
+    absolute (the program looked up on PATH when it is a bare name), so that it starts the same
+    engine from any working directory."""
+    out = []
+    for i, arg in enumerate(command):
+        if i == 0 and os.sep not in arg:
+            out.append(shutil.which(arg) or arg)
+        elif not os.path.isabs(arg) and (i == 0 or os.path.exists(arg)):
+            out.append(os.path.abspath(arg))
+        else:
+            out.append(arg)
+    return tuple(out)
 
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.:+-]{0,99}")
 """Names of engines, weights and UCI options: no control characters, quotes, brackets or markup,
 so that a name can never break a PGN tag, a UCI command line or a report."""
+
+
+UCI_RESERVED = ("name", "value", "type")
+"""Words a UCI option name cannot hold: ``setoption name N value V`` and ``option name N type T``
+are split at them."""
+
+
+def check_option_name(name, what: str) -> str:
+    """``name`` when a UCI engine can declare it and take it in ``setoption``: any printable
+    text without line breaks, the words of :data:`UCI_RESERVED` or whitespace at its ends or
+    doubled (UCI splits at whitespace); one ConfigError line otherwise."""
+    ok = (isinstance(name, str) and 0 < len(name) <= 1000 and name.isprintable()
+          and " ".join(name.split()) == name)
+    if ok and not set(name.split()) & set(UCI_RESERVED):
+        return name
+    raise ConfigError(f"{what} {name!r} is not a valid UCI option name; it must be printable "
+                      "text on one line, single-spaced, without the words "
+                      f"{', '.join(UCI_RESERVED)}")
 
 
 def check_name(name, what: str) -> str:
@@ -154,8 +209,10 @@ def _typed(value, typ, what: str):
     return value
 
 
-def engine_spec_from_dict(data: dict, *, where: str = "engine spec") -> EngineSpec:
-    """Validate a parsed engine spec: every field of its type, names that are names."""
+def engine_spec_from_dict(data: dict, *, where: str = "engine spec",
+                          reference_text: str | None = None) -> EngineSpec:
+    """Validate a parsed engine spec: every field of its type, names that are names
+    (``reference_text``: the text of its reference file, instead of reading it)."""
     _unknown(data, _SPEC_KEYS, where)
     kind = data.get("kind", "builtin")
     if kind not in ("builtin", "uci"):
@@ -172,7 +229,7 @@ def engine_spec_from_dict(data: dict, *, where: str = "engine spec") -> EngineSp
         raise ConfigError(f"{where}: 'weight' and 'group' must be [[weight]] / [[group]] tables")
     if not raw and not data.get("group") and kind == "builtin" and "features" not in data:
         raise ConfigError(f"{where}: no [[weight]] tables; declare the weights the engine exposes")
-    ref_path, ref_values = _reference_file(data, where)
+    ref_path, ref_values, ref_text = _reference_file(data, where, reference_text)
     params = [_weight_param(name, settings, where)
               for name, settings in _weight_settings(data, names, ref_values, where)]
     command = data.get("command", [])
@@ -186,7 +243,7 @@ def engine_spec_from_dict(data: dict, *, where: str = "engine spec") -> EngineSp
     if not isinstance(options, dict):
         raise ConfigError(f"{where}: [options] must be a table of UCI option names and values")
     for k, v in options.items():
-        check_name(k, f"{where}: option")
+        check_option_name(k, f"{where}: option")
         if isinstance(v, str) and not (v.isprintable() and len(v) <= 1000):
             raise ConfigError(f"{where}: option '{k}' has a value with control characters")
         if not isinstance(v, (str, int, float, bool)):
@@ -196,24 +253,26 @@ def engine_spec_from_dict(data: dict, *, where: str = "engine spec") -> EngineSp
     spec = EngineSpec(name=check_name(data.get("name", default_name[:100]), f"{where}: name"),
                       kind=kind, weights=tuple(params), command=tuple(command),
                       options=tuple(options.items()), description=description, path=where,
-                      features=features, reference_file=ref_path)
+                      features=features, reference_file=ref_path, reference_text=ref_text)
     spec.space()  # validates bounds vs fixed values
     return spec
 
 
-def _reference_file(data: dict, where: str) -> tuple[str, dict]:
-    """(path, {name: value}) of the spec's ``reference_file`` (a JSON object of reference values,
-    looked up beside the spec, then in evotune/data), or ('', {})."""
+def _reference_file(data: dict, where: str, text: str | None = None) -> tuple[str, dict, str]:
+    """(path, {name: value}, text) of the spec's ``reference_file`` (a JSON object of reference
+    values, looked up beside the spec, then in evotune/data, unless its ``text`` is given), or
+    ('', {}, '')."""
     name = data.get("reference_file")
     if name is None:
-        return "", {}
+        return "", {}, ""
     cands = [Path(where).parent / str(name), DATA_DIR / str(name)]
-    path = next((c for c in cands if c.is_file()), None)
+    path = next((c for c in cands if c.is_file()), None) if text is None else cands[0]
     if path is None:
         raise ConfigError(f"{where}: reference_file '{name}' not found beside the spec or in "
                           f"{DATA_DIR}")
     try:
-        values = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_bytes().decode("utf-8") if text is None else text
+        values = json.loads(text)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{where}: reference_file {path}: not a readable JSON file ({exc})") \
             from None
@@ -222,7 +281,7 @@ def _reference_file(data: dict, where: str) -> tuple[str, dict]:
                                                for v in values.values()):
         raise ConfigError(f"{where}: reference_file {path} must be a JSON object "
                           "{\"weight name\": number, ...}")
-    return str(path), values
+    return str(path), values, text
 
 
 def _weight_settings(data: dict, names, ref_values: dict, where: str):
@@ -267,7 +326,7 @@ def _weight_param(name: str, w: dict, where: str) -> WeightParam:
     if "reference" not in w:
         raise ConfigError(f"{where}: weight '{name}' has no reference value; give it in a "
                           "[[weight]] or [[group]] table or the reference_file")
-    at = f"{where}: weight '{check_name(name, f'{where}: weight name')}'"
+    at = f"{where}: weight '{check_option_name(name, f'{where}: weight name')}'"
     ref = _number(w["reference"], f"{at}: reference")
     fixed = _typed(w.get("fixed", False), bool, f"{at}: fixed")
     lo = _number(w.get("lower", ref if fixed else 0.0), f"{at}: lower")
@@ -277,6 +336,6 @@ def _weight_param(name: str, w: dict, where: str) -> WeightParam:
         raise ConfigError(f"{where}: weight '{name}' scale must be a positive number")
     option = w.get("option", "")
     if option != "":
-        check_name(option, f"{at}: option")
+        check_option_name(option, f"{at}: option")
     return WeightParam(name=name, reference=ref, lower=lo, upper=hi, fixed=fixed,
                        option=option, scale=scale)

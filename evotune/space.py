@@ -101,23 +101,32 @@ class WeightSpace:
 
     # -- candidates ------------------------------------------------------------------------------
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """``n`` vectors, free weights uniform in [init_low, init_high] (clipped to the bounds)."""
+        """``n`` vectors, each free weight uniform in its own bounds cut to [init_low, init_high]
+        (where the two do not meet, at the bound nearest the initial range). The shannon
+        space's bounds are the initial range, so its draws are those of a plain uniform."""
         pop = np.tile(self.reference_array, (n, 1))
         free = self.free
-        pop[:, free] = rng.uniform(self.init_low, self.init_high, size=(n, free.size))
+        lo, hi = self.lower_array[free], self.upper_array[free]
+        low = np.clip(self.init_low, lo, hi)
+        high = np.maximum(np.minimum(hi, self.init_high), low)
+        pop[:, free] = rng.uniform(low, high, size=(n, free.size))
         return self.round(np.clip(pop, self.lower_array, self.upper_array))
 
     def sample_around(self, rng: np.random.Generator, n: int, spread: float) -> np.ndarray:
         """``n`` vectors around the reference: row 0 is the reference itself, the others add to
         each free weight a uniform draw in +-``spread`` times its bound width (clipped to the
         bounds). A population that starts from a known evaluation (fine-tuning, or a
-        many-weight space whose bounds differ per weight) instead of a uniform range."""
+        many-weight space whose bounds differ per weight) instead of a uniform range. A weight
+        near a bound draws from the part of the +-spread interval within its bounds, so no
+        draws pile up on the bound."""
         ref = self.reference_array
         pop = np.tile(ref, (n, 1))
         free = self.free
-        width = (self.upper_array - self.lower_array)[free]
+        lo, hi = self.lower_array[free], self.upper_array[free]
+        half = spread * (hi - lo)
         if n > 1:
-            pop[1:, free] += rng.uniform(-spread, spread, size=(n - 1, free.size)) * width
+            pop[1:, free] = rng.uniform(np.maximum(ref[free] - half, lo),
+                                        np.minimum(ref[free] + half, hi), size=(n - 1, free.size))
         return self.round(np.clip(pop, self.lower_array, self.upper_array))
 
     def round(self, x: np.ndarray) -> np.ndarray:

@@ -54,6 +54,10 @@ class ExportParam:
     """Upper bound in engine units (from the target spec)."""
     fixed: bool
     """True when the target never tunes this weight (left out of spsa)."""
+    c_end: float = 0.0
+    """SPSA c_end in engine units (the run's); 0: 1/20 of the bound width, at least 1."""
+    r_end: float = 0.0
+    """SPSA r_end (the run's); 0: :data:`SPSA_R_END`."""
 
 
 @dataclass(frozen=True)
@@ -83,9 +87,13 @@ def keys_are_options(fmt: str, mapped: bool) -> bool:
     return mapped or fmt in ENGINE_FORMATS
 
 
-def export_params(names, weights, spec: EngineSpec, *, option_keys: bool
+def export_params(names, weights, spec: EngineSpec, *, option_keys: bool,
+                  spsa_ends: Mapping[str, tuple[float, float]] | None = None
                   ) -> tuple[tuple[ExportParam, ...], tuple[str, ...], tuple[str, ...]]:
-    """Map a weight vector (evotune names and units) onto ``spec``: (params, omitted, notes)."""
+    """Map a weight vector (evotune names and units) onto ``spec``: (params, omitted, notes).
+    ``spsa_ends``: ``{name: (c_end, r_end)}`` in evotune units, the SPSA schedule a run used
+    (weights it does not name get the default ends)."""
+    ends = spsa_ends or {}
     values = dict(zip(names, (float(v) for v in weights)))
     params, notes = [], []
     for w in spec.weights:
@@ -101,16 +109,54 @@ def export_params(names, weights, spec: EngineSpec, *, option_keys: bool
             name=w.name, key=w.option_name if option_keys else w.name,
             value=int(round(v * w.scale)), scale=w.scale,
             lower=int(round(w.lower * w.scale)), upper=int(round(w.upper * w.scale)),
-            fixed=bool(w.fixed or w.lower == w.upper)))
+            fixed=bool(w.fixed or w.lower == w.upper),
+            c_end=float(ends[w.name][0]) * w.scale if w.name in ends else 0.0,
+            r_end=float(ends[w.name][1]) if w.name in ends else 0.0))
     omitted = tuple(n for n in names if n not in spec.names)
     if omitted:
         notes.insert(0, f"{spec.name} has no parameter for {', '.join(omitted)}; left out")
     return tuple(params), omitted, tuple(notes)
 
 
-def _c_identifier(key: str) -> str:
-    ident = re.sub(r"\W", "_", key)
-    return "_" + ident if ident[:1].isdigit() else ident
+_CPP_KEYWORDS = frozenset(
+    "alignas alignof and asm auto bitand bitor bool break case catch char class compl concept "
+    "const consteval constexpr constinit const_cast continue decltype default delete do double "
+    "dynamic_cast else enum explicit export extern false float for friend goto if inline int "
+    "long mutable namespace new noexcept not nullptr operator or private protected public "
+    "register reinterpret_cast requires return short signed sizeof static static_assert "
+    "static_cast struct switch template this thread_local throw true try typedef typeid "
+    "typename union unsigned using virtual void volatile wchar_t while xor".split())
+
+
+def c_identifier(key: str) -> str:
+    """The C++ identifier a header gives the name ``key``: every run of characters other than
+    ASCII letters, digits and '_' becomes one '_' ('Mobility (Middle Game)' ->
+    'Mobility_Middle_Game'), '_' in front of a leading digit, '_' after a keyword."""
+    ident = re.sub(r"[^A-Za-z0-9_]+", "_", key).strip("_") or "_"
+    if ident[0].isdigit():
+        ident = "_" + ident
+    return ident + "_" if ident in _CPP_KEYWORDS else ident
+
+
+def _check_keys(fmt: str, params) -> None:
+    """One ConfigError line when a name cannot be written in ``fmt`` so that it reads back."""
+    if fmt in ("spsa", "spsa-fishtest"):
+        bad = [p.key for p in params if not p.fixed and ("," in p.key or p.key.startswith("#"))]
+        if bad:
+            raise ConfigError(f"{fmt}: the name {bad[0]!r} holds a comma or starts with '#', "
+                              "which SPSA lines cannot carry; export another format")
+    if fmt == "cutechess":
+        bad = [p.key for p in params if "=" in p.key]
+        if bad:
+            raise ConfigError(f"cutechess: the option name {bad[0]!r} holds '=', which "
+                              "cutechess-cli's option.NAME=VALUE cannot carry; export 'uci'")
+    if fmt == "header":
+        seen: dict[str, str] = {}
+        for p in params:
+            other = seen.setdefault(c_identifier(p.key), p.key)
+            if other != p.key:
+                raise ConfigError(f"header: the names {other!r} and {p.key!r} both become the C++ "
+                                  f"identifier {c_identifier(p.key)}; export another format")
 
 
 def _c_end(p: ExportParam) -> float:
@@ -118,8 +164,11 @@ def _c_end(p: ExportParam) -> float:
 
 
 def render(fmt: str, params: tuple[ExportParam, ...], *, comment: str = "") -> str:
-    """The text of ``params`` in format ``fmt`` (``comment`` only where the format allows it)."""
+    """The text of ``params`` in format ``fmt`` (``comment`` only where the format allows it).
+    Names are written as they are but in a header, where each is its :func:`c_identifier`; a name
+    a format cannot carry (a comma in an SPSA line, '=' in a cutechess option) is refused."""
     check_format(fmt)
+    _check_keys(fmt, params)
     if fmt == "json":
         return _json_text({p.key: p.value for p in params})
     if fmt == "python":
@@ -134,8 +183,9 @@ def render(fmt: str, params: tuple[ExportParam, ...], *, comment: str = "") -> s
     if fmt in ("spsa", "spsa-fishtest"):
 
         line = openbench_line if fmt == "spsa" else fishtest_line
-        return "".join(line(SpsaLine(p.key, "int", p.value, p.lower, p.upper, _c_end(p),
-                                     SPSA_R_END)) + "\n" for p in params if not p.fixed)
+        return "".join(line(SpsaLine(p.key, "int", p.value, p.lower, p.upper,
+                                     p.c_end or _c_end(p), p.r_end or SPSA_R_END)) + "\n"
+                       for p in params if not p.fixed)
     # header
     lines = ["// Generated by evotune.", *(f"// {line}" for line in comment.splitlines()),
              "#pragma once", ""]
@@ -143,7 +193,7 @@ def render(fmt: str, params: tuple[ExportParam, ...], *, comment: str = "") -> s
     in_tables = {id(p) for cells in tables.values() for p in cells}
     for phase, cells in tables.items():
         lines += _c_table(phase, cells)
-    lines += [f"constexpr int {_c_identifier(p.key)} = {p.value};" for p in params
+    lines += [f"constexpr int {c_identifier(p.key)} = {p.value};" for p in params
               if id(p) not in in_tables]
     return "\n".join(lines) + "\n"
 
@@ -210,7 +260,7 @@ def _lookup(spec: EngineSpec) -> dict:
     for w in spec.weights:
         for k in (w.option_name, w.name):
             table.setdefault(k, w)
-            table.setdefault(_c_identifier(k), w)
+            table.setdefault(c_identifier(k), w)
     return table
 
 

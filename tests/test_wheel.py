@@ -5,8 +5,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tarfile
+import zipfile
 from pathlib import Path
 
 import chess
@@ -41,7 +44,7 @@ def test_wheel_in_a_fresh_venv_searches_speaks_uci_and_runs(tmp_path):
     assert inst.returncode == 0, inst.stderr
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    where = _run([str(py), "-c", "import evotune, evotune.config as c; "
+    where = _run([str(py), "-c", "import evotune, evotune.paths as c; "
                   "print(evotune.__file__); print(c.ENGINES_DIR)"], cwd=elsewhere, timeout=120)
     module, engines = where.stdout.split()
     assert module.startswith(str(venv)) and engines.startswith(str(venv)), where.stdout
@@ -67,3 +70,42 @@ def test_wheel_in_a_fresh_venv_searches_speaks_uci_and_runs(tmp_path):
     assert res.returncode == 0, res.stderr
     state = json.loads((elsewhere / "populations" / "w" / "state.json").read_text())
     assert state["generation"] == 1 and state["games"] > 0
+
+
+SHIPPED_SPECS = sorted(p.name for p in (ROOT / "evotune" / "engines").glob("*.toml"))
+
+
+@pytest.mark.slow
+def test_an_sdist_and_the_wheel_built_from_it_ship_the_engine_specs(tmp_path):
+    """`python -m build --sdist` from a copy of the source without symbolic links, then a wheel
+    from that sdist: both hold every engine spec and the data files."""
+    if importlib.util.find_spec("build") is None or importlib.util.find_spec("wheel") is None:
+        pytest.skip("the 'build' and 'wheel' packages are not installed (pip install -e .[test])")
+    assert len(SHIPPED_SPECS) >= 7 and "shannon.toml" in SHIPPED_SPECS
+    src = tmp_path / "src"
+    skip = shutil.ignore_patterns(".git", "populations", "reports", "__pycache__", "*.egg-info",
+                                  "build", "dist", "site", ".pytest_cache", ".numba_cache",
+                                  "*.nbi", "*.nbc")
+
+    def ignore(folder, names):  # the top-level engines/ link is left out as well
+        return set(skip(folder, names)) | ({"engines"} if Path(folder) == ROOT else set())
+
+    shutil.copytree(ROOT, src, symlinks=False, ignore=ignore)
+    assert not any(p.is_symlink() for p in src.rglob("*"))
+    dist = tmp_path / "dist"
+    sdist = _run([sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir",
+                  str(dist), str(src)], timeout=600)
+    assert sdist.returncode == 0, sdist.stderr[-2000:]
+    tarball = next(dist.glob("evotune-*.tar.gz"))
+    with tarfile.open(tarball) as tar:
+        names = tar.getnames()
+    top = names[0].split("/")[0]
+    assert all(f"{top}/evotune/engines/{n}" in names for n in SHIPPED_SPECS), names
+    wheel_dir = tmp_path / "wheel"
+    built = _run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir",
+                  str(wheel_dir), str(tarball)], timeout=600)
+    assert built.returncode == 0, built.stderr[-2000:]
+    with zipfile.ZipFile(next(wheel_dir.glob("evotune-*.whl"))) as whl:
+        inside = set(whl.namelist())
+    assert {f"evotune/engines/{n}" for n in SHIPPED_SPECS} <= inside
+    assert {"evotune/data/pesto.json", "evotune/data/2moves_v1.epd"} <= inside

@@ -10,7 +10,7 @@ from ..fileio import check_writable
 from ..match import MatchSettings, SprtParams, play_match, write_pgn
 from ..match.fixtures import check_games
 from ..match.openings import check_openings
-from ..match.resolve import check_player_starts, close_external_players, resolve_players
+from ..match.resolve import check_players, close_external_players, resolve_players
 from ..match.scoring import format_result, summary_dict
 from ..paths import resolve_openings_path
 from .options import (book_plies_option, json_option, limits_options, openings_option, seed_option,
@@ -51,8 +51,7 @@ def match_command(a, b, games, openings, book_plies, limits, workers, seed, sprt
     settings = MatchSettings(limits=limits, openings=None if path is None else str(path),
                              book_plies=book_plies)
     try:
-        for p in (pa, pb):
-            check_player_starts(p)
+        check_players(a, b)  # as a run checks its engine: options declared, bounds in range
         with GameBar(games) as bar:
             result = play_match(pa, pb, games=games, settings=settings, seed=seed,
                                 workers=workers, stop="sprt" if params else "none", sprt=params,

@@ -69,14 +69,17 @@ def report(run_ref, rule, x_axis, out, runs_dir, squares):
 @click.option("--tc", type=str, default=None, metavar="BASE+INC",
               help="Time control for external engines (default: the run's; built-in players "
                    "keep --depth).")
+@click.option("--engine", type=str, default=None,
+              help="Engine spec (name or .toml) to play instead of the copy the run keeps.")
 def verify(run_ref, games, depth, sprt, seed, rule, runs_dir, workers, backend, scheduler,
-           opponents, tc):
+           opponents, tc, engine):
     """Match the recommended weights against the reference and the initial mean (or the
     --opponent players) on held-out openings; stores verify.json in the run (shown by
     'evotune report')."""
     settings = VerifySettings(games=games, depth=depth, workers=workers, seed=seed,
                               sprt=tuple(sprt) if sprt else None, rule=rule, backend=backend,
-                              scheduler=scheduler, opponents=tuple(opponents), tc=tc)
+                              scheduler=scheduler, opponents=tuple(opponents), tc=tc,
+                              engine=engine)
     try:
         with GameBar((len(opponents) or 2) * games, "verification games") as bar:
             doc = verify_run(run_ref, settings=settings, runs_dir=runs_dir,
@@ -99,7 +102,8 @@ def verify(run_ref, games, depth, sprt, seed, rule, runs_dir, workers, backend, 
 @click.option("--format", "fmt", required=True,
               help="json, csv, uci, cutechess, spsa (OpenBench lines), spsa-fishtest, header or python.")
 @click.option("--engine", type=str, default=None,
-              help="Map names and scales onto this engine spec (name or .toml).")
+              help="Map names and scales onto this engine spec (name or .toml; default: the "
+                   "copy of its spec the run keeps).")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None,
               help="Write to this file (default: stdout).")
 @recommend_option

@@ -93,7 +93,7 @@ def run(strategy, np_, generations, games, limits, seed, workers, backend, sched
     """Tune weights: evolve a population with mini-matches between weight vectors.
 
     With a 'uci' engine spec (--engine my-engine.toml) the external engine is tuned through its
-    UCI options (strategies de, jde, ea).
+    UCI options (every strategy but td, which learns from the built-in engine's features).
 
     Strategies: de, jde, ea, td, spsa (fishtest's SPSA), cmaes (pycma) and ng:NAME (any
     nevergrad optimiser, e.g. ng:NGOpt). cmaes and ng:NAME need a scalar fitness: each

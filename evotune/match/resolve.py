@@ -27,8 +27,7 @@ from ..enginespec import EngineSpec, load_engine_spec
 from ..errors import ConfigError
 from ..paths import ENGINES_DIR
 from ..players import PlayerSpec
-from ..players.external import engine_for
-from ..players.spec import player_from_engine_spec
+from ..players.spec import check_engine_spec, player_from_engine_spec
 from ..weightsio import weights_for
 
 REFERENCE_ALIAS = "reference"
@@ -123,12 +122,13 @@ def resolve_player_list(text: str) -> tuple[PlayerSpec, ...]:
     return unique_names(resolve_player(t) for t in items)
 
 
-def check_player_starts(player: PlayerSpec) -> None:
-    """Start an external player once (raises EngineError when its command does not start)."""
-    if player.is_builtin:
-        return
-
-    engine_for(player)
+def check_players(*args: str) -> None:
+    """Before a match: the engine of each player ``SPEC[:WEIGHTS]`` can play it, checked as a
+    run checks its engine (:func:`~evotune.players.spec.check_engine_spec`: a UCI engine is
+    started once, every option the spec names must be declared, and every weight's bounds must
+    map into its option's range). EngineError with one line otherwise."""
+    for arg in args:
+        check_engine_spec(_spec(split_player(arg)[0]))
 
 
 def close_external_players() -> None:

@@ -98,7 +98,7 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
         if spec.is_builtin:
             continue
         try:
-            # it started before the match (check_player_starts / check_engine_spec): failing to
+            # it started before the match (check_engine_spec): failing to
             # start again after a crash is the engine's fault in this game, not the match's end
             engines[colour] = engine_for(spec, slot=int(colour))
             engines[colour].new_game(dict(spec.weight_options))

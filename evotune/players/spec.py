@@ -50,6 +50,9 @@ def check_engine_spec(spec: EngineSpec) -> str:
         for w in spec.weights:
             try:
                 opt = eng.option(w.option_name)
+                if opt.type != "spin":
+                    raise EngineError(f"option '{opt.name}' is a {opt.type} option; a weight "
+                                      "maps onto a spin (integer) option")
                 lo, hi = (w.reference, w.reference) if w.fixed else (w.lower, w.upper)
                 for bound in sorted({lo, hi}):
                     opt.parse(int(round(bound * w.scale)))

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..enginespec import load_engine_spec
 from ..errors import ConfigError, EvotuneError, StoreError
 from ..runs.config import RunConfig
-from ..runs.lifecycle import strategy_params
+from ..runs.lifecycle import run_engine_spec, strategy_params
 from ..runs.records import Generation, State
 from ..runs.store import Store
 from ..space import SHANNON_NAMES, SHANNON_REFERENCE, WeightSpace
@@ -100,10 +99,11 @@ def open_store(run: str | Path | Store, *, out_dir: str | Path = "populations") 
     return run if isinstance(run, Store) else Store.open(run, out_dir)
 
 
-def _engine_space(config: RunConfig, names: tuple[str, ...]) -> tuple[tuple[bool, ...], np.ndarray]:
+def _engine_space(root: Path, config: RunConfig, names: tuple[str, ...]
+                  ) -> tuple[tuple[bool, ...], np.ndarray]:
     """Fixed flags and reference values from the run's engine spec (with a fallback)."""
     try:
-        spec = load_engine_spec(config.engine)
+        spec = run_engine_spec(root, config)
         if spec.names == names:
             return (tuple(w.fixed for w in spec.weights),
                     np.array([w.reference for w in spec.weights], dtype=np.float64))
@@ -164,7 +164,7 @@ def load_run(run: str | Path | Store, *, out_dir: str | Path = "populations") ->
     games = np.array([g.games_total for g in gens], dtype=np.int64)
     seconds = np.array([g.seconds_total for g in gens], dtype=np.float64)
     config = manifest.config
-    fixed, reference = _engine_space(config, names)
+    fixed, reference = _engine_space(store.root, config, names)
     return RunData(run_id=store.run_id, root=store.root, config=config,
                    strategy=gens[-1].strategy, names=names, fixed=fixed, reference=reference,
                    generations=generations, games=games, seconds=seconds, mean=mean, std=std,
@@ -192,7 +192,7 @@ class Recommendation:
 
 
 def _run_space(run: RunData) -> WeightSpace:
-    spec = load_engine_spec(run.config.engine)
+    spec = run_engine_spec(run.root, run.config)
     return spec.space(init_low=run.config.init_low, init_high=run.config.init_high)
 
 

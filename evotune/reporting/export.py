@@ -13,8 +13,10 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from ..enginespec import load_engine_spec
+from ..runs.lifecycle import run_engine_spec
 from ..runs.store import Store
+from ..strategies import strategy_class
+from ..strategies.spsa import parse_spsa_lines
 from ..weightsio import Export, check_format, export_params, keys_are_options, render
 from .data import RunData, load_run, recommend
 
@@ -28,11 +30,30 @@ def export_run(run: str | Path | Store | RunData, *, fmt: str, engine: str | Pat
     check_format(fmt)
     data = run if isinstance(run, RunData) else load_run(run, out_dir=runs_dir)
     rec = recommend(data, rule)
-    spec = load_engine_spec(engine if engine is not None
-                            else data.config.engine)
+    spec = run_engine_spec(data.root, data.config, engine)
     params, omitted, notes = export_params(data.names, rec.weights, spec,
-                                           option_keys=keys_are_options(fmt, engine is not None))
+                                           option_keys=keys_are_options(fmt, engine is not None),
+                                           spsa_ends=spsa_ends(data))
     comment = (f"evotune run {data.run_id}: {rec.description}.\n"
                f"Engine {spec.name}: engine value = round(evotune value * scale).")
     text = render(fmt, params, comment=comment)
     return Export(fmt=fmt, text=text, params=params, omitted=omitted, notes=notes)
+
+
+def spsa_ends(data: RunData) -> dict[str, tuple[float, float]]:
+    """``{weight: (c_end, r_end)}`` in evotune units, as an SPSA run used them: its table's lines,
+    or its c_end (a fraction of each weight's width) and r_end; {} for a run of another strategy
+    (the export's default ends apply)."""
+    if data.strategy != "spsa":
+        return {}
+    params = data.config.params_dict()
+    if params.get("table"):
+        return {ln.name: (ln.c_end, ln.r_end)
+                for ln in parse_spsa_lines(str(params["table"]), where=f"run {data.run_id}")}
+    declared = strategy_class("spsa").PARAMS
+    c_end = float(params.get("c_end", declared["c_end"].default))
+    r_end = float(params.get("r_end", declared["r_end"].default))
+    space = run_engine_spec(data.root, data.config).space()
+    return {n: (c_end * (hi - lo), r_end)
+            for n, lo, hi, fixed in zip(space.names, space.lower, space.upper, space.fixed)
+            if not fixed}

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..enginespec import load_engine_spec
 from ..errors import ConfigError, StoreError
 from ..limits import Limits, parse_tc
 from ..match import play_match
@@ -31,7 +30,7 @@ from ..match.resolve import resolve_player, unique_names
 from ..match.scoring import SprtParams
 from ..paths import DEFAULT_OPENINGS, HELD_OUT_OPENINGS, resolve_openings_path
 from ..players.spec import player_from_engine_spec
-from ..runs.lifecycle import resolve_workers
+from ..runs.lifecycle import resolve_workers, run_engine_spec
 from ..runs.store import Store
 from ..tuning.fitness import match_settings as run_match_settings
 from .data import RunData, initial_mean, load_run, open_store, recommend
@@ -67,6 +66,8 @@ class VerifySettings:
     tc: str | None = None
     """Time control 'BASE+INC' for external engines instead of the run's (None: the run's;
     '' = none)."""
+    engine: str | None = None
+    """Engine spec (name or path) to play instead of the copy the run keeps (None: the run's)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "games", check_games(self.games))
@@ -148,7 +149,11 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     data: RunData = load_run(store)
     cfg = data.config
     rec = recommend(data, settings.rule)
-    spec = load_engine_spec(cfg.engine)
+    spec = run_engine_spec(store.root, cfg, settings.engine)
+    if spec.names != data.names:
+        raise ConfigError(f"engine spec {spec.path} has other weights than run {data.run_id} "
+                          f"({len(spec.names)} vs {len(data.names)}, or other names); give a "
+                          "spec of the run's engine")
     openings, note = held_out_openings(cfg.openings)
     if note:
         log.warning(note)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 from pathlib import Path
 
-from ..enginespec import EngineSpec, load_engine_spec
+from ..enginespec import EngineSpec, engine_spec_from_text, load_engine_spec, resolve_command
 from ..errors import ConfigError, EvotuneError, StoreError
+from ..fileio import atomic_write_json
 from ..limits import check_workers
 from ..match.cluster import backend_session
 from ..match.gauntlet import check_opponents
@@ -18,7 +20,7 @@ from ..strategies import strategy_params as strategy_params_for
 from .config import RunConfig
 from .identity import config_differences, default_run_id
 from .plan import RunPlan, plan_run
-from .records import check_run_id
+from .records import check_run_id, read_json
 from .store import Store
 
 
@@ -33,11 +35,24 @@ def strategy_params(cfg: RunConfig) -> dict:
                       params=cfg.params_dict())
 
 
+def with_start(cfg: RunConfig, spec: EngineSpec) -> RunConfig:
+    """``cfg`` with the start fixed in its params: a 'uci' engine's run starts from the spec's
+    reference values (``init = "reference"``; a population around them) unless its params
+    choose ``init``; a builtin engine's run keeps the strategy's default (a uniform draw)."""
+    params = cfg.params_dict()
+    if spec.kind != "uci" or "init" not in strategy_class(cfg.strategy).PARAMS or "init" in params:
+        return cfg
+    params["init"] = "reference"
+    return dataclasses.replace(cfg, params=tuple(sorted(params.items())))
+
+
 def with_budget(cfg: RunConfig, spec: EngineSpec) -> RunConfig:
-    """``cfg`` with the planned game budget fixed in its params, for strategies whose schedule
-    depends on it (SPSA's N, nevergrad's budget): --max-games, or else --generations times the
-    games of one generation. Fixed at the start, so raising a limit on resume keeps the schedule.
+    """``cfg`` with its start (:func:`with_start`) and the planned game budget fixed in its
+    params, for strategies whose schedule depends on it (SPSA's N, nevergrad's budget):
+    --max-games, or else --generations times the games of one generation. Fixed at the start,
+    so raising a limit on resume keeps the schedule.
     """
+    cfg = with_start(cfg, spec)
     params = cfg.params_dict()
     if "budget" not in strategy_class(cfg.strategy).PARAMS or "budget" in params:
         return cfg
@@ -62,7 +77,7 @@ def check_run_players(plan: RunPlan) -> None:
     if spec.kind == "uci" and strategy_class(cfg.strategy).NEEDS_FEATURES:
         raise ConfigError(f"strategy '{cfg.strategy}' learns from the evaluation's feature vector, "
                           f"which the UCI engine of '{cfg.engine}' does not expose; tune it with "
-                          "de, jde or ea, or use a builtin engine spec")
+                          "de, jde, ea, spsa, cmaes or ng:NAME, or use a builtin engine spec")
     check_engine_spec(spec)
     if cfg.opponents:
         if strategy_class(cfg.strategy).NEEDS_FEATURES:
@@ -127,7 +142,57 @@ def new_run(cfg: RunConfig, *, out_dir: str | Path = "populations",
                              + "; ".join(diff) + "); choose another --run-id")
         raise StoreError(f"run '{run_id}' already exists; continue it with "
                          f"'evotune resume {run_id}' or choose another --run-id")
-    return Store.create(out_dir, run_id, config=cfg, identity=identity), plan
+    store = Store.create(out_dir, run_id, config=cfg, identity=identity)
+    store_engine_spec(store.root, spec)
+    return store, plan
+
+
+SPEC_FILE = "engine-spec.json"
+"""The copy of its engine spec a run keeps: the spec file's text, its reference file's, the
+command resolved to absolute paths, the spec's digest and where it was read."""
+
+
+def store_engine_spec(root: Path, spec: EngineSpec) -> None:
+    """Keep a copy of ``spec`` in the run folder ``root`` (see :data:`SPEC_FILE`), so that the
+    run is read, verified, exported and resumed from any working directory."""
+    if not spec.text:  # a spec made in code, not read from a file: runs name it by path
+        return
+    atomic_write_json(Path(root) / SPEC_FILE, {
+        "source": spec.path, "digest": _file_digest_part(spec), "text": spec.text,
+        "reference_text": spec.reference_text if spec.reference_file else None,
+        "command": list(resolve_command(spec.command))})
+
+
+def _file_digest_part(spec: EngineSpec) -> str:
+    """The sha256 of the spec file alone (its digest before the reference file joins it)."""
+    if not spec.reference_file:
+        return spec.digest
+    for text in (spec.text, "\ufeff" + spec.text):
+        own = hashlib.sha256(text.encode()).hexdigest()
+        ref = hashlib.sha256(spec.reference_text.encode()).hexdigest()
+        if hashlib.sha256((own + ref).encode()).hexdigest() == spec.digest:
+            return own
+    raise StoreError(f"engine spec {spec.path} changed while it was read; start the run again")
+
+
+def run_engine_spec(root: str | Path, cfg: RunConfig, engine: str | Path | None = None
+                    ) -> EngineSpec:
+    """The engine spec of the run in ``root``: ``engine`` when given (a name or path), else the
+    copy the run keeps, else (a run made before runs kept one) ``cfg.engine`` as a path."""
+    path = Path(root) / SPEC_FILE
+    if engine is not None or not path.is_file():
+        return load_engine_spec(cfg.engine if engine is None else engine)
+    doc = read_json(path, "engine spec copy")
+    text, digest, ref = doc.get("text"), doc.get("digest"), doc.get("reference_text")
+    command = doc.get("command")
+    if not (isinstance(text, str) and isinstance(digest, str) and isinstance(command, list)
+            and all(isinstance(c, str) for c in command) and isinstance(ref, (str, type(None)))
+            and digest in (hashlib.sha256(t.encode()).hexdigest() for t in (text, "\ufeff" + text))):
+        raise StoreError(f"{path} is damaged; restore it, or delete it to read the spec from "
+                         f"{doc.get('source') or cfg.engine}")
+    spec = engine_spec_from_text(text, where=str(doc.get("source") or cfg.engine), digest=digest,
+                                 reference_text=ref, command=tuple(command))
+    return dataclasses.replace(spec, path=f"{doc.get('source')} (copy kept in {path})")
 
 
 def open_run(run: str | Path, *, out_dir: str | Path = "populations") -> tuple[Store, RunPlan]:
@@ -138,13 +203,13 @@ def open_run(run: str | Path, *, out_dir: str | Path = "populations") -> tuple[S
     store.lock()  # one writer per run: refused while another process runs it
     store.prepare_resume(check_only=True)  # the whole history, before anything is written
     cfg = manifest.config
-    plan = plan_run(cfg)
+    plan = plan_run(cfg, spec=run_engine_spec(store.root, cfg))
     now = plan.identity
     stored = manifest.identity
     changed = [k for k in ("config", "engine_spec", "openings") if stored.get(k) != now.get(k)]
     if changed:
         what = {"config": "the resolved configuration",
-                "engine_spec": f"the engine spec file ({cfg.engine})",
+                "engine_spec": f"the engine spec ({cfg.engine}, or the copy in {SPEC_FILE})",
                 "openings": f"the openings file ({cfg.openings})"}
         raise StoreError(f"run '{store.run_id}' cannot be resumed: "
                          + ", ".join(what[k] for k in changed)

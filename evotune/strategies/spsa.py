@@ -33,6 +33,9 @@ from ..errors import ConfigError
 from .base import MatchOutcome, MatchRequest, Param, Strategy, as_tuple
 
 KINDS = ("int", "float")
+MAX_VALUE = 1e15
+"""Largest magnitude of an SPSA line's bounds (engine options are integers; past it a schedule's
+squares overflow)."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,17 @@ def parse_spsa_lines(text: str, *, where: str = "spsa parameters",
                               f"outside [{number_text(lo)}, {number_text(hi)}]")
         if c_end <= 0 or r_end <= 0:
             raise ConfigError(f"{where}, line {no}: c_end and r_end of '{name}' must be > 0")
+        if max(abs(lo), abs(hi)) > MAX_VALUE:
+            raise ConfigError(f"{where}, line {no}: the bounds of '{name}' pass "
+                              f"+-{MAX_VALUE:.0e}; give an engine's integer range")
+        if lo == hi:
+            raise ConfigError(f"{where}, line {no}: min = max = {number_text(lo)} leaves "
+                              f"'{name}' nothing to tune; leave the line out to keep it fixed")
+        if c_end > hi - lo or r_end * c_end > hi - lo:
+            raise ConfigError(f"{where}, line {no}: c_end {number_text(c_end)} or r_end "
+                              f"{number_text(r_end)} of '{name}' makes steps wider than its "
+                              f"range {number_text(hi - lo)}; need c_end <= max - min and "
+                              "r_end * c_end <= max - min")
         if name in seen:
             raise ConfigError(f"{where}, line {no}: '{name}' is given twice")
         seen.add(name)

@@ -20,6 +20,16 @@ OPTIONS = (
     ("KnightValue", 300, 0, 2000),
     ("MobilityWeight", 10, 0, 2000),
 )
+SPACED_OPTIONS = (
+    ("Seed", 0, 0, 1_000_000),
+    ("Knight Value (Middle Game)", 300, 0, 2000),
+    ("Mobility (Middle Game)", 10, 0, 2000),
+    ("Futility Pruning (Main Search)", 1, 0, 1),
+)
+"""Options named as some real engines name them (spaces, parentheses); the score echoes the
+first weight's value, as KnightValue's does."""
+SPACED_STRINGS = (("Book File", "book.bin"),)
+"""String options of the spaced engine (name, default)."""
 
 
 def _say(line: str) -> None:
@@ -51,8 +61,11 @@ def _fault_now(once: str | None) -> bool:
         return False
 
 
-def run(mode: str = "random", *, after: int = 3, once: str | None = None) -> None:
-    values = {name: default for name, default, _, _ in OPTIONS}
+def run(mode: str = "random", *, after: int = 3, once: str | None = None,
+        options=OPTIONS, strings=()) -> None:
+    values = {name: default for name, default, _, _ in options}
+    texts = dict(strings)
+    echoed = options[1][0]
     board = chess.Board()
     gos = 0
     for line in sys.stdin:
@@ -63,13 +76,21 @@ def run(mode: str = "random", *, after: int = 3, once: str | None = None) -> Non
         if cmd == "uci":
             _say(f"id name fake-{mode}")
             _say("id author evotune tests")
-            for name, default, lo, hi in OPTIONS:
+            for name, default, lo, hi in options:
                 _say(f"option name {name} type spin default {default} min {lo} max {hi}")
+            for name, default in strings:
+                _say(f"option name {name} type string default {default}")
             _say("uciok")
         elif cmd == "isready":
             _say("readyok")
         elif cmd == "setoption" and "value" in tokens:
             name = " ".join(tokens[2:tokens.index("value")])
+            if name in texts:
+                texts[name] = " ".join(tokens[tokens.index("value") + 1:])
+                continue
+            if name not in values:
+                _say(f"info string unknown option {name}")
+                continue
             values[name] = int(tokens[tokens.index("value") + 1])
         elif cmd == "position":
             board = _position(tokens[1:])
@@ -93,15 +114,15 @@ def run(mode: str = "random", *, after: int = 3, once: str | None = None) -> Non
             rng = random.Random(f"{values['Seed']}:{board.fen()}")
             # the score echoes KnightValue so tests can see that options arrived
             move = rng.choice(moves)
-            _say(f"info depth 1 score cp {values['KnightValue']} nodes {len(moves)} pv {move}")
+            _say(f"info depth 1 score cp {values[echoed]} nodes {len(moves)} pv {move}")
             _say(f"bestmove {move}")
         elif cmd == "quit":
             break
 
 
-def main(mode: str) -> None:
+def main(mode: str, options=OPTIONS, strings=()) -> None:
     """Entry point of the mode scripts: parse --after/--once and run."""
     args = sys.argv[1:]
     after = int(args[args.index("--after") + 1]) if "--after" in args else 3
     once = args[args.index("--once") + 1] if "--once" in args else None
-    run(mode, after=after, once=once)
+    run(mode, after=after, once=once, options=options, strings=strings)
