@@ -7,13 +7,15 @@ from ..errors import EvotuneError
 from ..learn.datagen import DatagenSettings
 from ..learn.datagen import datagen as run_datagen
 from ..learn.fitrun import TexelConfig, execute_fit, new_fit
-from ..runs.lifecycle import resolve_workers
 from .options import limits_options, openings_option, runs_dir_option, seed_option, workers_option
 from .progress import CountBar
 
 
 @click.command()
-@click.option("--games", type=int, required=True, help="Games to play.")
+@click.option("--games", type=int, required=True, help="Games to play (at most).")
+@click.option("--positions", type=int, default=0, show_default=True,
+              help="Stop after exactly this many positions (0 = all the games give); with the "
+                   "same settings the file is the first lines of any longer one.")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), required=True,
               help="Output file of labelled positions (a rerun with the same settings continues it).")
 @click.option("--engine", default="shannon", show_default=True,
@@ -30,20 +32,23 @@ from .progress import CountBar
 @seed_option(1)
 @click.option("--chunk", type=int, default=32, show_default=True,
               help="Games per atomic write (part of the output's settings).")
-def datagen(games, out_file, engine, limits, openings, random_plies, per_game, fmt, workers,
-            seed, chunk):
+def datagen(games, positions, out_file, engine, limits, openings, random_plies, per_game, fmt,
+            workers, seed, chunk):
     """Label quiet positions of self-play games with the games' results."""
     settings = DatagenSettings(games=games, engine=engine, limits=limits, openings=openings,
                                random_plies=random_plies, per_game=per_game, seed=seed, fmt=fmt,
-                               chunk=chunk)
+                               chunk=chunk, positions=positions)
     bar = CountBar("datagen", "games")
-    summary = run_datagen(settings, out_file, workers=resolve_workers(workers), progress=bar)
+    summary = run_datagen(settings, out_file, workers=workers, progress=bar)
     bar.close()
     fmt_text = "FEN [result]" if fmt == "fen" else 'EPD c9 "result";'
     click.echo(f"{summary.out}: {summary.positions} positions from {summary.games} games "
                f"(format {fmt}: {fmt_text}, White's view"
                + (f"; continued after game {summary.resumed_from}" if summary.resumed_from else "")
                + ")")
+    if summary.forfeits:
+        click.echo(f"evotune: warning: {summary.forfeits} games were forfeited by the engine "
+                   "(crash, timeout or illegal move) and gave no positions", err=True)
 
 
 @click.command()
