@@ -78,10 +78,12 @@ def datagen(games, positions, out_file, engine, limits, openings, random_plies, 
                    "(a game's positions stay on one side; 1 = position by position).")
 @click.option("--max-bad", type=int, default=0, show_default=True,
               help="Malformed lines to skip before stopping.")
-@click.option("--l2", type=float, default=0.0, show_default=True,
+@click.option("--l2", default="auto", show_default=True,
               help="Ridge toward the initial weights: error + L2 * sum(((w - w0) / 100)^2) over "
                    "the free weights (0 = plain Texel); keeps weights the data barely "
-                   "determine (endgame terms in opening-heavy data) near their start.")
+                   "determine (endgame terms in opening-heavy data) near their start. 'auto': "
+                   "fit with each of 0, 1e-5, 5e-5, 2e-4, 1e-3 and keep the one with the lowest "
+                   "validation error.")
 @seed_option(1, "Seed of the validation split.")
 @workers_option(0, "Threads extracting features (0 = one per core); the fit does not depend "
                    "on it.")
@@ -94,11 +96,11 @@ def texel(data, engine, init, max_positions, k_value, epochs, optimizer, iters, 
                       k=k_value, epochs=epochs, optimizer=optimizer, iters=iters, lr=lr,
                       tol=tol, qsearch=qsearch, val_share=val_share, val_block=val_block,
                       max_bad=max_bad, seed=seed, l2=l2)
-    store, positions = new_fit(cfg, out_dir=runs_dir, run_id=run_id)
-    fit_and_report(store, cfg, positions, workers=workers)
+    store, data = new_fit(cfg, out_dir=runs_dir, run_id=run_id, workers=workers)
+    fit_and_report(store, cfg, data, workers=workers)
 
 
-def fit_and_report(store, cfg, positions=None, *, workers: int = 0) -> None:
+def fit_and_report(store, cfg, data=None, *, workers: int = 0) -> None:
     """Run (or continue) a Texel fit with one stderr line per epoch; print its summary."""
 
     def show(ev) -> None:
@@ -110,17 +112,22 @@ def fit_and_report(store, cfg, positions=None, *, workers: int = 0) -> None:
 
     click.echo(f"fit {store.run_id} in {store.root}", err=True)
     try:
-        s = execute_fit(store, cfg, positions=positions, progress=show, workers=workers)
+        s = execute_fit(store, cfg, data=data, progress=show, workers=workers)
     except KeyboardInterrupt:
         raise EvotuneError(f"interrupted; every finished epoch is stored: continue with "
                            f"'evotune resume {store.run_id}'") from None
     b, a = s["error_before_rounding"], s["error_after_rounding"]
     click.echo(f"fit {s['run_id']}: {s['train']} training + {s['validation']} validation "
-               f"positions, K {s['K']:.4f}, {s['epochs']} epochs"
-               + (" (converged)" if s["converged"] else ""))
+               f"positions, K {s['K']:.4f}, --l2 {s['l2']:g}"
+               + (" (chosen by validation error)" if s["l2_chosen_by_validation"] else "")
+               + f", {s['epochs']} epochs" + (" (converged)" if s["converged"] else ""))
+    valid = (f"validation {s['error_initial']['validation']:.6f} -> {b['validation']:.6f} "
+             f"(rounded {a['validation']:.6f})" if s["validation"] else
+             "no validation positions (--val-share 0): nothing measures overfitting")
     click.echo(f"error train {s['error_initial']['train']:.6f} -> {b['train']:.6f} "
-               f"(rounded {a['train']:.6f}); validation {s['error_initial']['validation']:.6f} "
-               f"-> {b['validation']:.6f} (rounded {a['validation']:.6f})")
+               f"(rounded {a['train']:.6f}); {valid}")
+    if s["warning"]:
+        click.echo(f"evotune: warning: {s['warning']}", err=True)
 
 
 COMMANDS = (datagen, texel)
