@@ -47,8 +47,8 @@ def fit(source: str, path: Path, size: int, args) -> dict:
         if summary is None:  # texel.json is written when the fit ends: continue it
             summary = execute_fit(store, open_fit(store))
     else:
-        store, positions = new_fit(cfg, out_dir=args.runs, run_id=run_id)
-        summary = execute_fit(store, cfg, positions=positions)
+        store, data = new_fit(cfg, out_dir=args.runs, run_id=run_id)
+        summary = execute_fit(store, cfg, data=data)
     return {"run_id": run_id, "summary": summary, "fit_seconds": time.perf_counter() - t0}
 
 

@@ -45,9 +45,13 @@ def read_text(path: str | Path, what: str, *, error=ConfigError) -> str:
 
 def check_writable(path: str | Path, what: str, *, folder: bool = False) -> None:
     """Refuse, before any work, an output path that cannot be written: a read-only place, a
-    folder where a file is wanted (or the reverse), a parent that is a file. Creates nothing."""
+    folder where a file is wanted (or the reverse), a parent that is a file, a FIFO or a device
+    (writing to one hangs or fails after the work is done). Creates nothing."""
     p = Path(path)
     if p.exists():
+        if not (p.is_dir() or p.is_file()):
+            raise ConfigError(f"{what} {p} is not a regular file (a FIFO, socket or device); give "
+                              f"{'a folder' if folder else 'a file path'}")
         if folder != p.is_dir():
             raise ConfigError(f"{what} {p} is {'a file' if folder else 'a folder'}; give "
                               f"{'a folder' if folder else 'a file path'}")

@@ -117,8 +117,10 @@ def test_crash_between_append_and_progress_then_rerun(tmp_path, generated, monke
     with pytest.raises(KeyboardInterrupt):
         dg.datagen(SETTINGS, part, workers=1)
     monkeypatch.setattr(dg, "atomic_write_json", real)
-    with open(part, "a") as fh:
-        fh.write("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1P")  # and a torn half line
+    recorded = json.loads(Path(str(part) + ".progress.json").read_text())["bytes"]
+    size = part.stat().st_size
+    assert size > recorded  # the unrecorded chunk is in the file
+    os.truncate(part, recorded + (size - recorded) // 2 + 7)  # torn mid-line, as a killed write
     summary = dg.datagen(SETTINGS, part, workers=1)
     assert summary.resumed_from == 4
     assert part.read_bytes() == out.read_bytes()
@@ -167,7 +169,7 @@ def test_other_settings_or_foreign_file_refused(tmp_path, generated):
     assert r.stderr.count("\n") == 1 and foreign.read_text() == "hello\n"
     r = subprocess.run([sys.executable, "-m", "evotune.cli", "datagen", "--games", "0", "--out",
                         str(tmp_path / "x.txt")], env=ENV, capture_output=True, text=True)
-    assert r.returncode == 2 and "--games must be a positive integer" in r.stderr
+    assert r.returncode == 2 and "--games must be an integer from 1 to" in r.stderr
     assert not (tmp_path / "x.txt").exists()
 
 

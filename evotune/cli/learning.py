@@ -7,13 +7,15 @@ from ..errors import EvotuneError
 from ..learn.datagen import DatagenSettings
 from ..learn.datagen import datagen as run_datagen
 from ..learn.fitrun import TexelConfig, execute_fit, new_fit
-from ..runs.lifecycle import resolve_workers
 from .options import limits_options, openings_option, runs_dir_option, seed_option, workers_option
 from .progress import CountBar
 
 
 @click.command()
-@click.option("--games", type=int, required=True, help="Games to play.")
+@click.option("--games", type=int, required=True, help="Games to play (at most).")
+@click.option("--positions", type=int, default=0, show_default=True,
+              help="Stop after exactly this many positions (0 = all the games give); with the "
+                   "same settings the file is the first lines of any longer one.")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), required=True,
               help="Output file of labelled positions (a rerun with the same settings continues it).")
 @click.option("--engine", default="shannon", show_default=True,
@@ -30,20 +32,23 @@ from .progress import CountBar
 @seed_option(1)
 @click.option("--chunk", type=int, default=32, show_default=True,
               help="Games per atomic write (part of the output's settings).")
-def datagen(games, out_file, engine, limits, openings, random_plies, per_game, fmt, workers,
-            seed, chunk):
+def datagen(games, positions, out_file, engine, limits, openings, random_plies, per_game, fmt,
+            workers, seed, chunk):
     """Label quiet positions of self-play games with the games' results."""
     settings = DatagenSettings(games=games, engine=engine, limits=limits, openings=openings,
                                random_plies=random_plies, per_game=per_game, seed=seed, fmt=fmt,
-                               chunk=chunk)
+                               chunk=chunk, positions=positions)
     bar = CountBar("datagen", "games")
-    summary = run_datagen(settings, out_file, workers=resolve_workers(workers), progress=bar)
+    summary = run_datagen(settings, out_file, workers=workers, progress=bar)
     bar.close()
     fmt_text = "FEN [result]" if fmt == "fen" else 'EPD c9 "result";'
     click.echo(f"{summary.out}: {summary.positions} positions from {summary.games} games "
                f"(format {fmt}: {fmt_text}, White's view"
                + (f"; continued after game {summary.resumed_from}" if summary.resumed_from else "")
                + ")")
+    if summary.forfeits:
+        click.echo(f"evotune: warning: {summary.forfeits} games were forfeited by the engine "
+                   "(crash, timeout or illegal move) and gave no positions", err=True)
 
 
 @click.command()
@@ -73,10 +78,12 @@ def datagen(games, out_file, engine, limits, openings, random_plies, per_game, f
                    "(a game's positions stay on one side; 1 = position by position).")
 @click.option("--max-bad", type=int, default=0, show_default=True,
               help="Malformed lines to skip before stopping.")
-@click.option("--l2", type=float, default=0.0, show_default=True,
+@click.option("--l2", default="auto", show_default=True,
               help="Ridge toward the initial weights: error + L2 * sum(((w - w0) / 100)^2) over "
                    "the free weights (0 = plain Texel); keeps weights the data barely "
-                   "determine (endgame terms in opening-heavy data) near their start.")
+                   "determine (endgame terms in opening-heavy data) near their start. 'auto': "
+                   "fit with each of 0, 1e-5, 5e-5, 2e-4, 1e-3 and keep the one with the lowest "
+                   "validation error.")
 @seed_option(1, "Seed of the validation split.")
 @workers_option(0, "Threads extracting features (0 = one per core); the fit does not depend "
                    "on it.")
@@ -89,11 +96,11 @@ def texel(data, engine, init, max_positions, k_value, epochs, optimizer, iters, 
                       k=k_value, epochs=epochs, optimizer=optimizer, iters=iters, lr=lr,
                       tol=tol, qsearch=qsearch, val_share=val_share, val_block=val_block,
                       max_bad=max_bad, seed=seed, l2=l2)
-    store, positions = new_fit(cfg, out_dir=runs_dir, run_id=run_id)
-    fit_and_report(store, cfg, positions, workers=workers)
+    store, data = new_fit(cfg, out_dir=runs_dir, run_id=run_id, workers=workers)
+    fit_and_report(store, cfg, data, workers=workers)
 
 
-def fit_and_report(store, cfg, positions=None, *, workers: int = 0) -> None:
+def fit_and_report(store, cfg, data=None, *, workers: int = 0) -> None:
     """Run (or continue) a Texel fit with one stderr line per epoch; print its summary."""
 
     def show(ev) -> None:
@@ -105,17 +112,22 @@ def fit_and_report(store, cfg, positions=None, *, workers: int = 0) -> None:
 
     click.echo(f"fit {store.run_id} in {store.root}", err=True)
     try:
-        s = execute_fit(store, cfg, positions=positions, progress=show, workers=workers)
+        s = execute_fit(store, cfg, data=data, progress=show, workers=workers)
     except KeyboardInterrupt:
         raise EvotuneError(f"interrupted; every finished epoch is stored: continue with "
                            f"'evotune resume {store.run_id}'") from None
     b, a = s["error_before_rounding"], s["error_after_rounding"]
     click.echo(f"fit {s['run_id']}: {s['train']} training + {s['validation']} validation "
-               f"positions, K {s['K']:.4f}, {s['epochs']} epochs"
-               + (" (converged)" if s["converged"] else ""))
+               f"positions, K {s['K']:.4f}, --l2 {s['l2']:g}"
+               + (" (chosen by validation error)" if s["l2_chosen_by_validation"] else "")
+               + f", {s['epochs']} epochs" + (" (converged)" if s["converged"] else ""))
+    valid = (f"validation {s['error_initial']['validation']:.6f} -> {b['validation']:.6f} "
+             f"(rounded {a['validation']:.6f})" if s["validation"] else
+             "no validation positions (--val-share 0): nothing measures overfitting")
     click.echo(f"error train {s['error_initial']['train']:.6f} -> {b['train']:.6f} "
-               f"(rounded {a['train']:.6f}); validation {s['error_initial']['validation']:.6f} "
-               f"-> {b['validation']:.6f} (rounded {a['validation']:.6f})")
+               f"(rounded {a['train']:.6f}); {valid}")
+    if s["warning"]:
+        click.echo(f"evotune: warning: {s['warning']}", err=True)
 
 
 COMMANDS = (datagen, texel)

@@ -19,7 +19,7 @@ FIELD_FLAGS = {
     "adjudication": "--resign SCORE MOVES / --draw SCORE MOVES FROM_PLY",
     "games": "--games", "book_plies": "--book-plies", "seed": "--seed", "workers": "--workers",
     "per_game": "--per-game", "random_plies": "--random-plies", "chunk": "--chunk",
-    "fmt": "--format",
+    "fmt": "--format", "positions": "--positions",
 }
 """Settings field (as a :class:`~evotune.errors.FieldError` names it) -> the flag that sets it."""
 

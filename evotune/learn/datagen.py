@@ -11,34 +11,46 @@ default). Quiet means not in check and static evaluation == quiescence score, ju
 engine's own weights (the ``shannon`` reference weights for an external engine).
 
 Output is written in chunks of ``chunk`` games: each chunk is appended to the output file with
-one ``write`` call, then ``OUT.progress.json`` (atomic) records the chunks done and the file's
-length. A rerun with the same settings truncates the file to the recorded length (dropping a
-chunk appended but not recorded) and continues with the next chunk, so a killed and restarted
-datagen neither loses nor doubles positions, and the file equals an uninterrupted one, for any
-number of workers.
+one ``write`` call, then ``OUT.progress.json`` (atomic) records the chunks done, the file's
+length and the SHA-256 of those bytes. The file is the games' lines in game order, so it depends
+on the settings and the number of games only (not on the chunk boundaries, the workers or a
+resume); ``positions`` > 0 stops it after exactly that many lines.
+
+One writer per output: ``OUT.lock`` holds the writer's PID (:class:`evotune.runs.lock.RunLock`,
+the lock runs use); a second datagen to the same ``--out`` is refused. Everything (settings,
+output path, engine, openings, the progress record against the file) is checked before the lock
+is taken or anything is written. A rerun with the same settings continues after the last
+recorded chunk. The progress record never disagrees with the file: a rerun refuses a file whose
+recorded bytes do not match their SHA-256, and repairs only what is exact: bytes after the
+recorded length (a chunk appended but not recorded when datagen was killed) are dropped only
+when they are the start of the next chunk as these settings play it.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
 from ..engine.quiet import qsearch
 from ..enginespec import EngineSpec, load_engine_spec
-from ..errors import ConfigError, FieldError
-from ..fileio import atomic_write_json
-from ..limits import Limits
+from ..errors import ConfigError, EvotuneError, FieldError, StoreError
+from ..fileio import atomic_write_json, check_writable
+from ..limits import LIMITS, Limits, check_workers
 from ..match.fixtures import GameTask, MatchSettings, limits_record
-from ..match.openings import Opening, draw_opening
+from ..match.openings import Opening, check_openings, draw_opening
 from ..match.resolve import REFERENCE_ALIAS, close_external_players, resolve_player, split_player
 from ..match.runner import map_games
 from ..paths import resolve_openings_path
 from ..players import PlayerSpec
+from ..players.spec import check_engine_spec
+from ..runs.lifecycle import resolve_workers
+from ..runs.lock import RunLock
 from ..seeding import STREAM_DATAGEN, generator
 from ..space import SHANNON_REFERENCE
 from .labels import FORMATS, file_record, format_line
@@ -46,6 +58,9 @@ from .labels import FORMATS, file_record, format_line
 log = logging.getLogger(__name__)
 
 PROGRESS_SUFFIX = ".progress.json"
+LOCK_SUFFIX = ".lock"
+LINE_BYTES = 128
+"""Bytes of one output line at most (a FEN with its label): bounds an unrecorded chunk."""
 
 
 @dataclass(frozen=True)
@@ -74,15 +89,19 @@ class DatagenSettings:
     chunk: int = 32
     """Games per chunk (the unit of atomic progress; part of the output's identity)."""
 
+    positions: int = 0
+    """Stop after exactly this many positions (0 = every sampled position of the games)."""
+
     def __post_init__(self) -> None:
-        for name in ("games", "per_game", "chunk"):
+        # (field, lowest, highest): games as compare caps a budget, seeds as every command does
+        for name, low, high in (("games", 1, LIMITS["max_games"]), ("per_game", 1, 10_000),
+                                ("chunk", 1, LIMITS["games"]), ("seed", 0, LIMITS["seed"]),
+                                ("book_plies", 0, LIMITS["book_plies"]),
+                                ("random_plies", 0, LIMITS["book_plies"]),
+                                ("positions", 0, LIMITS["max_games"])):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise FieldError(name, f"must be a positive integer, got {v!r}")
-        for name in ("book_plies", "random_plies"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise FieldError(name, f"must be >= 0, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
+                raise FieldError(name, f"must be an integer from {low} to {high}, got {v!r}")
         if not isinstance(self.limits, Limits):
             raise FieldError("limits", f"must be a Limits, got {self.limits!r}")
         if self.fmt not in FORMATS:
@@ -104,6 +123,8 @@ class DatagenSummary:
     """Games already in the file when this call started."""
     fmt: str
     """Label format written."""
+    forfeits: int = 0
+    """Games an external engine forfeited (crash, timeout, illegal move): no positions."""
 
 
 def resolve_engine(arg: str) -> tuple[EngineSpec, PlayerSpec, np.ndarray, str]:
@@ -165,6 +186,8 @@ def _progress_path(out: Path) -> Path:
 def _identity(settings: DatagenSettings, spec: EngineSpec) -> dict:
     d = {f.name: getattr(settings, f.name) for f in fields(settings)
          if f.name not in ("games", "limits")}
+    if not settings.positions:
+        d.pop("positions")  # outputs started before --positions existed keep their identity
     d.update(limits_record(settings.limits))  # the keys stored before limits were one record
     d["engine_spec_sha256"] = file_record(Path(spec.path))["sha256"] if spec.path else ""
     weights = split_player(settings.engine)[1]
@@ -172,75 +195,191 @@ def _identity(settings: DatagenSettings, spec: EngineSpec) -> dict:
     return d
 
 
+@dataclass
+class _Resume:
+    """Where an output stands: its progress record, the hash of its recorded bytes, and bytes
+    after them (a chunk appended but not recorded)."""
+
+    state: dict
+    hasher: Any
+    tail: bytes
+
+
+def _fresh(ident: dict) -> dict:
+    return {"identity": ident, "chunks": 0, "games": 0, "positions": 0, "bytes": 0,
+            "sha256": hashlib.sha256().hexdigest(), "forfeits": 0, "done": False}
+
+
+def check_output(settings: DatagenSettings, out: Path, ident: dict) -> _Resume:
+    """The output's progress checked against the file, before anything is written: a new
+    output, or one these settings continue whose recorded bytes are exactly what the progress
+    file says. Raises ConfigError (one line naming the file) otherwise."""
+    prog_path = _progress_path(out)
+    check_writable(out, "output file")
+    check_writable(prog_path, "progress file")
+    check_writable(out.with_name(out.name + LOCK_SUFFIX), "lock file")
+    if not prog_path.exists():
+        if out.exists() and out.stat().st_size > 0:
+            raise ConfigError(f"{out} exists and was not written by evotune datagen; choose "
+                              "another --out or remove it")
+        return _Resume(_fresh(ident), hashlib.sha256(), b"")
+    try:
+        state = json.loads(prog_path.read_text(encoding="utf-8"))
+        for key in ("chunks", "games", "positions", "bytes"):
+            if isinstance(state[key], bool) or not isinstance(state[key], int) \
+                    or state[key] < 0:
+                raise ValueError(f"'{key}' is not a count")
+        state.setdefault("forfeits", 0)
+        state.setdefault("done", False)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ConfigError(f"{prog_path}: unreadable ({exc}); remove it and {out} to start "
+                          "again") from None
+    if state.get("identity") != ident:
+        diff = sorted(k for k in set(ident) | set(state.get("identity", {}))
+                      if ident.get(k) != state.get("identity", {}).get(k))
+        raise ConfigError(f"{out} was started with other settings ({', '.join(diff)} "
+                          "differ); rerun with the same settings to continue it, or choose "
+                          "another --out")
+    recorded = int(state["bytes"])
+    if not out.is_file():
+        raise ConfigError(f"{out} is missing but {prog_path} records {state['games']} games; "
+                          f"remove {prog_path} to start again")
+    if out.stat().st_size < recorded:
+        raise ConfigError(f"{out} is shorter than its progress file says ({recorded} bytes); "
+                          f"remove {out} and {prog_path} to start again")
+    hasher = hashlib.sha256()
+    lines = 0
+    with open(out, "rb") as fh:
+        left = recorded
+        while left:
+            block = fh.read(min(left, 1 << 20))
+            hasher.update(block)
+            lines += block.count(b"\n")
+            left -= len(block)
+        tail = fh.read(settings.chunk * settings.per_game * LINE_BYTES + 1)
+    exact = (hasher.hexdigest() == state["sha256"] if "sha256" in state
+             else lines == state["positions"])  # records written before the hash was kept
+    if not exact:
+        raise ConfigError(f"{out}: its first {recorded} bytes are not the {state['positions']} "
+                          f"positions {prog_path} records (the file was changed); remove both "
+                          "files to start again, or choose another --out")
+    state["sha256"] = hasher.hexdigest()
+    if tail and (len(tail) > settings.chunk * settings.per_game * LINE_BYTES
+                 or state["done"] or state["games"] >= settings.games):
+        raise ConfigError(f"{out} has {out.stat().st_size - recorded} bytes after the "
+                          f"{state['games']} games {prog_path} records, which are not one "
+                          "unrecorded chunk this rerun can check; remove both files to start "
+                          "again, or choose another --out")
+    return _Resume(state, hasher, tail)
+
+
+def _append(out: Path, size: int, data: bytes) -> None:
+    """Cut ``out`` to ``size`` bytes and append ``data`` with one write, then fsync."""
+    fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        if os.fstat(fd).st_size != size:
+            os.ftruncate(fd, size)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    except OSError as exc:
+        raise StoreError(f"could not write {out} ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+
+
+def _chunk_lines(settings, player, quiet_w, quiet_fs, first: int, last: int,
+                 workers: int) -> tuple[list[str], int]:
+    """The output lines of games ``first`` .. ``last - 1`` in game order, and the forfeits."""
+    match = MatchSettings(limits=settings.limits, openings=None)
+    openings = [game_opening(settings, g) for g in range(first, last)]
+    tasks = [GameTask(key=(0, 0, g, g), white=player, black=player, opening=op,
+                      settings=match) for g, (op, _) in zip(range(first, last), openings)]
+    try:
+        records = map_games(tasks, workers=max(1, workers))
+    finally:
+        if not player.is_builtin:
+            close_external_players()
+    lines, forfeits = [], 0
+    for rec, (op, rng) in zip(records, openings):
+        if rec.termination.startswith("forfeit"):
+            forfeits += 1  # its result says who misbehaved, not who stood better
+            continue
+        for _, fen, value in sample_positions(op, rec.moves, rec.result, rng,
+                                              per_game=settings.per_game, weights=quiet_w,
+                                              features=quiet_fs):
+            lines.append(format_line(fen, value, settings.fmt) + "\n")
+    return lines, forfeits
+
+
 def datagen(settings: DatagenSettings, out: str | Path, *, workers: int = 1,
             progress: Callable[[int, int, int], None] | None = None) -> DatagenSummary:
     """Play ``settings.games`` games and write their labelled quiet positions to ``out``.
 
-    ``progress(games_done, games_total, positions)`` is called after each chunk.
+    ``workers``: processes playing the games (0 = one per core); the output does not depend on
+    it. ``progress(games_done, games_total, positions)`` is called after each chunk (and once
+    before the first, after every check passed).
     """
     out = Path(out)
+    check_workers(workers)
+    workers = resolve_workers(workers)
     spec, player, quiet_w, quiet_fs = resolve_engine(settings.engine)
-    resolve_openings_path(settings.openings)  # bad openings: an error before anything is written
     ident = _identity(settings, spec)
+    check_output(settings, out, ident)
+    path = resolve_openings_path(settings.openings)
+    check_openings(None if path is None else str(path), book_plies=settings.book_plies)
+    try:
+        check_engine_spec(spec)  # a 'uci' engine is started once and its options checked
+    finally:
+        if not player.is_builtin:
+            close_external_players()
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"could not create the folder of {out} ({exc.strerror})") from None
+    lock = RunLock(out.with_name(out.name + LOCK_SUFFIX),
+                   busy=f"{out} is being written by another evotune datagen (PID {{pid}}); wait "
+                        "for it to finish or choose another --out")
+    lock.acquire()
+    try:
+        return _generate(settings, out, ident, player, quiet_w, quiet_fs, workers, progress)
+    finally:
+        lock.release()
+
+
+def _generate(settings, out, ident, player, quiet_w, quiet_fs, workers,
+              progress) -> DatagenSummary:
     prog_path = _progress_path(out)
-    state = {"identity": ident, "chunks": 0, "games": 0, "positions": 0, "bytes": 0}
-    if prog_path.exists():
-        try:
-            state = json.loads(prog_path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"{prog_path}: unreadable ({exc}); remove it and {out} to start "
-                              "again") from None
-        if state.get("identity") != ident:
-            diff = sorted(k for k in set(ident) | set(state.get("identity", {}))
-                          if ident.get(k) != state.get("identity", {}).get(k))
-            raise ConfigError(f"{out} was started with other settings ({', '.join(diff)} "
-                              "differ); rerun with the same settings to continue it, or choose "
-                              "another --out")
-        if not out.exists() or out.stat().st_size < state["bytes"]:
-            raise ConfigError(f"{out} is shorter than its progress file says ({state['bytes']} "
-                              f"bytes); remove {out} and {prog_path} to start again")
-    elif out.exists() and out.stat().st_size > 0:
-        raise ConfigError(f"{out} exists and was not written by evotune datagen; choose another "
-                          "--out or remove it")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "ab") as fh:
-        fh.truncate(state["bytes"])  # drop a chunk appended but never recorded
+    at = check_output(settings, out, ident)  # again, as the only writer
+    state, hasher, tail = at.state, at.hasher, at.tail
     resumed_from = int(state["games"])
-    match = MatchSettings(limits=settings.limits, openings=None)
     if progress is not None:
         progress(state["games"], settings.games, state["positions"])
-    while state["games"] < settings.games:
+    while state["games"] < settings.games and not state["done"]:
         first = int(state["games"])
         last = min(first + settings.chunk, settings.games)
-        openings = [game_opening(settings, g) for g in range(first, last)]
-        tasks = [GameTask(key=(0, 0, g, g), white=player, black=player, opening=op,
-                          settings=match) for g, (op, _) in zip(range(first, last), openings)]
-        try:
-            records = map_games(tasks, workers=max(1, workers))
-        finally:
-            if not player.is_builtin:
-                close_external_players()
-        lines = []
-        for rec, (op, rng) in zip(records, openings):
-            for _, fen, value in sample_positions(op, rec.moves, rec.result, rng,
-                                                  per_game=settings.per_game, weights=quiet_w,
-                                                  features=quiet_fs):
-                lines.append(format_line(fen, value, settings.fmt) + "\n")
+        lines, forfeits = _chunk_lines(settings, player, quiet_w, quiet_fs, first, last, workers)
+        done = False
+        if settings.positions and state["positions"] + len(lines) >= settings.positions:
+            lines, done = lines[:settings.positions - state["positions"]], True
         data = "".join(lines).encode("utf-8")
-        fd = os.open(out, os.O_WRONLY | os.O_APPEND)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        if tail and not data.startswith(tail):
+            raise EvotuneError(f"{out}: the {len(tail)} bytes after the {first} games "
+                               f"{prog_path} records are not the start of games {first}-"
+                               f"{last - 1} as these settings play them (the file was "
+                               "changed); remove both files to start again, or choose another "
+                               "--out")
+        tail = b""
+        _append(out, int(state["bytes"]), data)
+        hasher.update(data)
         state = {"identity": ident, "chunks": state["chunks"] + 1, "games": last,
                  "positions": state["positions"] + len(lines),
-                 "bytes": state["bytes"] + len(data)}
+                 "bytes": state["bytes"] + len(data), "sha256": hasher.hexdigest(),
+                 "forfeits": state["forfeits"] + forfeits, "done": done}
         atomic_write_json(prog_path, state)
         if progress is not None:
             progress(last, settings.games, state["positions"])
     return DatagenSummary(out=str(out), games=int(state["games"]),
                           positions=int(state["positions"]), resumed_from=resumed_from,
-                          fmt=settings.fmt)
+                          fmt=settings.fmt, forfeits=int(state["forfeits"]))

@@ -19,6 +19,7 @@ import dataclasses
 import hashlib
 import json
 import logging
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +29,8 @@ import numpy as np
 
 from ..enginespec import load_engine_spec, resolve_engine_spec_path
 from ..errors import ConfigError, StoreError
-from ..limits import Limits
+from ..fileio import check_writable
+from ..limits import LIMITS, Limits
 from ..match.fixtures import limits_record
 from ..runs.config import RunConfig
 from ..runs.lifecycle import resolve_workers
@@ -37,7 +39,7 @@ from ..runs.store import Store
 from ..seeding import STREAM_TEXEL, generator
 from ..weightsio import load_weights_file
 from . import texel as tx
-from .features import extract, feature_set
+from .features import Extracted, extract, feature_set
 from .labels import Positions, file_record, read_positions
 
 log = logging.getLogger(__name__)
@@ -82,8 +84,9 @@ class TexelConfig:
     """Malformed lines tolerated in the data files."""
     seed: int = 1
     """Seed of the validation split."""
-    l2: float = 0.0
-    """Ridge strength toward the initial weights (0 = none); see :class:`texel.Problem`."""
+    l2: float | str = "auto"
+    """Ridge strength toward the initial weights (0 = none; see :class:`texel.Problem`), or
+    'auto': the value of :data:`texel.L2_GRID` whose fit has the lowest validation error."""
     # what the report, plot and verify commands read from any run's config
     strategy: str = STRATEGY
     """Always 'texel' (tells the commands what kind of run this is)."""
@@ -114,8 +117,14 @@ class TexelConfig:
             raise ConfigError(f"--val-block {self.val_block}: give a number of positions >= 1")
         if not 0.0 <= self.val_share < 1.0:
             raise ConfigError(f"--val-share {self.val_share:g}: give a share in [0, 1)")
-        if not self.lr > 0:
-            raise ConfigError(f"--lr must be > 0, got {self.lr!r}")
+        if not (self.lr > 0 and math.isfinite(self.lr)):
+            raise ConfigError(f"--lr must be a finite number > 0, got {self.lr!r}")
+        if not (self.tol >= 0 and math.isfinite(self.tol)):
+            raise ConfigError(f"--tol must be a finite number >= 0, got {self.tol!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) \
+                or not 0 <= self.seed <= LIMITS["seed"]:
+            raise ConfigError(f"--seed {self.seed!r} is out of range; give an integer from 0 to "
+                              f"{LIMITS['seed']}")
         if self.k != "auto":
             try:
                 k = float(self.k)
@@ -123,8 +132,19 @@ class TexelConfig:
                 k = float("nan")
             if not k > 0 or not np.isfinite(k):
                 raise ConfigError(f"--k {self.k}: give 'auto' or a positive number")
-        if not (self.l2 >= 0 and np.isfinite(self.l2)):
-            raise ConfigError(f"--l2 {self.l2!r}: give a number >= 0 (0 = no ridge)")
+        if self.l2 == "auto":
+            if self.val_share == 0:
+                raise ConfigError("--l2 auto chooses the ridge by validation error and "
+                                  "--val-share 0 holds out no positions; give --l2 (0 = no "
+                                  "ridge) or a --val-share > 0")
+        else:
+            try:
+                l2 = float(self.l2)
+            except (TypeError, ValueError):
+                l2 = float("nan")
+            if isinstance(self.l2, bool) or not (l2 >= 0 and math.isfinite(l2)):
+                raise ConfigError(f"--l2 {self.l2}: give 'auto' or a number >= 0 (0 = no ridge)")
+            object.__setattr__(self, "l2", l2)
 
     def to_dict(self) -> dict:
         """The stored form: every field, the limits as their ``depth``, ``nodes`` and
@@ -209,9 +229,10 @@ def fit_identity(cfg: TexelConfig, files: list[dict]) -> dict:
 
 
 def new_fit(cfg: TexelConfig, *, out_dir: str | Path = "populations",
-            run_id: str | None = None) -> tuple[Store, Positions]:
-    """Create the run directory of a new fit; every input (data files included) is read and
-    checked first, so a bad input leaves nothing behind. Returns the store and the positions."""
+            run_id: str | None = None, workers: int = 0) -> tuple[Store, FitData]:
+    """Create the run directory of a new fit; every input (data files included) is read,
+    turned into feature rows and checked first, so a bad input (or too few usable positions)
+    leaves nothing behind. Returns the store and the data."""
     for p in cfg.data:
         if not Path(p).is_file():
             raise ConfigError(f"data file {p}: no such file")
@@ -226,12 +247,13 @@ def new_fit(cfg: TexelConfig, *, out_dir: str | Path = "populations",
     identity = fit_identity(cfg, files)
     run_id = run_id or f"texel-{time.strftime('%Y%m%d-%H%M%S')}-{identity['hash'][:6]}"
     check_run_id(run_id)
+    check_writable(out_dir, "runs folder", folder=True)
     if (Path(out_dir) / run_id / "manifest.json").exists():
         raise StoreError(f"run '{run_id}' already exists in {out_dir}; continue it with "
                          f"'evotune resume {run_id}' or choose another --run-id")
-    positions = read_positions(cfg.data, max_bad=cfg.max_bad, max_positions=cfg.max_positions)
+    data = fit_data(cfg, workers=workers)
     store = Store.create(out_dir, run_id, config=cfg.to_run_config(files), identity=identity)
-    return store, positions
+    return store, data
 
 
 def open_fit(store: Store) -> TexelConfig:
@@ -240,6 +262,12 @@ def open_fit(store: Store) -> TexelConfig:
     manifest = store.manifest()
     cfg = TexelConfig.from_run_config(manifest.config)
     store.lock()
+    for p in cfg.data + (() if cfg.init == "reference" else (cfg.init,)):
+        if not Path(p).is_file():
+            what = "data file" if p in cfg.data else "initial weights file"
+            raise StoreError(f"fit '{store.run_id}' cannot be resumed: its {what} {p} is "
+                             "missing; put it back (same size and SHA-256) and resume again, "
+                             "or start a new fit")
     now = fit_identity(cfg, data_files(cfg))
     stored = manifest.identity
     changed = [k for k in ("config", "engine_spec", "init", "data") if stored.get(k) != now.get(k)]
@@ -281,13 +309,89 @@ def _split(n: int, share: float, seed: int, block: int = 1) -> tuple[np.ndarray,
     return idx[~in_val], idx[in_val]
 
 
-def execute_fit(store: Store, cfg: TexelConfig, *, positions: Positions | None = None,
+@dataclass
+class FitData:
+    """The positions of a fit, read and turned into feature rows, with their split."""
+
+    positions: Positions
+    extracted: Extracted
+    y: np.ndarray
+    """Results of the kept positions."""
+    train_idx: np.ndarray
+    val_idx: np.ndarray
+    seconds_extract: float
+    messages: list[str]
+    """What reading and extraction found (said when the fit starts)."""
+
+
+def fit_data(cfg: TexelConfig, *, positions: Positions | None = None,
+             workers: int = 0) -> FitData:
+    """Read the data files (unless given), extract feature rows and split them; ConfigError
+    when the usable positions cannot make a fit (fewer than 2, or a split leaving a side
+    empty). Writes nothing."""
+    spec = load_engine_spec(cfg.engine)
+    w0 = _initial_weights(cfg)
+    if positions is None:
+        positions = read_positions(cfg.data, max_bad=cfg.max_bad,
+                                   max_positions=cfg.max_positions)
+    messages = [f"read {len(positions)} positions from {len(cfg.data)} file(s)"
+                + (f", {positions.bad} bad lines skipped" if positions.bad else "")]
+    t0 = time.perf_counter()
+    ex = extract(positions.fens, w0, features=feature_set(spec), use_qsearch=cfg.qsearch,
+                 workers=resolve_workers(workers))
+    seconds = time.perf_counter() - t0
+    messages.append(f"features of {ex.kept.size} positions in {seconds:.1f} s"
+                    + (f" ({ex.not_quiet} not quiet, rejected)" if not cfg.qsearch else
+                       f" (quiescence leaves; {ex.mate} ending in mate rejected)"))
+    n = int(ex.kept.size)
+    if n < 2:
+        raise ConfigError(f"only {n} usable positions in {', '.join(cfg.data)} ({len(positions)} "
+                          f"read, {ex.not_quiet + ex.mate} rejected); a fit needs at least 2: "
+                          "give more data")
+    train_idx, val_idx = _split(n, cfg.val_share, cfg.seed, cfg.val_block)
+    if train_idx.size == 0:
+        raise ConfigError(f"--val-share {cfg.val_share:g} of {n} usable positions leaves none "
+                          "for training; give more data or a smaller share")
+    if val_idx.size == 0 and cfg.val_share > 0:
+        raise ConfigError(f"--val-share {cfg.val_share:g} of {n} usable positions holds out "
+                          "none for validation; give more data or a larger share (--val-share 0 "
+                          "fits on every position without validation)")
+    return FitData(positions=positions, extracted=ex, y=positions.result_array()[ex.kept],
+                   train_idx=train_idx, val_idx=val_idx, seconds_extract=seconds,
+                   messages=messages)
+
+
+def choose_l2(train: tx.Problem, val: tx.Problem, w0: np.ndarray, K: float, cfg: TexelConfig,
+              say: Callable[[str], None]) -> tuple[float, list[dict]]:
+    """The ridge of :data:`texel.L2_GRID` whose whole fit (from ``w0``, as the fit itself runs)
+    has the lowest validation error (the smallest on a tie); says each one's error."""
+    start = val.error(w0, K)
+    tried = []
+    for l2 in tx.L2_GRID:
+        problem = dataclasses.replace(train, l2=l2)
+        w, n = w0, 0
+        for n, w, _, _ in tx.epochs(problem, w0, K, optimizer=cfg.optimizer, iters=cfg.iters,
+                                    lr=cfg.lr, tol=cfg.tol, adam=tx.AdamState.zeros(w0.size),
+                                    start=0, stop=cfg.epochs, last=problem.error(w0, K)):
+            pass
+        tried.append({"l2": l2, "validation": val.error(w, K), "epochs": n})
+        say(f"ridge --l2 {l2:g}: validation error {tried[-1]['validation']:.6f} after {n} "
+            f"epochs (start {start:.6f})")
+    best = min(tried, key=lambda t: t["validation"])
+    say(f"ridge --l2 {best['l2']:g} chosen: the lowest validation error of {len(tried)} "
+        "(give --l2 to set it)")
+    return float(best["l2"]), tried
+
+
+def execute_fit(store: Store, cfg: TexelConfig, *, data: FitData | None = None,
                 progress: Callable[[FitProgress], None] | None = None,
                 workers: int = 0) -> dict:
     """Run (or continue) the fit stored in ``store``; returns the texel.json summary.
 
-    ``positions``: the data files already read (by :func:`new_fit`); None reads them.
-    ``workers``: threads extracting features (0 = one per core); the fit does not depend on it."""
+    ``data``: the positions already read and extracted (by :func:`new_fit`); None reads them.
+    ``workers``: threads extracting features (0 = one per core); the fit does not depend on it.
+    With ``l2 = 'auto'`` a new fit first chooses its ridge (:func:`choose_l2`); the choice is
+    part of the stored state, so a resumed fit keeps it."""
     def say(msg: str) -> None:
         log.info(msg)
         if progress is not None:
@@ -300,36 +404,21 @@ def execute_fit(store: Store, cfg: TexelConfig, *, positions: Positions | None =
     spec = load_engine_spec(cfg.engine)
     space = spec.space()
     w0 = _initial_weights(cfg)
-    if positions is None:
-        positions = read_positions(cfg.data, max_bad=cfg.max_bad,
-                                   max_positions=cfg.max_positions)
-    say(f"read {len(positions)} positions from {len(cfg.data)} file(s)"
-        + (f", {positions.bad} bad lines skipped" if positions.bad else ""))
-    t0 = time.perf_counter()
-    ex = extract(positions.fens, w0, features=feature_set(spec), use_qsearch=cfg.qsearch,
-                 workers=resolve_workers(workers))
-    y = positions.result_array()[ex.kept]
-    seconds_extract = time.perf_counter() - t0
-    say(f"features of {ex.kept.size} positions in {seconds_extract:.1f} s"
-        + (f" ({ex.not_quiet} not quiet, rejected)" if not cfg.qsearch else
-           f" (quiescence leaves; {ex.mate} ending in mate rejected)"))
-    if ex.kept.size < 2:
-        raise ConfigError(f"only {ex.kept.size} usable positions; give more data")
-    train_idx, val_idx = _split(ex.kept.size, cfg.val_share, cfg.seed, cfg.val_block)
-    X = ex.X
-    free = space.free
-    bounds = dict(free=free, lower=space.lower_array, upper=space.upper_array)
-    train = tx.Problem(X[train_idx], y[train_idx], **bounds, l2=cfg.l2, center=w0)
-    val = tx.Problem(X[val_idx], y[val_idx], **bounds)
+    if data is None:
+        data = fit_data(cfg, workers=workers)
+    for message in data.messages:
+        say(message)
+    ex, positions, X, y = data.extracted, data.positions, data.extracted.X, data.y
+    bounds = dict(free=space.free, lower=space.lower_array, upper=space.upper_array)
+    train = tx.Problem(X[data.train_idx], y[data.train_idx], **bounds, l2=0.0, center=w0)
+    val = tx.Problem(X[data.val_idx], y[data.val_idx], **bounds)
 
-    def commit(epoch: int, w: np.ndarray, K: float, seconds: float, *, converged: bool,
-               last: float | None) -> tuple[dict, dict]:
+    def commit(epoch: int, w: np.ndarray, K: float, seconds: float, *,
+               converged: bool) -> tuple[dict, dict]:
         """Store epoch ``epoch`` (generation file, then state: the commit point)."""
         stats = {"loss_train": train.error(w, K), "loss_val": val.error(w, K), "K": K}
         st = {"kind": STRATEGY, "K": K, "weights": w.tolist(), "adam": opt.to_dict(),
-              "converged": bool(converged or (last is not None
-                                              and abs(last - stats["loss_train"]) < cfg.tol)),
-              "loss_train": stats["loss_train"]}
+              "converged": bool(converged), "loss_train": stats["loss_train"], "l2": train.l2}
         total = seconds_before + time.perf_counter() - t_start
         row = tuple(float(x) for x in w)
         gen = Generation(generation=epoch, strategy=STRATEGY, names=tuple(space.names),
@@ -341,40 +430,56 @@ def execute_fit(store: Store, cfg: TexelConfig, *, positions: Positions | None =
         return stats, st
 
     opt = tx.AdamState.zeros(w0.size)
+    tried: list[dict] = []
     if state is None:
         K = fit_k_value(cfg, train, w0)
-        stats, st = commit(0, w0, K, 0.0, converged=False, last=None)
-        say(f"K = {K:.4f} (error {stats['loss_train']:.6f} train, {stats['loss_val']:.6f} "
+        say(f"K = {K:.4f} (error {train.error(w0, K):.6f} train, {val.error(w0, K):.6f} "
             "validation with the initial weights)")
+        l2 = cfg.l2 if cfg.l2 != "auto" else None
+        if l2 is None:
+            l2, tried = choose_l2(train, val, w0, K, cfg, say)
+        train.l2 = float(l2)
+        stats, st = commit(0, w0, K, 0.0, converged=False)
     else:
         st = state.strategy
+        train.l2 = float(st.get("l2", cfg.l2))  # fits stored before the choice was kept
     K = float(st["K"])
     w = np.asarray(st["weights"], dtype=np.float64)
     opt = tx.AdamState.from_dict(st["adam"])
     epoch = state.generation if state is not None else 0
-    while epoch < cfg.epochs and not st["converged"]:
+    if not st["converged"]:
         t_ep = time.perf_counter()
-        if cfg.optimizer == "lbfgs":
-            w = tx.lbfgs_epoch(train, w, K, iters=cfg.iters)
-        else:
-            w = tx.adam_epoch(train, w, K, opt, iters=cfg.iters, lr=cfg.lr)
-        epoch += 1
-        stats, st = commit(epoch, w, K, time.perf_counter() - t_ep, converged=False,
-                           last=float(st["loss_train"]))
-        if progress is not None:
-            progress(FitProgress(kind="epoch", epoch=epoch, epochs=cfg.epochs,
-                                 loss_train=stats["loss_train"], loss_val=stats["loss_val"]))
+        for epoch, w, _, converged in tx.epochs(train, w, K, optimizer=cfg.optimizer,
+                                                iters=cfg.iters, lr=cfg.lr, tol=cfg.tol,
+                                                adam=opt, start=epoch, stop=cfg.epochs,
+                                                last=float(st["loss_train"])):
+            stats, st = commit(epoch, w, K, time.perf_counter() - t_ep, converged=converged)
+            if progress is not None:
+                progress(FitProgress(kind="epoch", epoch=epoch, epochs=cfg.epochs,
+                                     loss_train=stats["loss_train"], loss_val=stats["loss_val"]))
+            t_ep = time.perf_counter()
     wr = tx.rounded(w, train)
+    errors = {"error_initial": {"train": train.error(w0, K), "validation": val.error(w0, K)},
+              "error_before_rounding": {"train": train.error(w, K),
+                                        "validation": val.error(w, K)},
+              "error_after_rounding": {"train": train.error(wr, K),
+                                       "validation": val.error(wr, K)}}
+    warning = ""
+    if val.n and errors["error_after_rounding"]["validation"] > \
+            errors["error_initial"]["validation"]:
+        warning = (f"the fitted weights' validation error "
+                   f"{errors['error_after_rounding']['validation']:.6f} is worse than the start's "
+                   f"{errors['error_initial']['validation']:.6f}: they predict held-out games "
+                   "worse than the initial weights (overfitting); try a larger --l2 or more data")
     summary = {
         "run_id": store.run_id, "engine": cfg.engine, "names": list(space.names),
         "positions_read": len(positions), "bad_lines": positions.bad,
         "not_quiet": ex.not_quiet, "mate": ex.mate, "train": train.n, "validation": val.n,
-        "K": K, "epochs": epoch, "converged": bool(st["converged"]),
-        "error_initial": {"train": train.error(w0, K), "validation": val.error(w0, K)},
-        "error_before_rounding": {"train": train.error(w, K), "validation": val.error(w, K)},
-        "error_after_rounding": {"train": train.error(wr, K), "validation": val.error(wr, K)},
+        "K": K, "epochs": epoch, "converged": bool(st["converged"]), "l2": train.l2,
+        "l2_chosen_by_validation": cfg.l2 == "auto", **({"l2_tried": tried} if tried else {}),
+        **errors, "warning": warning,
         "weights": w.tolist(), "weights_rounded": wr.tolist(),
-        "seconds_extract": seconds_extract,
+        "seconds_extract": data.seconds_extract,
         "data": store.manifest().config.params_dict()["data_files"],
     }
     store.write_document("texel", summary)

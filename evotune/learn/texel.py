@@ -28,6 +28,9 @@ from ..errors import ConfigError
 LN10 = math.log(10.0)
 OPTIMIZERS = ("lbfgs", "adam")
 K_RANGE = (0.05, 10.0)
+L2_GRID = (0.0, 1e-5, 5e-5, 2e-4, 1e-3)
+"""Ridge strengths tried when none is given (``--l2 auto``): the one whose fit has the lowest
+validation error is kept."""
 
 
 def require_scipy():
@@ -177,6 +180,26 @@ def adam_epoch(problem: Problem, w: np.ndarray, K: float, state: AdamState, *, i
         w[free] = np.clip(w[free] - lr * mhat / (np.sqrt(vhat) + eps), problem.lower[free],
                           problem.upper[free])
     return w
+
+
+def epochs(problem: Problem, w: np.ndarray, K: float, *, optimizer: str, iters: int, lr: float,
+           tol: float, adam: AdamState, start: int, stop: int, last: float | None):
+    """The epochs after epoch ``start`` (weights ``w``, training error ``last``), up to epoch
+    ``stop`` or convergence: yields (epoch, weights, training error, converged). Converged: the
+    epoch changed the training error by less than ``tol``."""
+    epoch = start
+    while epoch < stop:
+        if optimizer == "lbfgs":
+            w = lbfgs_epoch(problem, w, K, iters=iters)
+        else:
+            w = adam_epoch(problem, w, K, adam, iters=iters, lr=lr)
+        epoch += 1
+        loss = problem.error(w, K)
+        converged = last is not None and abs(last - loss) < tol
+        yield epoch, w, loss, converged
+        if converged:
+            return
+        last = loss
 
 
 def rounded(w: np.ndarray, problem: Problem) -> np.ndarray:
