@@ -1,0 +1,96 @@
+"""Match, verify, compare and datagen are as safe as runs: nothing they start outlives them (SIGKILL
+or SIGTERM of the command), they start only the engine processes they use, a shutdown is not
+reported as forfeits, and what they print says what the games mean."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from test_store_processes import _descendants, _table
+
+needs_proc = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads processes from /proc")
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ")
+    except OSError:
+        return b""
+
+
+def _engine_pids(folder: Path) -> set[int]:
+    return {int(p.name) for p in folder.iterdir()}
+
+
+def _alive(pids: dict[int, bytes]) -> dict[int, bytes]:
+    """The processes of ``pids`` (pid -> start time) still running (zombies count as gone)."""
+    table = _table()
+    out = {}
+    for p, start in pids.items():
+        if p in table and table[p][1] == start:
+            try:
+                state = open(f"/proc/{p}/stat", "rb").read().rsplit(b")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if state != b"Z":
+                out[p] = _cmdline(p)[:100]
+    return out
+
+
+def _kill_when_busy(args: list[str], pids: Path, sig: int, *, engines: int = 2,
+                    timeout: float = 150.0) -> tuple[dict[int, bytes], dict[int, bytes]]:
+    """Start ``evotune ARGS``; once its loky workers and ``engines`` engines run, send ``sig``;
+    return (the command line of every descendant seen, those still running 5 s after the
+    command ended)."""
+    proc = subprocess.Popen([sys.executable, "-m", "evotune.cli", *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    seen: dict[int, bytes] = {}
+    deadline = time.time() + timeout
+    while time.time() < deadline and proc.poll() is None:
+        seen.update(_descendants(proc.pid))
+        workers = [p for p in seen if b"loky" in _cmdline(p)]
+        if len(workers) >= 2 and len(_engine_pids(pids)) >= engines:
+            break
+        time.sleep(0.05)
+    seen.update(_descendants(proc.pid))
+    assert proc.poll() is None, (
+        "the command ended before it could be killed: " + proc.stderr.read().decode()[-500:])
+    table = _table()
+    seen.update({p: table[p][1] for p in _engine_pids(pids) if p in table})
+    kinds = {p: _cmdline(p) for p in seen}
+    os.kill(proc.pid, sig)
+    proc.wait()
+    gone_by = time.time() + 5
+    while time.time() < gone_by and _alive(seen):
+        time.sleep(0.1)
+    return kinds, _alive(seen)
+
+
+@pytest.fixture()
+def two_fakes(tmp_path, fake_engine_spec):
+    """Two fake engine specs that write their processes' pids into tmp_path/pids."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    a = fake_engine_spec(tmp_path, "random_mover", "--pids", str(pids), name="fa")
+    b = fake_engine_spec(tmp_path, "random_mover", "--pids", str(pids), name="fb",
+                         options="Seed = 8")
+    return a, b, pids
+
+
+@needs_proc
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_killed_match_leaves_no_worker_tracker_or_engine(two_fakes, sig):
+    a, b, pids = two_fakes
+    seen, alive = _kill_when_busy(["match", str(a), str(b), "--games", "400", "--workers", "2"],
+                                  pids, sig, engines=4)
+    assert sum(b"LokyProcess" in c for c in seen.values()) == 2
+    assert sum(b"resource_tracker" in c for c in seen.values()) >= 1
+    assert sum(b"random_mover" in c for c in seen.values()) >= 4
+    assert alive == {}
