@@ -94,3 +94,40 @@ def test_killed_match_leaves_no_worker_tracker_or_engine(two_fakes, sig):
     assert sum(b"resource_tracker" in c for c in seen.values()) >= 1
     assert sum(b"random_mover" in c for c in seen.values()) >= 4
     assert alive == {}
+
+
+@needs_proc
+@pytest.mark.parametrize("sig", [signal.SIGKILL, pytest.param(signal.SIGTERM, marks=pytest.mark.slow)])
+def test_killed_verify_leaves_no_process(tmp_path, two_fakes, make_fake_run, sig):
+    a, _, pids = two_fakes
+    make_fake_run(tmp_path / "runs", "v", engine=str(a))
+    seen, alive = _kill_when_busy(["verify", "v", "--runs-dir", str(tmp_path / "runs"),
+                                   "--games", "400", "--workers", "2"], pids, sig, engines=4)
+    assert sum(b"LokyProcess" in c for c in seen.values()) == 2
+    assert sum(b"random_mover" in c for c in seen.values()) >= 4
+    assert alive == {}
+
+
+@needs_proc
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_killed_compare_leaves_no_process(tmp_path, two_fakes, sig):
+    a, _, pids = two_fakes
+    seen, alive = _kill_when_busy(["compare", "--strategies", "de", "--games-budget", "20000",
+                                   "--np", "4", "--engine", str(a), "--verify-games", "2",
+                                   "--workers", "2", "--runs-dir", str(tmp_path / "runs"),
+                                   "--reports", str(tmp_path / "reports")], pids, sig,
+                                  engines=4)
+    assert sum(b"LokyProcess" in c for c in seen.values()) == 2
+    assert alive == {}
+
+
+@needs_proc
+@pytest.mark.parametrize("sig", [signal.SIGKILL, pytest.param(signal.SIGTERM, marks=pytest.mark.slow)])
+def test_killed_datagen_leaves_no_process(tmp_path, two_fakes, sig):
+    a, _, pids = two_fakes
+    seen, alive = _kill_when_busy(["datagen", "--engine", str(a), "--games", "400", "--workers",
+                                   "2", "--out", str(tmp_path / "pos.txt")], pids, sig,
+                                  engines=2)
+    assert sum(b"LokyProcess" in c for c in seen.values()) == 2
+    assert alive == {}
