@@ -131,3 +131,43 @@ def test_killed_datagen_leaves_no_process(tmp_path, two_fakes, sig):
                                   engines=2)
     assert sum(b"LokyProcess" in c for c in seen.values()) == 2
     assert alive == {}
+
+
+def _max_alive_engines(proc: subprocess.Popen, pids: Path) -> int:
+    """The most engine processes of ``pids`` running at once while ``proc`` runs."""
+    most = 0
+    while proc.poll() is None:
+        table = _table()
+        most = max(most, len([p for p in _engine_pids(pids) if p in table and b"random_mover"
+                              in _cmdline(p)]))
+        time.sleep(0.02)
+    return most
+
+
+@needs_proc
+@pytest.mark.parametrize("workers, started, at_once", [(1, 2, 2), (2, 6, 4)])
+def test_match_starts_one_process_per_engine_and_worker(two_fakes, workers, started, at_once):
+    """The spec check's engines serve the games of --workers 1 and are closed when workers play
+    them; each worker holds one process per engine (not one per engine and colour)."""
+    a, b, pids = two_fakes
+    proc = subprocess.Popen([sys.executable, "-m", "evotune.cli", "match", str(a), str(b),
+                             "--games", "16", "--max-plies", "30", "--workers", str(workers)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    most = _max_alive_engines(proc, pids)
+    out, err = proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    assert b"16 games" in out
+    assert len(_engine_pids(pids)) == started
+    assert most == at_once
+
+
+def test_self_play_holds_two_processes_per_worker(tmp_path, fake_engine_spec):
+    """The same engine on both sides needs two processes; and no more across games."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    a = fake_engine_spec(tmp_path, "random_mover", "--pids", str(pids), name="fa")
+    proc = subprocess.run([sys.executable, "-m", "evotune.cli", "match", str(a), str(a),
+                           "--games", "6", "--max-plies", "20", "--workers", "1"],
+                          capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert len(_engine_pids(pids)) == 2

@@ -25,6 +25,7 @@ import joblib
 from ..engine import play_game
 from ..errors import ConfigError
 from ..players import PlayerSpec
+from ..players.external import close_all
 from ..players.game import play_players_game
 from ..space import SHANNON_REFERENCE
 from .fixtures import Fixture, GameTask, MatchSettings, decisive_settled, game_task, games_before_verdict
@@ -123,6 +124,7 @@ def map_games(tasks: Sequence[GameTask], *, workers: int = 1, backend: str = "lo
 
     if any(t.white.is_builtin or t.black.is_builtin for t in tasks):
         warm_up()  # the numba cache is on disk before workers load it
+    close_all()  # the workers play: engines this process started (its spec checks) are idle
     try:  # parallel_config also registers joblib's external backends ('dask')
         config = joblib.parallel_config(backend=backend, n_jobs=workers)
     except ValueError as exc:

@@ -26,7 +26,7 @@ from ..limits import DEFAULT_MARGIN, TimeControl
 from ..rules import Adjudicator, game_over
 from . import PlayerSpec
 from .clock import Clocks
-from .external import Forfeit, MoveLimit, discard, engine_for
+from .external import Forfeit, MoveLimit, discard, engine_for, shares_process
 
 log = logging.getLogger(__name__)
 
@@ -94,19 +94,22 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
     total_nodes = 0
     verdict = None
     engines = {}
-    for colour, spec in players.items():  # one live process per side, reused across games
+    # one live process per engine, reused across games; two when both sides are the same engine
+    shared = not white.is_builtin and not black.is_builtin and shares_process(white, black)
+    slots = {c: int(c) if shared else 0 for c in players}
+    for colour, spec in players.items():
         if spec.is_builtin:
             continue
         try:
             # it started before the match (check_player_starts / check_engine_spec): failing to
             # start again after a crash is the engine's fault in this game, not the match's end
-            engines[colour] = engine_for(spec, slot=int(colour))
+            engines[colour] = engine_for(spec, slot=slots[colour])
             engines[colour].new_game(dict(spec.weight_options))
         except Forfeit as fault:
-            verdict = _forfeit(spec, colour, fault, clocks)
+            verdict = _forfeit(spec, colour, slots[colour], fault, clocks)
             break
         except EngineError as exc:
-            verdict = _forfeit(spec, colour, Forfeit("start", str(exc)), clocks)
+            verdict = _forfeit(spec, colour, slots[colour], Forfeit("start", str(exc)), clocks)
             break
     if verdict is None:
         verdict = game_over(board)
@@ -134,7 +137,7 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
                 position = head + (" moves " + " ".join(history) if history else "")
                 reply = engines[colour].play(board, limit, position=position)
             except Forfeit as fault:
-                verdict = _forfeit(spec, colour, fault, clocks, board)
+                verdict = _forfeit(spec, colour, slots[colour], fault, clocks, board)
                 break
             if clocks is not None and not clocks.spend(colour, reply.seconds):
                 log.info("%s (%s) lost on time", spec.name, "white" if colour else "black")
@@ -162,12 +165,13 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
         predicted=predicted, seconds=time.perf_counter() - start)
 
 
-def _forfeit(spec: PlayerSpec, colour: bool, fault: Forfeit, clocks: Clocks | None,
+def _forfeit(spec: PlayerSpec, colour: bool, slot: int, fault: Forfeit, clocks: Clocks | None,
              board: chess.Board | None = None) -> tuple[str, str]:
-    """The verdict when ``colour``'s engine misbehaved; its process is killed and replaced."""
+    """The verdict when ``colour``'s engine (in ``slot``) misbehaved; its process is killed and
+    replaced."""
     log.warning("%s (%s) forfeits the game: %s", spec.name,
                 "white" if colour == chess.WHITE else "black", fault)
-    discard(spec, slot=int(colour))
+    discard(spec, slot=slot)
     if clocks is not None and fault.reason == "timeout" and board is not None:
         return clocks.flag_result(board, colour)  # under a clock a hang is a loss on time
     return _loses(colour), f"forfeit-{fault.reason}"
