@@ -171,3 +171,70 @@ def test_self_play_holds_two_processes_per_worker(tmp_path, fake_engine_spec):
                           capture_output=True, timeout=120)
     assert proc.returncode == 0, proc.stderr.decode()
     assert len(_engine_pids(pids)) == 2
+
+
+def _ctrl_c_stderr(args: list[str], pids: Path, engines: int) -> str:
+    """Start ``evotune ARGS`` in a process group of its own (SIGINT not ignored, as on a
+    terminal), press Ctrl-C (SIGINT to the group) once ``engines`` engines run; its stderr."""
+    proc = subprocess.Popen([sys.executable, "-m", "evotune.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, process_group=0,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None and len(_engine_pids(pids)) < engines:
+        time.sleep(0.05)
+    time.sleep(1.0)  # games under way
+    assert proc.poll() is None
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    return err.decode()
+
+
+@needs_proc
+def test_ctrl_c_of_a_match_reports_no_forfeit(two_fakes):
+    a, b, pids = two_fakes
+    err = _ctrl_c_stderr(["match", str(a), str(b), "--games", "400", "--workers", "2"], pids, 6)
+    assert "forfeit" not in err and "exit code" not in err, err
+    assert "aborted" in err or err.strip() == "", err
+
+
+@needs_proc
+@pytest.mark.slow
+def test_ctrl_c_of_a_run_reports_no_forfeit(tmp_path, two_fakes):
+    a, _, pids = two_fakes
+    err = _ctrl_c_stderr(["run", "--engine", str(a), "--np", "4", "--games", "2",
+                          "--generations", "50", "--workers", "2", "--runs-dir",
+                          str(tmp_path / "runs"), "--run-id", "c"], pids, 5)
+    assert "forfeit" not in err and "exit code" not in err, err
+    assert "interrupted; every finished generation is stored" in err, err
+
+
+def test_a_forfeit_is_reported_where_the_game_arrives_not_where_it_is_played(
+        tmp_path, fake_engine_spec, caplog):
+    """A worker does not print its engine's death: the game's record carries the forfeit, and
+    map_games (in the process that receives the game) reports it. A game cut off by a shutdown
+    never arrives, so engines killed by Ctrl-C are not reported as forfeits."""
+    from evotune.enginespec import load_engine_spec
+    from evotune.match import MatchSettings, map_games, play_task
+    from evotune.match.fixtures import Fixture, game_task
+    from evotune.match.openings import Opening
+    from evotune.players.external import close_all
+    from evotune.players.spec import player_from_engine_spec
+
+    crash = player_from_engine_spec(load_engine_spec(fake_engine_spec(
+        tmp_path, "crash", "--after", "2", name="crasher")), None, name="crasher")
+    other = player_from_engine_spec(load_engine_spec(fake_engine_spec(
+        tmp_path, options="Seed = 9")), None, name="other")
+    task = game_task(Fixture(key=(0, 0), a=crash, b=other, games=2), 0, Opening(),
+                     MatchSettings())
+    try:
+        with caplog.at_level("WARNING"):
+            rec = play_task(task)
+            assert caplog.records == []
+            assert rec.termination == "forfeit-crash" and rec.result == "0-1"
+            assert len(rec.notes) == 1 and "crasher (white) forfeits the game" in rec.notes[0]
+            assert "notes" not in rec.to_dict()
+            (again,) = map_games([task])
+        assert again == rec
+        assert [r.getMessage() for r in caplog.records] == list(rec.notes)
+    finally:
+        close_all()

@@ -59,6 +59,8 @@ class GameRecord:
     """Per move: phi of the PV leaf, mover's view (only when the fixture records leaves)."""
     predicted: tuple[bool, ...] | None = None
     """Per move: the next move was the reply the PV predicted (only when recording leaves)."""
+    notes: tuple[str, ...] = field(default=(), compare=False)
+    """What the receiving process reports about the game (an engine's forfeit); not stored."""
 
     @property
     def plies(self) -> int:
