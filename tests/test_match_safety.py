@@ -3,6 +3,8 @@ or SIGTERM of the command), they start only the engine processes they use, a shu
 reported as forfeits, and what they print says what the games mean."""
 from __future__ import annotations
 
+import json
+import math
 import os
 import signal
 import subprocess
@@ -238,3 +240,39 @@ def test_a_forfeit_is_reported_where_the_game_arrives_not_where_it_is_played(
         assert [r.getMessage() for r in caplog.records] == list(rec.notes)
     finally:
         close_all()
+
+
+# ---- what a match of mirror-image pairs says ------------------------------------------------------
+
+def test_mirror_image_pairs_say_no_information_instead_of_a_zero_error_bar(tmp_path,
+                                                                         fake_engine_spec):
+    """The fake engine's move depends on the position only: with colours swapped, each pair's
+    two games mirror each other (every pair 1-1), as deterministic self-play at a fixed depth."""
+    a = fake_engine_spec(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "evotune.cli", "match", str(a), str(a),
+                           "--games", "6", "--max-plies", "20"], capture_output=True, timeout=120)
+    out = proc.stdout.decode()
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert "pentanomial LL LD DD|WL WD WW: 0 0 3 0 0" in out
+    assert "Elo: no information (every pair of games scored 1-1" in out
+    assert "+- 0.0" not in out
+    js = subprocess.run([sys.executable, "-m", "evotune.cli", "match", str(a), str(a),
+                         "--games", "6", "--max-plies", "20", "--json"], capture_output=True,
+                        timeout=120)
+    assert json.loads(js.stdout)["elo_error"] is None  # no interval, not a bar of 0
+
+
+def test_verify_and_compare_lines_say_no_information_too():
+    from evotune.experiments import _elo_text
+    from evotune.match.scoring import elo_error, uninformative
+    from evotune.reporting.verify import describe_match
+
+    m = {"label": "recommended vs reference", "games": 6, "wins": 2, "draws": 2, "losses": 2,
+         "score": 0.5, "elo": 0.0, "elo_error": None, "pentanomial": [0, 0, 3, 0, 0],
+         "los": 0.5}
+    assert "Elo: no information (every pair of games scored 1-1" in describe_match(m)
+    assert _elo_text(m) == "no information"
+    informative = {**m, "pentanomial": [0, 1, 1, 1, 0], "elo_error": 150.2}
+    assert "Elo +0.0 +- 150.2 (95%)" in describe_match(informative)
+    assert not uninformative([0, 1, 1, 1, 0]) and not uninformative([0, 0, 0, 0, 0])
+    assert elo_error(0.5, 0.0, 10) == math.inf  # every pair alike: no interval, never 0
