@@ -22,6 +22,7 @@ import numpy as np
 
 from .enginespec import load_engine_spec
 from .errors import ConfigError
+from .match.scoring import uninformative
 from .reporting import load_run
 from .reporting.compare import (WITHIN_ELO, curve_summary, games_within, match_elo, mean_band,
                                 recommended_at, verify_checkpoints, write_compare_plot)
@@ -259,6 +260,8 @@ def _reference_match(o: RunOutcome) -> dict | None:
 def _elo_text(m: dict | None) -> str:
     if m is None:
         return "n/a"
+    if uninformative(m.get("pentanomial", ())):
+        return "no information"
     e, err = m.get("elo"), m.get("elo_error")
     if e is not None and err is not None and math.isfinite(e) and math.isfinite(err):
         return f"{e:+.0f} +- {err:.0f}"

@@ -16,6 +16,7 @@ import click
 
 from .. import __version__
 from ..errors import EvotuneError, FieldError
+from ..reaper import no_orphans
 from .options import FIELD_FLAGS
 
 __all__ = ["cli", "main", "error_line"]
@@ -29,6 +30,12 @@ COMMAND_GROUPS = {
     "experiments": ("reproduce", "compare"),
 }
 """The module of ``evotune.cli`` that holds each command."""
+
+STARTS_PROCESSES = frozenset({"match", "run", "resume", "verify", "reproduce", "compare",
+                              "datagen"})
+"""Commands that start processes (workers, joblib's resource trackers, external engines): each
+runs under the reaper (:func:`evotune.reaper.no_orphans`), so nothing it started outlives it,
+however it ends (SIGKILL and SIGTERM included)."""
 
 
 class _LazyGroup(click.Group):
@@ -49,8 +56,11 @@ class _LazyGroup(click.Group):
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="evotune")
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """evotune: tune a chess engine's evaluation weights by evolution."""
+    if ctx.invoked_subcommand in STARTS_PROCESSES:
+        no_orphans()
 
 
 def _one_line(text: str) -> str:

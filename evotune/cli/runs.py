@@ -9,7 +9,6 @@ import click
 from ..enginespec import load_engine_spec
 from ..errors import ConfigError, EvotuneError
 from ..learn.fitrun import is_fit, open_fit
-from ..reaper import no_orphans
 from ..reporting.tables import brief
 from ..runs.config import build_run_config, dump_config_toml, validate_run_config
 from ..runs.lifecycle import check_backend, new_run, open_run, with_budget
@@ -38,7 +37,6 @@ def parse_params(items: tuple[str, ...]) -> dict:
 
 def run_and_report(store, plan) -> None:
     """Run (or continue) a run to its end, with a status line; print its summary."""
-    no_orphans()
     names = plan.spec.names
     click.echo(f"run {store.run_id} in {store.root}", err=True)
     try:

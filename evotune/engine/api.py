@@ -79,6 +79,9 @@ class GameOutcome:
     """bool (plies,): the move at ply t+1 is the reply the PV of ply t predicted (last: False)."""
     seconds: float
     """Wall time of the game."""
+    notes: tuple[str, ...] = field(default=(), compare=False)
+    """What went wrong in the game that the user should hear of (an engine's forfeit), said by
+    the process that receives the game, not the one that played it."""
 
 
 # ---- boundary helpers ----------------------------------------------------------------------

@@ -71,6 +71,8 @@ class GameRecord:
     weights, and arrays do not compare to one truth value."""
     predicted: tuple[bool, ...] | None = None
     """Per move: the next move was the reply the PV predicted (only when recording leaves)."""
+    notes: tuple[str, ...] = field(default=(), compare=False)
+    """What the receiving process reports about the game (an engine's forfeit); not stored."""
 
     @property
     def plies(self) -> int:

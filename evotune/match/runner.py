@@ -25,6 +25,7 @@ import joblib
 from ..engine import play_game
 from ..errors import ConfigError
 from ..players import PlayerSpec
+from ..players.external import close_all
 from ..players.game import play_players_game
 from ..space import SHANNON_REFERENCE
 from .fixtures import Fixture, GameTask, MatchSettings, decisive_settled, game_task, games_before_verdict
@@ -82,6 +83,7 @@ def play_task(task: GameTask) -> GameRecord:
         scores=tuple(int(x) for x in out.scores) if leaves else None,
         leaf_phi=leaf_array(out.leaf_phi) if leaves else None,
         predicted=tuple(bool(x) for x in out.predicted) if leaves else None,
+        notes=tuple(out.notes),
     )
 
 
@@ -108,21 +110,29 @@ def map_games(tasks: Sequence[GameTask], *, workers: int = 1, backend: str = "lo
 
     workers=1 plays in this process; more workers use ``joblib.Parallel(n_jobs=workers,
     backend=backend)`` ('loky' local processes; 'dask' inside a ``dask.distributed`` client).
-    ``on_result`` is called with each record as it arrives, in task order.
+    ``on_result`` is called with each record as it arrives, in task order. A game's notes (an
+    engine's forfeit) are logged here, when it arrives: a game cut off by a shutdown never
+    does, and its engines killed by the shutdown are not reported.
     """
     if workers < 1:
         raise ConfigError(f"workers must be >= 1, got {workers}")
     out: list[GameRecord] = []
+
+    def arrived(rec: GameRecord) -> None:
+        for note in rec.notes:
+            log.warning("%s", note)
+        out.append(rec)
+        if on_result is not None:
+            on_result(rec)
+
     if workers == 1 or len(tasks) <= 1:
         for t in tasks:
-            rec = play_task(t)
-            out.append(rec)
-            if on_result is not None:
-                on_result(rec)
+            arrived(play_task(t))
         return out
 
     if any(t.white.is_builtin or t.black.is_builtin for t in tasks):
         warm_up()  # the numba cache is on disk before workers load it
+    close_all()  # the workers play: engines this process started (its spec checks) are idle
     try:  # parallel_config also registers joblib's external backends ('dask')
         config = joblib.parallel_config(backend=backend, n_jobs=workers)
     except ValueError as exc:
@@ -131,9 +141,7 @@ def map_games(tasks: Sequence[GameTask], *, workers: int = 1, backend: str = "lo
     with config:
         parallel = joblib.Parallel(return_as="generator")
         for rec in parallel(joblib.delayed(play_task)(t) for t in tasks):
-            out.append(rec)
-            if on_result is not None:
-                on_result(rec)
+            arrived(rec)
     return out
 
 

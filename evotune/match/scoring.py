@@ -10,6 +10,11 @@ Everything is from player A's point of view. Conventions:
   0, 1/4, 1/2, 3/4, 1) standard deviation. It is +inf when an end of the interval leaves (0, 1)
   (tiny matches). The pentanomial bar is the honest one for colour-swapped pairs and is the
   ``elo_error`` whenever the match has complete pairs.
+  With no spread (sigma 0: every game, or every pair, scored the same) there is no interval to
+  estimate and the bar is +inf as well, never 0.
+- A match whose complete pairs all scored 1-1 (:func:`uninformative`: colour-swapped games that
+  mirror each other, e.g. deterministic self-play at a fixed depth) carries no information on
+  which player is stronger; it is said so instead of an Elo with an error bar.
 - pentanomial counts index the pair's points for A (0..4): LL, LD, DD or WL, WD, WW. A pair
   counts only when both of its games were played (a stopped match may end on half a pair).
 - LOS = 0.5 (1 + erf((W - L) / sqrt(2 (W + L)))), 0.5 without decisive games.
@@ -111,8 +116,8 @@ def elo_from_score(s: float) -> float:
 
 def elo_error(s: float, sigma: float, n: float) -> float:
     """Half the width of the 95% Elo interval (Elo(s + z sigma/sqrt n) - Elo(s - z ...)) / 2."""
-    if n <= 0:
-        return math.inf
+    if n <= 0 or sigma <= 0:
+        return math.inf  # no spread: no interval can be estimated (never a bar of 0)
     d = Z95 * sigma / math.sqrt(n)
     hi, lo = elo_from_score(s + d), elo_from_score(s - d)
     if math.isinf(hi) or math.isinf(lo):
@@ -138,6 +143,29 @@ def pentanomial_stats(counts: Sequence[float]) -> tuple[float, float, float]:
     mu = sum(c * i / 4.0 for i, c in enumerate(counts)) / n
     var = sum(c * (i / 4.0 - mu) ** 2 for i, c in enumerate(counts)) / n
     return n, mu, math.sqrt(var)
+
+
+def uninformative(pentanomial: Sequence[float]) -> bool:
+    """True when the match has complete pairs and every one scored 1-1 (a win each, or two
+    draws): such pairs, e.g. the mirror-image games of deterministic self-play at a fixed depth,
+    say nothing about which player is stronger."""
+    counts = [float(c) for c in pentanomial]
+    return len(counts) == 5 and sum(counts) > 0 and counts[2] == sum(counts)
+
+
+NO_INFORMATION = ("Elo: no information (every pair of games scored 1-1, as the mirror-image "
+                  "games of deterministic self-play do)")
+"""How a match that :func:`uninformative` holds is said instead of its Elo."""
+
+
+def elo_text(elo: float | None, error: float | None, pentanomial: Sequence[float] = ()) -> str:
+    """'Elo +12.3 +- 45.6 (95%)', with +-inf / inf for non-finite figures (None counts as
+    non-finite: a stored figure), or :data:`NO_INFORMATION`."""
+    if uninformative(pentanomial):
+        return NO_INFORMATION
+    elo_t = "n/a" if elo is None else _elo_text(elo)
+    err_t = f"{error:.1f}" if error is not None and math.isfinite(error) else "inf"
+    return f"Elo {elo_t} +- {err_t} (95%)"
 
 
 def los(wins: int, losses: int) -> float:
@@ -281,14 +309,16 @@ def format_result(result: MatchResult, a_name: str = "A", b_name: str = "B") -> 
     """A human-readable summary, several lines."""
     r = result
     kind = "pentanomial" if sum(r.pentanomial) else "trinomial"
-    err = f"{r.elo_error:.1f}" if math.isfinite(r.elo_error) else "inf"
+    elo = elo_text(r.elo, r.elo_error, r.pentanomial)
+    if not uninformative(r.pentanomial):
+        elo = elo.replace("(95%)", f"(95%, {kind})")
     lines = [
         f"{a_name} vs {b_name}: {r.games} games"
         + (" (stopped early)" if r.stopped_early else ""),
         f"W/D/L {r.wins}/{r.draws}/{r.losses} (from {a_name}'s view), points "
         f"{r.points_a}-{r.points_b}",
         "pentanomial LL LD DD|WL WD WW: " + " ".join(str(c) for c in r.pentanomial),
-        f"score {r.score:.4f}  Elo {_elo_text(r.elo)} +- {err} (95%, {kind})",
+        f"score {r.score:.4f}  {elo}",
         f"LOS {100 * r.los:.1f}%",
     ]
     if r.sprt is not None:

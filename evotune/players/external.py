@@ -342,6 +342,13 @@ def _key(spec: PlayerSpec, slot: int) -> tuple:
             threading.get_ident())
 
 
+def shares_process(a: PlayerSpec, b: PlayerSpec) -> bool:
+    """True when ``a`` and ``b`` are served by the same cached process (same command and
+    start-up options): a game between them needs two processes, one per slot; otherwise each
+    plays from slot 0, so a worker holds one process per engine."""
+    return _key(a, 0) == _key(b, 0)
+
+
 def engine_for(spec: PlayerSpec, slot: int = 0) -> ExternalEngine:
     """The live engine of ``spec`` for side ``slot`` in this process and thread (started on
     first use, restarted if it died). The cache key is the command, the start-up options, the

@@ -26,7 +26,7 @@ from ..limits import DEFAULT_MARGIN, TimeControl
 from ..rules import Adjudicator, game_over
 from . import PlayerSpec
 from .clock import Clocks
-from .external import Forfeit, MoveLimit, discard, engine_for
+from .external import Forfeit, MoveLimit, discard, engine_for, shares_process
 
 log = logging.getLogger(__name__)
 
@@ -94,19 +94,24 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
     total_nodes = 0
     verdict = None
     engines = {}
-    for colour, spec in players.items():  # one live process per side, reused across games
+    notes: list[str] = []
+    # one live process per engine, reused across games; two when both sides are the same engine
+    shared = not white.is_builtin and not black.is_builtin and shares_process(white, black)
+    slots = {c: int(c) if shared else 0 for c in players}
+    for colour, spec in players.items():
         if spec.is_builtin:
             continue
         try:
             # it started before the match (check_engine_spec): failing to
             # start again after a crash is the engine's fault in this game, not the match's end
-            engines[colour] = engine_for(spec, slot=int(colour))
+            engines[colour] = engine_for(spec, slot=slots[colour])
             engines[colour].new_game(dict(spec.weight_options))
         except Forfeit as fault:
-            verdict = _forfeit(spec, colour, fault, clocks)
+            verdict = _forfeit(notes, spec, colour, slots[colour], fault, clocks)
             break
         except EngineError as exc:
-            verdict = _forfeit(spec, colour, Forfeit("start", str(exc)), clocks)
+            verdict = _forfeit(notes, spec, colour, slots[colour], Forfeit("start", str(exc)),
+                               clocks)
             break
     if verdict is None:
         verdict = game_over(board)
@@ -134,7 +139,7 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
                 position = head + (" moves " + " ".join(history) if history else "")
                 reply = engines[colour].play(board, limit, position=position)
             except Forfeit as fault:
-                verdict = _forfeit(spec, colour, fault, clocks, board)
+                verdict = _forfeit(notes, spec, colour, slots[colour], fault, clocks, board)
                 break
             if clocks is not None and not clocks.spend(colour, reply.seconds):
                 log.info("%s (%s) lost on time", spec.name, "white" if colour else "black")
@@ -159,15 +164,19 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
         moves=tuple(moves), result=result, termination=termination, nodes=total_nodes,
         scores=np.asarray(scores, dtype=np.int64),
         leaf_phi=_rows(leaves, width),
-        predicted=predicted, seconds=time.perf_counter() - start)
+        predicted=predicted, seconds=time.perf_counter() - start, notes=tuple(notes))
 
 
-def _forfeit(spec: PlayerSpec, colour: bool, fault: Forfeit, clocks: Clocks | None,
-             board: chess.Board | None = None) -> tuple[str, str]:
-    """The verdict when ``colour``'s engine misbehaved; its process is killed and replaced."""
-    log.warning("%s (%s) forfeits the game: %s", spec.name,
-                "white" if colour == chess.WHITE else "black", fault)
-    discard(spec, slot=int(colour))
+def _forfeit(notes: list[str], spec: PlayerSpec, colour: bool, slot: int, fault: Forfeit,
+             clocks: Clocks | None, board: chess.Board | None = None) -> tuple[str, str]:
+    """The verdict when ``colour``'s engine (in ``slot``) misbehaved; its process is killed and
+    replaced. The forfeit goes into ``notes`` (the game's outcome) instead of being printed
+    here: a game cut off by a shutdown (Ctrl-C kills the workers' engines before the workers)
+    never reaches the parent, so its engines' deaths are not reported as forfeits."""
+    notes.append(f"{spec.name} ({'white' if colour == chess.WHITE else 'black'}) forfeits the "
+                 f"game: {fault}")
+    log.debug("%s", notes[-1])
+    discard(spec, slot=slot)
     if clocks is not None and fault.reason == "timeout" and board is not None:
         return clocks.flag_result(board, colour)  # under a clock a hang is a loss on time
     return _loses(colour), f"forfeit-{fault.reason}"

@@ -27,7 +27,7 @@ from ..match import play_match
 from ..match.cluster import backend_session
 from ..match.fixtures import check_games
 from ..match.resolve import resolve_player, unique_names
-from ..match.scoring import SprtParams
+from ..match.scoring import SprtParams, elo_text
 from ..paths import DEFAULT_OPENINGS, HELD_OUT_OPENINGS, resolve_openings_path
 from ..players.spec import player_from_engine_spec
 from ..runs.lifecycle import resolve_workers, run_engine_spec
@@ -101,14 +101,11 @@ def held_out_openings(run_openings: str) -> tuple[Path, str]:
 
 
 def _fmt_elo(m: dict) -> str:
-    elo, err = m.get("elo"), m.get("elo_error")
-    if elo is None:
+    if m.get("elo") is None:  # +-inf is stored as null
         s = m.get("score", 0.5)
-        elo_txt = "+inf" if s >= 1 else "-inf" if s <= 0 else "n/a"
-    else:
-        elo_txt = f"{elo:+.1f}"
-    err_txt = "inf" if err is None or not math.isfinite(err) else f"{err:.1f}"
-    return f"Elo {elo_txt} +- {err_txt} (95%)"
+        elo = math.inf if s >= 1 else -math.inf if s <= 0 else None
+        return elo_text(elo, None, m.get("pentanomial", ()))
+    return elo_text(m.get("elo"), m.get("elo_error"), m.get("pentanomial", ()))
 
 
 def describe_match(m: dict) -> str:

@@ -5,10 +5,12 @@ Modes: 'random' (well-behaved), 'crash' (exits on the Nth ``go``), 'hang' (never
 an illegal move). With ``once`` (a file
 path) the fault happens only in the first process that reaches its Nth ``go`` without finding
 the file (it creates it then), so a restarted engine, or a process that was only started to
-check its options, behaves.
+check its options, behaves. With ``--pids DIR`` each process writes a file named by its pid into
+DIR when it starts (tests count and find the engine processes a command started).
 """
 from __future__ import annotations
 
+import os
 import random
 import sys
 import time
@@ -125,4 +127,7 @@ def main(mode: str, options=OPTIONS, strings=()) -> None:
     args = sys.argv[1:]
     after = int(args[args.index("--after") + 1]) if "--after" in args else 3
     once = args[args.index("--once") + 1] if "--once" in args else None
+    if "--pids" in args:
+        with open(os.path.join(args[args.index("--pids") + 1], str(os.getpid())), "w"):
+            pass
     run(mode, after=after, once=once, options=options, strings=strings)
