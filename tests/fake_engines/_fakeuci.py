@@ -2,7 +2,9 @@
 
 Modes: 'random' (well-behaved), 'crash' (exits on the Nth ``go``), 'hang' (never answers the Nth
 ``go``: sleeps), 'slow' (answers the Nth ``go`` after 1 s), 'illegal' (answers the Nth ``go`` with
-an illegal move). With ``once`` (a file
+an illegal move). Any mode takes ``--delay S`` (sleep S seconds before answering every ``go``)
+and ``--position-delay S`` (sleep S seconds after every ``position``): an engine of known
+thinking time for the clock tests. With ``once`` (a file
 path) the fault happens only in the first process that reaches its Nth ``go`` without finding
 the file (it creates it then), so a restarted engine, or a process that was only started to
 check its options, behaves.
@@ -51,7 +53,8 @@ def _fault_now(once: str | None) -> bool:
         return False
 
 
-def run(mode: str = "random", *, after: int = 3, once: str | None = None) -> None:
+def run(mode: str = "random", *, after: int = 3, once: str | None = None, delay: float = 0.0,
+        position_delay: float = 0.0) -> None:
     values = {name: default for name, default, _, _ in OPTIONS}
     board = chess.Board()
     gos = 0
@@ -73,8 +76,10 @@ def run(mode: str = "random", *, after: int = 3, once: str | None = None) -> Non
             values[name] = int(tokens[tokens.index("value") + 1])
         elif cmd == "position":
             board = _position(tokens[1:])
+            time.sleep(position_delay)
         elif cmd == "go":
             gos += 1
+            time.sleep(delay)
             if gos == after and mode != "random" and not _fault_now(once):
                 mode = "random"
             if gos == after and mode == "crash":
@@ -104,4 +109,7 @@ def main(mode: str) -> None:
     args = sys.argv[1:]
     after = int(args[args.index("--after") + 1]) if "--after" in args else 3
     once = args[args.index("--once") + 1] if "--once" in args else None
-    run(mode, after=after, once=once)
+    delays = {flag: float(args[args.index(flag) + 1]) if flag in args else 0.0
+              for flag in ("--delay", "--position-delay")}
+    run(mode, after=after, once=once, delay=delays["--delay"],
+        position_delay=delays["--position-delay"])
