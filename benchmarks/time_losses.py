@@ -41,6 +41,13 @@ def _commit() -> str:
         return "unknown"
 
 
+def _progress(event) -> None:
+    """One line per finished game on stderr (a long run shows its losses as they happen)."""
+    rec = event.record
+    print(f"game {event.done}/{event.planned} {rec.termination} {len(rec.moves)} plies "
+          f"load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--games", type=int, default=400, help="games (even; default 400)")
@@ -60,7 +67,7 @@ def main(argv: list[str] | None = None) -> dict:
     try:
         check_player_starts(a)
         result = play_match(a, b, games=args.games, settings=settings, seed=args.seed,
-                            workers=args.workers)
+                            workers=args.workers, progress=_progress)
     finally:
         close_external_players()
     wall = time.perf_counter() - t0
