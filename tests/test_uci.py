@@ -174,9 +174,9 @@ def test_parse_go_and_format_score():
     assert (plan.depth, plan.nodes, plan.seconds, plan.infinite) == (5, 0, 0.0, False)
     assert parse_go([], white).infinite and parse_go(["infinite"], white).infinite
     plan = parse_go(["wtime", "60000", "btime", "1000", "winc", "1000", "movestogo", "20"], white)
-    assert plan.seconds == pytest.approx((60 - 0.03) / 20 + 0.75)
+    assert plan.seconds == pytest.approx((60 - 10 * 1) / 20 + 0.75)  # reserve: 10 increments
     plan = parse_go(["wtime", "60000", "btime", "1000"], chess.BLACK)
-    assert plan.seconds == pytest.approx((1 - 0.03) / 30)
+    assert plan.seconds == pytest.approx((1 - 0.3) / 30)  # reserve: 0.3 s
     assert parse_go(["movetime", "250", "nodes", "900"], white).seconds == 0.25
     with pytest.raises(ValueError):
         parse_go(["depth", "deep"], white)

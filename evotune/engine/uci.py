@@ -13,6 +13,7 @@ output line is flushed.
 """
 from __future__ import annotations
 
+import collections
 import logging
 import queue
 import sys
@@ -30,6 +31,7 @@ from ..enginespec import EngineSpec, load_engine_spec
 from ..errors import ConfigError, EvotuneError
 from ..rules import MATE, MATE_BOUND
 from ..weightsio import load_weights_file
+from .timeman import LAG_WEIGHT, allot
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +40,8 @@ AUTHOR = "the evotune authors"
 MAX_DEPTH = 64
 MAX_NODES = 10**12  # = evotune.engine.api.MAX_NODES: larger node limits are clamped
 """Deepest iteration of ``go infinite`` / time-limited searches."""
-MOVE_OVERHEAD = 0.03
-"""Seconds kept back from every clock allotment for I/O and the GUI."""
+SWITCH_INTERVAL = 0.001
+"""Seconds between the GIL's hand-overs while ``evotune uci`` runs (Python's default: 0.005)."""
 
 
 @dataclass(frozen=True)
@@ -54,10 +56,17 @@ class GoPlan:
     """Time budget (0 = none)."""
     infinite: bool
     """Search until ``stop`` (bestmove only after it)."""
+    clock: float | None = None
+    """The side's clock in seconds (None: no clock given)."""
+    inc: float = 0.0
+    """The side's increment in seconds."""
+    movestogo: int | None = None
+    """Moves to the next time control (None: sudden death or increment)."""
 
 
-def parse_go(tokens: list[str], turn: chess.Color) -> GoPlan:
-    """The plan of ``go <tokens>`` for the side ``turn``; ValueError on a malformed number."""
+def parse_go(tokens: list[str], turn: chess.Color, *, lag: float = 0.0) -> GoPlan:
+    """The plan of ``go <tokens>`` for the side ``turn``; ValueError on a malformed number.
+    ``lag``: seconds a move is charged beyond the engine's own time (:func:`allot`)."""
     keys = {"depth", "nodes", "movetime", "wtime", "btime", "winc", "binc", "movestogo", "mate"}
     vals: dict[str, int] = {}
     infinite = False
@@ -79,19 +88,20 @@ def parse_go(tokens: list[str], turn: chess.Color) -> GoPlan:
     depth = vals.get("depth", 0)
     nodes = min(max(0, vals.get("nodes", 0)), MAX_NODES)
     seconds = max(0, vals.get("movetime", 0)) / 1000.0
-    clock = vals.get("wtime" if turn == chess.WHITE else "btime")
+    ms = vals.get("wtime" if turn == chess.WHITE else "btime")
+    clock = None if ms is None else ms / 1000.0
+    inc = max(0, vals.get("winc" if turn == chess.WHITE else "binc", 0)) / 1000.0
+    togo = vals.get("movestogo")
     if clock is not None and not seconds:
-        inc = vals.get("winc" if turn == chess.WHITE else "binc", 0)
-        togo = max(1, vals.get("movestogo", 30))
-        left = max(0.0, clock / 1000.0 - MOVE_OVERHEAD)
-        seconds = max(0.01, min(left / togo + 0.75 * inc / 1000.0, 0.5 * left))
+        seconds = allot(clock, inc, togo, lag=lag)
     if "mate" in vals and not depth:
         depth = 2 * max(1, vals["mate"]) - 1
     if depth <= 0:
         depth = MAX_DEPTH
         if not (nodes or seconds):
             infinite = True
-    return GoPlan(depth=min(depth, MAX_DEPTH), nodes=nodes, seconds=seconds, infinite=infinite)
+    return GoPlan(depth=min(depth, MAX_DEPTH), nodes=nodes, seconds=seconds, infinite=infinite,
+                  clock=clock, inc=inc, movestogo=togo)
 
 
 def format_score(score: int) -> str:
@@ -139,6 +149,11 @@ class UciEngine:
         self._timer: threading.Timer | None = None
         self._infinite = False
         self._stops_queued = 0  # 'stop'/'quit' lines read but not handled yet
+        self._go_arrivals: collections.deque[float] = collections.deque()  # when 'go' lines came in
+        self._moves: list[str] = []  # the move list of the last 'position' command
+        self._head: list[str] = ["startpos"]  # ... and what came before it
+        self._lag = 0.0
+        self._last: dict[bool, list] = {}  # colour -> [clock, inc, seconds to bestmove] of its last go
         self._warm = threading.Thread(target=self._warm_up, name="evotune-warm-up", daemon=True)
         if warm:
             self._warm.start()
@@ -232,27 +247,64 @@ class UciEngine:
     def _cmd_ucinewgame(self, args: list[str]) -> None:
         self._finish()
         self.board = chess.Board()
+        self._head, self._moves = ["startpos"], []
+        self._last.clear()
 
     def _cmd_position(self, args: list[str]) -> None:
-        board = parse_position(args)
-        self._finish()
-        self.board = board
+        cut = args.index("moves") if "moves" in args else len(args)
+        head, moves = args[:cut], args[cut + 1:]
+        known = len(self._moves)
+        if head == self._head and moves[:known] == self._moves and known:
+            self._finish()
+            # the same game a few moves on (what a GUI sends every move): push only the new
+            # moves, so a long game is not replayed from its start before each search
+            pushed = 0
+            try:
+                for uci in moves[known:]:
+                    self.board.push_uci(uci)
+                    pushed += 1
+            except ValueError:
+                for _ in range(pushed):
+                    self.board.pop()
+                raise
+        else:
+            board = parse_position(args)
+            self._finish()
+            self.board, self._head = board, head
+        self._moves = moves
 
     def _cmd_go(self, args: list[str]) -> None:
-        plan = parse_go(args, self.board.turn)
+        # the clock runs from the moment the line came in, not from when it is handled
+        arrived = self._go_arrivals.popleft() if self._go_arrivals else time.perf_counter()
+        turn = self.board.turn
+        plan = parse_go(args, turn)
         self._finish()
+        if plan.clock is not None and plan.movestogo is None:
+            self._measure_lag(self._last.get(turn), plan.clock)
+            plan = parse_go(args, turn, lag=self._lag)
+            self._last[turn] = [plan.clock, plan.inc, None]
+        else:
+            self._last.pop(turn, None)
         self._ready()
         self._stop[0] = 0
         self._stop_event.clear()
         self._infinite = plan.infinite
-        board, weights = self.board.copy(), self.weights.copy()
-        self._thread = threading.Thread(target=self._search, args=(board, weights, plan),
+        # the history the search needs is the reversible tail (repetitions): copying a long
+        # game's whole move stack for every iteration would cost the clock milliseconds a move
+        board = self.board.copy(stack=self.board.halfmove_clock)
+        weights = self.weights.copy()
+        if plan.seconds > 0:
+            left = plan.seconds - (time.perf_counter() - arrived)
+            if left <= 0:  # nothing left to plan with: the first iteration only
+                self._set_stop()
+            else:  # started before the search, which holds the GIL until it enters the core
+                self._timer = threading.Timer(left, self._set_stop)
+                self._timer.daemon = True
+                self._timer.start()
+        self._thread = threading.Thread(target=self._search,
+                                        args=(board, weights, plan, arrived, self._last.get(turn)),
                                         name="evotune-search", daemon=True)
         self._thread.start()
-        if plan.seconds > 0:
-            self._timer = threading.Timer(plan.seconds, self._set_stop)
-            self._timer.daemon = True
-            self._timer.start()
 
     def _cmd_stop(self, args: list[str]) -> None:
         self.stop()
@@ -297,7 +349,24 @@ class UciEngine:
                 return
             thread.join(left)
 
-    def _search(self, board: chess.Board, weights: np.ndarray, plan: GoPlan) -> None:
+    def _measure_lag(self, last: list | None, clock: float) -> None:
+        """Update :meth:`lag` from the clock of this ``go`` and the side's previous one."""
+        if last is None or last[2] is None:
+            return
+        prev, inc, seconds = last
+        sample = prev - seconds + inc - clock  # what the GUI charged beyond our own time
+        if -0.1 < sample < 1.0:  # else not the same game's next move (a new game, a reset clock)
+            self._lag += LAG_WEIGHT * (max(0.0, sample) - self._lag)
+
+    def lag(self) -> float:
+        """Seconds the GUI charges a move beyond the engine's own time from reading ``go`` to
+        writing ``bestmove`` (pipes, its reading, scheduling): a moving average over the moves
+        of a side under a clock with increment (the clock at a ``go`` against the one before,
+        less the time taken, plus the increment). :func:`allot` keeps it off the plan."""
+        return self._lag
+
+    def _search(self, board: chess.Board, weights: np.ndarray, plan: GoPlan,
+                arrived: float = 0.0, last: list | None = None) -> None:
         try:
             best = self._iterate(board, weights, plan)
         except Exception as exc:  # noqa: BLE001 - the GUI must get a bestmove whatever happens
@@ -309,6 +378,8 @@ class UciEngine:
         if not best:
             legal = list(board.legal_moves)
             best = legal[0].uci() if legal else "(none)"
+        if last is not None:
+            last[2] = time.perf_counter() - arrived
         self.say(f"bestmove {best}")
 
     def _iterate(self, board: chess.Board, weights: np.ndarray, plan: GoPlan) -> str:
@@ -348,9 +419,12 @@ class UciEngine:
         def read() -> None:
             try:
                 for line in stdin:
-                    if line.split()[:1] in (["stop"], ["quit"]):
+                    first = line.split()[:1]
+                    if first in (["stop"], ["quit"]):
                         with self._lock:
                             self._stops_queued += 1
+                    elif first == ["go"]:
+                        self._go_arrivals.append(time.perf_counter())
                     lines.put(line)
             finally:
                 lines.put(None)
@@ -364,6 +438,9 @@ class UciEngine:
 
     def run(self, stdin: IO[str] | None = None) -> None:
         """Read commands until ``quit`` or end of input."""
+        # the input, timer and search threads take turns on the GIL: switch every millisecond
+        # (Python's default is 5 ms), so that a 'go' line or the timer is not kept waiting
+        sys.setswitchinterval(SWITCH_INTERVAL)
         if stdin is None:
             stdin = sys.stdin
             if hasattr(stdin, "reconfigure"):

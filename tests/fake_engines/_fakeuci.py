@@ -2,7 +2,9 @@
 
 Modes: 'random' (well-behaved), 'crash' (exits on the Nth ``go``), 'hang' (never answers the Nth
 ``go``: sleeps), 'slow' (answers the Nth ``go`` after 1 s), 'illegal' (answers the Nth ``go`` with
-an illegal move). With ``once`` (a file
+an illegal move). Any mode takes ``--delay S`` (sleep S seconds before answering every ``go``)
+and ``--position-delay S`` (sleep S seconds after every ``position``): an engine of known
+thinking time for the clock tests. With ``once`` (a file
 path) the fault happens only in the first process that reaches its Nth ``go`` without finding
 the file (it creates it then), so a restarted engine, or a process that was only started to
 check its options, behaves. With ``--pids DIR`` each process writes a file named by its pid into
@@ -64,7 +66,7 @@ def _fault_now(once: str | None) -> bool:
 
 
 def run(mode: str = "random", *, after: int = 3, once: str | None = None,
-        options=OPTIONS, strings=()) -> None:
+        options=OPTIONS, strings=(), delay: float = 0.0, position_delay: float = 0.0) -> None:
     values = {name: default for name, default, _, _ in options}
     texts = dict(strings)
     echoed = options[1][0]
@@ -96,8 +98,10 @@ def run(mode: str = "random", *, after: int = 3, once: str | None = None,
             values[name] = int(tokens[tokens.index("value") + 1])
         elif cmd == "position":
             board = _position(tokens[1:])
+            time.sleep(position_delay)
         elif cmd == "go":
             gos += 1
+            time.sleep(delay)
             if gos == after and mode != "random" and not _fault_now(once):
                 mode = "random"
             if gos == after and mode == "crash":
@@ -130,4 +134,7 @@ def main(mode: str, options=OPTIONS, strings=()) -> None:
     if "--pids" in args:
         with open(os.path.join(args[args.index("--pids") + 1], str(os.getpid())), "w"):
             pass
-    run(mode, after=after, once=once, options=options, strings=strings)
+    delays = {flag: float(args[args.index(flag) + 1]) if flag in args else 0.0
+              for flag in ("--delay", "--position-delay")}
+    run(mode, after=after, once=once, options=options, strings=strings, delay=delays["--delay"],
+        position_delay=delays["--position-delay"])
