@@ -6,7 +6,7 @@ import os
 __version__ = "0.1.0"
 
 
-def _numba_cache_dir(environ=os.environ, package_dir: str = os.path.dirname(__file__)) -> None:
+def configure_numba_cache(environ=os.environ, package_dir: str = os.path.dirname(__file__)) -> None:
     """Point numba's cache at a writable folder when the installed package folder is not.
 
     numba caches compiled code next to the sources; in a read-only install (a system
@@ -19,4 +19,4 @@ def _numba_cache_dir(environ=os.environ, package_dir: str = os.path.dirname(__fi
     environ["NUMBA_CACHE_DIR"] = os.path.join(base, "evotune", "numba")
 
 
-_numba_cache_dir()
+configure_numba_cache()

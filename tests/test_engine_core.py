@@ -16,7 +16,7 @@ import pytest
 
 from evotune.cli import main
 from evotune.engine import MATE, Adjudication, evaluate, features, perft, perft_divide, play_game, search
-from evotune.engine.api import _arrays, decode_move, perft_suite
+from evotune.engine.api import board_arrays, decode_move, perft_suite
 from evotune.engine.core import layout as T
 from evotune.engine.core.position import compute_hash, make_move, unmake_move
 from evotune.errors import ConfigError, PositionError, WeightsError
@@ -98,7 +98,7 @@ def test_zobrist_equals_polyglot_incrementally():
     rng = random.Random(11)
     for game in range(30):
         board = chess.Board()
-        U, S = _arrays(board, 10)
+        U, S = board_arrays(board, 10)
         played = []
         for _ in range(rng.randrange(20, 160)):
             legal = list(board.legal_moves)

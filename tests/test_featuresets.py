@@ -214,7 +214,7 @@ def test_qsearch_equals_the_reference_quiescence_and_its_leaf_phi(features, sear
     moved = 0
     for board in search_boards:
         got = engine.qsearch(board, w, features)
-        run = ref._Search(board.copy(), ref.rounded_weights(w, features), features)
+        run = ref.Search(board.copy(), ref.rounded_weights(w, features), features)
         want, _ = run.quiesce(-ref.INF, ref.INF, 0)
         assert got.score == want, board.fen()
         assert got.static == engine.evaluate(board, w, features)

@@ -29,7 +29,7 @@ def test_donors_in_every_trial_of_a_run():
     s = make_strategy("de", SPACE, params={"np": 4}, seed=2)
     for _ in range(50):
         s.ask()
-        donors = s._pending[1]["donors"]
+        donors = s.pending_plan["donors"]
         for i, row in enumerate(donors):
             assert sorted(set(row.tolist()) | {i}) == [0, 1, 2, 3]
         s.tell([MatchOutcome(2, 6, 4)] * 4)
@@ -62,7 +62,7 @@ def test_trial_is_the_mutant_in_free_weights_when_cr_one():
     s = make_strategy("de", SPACE, params={"np": 8, "CR": 1.0, "F": 0.5, "bound_rule": "clip"},
                       seed=4)
     s.ask()
-    plan = s._pending[1]
+    plan = s.pending_plan
     pop, d = s.population, plan["donors"]
     mutant = pop[d[:, 0]] + 0.5 * (pop[d[:, 1]] - pop[d[:, 2]])
     expect = SPACE.round(np.clip(mutant, SPACE.lower_array, SPACE.upper_array))
@@ -104,7 +104,7 @@ def test_jde_controls_in_range_and_survive_only_with_a_win():
     drawn_F, drawn_CR, new_F, new_CR = [], [], [], []
     for g in range(30):
         s.ask()
-        plan = s._pending[1]
+        plan = s.pending_plan
         drawn_F.extend(plan["F"])
         drawn_CR.extend(plan["CR"])
         before_F, before_CR = s.F.copy(), s.CR.copy()
@@ -126,7 +126,7 @@ def test_jde_uses_its_own_controls_in_the_trial():
     s = make_strategy("jde", SPACE, params={"np": 6, "CR": 1.0, "tau1": 1.0, "tau2": 0.0,
                                             "bound_rule": "clip"}, seed=8)
     s.ask()
-    plan = s._pending[1]
+    plan = s.pending_plan
     pop, d = s.population, plan["donors"]
     mutant = pop[d[:, 0]] + plan["F"][:, None] * (pop[d[:, 1]] - pop[d[:, 2]])
     expect = SPACE.round(np.clip(mutant, SPACE.lower_array, SPACE.upper_array))

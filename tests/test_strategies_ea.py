@@ -15,7 +15,7 @@ SPACE = WeightSpace()
 def test_offspring_count_and_schedule():
     s = make_strategy("ea", SPACE, params={"np": 5, "games": 6}, seed=1)
     reqs = s.ask()
-    pool = s._pending[1]["pool"]
+    pool = s.pending_plan["pool"]
     assert pool.shape == (10, 6)
     np.testing.assert_array_equal(pool[:5], s.population)
     assert len(reqs) == 10 * 3                        # each of 2 mu starts games / 2 pairs
@@ -41,7 +41,7 @@ def test_sigma_floor():
     assert (s.sigma[:, 1:] == 3.0).all()               # 0.5 units is raised to the floor
     for _ in range(20):
         reqs = s.ask()
-        assert (s._pending[1]["sigmas"][:, 1:] >= 3.0).all()
+        assert (s.pending_plan["sigmas"][:, 1:] >= 3.0).all()
         s.tell([MatchOutcome(2, 2, 2)] * len(reqs))
     assert (s.sigma[:, 1:] >= 3.0).all() and (s.sigma[:, 0] == 0).all()
 
@@ -49,7 +49,7 @@ def test_sigma_floor():
 def test_survivors_are_the_best_mu():
     s = make_strategy("ea", SPACE, params={"np": 3, "games": 2}, seed=3)
     reqs = s.ask()
-    pool, sigmas = s._pending[1]["pool"], s._pending[1]["sigmas"]
+    pool, sigmas = s.pending_plan["pool"], s.pending_plan["sigmas"]
     # strength ladder: individual 5 > 1 > 4 > the rest; a game is won by the higher rung
     rung = {5: 5, 1: 4, 4: 3, 0: 0, 2: 0, 3: 0}
     outs = []

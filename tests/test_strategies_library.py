@@ -86,7 +86,7 @@ def test_missing_library_is_one_clear_line(monkeypatch, name, module, extra):
     from evotune.strategies import nevergrad as ngmod
 
     monkeypatch.setitem(sys.modules, module, None)  # import fails
-    monkeypatch.setattr(ngmod, "_CLASSES", {})
+    ngmod.optimizer_class.cache_clear()
     with pytest.raises(ConfigError, match=rf"needs the '{module}' package, which is not "
                                           rf"installed; install it with: pip install -e "
                                           rf"\.\[{extra}\]"):

@@ -91,7 +91,7 @@ def test_stochastic_rounding_keeps_the_mean_and_moves_integers_under_half_a_unit
     plus = np.array([r.a[1] for r in reqs])
     minus = np.array([r.b[1] for r in reqs])
     assert set(np.unique(plus)) <= {9.0, 10.0, 11.0} and (plus != minus).mean() > 0.4
-    delta = s._pending[1]["deltas"][:, 0]
+    delta = s.pending_plan["deltas"][:, 0]
     # plus = floor(10 + 0.3 delta + u): mean 10 + 0.3 delta; minus: 10 - 0.3 delta
     assert np.mean((plus - 10) * delta) == pytest.approx(0.3, abs=0.03)
     assert np.mean((minus - 10) * delta) == pytest.approx(-0.3, abs=0.03)

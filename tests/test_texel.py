@@ -283,14 +283,14 @@ def test_resume_refuses_changed_data(tmp_path):
 
 
 def test_validation_blocks_keep_consecutive_positions_together():
-    from evotune.learn.fitrun import TexelConfig, _split, fit_identity
+    from evotune.learn.fitrun import TexelConfig, split_indices, fit_identity
 
-    train, val = _split(1000, 0.1, 7, 64)
+    train, val = split_indices(1000, 0.1, 7, 64)
     assert len(val) == 100 and len(train) == 900 and not set(train) & set(val)
     runs = np.split(val, np.where(np.diff(val) != 1)[0] + 1)
     assert len(runs) <= 3  # one or two whole blocks of 64 and a part of one
     assert sum(len(r) == 64 and r[0] % 64 == 0 for r in runs) >= 1
-    t1, v1 = _split(1000, 0.1, 7, 1)  # position by position, as before
+    t1, v1 = split_indices(1000, 0.1, 7, 1)  # position by position, as before
     assert len(v1) == 100 and len(np.split(v1, np.where(np.diff(v1) != 1)[0] + 1)) > 80
     # a fit stored before val_block existed reads back as position-by-position and keeps its
     # identity (val_block is left out of it at 1)

@@ -107,7 +107,7 @@ def to_board(position) -> chess.Board:
     return board
 
 
-def _rounded(weights, what: str, features: str = "shannon") -> np.ndarray:
+def engine_weights(weights, what: str, features: str = "shannon") -> np.ndarray:
     names = feature_names(features)
     label = names if len(names) <= 8 else (f"the {len(names)} weights of feature set "
                                            f"'{features}'",)
@@ -128,7 +128,7 @@ def _check_limits(depth: int, nodes: int) -> None:
 _contexts = threading.local()
 
 
-def _arrays(board: chess.Board, tt_bits: int, *, reuse: bool = False,
+def board_arrays(board: chess.Board, tt_bits: int, *, reuse: bool = False,
             features: str = "shannon") -> tuple[np.ndarray, np.ndarray]:
     """The core's state arrays (U, S) for ``board``, history from its move stack, evaluating with
     the feature set ``features`` (its weights are set by the caller).
@@ -202,7 +202,7 @@ def perft_divide(fen, depth: int) -> dict[str, int]:
             or not 1 <= depth <= MAX_DEPTH:  # the core's stacks hold MAX_DEPTH plies
         raise ConfigError(f"perft depth {depth!r} is invalid; give an integer from 1 to "
                           f"{MAX_DEPTH}")
-    U, S = _arrays(board, 10)
+    U, S = board_arrays(board, 10)
     out = np.zeros(T.MAXMOVES, dtype=np.int64)
     n = perft_divide_core(U, S, np.int64(depth), out)
     moves = _uci(S[T.S_MOVES:T.S_MOVES + n])
@@ -219,7 +219,7 @@ def features(position, features: str = "shannon") -> np.ndarray:
     material differences P, N, B, R, Q and the mobility difference; for the tapered sets 24 x phi
     (phase folded in, see :func:`phi`)."""
     board = to_board(position)
-    U, S = _arrays(board, 10, features=features)
+    U, S = board_arrays(board, 10, features=features)
     out = np.zeros(len(feature_names(features)), dtype=np.int64)
     phi_core(U, S, out)
     return out
@@ -239,8 +239,8 @@ def evaluate(position, weights, features: str = "shannon") -> int:
     ``round(w) . phi_int`` for shannon, ``round(w) . phi_int / 24`` rounded toward zero for the
     tapered sets."""
     board = to_board(position)
-    w = _rounded(weights, "weights", features)
-    U, S = _arrays(board, 10, features=features)
+    w = engine_weights(weights, "weights", features)
+    U, S = board_arrays(board, 10, features=features)
     S[T.S_W:T.S_W + w.size] = w
     return int(eval_core(U, S))
 
@@ -321,7 +321,7 @@ def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarra
     transposition table holds 2**tt_bits entries (16 bytes each). ``features``: the feature set
     the weights belong to.
     """
-    w = _rounded(weights, "weights", features)
+    w = engine_weights(weights, "weights", features)
     _check_limits(depth, nodes)
     board = to_board(position)
     if stop is None:
@@ -329,7 +329,7 @@ def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarra
     elif not (isinstance(stop, np.ndarray) and stop.dtype == np.int64 and stop.ndim == 1
               and stop.size >= 1 and stop.flags.c_contiguous):
         raise ConfigError("stop must be a contiguous 1-d int64 numpy array of length >= 1")
-    U, S = _arrays(board, tt_bits, reuse=True, features=features)
+    U, S = board_arrays(board, tt_bits, reuse=True, features=features)
     S[T.S_W:T.S_W + w.size] = w
     if not _contexts.__dict__.get("warm"):
         # the first jitted call of a process initialises numba's JIT (~0.5 s): keep it out of
@@ -363,8 +363,8 @@ def qsearch(position, weights, features: str = "shannon") -> QuiescenceResult:
     """Quiescence search of ``position`` (the search's quiescence: stand pat, captures and
     promotions, all evasions in check), full window."""
     board = to_board(position)
-    w = _rounded(weights, "weights", features)
-    U, S = _arrays(board, 10, reuse=False, features=features)
+    w = engine_weights(weights, "weights", features)
+    U, S = board_arrays(board, 10, reuse=False, features=features)
     S[T.S_W:T.S_W + w.size] = w
     out = np.zeros(w.size, dtype=np.int64)
     static = int(eval_core(U, S))
@@ -388,8 +388,8 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
     if len(sets) != 2:
         raise ConfigError(f"features must be a feature set or a (white, black) pair, got "
                           f"{features!r}")
-    ww = _rounded(white, "white weights", sets[0])
-    wb = _rounded(black, "black weights", sets[1])
+    ww = engine_weights(white, "white weights", sets[0])
+    wb = engine_weights(black, "black weights", sets[1])
     width = max(ww.size, wb.size)
     weights = np.zeros((2, width), dtype=np.int64)
     weights[0, :ww.size] = ww
@@ -403,7 +403,7 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
     if (adj < 0).any():
         raise ConfigError(f"adjudication values must be >= 0, got {adjudication}")
     board = to_board(position)
-    U, S = _arrays(board, tt_bits, reuse=True)
+    U, S = board_arrays(board, tt_bits, reuse=True)
     cap = max(int(max_plies), 1)
     moves = np.zeros(cap, dtype=np.int64)
     scores = np.zeros(cap, dtype=np.int64)
@@ -490,7 +490,7 @@ def contributions(position, weights, features: str = "shannon", *,
                   nonzero: bool = True) -> tuple[list[Contribution], int]:
     """(the features of ``position`` with their weighted contributions, the core's evaluation).
     ``nonzero``: only the features whose value is not zero."""
-    w = _rounded(weights, "weights", features)
+    w = engine_weights(weights, "weights", features)
     values = phi(position, features)
     rows = [Contribution(name, float(v), int(wi), float(wi * v))
             for name, v, wi in zip(feature_names(features), values, w)

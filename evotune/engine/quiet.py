@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import PositionError
 from ..featuresets import denominator, feature_names
-from .api import _arrays, _rounded, to_board
+from .api import board_arrays, engine_weights, to_board
 from .core import layout as L
 from .core.batch import qsearch_batch_core
 from .core.game import quiescence_core
@@ -48,8 +48,8 @@ class QSearch:
 
 
 def _state(features: str, weights) -> tuple[np.ndarray, np.ndarray]:
-    U, S = _arrays(chess.Board(), 10, reuse=True, features=features)
-    w = _rounded(weights, "weights", features)
+    U, S = board_arrays(chess.Board(), 10, reuse=True, features=features)
+    w = engine_weights(weights, "weights", features)
     S[L.S_W:L.S_W + w.size] = w
     return U, S
 
@@ -59,8 +59,8 @@ def qsearch(position, weights, features: str = "shannon") -> tuple[int, int, boo
     move's view (a Board's history is not used: quiescence has no draw checks)."""
     board = to_board(position)
     board = chess.Board(board.fen()) if board.move_stack else board
-    U, S = _arrays(board, 10, reuse=True, features=features)
-    w = _rounded(weights, "weights", features)
+    U, S = board_arrays(board, 10, reuse=True, features=features)
+    w = engine_weights(weights, "weights", features)
     S[L.S_W:L.S_W + w.size] = w
     out = np.zeros(len(feature_names(features)), dtype=np.int64)
     static, score, check = quiescence_core(U, S, np.zeros(1, dtype=np.int64), out)

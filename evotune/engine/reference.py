@@ -234,7 +234,7 @@ features_of = features
 
 # ---- search -------------------------------------------------------------------------------------
 
-class _Search:
+class Search:
     """One reference search: the board being searched, the rounded weights and the node count."""
 
     def __init__(self, board: chess.Board, w: tuple[int, ...], features: str = "shannon") -> None:
@@ -328,7 +328,7 @@ def search(position: chess.Board | str, weights, *, depth: int,
     if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth <= 0:
         raise ConfigError(f"depth must be a positive integer, got {depth!r}")
     board = to_board(position)
-    run = _Search(board, rounded_weights(weights, features), features)
+    run = Search(board, rounded_weights(weights, features), features)
     score, pv = run.negamax(int(depth), -INF, INF, 0)
     uci = tuple(m.uci() for m in pv)
     logger.debug("reference depth %d: score %d nodes %d pv %s", depth, score, run.nodes, uci)

@@ -293,7 +293,7 @@ def _initial_weights(cfg: TexelConfig) -> np.ndarray:
     return np.clip(w, space.lower_array, space.upper_array)
 
 
-def _split(n: int, share: float, seed: int, block: int = 1) -> tuple[np.ndarray, np.ndarray]:
+def split_indices(n: int, share: float, seed: int, block: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """(training, validation) indices: a seeded draw of ``share`` of the blocks of ``block``
     consecutive positions (block 1: of the positions)."""
     if block <= 1:
@@ -348,7 +348,7 @@ def fit_data(cfg: TexelConfig, *, positions: Positions | None = None,
         raise ConfigError(f"only {n} usable positions in {', '.join(cfg.data)} ({len(positions)} "
                           f"read, {ex.not_quiet + ex.mate} rejected); a fit needs at least 2: "
                           "give more data")
-    train_idx, val_idx = _split(n, cfg.val_share, cfg.seed, cfg.val_block)
+    train_idx, val_idx = split_indices(n, cfg.val_share, cfg.seed, cfg.val_block)
     if train_idx.size == 0:
         raise ConfigError(f"--val-share {cfg.val_share:g} of {n} usable positions leaves none "
                           "for training; give more data or a smaller share")

@@ -246,6 +246,12 @@ class Strategy(abc.ABC):
         self._pending = None
 
     # -- ask / tell ------------------------------------------------------------------------------
+    @property
+    def pending_plan(self) -> Any:
+        """The strategy's own plan of the generation asked for and not yet told (DE's donors,
+        SPSA's perturbations, ...); None before :meth:`ask`."""
+        return None if self._pending is None else self._pending[1]
+
     def ask(self) -> list[MatchRequest]:
         """The requests of the next generation, all from the frozen population.
 

@@ -10,6 +10,8 @@ told scores (:class:`~evotune.strategies.replay.ReplayedStrategy`). Optional:
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..errors import ConfigError
@@ -54,21 +56,22 @@ class Nevergrad(ReplayedStrategy):
         return np.asarray(self.opt.provide_recommendation().value, dtype=np.float64)
 
 
-_CLASSES: dict[str, type[Nevergrad]] = {}
-
-
 def nevergrad_class(name: str) -> type[Nevergrad]:
     """The strategy class for ``ng:OPTIMIZER`` (ConfigError for an unknown optimiser)."""
-    opt = name[len(PREFIX):] if name.startswith(PREFIX) else name
-    if opt not in _CLASSES:
-        ng = import_nevergrad(f"{PREFIX}{opt}")
-        if opt not in ng.optimizers.registry:
-            close = sorted(k for k in ng.optimizers.registry if k.lower() == opt.lower())
-            hint = f"did you mean {PREFIX}{close[0]}? " if close else ""
-            raise ConfigError(f"unknown nevergrad optimiser '{opt}'; {hint}use one of "
-                              f"{PREFIX}NGOpt, {PREFIX}TBPSA, {PREFIX}OnePlusOne, {PREFIX}CMA, ... "
-                              "(nevergrad.optimizers.registry)")
-        _CLASSES[opt] = type(f"Nevergrad_{opt}", (Nevergrad,),
-                             {"name": f"{PREFIX}{opt}", "optimizer": opt,
-                              "__doc__": f"nevergrad's {opt} (see Nevergrad)."})
-    return _CLASSES[opt]
+    return optimizer_class(name[len(PREFIX):] if name.startswith(PREFIX) else name)
+
+
+@functools.cache
+def optimizer_class(opt: str) -> type[Nevergrad]:
+    """The class of nevergrad optimiser ``opt``, made once (``optimizer_class.cache_clear()``
+    forgets them, e.g. after nevergrad was installed)."""
+    ng = import_nevergrad(f"{PREFIX}{opt}")
+    if opt not in ng.optimizers.registry:
+        close = sorted(k for k in ng.optimizers.registry if k.lower() == opt.lower())
+        hint = f"did you mean {PREFIX}{close[0]}? " if close else ""
+        raise ConfigError(f"unknown nevergrad optimiser '{opt}'; {hint}use one of "
+                          f"{PREFIX}NGOpt, {PREFIX}TBPSA, {PREFIX}OnePlusOne, {PREFIX}CMA, ... "
+                          "(nevergrad.optimizers.registry)")
+    return type(f"Nevergrad_{opt}", (Nevergrad,), {"name": f"{PREFIX}{opt}", "optimizer": opt,
+                                                   "__doc__": f"nevergrad's {opt} (see Nevergrad)."})
+
