@@ -60,3 +60,20 @@ def test_a_plan_resolves_the_spec_openings_and_identity_once():
     assert more.config.generations == 9 and more.identity == plan.identity
     with pytest.raises(ConfigError, match="depth cannot change"):
         with_overrides(plan, depth=3)
+
+
+def test_status_export_and_verify_parse_the_spec_once(tmp_path, toml_parses):
+    spec = tmp_path / "tiny.toml"
+    spec.write_text('# tiny spec\nname = "tiny"\nfeatures = "shannon"\n'
+                    '[[group]]\nmatch = "*"\nreference = 100\nlower = 0\nupper = 1000\n'
+                    '[[weight]]\nname = "pawn"\nreference = 100\nfixed = true\n')
+    runs = str(tmp_path / "runs")
+    _run("run", "--engine", str(spec), "--strategy", "de", "--np", "4", "--generations", "1",
+         "--games", "2", "--depth", "1", "--max-plies", "40", "--workers", "1",
+         "--openings", "startpos", "--runs-dir", runs, "--run-id", "r")
+    spec.unlink()  # the run keeps its own copy: nothing below reads the file again
+    for command in (["status", "r"], ["export", "r", "--format", "uci"],
+                    ["verify", "r", "--games", "2", "--workers", "1"]):
+        toml_parses.clear()
+        _run(*command, "--runs-dir", runs)
+        assert set(toml_parses) <= {"# tiny spec"} and toml_parses["# tiny spec"] <= 1, command

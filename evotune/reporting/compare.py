@@ -29,9 +29,9 @@ from ..limits import Limits
 from ..match import MatchSettings, play_match
 from ..match.cluster import backend_session
 from ..players.spec import player_from_engine_spec
-from ..runs.lifecycle import resolve_workers, run_engine_spec
+from ..runs.lifecycle import resolve_workers
 from ..runs.store import Store
-from .data import load_run
+from .data import load_run, run_spec
 from .verify import held_out_openings
 
 log = logging.getLogger(__name__)
@@ -80,7 +80,7 @@ def verify_checkpoints(store: Store, *, every: int, games: int, workers: int = 0
         raise ConfigError(f"--verify-every must be at least 1 game, got {every}")
     data = load_run(store)
     cfg = data.config
-    spec = run_engine_spec(store.root, cfg)
+    spec = run_spec(data)
     openings, _ = held_out_openings(str(cfg.openings))
     depth, seed = int(cfg.depth), int(cfg.seed)
     settings = MatchSettings(limits=Limits(depth=depth, nodes=int(cfg.nodes),

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..enginespec import EngineSpec
 from ..errors import ConfigError, EvotuneError, StoreError
 from ..runs.config import RunConfig
 from ..runs.lifecycle import run_engine_spec, strategy_params
@@ -66,6 +67,8 @@ class RunData:
     """The stored state (strategy state included), or None."""
     verify: dict | None
     """The latest verification (verify.json), or None."""
+    spec: EngineSpec | None = None
+    """The run's engine spec (its kept copy), read once; None when it cannot be read."""
 
     @property
     def free(self) -> tuple[int, ...]:
@@ -100,19 +103,28 @@ def open_store(run: str | Path | Store, *, out_dir: str | Path = "populations") 
 
 
 def _engine_space(root: Path, config: RunConfig, names: tuple[str, ...]
-                  ) -> tuple[tuple[bool, ...], np.ndarray]:
-    """Fixed flags and reference values from the run's engine spec (with a fallback)."""
+                  ) -> tuple[tuple[bool, ...], np.ndarray, EngineSpec | None]:
+    """Fixed flags, reference values and the run's engine spec (with a fallback when the spec
+    is unavailable or has other weights)."""
     try:
         spec = run_engine_spec(root, config)
         if spec.names == names:
             return (tuple(w.fixed for w in spec.weights),
-                    np.array([w.reference for w in spec.weights], dtype=np.float64))
+                    np.array([w.reference for w in spec.weights], dtype=np.float64), spec)
         log.warning("engine spec %s does not have the run's weights %s", spec.name, names)
     except EvotuneError as exc:
         log.warning("engine spec of the run is unavailable (%s)", exc)
     ref = (np.array(SHANNON_REFERENCE) if names == SHANNON_NAMES
            else np.full(len(names), np.nan))
-    return tuple(False for _ in names), ref
+    return tuple(False for _ in names), ref, None
+
+
+def run_spec(data: RunData, engine: str | Path | None = None) -> EngineSpec:
+    """The engine spec to play or export a loaded run with: ``engine`` when given (a name or a
+    path), else the run's own (read once by :func:`load_run`; its error when unavailable)."""
+    if engine is None and data.spec is not None:
+        return data.spec
+    return run_engine_spec(data.root, data.config, engine)
 
 
 def _stat_series(gens: list[Generation]) -> dict:
@@ -164,12 +176,12 @@ def load_run(run: str | Path | Store, *, out_dir: str | Path = "populations") ->
     games = np.array([g.games_total for g in gens], dtype=np.int64)
     seconds = np.array([g.seconds_total for g in gens], dtype=np.float64)
     config = manifest.config
-    fixed, reference = _engine_space(store.root, config, names)
+    fixed, reference, spec = _engine_space(store.root, config, names)
     return RunData(run_id=store.run_id, root=store.root, config=config,
                    strategy=gens[-1].strategy, names=names, fixed=fixed, reference=reference,
                    generations=generations, games=games, seconds=seconds, mean=mean, std=std,
                    stats=_stat_series(gens), populations=pops, state=state,
-                   verify=store.read_verify())
+                   verify=store.read_verify(), spec=spec)
 
 
 # ---- recommended weights ------------------------------------------------------------------------
@@ -192,7 +204,7 @@ class Recommendation:
 
 
 def _run_space(run: RunData) -> WeightSpace:
-    spec = run_engine_spec(run.root, run.config)
+    spec = run_spec(run)
     return spec.space(init_low=run.config.init_low, init_high=run.config.init_high)
 
 

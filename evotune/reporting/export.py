@@ -13,12 +13,11 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from ..runs.lifecycle import run_engine_spec
 from ..runs.store import Store
 from ..strategies import strategy_class
 from ..strategies.spsa import parse_spsa_lines
 from ..weightsio import Export, check_format, export_params, keys_are_options, render
-from .data import RunData, load_run, recommend
+from .data import RunData, load_run, recommend, run_spec
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +29,7 @@ def export_run(run: str | Path | Store | RunData, *, fmt: str, engine: str | Pat
     check_format(fmt)
     data = run if isinstance(run, RunData) else load_run(run, out_dir=runs_dir)
     rec = recommend(data, rule)
-    spec = run_engine_spec(data.root, data.config, engine)
+    spec = run_spec(data, engine)
     params, omitted, notes = export_params(data.names, rec.weights, spec,
                                            option_keys=keys_are_options(fmt, engine is not None),
                                            spsa_ends=spsa_ends(data))
@@ -53,7 +52,7 @@ def spsa_ends(data: RunData) -> dict[str, tuple[float, float]]:
     declared = strategy_class("spsa").PARAMS
     c_end = float(params.get("c_end", declared["c_end"].default))
     r_end = float(params.get("r_end", declared["r_end"].default))
-    space = run_engine_spec(data.root, data.config).space()
+    space = run_spec(data).space()
     return {n: (c_end * (hi - lo), r_end)
             for n, lo, hi, fixed in zip(space.names, space.lower, space.upper, space.fixed)
             if not fixed}

@@ -30,10 +30,10 @@ from ..match.resolve import resolve_player, unique_names
 from ..match.scoring import SprtParams, elo_text
 from ..paths import DEFAULT_OPENINGS, HELD_OUT_OPENINGS, resolve_openings_path
 from ..players.spec import player_from_engine_spec
-from ..runs.lifecycle import resolve_workers, run_engine_spec
+from ..runs.lifecycle import resolve_workers
 from ..runs.store import Store
 from ..tuning.fitness import match_settings as run_match_settings
-from .data import RunData, initial_mean, load_run, open_store, recommend
+from .data import RunData, initial_mean, load_run, open_store, recommend, run_spec
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +146,7 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     data: RunData = load_run(store)
     cfg = data.config
     rec = recommend(data, settings.rule)
-    spec = run_engine_spec(store.root, cfg, settings.engine)
+    spec = run_spec(data, settings.engine)
     if spec.names != data.names:
         raise ConfigError(f"engine spec {spec.path} has other weights than run {data.run_id} "
                           f"({len(spec.names)} vs {len(data.names)}, or other names); give a "
