@@ -216,14 +216,20 @@ def compare_strategies(*, strategies: tuple[str, ...], games_budget: int, seeds:
                           "opening is played twice, colours swapped)")
     if verify_every < 0:
         raise ConfigError(f"--verify-every must be >= 0 (0 = only at the end), got {verify_every}")
+    ids = [compare_run_id(s, games_budget, first_seed, engine, init) for s in strategies]
+    twice = sorted({s for s, i in zip(strategies, ids) if ids.count(i) > 1})
+    if twice:
+        raise ConfigError(f"--strategies names {', '.join(twice)} more than once; each strategy "
+                          "is one run per seed (use --seeds for repeats)")
+    # every run's config is checked before the first one starts
+    plans = [(compare_config(strategy, games_budget=games_budget, seed=seed, np_=np_,
+                             depth=depth, engine=engine, workers=workers, backend=backend,
+                             scheduler=scheduler, init=init),
+              compare_run_id(strategy, games_budget, seed, engine, init))
+             for seed in range(first_seed, first_seed + seeds) for strategy in strategies]
     outcomes = []
-    for seed in range(first_seed, first_seed + seeds):
-        for strategy in strategies:
-            cfg = compare_config(strategy, games_budget=games_budget, seed=seed, np_=np_,
-                                 depth=depth, engine=engine, workers=workers, backend=backend,
-                                 scheduler=scheduler, init=init)
-            run_id = compare_run_id(strategy, games_budget, seed, engine, init)
-            store = _run_to_end(cfg, out_dir=out_dir, run_id=run_id, progress=progress)
+    for cfg, run_id in plans:
+        _run_to_end(cfg, out_dir=out_dir, run_id=run_id, progress=progress)
     for strategy in strategies:
         for seed in range(first_seed, first_seed + seeds):
             store = Store(Path(out_dir) / compare_run_id(strategy, games_budget, seed, engine,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import operator
 import os
+import re
 from dataclasses import dataclass
 
 from .errors import ConfigError, FieldError
@@ -34,16 +35,16 @@ class TimeControl:
         return str(self)
 
 
+_TC = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(?:\+(\d+(?:\.\d*)?|\.\d+))?")
+
+
 def parse_tc(text: str | None) -> TimeControl | None:
     """``'BASE+INC'`` or ``'BASE'`` in seconds -> TimeControl; '' or None -> None."""
     if text is None or str(text).strip() == "":
         return None
     raw = str(text).strip()
-    base_s, _, inc_s = raw.partition("+")
-    try:
-        base, inc = float(base_s), float(inc_s or 0.0)
-    except ValueError:
-        base = inc = float("nan")
+    m = _TC.fullmatch(raw)  # plain decimals only: '10+' or '1e3' is a typo, not a clock
+    base, inc = (float(m[1]), float(m[2] or 0.0)) if m else (math.nan, math.nan)
     if not (math.isfinite(base) and math.isfinite(inc)) or base <= 0 or inc < 0:
         raise ConfigError(f"--tc {raw!r}: give BASE+INC in seconds with BASE > 0 and INC >= 0, "
                           "e.g. --tc 10+0.1 or --tc 60")

@@ -276,3 +276,42 @@ def test_verify_and_compare_lines_say_no_information_too():
     assert "Elo +0.0 +- 150.2 (95%)" in describe_match(informative)
     assert not uninformative([0, 1, 1, 1, 0]) and not uninformative([0, 0, 0, 0, 0])
     assert elo_error(0.5, 0.0, 10) == math.inf  # every pair alike: no interval, never 0
+
+
+# ---- verify's limits, the game budget's rule ---------------------------------------------------
+
+@pytest.mark.slow
+def test_verify_takes_movetime_and_tc_from_the_shared_limit_flags(tmp_path, fake_engine_spec,
+                                                                  make_fake_run):
+    runs = tmp_path / "runs"
+    make_fake_run(runs, "v", engine=str(fake_engine_spec(tmp_path)), max_plies=20)
+    base = [sys.executable, "-m", "evotune.cli", "verify", "v", "--runs-dir", str(runs),
+            "--games", "2", "--workers", "1"]
+    both = subprocess.run(base + ["--movetime", "0.05", "--tc", "1+0.1"], capture_output=True)
+    assert both.returncode == 2 and len(both.stderr.decode().splitlines()) == 1
+    assert "--tc or --movetime" in both.stderr.decode()
+    assert not (runs / "v" / "verify.json").exists()
+    bad = subprocess.run(base + ["--movetime", "-1"], capture_output=True)
+    assert bad.returncode == 2 and len(bad.stderr.decode().splitlines()) == 1
+    ok = subprocess.run(base + ["--movetime", "0.05"], capture_output=True, timeout=300)
+    assert ok.returncode == 0, ok.stderr.decode()
+    doc = json.loads((runs / "v" / "verify.json").read_text())
+    assert doc["movetime"] == 0.05 and doc["tc"] == ""
+    ok = subprocess.run(base + ["--tc", "5+0.1"], capture_output=True, timeout=300)
+    assert ok.returncode == 0, ok.stderr.decode()
+    doc = json.loads((runs / "v" / "verify.json").read_text())
+    assert doc["movetime"] == 0.0 and doc["tc"] == "5+0.1"
+
+
+def test_max_games_stops_after_the_generation_that_reaches_it(tmp_path):
+    """The rule --help states: whole generations; the last may pass the budget by at most one
+    generation's games (NP x --games)."""
+    proc = subprocess.run([sys.executable, "-m", "evotune.cli", "run", "--np", "4", "--games",
+                           "2", "--max-games", "10", "--depth", "1", "--workers", "1",
+                           "--runs-dir", str(tmp_path), "--run-id", "b"], capture_output=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr.decode()
+    gens = sorted((tmp_path / "b" / "generations").glob("gen-*.json"))[1:]  # after gen 0
+    games = [json.loads(g.read_text())["games"] for g in gens]
+    total = sum(games)
+    assert total >= 10 and total - games[-1] < 10 and games[-1] <= 4 * 2

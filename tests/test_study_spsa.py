@@ -67,7 +67,9 @@ def test_spsa_params_file_sets_start_bounds_and_schedule(tmp_path):
 @pytest.mark.parametrize("text,pattern", [
     ("KnightValue,280,0,1000\n", "line 1: 'KnightValue,280,0,1000': expected fishtest"),
     ("KingValue,1,0,9,1,1\n", "'KingValue' is not a parameter of engine spec shannon"),
-    ("PawnValue,100,100,100,1,0.1\n", "'pawn' is fixed"),
+    ("PawnValue,100,50,150,1,0.1\n", "'pawn' is fixed"),
+    ("KnightValue,300,300,300,1,0.1\n", "line 1: min = max = 300 leaves 'KnightValue' nothing"),
+    ("KnightValue,300,0,1000,1e300,0.1\n", "line 1: c_end 1e+300 or r_end 0.1 of 'KnightValue'"),
 ])
 def test_bad_spsa_params_file_is_one_line_and_nothing_is_written(tmp_path, text, pattern):
     f = tmp_path / "bad.txt"

@@ -291,6 +291,7 @@ def test_a_relative_command_is_kept_absolute(tmp_path, monkeypatch):
     assert os.path.isabs(command[0])
 
 
+@pytest.mark.slow
 def test_a_run_made_before_runs_kept_their_spec_still_reads_it_by_path(tmp_path, make_fake_run,
                                                                        monkeypatch):
     """A run without the copy (made before runs kept one) reads its spec by the path it names:

@@ -44,7 +44,9 @@ def reproduce(experiment, seeds, first_seed, workers, backend, scheduler, runs_d
 @click.command()
 @click.option("--strategies", default="de,jde,ea,td", show_default=True,
               help="Comma-separated strategies, e.g. de,jde,ea,td,spsa,cmaes,ng:NGOpt.")
-@click.option("--games-budget", type=int, required=True, help="Games each strategy may play.")
+@click.option("--games-budget", type=int, required=True,
+              help="Games each strategy may play (as run --max-games: whole generations, the "
+                   "last may pass it by up to one generation).")
 @click.option("--seeds", type=_SEEDS, default=1, show_default=True)
 @click.option("--np", "np_", type=int, default=20, show_default=True)
 @click.option("--depth", type=int, default=3, show_default=True)

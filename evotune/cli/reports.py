@@ -13,8 +13,8 @@ from ..reporting.export import export_run
 from ..reporting.plots import write_plots
 from ..reporting.report import write_report
 from ..reporting.verify import VerifySettings, describe_match, verify_run
-from .options import (cluster_options, recommend_option, runs_dir_option, seed_option, sprt_option,
-                      squares_option)
+from .options import (cluster_options, limits_options, recommend_option, runs_dir_option,
+                      seed_option, sprt_option, squares_option)
 from .progress import GameBar
 
 
@@ -57,7 +57,7 @@ def report(run_ref, rule, x_axis, out, runs_dir, squares):
 @click.argument("run_ref", metavar="RUN")
 @click.option("--games", type=int, default=200, show_default=True,
               help="Games per match (even; the maximum with --sprt).")
-@click.option("--depth", type=int, default=None, help="Search depth (default: the run's).")
+@limits_options(layered=True, fields=("depth", "movetime", "tc"))
 @sprt_option
 @seed_option(None, "Seed of the openings (default: the run's).")
 @recommend_option
@@ -66,20 +66,17 @@ def report(run_ref, rule, x_axis, out, runs_dir, squares):
 @click.option("--opponent", "opponents", multiple=True, metavar="SPEC[:WEIGHTS]",
               help="Play this opponent instead of the run's reference and initial mean "
                    "(repeatable; e.g. shannon, pst:tuned.json).")
-@click.option("--tc", type=str, default=None, metavar="BASE+INC",
-              help="Time control for external engines (default: the run's; built-in players "
-                   "keep --depth).")
 @click.option("--engine", type=str, default=None,
               help="Engine spec (name or .toml) to play instead of the copy the run keeps.")
-def verify(run_ref, games, depth, sprt, seed, rule, runs_dir, workers, backend, scheduler,
-           opponents, tc, engine):
+def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend, scheduler,
+           opponents, engine):
     """Match the recommended weights against the reference and the initial mean (or the
     --opponent players) on held-out openings; stores verify.json in the run (shown by
-    'evotune report')."""
-    settings = VerifySettings(games=games, depth=depth, workers=workers, seed=seed,
+    'evotune report'). --depth, --movetime and --tc default to the run's."""
+    settings = VerifySettings(games=games, workers=workers, seed=seed,
                               sprt=tuple(sprt) if sprt else None, rule=rule, backend=backend,
-                              scheduler=scheduler, opponents=tuple(opponents), tc=tc,
-                              engine=engine)
+                              scheduler=scheduler, opponents=tuple(opponents), engine=engine,
+                              **limits)
     try:
         with GameBar((len(opponents) or 2) * games, "verification games") as bar:
             doc = verify_run(run_ref, settings=settings, runs_dir=runs_dir,

@@ -66,7 +66,11 @@ def run_and_report(store, plan) -> None:
 @click.option("--engine", type=str, default=None, help="Engine spec name or .toml (default shannon).")
 @click.option("--openings", type=str, default=None,
               help="'book' (default), 'startpos', '2moves' or an EPD/PGN/.bin file.")
-@click.option("--max-games", type=int, default=None, help="Stop after this many games.")
+@click.option("--max-games", type=int, default=None,
+              help="Stop after the generation in which the run's games reach this many. "
+                   "Generations are played whole, so the last one may pass the budget by up to "
+                   "one generation's games (NP x --games for de/jde/ea; e.g. 600 with "
+                   "32-game generations plays 608).")
 @click.option("--max-seconds", type=float, default=None, help="Stop after this much wall time.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="Strategy parameter, e.g. --param F=0.6 (repeatable).")

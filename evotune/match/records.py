@@ -145,23 +145,26 @@ def weights_text(weights: Iterable[float]) -> str:
 
 
 def pgn_tag_value(value) -> str:
-    """A PGN tag value escaped as the PGN standard asks (python-chess writes header values
-    verbatim): backslash and quote escaped, control characters (a newline would start a forged
-    tag) replaced by spaces."""
+    """A PGN tag value escaped as the PGN standard asks: backslash and quote escaped, control
+    characters (a newline would start a forged tag, and python-chess refuses it) replaced by
+    spaces."""
     text = "".join(c if c.isprintable() else " " for c in str(value))
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def _escaped(game: chess.pgn.Game) -> chess.pgn.Game:
-    for key in list(game.headers):
-        game.headers[key] = pgn_tag_value(game.headers[key])
-    return game
+class _EscapedHeaders(chess.pgn.Headers):
+    """Headers that escape every value as it is set (:func:`pgn_tag_value`): a name from a file,
+    an engine command or an openings path can never stop the games from being written."""
+
+    def __setitem__(self, key: str, value: str) -> None:
+        super().__setitem__(key, pgn_tag_value(value))
 
 
 def record_to_pgn_game(rec: GameRecord, *, event: str = "evotune match", site: str = "evotune",
                        date: str | None = None) -> chess.pgn.Game:
     """The game as a python-chess PGN game (opening moves included, so replay is exact)."""
     game = chess.pgn.Game()
+    game.headers = _EscapedHeaders()
     g, f, p, i = rec.key
     game.headers["Event"] = event
     game.headers["Site"] = site
@@ -190,7 +193,7 @@ def record_to_pgn_game(rec: GameRecord, *, event: str = "evotune match", site: s
         node = node.add_variation(chess.Move.from_uci(uci))
         if k == len(rec.opening.moves) - 1:
             node.comment = "end of opening"
-    return _escaped(game)
+    return game
 
 
 def write_pgn_text(records: Iterable[GameRecord], *, event: str = "evotune match",

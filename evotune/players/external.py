@@ -131,6 +131,10 @@ class ExternalEngine:
                               "give kind='uci' and command=(path, args...)")
         self.spec = spec
         self.command = _describe(spec.command)
+        if not all(str(part).isprintable() for part in spec.command):
+            raise EngineError(f"engine command {self.command!r} holds a line break or another "
+                              "control character; rename or move the engine (its command is "
+                              "written into each game's PGN headers)")
         _STARTS[0] += 1
         self._buffer = b""
         self._values: dict[str, str] = {}   # lower-case name -> value last sent

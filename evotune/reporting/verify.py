@@ -68,6 +68,8 @@ class VerifySettings:
     '' = none)."""
     engine: str | None = None
     """Engine spec (name or path) to play instead of the copy the run keeps (None: the run's)."""
+    movetime: float | None = None
+    """Seconds per move for external engines instead of the run's limit (None: the run's)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "games", check_games(self.games))
@@ -77,11 +79,14 @@ class VerifySettings:
             SprtParams(*self.sprt)
 
     def limits(self, run: Limits) -> Limits:
-        """The verification games' limits: the run's ``run`` limits with this depth and time
-        control (a time control given here replaces the run's time per move)."""
-        changes = {}
+        """The verification games' limits: the run's ``run`` limits with this depth, time per
+        move and time control (a time control given here replaces the run's time per move, a
+        time per move the run's time control)."""
+        changes: dict = {}
         if self.depth is not None:
             changes["depth"] = self.depth
+        if self.movetime is not None:
+            changes.update(movetime=self.movetime, tc=None if self.movetime else run.tc)
         if self.tc is not None:
             changes.update(tc=parse_tc(self.tc), movetime=0.0 if self.tc else run.movetime)
         return dataclasses.replace(run, **changes)
@@ -179,6 +184,7 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
            "description": rec.description, "names": list(data.names),
            "weights": list(rec.weights), "openings": openings.name, "note": note,
            "depth": limits.depth, "nodes": cfg.nodes, "games": settings.games,
+           "movetime": limits.movetime,
            "tc": (cfg.tc if settings.tc is None else settings.tc) or "", "engine": spec.name,
            "seed": seed, "sprt": list(settings.sprt) if settings.sprt else None,
            "seconds": time.perf_counter() - t0, "matches": matches,
