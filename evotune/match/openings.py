@@ -236,8 +236,9 @@ def book_line(path: str | os.PathLike, rng: np.random.Generator, *, max_plies: i
 def check_openings(path: str | os.PathLike | None, *, book_plies: int = 8,
                    sample: int = 64) -> None:
     """Refuse openings that cannot be played, before anything uses them: a file name with a
-    control character, an unreadable or binary suite, its first ``sample`` entries not parsing, a book that is not Polyglot or has no legal
-    move for the start position (garbage or illegal entries would silently play from it)."""
+    control character, an unreadable or binary suite, its first ``sample`` entries not
+    parsing, a book that is not Polyglot or has no legal move for the start position (garbage
+    or illegal entries would silently play from it)."""
     if path is None:
         return
     if not str(path).isprintable():  # it names the games' openings in their PGN headers
