@@ -315,3 +315,36 @@ def test_max_games_stops_after_the_generation_that_reaches_it(tmp_path):
     games = [json.loads(g.read_text())["games"] for g in gens]
     total = sum(games)
     assert total >= 10 and total - games[-1] < 10 and games[-1] <= 4 * 2
+
+
+# ---- names that reach PGN headers -----------------------------------------------------------------
+
+def test_pgn_headers_escape_line_breaks_and_quotes_so_no_game_is_lost():
+    """A name from a file, an engine command or an openings path can hold anything: every game
+    is still written, one header per line, and read back whole."""
+    import io
+
+    import chess.pgn
+
+    from evotune.match import GameRecord, write_pgn_text
+    from evotune.match.openings import Opening
+
+    odd = 'x\n[Result "0-1"]\r\t"q"\\'
+    recs = [GameRecord(key=(0, 0, 0, i), white_name=odd, black_name="b", white_weights=(1.0,),
+                       black_weights=(2.0,), opening=Opening(label=f"{odd}:3"),
+                       moves=("e2e4", "e7e5"), result="1-0", termination="ply-cap",
+                       white_engine=f"/bin/{odd}") for i in range(3)]
+    text = write_pgn_text(recs, event=f"match {odd}")
+    lines = text.splitlines()
+    assert sum(x.startswith("[Event ") for x in lines) == 3
+    assert sum(x.startswith("[Result ") for x in lines) == 3
+    assert all(line.startswith("[") == line.endswith("]") for line in text.splitlines()
+               if line.startswith("["))
+    games = []
+    fh = io.StringIO(text)
+    while (g := chess.pgn.read_game(fh)) is not None:
+        games.append(g)
+    assert len(games) == 3
+    assert [g.headers["Result"] for g in games] == ["1-0"] * 3
+    assert [len(list(g.mainline_moves())) for g in games] == [2] * 3
+    assert "\n" not in games[0].headers["White"]
