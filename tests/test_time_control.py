@@ -171,7 +171,8 @@ def test_a_side_that_thinks_longer_than_its_increment_flags_when_the_margin_is_g
                             time_margin=0.1, max_plies=40)
     assert out.termination == "time-forfeit"
     plies = len(out.moves)
-    # white flags on its 5th move (8 plies played), or a side flags on its 4th if its latency
-    # (7.5 ms a move) pushed it past the margin: black (7 plies) or white (6)
-    assert plies in (6, 7, 8), plies
+    # white flags on its 5th move at the latest (8 plies played); a side's latency (pipes, a
+    # loaded machine) may flag it a move or two earlier, never before its 3rd move (4 plies:
+    # white would need 37 ms a move), and a runner that forgave overruns would not flag at all
+    assert 4 <= plies <= 8, plies
     assert out.result == ("0-1" if plies % 2 == 0 else "1-0")
