@@ -35,6 +35,11 @@ class TimeControl:
         return str(self)
 
 
+MAX_SECONDS = 86_400.0
+"""The longest time per move, clock, increment or margin a game takes (a day): more is a typo
+that would make a game wait forever."""
+
+
 _TC = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(?:\+(\d+(?:\.\d*)?|\.\d+))?")
 
 
@@ -45,9 +50,10 @@ def parse_tc(text: str | None) -> TimeControl | None:
     raw = str(text).strip()
     m = _TC.fullmatch(raw)  # plain decimals only: '10+' or '1e3' is a typo, not a clock
     base, inc = (float(m[1]), float(m[2] or 0.0)) if m else (math.nan, math.nan)
-    if not (math.isfinite(base) and math.isfinite(inc)) or base <= 0 or inc < 0:
-        raise ConfigError(f"--tc {raw!r}: give BASE+INC in seconds with BASE > 0 and INC >= 0, "
-                          "e.g. --tc 10+0.1 or --tc 60")
+    if not (0 < base <= MAX_SECONDS and 0 <= inc <= MAX_SECONDS):  # nan fails too
+        raise ConfigError(f"--tc {raw!r}: give BASE+INC in seconds with 0 < BASE <= "
+                          f"{MAX_SECONDS:g} and 0 <= INC <= {MAX_SECONDS:g}, e.g. --tc 10+0.1 or "
+                          "--tc 60")
     return TimeControl(base=base, inc=inc)
 
 
@@ -99,8 +105,9 @@ def _whole(name: str, value, low: int) -> int:
 
 def _seconds(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or value < 0:
-        raise FieldError(name, f"must be a finite number of seconds >= 0, got {value!r}")
+            or not 0 <= value <= MAX_SECONDS:
+        raise FieldError(name, f"must be a number of seconds from 0 to {MAX_SECONDS:g}, got "
+                               f"{value!r}")
     return float(value)
 
 

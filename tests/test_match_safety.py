@@ -90,8 +90,9 @@ def two_fakes(tmp_path, fake_engine_spec):
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_killed_match_leaves_no_worker_tracker_or_engine(two_fakes, sig):
     a, b, pids = two_fakes
+    # 2 engines of the spec check (closed when the workers start) + 2 per worker
     seen, alive = _kill_when_busy(["match", str(a), str(b), "--games", "400", "--workers", "2"],
-                                  pids, sig, engines=4)
+                                  pids, sig, engines=6)
     assert sum(b"LokyProcess" in c for c in seen.values()) == 2
     assert sum(b"resource_tracker" in c for c in seen.values()) >= 1
     assert sum(b"random_mover" in c for c in seen.values()) >= 4
@@ -104,7 +105,7 @@ def test_killed_verify_leaves_no_process(tmp_path, two_fakes, make_fake_run, sig
     a, _, pids = two_fakes
     make_fake_run(tmp_path / "runs", "v", engine=str(a))
     seen, alive = _kill_when_busy(["verify", "v", "--runs-dir", str(tmp_path / "runs"),
-                                   "--games", "400", "--workers", "2"], pids, sig, engines=4)
+                                   "--games", "400", "--workers", "2"], pids, sig, engines=5)
     assert sum(b"LokyProcess" in c for c in seen.values()) == 2
     assert sum(b"random_mover" in c for c in seen.values()) >= 4
     assert alive == {}

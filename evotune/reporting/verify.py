@@ -26,7 +26,8 @@ from ..limits import Limits, parse_tc
 from ..match import play_match
 from ..match.cluster import backend_session
 from ..match.fixtures import check_games
-from ..match.resolve import resolve_player, unique_names
+from ..match.resolve import (check_player_starts, close_external_players, resolve_player,
+                             unique_names)
 from ..match.scoring import SprtParams, elo_text
 from ..paths import DEFAULT_OPENINGS, HELD_OUT_OPENINGS, resolve_openings_path
 from ..players.spec import player_from_engine_spec
@@ -73,6 +74,9 @@ class VerifySettings:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "games", check_games(self.games))
+        if self.scheduler and self.backend != "dask":
+            raise ConfigError(f"--scheduler {self.scheduler}: a scheduler is for --backend dask "
+                              f"(games run on '{self.backend}' here)")
         self.limits(Limits())  # depth and tc are valid limits
         if self.sprt is not None:
             object.__setattr__(self, "sprt", tuple(self.sprt))
@@ -166,6 +170,9 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     sprt = SprtParams(*settings.sprt) if settings.sprt is not None else None
     player = player_from_engine_spec(spec, rec.weights, name=f"{data.run_id}-recommended")
     opponents = _opponents(data, spec, settings.opponents)
+    for p in (player, *(o for _, o in opponents)):
+        check_player_starts(p)  # an engine that cannot start is refused before any game
+    close_external_players()
     matches = []
     t0 = time.perf_counter()
     with backend_session(settings.backend, settings.scheduler,
