@@ -148,10 +148,10 @@ def _max_alive_engines(proc: subprocess.Popen, pids: Path) -> int:
 
 
 @needs_proc
-@pytest.mark.parametrize("workers, started, at_once", [(1, 2, 2), (2, 6, 4)])
+@pytest.mark.parametrize("workers, started, at_once", [(1, 4, 2), (2, 6, 4)])
 def test_match_starts_one_process_per_engine_and_worker(two_fakes, workers, started, at_once):
-    """The spec check's engines serve the games of --workers 1 and are closed when workers play
-    them; each worker holds one process per engine (not one per engine and colour)."""
+    """The spec check starts each engine once and closes it (it checks options and bounds as a
+    run does); then each worker holds one process per engine (not one per engine and colour)."""
     a, b, pids = two_fakes
     proc = subprocess.Popen([sys.executable, "-m", "evotune.cli", "match", str(a), str(b),
                              "--games", "16", "--max-plies", "30", "--workers", str(workers)],
@@ -165,7 +165,8 @@ def test_match_starts_one_process_per_engine_and_worker(two_fakes, workers, star
 
 
 def test_self_play_holds_two_processes_per_worker(tmp_path, fake_engine_spec):
-    """The same engine on both sides needs two processes; and no more across games."""
+    """The same engine on both sides: one check (the spec once), then two processes for the
+    games, and no more across games."""
     pids = tmp_path / "pids"
     pids.mkdir()
     a = fake_engine_spec(tmp_path, "random_mover", "--pids", str(pids), name="fa")
@@ -173,7 +174,7 @@ def test_self_play_holds_two_processes_per_worker(tmp_path, fake_engine_spec):
                            "--games", "6", "--max-plies", "20", "--workers", "1"],
                           capture_output=True, timeout=120)
     assert proc.returncode == 0, proc.stderr.decode()
-    assert len(_engine_pids(pids)) == 2
+    assert len(_engine_pids(pids)) == 3
 
 
 def _ctrl_c_stderr(args: list[str], pids: Path, engines: int) -> str:

@@ -27,6 +27,7 @@ from ..enginespec import EngineSpec, load_engine_spec
 from ..errors import ConfigError
 from ..paths import ENGINES_DIR
 from ..players import PlayerSpec
+from ..players.external import engine_for
 from ..players.spec import check_engine_spec, player_from_engine_spec
 from ..weightsio import weights_for
 
@@ -127,8 +128,14 @@ def check_players(*args: str) -> None:
     run checks its engine (:func:`~evotune.players.spec.check_engine_spec`: a UCI engine is
     started once, every option the spec names must be declared, and every weight's bounds must
     map into its option's range). EngineError with one line otherwise."""
-    for arg in args:
-        check_engine_spec(_spec(split_player(arg)[0]))
+    for spec in dict.fromkeys(split_player(arg)[0] for arg in args):  # each engine once
+        check_engine_spec(_spec(spec))
+
+
+def check_player_starts(player: PlayerSpec) -> None:
+    """Start an external player once (EngineError when its command does not start or answer)."""
+    if not player.is_builtin:
+        engine_for(player)
 
 
 def close_external_players() -> None:
