@@ -481,3 +481,31 @@ def search_boards() -> list[chess.Board]:
     """50 positions for search comparisons: 44 random-game ends (seed 99, under 60 plies) and
     the first six special boards. Shared by the session: do not change them (search copies)."""
     return _random_boards(99, 44, max_plies=60) + _special_boards()[:6]
+
+
+# ---- the bad-input tables (tests/badinput.py) ----------------------------------------------------
+
+@pytest.fixture(scope="session")
+def read_only(tmp_path_factory):
+    """A read-only folder (a read-only tmpfs: root ignores file permissions), or None when none
+    can be made here."""
+    mnt = tmp_path_factory.mktemp("ro")
+    ok = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(mnt)],
+                        capture_output=True).returncode == 0
+    if not ok and os.geteuid() != 0:
+        os.chmod(mnt, 0o555)
+        ok = True
+    yield mnt if ok else None
+    subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+@pytest.fixture(scope="session")
+def stored_run(tmp_path_factory) -> Path:
+    """A finished two-generation run (the run and match tables copy and damage it)."""
+    from badinput import RUN, run_cli
+
+    base = tmp_path_factory.mktemp("stored")
+    res = run_cli(["run", *RUN, "--generations", "2", "--out", str(base), "--run-id", "good"],
+                  base, timeout=600)
+    assert res.returncode == 0, res.stderr
+    return base / "good"

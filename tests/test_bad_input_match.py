@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from test_bad_input import FILES, _evotune, _prepare, _snapshot, read_only, stored_run  # noqa: F401
+from badinput import RUN_FILES, assert_refused, play, prepare_run_case
 
 FAKE = Path(__file__).resolve().parent / "fake_engines"
 
@@ -126,52 +126,34 @@ for f in ("gauntlet_int.toml", "gauntlet_missing.toml"):
     case(f"gauntlet config {f}", "run", "--config", f, "--runs-dir", "pop")
 
 
-# ---- the machinery (as in test_bad_input.py) -------------------------------------------------------
+# ---- the machinery (tests/badinput.py) ------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def outcomes(tmp_path_factory, stored_run, read_only) -> dict:  # noqa: F811
-    """Every case run once, a few at a time: name -> (returncode, stderr, changed), or None when
-    the case cannot be set up here."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    base = tmp_path_factory.mktemp("cases")
+def outcomes(tmp_path_factory, stored_run, read_only) -> dict:
+    """Every case run once, a few at a time, in a folder with the run table's files, the UCI
+    specs above and an openings file whose name holds a line break."""
     openings = (Path(__file__).resolve().parents[1] / "evotune" / "data" / "2moves_v1.epd")
 
-    def one(i_case):
-        i, (name, args) = i_case
-        case_dir = base / f"c{i:03d}"
-        argv = _prepare(case_dir, args, stored_run, read_only)
-        if argv is None:
-            return name, None
-        for fname, content in EXTRA.items():
-            (case_dir / fname).write_text(content)
-        (case_dir / OPENINGS_NL).write_bytes(openings.read_bytes())
-        before = _snapshot(case_dir)
-        try:
-            res = _evotune(argv, cwd=case_dir, timeout=60)
-        except Exception as exc:  # a hang: the process was killed
-            return name, ("hang", f"no answer: {exc}", _snapshot(case_dir) != before)
-        return name, (res.returncode, res.stderr, _snapshot(case_dir) != before)
+    def prepare(case_dir, args):
+        argv = prepare_run_case(case_dir, args, stored_run, read_only)
+        if argv is not None:
+            for fname, content in EXTRA.items():
+                (case_dir / fname).write_text(content)
+            (case_dir / OPENINGS_NL).write_bytes(openings.read_bytes())
+        return argv
 
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return dict(pool.map(one, enumerate(CASES)))
+    return play(CASES, prepare, tmp_path_factory.mktemp("cases"), workers=4, timeout=60)
 
 
 @pytest.mark.parametrize("name", [c[0] for c in CASES])
 def test_bad_input_is_one_line_exit_2_and_changes_nothing(name, outcomes):
     if outcomes[name] is None:
         pytest.skip("no read-only folder can be made here (mount failed and running as root)")
-    code, stderr, changed = outcomes[name]
-    lines = stderr.strip().splitlines()
-    assert "Traceback" not in stderr, stderr[-2000:]
-    assert code == 2, (code, stderr[-1000:])
-    assert len(lines) == 1, stderr
-    assert lines[0].startswith("evotune: error:"), lines[0]
-    assert not changed, "files were created or changed"
+    assert_refused(outcomes[name])
 
 
 def test_the_table_covers_every_match_command():
     assert len(CASES) >= 100
     assert {args[0] for _, args in CASES} == {"match", "verify", "compare", "run"}
     assert sum("--opponents" in args or "gauntlet" in name for name, args in CASES) >= 15
-    assert len(FILES) > 50  # the shared input files are there
+    assert len(RUN_FILES) > 50  # the shared input files are there
