@@ -72,6 +72,8 @@ class EngineSpec:
     a run's identity; '' for a spec not read from a file."""
     text: str = dataclasses.field(default="", repr=False, compare=False)
     """The spec file's text as read ('' for a spec not read from a file): a run stores it."""
+    file_digest: str = dataclasses.field(default="", repr=False, compare=False)
+    """sha256 of the spec file alone (``digest`` before the reference file joins it)."""
     reference_text: str = dataclasses.field(default="", repr=False, compare=False)
     """The text of the reference file the spec names ('' when it names none)."""
 
@@ -145,10 +147,11 @@ def _spec_from_text(text: str, *, where: str, digest: str,
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"engine spec {where}: not valid TOML ({exc})") from None
     spec = engine_spec_from_dict(data, where=where, reference_text=reference_text)
+    combined = digest
     if spec.reference_file:
         ref_digest = hashlib.sha256(spec.reference_text.encode()).hexdigest()  # its bytes'
-        digest = hashlib.sha256((digest + ref_digest).encode()).hexdigest()
-    return dataclasses.replace(spec, digest=digest, text=text)
+        combined = hashlib.sha256((digest + ref_digest).encode()).hexdigest()
+    return dataclasses.replace(spec, digest=combined, text=text, file_digest=digest)
 
 
 def resolve_command(command) -> tuple[str, ...]:

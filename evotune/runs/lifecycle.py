@@ -158,21 +158,9 @@ def store_engine_spec(root: Path, spec: EngineSpec) -> None:
     if not spec.text:  # a spec made in code, not read from a file: runs name it by path
         return
     atomic_write_json(Path(root) / SPEC_FILE, {
-        "source": spec.path, "digest": _file_digest_part(spec), "text": spec.text,
+        "source": spec.path, "digest": spec.file_digest, "text": spec.text,
         "reference_text": spec.reference_text if spec.reference_file else None,
         "command": list(resolve_command(spec.command))})
-
-
-def _file_digest_part(spec: EngineSpec) -> str:
-    """The sha256 of the spec file alone (its digest before the reference file joins it)."""
-    if not spec.reference_file:
-        return spec.digest
-    for text in (spec.text, "\ufeff" + spec.text):
-        own = hashlib.sha256(text.encode()).hexdigest()
-        ref = hashlib.sha256(spec.reference_text.encode()).hexdigest()
-        if hashlib.sha256((own + ref).encode()).hexdigest() == spec.digest:
-            return own
-    raise StoreError(f"engine spec {spec.path} changed while it was read; start the run again")
 
 
 def run_engine_spec(root: str | Path, cfg: RunConfig, engine: str | Path | None = None
