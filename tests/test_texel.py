@@ -283,7 +283,8 @@ def test_resume_refuses_changed_data(tmp_path):
 
 
 def test_validation_blocks_keep_consecutive_positions_together():
-    from evotune.learn.fitrun import TexelConfig, split_indices, fit_identity
+    from evotune.learn.fitdata import split_indices
+    from evotune.learn.fitrun import TexelConfig, fit_identity
 
     train, val = split_indices(1000, 0.1, 7, 64)
     assert len(val) == 100 and len(train) == 900 and not set(train) & set(val)
