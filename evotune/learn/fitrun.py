@@ -1,17 +1,21 @@
-"""A Texel fit as a run under ``populations/<run-id>/`` (through :class:`evotune.store.Store`).
+"""A Texel fit as a run of its own kind under ``populations/<run-id>/`` (through
+:class:`evotune.runs.store.Store`).
 
-The run looks like an evolutionary run with a population of one, so ``status``, ``plot``,
-``report``, ``verify`` and ``export`` work on it unchanged:
+Its generations look like an evolutionary run's with a population of one, so ``status``,
+``plot``, ``report``, ``verify`` and ``export`` read it as any run:
 
-- manifest: a RunConfig with ``strategy = "texel"`` whose params are the :class:`TexelConfig`
-  settings, the data files' names, sizes and SHA-256 included (``params.data_files``), and the
-  identity: hashes of the config, the engine spec, the initial weights file and the data files;
+- manifest: ``kind = "fit"``, the :class:`TexelConfig`, the data files' names, sizes and
+  SHA-256 (``data_files``) and the identity: hashes of the config, the engine spec, the initial
+  weights file and the data files;
 - ``gen-0000``: the initial weights and their error (K already fitted); ``gen-E``: the weights
   after epoch E, with ``loss_train``, ``loss_val`` and ``K`` as statistics;
 - ``state.json``: the last epoch, K, the weights and the optimizer's state (Adam's moments);
   a killed fit resumed with ``evotune resume RUN`` equals an uninterrupted one;
 - ``texel.json``: the summary (positions used and rejected, K, errors before and after rounding
   to whole engine units).
+
+A fit is a solver of its own, not a :class:`evotune.tuning.fitness.Fitness` of the tuning loop:
+see docs/architecture.md ("A fit is its own solver").
 """
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ import numpy as np
 from ..enginespec import load_engine_spec, resolve_engine_spec_path
 from ..errors import ConfigError, StoreError
 from ..fileio import check_writable
-from ..runs.fitconfig import STRATEGY, TexelConfig
+from ..runs.fitconfig import STRATEGY, DataFile, TexelConfig
 from ..runs.records import Generation, State, check_run_id
 from ..runs.store import Store
 from . import texel as tx
@@ -56,26 +60,20 @@ def _digest_text(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def data_files(cfg: TexelConfig) -> list[dict]:
+def data_files(cfg: TexelConfig) -> tuple[DataFile, ...]:
     """Name, size and SHA-256 of every data file."""
-    return [{k: r[k] for k in ("name", "size", "sha256")}
-            for r in (file_record(Path(p)) for p in cfg.data)]
+    return tuple(DataFile(name=r["name"], size=r["size"], sha256=r["sha256"])
+                 for r in (file_record(Path(p)) for p in cfg.data))
 
 
-def fit_identity(cfg: TexelConfig, files: list[dict]) -> dict:
+def fit_identity(cfg: TexelConfig, files: tuple[DataFile, ...]) -> dict:
     """Hashes (strings) of the config, engine spec, initial weights file and data files."""
-    ident = {k: v for k, v in cfg.to_dict().items() if k not in cfg.NON_IDENTITY}
-    ident.pop("data")
-    if not ident["l2"]:
-        ident.pop("l2")  # fits stored before --l2 existed keep their identity
-    if ident["val_block"] == 1:
-        ident.pop("val_block")  # ... and before --val-block
     parts = {
-        "config": _digest_text(json.dumps(ident, sort_keys=True)),
+        "config": _digest_text(json.dumps(cfg.identity_dict(), sort_keys=True)),
         "engine_spec": file_record(resolve_engine_spec_path(cfg.engine))["sha256"],
         "openings": "none",
         "init": "reference" if cfg.init == "reference" else file_record(Path(cfg.init))["sha256"],
-        "data": _digest_text(json.dumps(files, sort_keys=True)),
+        "data": _digest_text(json.dumps([f.to_json() for f in files], sort_keys=True)),
     }
     parts["hash"] = _digest_text(json.dumps(parts, sort_keys=True))[:16]
     return parts
@@ -105,7 +103,7 @@ def new_fit(cfg: TexelConfig, *, out_dir: str | Path = "populations",
         raise StoreError(f"run '{run_id}' already exists in {out_dir}; continue it with "
                          f"'evotune resume {run_id}' or choose another --run-id")
     data = fit_data(cfg, workers=workers)
-    store = Store.create(out_dir, run_id, config=cfg.to_run_config(files), identity=identity)
+    store = Store.create(out_dir, run_id, config=cfg, identity=identity, data_files=files)
     return store, data
 
 
@@ -113,7 +111,9 @@ def open_fit(store: Store) -> TexelConfig:
     """The config of a stored fit, after checking that its inputs did not change; takes the
     run's writer lock."""
     manifest = store.manifest()
-    cfg = TexelConfig.from_run_config(manifest.config)
+    cfg = manifest.config
+    if not isinstance(cfg, TexelConfig):
+        raise StoreError(f"run '{store.run_id}' is a {manifest.kind} run, not a fit")
     store.lock()
     for p in cfg.data + (() if cfg.init == "reference" else (cfg.init,)):
         if not Path(p).is_file():
@@ -129,11 +129,6 @@ def open_fit(store: Store) -> TexelConfig:
                          + ", ".join(changed) + " changed since it started (data files must "
                          "keep their size and SHA-256); restore them or start a new fit")
     return cfg
-
-
-def is_fit(store: Store) -> bool:
-    """True when ``store`` holds a Texel fit."""
-    return store.manifest().config.strategy == STRATEGY
 
 
 def execute_fit(store: Store, cfg: TexelConfig, *, data: FitData | None = None,
@@ -233,7 +228,7 @@ def execute_fit(store: Store, cfg: TexelConfig, *, data: FitData | None = None,
         **errors, "warning": warning,
         "weights": w.tolist(), "weights_rounded": wr.tolist(),
         "seconds_extract": data.seconds_extract,
-        "data": store.manifest().config.params_dict()["data_files"],
+        "data": [f.to_json() for f in store.manifest().data_files],
     }
     store.write_document("texel", summary)
     store.write_state(State(generation=epoch, games=0, finished=True, strategy=st,
