@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from evotune.errors import FieldError
+from evotune.learn.nn import data as nndata
 from evotune.learn.nn import reference as ref
 from evotune.learn.nn.data import load_data
 from evotune.learn.nn.trainer import (Buffers, FloatNet, TrainSettings, TrainState, check_data,
-                                      evaluate, gradients, step, train_packed)
+                                      evaluate, gradients, step, train, train_packed)
 
 VALUES = {chess.PAWN: 100, chess.KNIGHT: 300, chess.BISHOP: 320, chess.ROOK: 500,
           chess.QUEEN: 900, chess.KING: 0}
@@ -163,3 +164,19 @@ def test_settings_and_data_are_checked(material_data, tmp_path):
         train_packed(material_data, TrainSettings(hidden=8, epochs=1),
                      init=FloatNet.random(16, 1))
     assert err.value.field == "init"
+
+
+def test_train_from_files_checks_everything_before_the_cache(tmp_path, monkeypatch):
+    path = tmp_path / "r.txt"
+    path.write_text(f"{chess.STARTING_FEN} [1.0]\n" * 30)
+    with pytest.raises(FieldError) as err:
+        train([path], hidden=8, wdl=0.25, epochs=1)
+    assert err.value.field == "wdl" and list(tmp_path.iterdir()) == [path]
+    with pytest.raises(FieldError) as err:
+        train([path], hidden=8, wdl=1.0, epochs=1, workers=-1)
+    assert err.value.field == "workers" and list(tmp_path.iterdir()) == [path]
+    first = train([path], hidden=8, wdl=1.0, epochs=2, batch=8, seed=3)
+    assert [r.epoch for r in first.records] == [1, 2] and len(list(tmp_path.iterdir())) == 2
+    monkeypatch.setattr(nndata, "iter_labelled", None)  # the second training reads no text
+    again = train([path], hidden=8, wdl=1.0, epochs=2, batch=8, seed=3)
+    assert [r.digest for r in again.records] == [r.digest for r in first.records]

@@ -233,13 +233,15 @@ def read_cache(path: Path) -> PackedData:
 
 
 def load_data(paths, *, max_bad: int = 0, cache_dir: str | Path | None = None,
-              progress: Callable[[int], None] | None = None) -> PackedData:
+              progress: Callable[[int], None] | None = None,
+              check: Callable[[PackedData], None] | None = None) -> PackedData:
     """The packed positions of ``paths`` (in order): from the cache when it exists, else read
     from the text (``progress(positions)`` every 65,536 positions) and cached.
 
     Everything is checked before the cache is written: the files exist, the cache's place is
-    writable, every line parses (up to ``max_bad`` malformed ones). A cache made with a larger
-    ``max_bad`` than this call's is refused naming the first line beyond the limit.
+    writable, every line parses (up to ``max_bad`` malformed ones), ``check(data)`` (the
+    caller's use of the data) raises nothing. A cache made with a larger ``max_bad`` than this
+    call's is refused naming the first line beyond the limit.
     """
     paths = [Path(p) for p in paths]
     records = _records(paths)
@@ -249,6 +251,8 @@ def load_data(paths, *, max_bad: int = 0, cache_dir: str | Path | None = None,
         if data.info.get("key") != data_key(records):
             raise DataError(f"data cache {path} belongs to other data; remove it")
         _check_bad(data.info, max_bad, path)
+        if check is not None:
+            check(data)
         log.info("%s: %d positions from the cache", path, len(data))
         return data
     try:
@@ -265,6 +269,8 @@ def load_data(paths, *, max_bad: int = 0, cache_dir: str | Path | None = None,
                       "bad_lines": stats.bad_lines})
     if len(data) == 0:
         raise DataError(f"{', '.join(str(p) for p in paths)}: no labelled positions")
+    if check is not None:
+        check(data)
     write_cache(path, data)
     log.info("%s: %d positions packed (%d bytes)", path, len(data), data.nbytes)
     return data

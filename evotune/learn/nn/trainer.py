@@ -33,7 +33,7 @@ from ...errors import FieldError
 from ...seeding import STREAM_NN, generator
 from ..fitrun import split_indices
 from . import kernels
-from .data import NO_SCORE, PackedData
+from .data import PackedData, load_data
 
 ACTIVATIONS = ("screlu", "crelu")
 INPUTS = 768
@@ -373,3 +373,28 @@ def train_packed(data: PackedData, settings: TrainSettings, *, workers: int = 1,
         numba.set_num_threads(before)
     result.net = state.net
     return result
+
+
+def train(data_paths, *, workers: int = 1, init: FloatNet | None = None, max_bad: int = 0,
+          cache_dir=None, state: TrainState | None = None,
+          progress: Callable[[Progress], None] | None = None,
+          on_epoch: Callable[[EpochRecord, TrainState], None] | None = None,
+          **settings) -> TrainResult:
+    """Train a net on the labelled positions of ``data_paths`` (read once into the cache beside
+    them, :func:`evotune.learn.nn.data.load_data`); ``settings`` are :class:`TrainSettings`'
+    fields (hidden, activation, wdl, epochs, batch, lr, lr_drop, gamma, seed, val_share,
+    val_block ...). Returns the per-epoch records and the float net.
+
+    Every input is checked before anything is written (the data cache included): the settings,
+    the thread count, the initial net's shape, each data line, whether the data fits the
+    settings (scores for wdl < 1, positions for both parts of the split).
+    """
+    cfg = TrainSettings(**settings)
+    resolve_threads(workers)
+    if init is not None and (init.hidden != cfg.hidden or init.activation != cfg.activation):
+        raise FieldError("init", f"is a {init.hidden}-neuron {init.activation} net; the "
+                                 f"training is {cfg.hidden} {cfg.activation}")
+    data = load_data(data_paths, max_bad=max_bad, cache_dir=cache_dir,
+                     check=lambda d: check_data(d, cfg))
+    return train_packed(data, cfg, workers=workers, init=init, state=state, progress=progress,
+                        on_epoch=on_epoch)
