@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import chess
+import numba
 import numpy as np
 import pytest
 
@@ -99,6 +100,8 @@ def test_weights_stay_inside_the_clip(material_data):
     assert np.abs(net.flat).max() <= 0.25
 
 
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2,
+                    reason="numba runs one thread on a one-core machine: nothing to compare")
 def test_any_thread_count_gives_the_same_net(material_data):
     settings = TrainSettings(hidden=24, epochs=2, batch=200, lr=0.01)
     one = train_packed(material_data, settings, workers=1)

@@ -115,7 +115,8 @@ class TrainSettings:
     decay: float = 0.01
     """AdamW's decoupled weight decay (per unit of learning rate)."""
     clip: float = 1.98
-    """Weights are clipped to [-clip, clip] after every step (see the module docstring)."""
+    """Weights are clipped to [-clip, clip] after every step (see the module docstring); at most
+    2.0, as the output bias is stored in int16 scaled by QA * QB = 16320."""
     seed: int = 1
     val_share: float = 0.1
     """Held-out share of the positions, drawn in blocks of ``val_block`` (as texel)."""
@@ -132,7 +133,7 @@ class TrainSettings:
             if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
                 raise FieldError(name, f"must be an integer from {low} to {high}, got {v!r}")
         reals = {"wdl": (0.0, 1.0, True), "lr": (0.0, 1.0, False), "gamma": (0.0, 1.0, False),
-                 "decay": (0.0, 1.0, True), "clip": (0.0, 3.9, False),
+                 "decay": (0.0, 1.0, True), "clip": (0.0, 2.0, False),
                  "val_share": (0.0, 0.9, True), "beta1": (0.0, 1.0, True),
                  "beta2": (0.0, 1.0, True), "eps": (0.0, 1.0, False)}
         for name, (low, high, low_ok) in reals.items():
