@@ -16,7 +16,7 @@ STREAM_GAMES = 2
 STREAM_VERIFY = 3
 STREAM_DATAGEN = 10   # evotune datagen: openings, random plies and samples of game g
 STREAM_TEXEL = 11     # evotune texel: the validation split
-STREAM_NN = 12        # net training: initial weights (key 0), epoch e's shuffle (1, e)
+STREAM_NN_TRAIN = 13  # net training: initial weights (key 0), epoch e's shuffle (1, e)
 
 
 def seed_sequence(seed: int, *key: int) -> np.random.SeedSequence:

@@ -13,8 +13,8 @@ most round(1.98 * 255) = 505, so an accumulator (a bias and at most 32 rows) is 
 255) * w is at most 255 * 127 = 32385; the output bias at most round(1.98 * 255 * 64) = 32314.
 
 An epoch visits the training positions once, in the order of a permutation drawn from
-``generator(seed, STREAM_NN, 1, epoch)``, in batches of ``batch`` positions (the last one
-smaller). The learning rate of epoch e (0-based) is ``lr * gamma ** (e // lr_drop)`` (constant
+``generator(seed, STREAM_NN_TRAIN, 1, epoch)``, in batches of ``batch`` positions (the last
+one smaller). The learning rate of epoch e (0-based) is ``lr * gamma ** (e // lr_drop)`` (constant
 when ``lr_drop`` is 0). A training's whole state between epochs is :class:`TrainState` (the
 float parameters, Adam's moments and step count, the epoch); the epoch's shuffle is addressed by
 the epoch, so a training continued from a stored state equals an uninterrupted one.
@@ -30,7 +30,7 @@ import numba
 import numpy as np
 
 from ...errors import FieldError
-from ...seeding import STREAM_NN, generator
+from ...seeding import STREAM_NN_TRAIN, generator
 from ..fitrun import split_indices
 from . import kernels
 from .data import PackedData, load_data
@@ -81,8 +81,8 @@ class FloatNet:
     @classmethod
     def random(cls, hidden: int, seed: int, activation: str = "screlu") -> "FloatNet":
         """Uniform in +-1/sqrt(fan-in) (768 for the input layer, 2H for the output layer),
-        biases 0, drawn from ``generator(seed, STREAM_NN, 0)``."""
-        rng = generator(seed, STREAM_NN, 0)
+        biases 0, drawn from ``generator(seed, STREAM_NN_TRAIN, 0)``."""
+        rng = generator(seed, STREAM_NN_TRAIN, 0)
         a, b = 1 / np.sqrt(INPUTS), 1 / np.sqrt(2 * hidden)
         return cls(activation, rng.uniform(-a, a, (INPUTS, hidden)), np.zeros(hidden),
                    rng.uniform(-b, b, 2 * hidden), np.zeros(1))
@@ -296,7 +296,8 @@ def check_data(data: PackedData, settings: TrainSettings) -> tuple[np.ndarray, n
 
 def epoch_order(settings: TrainSettings, train_idx: np.ndarray, epoch: int) -> np.ndarray:
     """The training positions in epoch ``epoch``'s (0-based) order."""
-    return train_idx[generator(settings.seed, STREAM_NN, 1, epoch).permutation(train_idx.size)]
+    rng = generator(settings.seed, STREAM_NN_TRAIN, 1, epoch)
+    return train_idx[rng.permutation(train_idx.size)]
 
 
 def run_epoch(state: TrainState, data: PackedData, train_idx: np.ndarray, val_idx: np.ndarray,
