@@ -5,6 +5,7 @@ import chess
 import numpy as np
 import pytest
 
+from evotune.engine.netfile import features
 from evotune.learn import labels
 from evotune.learn.labels import DataError, parse_line, parse_scored_line
 from evotune.learn.nn import data as nndata
@@ -52,6 +53,8 @@ def test_packed_boards_hold_every_piece_and_the_side_to_move(random_positions, t
                                    for sq, p in sorted(b.piece_map().items())]
         assert data.stm[i] == (b.turn == chess.BLACK) and data.score[i] == i
         own, other = chess768(b, b.turn), chess768(b, not b.turn)
+        engine_own, engine_other = features(b)  # the engine's Chess768 (netfile)
+        assert set(engine_own.tolist()) == own and set(engine_other.tolist()) == other
         n = expand(data.occ[i], data.pcs[i], data.stm[i], fs, fn)
         assert n == len(b.piece_map())
         assert set(fs[:n].tolist()) == own and set(fn[:n].tolist()) == other

@@ -24,20 +24,19 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Callable
 
 import numba
 import numpy as np
 
+from ...engine.netfile import ACTIVATIONS, HIDDEN_MAX, HIDDEN_MIN, INPUTS, Net, from_floats, read_net
 from ...errors import FieldError
 from ...seeding import STREAM_NN_TRAIN, generator
 from ..fitrun import split_indices
 from . import kernels
 from .data import PackedData, load_data
 
-ACTIVATIONS = ("screlu", "crelu")
-INPUTS = 768
-HIDDEN_RANGE = (8, 1024)
 PARAMS = ("l0w", "l0b", "l1w", "l1b")
 
 
@@ -97,6 +96,24 @@ class FloatNet:
         """SHA-256 of the activation and the parameters' bytes (l0w, l0b, l1w, l1b)."""
         return hashlib.sha256(self.activation.encode() + self.flat.tobytes()).hexdigest()
 
+    def quantised(self) -> Net:
+        """The engine's integer net: l0w, l0b times QA (255), l1w times QB (64), l1b times
+        QA * QB, rounded half away from zero as bullet saves them (netfile.from_floats)."""
+        return from_floats(self.l0w, self.l0b, self.l1w, float(self.l1b[0]),
+                           activation=self.activation)
+
+    @classmethod
+    def from_net(cls, net: Net) -> "FloatNet":
+        """The float net whose quantisation is ``net`` (a start from a net file: the training
+        goes on from exactly the values the engine plays)."""
+        if net.scale != kernels.SCALE:
+            raise FieldError("init", f"has scale {net.scale}; the trainer's nets have "
+                                     f"{kernels.SCALE:g}")
+        return cls(net.activation, np.asarray(net.l0w, np.float64) / net.qa,
+                   np.asarray(net.l0b, np.float64) / net.qa,
+                   np.asarray(net.l1w, np.float64) / net.qb,
+                   np.array([net.l1b / (net.qa * net.qb)]))
+
 
 @dataclass(frozen=True)
 class TrainSettings:
@@ -126,7 +143,7 @@ class TrainSettings:
     eps: float = 1e-8
 
     def __post_init__(self) -> None:
-        ints = {"hidden": HIDDEN_RANGE, "epochs": (1, 100_000), "batch": (1, 1 << 22),
+        ints = {"hidden": (HIDDEN_MIN, HIDDEN_MAX), "epochs": (1, 100_000), "batch": (1, 1 << 22),
                 "lr_drop": (0, 100_000), "seed": (0, 2**63 - 1), "val_block": (1, 1 << 30)}
         for name, (low, high) in ints.items():
             v = getattr(self, name)
@@ -377,7 +394,8 @@ def train_packed(data: PackedData, settings: TrainSettings, *, workers: int = 1,
     return result
 
 
-def train(data_paths, *, workers: int = 1, init: FloatNet | None = None, max_bad: int = 0,
+def train(data_paths, *, workers: int = 1, init: FloatNet | Net | str | Path | None = None,
+          max_bad: int = 0,
           cache_dir=None, state: TrainState | None = None,
           progress: Callable[[Progress], None] | None = None,
           on_epoch: Callable[[EpochRecord, TrainState], None] | None = None,
@@ -387,12 +405,18 @@ def train(data_paths, *, workers: int = 1, init: FloatNet | None = None, max_bad
     fields (hidden, activation, wdl, epochs, batch, lr, lr_drop, gamma, seed, val_share,
     val_block ...). Returns the per-epoch records and the float net.
 
-    Every input is checked before anything is written (the data cache included): the settings,
-    the thread count, the initial net's shape, each data line, whether the data fits the
-    settings (scores for wdl < 1, positions for both parts of the split).
+    ``init``: the starting net, a float net, an integer :class:`~evotune.engine.netfile.Net` or
+    a net file (either format; its values divided by QA and QB); default a random net of the
+    seed. Every input is checked before anything is written (the data cache included): the
+    settings, the thread count, the initial net and its shape, each data line, whether the data
+    fits the settings (scores for wdl < 1, positions for both parts of the split).
     """
     cfg = TrainSettings(**settings)
     resolve_threads(workers)
+    if isinstance(init, (str, Path)):
+        init = read_net(init)
+    if isinstance(init, Net):
+        init = FloatNet.from_net(init)
     if init is not None and (init.hidden != cfg.hidden or init.activation != cfg.activation):
         raise FieldError("init", f"is a {init.hidden}-neuron {init.activation} net; the "
                                  f"training is {cfg.hidden} {cfg.activation}")
