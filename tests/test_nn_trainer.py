@@ -130,6 +130,7 @@ def test_continuing_a_stored_state_equals_an_uninterrupted_training(material_dat
     assert [r.epoch for r in rest.records] == [2, 3]
     assert [r.lr for r in rest.records] == [0.01, 0.005]
     assert [r.digest for r in rest.records] == [r.digest for r in whole.records[1:]]
+    assert rest.records[-1].checksum == whole.engine_net().checksum
 
 
 def test_training_learns_the_material(material_data):

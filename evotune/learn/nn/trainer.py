@@ -235,6 +235,8 @@ class EpochRecord:
     seconds: float
     digest: str
     """:meth:`FloatNet.digest` of the epoch's end weights."""
+    checksum: str
+    """``Net.checksum`` of the epoch's end weights quantised (the net the engine would play)."""
 
 
 class Buffers:
@@ -340,15 +342,22 @@ def run_epoch(state: TrainState, data: PackedData, train_idx: np.ndarray, val_id
     state.epoch += 1
     val = evaluate(state.net, data, val_idx, settings.wdl)[1] if val_idx.size else None
     return EpochRecord(state.epoch, lr, loss_sum / total, val, total,
-                       time.perf_counter() - t0, state.net.digest())
+                       time.perf_counter() - t0, state.net.digest(),
+                       state.net.quantised().checksum)
 
 
 @dataclass
 class TrainResult:
     net: FloatNet
-    """The trained float net (quantise it with :func:`evotune.learn.nn.quantise.quantise`)."""
+    """The trained float net."""
     records: list[EpochRecord] = field(default_factory=list)
+    """One per epoch trained by this call."""
     state: TrainState | None = None
+    """The state after the last epoch (a checkpoint to continue from)."""
+
+    def engine_net(self) -> Net:
+        """The trained net quantised: what the engine plays and net files hold."""
+        return self.net.quantised()
 
 
 def resolve_threads(workers: int) -> int:
