@@ -34,6 +34,11 @@ class WeightsError(EvotuneError, ValueError):
     """A weight vector has the wrong length, is not finite, or is out of its bounds."""
 
 
+class NetError(ConfigError):
+    """A network file is missing, damaged, truncated or does not match what was asked of it, or a
+    network's arrays are malformed (the message names the file or the field)."""
+
+
 class EngineError(EvotuneError, RuntimeError):
     """An engine could not be started or did not behave (external UCI engines, engine specs)."""
 

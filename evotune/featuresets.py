@@ -26,8 +26,14 @@ from .errors import ConfigError
 from .space import SHANNON_NAMES
 
 FEATURE_SETS = ("shannon", "pst", "extended")
-"""The feature sets, in the order of their codes (0, 1, 2) in the core."""
+"""The linear feature sets, in the order of their codes (0, 1, 2) in the core."""
 FS_SHANNON, FS_PST, FS_EXTENDED = 0, 1, 2
+NNUE = "nnue"
+"""The network evaluation (engine/netfile.py, engine/core/nnue.py): not a linear feature set (no
+weight vector, no phi), but it shares the core's dispatch on the code below."""
+FS_NNUE = 3
+NNUE_EVAL_LIMIT = 100_000
+"""The core clamps a network's evaluation to +-this (far from the mate scores of rules.py)."""
 
 PIECES = ("pawn", "knight", "bishop", "rook", "queen", "king")
 FILES = "abcdefgh"

@@ -16,6 +16,8 @@ STREAM_GAMES = 2
 STREAM_VERIFY = 3
 STREAM_DATAGEN = 10   # evotune datagen: openings, random plies and samples of game g
 STREAM_TEXEL = 11     # evotune texel: the validation split
+STREAM_NET_INIT = 12  # evotune nn init: the weights of a random network
+STREAM_NN_TRAIN = 13  # net training: initial weights (key 0), epoch e's shuffle (1, e)
 
 
 def seed_sequence(seed: int, *key: int) -> np.random.SeedSequence:

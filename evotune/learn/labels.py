@@ -8,7 +8,9 @@ Every line is one position and the result of the game it comes from, from White'
   anything after the bracket, e.g. a score, is ignored);
 - ``epd``: ``FEN c9 "1-0";`` (4-field EPD with opcodes, as in zurichess's quiet-labeled.epd;
   other opcodes may precede or follow c9);
-- ``pipe``: ``FEN | result`` with result ``1-0``, ``0-1``, ``1/2-1/2``, ``1``, ``0.5`` or ``0``.
+- ``pipe``: ``FEN | result`` with result ``1-0``, ``0-1``, ``1/2-1/2``, ``1``, ``0.5`` or ``0``,
+  or the community's ``FEN | score | result`` (score: White's view, centipawns; the last field
+  is the result, so a score is never read as one).
 
 :func:`format_line` writes ``fen`` (the default of ``evotune datagen``) or ``epd``.
 A malformed line raises :class:`DataError` naming ``file:line`` once more than ``max_bad``
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,17 +103,35 @@ def _fen(text: str) -> str | None:
 
 def parse_line(line: str) -> tuple[str, float] | str:
     """(fen, result) for a labelled line, or a short reason why it is not one."""
+    got = parse_scored_line(line)
+    return got if isinstance(got, str) else (got[0], got[1])
+
+
+def parse_scored_line(line: str) -> tuple[str, float, float | None] | str:
+    """(fen, result, score or None) for a labelled line, or a short reason why it is not one.
+    Only ``FEN | score | result`` lines carry a score (White's view, centipawns)."""
     s = line.strip()
+    score = None
     m = _BRACKET.match(s)
     if m:
         fen_text, res = m.group(1), result_value(m.group(2))
         if res is None:
             return f"result [{m.group(2)}] is not 1.0, 0.5 or 0.0"
     elif "|" in s:
-        fen_text, _, rest = s.partition("|")
-        res = result_value(rest.split("|")[0])
+        fen_text, *rest = s.split("|")
+        if len(rest) > 2:
+            return "more than 3 fields: expected 'FEN | result' or 'FEN | score | result'"
+        res = result_value(rest[-1])
         if res is None:
-            return f"result '{rest.strip()}' after '|' is not 1-0, 0-1, 1/2-1/2, 1, 0.5 or 0"
+            return (f"result '{rest[-1].strip()}' after '|' is not 1-0, 0-1, 1/2-1/2, 1, 0.5 "
+                    "or 0")
+        if len(rest) == 2:
+            try:
+                score = float(rest[0])
+            except ValueError:
+                score = math.nan
+            if not math.isfinite(score):
+                return f"score '{rest[0].strip()}' is not a number (centipawns, White's view)"
     else:
         m = _C9.search(s)
         if not m:
@@ -124,7 +145,7 @@ def parse_line(line: str) -> tuple[str, float] | str:
     fen = _fen(fen_text)
     if fen is None:
         return f"'{fen_text.strip()[:80]}' is not a legal FEN"
-    return fen, res
+    return fen, res, score
 
 
 def file_record(path: Path) -> dict:
@@ -137,6 +158,68 @@ def file_record(path: Path) -> dict:
             "sha256": h.hexdigest()}
 
 
+@dataclass
+class ReadStats:
+    """What :func:`iter_labelled` met on its way: malformed lines and the files read."""
+
+    bad: int = 0
+    """Malformed lines skipped (at most the limit given)."""
+    bad_lines: list[str] = field(default_factory=list)
+    """``file:line: reason`` of the skipped lines (the first ``BAD_KEPT``)."""
+    files: list[dict] = field(default_factory=list)
+    """One record per file read: name, path, size, sha256, positions."""
+
+
+BAD_KEPT = 1000
+"""Skipped lines whose place :class:`ReadStats` keeps."""
+
+
+def iter_labelled(paths, *, max_bad: int = 0, max_positions: int = 0,
+                  stats: ReadStats | None = None):
+    """Yield (fen, result, score or None) of every labelled line of ``paths`` in order
+    (``max_positions`` > 0: stop there); ``stats`` (when given) collects the files read and
+    the lines skipped.
+
+    More than ``max_bad`` malformed lines raise DataError naming the first one beyond the limit
+    as ``file:line``.
+    """
+    stats = ReadStats() if stats is None else stats
+    count = 0
+    for p in paths:
+        path = Path(p)
+        if not path.is_file():
+            raise DataError(f"data file {path}: no such file; give files of labelled positions")
+        rec = file_record(path)
+        start = count
+        try:
+            fh = open(path, encoding="utf-8")
+            with fh:
+                for lineno, line in enumerate(fh, 1):
+                    if not line.strip() or line.lstrip().startswith("#"):
+                        continue
+                    if max_positions and count >= max_positions:
+                        break
+                    got = parse_scored_line(line)
+                    if isinstance(got, str):
+                        stats.bad += 1
+                        if stats.bad > max_bad:
+                            raise DataError(f"{path}:{lineno}: {got} (bad lines allowed: "
+                                            f"{max_bad}; raise --max-bad to skip such lines)")
+                        log.warning("%s:%d: skipped: %s", path, lineno, got)
+                        if len(stats.bad_lines) < BAD_KEPT:
+                            stats.bad_lines.append(f"{path}:{lineno}: {got}")
+                        continue
+                    count += 1
+                    yield got
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{path}: not a UTF-8 text file ({exc.reason}); give a file of "
+                            "labelled positions") from None
+        except OSError as exc:
+            raise DataError(f"data file {path}: cannot read it ({exc.strerror})") from None
+        rec["positions"] = count - start
+        stats.files.append(rec)
+
+
 def read_positions(paths, *, max_bad: int = 0, max_positions: int = 0) -> Positions:
     """Read labelled positions from ``paths`` in order (``max_positions`` > 0: stop there).
 
@@ -144,35 +227,10 @@ def read_positions(paths, *, max_bad: int = 0, max_positions: int = 0) -> Positi
     as ``file:line``.
     """
     out = Positions()
-    for p in paths:
-        path = Path(p)
-        if not path.is_file():
-            raise DataError(f"data file {path}: no such file; give files of labelled positions")
-        rec = file_record(path)
-        start = len(out)
-        try:
-            fh = open(path, encoding="utf-8")
-            with fh:
-                for lineno, line in enumerate(fh, 1):
-                    if not line.strip() or line.lstrip().startswith("#"):
-                        continue
-                    if max_positions and len(out) >= max_positions:
-                        break
-                    got = parse_line(line)
-                    if isinstance(got, str):
-                        out.bad += 1
-                        if out.bad > max_bad:
-                            raise DataError(f"{path}:{lineno}: {got} (bad lines allowed: "
-                                            f"{max_bad}; raise --max-bad to skip such lines)")
-                        log.warning("%s:%d: skipped: %s", path, lineno, got)
-                        continue
-                    out.fens.append(got[0])
-                    out.results.append(got[1])
-        except UnicodeDecodeError as exc:
-            raise DataError(f"{path}: not a UTF-8 text file ({exc.reason}); give a file of "
-                            "labelled positions") from None
-        except OSError as exc:
-            raise DataError(f"data file {path}: cannot read it ({exc.strerror})") from None
-        rec["positions"] = len(out) - start
-        out.files.append(rec)
+    stats = ReadStats()
+    for fen, result, _ in iter_labelled(paths, max_bad=max_bad, max_positions=max_positions,
+                                        stats=stats):
+        out.fens.append(fen)
+        out.results.append(result)
+    out.bad, out.files = stats.bad, stats.files
     return out

@@ -1,0 +1,435 @@
+"""Training a (768 -> H) x 2 -> 1 net on labelled positions, on the CPU, in numba.
+
+No deep-learning framework: PyPI's torch for Linux is a 3-4 GB CUDA install, and a framework
+gains nothing on 32 sparse inputs. The input layer is a gather-add of at most 32 rows forward
+and a scatter-add backward (:mod:`evotune.learn.nn.kernels`), as the community's trainers do.
+
+A training step (one mini-batch): forward and backward of every position (threads over the
+batch), the gradients summed in a fixed order, then AdamW on every parameter with the weights
+clipped to ``[-clip, clip]``. The default clip, 1.98 (bullet's), keeps every quantised value
+inside int16 with the community's integer inference (QA 255, QB 64): an input weight or bias is at
+most round(1.98 * 255) = 505, so an accumulator (a bias and at most 32 rows) is at most 33 * 505
+= 16665; an output weight is at most round(1.98 * 64) = 127, so the SCReLU product clamp(acc, 0,
+255) * w is at most 255 * 127 = 32385; the output bias at most round(1.98 * 255 * 64) = 32314.
+
+An epoch visits the training positions once, in the order of a permutation drawn from
+``generator(seed, STREAM_NN_TRAIN, 1, epoch)``, in batches of ``batch`` positions (the last
+one smaller). The learning rate of epoch e (0-based) is ``lr * gamma ** (e // lr_drop)`` (constant
+when ``lr_drop`` is 0). A training's whole state between epochs is :class:`TrainState` (the
+float parameters, Adam's moments and step count, the epoch); the epoch's shuffle is addressed by
+the epoch, so a training continued from a stored state equals an uninterrupted one.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Callable
+
+import numba
+import numpy as np
+
+from ...engine.netfile import ACTIVATIONS, HIDDEN_MAX, HIDDEN_MIN, INPUTS, Net, from_floats, read_net
+from ...errors import FieldError
+from ...seeding import STREAM_NN_TRAIN, generator
+from ..fitdata import split_indices
+from . import kernels
+from .data import PackedData, load_data
+
+PARAMS = ("l0w", "l0b", "l1w", "l1b")
+
+
+def _views(flat: np.ndarray, hidden: int) -> dict[str, np.ndarray]:
+    """l0w, l0b, l1w, l1b as views of one flat vector (in that order)."""
+    sizes = (INPUTS * hidden, hidden, 2 * hidden, 1)
+    shapes = ((INPUTS, hidden), (hidden,), (2 * hidden,), (1,))
+    out, at = {}, 0
+    for name, size, shape in zip(PARAMS, sizes, shapes):
+        out[name] = flat[at:at + size].reshape(shape)
+        at += size
+    return out
+
+
+def param_count(hidden: int) -> int:
+    return INPUTS * hidden + 3 * hidden + 1
+
+
+class FloatNet:
+    """The net's float32 parameters in the quantised net's layout (see kernels), held in one
+    flat vector (``flat``) that ``l0w`` (768, H: row f is input feature f), ``l0b`` (H,),
+    ``l1w`` (2H,: the side to move's accumulator first) and ``l1b`` (1,) are views of."""
+
+    def __init__(self, activation: str, l0w, l0b, l1w, l1b) -> None:
+        hidden = int(np.shape(l0b)[0])
+        self.activation = activation
+        self.flat = np.zeros(param_count(hidden), np.float32)
+        self._v = _views(self.flat, hidden)
+        for name, a in zip(PARAMS, (l0w, l0b, l1w, l1b)):
+            self._v[name][...] = a
+
+    l0w = property(lambda self: self._v["l0w"])
+    l0b = property(lambda self: self._v["l0b"])
+    l1w = property(lambda self: self._v["l1w"])
+    l1b = property(lambda self: self._v["l1b"])
+
+    @property
+    def hidden(self) -> int:
+        return int(self.l0b.size)
+
+    @classmethod
+    def random(cls, hidden: int, seed: int, activation: str = "screlu") -> "FloatNet":
+        """Uniform in +-1/sqrt(fan-in) (768 for the input layer, 2H for the output layer),
+        biases 0, drawn from ``generator(seed, STREAM_NN_TRAIN, 0)``."""
+        rng = generator(seed, STREAM_NN_TRAIN, 0)
+        a, b = 1 / np.sqrt(INPUTS), 1 / np.sqrt(2 * hidden)
+        return cls(activation, rng.uniform(-a, a, (INPUTS, hidden)), np.zeros(hidden),
+                   rng.uniform(-b, b, 2 * hidden), np.zeros(1))
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return dict(self._v)
+
+    def copy(self) -> "FloatNet":
+        return FloatNet(self.activation, *(self._v[n] for n in PARAMS))
+
+    def digest(self) -> str:
+        """SHA-256 of the activation and the parameters' bytes (l0w, l0b, l1w, l1b)."""
+        return hashlib.sha256(self.activation.encode() + self.flat.tobytes()).hexdigest()
+
+    def quantised(self) -> Net:
+        """The engine's integer net: l0w, l0b times QA (255), l1w times QB (64), l1b times
+        QA * QB, rounded half away from zero as bullet saves them (netfile.from_floats)."""
+        return from_floats(self.l0w, self.l0b, self.l1w, float(self.l1b[0]),
+                           activation=self.activation)
+
+    @classmethod
+    def from_net(cls, net: Net) -> "FloatNet":
+        """The float net whose quantisation is ``net`` (a start from a net file: the training
+        goes on from exactly the values the engine plays)."""
+        if net.scale != kernels.SCALE:
+            raise FieldError("init", f"has scale {net.scale}; the trainer's nets have "
+                                     f"{kernels.SCALE:g}")
+        return cls(net.activation, np.asarray(net.l0w, np.float64) / net.qa,
+                   np.asarray(net.l0b, np.float64) / net.qa,
+                   np.asarray(net.l1w, np.float64) / net.qb,
+                   np.array([net.l1b / (net.qa * net.qb)]))
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """What a training does (everything here decides its result)."""
+
+    hidden: int = 128
+    activation: str = "screlu"
+    wdl: float = 0.25
+    """Weight of the game result in the target (1 - wdl: the score's)."""
+    epochs: int = 10
+    batch: int = 16384
+    lr: float = 0.001
+    lr_drop: int = 0
+    """Multiply the learning rate by ``gamma`` every ``lr_drop`` epochs (0: never)."""
+    gamma: float = 0.3
+    decay: float = 0.01
+    """AdamW's decoupled weight decay (per unit of learning rate)."""
+    clip: float = 1.98
+    """Weights are clipped to [-clip, clip] after every step (see the module docstring); at most
+    2.0, as the output bias is stored in int16 scaled by QA * QB = 16320."""
+    seed: int = 1
+    val_share: float = 0.1
+    """Held-out share of the positions, drawn in blocks of ``val_block`` (as texel)."""
+    val_block: int = 64
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps: float = 1e-8
+
+    def __post_init__(self) -> None:
+        ints = {"hidden": (HIDDEN_MIN, HIDDEN_MAX), "epochs": (1, 100_000), "batch": (1, 1 << 22),
+                "lr_drop": (0, 100_000), "seed": (0, 2**63 - 1), "val_block": (1, 1 << 30)}
+        for name, (low, high) in ints.items():
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
+                raise FieldError(name, f"must be an integer from {low} to {high}, got {v!r}")
+        reals = {"wdl": (0.0, 1.0, True), "lr": (0.0, 1.0, False), "gamma": (0.0, 1.0, False),
+                 "decay": (0.0, 1.0, True), "clip": (0.0, 2.0, False),
+                 "val_share": (0.0, 0.9, True), "beta1": (0.0, 1.0, True),
+                 "beta2": (0.0, 1.0, True), "eps": (0.0, 1.0, False)}
+        for name, (low, high, low_ok) in reals.items():
+            v = getattr(self, name)
+            ok = (isinstance(v, (int, float)) and not isinstance(v, bool)
+                  and np.isfinite(v) and (low <= v if low_ok else low < v) and v <= high)
+            if not ok:
+                raise FieldError(name, f"must be a number in {'[' if low_ok else '('}{low:g}, "
+                                        f"{high:g}], got {v!r}")
+        if self.activation not in ACTIVATIONS:
+            raise FieldError("activation", f"{self.activation!r} is unknown: use one of "
+                                           f"{', '.join(ACTIVATIONS)}")
+
+    def lr_at(self, epoch: int) -> float:
+        """The learning rate of epoch ``epoch`` (0-based)."""
+        return self.lr * self.gamma ** (epoch // self.lr_drop) if self.lr_drop else self.lr
+
+    def record(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass
+class TrainState:
+    """Everything a training carries from one epoch to the next."""
+
+    net: FloatNet
+    m: np.ndarray
+    """Adam's first moments, flat like ``net.flat``."""
+    v: np.ndarray
+    """Adam's second moments, flat like ``net.flat``."""
+    steps: int = 0
+    """Optimiser steps taken (Adam's t)."""
+    epoch: int = 0
+    """Epochs done."""
+
+    @classmethod
+    def start(cls, net: FloatNet) -> "TrainState":
+        return cls(net, np.zeros_like(net.flat), np.zeros_like(net.flat))
+
+    def to_arrays(self) -> tuple[dict[str, np.ndarray], dict]:
+        """(arrays, JSON-safe fields): what a checkpoint stores."""
+        return ({"params": self.net.flat, "m": self.m, "v": self.v},
+                {"activation": self.net.activation, "hidden": self.net.hidden,
+                 "steps": self.steps, "epoch": self.epoch})
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], meta: dict) -> "TrainState":
+        hidden = int(meta["hidden"])
+        flat = np.asarray(arrays["params"], dtype=np.float32)
+        net = FloatNet(str(meta["activation"]), *_views(flat, hidden).values())
+        return cls(net, np.array(arrays["m"], dtype=np.float32),
+                   np.array(arrays["v"], dtype=np.float32), int(meta["steps"]),
+                   int(meta["epoch"]))
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where an epoch stands (given to the progress callback after every batch)."""
+
+    epoch: int
+    """The epoch under way (1-based)."""
+    done: int
+    """Positions of this epoch done."""
+    total: int
+    """Positions per epoch."""
+    rate: float
+    """Positions per second so far in this call."""
+    seconds_left: float
+    """Estimated seconds to the end of the training."""
+
+
+@dataclass(frozen=True)
+class EpochRecord:
+    epoch: int
+    """1-based."""
+    lr: float
+    train_loss: float
+    """Mean squared error over the epoch's batches (each at the weights it was trained with)."""
+    val_loss: float | None
+    """Mean squared error of the held-out positions at the epoch's end weights (None: none)."""
+    positions: int
+    seconds: float
+    digest: str
+    """:meth:`FloatNet.digest` of the epoch's end weights."""
+    checksum: str
+    """``Net.checksum`` of the epoch's end weights quantised (the net the engine would play)."""
+
+
+class Buffers:
+    """Work arrays of one batch size and hidden size (allocated once per training)."""
+
+    def __init__(self, batch: int, hidden: int) -> None:
+        self.feats = np.zeros((batch, 2, kernels.MAX_FEATURES), np.int16)
+        self.nfeat = np.zeros(batch, np.int32)
+        self.dacc = np.zeros((batch, 2, hidden), np.float32)
+        self.part = np.zeros(((batch + kernels.CHUNK - 1) // kernels.CHUNK, 2 * hidden),
+                             np.float32)
+        self.gout = np.zeros(batch, np.float32)
+        self.loss = np.zeros(batch, np.float32)
+        self.flat = np.zeros(param_count(hidden), np.float32)
+        self.grads = _views(self.flat, hidden)
+        """Gradients, views of ``flat`` named as the parameters."""
+
+
+def gradients(state: TrainState, data: PackedData, idx: np.ndarray, wdl: float,
+              buf: Buffers) -> float:
+    """The mean loss of positions ``idx`` and its gradients (into ``buf.grads``)."""
+    b = idx.size
+    net = state.net
+    screlu = net.activation == "screlu"
+    kernels.forward_backward(idx, data.occ, data.pcs, data.score, data.result, data.stm,
+                             np.float32(wdl), net.l0w, net.l0b, net.l1w, net.l1b, screlu,
+                             buf.feats[:b], buf.nfeat[:b], buf.dacc[:b],
+                             buf.part[:(b + kernels.CHUNK - 1) // kernels.CHUNK],
+                             buf.gout[:b], buf.loss[:b])
+    g = buf.grads
+    kernels.scatter(buf.feats[:b], buf.nfeat[:b], buf.dacc[:b],
+                    buf.part[:(b + kernels.CHUNK - 1) // kernels.CHUNK], buf.gout[:b],
+                    g["l0w"], g["l0b"], g["l1w"], g["l1b"], numba.get_num_threads())
+    return kernels.ordered_sum(buf.loss[:b]) / b
+
+
+def step(state: TrainState, data: PackedData, idx: np.ndarray, settings: TrainSettings,
+         lr: float, buf: Buffers) -> float:
+    """One training step on positions ``idx``: returns the batch's mean loss before it."""
+    loss = gradients(state, data, idx, settings.wdl, buf)
+    state.steps += 1
+    kernels.adamw(state.net.flat, buf.flat, state.m, state.v, lr, settings.beta1,
+                  settings.beta2, settings.eps, settings.decay, state.steps, -settings.clip,
+                  settings.clip)
+    return loss
+
+
+def evaluate(net: FloatNet, data: PackedData, idx: np.ndarray, wdl: float
+             ) -> tuple[np.ndarray, float]:
+    """(float outputs, side to move's view, in units of SCALE centipawns; mean loss) of ``idx``."""
+    out = np.zeros(idx.size, np.float32)
+    loss = np.zeros(idx.size, np.float32)
+    kernels.outputs(np.ascontiguousarray(idx, dtype=np.int64), data.occ, data.pcs, data.score,
+                    data.result, data.stm, np.float32(wdl), net.l0w, net.l0b, net.l1w, net.l1b,
+                    net.activation == "screlu", out, loss)
+    return out, (kernels.ordered_sum(loss) / idx.size if idx.size else 0.0)
+
+
+def check_data(data: PackedData, settings: TrainSettings) -> tuple[np.ndarray, np.ndarray]:
+    """(training, validation) indices of ``data``; FieldError when the settings cannot train on
+    it (a score is needed on every position unless wdl is 1; positions for both parts)."""
+    n = len(data)
+    if settings.wdl < 1 and data.scored < n:
+        raise FieldError("wdl", f"{settings.wdl:g} mixes in a score, but {n - data.scored} of "
+                                f"the {n} positions have none; give wdl 1 (results only) or "
+                                "data with a score on every line ('FEN | score | result')")
+    train_idx, val_idx = split_indices(n, settings.val_share, settings.seed, settings.val_block)
+    if train_idx.size == 0:
+        raise FieldError("val_share", f"{settings.val_share:g} of {n} positions leaves none to "
+                                      "train on; lower it or give more data")
+    if settings.val_share > 0 and val_idx.size == 0:
+        raise FieldError("val_share", f"{settings.val_share:g} of {n} positions holds out none; "
+                                      "give 0 or more data")
+    return np.sort(train_idx).astype(np.int64), np.sort(val_idx).astype(np.int64)
+
+
+def epoch_order(settings: TrainSettings, train_idx: np.ndarray, epoch: int) -> np.ndarray:
+    """The training positions in epoch ``epoch``'s (0-based) order."""
+    rng = generator(settings.seed, STREAM_NN_TRAIN, 1, epoch)
+    return train_idx[rng.permutation(train_idx.size)]
+
+
+def run_epoch(state: TrainState, data: PackedData, train_idx: np.ndarray, val_idx: np.ndarray,
+              settings: TrainSettings, buf: Buffers, *,
+              progress: Callable[[Progress], None] | None = None,
+              started: float | None = None, done_before: int = 0) -> EpochRecord:
+    """Train epoch ``state.epoch + 1`` and return its record (``state`` is updated)."""
+    t0 = time.perf_counter()
+    started = t0 if started is None else started
+    e = state.epoch
+    lr = settings.lr_at(e)
+    order = epoch_order(settings, train_idx, e)
+    total, loss_sum = order.size, 0.0
+    remaining = (settings.epochs - e) * total
+    for at in range(0, total, settings.batch):
+        idx = order[at:at + settings.batch]
+        loss_sum += step(state, data, idx, settings, lr, buf) * idx.size
+        if progress is not None:
+            done = done_before + at + idx.size
+            rate = done / max(time.perf_counter() - started, 1e-9)
+            progress(Progress(e + 1, at + idx.size, total, rate,
+                              (remaining - at - idx.size) / rate))
+    state.epoch += 1
+    val = evaluate(state.net, data, val_idx, settings.wdl)[1] if val_idx.size else None
+    return EpochRecord(state.epoch, lr, loss_sum / total, val, total,
+                       time.perf_counter() - t0, state.net.digest(),
+                       state.net.quantised().checksum)
+
+
+@dataclass
+class TrainResult:
+    net: FloatNet
+    """The trained float net."""
+    records: list[EpochRecord] = field(default_factory=list)
+    """One per epoch trained by this call."""
+    state: TrainState | None = None
+    """The state after the last epoch (a checkpoint to continue from)."""
+
+    def engine_net(self) -> Net:
+        """The trained net quantised: what the engine plays and net files hold."""
+        return self.net.quantised()
+
+
+def resolve_threads(workers: int) -> int:
+    """Threads of the trainer: ``workers``, 0 = every core numba may use."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise FieldError("workers", f"must be an integer >= 0 (0 = every core), got {workers!r}")
+    return min(workers or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
+
+
+def train_packed(data: PackedData, settings: TrainSettings, *, workers: int = 1,
+                 init: FloatNet | None = None, state: TrainState | None = None,
+                 progress: Callable[[Progress], None] | None = None,
+                 on_epoch: Callable[[EpochRecord, TrainState], None] | None = None
+                 ) -> TrainResult:
+    """Train on packed positions from ``init`` (default: a random net of ``settings.seed``) or
+    continue ``state`` (a stored state of the same settings) up to ``settings.epochs`` epochs;
+    ``on_epoch(record, state)`` is called after each epoch (a run's checkpoint)."""
+    threads = resolve_threads(workers)
+    train_idx, val_idx = check_data(data, settings)
+    if state is None:
+        net = init.copy() if init is not None else FloatNet.random(
+            settings.hidden, settings.seed, settings.activation)
+        if net.hidden != settings.hidden or net.activation != settings.activation:
+            raise FieldError("init", f"is a {net.hidden}-neuron {net.activation} net; the "
+                                     f"training is {settings.hidden} {settings.activation}")
+        state = TrainState.start(net)
+    buf = Buffers(min(settings.batch, train_idx.size), settings.hidden)
+    result = TrainResult(state.net, [], state)
+    before = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        started, done = time.perf_counter(), 0
+        while state.epoch < settings.epochs:
+            rec = run_epoch(state, data, train_idx, val_idx, settings, buf, progress=progress,
+                            started=started, done_before=done)
+            done += rec.positions
+            result.records.append(rec)
+            if on_epoch is not None:
+                on_epoch(rec, state)
+    finally:
+        numba.set_num_threads(before)
+    result.net = state.net
+    return result
+
+
+def train(data_paths, *, workers: int = 1, init: FloatNet | Net | str | Path | None = None,
+          max_bad: int = 0,
+          cache_dir=None, state: TrainState | None = None,
+          progress: Callable[[Progress], None] | None = None,
+          on_epoch: Callable[[EpochRecord, TrainState], None] | None = None,
+          **settings) -> TrainResult:
+    """Train a net on the labelled positions of ``data_paths`` (read once into the cache beside
+    them, :func:`evotune.learn.nn.data.load_data`); ``settings`` are :class:`TrainSettings`'
+    fields (hidden, activation, wdl, epochs, batch, lr, lr_drop, gamma, seed, val_share,
+    val_block ...). Returns the per-epoch records and the float net.
+
+    ``init``: the starting net, a float net, an integer :class:`~evotune.engine.netfile.Net` or
+    a net file (either format; its values divided by QA and QB); default a random net of the
+    seed. Every input is checked before anything is written (the data cache included): the
+    settings, the thread count, the initial net and its shape, each data line, whether the data
+    fits the settings (scores for wdl < 1, positions for both parts of the split).
+    """
+    cfg = TrainSettings(**settings)
+    resolve_threads(workers)
+    if isinstance(init, (str, Path)):
+        init = read_net(init)
+    if isinstance(init, Net):
+        init = FloatNet.from_net(init)
+    if init is not None and (init.hidden != cfg.hidden or init.activation != cfg.activation):
+        raise FieldError("init", f"is a {init.hidden}-neuron {init.activation} net; the "
+                                 f"training is {cfg.hidden} {cfg.activation}")
+    data = load_data(data_paths, max_bad=max_bad, cache_dir=cache_dir,
+                     check=lambda d: check_data(d, cfg))
+    return train_packed(data, cfg, workers=workers, init=init, state=state, progress=progress,
+                        on_epoch=on_epoch)
