@@ -20,7 +20,9 @@ from ..errors import ConfigError, PositionError
 from ..featuresets import FEATURE_SETS, denominator, feature_names, feature_set_code
 from ..fileio import read_text
 from ..rules import MATE, RESULTS, TERMINATIONS, Adjudication
+from ..searchsettings import SearchSettings
 from ..space import check_weights
+from . import searches
 from .core import layout as T
 from .core.batch import phi_batch_core
 from .core.game import eval_core, phi_core, play_game_core, qsearch_core, search_core
@@ -55,6 +57,11 @@ class SearchResult:
     """Wall time of the search."""
     pv: tuple[str, ...]
     """Principal variation, UCI."""
+    children: tuple[tuple[str, int, float], ...] = field(default=(), compare=False)
+    """UCT: the root's moves as (UCI, visits, mean value for the side to move), most visited
+    first; empty for the other searches."""
+    simulations: int = 0
+    """UCT: the simulations of the search (0 for the other searches)."""
 
 
 @dataclass(frozen=True)
@@ -313,13 +320,18 @@ def phi_batch(fens, features: str = "shannon") -> PhiBatch:
 
 
 def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarray | None = None,
-           tt_bits: int = DEFAULT_TT_BITS, features: str = "shannon") -> SearchResult:
+           tt_bits: int = DEFAULT_TT_BITS, features: str = "shannon",
+           settings: SearchSettings | None = None,
+           tree: searches.SearchTree | None = None) -> SearchResult:
     """Search ``position`` to ``depth`` (and at most about ``nodes`` nodes when > 0).
 
     ``stop`` is an int64 array of length >= 1; setting ``stop[0] = 1`` from another thread ends
     the search like the node limit (the first iteration always completes). ``tt_bits``: the
     transposition table holds 2**tt_bits entries (16 bytes each). ``features``: the feature set
-    the weights belong to.
+    the weights belong to. ``settings``: another search than alpha-beta (uct: ``nodes``
+    simulations, probability: ``nodes`` nodes; 0: the settings' default budget; ``depth`` does
+    not apply); ``tree``: the player's UCT tree, reused when ``position`` continues the game of
+    its last search.
     """
     w = engine_weights(weights, "weights", features)
     _check_limits(depth, nodes)
@@ -336,12 +348,19 @@ def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarra
         # the search's timing
         phi_core(U, S, np.zeros(w.size, dtype=np.int64))
         _contexts.warm = True
+    children: tuple[tuple[str, int, float], ...] = ()
+    sims = 0
     t0 = time.perf_counter()
-    score = search_core(U, S, stop, np.int64(depth), np.int64(nodes))
+    if settings is None or settings.is_alphabeta:
+        score = search_core(U, S, stop, np.int64(depth), np.int64(nodes))
+    else:
+        score, kids, sims = searches.run(U, S, stop, board, settings, nodes, tree)
+        children = tuple((decode_move(c.move).uci(), c.visits, c.value) for c in kids)
     seconds = time.perf_counter() - t0
     pv = _uci(S[T.S_ROOTPV:T.S_ROOTPV + S[T.S_ROOTPVLEN]])
     return SearchResult(move=pv[0] if pv else "", score=int(score), depth=int(S[T.S_ITER]),
-                        nodes=int(S[T.S_NODES]), seconds=seconds, pv=pv)
+                        nodes=int(S[T.S_NODES]), seconds=seconds, pv=pv, children=children,
+                        simulations=sims)
 
 
 @dataclass(frozen=True)
@@ -377,12 +396,17 @@ def qsearch(position, weights, features: str = "shannon") -> QuiescenceResult:
 def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_plies: int = 400,
               adjudication: Adjudication = Adjudication(),
               tt_bits: int = DEFAULT_TT_BITS,
-              features: str | tuple[str, str] = "shannon") -> GameOutcome:
+              features: str | tuple[str, str] = "shannon",
+              settings: tuple[SearchSettings, SearchSettings] | None = None) -> GameOutcome:
     """Play a whole game from ``position`` inside one core call; ``white``/``black`` are weights
     of the feature set ``features`` (or of ``features[0]`` and ``features[1]``).
 
-    Every move is an independent search (fresh TT generation, killers, history), so each move's
-    score equals ``search()`` on that position and the game is deterministic.
+    Every alpha-beta move is an independent search (fresh TT generation, killers, history), so
+    each move's score equals ``search()`` on that position and the game is deterministic.
+    ``settings``: the search of white and black (default alpha-beta); a UCT side searches
+    ``nodes`` simulations (0: its default budget) and keeps its tree between its moves when its
+    settings reuse it, so its scores depend on the game before; a probability side searches
+    ``nodes`` nodes (0: its default).
     """
     sets = (features, features) if isinstance(features, str) else tuple(features)
     if len(sets) != 2:
@@ -411,9 +435,11 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
     pred = np.zeros(cap, dtype=np.int64)
     info = np.zeros(4, dtype=np.int64)
     stop = np.zeros(1, dtype=np.int64)
+    params, budgets, TI, TF, meta = searches.game_state(settings, nodes)
     t0 = time.perf_counter()
     play_game_core(U, S, stop, fsets, weights, np.int64(depth), np.int64(nodes),
-                   np.int64(max_plies), adj, moves, scores, phi, pred, info)
+                   np.int64(max_plies), adj, moves, scores, phi, pred, info, params, budgets,
+                   TI, TF, meta)
     seconds = time.perf_counter() - t0
     n = int(info[2])
     return GameOutcome(moves=_uci(moves[:n]), result=RESULTS[int(info[0])],
