@@ -3,7 +3,7 @@
 An engine spec's ``[search]`` table gives the algorithm and its switches; the numeric parameters
 (UCT's exploration constant and logistic K, the prior's temperature, the threshold factor) are
 weights of the spec, appended after the evaluation's (:data:`SEARCH_WEIGHTS`), so every strategy
-tunes them like evaluation weights. Weights are whole numbers in their units (:attr:`SearchWeight.unit`:
+tunes them like evaluation weights. Weights are whole numbers in their units (:attr:`SearchWeight.per`:
 ``uct_c = 141`` is c = 1.41). docs/engine.md describes the searches. Plain Python: configuration
 and the players read it without the engine.
 """
@@ -35,8 +35,8 @@ class SearchWeight:
     """Weight name."""
     field: str
     """The SearchSettings field it sets."""
-    unit: float
-    """Parameter = weight x unit."""
+    per: float
+    """Parameter = weight / per (the weight is in 1/per units)."""
     reference: float
     """Default reference value (weight units)."""
     lower: float
@@ -48,10 +48,10 @@ class SearchWeight:
 
 
 SEARCH_WEIGHTS = {w.name: w for w in (
-    SearchWeight("uct_c", "c", 0.01, 141, 5, 1000, "UctC"),
-    SearchWeight("uct_k", "k", 0.01, 100, 5, 1000, "UctK"),
-    SearchWeight("prior_temperature", "temperature", 1.0, 100, 1, 2000, "PriorTemperature"),
-    SearchWeight("probability_factor", "factor", 0.001, 125, 5, 900, "ProbabilityFactor"),
+    SearchWeight("uct_c", "c", 100, 141, 5, 1000, "UctC"),
+    SearchWeight("uct_k", "k", 100, 100, 5, 1000, "UctK"),
+    SearchWeight("prior_temperature", "temperature", 1, 100, 1, 2000, "PriorTemperature"),
+    SearchWeight("probability_factor", "factor", 1000, 125, 5, 900, "ProbabilityFactor"),
 )}
 """Every numeric search parameter; which of them a spec has depends on its algorithm
 (:meth:`SearchSettings.weight_names`)."""
@@ -128,7 +128,7 @@ class SearchSettings:
             w = SEARCH_WEIGHTS[name]
             if not (math.isfinite(v) and v > 0):
                 raise ConfigError(f"{where}: weight {name} must be a positive number, got {v:g}")
-            changes[w.field] = v * w.unit
+            changes[w.field] = v / w.per
         out = replace(self, **changes)
         if out.factor >= 1:
             raise ConfigError(f"{where}: weight probability_factor must be below 1000 (a "

@@ -20,9 +20,11 @@ reference weights, whose signature is pinned):
 * ``game_seconds_median``: median wall time of complete core games (reference weights on both
   sides) from the first openings of ``2moves_v1.epd``;
 * ``signature``: total core nodes of the fixed search set.
-* ``algorithm``: the spec's search (``alphabeta``, ``uct`` or ``probability``);
+For a spec whose search is not alpha-beta, three more:
+
+* ``algorithm``: the spec's search (``uct`` or ``probability``);
 * ``algorithm_nps``: nodes per second of that search over the fixed search set, each position
-  searched with the spec's default budget (alpha-beta: ``search_nps``); the games use it too;
+  searched with the spec's default budget; the games use it too;
 * ``simulations_per_second``: UCT simulations per second in the same searches (0 otherwise).
 
 The search figures and the signature are always alpha-beta's (with the spec's evaluation).
@@ -74,9 +76,10 @@ SIGNATURE = 26878611
 a change of the core that alters it changes the search)."""
 
 BENCH_KEYS = ("engine", "features", "search_nps", "reference_search_nps", "speedup", "perft_nps",
-              "game_seconds_median", "signature", "algorithm", "algorithm_nps",
-              "simulations_per_second")
+              "game_seconds_median", "signature")
 """The figures, in print order."""
+SEARCH_KEYS = ("algorithm", "algorithm_nps", "simulations_per_second")
+"""The figures added after them for a spec whose search is not alpha-beta."""
 
 
 @dataclass(frozen=True)
@@ -139,9 +142,14 @@ class BenchResult:
     simulations_per_second: float = 0.0
     """UCT simulations per second (0 for the other searches)."""
 
-    def as_dict(self) -> dict[str, float | int]:
-        """The figures under :data:`BENCH_KEYS`."""
-        return asdict(self)
+    def as_dict(self) -> dict[str, float | int | str]:
+        """The figures under :data:`BENCH_KEYS` (and :data:`SEARCH_KEYS` for a search other
+        than alpha-beta)."""
+        out = asdict(self)
+        if self.algorithm == "alphabeta":
+            for key in SEARCH_KEYS:
+                del out[key]
+        return out
 
 
 def bench_openings(n: int) -> list[str]:
