@@ -287,6 +287,22 @@ def test_bad_search_settings_are_one_line_and_exit_2(tmp_path, extra, message):
     assert len(proc.stderr.strip().splitlines()) == 1 and message in proc.stderr
 
 
+@pytest.mark.parametrize("args, message", [
+    (("run", "--strategy", "td", "--engine", "shannon-uct", "--generations", "1"),
+     "search weights of 'shannon-uct' (uct_c, uct_k) are not features"),
+    (("texel", "data.fen", "--engine", "shannon-probability"),
+     "has search weights (probability_factor)"),
+], ids=["td", "texel"])
+def test_learning_the_evaluation_refuses_search_weights(tmp_path, args, message):
+    (tmp_path / "data.fen").write_text(f"{chess.STARTING_FEN} [0.5]\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.run([sys.executable, "-m", "evotune.cli", *args], capture_output=True,
+                          text=True, timeout=300, env=env, cwd=tmp_path)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+    assert message in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.fen"]  # nothing written
+
+
 def test_a_uci_spec_takes_no_search_table(tmp_path):
     spec = tmp_path / "u.toml"
     spec.write_text('name = "u"\nkind = "uci"\ncommand = ["x"]\n[search]\nalgorithm = "uct"\n'
