@@ -22,9 +22,9 @@ MAX_POLICY_DEPTH = 8
 MAX_PLY_CAP = 800
 MAX_TREE = 1 << 24
 MIN_TREE = 1024
-DEFAULT_BUDGET = {"uct": 1000, "probability": 20000}
-"""Simulations (uct) or nodes (probability) per move when neither the limits' nodes nor a time
-budget is given and the spec's ``[search] nodes`` is not set."""
+DEFAULT_BUDGET = {"uct": 1000, "probability": 20000, "nodes": 20000}
+"""Simulations (uct) or nodes (probability; uct with ``budget = "nodes"``) per move when neither
+the limits' nodes nor a time budget is given and the spec's ``[search] nodes`` is not set."""
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,10 @@ SEARCH_WEIGHTS = {w.name: w for w in (
 (:meth:`SearchSettings.weight_names`)."""
 
 _KEYS = ("algorithm", "policy", "prior", "solver", "reuse", "unvisited", "ply_cap", "nodes", "tree",
-         "seed")
+         "seed", "budget")
+BUDGET_UNITS = ("simulations", "nodes")
+"""What a UCT budget (``--nodes``) counts: simulations, or nodes (positions made or searched,
+the unit of alpha-beta's node limit; checked between simulations)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,8 @@ class SearchSettings:
     """'random' policy: plies per simulation before the evaluation decides."""
     nodes: int = 0
     """Default budget per move (0: :data:`DEFAULT_BUDGET`) when the limits give none."""
+    budget_unit: str = "simulations"
+    """UCT: what ``--nodes`` counts, 'simulations' or 'nodes' (as alpha-beta's node limit)."""
     tree: int = 1 << 20
     """UCT: tree rows (nodes) per player; a full tree stops growing, the search goes on."""
     seed: int = 0
@@ -140,7 +145,8 @@ class SearchSettings:
         spec's default."""
         if nodes > 0:
             return nodes
-        return self.nodes or DEFAULT_BUDGET.get(self.algorithm, 0)
+        unit = "nodes" if self.budget_unit == "nodes" else self.algorithm
+        return self.nodes or DEFAULT_BUDGET.get(unit, 0)
 
     def describe(self) -> str:
         """One line: the algorithm and its settings."""
@@ -150,6 +156,7 @@ class SearchSettings:
         if self.algorithm == "uct":
             parts += [f"policy {self.policy_text}", f"c {self.c:g}", f"K {self.k:g}"]
             parts += [f"unvisited {self.unvisited:g}", "solver" if self.solver else "no solver"]
+            parts += ["budget in nodes"] if self.budget_unit == "nodes" else []
             parts += ["reuse"] if self.reuse else []
         else:
             parts += [f"factor {self.factor:g}"]
@@ -170,6 +177,13 @@ def _int(table: dict, key: str, where: str, default: int, low: int, high: int) -
     if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
         raise ConfigError(f"{where}: [search] {key} must be an integer from {low} to {high}, "
                           f"not {v!r}")
+    return v
+
+
+def _choice(table: dict, key: str, where: str, choices: tuple[str, ...]) -> str:
+    v = table.get(key, choices[0])
+    if v not in choices:
+        raise ConfigError(f"{where}: [search] {key} must be one of {', '.join(choices)}, not {v!r}")
     return v
 
 
@@ -214,11 +228,12 @@ def search_settings(table, where: str = "engine spec") -> SearchSettings:
         unvisited=_unvisited(table.get("unvisited", 1.0), where),
         ply_cap=_int(table, "ply_cap", where, 200, 1, MAX_PLY_CAP),
         nodes=_int(table, "nodes", where, 0, 0, 10**12),
+        budget_unit=_choice(table, "budget", where, BUDGET_UNITS),
         tree=_int(table, "tree", where, 1 << 20, MIN_TREE, MAX_TREE),
         seed=_int(table, "seed", where, 0, 0, 2**63 - 1))
     if algorithm != "uct":
-        only = [k for k in ("policy", "solver", "reuse", "unvisited", "ply_cap", "tree", "seed")
-                if k in table]
+        only = [k for k in ("policy", "solver", "reuse", "unvisited", "ply_cap", "tree", "seed",
+                            "budget") if k in table]
         if only:
             raise ConfigError(f"{where}: [search] {', '.join(only)} belong(s) to algorithm "
                               f"'uct', not {algorithm!r}")

@@ -228,6 +228,16 @@ def test_same_seed_same_search_and_same_game():
     assert g1.moves == g2.moves and list(g1.scores) == list(g2.scores)
 
 
+def test_a_node_budget_counts_positions_between_simulations():
+    fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
+    for policy, depth in (("eval", 0), ("alphabeta", 2)):
+        settings = uct(policy=policy, policy_depth=depth, budget_unit="nodes", unvisited=math.inf)
+        r = search(fen, W, nodes=20000, settings=settings)
+        # the last simulation starts below the budget and may pass it by its own cost
+        assert 20000 <= r.nodes < 20000 + 5000 and r.simulations < 20000
+    assert uct(budget_unit="nodes").budget(0) == 20000 and uct().budget(0) == 1000
+
+
 def test_a_full_tree_stops_growing_and_the_search_goes_on():
     settings = uct(policy="eval", tree=1024, unvisited=math.inf)
     r = search(chess.STARTING_FEN, W, nodes=20000, settings=settings)
@@ -268,6 +278,7 @@ BAD_SEARCH = [
     ('[search]\nalgorithm = "uct"\nc = 1.0\n', "unknown key(s) 'c'"),
     ('[search]\nalgorithm = "probability"\npolicy = "eval"\n', "belong(s) to algorithm 'uct'"),
     ('[search]\nalgorithm = "uct"\ntree = 10\n', "tree must be an integer"),
+    ('[search]\nalgorithm = "uct"\nbudget = "time"\n', "budget must be one of"),
     ('[search]\nalgorithm = "probability"\n[[weight]]\nname = "probability_factor"\n'
      'reference = 500\nupper = 1000\n', "below 1000"),
     ('[search]\nalgorithm = "uct"\n[[weight]]\nname = "uct_c"\nreference = 100\nlower = 0\n',

@@ -35,6 +35,7 @@ def search_params(settings: SearchSettings) -> np.ndarray:
     p[M.P_PLYCAP] = settings.ply_cap
     p[M.P_FACTOR] = settings.factor
     p[M.P_UNVISITED] = settings.unvisited
+    p[M.P_NODE_BUDGET] = 1.0 if settings.budget_unit == "nodes" else 0.0
     return p
 
 

@@ -77,7 +77,8 @@ P_REUSE = 8    # 1: keep the subtree of the position reached between searches
 P_PLYCAP = 9   # random policy: plies per simulation
 P_FACTOR = 10  # probability: threshold factor per iteration
 P_UNVISITED = 11  # UCT: the value of an unvisited child (the seed's 1; inf: each child once first)
-NP = 12
+P_NODE_BUDGET = 12  # UCT: 1 when the budget counts nodes (positions) instead of simulations
+NP = 13
 ALGO_ALPHABETA = 0
 ALGO_UCT = 1
 ALGO_PROBABILITY = 2
@@ -428,7 +429,8 @@ def simulate(U, S, stop, meta, params, moves):
 
 @njit(cache=True)
 def uct_search(U, S, stop, TI, TF, meta, params, sims):
-    """``sims`` simulations (fewer when ``stop[0]`` is set or the root is proven; at least one)
+    """``sims`` simulations, or simulations until ``sims`` nodes when ``params[P_NODE_BUDGET]``
+    (fewer when ``stop[0]`` is set or the root is proven; at least one)
     from the current position into the tree of ``TI``/``TF``/``meta`` (empty or reused). Leaves
     the principal line (the final-choice rule from the root) in ``S[S_ROOTPV:]``; returns the
     root score: the best child's mean value as centipawns (the inverse logistic curve), or a mate
@@ -463,8 +465,14 @@ def uct_search(U, S, stop, TI, TF, meta, params, sims):
             meta[M_USED] = 0
             return -MATE if in_check(U, S[S_SIDE]) else 0
     moves = np.empty(MAXHIST, dtype=np.int64)
+    by_nodes = params[P_NODE_BUDGET] != 0
     sim = 0
-    while sim < sims:
+    while True:
+        if by_nodes:
+            if sim > 0 and S[S_NODES] >= sims:
+                break
+        elif sim >= sims:
+            break
         if sim > 0 and stop[0] != 0:
             break
         if solver and TI[root, I_PROVEN] != 0:
