@@ -10,7 +10,6 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import chess
 import chess.polyglot
@@ -18,7 +17,6 @@ import numpy as np
 
 from ..errors import ConfigError, PositionError
 from ..featuresets import FEATURE_SETS, denominator, feature_names, feature_set_code
-from ..fileio import read_text
 from ..rules import MATE, RESULTS, TERMINATIONS, Adjudication
 from ..searchsettings import SearchSettings
 from ..space import check_weights
@@ -58,8 +56,7 @@ class SearchResult:
     pv: tuple[str, ...]
     """Principal variation, UCI."""
     children: tuple[tuple[str, int, float], ...] = field(default=(), compare=False)
-    """UCT: the root's moves as (UCI, visits, mean value for the side to move), most visited
-    first; empty for the other searches."""
+    """UCT: the root's moves (UCI, visits, mean value for the side to move), most visited first."""
     simulations: int = 0
     """UCT: the simulations of the search (0 for the other searches)."""
 
@@ -348,14 +345,11 @@ def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarra
         # the search's timing
         phi_core(U, S, np.zeros(w.size, dtype=np.int64))
         _contexts.warm = True
-    children: tuple[tuple[str, int, float], ...] = ()
-    sims = 0
     t0 = time.perf_counter()
     if settings is None or settings.is_alphabeta:
-        score = search_core(U, S, stop, np.int64(depth), np.int64(nodes))
+        score, children, sims = search_core(U, S, stop, np.int64(depth), np.int64(nodes)), (), 0
     else:
-        score, kids, sims = searches.run(U, S, stop, board, settings, nodes, tree)
-        children = tuple((decode_move(c.move).uci(), c.visits, c.value) for c in kids)
+        score, children, sims = searches.run(U, S, stop, board, settings, nodes, tree)
     seconds = time.perf_counter() - t0
     pv = _uci(S[T.S_ROOTPV:T.S_ROOTPV + S[T.S_ROOTPVLEN]])
     return SearchResult(move=pv[0] if pv else "", score=int(score), depth=int(S[T.S_ITER]),
@@ -446,54 +440,6 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
                        termination=TERMINATIONS[int(info[1])], nodes=int(info[3]),
                        scores=scores[:n].copy(), leaf_phi=phi[:width * n].reshape(n, width).copy(),
                        predicted=pred[:n].astype(bool), seconds=seconds)
-
-
-# ---- perft suites (EPD lines "FEN ;D1 20 ;D2 400 ...") --------------------------------------------
-
-@dataclass(frozen=True)
-class PerftCheck:
-    """One ``;D<n> <count>`` entry of a perft suite, checked."""
-
-    fen: str
-    """The position."""
-    depth: int
-    """Perft depth."""
-    expected: int
-    """Count given by the suite."""
-    got: int
-    """Count computed by the core."""
-
-    @property
-    def ok(self) -> bool:
-        return self.expected == self.got
-
-
-def perft_suite(path, *, max_nodes: int = 1_000_000) -> list[PerftCheck]:
-    """Check every entry of an EPD perft suite whose expected count is <= ``max_nodes``."""
-    p = Path(path)
-    text = read_text(p, "perft suite")
-    checks = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        parts = [t.strip() for t in line.strip().split(";")]
-        if not parts[0]:
-            continue
-        for entry in parts[1:]:
-            tokens = entry.split()
-            if len(tokens) != 2 or tokens[0][:1] not in ("D", "d") or not tokens[0][1:].isdigit() \
-                    or not tokens[1].isdigit():
-                raise ConfigError(f"{p}:{lineno}: bad perft entry ';{entry}'; expected ';D<depth> "
-                                  "<count>'")
-            depth, expected = int(tokens[0][1:]), int(tokens[1])
-            if expected <= max_nodes:
-                try:
-                    got = perft(parts[0], depth)
-                except PositionError as exc:
-                    raise PositionError(f"{p}:{lineno}: {exc}") from None
-                checks.append(PerftCheck(parts[0], depth, expected, got))
-    if not checks:
-        raise ConfigError(f"perft suite {p} has no entry to check (with --max-nodes "
-                          f"{max_nodes}); give lines like 'FEN ;D1 20 ;D2 400'")
-    return checks
 
 
 # ---- explaining an evaluation ---------------------------------------------------------------------

@@ -17,7 +17,7 @@ from ..searchsettings import ALGORITHMS, POLICIES, SearchSettings
 from ..seeding import game_seed
 from .core import mcts as M
 from .core.game import probability_core, uct_core
-from .core.moves import F_CASTLE, F_DOUBLE, F_EP, encode
+from .core.moves import F_CASTLE, F_DOUBLE, F_EP, encode, unpack
 
 
 def search_params(settings: SearchSettings) -> np.ndarray:
@@ -138,14 +138,15 @@ def root_children(TI: np.ndarray, TF: np.ndarray, meta: np.ndarray) -> list[Root
 
 def run(U: np.ndarray, S: np.ndarray, stop: np.ndarray, board: chess.Board,
         settings: SearchSettings, nodes: int,
-        tree: SearchTree | None = None) -> tuple[int, list[RootChild], int]:
+        tree: SearchTree | None = None) -> tuple[int, tuple[tuple[str, int, float], ...], int]:
     """Search the position loaded in ``U``/``S`` (``board``) with ``settings`` and the budget
     ``settings.budget(nodes)`` (simulations or nodes; ``stop`` ends it earlier): (score, the
-    root's children (UCT), simulations (UCT)). The PV is left in ``S[S_ROOTPV:]``."""
+    root's children as (UCI, visits, mean value) (UCT), simulations (UCT)). The PV is left in
+    ``S[S_ROOTPV:]``."""
     params = search_params(settings)
     budget = np.int64(settings.budget(nodes))
     if settings.algorithm == "probability":
-        return int(probability_core(U, S, stop, params, budget)), [], 0
+        return int(probability_core(U, S, stop, params, budget)), (), 0
     if tree is None:
         tree = SearchTree(settings.tree)
     path = tree.path(board)
@@ -155,6 +156,14 @@ def run(U: np.ndarray, S: np.ndarray, stop: np.ndarray, board: chess.Board,
     tree.meta[M.M_SEED] = seed_value(settings)
     score = uct_core(U, S, stop, tree.TI, tree.TF, tree.meta, params, budget, path,
                      np.int64(path.size))
-    return int(score), root_children(tree.TI, tree.TF, tree.meta), int(tree.meta[M.M_SIMS])
+    children = tuple((uci(c.move), c.visits, c.value)
+                     for c in root_children(tree.TI, tree.TF, tree.meta))
+    return int(score), children, int(tree.meta[M.M_SIMS])
+
+
+def uci(m: int) -> str:
+    """A core move int as UCI text."""
+    f, t, promo, _ = unpack(m)
+    return chess.Move(f, t, promo or None).uci()
 
 
