@@ -18,6 +18,7 @@ from .errors import ConfigError
 from .featuresets import feature_names
 from .fileio import file_digest, read_text
 from .paths import DATA_DIR, ENGINES_DIR
+from .searchsettings import SEARCH_WEIGHTS, SearchSettings, search_settings
 from .space import WeightSpace
 
 
@@ -76,6 +77,14 @@ class EngineSpec:
     """sha256 of the spec file alone (``digest`` before the reference file joins it)."""
     reference_text: str = dataclasses.field(default="", repr=False, compare=False)
     """The text of the reference file the spec names ('' when it names none)."""
+    search: SearchSettings = SearchSettings()
+    """How a 'builtin' engine searches (the ``[search]`` table; its numeric parameters are the
+    last weights, :meth:`SearchSettings.weight_names`, here at their reference values)."""
+
+    @property
+    def eval_size(self) -> int:
+        """The number of evaluation weights (the weights before the search's)."""
+        return len(self.weights) - len(self.search.weight_names())
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -100,7 +109,7 @@ class EngineSpec:
 _WEIGHT_KEYS = {"name", "reference", "lower", "upper", "fixed", "option", "scale"}
 _GROUP_KEYS = {"match", "reference", "lower", "upper", "fixed", "scale"}
 _SPEC_KEYS = {"name", "kind", "weight", "command", "options", "description", "features", "group",
-              "reference_file"}
+              "reference_file", "search"}
 
 
 def _unknown(keys, allowed, where: str) -> None:
@@ -233,8 +242,20 @@ def engine_spec_from_dict(data: dict, *, where: str = "engine spec",
     if not raw and not data.get("group") and kind == "builtin" and "features" not in data:
         raise ConfigError(f"{where}: no [[weight]] tables; declare the weights the engine exposes")
     ref_path, ref_values, ref_text = _reference_file(data, where, reference_text)
+    search = SearchSettings()
+    if "search" in data:
+        if kind != "builtin":
+            raise ConfigError(f"{where}: [search] sets the search of a builtin engine; a "
+                              f"'{kind}' engine searches its own way")
+        search = search_settings(data["search"], where)
     params = [_weight_param(name, settings, where)
-              for name, settings in _weight_settings(data, names, ref_values, where)]
+              for name, settings in _weight_settings(data, names, ref_values, where,
+                                                     search.weight_names())]
+    if search.weight_names():
+        tail = params[-len(search.weight_names()):]
+        for bound in ("lower", "upper"):  # every candidate within the bounds is a valid search
+            search.with_weights([getattr(p, bound) for p in tail], where=where)
+        search = search.with_weights([p.reference for p in tail], where=where)
     command = data.get("command", [])
     if isinstance(command, str):
         command = [command]
@@ -256,7 +277,8 @@ def engine_spec_from_dict(data: dict, *, where: str = "engine spec",
     spec = EngineSpec(name=check_name(data.get("name", default_name[:100]), f"{where}: name"),
                       kind=kind, weights=tuple(params), command=tuple(command),
                       options=tuple(options.items()), description=description, path=where,
-                      features=features, reference_file=ref_path, reference_text=ref_text)
+                      features=features, reference_file=ref_path, reference_text=ref_text,
+                      search=search)
     spec.space()  # validates bounds vs fixed values
     return spec
 
@@ -287,10 +309,12 @@ def _reference_file(data: dict, where: str, text: str | None = None) -> tuple[st
     return str(path), values, text
 
 
-def _weight_settings(data: dict, names, ref_values: dict, where: str):
+def _weight_settings(data: dict, names, ref_values: dict, where: str, search_names=()):
     """(name, settings) of every weight, in engine order. A builtin engine's names come from its
     feature set; [[group]] tables give settings to every weight whose name matches their glob
-    ``match`` (later groups win), then the reference file, then a [[weight]] table by name."""
+    ``match`` (later groups win), then the reference file, then a [[weight]] table by name. The
+    search's weights ``search_names`` follow, with the defaults of
+    :data:`~evotune.searchsettings.SEARCH_WEIGHTS` that a [[weight]] table overrides."""
     tables = data.get("weight", [])
     for i, w in enumerate(tables):
         if not isinstance(w, dict):
@@ -302,8 +326,8 @@ def _weight_settings(data: dict, names, ref_values: dict, where: str):
     if len(by_name) != len(tables):
         raise ConfigError(f"{where}: a weight is declared twice in the [[weight]] tables")
     if names is None:  # an external engine: the [[weight]] tables declare its weights in order
-        names = tuple(by_name)
-    unknown = sorted((set(by_name) | set(ref_values)) - set(names))
+        names = tuple(n for n in by_name if n not in search_names)
+    unknown = sorted((set(by_name) | set(ref_values)) - set(names) - set(search_names))
     if unknown:
         raise ConfigError(f"{where}: unknown weight name(s) {unknown[:5]}; the names are those "
                           f"of the feature set (evotune features FEN --engine SPEC --all lists them)")
@@ -320,6 +344,12 @@ def _weight_settings(data: dict, names, ref_values: dict, where: str):
                 settings.update({k: v for k, v in g.items() if k != "match"})
         if name in ref_values:
             settings["reference"] = ref_values[name]
+        settings.update(by_name.get(name, {}))
+        out.append((name, settings))
+    for name in search_names:
+        w = SEARCH_WEIGHTS[name]
+        settings = {"reference": w.reference, "lower": w.lower, "upper": w.upper,
+                    "option": w.option}
         settings.update(by_name.get(name, {}))
         out.append((name, settings))
     return out

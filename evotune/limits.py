@@ -115,8 +115,10 @@ def _seconds(name: str, value) -> float:
 class Limits:
     """How long each side may think and how long a game may last; validated when made.
 
-    Built-in players search to ``depth`` (and ``nodes`` when > 0); external engines get
-    ``movetime`` seconds per move, or real clocks under ``tc``, or else depth / nodes.
+    Built-in alpha-beta players search to ``depth`` (and ``nodes`` when > 0); external engines
+    and built-in UCT / probability-limited players (evotune/searchsettings.py) get ``movetime``
+    seconds per move, or real clocks under ``tc``, or else depth / nodes (UCT: ``nodes``
+    simulations; 0: the spec's default budget).
     """
 
     depth: int = 3
@@ -124,10 +126,11 @@ class Limits:
     nodes: int = 0
     """Node limit per move (0 = none; the depth still applies)."""
     movetime: float = 0.0
-    """Seconds per move for external engines (0 = use depth / nodes)."""
+    """Seconds per move for external engines and built-in UCT / probability players (0 = use
+    depth / nodes)."""
     tc: TimeControl | None = None
-    """A time control for external engines (None: depth / nodes / movetime); 'BASE+INC' text is
-    parsed."""
+    """A time control for external engines and built-in UCT / probability players (None: depth /
+    nodes / movetime); 'BASE+INC' text is parsed."""
     time_margin: float = DEFAULT_MARGIN
     """Seconds a side may overrun its clock before it loses on time (with ``tc``)."""
     max_plies: int = 400

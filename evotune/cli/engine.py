@@ -6,15 +6,18 @@ import sys
 from pathlib import Path
 
 import click
+import numpy as np
 
 from ..engine import perft as count_leaves
 from ..engine import perft_divide
 from ..engine import search as run_search
-from ..engine.api import contributions, perft_suite
+from ..engine.api import contributions
+from ..engine.perftsuite import perft_suite
 from ..engine.bench import QUICK, BenchSettings, format_bench, run_bench
 from ..engine.uci import run as run_uci
 from ..enginespec import load_engine_spec
 from ..errors import ConfigError
+from ..players.spec import player_from_engine_spec
 from ..weightsio import load_weights_file, parse_weights_text
 
 
@@ -63,25 +66,41 @@ def builtin_weights(engine: str, weights: str | None):
     if spec.features != "shannon":
         raise ConfigError(f"--weights: give a JSON weights file for the '{spec.features}' "
                           "feature set")
-    return spec, parse_weights_text(weights)
+    # P,N,B,R,Q,M are the evaluation's; a search's weights stay at their reference values
+    tail = spec.space().reference_array[spec.eval_size:]
+    return spec, np.concatenate([parse_weights_text(weights), tail])
 
 
 @click.command()
 @click.argument("fen")
 @click.option("--depth", type=int, default=3, show_default=True, help="Search depth in plies.")
-@click.option("--nodes", type=int, default=0, show_default=True, help="Node limit (0 = none).")
+@click.option("--nodes", type=int, default=0, show_default=True,
+              help="Node limit (0 = none); a uct spec's simulations, a probability spec's nodes "
+                   "(0: the spec's default budget).")
 @click.option("--weights", default=None,
               help="Shannon weights P,N,B,R,Q,M in engine units, or a JSON weights file "
                    "(default: the engine spec's reference values).")
 @click.option("--engine", default="shannon", show_default=True,
-              help="Builtin engine spec (its feature set and reference weights).")
+              help="Builtin engine spec (its feature set, search and reference weights).")
 def search(fen: str, depth: int, nodes: int, weights: str | None, engine: str) -> None:
-    """Search FEN with the built-in engine; print move, score, depth, nodes, nodes/s and PV."""
+    """Search FEN with the built-in engine; print move, score, depth, nodes, nodes/s and PV
+    (a uct spec: then the root's moves with their visits and mean values)."""
     spec, w = builtin_weights(engine, weights)
-    r = run_search(fen, w, depth=depth, nodes=nodes, features=spec.features)
+    player = player_from_engine_spec(spec, w)
+    r = run_search(fen, player.weights, depth=depth, nodes=nodes, features=spec.features,
+                   settings=player.search)
     nps = r.nodes / r.seconds if r.seconds > 0 else 0.0
+    sims = f" simulations {r.simulations}" if r.simulations else ""
     click.echo(f"bestmove {r.move or '(none)'} score {r.score} depth {r.depth} nodes {r.nodes} "
-               f"nps {nps:.0f} pv {' '.join(r.pv)}")
+               f"nps {nps:.0f}{sims} pv {' '.join(r.pv)}")
+    if r.children:
+        click.echo(f"{'move':<6} {'visits':>9} {'value':>7}")
+        for move, visits, value in r.children:
+            if visits:
+                click.echo(f"{move:<6} {visits:>9d} {value:>7.3f}")
+        unvisited = sum(1 for c in r.children if not c[1])
+        if unvisited:
+            click.echo(f"({unvisited} root moves not visited)")
 
 
 @click.command()

@@ -29,14 +29,17 @@ _DEFAULT = Limits()
 
 _LIMIT_OPTIONS = {
     "depth": click.option("--depth", type=int, help="Search depth per move in plies."),
-    "nodes": click.option("--nodes", type=int, help="Node limit per move (0 = none)."),
+    "nodes": click.option("--nodes", type=int,
+                          help="Node limit per move (0 = none); simulations of a uct spec, "
+                               "nodes of a probability spec (0: the spec's default)."),
     "movetime": click.option("--movetime", type=float,
-                             help="Seconds per move for external (UCI) engines (0 = use depth / "
-                                  "nodes)."),
+                             help="Seconds per move for external (UCI) engines and built-in "
+                                  "uct/probability specs (0 = use depth / nodes)."),
     "tc": click.option("--tc", type=str, metavar="BASE+INC",
-                       help="Time control in seconds for external (UCI) engines, e.g. 10+0.1: "
-                            "real clocks (go wtime btime winc binc), a side that runs out loses "
-                            "on time. Built-in players keep their --depth / --nodes limits."),
+                       help="Time control in seconds for external (UCI) engines and built-in "
+                            "uct/probability specs, e.g. 10+0.1: real clocks (go wtime btime "
+                            "winc binc), a side that runs out loses on time. Built-in "
+                            "alpha-beta players keep their --depth / --nodes limits."),
     "time_margin": click.option("--time-margin", type=float,
                                 help="Seconds a side may overrun its clock before it loses on "
                                      "time."),

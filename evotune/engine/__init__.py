@@ -6,7 +6,8 @@ from __future__ import annotations
 from .api import (FEATURE_SETS, MATE, Adjudication, GameOutcome, PhiBatch, QuiescenceResult,
                   SearchResult, evaluate, feature_names, features, perft, perft_divide, phi,
                   phi_batch, play_game, qsearch, search)
+from .searches import SearchTree
 
 __all__ = ["FEATURE_SETS", "MATE", "Adjudication", "GameOutcome", "PhiBatch", "QuiescenceResult",
-           "SearchResult", "evaluate", "feature_names", "features", "perft", "perft_divide", "phi",
-           "phi_batch", "play_game", "qsearch", "search"]
+           "SearchResult", "SearchTree", "evaluate", "feature_names", "features", "perft",
+           "perft_divide", "phi", "phi_batch", "play_game", "qsearch", "search"]

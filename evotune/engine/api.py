@@ -10,7 +10,6 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import chess
 import chess.polyglot
@@ -18,9 +17,10 @@ import numpy as np
 
 from ..errors import ConfigError, PositionError
 from ..featuresets import FEATURE_SETS, denominator, feature_names, feature_set_code
-from ..fileio import read_text
 from ..rules import MATE, RESULTS, TERMINATIONS, Adjudication
+from ..searchsettings import SearchSettings
 from ..space import check_weights
+from . import searches
 from .core import layout as T
 from .core.batch import phi_batch_core
 from .core.game import eval_core, phi_core, play_game_core, qsearch_core, search_core
@@ -55,6 +55,10 @@ class SearchResult:
     """Wall time of the search."""
     pv: tuple[str, ...]
     """Principal variation, UCI."""
+    children: tuple[tuple[str, int, float], ...] = field(default=(), compare=False)
+    """UCT: the root's moves (UCI, visits, mean value for the side to move), most visited first."""
+    simulations: int = 0
+    """UCT: the simulations of the search (0 for the other searches)."""
 
 
 @dataclass(frozen=True)
@@ -313,13 +317,18 @@ def phi_batch(fens, features: str = "shannon") -> PhiBatch:
 
 
 def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarray | None = None,
-           tt_bits: int = DEFAULT_TT_BITS, features: str = "shannon") -> SearchResult:
+           tt_bits: int = DEFAULT_TT_BITS, features: str = "shannon",
+           settings: SearchSettings | None = None,
+           tree: searches.SearchTree | None = None) -> SearchResult:
     """Search ``position`` to ``depth`` (and at most about ``nodes`` nodes when > 0).
 
     ``stop`` is an int64 array of length >= 1; setting ``stop[0] = 1`` from another thread ends
     the search like the node limit (the first iteration always completes). ``tt_bits``: the
     transposition table holds 2**tt_bits entries (16 bytes each). ``features``: the feature set
-    the weights belong to.
+    the weights belong to. ``settings``: another search than alpha-beta (uct: ``nodes``
+    simulations, probability: ``nodes`` nodes; 0: the settings' default budget; ``depth`` does
+    not apply); ``tree``: the player's UCT tree, reused when ``position`` continues the game of
+    its last search.
     """
     w = engine_weights(weights, "weights", features)
     _check_limits(depth, nodes)
@@ -337,11 +346,15 @@ def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarra
         phi_core(U, S, np.zeros(w.size, dtype=np.int64))
         _contexts.warm = True
     t0 = time.perf_counter()
-    score = search_core(U, S, stop, np.int64(depth), np.int64(nodes))
+    if settings is None or settings.is_alphabeta:
+        score, children, sims = search_core(U, S, stop, np.int64(depth), np.int64(nodes)), (), 0
+    else:
+        score, children, sims = searches.run(U, S, stop, board, settings, nodes, tree)
     seconds = time.perf_counter() - t0
     pv = _uci(S[T.S_ROOTPV:T.S_ROOTPV + S[T.S_ROOTPVLEN]])
     return SearchResult(move=pv[0] if pv else "", score=int(score), depth=int(S[T.S_ITER]),
-                        nodes=int(S[T.S_NODES]), seconds=seconds, pv=pv)
+                        nodes=int(S[T.S_NODES]), seconds=seconds, pv=pv, children=children,
+                        simulations=sims)
 
 
 @dataclass(frozen=True)
@@ -377,12 +390,17 @@ def qsearch(position, weights, features: str = "shannon") -> QuiescenceResult:
 def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_plies: int = 400,
               adjudication: Adjudication = Adjudication(),
               tt_bits: int = DEFAULT_TT_BITS,
-              features: str | tuple[str, str] = "shannon") -> GameOutcome:
+              features: str | tuple[str, str] = "shannon",
+              settings: tuple[SearchSettings, SearchSettings] | None = None) -> GameOutcome:
     """Play a whole game from ``position`` inside one core call; ``white``/``black`` are weights
     of the feature set ``features`` (or of ``features[0]`` and ``features[1]``).
 
-    Every move is an independent search (fresh TT generation, killers, history), so each move's
-    score equals ``search()`` on that position and the game is deterministic.
+    Every alpha-beta move is an independent search (fresh TT generation, killers, history), so
+    each move's score equals ``search()`` on that position and the game is deterministic.
+    ``settings``: the search of white and black (default alpha-beta); a UCT side searches
+    ``nodes`` simulations (0: its default budget) and keeps its tree between its moves when its
+    settings reuse it, so its scores depend on the game before; a probability side searches
+    ``nodes`` nodes (0: its default).
     """
     sets = (features, features) if isinstance(features, str) else tuple(features)
     if len(sets) != 2:
@@ -411,63 +429,17 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
     pred = np.zeros(cap, dtype=np.int64)
     info = np.zeros(4, dtype=np.int64)
     stop = np.zeros(1, dtype=np.int64)
+    params, budgets, TI, TF, meta = searches.game_state(settings, nodes)
     t0 = time.perf_counter()
     play_game_core(U, S, stop, fsets, weights, np.int64(depth), np.int64(nodes),
-                   np.int64(max_plies), adj, moves, scores, phi, pred, info)
+                   np.int64(max_plies), adj, moves, scores, phi, pred, info, params, budgets,
+                   TI, TF, meta)
     seconds = time.perf_counter() - t0
     n = int(info[2])
     return GameOutcome(moves=_uci(moves[:n]), result=RESULTS[int(info[0])],
                        termination=TERMINATIONS[int(info[1])], nodes=int(info[3]),
                        scores=scores[:n].copy(), leaf_phi=phi[:width * n].reshape(n, width).copy(),
                        predicted=pred[:n].astype(bool), seconds=seconds)
-
-
-# ---- perft suites (EPD lines "FEN ;D1 20 ;D2 400 ...") --------------------------------------------
-
-@dataclass(frozen=True)
-class PerftCheck:
-    """One ``;D<n> <count>`` entry of a perft suite, checked."""
-
-    fen: str
-    """The position."""
-    depth: int
-    """Perft depth."""
-    expected: int
-    """Count given by the suite."""
-    got: int
-    """Count computed by the core."""
-
-    @property
-    def ok(self) -> bool:
-        return self.expected == self.got
-
-
-def perft_suite(path, *, max_nodes: int = 1_000_000) -> list[PerftCheck]:
-    """Check every entry of an EPD perft suite whose expected count is <= ``max_nodes``."""
-    p = Path(path)
-    text = read_text(p, "perft suite")
-    checks = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        parts = [t.strip() for t in line.strip().split(";")]
-        if not parts[0]:
-            continue
-        for entry in parts[1:]:
-            tokens = entry.split()
-            if len(tokens) != 2 or tokens[0][:1] not in ("D", "d") or not tokens[0][1:].isdigit() \
-                    or not tokens[1].isdigit():
-                raise ConfigError(f"{p}:{lineno}: bad perft entry ';{entry}'; expected ';D<depth> "
-                                  "<count>'")
-            depth, expected = int(tokens[0][1:]), int(tokens[1])
-            if expected <= max_nodes:
-                try:
-                    got = perft(parts[0], depth)
-                except PositionError as exc:
-                    raise PositionError(f"{p}:{lineno}: {exc}") from None
-                checks.append(PerftCheck(parts[0], depth, expected, got))
-    if not checks:
-        raise ConfigError(f"perft suite {p} has no entry to check (with --max-nodes "
-                          f"{max_nodes}); give lines like 'FEN ;D1 20 ;D2 400'")
-    return checks
 
 
 # ---- explaining an evaluation ---------------------------------------------------------------------

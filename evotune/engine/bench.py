@@ -20,6 +20,14 @@ reference weights, whose signature is pinned):
 * ``game_seconds_median``: median wall time of complete core games (reference weights on both
   sides) from the first openings of ``2moves_v1.epd``;
 * ``signature``: total core nodes of the fixed search set.
+For a spec whose search is not alpha-beta, three more:
+
+* ``algorithm``: the spec's search (``uct`` or ``probability``);
+* ``algorithm_nps``: nodes per second of that search over the fixed search set, each position
+  searched with the spec's default budget; the games use it too;
+* ``simulations_per_second``: UCT simulations per second in the same searches (0 otherwise).
+
+The search figures and the signature are always alpha-beta's (with the spec's evaluation).
 """
 from __future__ import annotations
 
@@ -33,6 +41,7 @@ import chess
 from ..errors import ConfigError
 from ..limits import Limits
 from ..paths import DEFAULT_OPENINGS
+from ..searchsettings import SearchSettings
 from ..space import SHANNON_REFERENCE
 from . import api as core
 from . import reference
@@ -69,6 +78,8 @@ a change of the core that alters it changes the search)."""
 BENCH_KEYS = ("engine", "features", "search_nps", "reference_search_nps", "speedup", "perft_nps",
               "game_seconds_median", "signature")
 """The figures, in print order."""
+SEARCH_KEYS = ("algorithm", "algorithm_nps", "simulations_per_second")
+"""The figures added after them for a spec whose search is not alpha-beta."""
 
 
 @dataclass(frozen=True)
@@ -124,10 +135,21 @@ class BenchResult:
     """Median wall time of one complete core game."""
     signature: int
     """Total core nodes of the fixed search set."""
+    algorithm: str = "alphabeta"
+    """The spec's search."""
+    algorithm_nps: float = 0.0
+    """Nodes per second of the spec's search (its default budget per position)."""
+    simulations_per_second: float = 0.0
+    """UCT simulations per second (0 for the other searches)."""
 
-    def as_dict(self) -> dict[str, float | int]:
-        """The figures under :data:`BENCH_KEYS`."""
-        return asdict(self)
+    def as_dict(self) -> dict[str, float | int | str]:
+        """The figures under :data:`BENCH_KEYS` (and :data:`SEARCH_KEYS` for a search other
+        than alpha-beta)."""
+        out = asdict(self)
+        if self.algorithm == "alphabeta":
+            for key in SEARCH_KEYS:
+                del out[key]
+        return out
 
 
 def bench_openings(n: int) -> list[str]:
@@ -155,6 +177,8 @@ def run_bench(settings: BenchSettings = BenchSettings(), spec=None) -> BenchResu
     name = "shannon" if spec is None else spec.name
     features = "shannon" if spec is None else spec.features
     weights = BENCH_WEIGHTS if spec is None else spec.space().reference_array
+    how = SearchSettings() if spec is None else spec.search
+    weights = weights[:len(weights) - len(how.weight_names())]  # the evaluation's
     fs = {"features": features}
     core.search(chess.STARTING_FEN, weights, depth=1, **fs)  # compile or load the cache, untimed
     core.perft(chess.STARTING_FEN, 1)
@@ -177,13 +201,24 @@ def run_bench(settings: BenchSettings = BenchSettings(), spec=None) -> BenchResu
         perft_nodes += core.perft(fen, depth + settings.perft_scale)
     perft_seconds = time.perf_counter() - start
 
+    other_nodes, sims = nodes, 0
+    start = time.perf_counter()
+    if not how.is_alphabeta:
+        other_nodes = 0
+        for fen in BENCH_FENS:
+            res = core.search(fen, weights, settings=how, **fs)
+            other_nodes += res.nodes
+            sims += res.simulations
+    other_seconds = time.perf_counter() - start if not how.is_alphabeta else search_seconds
+
     game_seconds = []
     for fen in bench_openings(settings.games):
         start = time.perf_counter()
         outcome = core.play_game(fen, weights, weights, depth=settings.game_limits.depth, **fs,
                                  nodes=settings.game_limits.nodes,
                                  max_plies=settings.game_limits.max_plies,
-                                 adjudication=settings.game_limits.adjudication)
+                                 adjudication=settings.game_limits.adjudication,
+                                 settings=(how, how))
         game_seconds.append(time.perf_counter() - start)
         logger.debug("bench game from %s: %s %s, %d plies", fen, outcome.result,
                      outcome.termination, len(outcome.moves))
@@ -194,7 +229,9 @@ def run_bench(settings: BenchSettings = BenchSettings(), spec=None) -> BenchResu
                        speedup=search_nps / max(ref_nps, 1e-9),
                        perft_nps=perft_nodes / max(perft_seconds, 1e-9),
                        game_seconds_median=float(statistics.median(game_seconds)),
-                       signature=int(nodes))
+                       signature=int(nodes), algorithm=how.algorithm,
+                       algorithm_nps=other_nodes / max(other_seconds, 1e-9),
+                       simulations_per_second=sims / max(other_seconds, 1e-9))
 
 
 def format_bench(result: BenchResult) -> str:

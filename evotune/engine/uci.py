@@ -31,6 +31,7 @@ from ..enginespec import EngineSpec, load_engine_spec
 from ..errors import ConfigError, EvotuneError
 from ..rules import MATE, MATE_BOUND
 from ..weightsio import load_weights_file
+from .searches import SearchTree
 from .timeman import LAG_WEIGHT, allot
 
 log = logging.getLogger(__name__)
@@ -150,6 +151,7 @@ class UciEngine:
         self._infinite = False
         self._stops_queued = 0  # 'stop'/'quit' lines read but not handled yet
         self._go_arrivals: collections.deque[float] = collections.deque()  # when 'go' lines came in
+        self._tree: SearchTree | None = None  # a UCT spec's tree, kept between moves
         self._moves: list[str] = []  # the move list of the last 'position' command
         self._head: list[str] = ["startpos"]  # ... and what came before it
         self._lag = 0.0
@@ -249,6 +251,7 @@ class UciEngine:
         self.board = chess.Board()
         self._head, self._moves = ["startpos"], []
         self._last.clear()
+        self._tree = None
 
     def _cmd_position(self, args: list[str]) -> None:
         cut = args.index("moves") if "moves" in args else len(args)
@@ -291,7 +294,8 @@ class UciEngine:
         self._infinite = plan.infinite
         # the history the search needs is the reversible tail (repetitions): copying a long
         # game's whole move stack for every iteration would cost the clock milliseconds a move
-        board = self.board.copy(stack=self.board.halfmove_clock)
+        reuse = self.spec.search.algorithm == "uct" and self.spec.search.reuse
+        board = self.board.copy(stack=True if reuse else self.board.halfmove_clock)
         weights = self.weights.copy()
         if plan.seconds > 0:
             left = plan.seconds - (time.perf_counter() - arrived)
@@ -385,6 +389,9 @@ class UciEngine:
     def _iterate(self, board: chess.Board, weights: np.ndarray, plan: GoPlan) -> str:
         from . import search
 
+        if not self.spec.search.is_alphabeta:
+            return self._search_other(board, weights, plan)
+
         start = time.perf_counter()
         total = 0
         best = ""
@@ -408,6 +415,30 @@ class UciEngine:
             if res.depth < depth:
                 break
         return best
+
+    def _search_other(self, board: chess.Board, weights: np.ndarray, plan: GoPlan) -> str:
+        """One UCT or probability-limited search: ``go nodes`` is its budget (simulations or
+        nodes), ``go movetime``, a clock or ``go infinite`` stop it through the stop flag, and
+        otherwise (``go depth``) the spec's default budget applies."""
+        from . import search
+
+        n = self.spec.eval_size
+        settings = self.spec.search.with_weights(weights[n:])
+        budget = plan.nodes or (MAX_NODES if plan.seconds or plan.infinite else 0)
+        if settings.algorithm == "uct" and settings.reuse and self._tree is None:
+            self._tree = SearchTree(settings.tree)
+        res = search(board, weights[:n], nodes=budget, stop=self._stop,
+                     features=self.spec.features, settings=settings, tree=self._tree)
+        if not res.move:
+            self.say(f"info depth 0 score {format_score(res.score)}")
+            return ""
+        secs = max(res.seconds, 1e-6)
+        pv = " ".join(res.pv) if res.pv else res.move
+        self.say(f"info depth {max(res.depth, 1)} score {format_score(res.score)} nodes "
+                 f"{res.nodes} nps {int(res.nodes / secs)} time {int(secs * 1000)} pv {pv}")
+        if res.simulations:
+            self.info_string(f"simulations {res.simulations}")
+        return res.move
 
     # -- main loop ---------------------------------------------------------------------------------
     def _lines(self, stdin: IO[str]):

@@ -45,6 +45,10 @@ def feature_set(spec) -> str:
         raise ConfigError(f"engine spec {spec.name} is a '{spec.kind}' engine; texel fits the "
                           "weights of a built-in spec (shannon, pst, extended or your own "
                           ".toml with features = ...)")
+    if spec.search.weight_names():
+        raise ConfigError(f"engine spec {spec.name} has search weights "
+                          f"({', '.join(spec.search.weight_names())}); texel fits evaluation "
+                          "weights: give a spec without a uct or probability [search]")
     return fs
 
 

@@ -63,10 +63,13 @@ def play_task(task: GameTask) -> GameRecord:
     lim = task.settings.limits
     board = task.opening.board()
     t0 = time.perf_counter()
-    if task.white.is_builtin and task.black.is_builtin:
+    timed = (lim.movetime > 0 or lim.tc is not None) \
+        and not (task.white.search.is_alphabeta and task.black.search.is_alphabeta)
+    if task.white.is_builtin and task.black.is_builtin and not timed:
         out = play_game(board, task.white.weights, task.black.weights, depth=lim.depth,
                         nodes=lim.nodes, max_plies=lim.max_plies, adjudication=lim.adjudication,
-                        features=(task.white.features, task.black.features))
+                        features=(task.white.features, task.black.features),
+                        settings=(task.white.search, task.black.search))
     else:
         out = play_players_game(task.white, task.black, board, depth=lim.depth,
                                 nodes=lim.nodes, movetime=lim.movetime, max_plies=lim.max_plies,

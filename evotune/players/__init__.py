@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..featuresets import feature_names
+from ..searchsettings import SearchSettings
 from ..space import check_weights
 
 
@@ -34,16 +35,19 @@ class PlayerSpec:
     before each game to the same live process, never a reason to restart it."""
     features: str = "shannon"
     """Feature set of a builtin player's weights (evotune/featuresets.py)."""
+    search: SearchSettings = SearchSettings()
+    """How a builtin player searches (its numeric parameters set from the spec's weights)."""
 
     @property
     def is_builtin(self) -> bool:
         return self.kind == "builtin"
 
 
-def builtin(weights, name: str = "evotune", features: str = "shannon") -> PlayerSpec:
+def builtin(weights, name: str = "evotune", features: str = "shannon",
+            search: SearchSettings = SearchSettings()) -> PlayerSpec:
     """The built-in engine with ``weights`` of feature set ``features`` (validated, stored as a
-    tuple of floats)."""
+    tuple of floats), searching by ``search``."""
     names = feature_names(features)
     w = check_weights(weights, size=len(names), names=names[:8], what=f"{name} weights")
     return PlayerSpec(name=name, kind="builtin", weights=tuple(float(x) for x in w),
-                      features=features)
+                      features=features, search=search)

@@ -5,7 +5,8 @@ binc``, the time from sending ``go`` to reading ``bestmove`` is taken off the mo
 the increment is added (Fischer). A side whose clock falls below ``-margin`` loses on time
 ('time-forfeit'), unless its opponent has no mating material (then it is a draw, as in
 cutechess-cli). An overrun inside the margin stays on the clock, so repeated overruns flag.
-Built-in sides keep their depth / node limits: they have no clock.
+Built-in alpha-beta sides keep their depth / node limits: they have no clock (built-in UCT and
+probability sides have one, charged with their search time).
 """
 from __future__ import annotations
 

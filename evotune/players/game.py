@@ -13,13 +13,16 @@ out of the game; an engine that cannot be started at all does (EngineError).
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from dataclasses import replace
 
 import chess
 import numpy as np
 
-from ..engine import Adjudication, GameOutcome, features, search
+from ..engine import Adjudication, GameOutcome, SearchResult, SearchTree, features, search
+from ..engine.api import MAX_NODES
+from ..engine.timeman import allot
 from ..errors import EngineError
 from ..featuresets import feature_names
 from ..limits import DEFAULT_MARGIN, TimeControl
@@ -47,6 +50,25 @@ def _leaf_phi(board: chess.Board, pv: tuple[str, ...], feature_set: str) -> np.n
     return phi if plies % 2 == 0 else -phi
 
 
+def timed_search(spec: PlayerSpec, board: chess.Board, weights: np.ndarray, *, depth: int,
+                 nodes: int, seconds: float, tree: SearchTree | None) -> SearchResult:
+    """A builtin player's search of ``board``: with ``seconds`` > 0 and a search other than
+    alpha-beta, one that a timer stops after ``seconds`` (``nodes`` still a limit when > 0);
+    else to ``depth`` / ``nodes`` (the search's own budget when it is not alpha-beta)."""
+    if seconds <= 0 or spec.search.is_alphabeta:
+        return search(board, weights, depth=depth, nodes=nodes, features=spec.features,
+                      settings=spec.search, tree=tree)
+    stop = np.zeros(1, dtype=np.int64)
+    timer = threading.Timer(seconds, stop.fill, args=(1,))
+    timer.daemon = True
+    timer.start()
+    try:
+        return search(board, weights, depth=depth, nodes=nodes or MAX_NODES, stop=stop,
+                      features=spec.features, settings=spec.search, tree=tree)
+    finally:
+        timer.cancel()
+
+
 def _loses(colour: bool) -> str:
     return "0-1" if colour == chess.WHITE else "1-0"
 
@@ -58,22 +80,28 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
                       time_margin: float = DEFAULT_MARGIN) -> GameOutcome:
     """Play one game from ``board`` (its move stack is the history) between two players.
 
-    Built-in sides search with ``depth`` and ``nodes`` (movetime and clocks do not apply to
-    them); external sides get ``go depth <depth> [nodes <nodes>]``, or ``go movetime <ms> [nodes
-    <nodes>]`` when ``movetime`` > 0 (it replaces the depth), or real clocks ``go wtime btime winc
-    binc`` under a time control ``tc`` (then neither depth nor movetime is sent; a side that
-    overruns its clock by more than ``time_margin`` loses on time, 'time-forfeit'). Each external
-    side is the live engine process of its colour in this worker (reused across games: its
-    weight options are set and ``ucinewgame`` sent). ``move_timeout`` is a hard wall-clock limit
-    per move (None: movetime + 2 s, the clock + 2 s, or 60 s). ``max_plies`` counts the plies
-    played here. The returned :class:`GameOutcome` has the moves played from ``board``;
-    ``scores`` hold each move's score from the mover's view (0 when an external engine sent
-    none) and ``leaf_phi`` the PV-leaf phi of built-in moves (zeros for external moves).
+    Built-in alpha-beta sides search with ``depth`` and ``nodes`` (movetime and clocks do not
+    apply to them); built-in UCT and probability sides search ``nodes`` (simulations / nodes),
+    or for ``movetime`` seconds, or under the clock of ``tc`` as planned by
+    :func:`~evotune.engine.timeman.allot` (their time is taken off their clock; a UCT side keeps
+    its tree between its moves when its settings reuse it); external sides get ``go depth
+    <depth> [nodes <nodes>]``, or ``go movetime <ms> [nodes <nodes>]`` when ``movetime`` > 0 (it
+    replaces the depth), or real clocks ``go wtime btime winc binc`` under a time control ``tc``
+    (then neither depth nor movetime is sent; a side that overruns its clock by more than
+    ``time_margin`` loses on time, 'time-forfeit'). Each external side is the live engine
+    process of its colour in this worker (reused across games: its weight options are set and
+    ``ucinewgame`` sent). ``move_timeout`` is a hard wall-clock limit per move (None: movetime +
+    2 s, the clock + 2 s, or 60 s). ``max_plies`` counts the plies played here. The returned
+    :class:`GameOutcome` has the moves played from ``board``; ``scores`` hold each move's score
+    from the mover's view (0 when an external engine sent none) and ``leaf_phi`` the PV-leaf phi
+    of built-in moves (zeros for external moves).
     """
     start = time.perf_counter()
     board = board.copy()
     players = {chess.WHITE: white, chess.BLACK: black}
     weights = {c: np.asarray(p.weights, dtype=np.float64) for c, p in players.items() if p.is_builtin}
+    trees = {c: SearchTree(p.search.tree) for c, p in players.items()
+             if p.is_builtin and p.search.algorithm == "uct" and p.search.reuse}
     clocks = Clocks(tc, time_margin) if tc is not None else None
     limit = MoveLimit(depth=0 if (movetime > 0 or tc is not None) else depth,
                       nodes=0 if tc is not None else nodes,
@@ -122,8 +150,17 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
         colour = board.turn
         spec = players[colour]
         if spec.is_builtin:
-            res = search(board, weights[colour], depth=depth, nodes=nodes,
-                         features=spec.features)
+            seconds = movetime if tc is None else 0.0
+            if clocks is not None and not spec.search.is_alphabeta:
+                seconds = allot(clocks.left[colour], clocks.tc.inc)
+            res = timed_search(spec, board, weights[colour], depth=depth,
+                               nodes=0 if tc is not None else nodes, seconds=seconds,
+                               tree=trees.get(colour))
+            if clocks is not None and not spec.search.is_alphabeta \
+                    and not clocks.spend(colour, res.seconds):
+                log.info("%s (%s) lost on time", spec.name, "white" if colour else "black")
+                verdict = clocks.flag_result(board, colour)
+                break
             if not res.move:
                 raise EngineError(f"built-in engine found no move in {board.fen()}, which is not "
                                   "over by the rules: this is a bug, please report it")

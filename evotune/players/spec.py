@@ -1,6 +1,7 @@
 """Engine spec -> PlayerSpec: the bridge between engines/*.toml and the players that play games.
 
-A builtin spec gives the built-in engine with a weight vector; a 'uci' spec gives an external
+A builtin spec gives the built-in engine with a weight vector (the evaluation's weights, then
+its search's numeric parameters); a 'uci' spec gives an external
 engine whose start-up options are the spec's fixed options and whose weight options are the
 weights mapped to the engine's option names and scales
 (:meth:`evotune.config.EngineSpec.engine_values`), set before each game on a reused process.
@@ -23,7 +24,10 @@ def player_from_engine_spec(spec: EngineSpec, weights=None, *, name: str | None 
     w = space.reference_array if weights is None else space.validate(weights, what=f"{spec.name} weights")
     label = name or spec.name
     if spec.kind == "builtin":
-        return builtin(w, name=label, features=spec.features)
+        # the search's weights follow the evaluation's
+        n = spec.eval_size
+        search = spec.search.with_weights(w[n:], where=f"{label} weights")
+        return builtin(w[:n], name=label, features=spec.features, search=search)
     return PlayerSpec(name=label, kind="uci", weights=tuple(float(x) for x in w),
                       command=tuple(spec.command), options=tuple(spec.options),
                       weight_options=tuple(spec.engine_values(w).items()))

@@ -79,6 +79,11 @@ def check_run_players(plan: RunPlan) -> None:
         raise ConfigError(f"strategy '{cfg.strategy}' learns from the evaluation's feature vector, "
                           f"which the UCI engine of '{cfg.engine}' does not expose; tune it with "
                           "de, jde, ea, spsa, cmaes or ng:NAME, or use a builtin engine spec")
+    searched = spec.search.weight_names()
+    if searched and strategy_class(cfg.strategy).NEEDS_FEATURES:
+        raise ConfigError(f"strategy '{cfg.strategy}' learns the evaluation from its features; "
+                          f"the search weights of '{cfg.engine}' ({', '.join(searched)}) are "
+                          "not features: tune them with de, jde, ea, spsa, cmaes or ng:NAME")
     check_engine_spec(spec)
     if cfg.opponents:
         if strategy_class(cfg.strategy).NEEDS_FEATURES:

@@ -2,13 +2,15 @@
 
 Entry points (the only functions Python calls; few, to keep the cache small and quick to load):
 ``perft_divide_core`` (perft.py), ``phi_batch_core`` and ``qsearch_batch_core`` (batch.py),
-``search_core``, ``eval_core``, ``phi_core``, ``qsearch_core``, ``quiescence_core`` and
-``play_game_core``. Jitted code outside the core must call these instead of compiling core
-functions into its own cache, which numba keys on that module's source only. The game rules
+``search_core``, ``uct_core``, ``probability_core``, ``eval_core``, ``phi_core``,
+``qsearch_core``, ``quiescence_core`` and ``play_game_core``. Jitted code outside the core
+must call these instead of compiling core functions into its own cache, which numba keys on
+that module's source only. The game rules
 (result and termination codes, adjudication) are those of ``evotune/rules.py``.
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from ...rules import (INF, R_BLACK, R_DRAW, R_WHITE, T_ADJ_DRAW, T_CHECKMATE, T_FIFTY, T_MATERIAL,
@@ -17,9 +19,12 @@ from .attacks import in_check
 from .evaluate import evaluate, phi_into, prepare
 from .layout import (S_FSET, S_HALF, S_ITER, S_LIMIT, S_MOVES, S_NHIST, S_NODES, S_PV, S_PVLEN,
                      S_ROOTPV, S_ROOTPVLEN, S_SIDE, S_STOPPED, S_W, unowned)
+from .mcts import (ALGO_ALPHABETA, ALGO_UCT, M_USED, P_ALGO, P_FACTOR, P_PRIOR, P_REUSE, P_TEMP,
+                   reroot, uct_search)
 from .movegen import gen_legal
 from .position import (compact_history, insufficient_material, make_move, repetitions,
                        unmake_move)
+from .probability import MAX_ITERATIONS, probability_root
 from .search import quiesce, search_root
 
 COMPACT_AT = 600  # history entries kept between moves before the reversible window is compacted
@@ -46,6 +51,31 @@ def search_core(U, S, stop, depth, nodes):
     S[S_LIMIT] = nodes
     prepare(S)
     return search_root(unowned(U), unowned(S), unowned(stop), depth)
+
+
+@njit(cache=True, nogil=True)
+def uct_core(U, S, stop, TI, TF, meta, params, sims, path, npath):
+    """Entry point: a UCT search of ``sims`` simulations with the weights in ``S[S_W:]`` and the
+    parameters ``params`` (mcts.P_*), in the tree ``TI``/``TF``/``meta``: with tree reuse its
+    root moves along ``path[:npath]`` (the moves played since its last search), else the tree
+    starts empty."""
+    prepare(S)
+    if params[P_REUSE] != 0:
+        reroot(TI, TF, meta, path, npath)
+    else:
+        meta[M_USED] = 0
+    return uct_search(unowned(U), unowned(S), unowned(stop), TI, TF, meta, params, sims)
+
+
+@njit(cache=True, nogil=True)
+def probability_core(U, S, stop, params, nodes):
+    """Entry point: a probability-limited search (node limit ``nodes``, 0: none) with the
+    weights in ``S[S_W:]`` and the parameters ``params`` (mcts.P_*)."""
+    S[S_LIMIT] = nodes
+    prepare(S)
+    return probability_root(unowned(U), unowned(S), unowned(stop), params[P_FACTOR],
+                            params[P_PRIOR] != 0, max(params[P_TEMP], 1e-9),
+                            nodes - nodes + MAX_ITERATIONS)
 
 
 @njit(cache=True, nogil=True)
@@ -99,7 +129,7 @@ def _leaf_phi(U, S, out, off, width):
 
 @njit(cache=True, nogil=True)
 def play_game_core(U, S, stop, fsets, weights, depth, nodes, max_plies, adj,
-                   moves, scores, leaf_phi, predicted, info):
+                   moves, scores, leaf_phi, predicted, info, params, budgets, TI, TF, meta):
     """Entry point: play a whole game from the loaded position.
 
     fsets: int64 (2,), the feature set of white and black. weights: int64 (2, width), row 0
@@ -107,6 +137,9 @@ def play_game_core(U, S, stop, fsets, weights, depth, nodes, max_plies, adj,
     resign_moves, draw_score, draw_moves, draw_start_ply. Outputs (length >= max_plies):
     moves, scores, leaf_phi (max_plies, width) flattened row-major (phi_int, zero-padded),
     predicted (0/1). info <- result, termination, plies played, total nodes.
+    params: float64 (2, mcts.NP), the search of white and black (alpha-beta: depth and nodes;
+    uct: ``budgets[side]`` simulations in the tree TI[side], TF[side], meta[side], reused from
+    the side's previous move when its parameters say so; probability: ``budgets[side]`` nodes).
     """
     width = weights.shape[1]
     plies = 0
@@ -121,6 +154,7 @@ def play_game_core(U, S, stop, fsets, weights, depth, nodes, max_plies, adj,
     have1 = False
     drawn = 0
     expect = -1
+    last_search = np.full(2, -1, dtype=np.int64)  # the ply of each side's previous search
     while True:
         side = S[S_SIDE]
         if S[S_NHIST] > COMPACT_AT:
@@ -148,7 +182,19 @@ def play_game_core(U, S, stop, fsets, weights, depth, nodes, max_plies, adj,
         S[S_FSET] = fsets[side]
         for k in range(width):
             S[S_W + k] = weights[side, k]
-        score = search_core(U, S, stop, depth, nodes)
+        algo = np.int64(params[side, P_ALGO])
+        if algo == ALGO_ALPHABETA:
+            score = search_core(U, S, stop, depth, nodes)
+        elif algo == ALGO_UCT:
+            since = last_search[side]
+            if since < 0:
+                meta[side, M_USED] = 0
+                since = plies
+            last_search[side] = plies
+            score = uct_core(U, S, stop, TI[side], TF[side], meta[side], params[side],
+                             budgets[side], moves[since:plies], plies - since)
+        else:
+            score = probability_core(U, S, stop, params[side], budgets[side])
         total += S[S_NODES]
         if S[S_ROOTPVLEN] == 0:  # cannot happen with a legal move; keep the game well-formed
             S[S_ROOTPV] = S[S_MOVES]

@@ -1,0 +1,156 @@
+"""Probability-limited alpha-beta (docs/engine.md, "Probability-limited search").
+
+Giraffe's search: the root has probability 1 and a node's probability is split among its
+children, uniformly (1 / number of legal moves) or by the move prior (the softmax over the move
+ordering of :mod:`.mcts`); a node whose probability is below the threshold is a leaf (the
+quiescence search), so forcing lines (few replies) are searched deeper than wide ones. Iterated
+like iterative deepening, with the threshold multiplied by a factor (< 1) each iteration. The
+rest is the alpha-beta of :mod:`.search`: fail-soft negamax, the same draw rules and mate scores,
+MVV/LVA, killers and history; the transposition table gives only the move to try first (an entry
+searched under another probability is not a bound). Probabilities are kept as logarithms.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ...rules import INF, MATE
+from .attacks import in_check
+from .layout import (MAXMOVES, MAXPLY, S_GEN, S_HALF, S_HISTORY, S_ITER, S_KILL, S_MB, S_MOVES,
+                     S_NODES, S_PV, S_PVLEN, S_ROOTPV, S_ROOTPVLEN, S_SCORES, S_STOPPED, S_SIDE,
+                     U_HASH)
+from .mcts import prior_score
+from .movegen import gen_legal
+from .moves import from_to, move_flags, move_promo, move_to
+from .position import insufficient_material, make_move, repetitions, unmake_move
+from .search import _count_node, _pick, _pv_update, _score_moves, quiesce
+from .tt import TT_EXACT, TT_LOWER, TT_UPPER, info_move, tt_hit, tt_info, tt_slot, tt_store
+
+MAX_PLIES = 64
+"""Deepest node of the main search (a line of single replies keeps its probability)."""
+MAX_ITERATIONS = 64
+"""Iterations of one search at most."""
+PRIOR_BITS = 4096
+PRIOR_OFFSET = 2048
+"""A prior score (-200..1800) + PRIOR_OFFSET fits below PRIOR_BITS."""
+
+
+@njit(cache=True)
+def pnegamax(U, S, stop, logp, logt, alpha, beta, ply, use_prior, temp):
+    """Fail-soft alpha-beta below a node of log-probability ``logp``; a node under the
+    log-threshold ``logt`` (or MAX_PLIES deep) is a leaf searched by quiescence."""
+    _count_node(S, stop)
+    S[S_PVLEN + ply] = ply
+    if S[S_STOPPED] != 0:
+        return 0
+    if ply > 0 and (S[S_HALF] >= 100 or insufficient_material(U)
+                    or repetitions(U, S, 1) > 0):
+        return 0
+    if ply > 0 and (logp < logt or ply >= MAX_PLIES):
+        return quiesce(U, S, stop, alpha, beta, ply)
+    h = U[U_HASH]
+    slot = tt_slot(S, h)
+    ttmove = 0
+    if tt_hit(U, S, slot, h):
+        ttmove = info_move(tt_info(S, slot))
+    n = gen_legal(U, S, ply, False)
+    if n == 0:
+        if in_check(U, S[S_SIDE]):
+            return -(MATE - ply)
+        return 0
+    base = S_MOVES + ply * MAXMOVES
+    off = S_SCORES - S_MOVES
+    _score_moves(S, base, n, ply, ttmove)
+    top = -PRIOR_OFFSET
+    lz = 0.0
+    if use_prior:
+        # the prior score rides in the low bits of the ordering score (which it cannot reorder
+        # but among equals), so it moves with its move when the ordering picks
+        for i in range(n):
+            p = prior_score(S, S[base + i])
+            S[base + i + off] = S[base + i + off] * PRIOR_BITS + p + PRIOR_OFFSET
+            top = max(top, p)
+        z = 0.0
+        for i in range(n):
+            z += math.exp(((S[base + i + off] & (PRIOR_BITS - 1)) - PRIOR_OFFSET - top) / temp)
+        lz = math.log(z)
+    uniform = -math.log(n)
+    alpha0 = alpha
+    best = -INF
+    bestmove = 0
+    us = S[S_SIDE]
+    for i in range(n):
+        m = _pick(S, base, i, n)
+        if use_prior:
+            p = (S[base + i + off] & (PRIOR_BITS - 1)) - PRIOR_OFFSET
+            child = logp + (p - top) / temp - lz
+        else:
+            child = logp + uniform
+        make_move(U, S, m)
+        s = -pnegamax(U, S, stop, child, logt, -beta, -alpha, ply + 1, use_prior, temp)
+        unmake_move(U, S, m)
+        if S[S_STOPPED] != 0:
+            return 0
+        if s > best:
+            best = s
+            bestmove = m
+            if s > alpha:
+                alpha = s
+                _pv_update(S, ply, m)
+                if s >= beta:
+                    if S[S_MB + move_to(m)] == 0 and move_promo(m) == 0 and move_flags(m) == 0:
+                        k = S_KILL + 2 * ply
+                        if S[k] != m:
+                            S[k + 1] = S[k]
+                            S[k] = m
+                        hi = S_HISTORY + 4096 * us + from_to(m)
+                        bonus = 1 + np.int64(logp - logt)  # the log-probability left
+                        S[hi] = min(S[hi] + bonus * bonus, 1 << 30)
+                    break
+    if best <= alpha0:
+        flag = TT_UPPER
+    elif best >= beta:
+        flag = TT_LOWER
+    else:
+        flag = TT_EXACT
+    tt_store(U, S, slot, h, best, ply, bestmove, 0, flag)
+    return best
+
+
+@njit(cache=True)
+def probability_root(U, S, stop, factor, use_prior, temp, max_iterations):
+    """Iterations with the threshold factor, factor^2, ... until the node limit, the stop flag
+    or ``max_iterations``; returns the score of the last completed one (the first always
+    completes). Its PV is left in ``S[S_ROOTPV:]``, ``S[S_ITER]`` ends as its number."""
+    S[S_NODES] = 0
+    S[S_STOPPED] = 0
+    S[S_GEN] += 1
+    S[S_ROOTPVLEN] = 0
+    for i in range(2 * MAXPLY):
+        S[S_KILL + i] = 0
+    for i in range(2 * 4096):
+        S[S_HISTORY + i] = 0
+    zero = max_iterations - max_iterations
+    inf = zero + INF
+    score = zero
+    done = zero
+    logt = 0.0
+    step = math.log(factor)
+    for it in range(1, max_iterations + 1):
+        S[S_ITER] = it
+        logt += step
+        s = pnegamax(U, S, stop, 0.0, logt, -inf, inf, zero, use_prior, temp)
+        if S[S_STOPPED] != 0:
+            break
+        score = s
+        done = it
+        ln = S[S_PVLEN]
+        S[S_ROOTPVLEN] = ln
+        for j in range(ln):
+            S[S_ROOTPV + j] = S[S_PV + j]
+        if abs(s) > MATE - MAX_PLIES and ln > 0:
+            break
+    S[S_ITER] = done
+    return score
