@@ -20,7 +20,7 @@ from ..errors import ConfigError, PositionError
 from ..featuresets import FEATURE_SETS, denominator, feature_names, feature_set_code
 from ..fileio import read_text
 from ..rules import MATE, RESULTS, TERMINATIONS, Adjudication
-from ..space import check_weights
+from ..space import Weights, check_weights
 from .core import layout as T
 from .core.batch import phi_batch_core
 from .core.game import eval_core, phi_core, play_game_core, qsearch_core, search_core
@@ -108,7 +108,11 @@ def to_board(position) -> chess.Board:
 
 
 def engine_weights(weights, what: str, features: str = "shannon") -> np.ndarray:
+    """The int64 vector the core evaluates with: a :class:`Weights` of the set's names as it
+    was checked when made, any other vector checked here (length, finite, magnitude), rounded."""
     names = feature_names(features)
+    if isinstance(weights, Weights) and weights.names == names:
+        return weights.engine
     label = names if len(names) <= 8 else (f"the {len(names)} weights of feature set "
                                            f"'{features}'",)
     return np.rint(check_weights(weights, size=len(names), names=label,
