@@ -108,15 +108,13 @@ def to_board(position) -> chess.Board:
 
 
 def engine_weights(weights, what: str, features: str = "shannon") -> np.ndarray:
-    """The int64 vector the core evaluates with: a :class:`Weights` of the set's names as it
-    was checked when made, any other vector checked here (length, finite, magnitude), rounded."""
+    """The core's int64 vector: a Weights of the set's names as made, others checked here."""
     names = feature_names(features)
     if isinstance(weights, Weights) and weights.names == names:
         return weights.engine
     label = names if len(names) <= 8 else (f"the {len(names)} weights of feature set "
                                            f"'{features}'",)
-    return np.rint(check_weights(weights, size=len(names), names=label,
-                                 what=what)).astype(np.int64)
+    return np.rint(check_weights(weights, size=len(names), names=label, what=what)).astype(np.int64)
 
 
 def _check_limits(depth: int, nodes: int) -> None:
@@ -379,8 +377,7 @@ def qsearch(position, weights, features: str = "shannon") -> QuiescenceResult:
 
 
 def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_plies: int = 400,
-              adjudication: Adjudication = Adjudication(),
-              tt_bits: int = DEFAULT_TT_BITS,
+              adjudication: Adjudication = Adjudication(), tt_bits: int = DEFAULT_TT_BITS,
               features: str | tuple[str, str] = "shannon") -> GameOutcome:
     """Play a whole game from ``position`` inside one core call; ``white``/``black`` are weights
     of the feature set ``features`` (or of ``features[0]`` and ``features[1]``).
