@@ -1,14 +1,17 @@
 """WeightSpace: the names, bounds, reference values and fixed weights of an evaluation.
 
-A weight vector (``Weights``) is a float64 numpy array in engine units with one entry per name,
-fixed weights included (pawn fixed at 100 by default). Strategies work on the full vector and
-call :meth:`WeightSpace.repair` and :meth:`WeightSpace.round` so that every candidate they
-propose is inside the bounds, has its fixed weights set, and is integral when the space is.
+A weight vector is a float64 numpy array in engine units with one entry per name, fixed weights
+included (pawn fixed at 100 by default). Strategies work on the full vector and call
+:meth:`WeightSpace.repair` and :meth:`WeightSpace.round` so that every candidate they propose is
+inside the bounds, has its fixed weights set, and is integral when the space is. A vector that
+leaves the strategies for a player and the engine becomes a :class:`Weights` value, validated
+once when it is made (:meth:`WeightSpace.weights`).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -170,6 +173,17 @@ class WeightSpace:
         return check_weights(w, size=self.size, names=self.names, what=what,
                              lower=self.lower_array, upper=self.upper_array)
 
+    def weights(self, w, *, what: str = "weights") -> "Weights":
+        """``w`` as a :class:`Weights` of this space: checked once (length, finite, bounds)."""
+        if isinstance(w, Weights) and w.names == self.names and w.within(self):
+            return w
+        return Weights(w, self.names, what=what, lower=self.lower_array, upper=self.upper_array)
+
+    def reference_weights(self) -> "Weights":
+        """The reference values as a :class:`Weights` (not checked against the bounds: a free
+        weight's reference may lie outside them)."""
+        return Weights(self.reference, self.names, what="reference weights")
+
     def as_dict(self, w) -> dict[str, float]:
         """``{name: value}`` for a full vector."""
         w = self.validate(w)
@@ -224,3 +238,63 @@ def check_weights(w, *, size: int = 6, names=SHANNON_NAMES, what: str = "weights
             raise WeightsError(f"{what}: {', '.join(bad)} outside the bounds of the weight space")
     return arr
 
+
+
+class Weights(tuple):
+    """A full weight vector (evotune units, fixed weights included) that knows its names,
+    validated once, when it is made: numbers, one per name, finite, within +-MAX_ABS_WEIGHT (and
+    within a space's bounds when made by :meth:`WeightSpace.weights`). It is a tuple of floats,
+    so it is plain data wherever a weight tuple was (a player's weights, a game record's); the
+    players and the engine take it without checking it again. ``array`` is its float64 view and
+    ``engine`` the rounded int64 vector the core evaluates with (both read-only).
+
+    ``Weights(values, names, what=..., lower=..., upper=...)``; ``label``: the names an error
+    message lists (default: all of them, or their count beyond 8).
+    """
+
+    names: tuple[str, ...]
+    array: np.ndarray
+
+    def __new__(cls, values, names, *, what: str = "weights", lower=None, upper=None,
+                label=None) -> "Weights":
+        names = tuple(names)
+        if label is None:
+            label = names if len(names) <= 8 else (f"the {len(names)} weights",)
+        arr = check_weights(values, size=len(names), names=label, what=what, lower=lower,
+                            upper=upper)
+        return cls._made(arr, names)
+
+    @classmethod
+    def _made(cls, arr: np.ndarray, names: tuple[str, ...]) -> "Weights":
+        """A Weights of values already checked (construction and unpickling)."""
+        self = tuple.__new__(cls, arr.tolist())
+        arr = np.array(arr, dtype=np.float64)
+        arr.flags.writeable = False
+        object.__setattr__(self, "names", names)
+        object.__setattr__(self, "array", arr)
+        return self
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Weights are immutable")
+
+    def __reduce__(self):
+        return (_restore_weights, (tuple(self), self.names))
+
+    def __repr__(self) -> str:
+        return f"Weights({tuple.__repr__(self)}, {len(self.names)} names)"
+
+    @cached_property
+    def engine(self) -> np.ndarray:
+        """The vector the core evaluates with: rounded to whole units, int64, read-only."""
+        out = np.rint(self.array).astype(np.int64)
+        out.flags.writeable = False
+        return out
+
+    def within(self, space: WeightSpace) -> bool:
+        """Inside ``space``'s bounds."""
+        return bool(np.all((space.lower_array <= self.array) & (self.array <= space.upper_array)))
+
+
+def _restore_weights(values: tuple, names: tuple) -> Weights:
+    """Unpickling: the values were checked when the Weights was made."""
+    return Weights._made(np.array(values, dtype=np.float64), names)

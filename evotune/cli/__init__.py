@@ -31,6 +31,41 @@ COMMAND_GROUPS = {
 }
 """The module of ``evotune.cli`` that holds each command."""
 
+SHORT_HELP = {
+    "perft": "Count the leaves of the legal move tree: 'evotune perft FEN DEPTH' or --suite "
+             "FILE.epd.",
+    "search": "Search FEN with the built-in engine; print move, score, depth, nodes, nodes/s and "
+              "PV.",
+    "features": "Print the non-zero features of FEN (side to move's view) with their names, "
+                "values (phi, phase folded in), weights and weighted contributions, then the "
+                "evaluation.",
+    "bench": "Engine speed and search signature: search_nps, reference_search_nps, speedup, "
+             "perft_nps, game_seconds_median, signature (total nodes of a fixed search set; "
+             "changes only when the search changes).",
+    "uci": "Speak UCI on stdin/stdout (for GUIs, cutechess, python-chess): the built-in engine "
+           "with every weight as a spin option.",
+    "match": "Play a colour-balanced match between players A and B and print its statistics.",
+    "run": "Tune weights: evolve a population with mini-matches between weight vectors.",
+    "resume": "Continue a stopped or killed run; results equal an uninterrupted run.",
+    "status": "Show where a run stands: generation, games, means and deviations.",
+    "runs": "List the runs under --runs-dir, newest first.",
+    "plot": "Plot convergence (mean +- std), deviations and strategy statistics of runs "
+            "(overlaid); for many weights also heatmaps of the piece-square tables.",
+    "report": "Write report.md and a self-contained report.html for a run (with its plots).",
+    "verify": "Match the recommended weights against the reference and the initial mean (or the "
+              "--opponent players) on held-out openings; stores verify.json in the run (shown by "
+              "'evotune report').",
+    "export": "Export a run's recommended weights (notes about left-out weights go to stderr).",
+    "datagen": "Label quiet positions of self-play games with the games' results.",
+    "texel": "Fit evaluation weights to game results of labelled positions (Texel's method).",
+    "reproduce": "Reproduce a published experiment (de-paper: the DE chess-tuning paper's "
+                 "set-up).",
+    "compare": "Compare strategies at an equal budget of games, verified on held-out openings.",
+}
+"""Each command's short help (the first sentence of its docstring), so that ``evotune --help``
+lists the commands without importing them; tests/test_cli_lazy.py keeps it equal to the
+docstrings."""
+
 STARTS_PROCESSES = frozenset({"match", "run", "resume", "verify", "reproduce", "compare",
                               "datagen"})
 """Commands that start processes (workers, joblib's resource trackers, external engines): each
@@ -41,7 +76,8 @@ however it ends (SIGKILL and SIGTERM included)."""
 class _LazyGroup(click.Group):
     """Imports a command's module when the command runs (click's documented lazy-loading
     pattern): a command pays for the engine, numba or matplotlib only when it uses them, so
-    ``evotune match --games 3`` refuses in a fraction of a second. ``--help`` loads them all."""
+    ``evotune match --games 3`` refuses in a fraction of a second. ``--help`` lists the commands
+    from :data:`SHORT_HELP` and imports none of them."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(name for names in COMMAND_GROUPS.values() for name in names)
@@ -52,6 +88,13 @@ class _LazyGroup(click.Group):
                 commands = importlib.import_module(f"{__name__}.{module}").COMMANDS
                 return next(c for c in commands if c.name == cmd_name)
         return None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The 'Commands' section of ``--help`` as click writes it, each command stood in for
+        by a command that holds only its short help (its module is not imported)."""
+        stand_ins = {name: click.Command(name, help=SHORT_HELP[name])
+                     for name in self.list_commands(ctx)}
+        click.Group(commands=stand_ins).format_commands(ctx, formatter)
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -19,7 +19,7 @@ from ..errors import ConfigError, PositionError
 from ..featuresets import FEATURE_SETS, denominator, feature_names, feature_set_code
 from ..rules import MATE, RESULTS, TERMINATIONS, Adjudication
 from ..searchsettings import SearchSettings
-from ..space import check_weights
+from ..space import Weights, check_weights
 from . import searches
 from .core import layout as T
 from .core.batch import phi_batch_core
@@ -112,11 +112,13 @@ def to_board(position) -> chess.Board:
 
 
 def engine_weights(weights, what: str, features: str = "shannon") -> np.ndarray:
+    """The core's int64 vector: a Weights of the set's names as made, others checked here."""
     names = feature_names(features)
+    if isinstance(weights, Weights) and weights.names == names:
+        return weights.engine
     label = names if len(names) <= 8 else (f"the {len(names)} weights of feature set "
                                            f"'{features}'",)
-    return np.rint(check_weights(weights, size=len(names), names=label,
-                                 what=what)).astype(np.int64)
+    return np.rint(check_weights(weights, size=len(names), names=label, what=what)).astype(np.int64)
 
 
 def _check_limits(depth: int, nodes: int) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..featuresets import feature_names
 from ..searchsettings import SearchSettings
-from ..space import check_weights
+from ..space import Weights
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,9 @@ class PlayerSpec:
     kind: str = "builtin"
     """'builtin' (evotune's engine) or 'uci' (an external engine)."""
     weights: tuple[float, ...] = ()
-    """Weight vector in evotune units (builtin: the evaluation; uci: what the options encode)."""
+    """Weight vector in evotune units (builtin: the evaluation; uci: what the options encode): a
+    :class:`~evotune.space.Weights` (checked when made) for players made by :func:`builtin` and
+    :func:`~evotune.players.spec.player_from_engine_spec`."""
     command: tuple[str, ...] = ()
     """Command line of a 'uci' engine."""
     options: tuple[tuple[str, object], ...] = ()
@@ -45,9 +47,11 @@ class PlayerSpec:
 
 def builtin(weights, name: str = "evotune", features: str = "shannon",
             search: SearchSettings = SearchSettings()) -> PlayerSpec:
-    """The built-in engine with ``weights`` of feature set ``features`` (validated, stored as a
-    tuple of floats), searching by ``search``."""
+    """The built-in engine with ``weights`` of feature set ``features``, searching by ``search``:
+    a Weights of the set's names is taken as it is (it was checked when made), anything else is
+    checked here."""
     names = feature_names(features)
-    w = check_weights(weights, size=len(names), names=names[:8], what=f"{name} weights")
-    return PlayerSpec(name=name, kind="builtin", weights=tuple(float(x) for x in w),
-                      features=features, search=search)
+    if not (isinstance(weights, Weights) and weights.names == names):
+        weights = Weights(weights, names, what=f"{name} weights", label=names[:8])
+    return PlayerSpec(name=name, kind="builtin", weights=weights, features=features,
+                      search=search)

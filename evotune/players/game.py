@@ -99,7 +99,7 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
     start = time.perf_counter()
     board = board.copy()
     players = {chess.WHITE: white, chess.BLACK: black}
-    weights = {c: np.asarray(p.weights, dtype=np.float64) for c, p in players.items() if p.is_builtin}
+    weights = {c: p.weights for c, p in players.items() if p.is_builtin}  # checked when made
     trees = {c: SearchTree(p.search.tree) for c, p in players.items()
              if p.is_builtin and p.search.algorithm == "uct" and p.search.reuse}
     clocks = Clocks(tc, time_margin) if tc is not None else None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..enginespec import EngineSpec
 from ..errors import EngineError
+from ..space import Weights
 from . import PlayerSpec, builtin
 from .external import ExternalEngine
 
@@ -17,18 +18,24 @@ from .external import ExternalEngine
 def player_from_engine_spec(spec: EngineSpec, weights=None, *, name: str | None = None) -> PlayerSpec:
     """The player for ``spec`` with ``weights`` (evotune units; None: the spec's reference values).
 
-    The weights are validated against the spec's weight space (length, finite, bounds), so a
-    player never carries a vector its engine does not accept.
+    A :class:`Weights` of the spec's names was checked when it was made (a run's plan makes them
+    in its weight space) and is taken as it is; any other vector is checked against the spec's
+    weight space (length, finite, bounds) here, so a player never carries a vector its engine
+    does not accept.
     """
-    space = spec.space()
-    w = space.reference_array if weights is None else space.validate(weights, what=f"{spec.name} weights")
+    if isinstance(weights, Weights) and weights.names == spec.names:
+        w = weights
+    else:
+        space = spec.space()
+        w = space.reference_weights() if weights is None else space.weights(
+            weights, what=f"{spec.name} weights")
     label = name or spec.name
     if spec.kind == "builtin":
         # the search's weights follow the evaluation's
         n = spec.eval_size
         search = spec.search.with_weights(w[n:], where=f"{label} weights")
         return builtin(w[:n], name=label, features=spec.features, search=search)
-    return PlayerSpec(name=label, kind="uci", weights=tuple(float(x) for x in w),
+    return PlayerSpec(name=label, kind="uci", weights=w,
                       command=tuple(spec.command), options=tuple(spec.options),
                       weight_options=tuple(spec.engine_values(w).items()))
 

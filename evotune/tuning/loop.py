@@ -151,8 +151,10 @@ class Solver:
         self.pgn_jobs: list = []
 
     def player(self, weights, name: str):
-        """The run's engine (built-in or the spec's UCI engine) playing ``weights``."""
-        return player_from_engine_spec(self.spec, weights, name=name)
+        """The run's engine (built-in or the spec's UCI engine) playing ``weights``, checked
+        once, in the plan's weight space."""
+        return player_from_engine_spec(
+            self.spec, self.space.weights(weights, what=f"{self.spec.name} weights"), name=name)
 
     def flush_pgn(self, *, wait: bool) -> None:
         """Append the PGN of finished generations to games.pgn, in generation order."""
