@@ -290,6 +290,11 @@ class Weights(tuple):
         out.flags.writeable = False
         return out
 
+    def head(self, n: int) -> "Weights":
+        """The first ``n`` weights with their names (checked already, as part of this one): an
+        engine spec's evaluation weights ahead of its search's."""
+        return self if n == len(self) else Weights._made(self.array[:n], self.names[:n])
+
     def within(self, space: WeightSpace) -> bool:
         """Inside ``space``'s bounds."""
         return bool(np.all((space.lower_array <= self.array) & (self.array <= space.upper_array)))

@@ -35,7 +35,7 @@ SHORT_HELP = {
     "perft": "Count the leaves of the legal move tree: 'evotune perft FEN DEPTH' or --suite "
              "FILE.epd.",
     "search": "Search FEN with the built-in engine; print move, score, depth, nodes, nodes/s and "
-              "PV.",
+              "PV (a uct spec: then the root's moves with their visits and mean values).",
     "features": "Print the non-zero features of FEN (side to move's view) with their names, "
                 "values (phi, phase folded in), weights and weighted contributions, then the "
                 "evaluation.",

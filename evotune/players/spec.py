@@ -34,7 +34,7 @@ def player_from_engine_spec(spec: EngineSpec, weights=None, *, name: str | None 
         # the search's weights follow the evaluation's
         n = spec.eval_size
         search = spec.search.with_weights(w[n:], where=f"{label} weights")
-        return builtin(w[:n], name=label, features=spec.features, search=search)
+        return builtin(w.head(n), name=label, features=spec.features, search=search)
     return PlayerSpec(name=label, kind="uci", weights=w,
                       command=tuple(spec.command), options=tuple(spec.options),
                       weight_options=tuple(spec.engine_values(w).items()))
