@@ -10,7 +10,7 @@ Every player evaluates with the Shannon reference weights; only the search diffe
 * ``wac``: Win At Chess solve rates of every player at the node levels;
 * ``spsa``: SPSA tunes UCT's c and the prior's temperature of ``--tune`` by games at
   ``--tune-nodes`` (openings 2moves), then the tuned values play the defaults (c = 1.41,
-  T = 100) on the held-out 8moves openings.
+  T = 100) on the held-out 8moves openings; the tuned player then joins the other parts.
 
 Matches are colour-balanced game pairs from the 8moves_v3 openings (seed fixed), scored as
 pentanomial Elo with 95% bars, from the contender's view. Results go to ``OUT/results.json`` as
@@ -18,7 +18,7 @@ they come (a second call skips what is there), tables (markdown) to stdout and
 ``OUT/tables.md``, the plot to ``OUT/elo-vs-nodes.png``.
 
     PYTHONPATH=. python benchmarks/search_study.py --out reports/search-study \\
-        --levels 1000,10000,100000 --games 100,100,40 --movetime 0.05 --time-games 40
+        --levels 1000,10000,100000 --games 400,400,100 --movetime 0.05 --time-games 60
 """
 from __future__ import annotations
 
@@ -205,7 +205,7 @@ def part_wac(args, specs, results) -> None:
                   "ms per position", flush=True)
 
 
-def part_spsa(args, specs, results) -> None:
+def part_spsa(args, specs, results) -> Path:
     from evotune.reporting.data import load_run, recommend
 
     folder = Path(args.out) / "specs"
@@ -213,7 +213,8 @@ def part_spsa(args, specs, results) -> None:
                       free=("uct_c", "prior_temperature"))
     runs = Path(args.out) / "runs"
     lines = folder / "spsa-params.txt"
-    lines.write_text("uct_c,141,20,500,20,0.002\nprior_temperature,100,5,1000,30,0.002\n")
+    # a few hundred game pairs: learning rates far above fishtest's 0.002 (thousands of pairs)
+    lines.write_text("uct_c,141,10,500,20,0.05\nprior_temperature,100,10,2000,100,0.05\n")
     run_id = "spsa"
     cmd = [sys.executable, "-m", "evotune.cli"]
     if not (runs / run_id).exists():
@@ -245,6 +246,7 @@ def part_spsa(args, specs, results) -> None:
                                 limits=limits_for(args.tune_nodes), workers=args.workers,
                                 seed=args.seed + 1))
     say_match(vkey, results.get(vkey))
+    return fixed_tuned
 
 
 def say_match(key: str, r: dict) -> None:
@@ -317,9 +319,9 @@ def plot(args, results, path: Path) -> None:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", default="reports/search-study")
-    p.add_argument("--parts", default="nodes,time,wac,spsa")
+    p.add_argument("--parts", default="spsa,nodes,wac,time")
     p.add_argument("--levels", default="1000,10000,100000")
-    p.add_argument("--games", default="100,100,40", help="games per level")
+    p.add_argument("--games", default="400,400,100", help="games per level")
     p.add_argument("--variants", default=",".join(VARIANTS))
     p.add_argument("--movetime", type=float, default=0.05)
     p.add_argument("--time-games", type=int, default=40)
@@ -327,7 +329,7 @@ def main(argv=None) -> int:
                                               "puct-qsearch,puct-ab2")
     p.add_argument("--tune", default="puct-qsearch")
     p.add_argument("--tune-nodes", type=int, default=10000)
-    p.add_argument("--tune-games", type=int, default=600)
+    p.add_argument("--tune-games", type=int, default=800)
     p.add_argument("--verify-games", type=int, default=200)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--time-workers", type=int, default=1)
@@ -345,7 +347,12 @@ def main(argv=None) -> int:
     results = Results(out / "results.json")
     parts = {"nodes": part_nodes, "time": part_time, "wac": part_wac, "spsa": part_spsa}
     for part in args.parts.split(","):
-        parts[part](args, specs, results)
+        tuned = parts[part](args, specs, results)
+        if part == "spsa" and tuned is not None:  # the tuned player joins the other parts
+            name = f"{args.tune}-tuned"
+            specs[name] = tuned
+            args.variants.append(name)
+            args.time_variants.append(name)
     text = tables(args, results)
     (out / "tables.md").write_text(text)
     print(text)

@@ -11,7 +11,8 @@
     batch     phi and quiescence of many FENs in one call (parsed in numba)
     tt        transposition-table entries (accessors, prefetch)
     search    ordering, quiescence, negamax, iterative deepening
-    mcts      UCT (Monte-Carlo tree search) in preallocated arrays, the move prior
+    prior     the move prior (softmax over the move ordering), the logistic score curve
+    mcts      UCT (Monte-Carlo tree search) in preallocated arrays
     probability  probability-limited alpha-beta (Giraffe's), iterated by threshold
     game      whole games and the other entry points Python calls
     perft     move-tree counts

@@ -34,12 +34,12 @@ from ...rules import INF, MATE
 from .attacks import in_check
 from .evaluate import evaluate
 from .layout import (MAXHIST, MAXMOVES, MAXPLY, S_GEN, S_HALF, S_HISTORY, S_ITER, S_KILL, S_LIMIT,
-                     S_MB, S_MOVES, S_NHIST, S_NODES, S_ROOTPV, S_ROOTPVLEN, S_SCORES, S_SIDE,
+                     S_MOVES, S_NHIST, S_NODES, S_ROOTPV, S_ROOTPVLEN, S_SCORES, S_SIDE,
                      S_STOPPED, U_HASH)
 from .movegen import gen_legal
-from .moves import F_EP, from_to, move_flags, move_from, move_promo, move_to
 from .position import insufficient_material, make_move, repetitions, unmake_move
-from .search import ORDER_VALUE, PIECE_ORDER, negamax, quiesce
+from .prior import prior_log_norm, probability_score, win_probability, zero_score
+from .search import negamax, quiesce
 
 # tree columns (TI, int64)
 I_PARENT = 0   # parent row (-1: the root)
@@ -90,8 +90,6 @@ POLICY_ALPHABETA = 3
 PRIOR_SLOT = MAXPLY - 1   # move-list slot of expansions and random playouts
 MAX_TREE_DEPTH = MAXPLY - 8
 """Deepest node the selection expands (the history also keeps room for a leaf search)."""
-LOGIT_CLAMP = 1e-4
-"""Win probabilities are clamped to [LOGIT_CLAMP, 1 - LOGIT_CLAMP] when turned into scores."""
 
 
 # ---- the seeded generator (splitmix64) ---------------------------------------------------------
@@ -110,65 +108,6 @@ def next_random(meta):
 def random_below(meta, k):
     """A uniform integer in 0..k-1."""
     return np.int64((next_random(meta) >> np.uint64(11)) % np.uint64(k))
-
-
-# ---- values ------------------------------------------------------------------------------------
-
-@njit(cache=True)
-def win_probability(score, k):
-    """The logistic curve ``1 / (1 + 10 ** (-k score / 400))`` (mate scores give 0 or 1)."""
-    x = -k * score / 400.0
-    if x > 300.0:
-        return 0.0
-    if x < -300.0:
-        return 1.0
-    return 1.0 / (1.0 + 10.0 ** x)
-
-
-@njit(cache=True)
-def probability_score(p, k):
-    """The centipawn score whose win probability is ``p`` (the inverse of the curve, clamped)."""
-    q = min(max(p, LOGIT_CLAMP), 1.0 - LOGIT_CLAMP)
-    return np.int64(round(-400.0 / k * math.log10(1.0 / q - 1.0)))
-
-
-@njit(cache=True)
-def zero_score(k):
-    """The score of an even position (typed like :func:`probability_score`)."""
-    return probability_score(0.5, k)
-
-
-@njit(cache=True)
-def prior_score(S, m):
-    """The move ordering as a score (centipawn-like): captures and promotions by MVV/LVA
-    (100 x (victim + promotion) - 10 x attacker, piece values 1, 3, 3, 5, 9), quiet moves by the
-    history table (10 log2(1 + history), at most 50)."""
-    victim = S[S_MB + move_to(m)]
-    promo = move_promo(m)
-    ep = (move_flags(m) & F_EP) != 0
-    if victim != 0 or promo != 0 or ep:
-        vv = PIECE_ORDER[victim] if victim != 0 else (ORDER_VALUE[1] if ep else 0)
-        return 100 * (vv + ORDER_VALUE[promo]) - 10 * PIECE_ORDER[S[S_MB + move_from(m)]]
-    h = S[S_HISTORY + 4096 * S[S_SIDE] + from_to(m)]
-    return min(50, np.int64(10.0 * math.log2(1.0 + h)))
-
-
-@njit(cache=True)
-def prior_log_norm(S, base, n, temp):
-    """The move prior's softmax over the moves ``S[base:base+n]`` at temperature ``temp``:
-    (the largest score, log of the normaliser), so that log P(m) = (score(m) - top) / temp - lz.
-    The scores are left in the parallel ordering slots."""
-    off = S_SCORES - S_MOVES
-    top = -(1 << 40)
-    for i in range(n):
-        sc = prior_score(S, S[base + i])
-        S[base + i + off] = sc
-        if sc > top:
-            top = sc
-    z = 0.0
-    for i in range(n):
-        z += math.exp((S[base + i + off] - top) / temp)
-    return top, math.log(z)
 
 
 # ---- the tree ----------------------------------------------------------------------------------

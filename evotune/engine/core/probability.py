@@ -6,8 +6,10 @@ ordering of :mod:`.mcts`); a node whose probability is below the threshold is a 
 quiescence search), so forcing lines (few replies) are searched deeper than wide ones. Iterated
 like iterative deepening, with the threshold multiplied by a factor (< 1) each iteration. The
 rest is the alpha-beta of :mod:`.search`: fail-soft negamax, the same draw rules and mate scores,
-MVV/LVA, killers and history; the transposition table gives only the move to try first (an entry
-searched under another probability is not a bound). Probabilities are kept as logarithms.
+MVV/LVA, killers and history. The transposition table gives the move to try first, and a bound
+when its entry was searched with at least the log-probability budget left at the node
+(``log p - log threshold``, stored in half-nats rounded down, compared rounded up, so a cut-off
+never uses a smaller search). Probabilities are kept as logarithms.
 """
 from __future__ import annotations
 
@@ -21,17 +23,20 @@ from .attacks import in_check
 from .layout import (MAXMOVES, MAXPLY, S_GEN, S_HALF, S_HISTORY, S_ITER, S_KILL, S_MB, S_MOVES,
                      S_NODES, S_PV, S_PVLEN, S_ROOTPV, S_ROOTPVLEN, S_SCORES, S_STOPPED, S_SIDE,
                      U_HASH)
-from .mcts import prior_score
 from .movegen import gen_legal
 from .moves import from_to, move_flags, move_promo, move_to
 from .position import insufficient_material, make_move, repetitions, unmake_move
+from .prior import prior_score
 from .search import _count_node, _pick, _pv_update, _score_moves, quiesce
-from .tt import TT_EXACT, TT_LOWER, TT_UPPER, info_move, tt_hit, tt_info, tt_slot, tt_store
+from .tt import (TT_EXACT, TT_LOWER, TT_UPPER, info_depth, info_flag, info_move, tt_hit, tt_info,
+                 tt_score, tt_slot, tt_store)
 
 MAX_PLIES = 64
 """Deepest node of the main search (a line of single replies keeps its probability)."""
 MAX_ITERATIONS = 64
 """Iterations of one search at most."""
+TT_STEPS = 2.0
+"""Steps per nat of the budget stored in an entry's depth field (0: no budget, 255: capped)."""
 PRIOR_BITS = 4096
 PRIOR_OFFSET = 2048
 """A prior score (-200..1800) + PRIOR_OFFSET fits below PRIOR_BITS."""
@@ -53,8 +58,18 @@ def pnegamax(U, S, stop, logp, logt, alpha, beta, ply, use_prior, temp):
     h = U[U_HASH]
     slot = tt_slot(S, h)
     ttmove = 0
+    left = logp - logt
     if tt_hit(U, S, slot, h):
-        ttmove = info_move(tt_info(S, slot))
+        info = tt_info(S, slot)
+        ttmove = info_move(info)
+        stored = info_depth(info) - 1
+        if ply > 0 and 0 <= stored < 254 and stored >= math.ceil(left * TT_STEPS):
+            flag = info_flag(info)
+            ts = tt_score(S, slot, ply)
+            if flag != TT_UPPER and ts >= beta:
+                return ts
+            if flag != TT_LOWER and ts <= alpha:
+                return ts
     n = gen_legal(U, S, ply, False)
     if n == 0:
         if in_check(U, S[S_SIDE]):
@@ -115,7 +130,8 @@ def pnegamax(U, S, stop, logp, logt, alpha, beta, ply, use_prior, temp):
         flag = TT_LOWER
     else:
         flag = TT_EXACT
-    tt_store(U, S, slot, h, best, ply, bestmove, 0, flag)
+    budget = min(254, np.int64(math.floor(left * TT_STEPS))) + 1
+    tt_store(U, S, slot, h, best, ply, bestmove, budget, flag)
     return best
 
 

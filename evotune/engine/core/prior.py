@@ -1,0 +1,72 @@
+"""What UCT and probability-limited search share: the move prior (a softmax over the move
+ordering's score) and the logistic curve between scores and win probabilities (Texel's K)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .layout import S_HISTORY, S_MB, S_MOVES, S_SCORES, S_SIDE
+from .moves import F_EP, from_to, move_flags, move_from, move_promo, move_to
+from .search import ORDER_VALUE, PIECE_ORDER
+
+LOGIT_CLAMP = 1e-4
+"""Win probabilities are clamped to [LOGIT_CLAMP, 1 - LOGIT_CLAMP] when turned into scores."""
+
+
+@njit(cache=True)
+def win_probability(score, k):
+    """The logistic curve ``1 / (1 + 10 ** (-k score / 400))`` (mate scores give 0 or 1)."""
+    x = -k * score / 400.0
+    if x > 300.0:
+        return 0.0
+    if x < -300.0:
+        return 1.0
+    return 1.0 / (1.0 + 10.0 ** x)
+
+
+@njit(cache=True)
+def probability_score(p, k):
+    """The centipawn score whose win probability is ``p`` (the inverse of the curve, clamped)."""
+    q = min(max(p, LOGIT_CLAMP), 1.0 - LOGIT_CLAMP)
+    return np.int64(round(-400.0 / k * math.log10(1.0 / q - 1.0)))
+
+
+@njit(cache=True)
+def zero_score(k):
+    """The score of an even position (typed like :func:`probability_score`)."""
+    return probability_score(0.5, k)
+
+
+@njit(cache=True)
+def prior_score(S, m):
+    """The move ordering as a score (centipawn-like): captures and promotions by MVV/LVA
+    (100 x (victim + promotion) - 10 x attacker, piece values 1, 3, 3, 5, 9), quiet moves by the
+    history table (10 log2(1 + history), at most 50)."""
+    victim = S[S_MB + move_to(m)]
+    promo = move_promo(m)
+    ep = (move_flags(m) & F_EP) != 0
+    if victim != 0 or promo != 0 or ep:
+        vv = PIECE_ORDER[victim] if victim != 0 else (ORDER_VALUE[1] if ep else 0)
+        return 100 * (vv + ORDER_VALUE[promo]) - 10 * PIECE_ORDER[S[S_MB + move_from(m)]]
+    h = S[S_HISTORY + 4096 * S[S_SIDE] + from_to(m)]
+    return min(50, np.int64(10.0 * math.log2(1.0 + h)))
+
+
+@njit(cache=True)
+def prior_log_norm(S, base, n, temp):
+    """The move prior's softmax over the moves ``S[base:base+n]`` at temperature ``temp``:
+    (the largest score, log of the normaliser), so that log P(m) = (score(m) - top) / temp - lz.
+    The scores are left in the parallel ordering slots."""
+    off = S_SCORES - S_MOVES
+    top = -(1 << 40)
+    for i in range(n):
+        sc = prior_score(S, S[base + i])
+        S[base + i + off] = sc
+        if sc > top:
+            top = sc
+    z = 0.0
+    for i in range(n):
+        z += math.exp((S[base + i + off] - top) / temp)
+    return top, math.log(z)
