@@ -217,12 +217,12 @@ def test_fit_run_works_with_status_export_and_plot(tmp_path):
     assert doc["train"] + doc["validation"] + doc["not_quiet"] == 300
     assert doc["validation"] == round(0.1 * (300 - doc["not_quiet"]))
     manifest = json.loads((out / "f1" / "manifest.json").read_text())
-    files = manifest["config"]["params"]["data_files"]
+    files = manifest["data_files"]
     assert files[0]["name"] == "d.txt" and files[0]["size"] == data.stat().st_size
     import hashlib
 
     assert files[0]["sha256"] == hashlib.sha256(data.read_bytes()).hexdigest()
-    assert manifest["config"]["strategy"] == "texel" and len(manifest["identity"]["data"]) == 64
+    assert manifest["kind"] == "fit" and len(manifest["identity"]["data"]) == 64
     st = subprocess.run([sys.executable, "-m", "evotune.cli", "status", "f1", "--out", str(out)],
                         capture_output=True, text=True, env=ENV, cwd=tmp_path)
     assert st.returncode == 0 and "texel" in st.stdout and "finished" in st.stdout, st.stderr
@@ -283,7 +283,9 @@ def test_resume_refuses_changed_data(tmp_path):
 
 
 def test_validation_blocks_keep_consecutive_positions_together():
-    from evotune.learn.fitrun import TexelConfig, split_indices, fit_identity
+    from evotune.learn.fitdata import split_indices
+    from evotune.learn.fitrun import fit_identity
+    from evotune.runs.fitconfig import DataFile, TexelConfig
 
     train, val = split_indices(1000, 0.1, 7, 64)
     assert len(val) == 100 and len(train) == 900 and not set(train) & set(val)
@@ -292,18 +294,12 @@ def test_validation_blocks_keep_consecutive_positions_together():
     assert sum(len(r) == 64 and r[0] % 64 == 0 for r in runs) >= 1
     t1, v1 = split_indices(1000, 0.1, 7, 1)  # position by position, as before
     assert len(v1) == 100 and len(np.split(v1, np.where(np.diff(v1) != 1)[0] + 1)) > 80
-    # a fit stored before val_block existed reads back as position-by-position and keeps its
-    # identity (val_block is left out of it at 1)
-    stored = TexelConfig(data=("x.txt",)).to_run_config([])
-    params = dict(stored.params)
-    params.pop("val_block")
-    import dataclasses
-    old = TexelConfig.from_run_config(dataclasses.replace(stored, params=tuple(params.items())))
-    assert old.val_block == 1
-    files = [{"name": "x.txt", "size": 1, "sha256": "0"}]
-    assert fit_identity(old, files) == fit_identity(
-        TexelConfig(data=("x.txt",), val_block=1), files)
-    assert fit_identity(old, files) != fit_identity(TexelConfig(data=("x.txt",)), files)
+    # val_block 1 (position by position, as fits stored before the setting) is left out of
+    # the identity, so those fits keep theirs (tests/test_fit_kind.py reads such a fit)
+    files = (DataFile(name="x.txt", size=1, sha256="0" * 64),)
+    assert "val_block" not in TexelConfig(data=("x.txt",), val_block=1).identity_dict()
+    assert fit_identity(TexelConfig(data=("x.txt",), val_block=1), files) != fit_identity(
+        TexelConfig(data=("x.txt",)), files)
 
 
 @pytest.mark.parametrize("use_qsearch", [False, True])

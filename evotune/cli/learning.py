@@ -6,7 +6,8 @@ import click
 from ..errors import EvotuneError
 from ..learn.datagen import DatagenSettings
 from ..learn.datagen import datagen as run_datagen
-from ..learn.fitrun import TexelConfig, execute_fit, new_fit
+from ..learn.fitrun import execute_fit, new_fit
+from ..runs.fitconfig import TexelConfig
 from .options import limits_options, openings_option, runs_dir_option, seed_option, workers_option
 from .progress import CountBar
 

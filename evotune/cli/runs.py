@@ -8,7 +8,7 @@ import click
 
 from ..enginespec import load_engine_spec
 from ..errors import ConfigError, EvotuneError
-from ..learn.fitrun import is_fit, open_fit
+from ..learn.fitrun import open_fit
 from ..reporting.tables import brief
 from ..runs.config import build_run_config, dump_config_toml, validate_run_config
 from ..runs.lifecycle import check_backend, new_run, open_run, with_budget
@@ -132,7 +132,7 @@ def resume(run_ref, runs_dir, workers, backend, scheduler, generations):
     """Continue a stopped or killed run; results equal an uninterrupted run. Games run locally
     unless --backend dask --scheduler ADDR is given here (a stored address is never used)."""
     fit_store = Store.open(run_ref, runs_dir)
-    if is_fit(fit_store):
+    if fit_store.manifest().kind == "fit":
         cfg = open_fit(fit_store)
         if generations is not None:
             cfg = dataclasses.replace(cfg, epochs=generations)

@@ -26,7 +26,6 @@ import numpy as np
 from ..errors import ConfigError
 
 LN10 = math.log(10.0)
-OPTIMIZERS = ("lbfgs", "adam")
 K_RANGE = (0.05, 10.0)
 L2_GRID = (0.0, 1e-5, 5e-5, 2e-4, 1e-3)
 """Ridge strengths tried when none is given (``--l2 auto``): the one whose fit has the lowest

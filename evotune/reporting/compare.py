@@ -82,9 +82,9 @@ def verify_checkpoints(store: Store, *, every: int, games: int, workers: int = 0
     cfg = data.config
     spec = run_spec(data)
     openings, _ = held_out_openings(str(cfg.openings))
-    depth, seed = int(cfg.depth), int(cfg.seed)
-    settings = MatchSettings(limits=Limits(depth=depth, nodes=int(cfg.nodes),
-                                           max_plies=int(cfg.max_plies)),
+    depth, seed = cfg.limits.depth, int(cfg.seed)
+    settings = MatchSettings(limits=Limits(depth=depth, nodes=cfg.limits.nodes,
+                                           max_plies=cfg.limits.max_plies),
                              openings=str(openings))
     old = store.read_document("verify-curve") or {}
     same = (old.get("games_per_match") == games and old.get("depth") == depth

@@ -16,6 +16,7 @@ import numpy as np
 from ..enginespec import EngineSpec
 from ..errors import ConfigError, EvotuneError, StoreError
 from ..runs.config import RunConfig
+from ..runs.fitconfig import TexelConfig
 from ..runs.lifecycle import run_engine_spec, strategy_params
 from ..runs.records import Generation, State
 from ..runs.store import Store
@@ -39,10 +40,10 @@ class RunData:
     """The run's id (its folder name)."""
     root: Path
     """The run directory."""
-    config: RunConfig
-    """The resolved configuration from the manifest."""
+    config: RunConfig | TexelConfig
+    """The resolved configuration from the manifest: a games run's or a fit's."""
     strategy: str
-    """Strategy name (de, jde, ea, td)."""
+    """Strategy name (de, jde, ea, td, ...; 'texel' for a fit)."""
     names: tuple[str, ...]
     """Weight names, in engine order."""
     fixed: tuple[bool, ...]
@@ -69,6 +70,11 @@ class RunData:
     """The latest verification (verify.json), or None."""
     spec: EngineSpec | None = None
     """The run's engine spec (its kept copy), read once; None when it cannot be read."""
+
+    @property
+    def kind(self) -> str:
+        """'games' or 'fit' (the manifest's kind)."""
+        return self.config.kind
 
     @property
     def free(self) -> tuple[int, ...]:
@@ -102,7 +108,7 @@ def open_store(run: str | Path | Store, *, out_dir: str | Path = "populations") 
     return run if isinstance(run, Store) else Store.open(run, out_dir)
 
 
-def _engine_space(root: Path, config: RunConfig, names: tuple[str, ...]
+def _engine_space(root: Path, config: RunConfig | TexelConfig, names: tuple[str, ...]
                   ) -> tuple[tuple[bool, ...], np.ndarray, EngineSpec | None]:
     """Fixed flags, reference values and the run's engine spec (with a fallback when the spec
     is unavailable or has other weights)."""
@@ -203,16 +209,14 @@ class Recommendation:
         return {n: float(v) for n, v in zip(names, self.weights)}
 
 
-def _run_space(run: RunData) -> WeightSpace:
-    spec = run_spec(run)
-    return spec.space(init_low=run.config.init_low, init_high=run.config.init_high)
+def _run_space(run: RunData, cfg: RunConfig) -> WeightSpace:
+    return run_spec(run).space(init_low=cfg.init_low, init_high=cfg.init_high)
 
 
-def _restored_strategy(run: RunData):
-    cfg = run.config
+def _restored_strategy(run: RunData, cfg: RunConfig):
     params = strategy_params(cfg)
     cls = strategy_class(cfg.strategy)
-    return cls.from_state(_run_space(run), params=params, seed=cfg.seed,
+    return cls.from_state(_run_space(run, cfg), params=params, seed=cfg.seed,
                           state=run.state.strategy)
 
 
@@ -230,14 +234,15 @@ def recommend(run: RunData, rule: str = "mean") -> Recommendation:
     g = run.last
     size = len(run.populations[-1])
     strategy = None
-    if run.strategy == "texel":  # a Texel fit (evotune.learn.fitrun): one weight vector
-        space = _run_space(run)
+    cfg = run.config
+    if isinstance(cfg, TexelConfig):  # a fit: one weight vector per epoch
+        space = run_spec(run).space()
         w = space.round(np.clip(run.populations[-1][0], space.lower_array, space.upper_array))
         return Recommendation(rule=rule, weights=tuple(float(v) for v in w), generation=g,
                               description=f"Texel fit after epoch {g}, rounded")
     if run.state is not None and run.state.generation == g:
         try:
-            strategy = _restored_strategy(run)
+            strategy = _restored_strategy(run, cfg)
         except (EvotuneError, KeyError, TypeError, ValueError) as exc:
             log.warning("run %s: cannot restore the strategy (%s)", run.run_id, exc)
     if strategy is not None:
@@ -252,7 +257,7 @@ def recommend(run: RunData, rule: str = "mean") -> Recommendation:
     elif rule == "mean":
         mean = run.populations[-1].mean(axis=0)
         try:
-            space = _run_space(run)
+            space = _run_space(run, cfg)
             w = space.round(np.clip(mean, space.lower_array, space.upper_array))
         except EvotuneError:
             w = np.rint(mean)

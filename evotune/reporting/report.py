@@ -59,21 +59,6 @@ def _fmt(v: float) -> str:
     return f"{v:.1f}"
 
 
-def _config_items(run: RunData) -> list[tuple[str, str]]:
-    c = run.config
-    items = [("strategy", c.strategy), ("population (NP)", str(c.np)),
-             ("games per match", str(c.games)), ("depth", str(c.depth)),
-             ("node limit", str(c.nodes or "none")), ("seed", str(c.seed)),
-             ("engine", c.engine), ("openings", c.openings),
-             ("generation limit", str(c.generations or "none")),
-             ("initial range", f"[{c.init_low}, {c.init_high}]")]
-    params = c.params_dict()
-    if params:
-        items.append(("strategy parameters", ", ".join(f"{k}={v}" for k, v in
-                                                       sorted(params.items()))))
-    return items
-
-
 def _progress_line(run: RunData) -> str:
     limit = run.config.generations or "-"
     status = "finished" if run.finished else "not finished (stopped, running or crashed)"
@@ -138,7 +123,7 @@ def _recommended_text(run: RunData, rec: Recommendation) -> tuple[str, str]:
 def markdown_report(run: RunData, rec: Recommendation, *, images: dict | None = None) -> str:
     """The report as Markdown; ``images`` maps figure names to file names beside the report."""
     lines = [f"# evotune report: {run.run_id}", "", "## Configuration", ""]
-    lines += [f"- {k}: {v}" for k, v in _config_items(run)]
+    lines += [f"- {k}: {v}" for k, v in run.config.summary_items()]
     lines += ["", "## Progress", "", _progress_line(run), "", "## Weights", ""]
     if is_many(run.names, run.free):
         lines.append(f"{len(run.names)} weights, {len(run.free)} tuned.")
@@ -186,7 +171,7 @@ def html_report(run: RunData, rec: Recommendation, *, figures: dict) -> str:
              "text-align:right}th:first-child,td:first-child{text-align:left}"
              "img{max-width:100%}</style></head><body>",
              f"<h1>evotune report: {e(run.run_id)}</h1>", "<h2>Configuration</h2><ul>"]
-    parts += [f"<li>{e(k)}: {e(v)}</li>" for k, v in _config_items(run)]
+    parts += [f"<li>{e(k)}: {e(v)}</li>" for k, v in run.config.summary_items()]
     parts += ["</ul>", "<h2>Progress</h2>", f"<p>{e(_progress_line(run))}</p>",
               "<h2>Weights</h2>"]
     if is_many(run.names, run.free):

@@ -190,7 +190,7 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     doc = {"run_id": data.run_id, "generation": rec.generation, "recommend": rec.rule,
            "description": rec.description, "names": list(data.names),
            "weights": list(rec.weights), "openings": openings.name, "note": note,
-           "depth": limits.depth, "nodes": cfg.nodes, "games": settings.games,
+           "depth": limits.depth, "nodes": limits.nodes, "games": settings.games,
            "movetime": limits.movetime,
            "tc": (cfg.tc if settings.tc is None else settings.tc) or "", "engine": spec.name,
            "seed": seed, "sprt": list(settings.sprt) if settings.sprt else None,

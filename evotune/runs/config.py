@@ -8,6 +8,7 @@ import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from ..enginespec import _unknown
 from ..errors import ConfigError, FieldError
@@ -31,6 +32,9 @@ BACKENDS = ("local", "dask")
 @dataclass(frozen=True)
 class RunConfig:
     """Everything that defines a run. Defaults are the differential-evolution paper's set-up."""
+
+    kind: ClassVar[str] = "games"
+    """The run kind a manifest names (fits to positions: 'fit', :class:`TexelConfig`)."""
 
     strategy: str = "de"
     """Strategy name: de, jde, ea, td, spsa, cmaes or ng:NAME."""
@@ -102,7 +106,7 @@ class RunConfig:
         return dict(self.params)
 
     def to_dict(self) -> dict:
-        d = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["params"] = self.params_dict()
         return d
 
@@ -114,6 +118,20 @@ class RunConfig:
         if not self.tc and "time_margin" in d:
             del d["time_margin"]  # the margin matters only with a time control
         return d
+
+    def summary_items(self) -> list[tuple[str, str]]:
+        """(label, value) lines that describe the run (the report's configuration)."""
+        items = [("strategy", self.strategy), ("population (NP)", str(self.np)),
+                 ("games per match", str(self.games)), ("depth", str(self.depth)),
+                 ("node limit", str(self.nodes or "none")), ("seed", str(self.seed)),
+                 ("engine", self.engine), ("openings", self.openings),
+                 ("generation limit", str(self.generations or "none")),
+                 ("initial range", f"[{self.init_low}, {self.init_high}]")]
+        params = self.params_dict()
+        if params:
+            items.append(("strategy parameters", ", ".join(f"{k}={v}" for k, v in
+                                                           sorted(params.items()))))
+        return items
 
     def adjudication(self) -> Adjudication:
         """The run's adjudication rules (all zero: none)."""
@@ -205,15 +223,8 @@ def build_run_config(*, file: str | Path | None = None, base: RunConfig | None =
     return cfg
 
 
-FIT_NAMES = ("texel",)
-"""Runs that fit weights to positions instead of playing matches (evotune.learn.fitrun); their
-settings are the config's params."""
-
-
 def validate_run_config(cfg: RunConfig) -> None:
     """Raise ConfigError with a fix hint for any invalid value."""
-    if cfg.strategy in FIT_NAMES:
-        return
     if not known_strategy(cfg.strategy):
         raise ConfigError(f"unknown strategy '{cfg.strategy}'; use one of "
                           f"{', '.join(STRATEGY_NAMES)} or {NG_PREFIX}NAME (a nevergrad "

@@ -18,6 +18,7 @@ from ..players.spec import check_engine_spec, player_from_engine_spec
 from ..strategies import make_strategy, strategy_class
 from ..strategies import strategy_params as strategy_params_for
 from .config import RunConfig
+from .fitconfig import TexelConfig
 from .identity import config_differences, default_run_id
 from .plan import RunPlan, plan_run
 from .records import check_run_id, read_json
@@ -163,8 +164,8 @@ def store_engine_spec(root: Path, spec: EngineSpec) -> None:
         "command": list(resolve_command(spec.command))})
 
 
-def run_engine_spec(root: str | Path, cfg: RunConfig, engine: str | Path | None = None
-                    ) -> EngineSpec:
+def run_engine_spec(root: str | Path, cfg: RunConfig | TexelConfig,
+                    engine: str | Path | None = None) -> EngineSpec:
     """The engine spec of the run in ``root``: ``engine`` when given (a name or path), else the
     copy the run keeps, else (a run made before runs kept one) ``cfg.engine`` as a path."""
     path = Path(root) / SPEC_FILE
@@ -188,9 +189,12 @@ def open_run(run: str | Path, *, out_dir: str | Path = "populations") -> tuple[S
     holds, and return it with its plan."""
     store = Store.open(run, out_dir)
     manifest = store.manifest()
+    cfg = manifest.config
+    if not isinstance(cfg, RunConfig):
+        raise StoreError(f"run '{store.run_id}' is a {manifest.kind} run, not a tuning run by "
+                         "games; continue it with 'evotune resume'")
     store.lock()  # one writer per run: refused while another process runs it
     store.prepare_resume(check_only=True)  # the whole history, before anything is written
-    cfg = manifest.config
     plan = plan_run(cfg, spec=run_engine_spec(store.root, cfg))
     now = plan.identity
     stored = manifest.identity

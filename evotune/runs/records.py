@@ -3,8 +3,8 @@
 Layout of a run directory::
 
 
-    manifest.json            version, resolved config, identity (hashes of config, engine spec,
-                             openings)                                        -> Manifest
+    manifest.json            format, kind ('games' or 'fit'), resolved config, identity (hashes
+                             of config, engine spec, openings; a fit's data files too) -> Manifest
     state.json               the commit point: generation, games, seconds, strategy state -> State
     generations/gen-NNNN.json one file per generation: population, matches, statistics and the
                              strategy state after it (gen-0000 = the initial population) -> Generation
@@ -29,8 +29,16 @@ from pathlib import Path
 from .. import __version__
 from ..errors import EvotuneError, StoreError
 from .config import RunConfig, run_config_from_dict
+from .fitconfig import (DataFile, TexelConfig, data_files_from_list, is_v1_fit,
+                        texel_config_from_dict, texel_config_from_v1)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""The store format written: 2 = the manifest names its kind ('games': a RunConfig; 'fit': a
+TexelConfig and the data files read). Format 1 (every manifest a RunConfig, a fit's with strategy
+'texel') is still read: its fits exactly (:func:`texel_config_from_v1`) or refused in one line."""
+READ_FORMATS = (1, 2)
+KINDS = ("games", "fit")
+"""Run kinds: tuning by games (:class:`RunConfig`) and fits to positions (:class:`TexelConfig`)."""
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 GEN_FILE_RE = re.compile(r"^gen-(\d{4,})\.json$")
 RESULTS = ("1-0", "0-1", "1/2-1/2")
@@ -214,41 +222,66 @@ class Manifest:
 
     run_id: str
     """The run's id (its folder name)."""
-    config: RunConfig
-    """The resolved configuration, validated."""
+    config: RunConfig | TexelConfig
+    """The resolved configuration, validated: a RunConfig (kind 'games') or a TexelConfig
+    (kind 'fit')."""
     identity: dict
-    """Hashes: config, engine_spec, openings, hash (all strings)."""
+    """Hashes: config, engine_spec, openings, hash (all strings); a fit's init and data too."""
+    data_files: tuple[DataFile, ...] = ()
+    """Fits: the data files read (name, size, SHA-256); empty for games runs."""
     evotune: str = __version__
     """The evotune version that created the run."""
     format: int = FORMAT_VERSION
-    """The store format."""
+    """The store format the manifest was read in (written: :data:`FORMAT_VERSION`)."""
+
+    @property
+    def kind(self) -> str:
+        """'games' or 'fit' (:data:`KINDS`)."""
+        return self.config.kind
 
     def to_json(self) -> dict:
-        return {"format": self.format, "evotune": self.evotune, "run_id": self.run_id,
-                "config": self.config.to_dict(), "identity": dict(self.identity)}
+        d = {"format": FORMAT_VERSION, "kind": self.kind, "evotune": self.evotune,
+             "run_id": self.run_id, "config": self.config.to_dict()}
+        if isinstance(self.config, TexelConfig):
+            d["data_files"] = [f.to_json() for f in self.data_files]
+        d["identity"] = dict(self.identity)
+        return d
 
 
 def parse_manifest(data, path: Path) -> Manifest:
-    """The one validator of manifest.json."""
+    """The one validator of manifest.json (formats :data:`READ_FORMATS`)."""
 
     d = json_object(data, path)
-    if d.get("format") != FORMAT_VERSION:
-        raise StoreError(f"{path}: format {d.get('format')!r} is not supported by this evotune "
-                         f"(format {FORMAT_VERSION})")
-    if not isinstance(d.get("config"), dict):
+    fmt = d.get("format")
+    if isinstance(fmt, bool) or fmt not in READ_FORMATS:
+        raise StoreError(f"{path}: format {fmt!r} is not supported by this evotune (it reads "
+                         f"formats {READ_FORMATS[0]} to {READ_FORMATS[-1]})")
+    config = d.get("config")
+    if not isinstance(config, dict):
         raise damaged(path, "no 'config' object")
     ident = d.get("identity")
     if not isinstance(ident, dict) or not all(isinstance(v, str) for v in ident.values()):
         raise damaged(path, "'identity' must be an object of strings")
+    kind = d.get("kind") if fmt > 1 else ("fit" if is_v1_fit(config) else "games")
+    if kind not in KINDS:
+        raise damaged(path, f"'kind' must be one of {', '.join(KINDS)}, not {kind!r}")
+    cfg: RunConfig | TexelConfig
+    files: tuple[DataFile, ...] = ()
     try:
-        cfg = run_config_from_dict(d["config"])
+        if kind == "games":
+            cfg = run_config_from_dict(config)
+        elif fmt == 1:
+            cfg, files = texel_config_from_v1(config)
+        else:
+            cfg = texel_config_from_dict(config)
+            files = data_files_from_list(d.get("data_files"))
     except EvotuneError as exc:
         raise damaged(path, f"its config: {exc}") from None
     run_id = d.get("run_id")
     if not isinstance(run_id, str):
         raise damaged(path, "'run_id' must be a string")
-    return Manifest(run_id=run_id, config=cfg, identity=dict(ident),
-                    evotune=str(d.get("evotune", "")), format=FORMAT_VERSION)
+    return Manifest(run_id=run_id, config=cfg, identity=dict(ident), data_files=files,
+                    evotune=str(d.get("evotune", "")), format=fmt)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from ..errors import StoreError
 from ..fileio import append_text, atomic_write_json, atomic_write_text
 from ..match.records import GameRecord
 from .config import RunConfig, run_config_from_dict
+from .fitconfig import DataFile, TexelConfig
 from .lock import RunLock
 from .records import (GEN_FILE_RE, GameLine, Generation, Manifest, ResumePoint, State, check_run_id,
                       check_verify, damaged, json_object, parse_game_line, parse_generation,
@@ -62,10 +63,16 @@ class Store:
         return self.root / ".lock"
 
     @classmethod
-    def create(cls, out_dir: str | Path, run_id: str, *, config, identity: dict) -> "Store":
-        """Make a new run directory and hold its writer lock; refuses an existing run."""
+    def create(cls, out_dir: str | Path, run_id: str, *, config: RunConfig | TexelConfig | dict,
+               identity: dict, data_files: tuple[DataFile, ...] = ()) -> "Store":
+        """Make a new run directory and hold its writer lock; refuses an existing run.
+        ``config``: a games run's RunConfig (or its dict form) or a fit's TexelConfig, which
+        comes with the ``data_files`` it read."""
         check_run_id(run_id)
-        cfg = config if isinstance(config, RunConfig) else run_config_from_dict(config)
+        cfg = config if isinstance(config, (RunConfig, TexelConfig)) \
+            else run_config_from_dict(config)
+        if isinstance(cfg, TexelConfig) != bool(data_files):
+            raise StoreError("a fit's manifest names its data files, a games run's none")
         root = Path(out_dir) / run_id
         try:
             root.mkdir(parents=True, exist_ok=True)
@@ -77,7 +84,8 @@ class Store:
             store.unlock()
             raise StoreError(f"run '{run_id}' already exists in {root.parent}; continue it with "
                              f"'evotune resume {run_id}' or choose another --run-id")
-        manifest = Manifest(run_id=run_id, config=cfg, identity=dict(identity))
+        manifest = Manifest(run_id=run_id, config=cfg, identity=dict(identity),
+                            data_files=tuple(data_files))
         atomic_write_json(store.manifest_path, manifest.to_json())
         return store
 

@@ -4,8 +4,10 @@ A :class:`Fitness` turns a generation's requests (mini-matches of A against B) i
 strategy's outcomes and what the store records. Two implementations play games:
 :class:`MatchFitness` (the paper's: each request is a colour-balanced mini-match of A against B)
 and :class:`GauntletFitness` (every distinct candidate plays the same fixed opponents; A and B are
-compared by their gauntlet scores). A fit on positions (Texel) is a run of its own kind
-(:mod:`evotune.learn.fitrun`).
+compared by their gauntlet scores). A fit on positions (Texel) is a run of its own kind and a
+solver of its own (:mod:`evotune.learn.fitrun`), not a fitness: it minimises a loss with its
+gradient instead of scoring a strategy's requests (docs/architecture.md, "A fit is its own
+solver").
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from ..match.gauntlet import play_gauntlet
 from ..paths import resolve_openings_path
 from ..players import PlayerSpec
 from ..runs.config import RunConfig
+from ..runs.fitconfig import TexelConfig
 from ..runs.records import GauntletCandidate, GauntletTable, MatchSummary
 from ..strategies.base import GameLeaves, MatchOutcome, MatchRequest
 
@@ -109,16 +112,18 @@ class GauntletFitness:
         return Evaluation(outcomes, results, summaries, gauntlet)
 
 
-def match_settings(cfg: RunConfig, *, limits: Limits | None = None, **overrides) -> MatchSettings:
+def match_settings(cfg: RunConfig | TexelConfig, *, limits: Limits | None = None,
+                   **overrides) -> MatchSettings:
     """The MatchSettings of a run's games: the run's limits (``cfg.limits``: depth, nodes, time,
     ply cap, adjudication) and openings. ``limits`` replaces the run's limits and ``overrides``
-    other MatchSettings fields (verify plays other openings, maybe at another depth)."""
+    other MatchSettings fields (verify plays other openings, maybe at another depth; a fit's
+    weights are verified under its config's limits)."""
     values = dict(openings=_openings_arg(cfg), book_plies=cfg.book_plies)
     values.update(overrides)
     return MatchSettings(limits=cfg.limits if limits is None else limits, **values)
 
 
-def _openings_arg(cfg: RunConfig):
+def _openings_arg(cfg: RunConfig | TexelConfig):
     path = resolve_openings_path(cfg.openings)
     return None if path is None else str(path)
 

@@ -33,7 +33,7 @@ import numpy as np
 from ...engine.netfile import ACTIVATIONS, HIDDEN_MAX, HIDDEN_MIN, INPUTS, Net, from_floats, read_net
 from ...errors import FieldError
 from ...seeding import STREAM_NN_TRAIN, generator
-from ..fitrun import split_indices
+from ..fitdata import split_indices
 from . import kernels
 from .data import PackedData, load_data
 

@@ -1,0 +1,123 @@
+"""The data of a Texel fit and its ridge: the positions read, turned into feature rows and split
+into training and validation (:func:`fit_data`), and the ridge chosen by validation error
+(:func:`choose_l2`). Writes nothing; the fit as a run is :mod:`evotune.learn.fitrun`."""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..enginespec import load_engine_spec
+from ..errors import ConfigError
+from ..runs.fitconfig import TexelConfig
+from ..runs.lifecycle import resolve_workers
+from ..seeding import STREAM_TEXEL, generator
+from ..weightsio import load_weights_file
+from . import texel as tx
+from .features import Extracted, extract, feature_set
+from .labels import Positions, read_positions
+
+
+def initial_weights(cfg: TexelConfig) -> np.ndarray:
+    """The fit's start: the spec's reference values or the --init file's weights, clipped
+    into the bounds."""
+    spec = load_engine_spec(cfg.engine)
+    space = spec.space()
+    if cfg.init == "reference":
+        w = space.reference_array
+    else:
+        w = load_weights_file(cfg.init, spec)
+    return np.clip(w, space.lower_array, space.upper_array)
+
+
+def split_indices(n: int, share: float, seed: int, block: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """(training, validation) indices: a seeded draw of ``share`` of the blocks of ``block``
+    consecutive positions (block 1: of the positions)."""
+    if block <= 1:
+        perm = generator(seed, STREAM_TEXEL).permutation(n)
+        n_val = int(round(share * n))
+        return np.sort(perm[n_val:]), np.sort(perm[:n_val])
+    perm = generator(seed, STREAM_TEXEL).permutation(-(-n // block))
+    order = np.concatenate([np.arange(b * block, min(n, (b + 1) * block)) for b in perm])
+    n_val = int(round(share * n))  # the first n_val positions of the drawn blocks
+    in_val = np.zeros(n, dtype=bool)
+    in_val[order[:n_val]] = True
+    idx = np.arange(n)
+    return idx[~in_val], idx[in_val]
+
+
+@dataclass
+class FitData:
+    """The positions of a fit, read and turned into feature rows, with their split."""
+
+    positions: Positions
+    extracted: Extracted
+    y: np.ndarray
+    """Results of the kept positions."""
+    train_idx: np.ndarray
+    val_idx: np.ndarray
+    seconds_extract: float
+    messages: list[str]
+    """What reading and extraction found (said when the fit starts)."""
+
+
+def fit_data(cfg: TexelConfig, *, positions: Positions | None = None,
+             workers: int = 0) -> FitData:
+    """Read the data files (unless given), extract feature rows and split them; ConfigError
+    when the usable positions cannot make a fit (fewer than 2, or a split leaving a side
+    empty). Writes nothing."""
+    spec = load_engine_spec(cfg.engine)
+    w0 = initial_weights(cfg)
+    if positions is None:
+        positions = read_positions(cfg.data, max_bad=cfg.max_bad,
+                                   max_positions=cfg.max_positions)
+    messages = [f"read {len(positions)} positions from {len(cfg.data)} file(s)"
+                + (f", {positions.bad} bad lines skipped" if positions.bad else "")]
+    t0 = time.perf_counter()
+    ex = extract(positions.fens, w0, features=feature_set(spec), use_qsearch=cfg.qsearch,
+                 workers=resolve_workers(workers))
+    seconds = time.perf_counter() - t0
+    messages.append(f"features of {ex.kept.size} positions in {seconds:.1f} s"
+                    + (f" ({ex.not_quiet} not quiet, rejected)" if not cfg.qsearch else
+                       f" (quiescence leaves; {ex.mate} ending in mate rejected)"))
+    n = int(ex.kept.size)
+    if n < 2:
+        raise ConfigError(f"only {n} usable positions in {', '.join(cfg.data)} ({len(positions)} "
+                          f"read, {ex.not_quiet + ex.mate} rejected); a fit needs at least 2: "
+                          "give more data")
+    train_idx, val_idx = split_indices(n, cfg.val_share, cfg.seed, cfg.val_block)
+    if train_idx.size == 0:
+        raise ConfigError(f"--val-share {cfg.val_share:g} of {n} usable positions leaves none "
+                          "for training; give more data or a smaller share")
+    if val_idx.size == 0 and cfg.val_share > 0:
+        raise ConfigError(f"--val-share {cfg.val_share:g} of {n} usable positions holds out "
+                          "none for validation; give more data or a larger share (--val-share 0 "
+                          "fits on every position without validation)")
+    return FitData(positions=positions, extracted=ex, y=positions.result_array()[ex.kept],
+                   train_idx=train_idx, val_idx=val_idx, seconds_extract=seconds,
+                   messages=messages)
+
+
+def choose_l2(train: tx.Problem, val: tx.Problem, w0: np.ndarray, K: float, cfg: TexelConfig,
+              say: Callable[[str], None]) -> tuple[float, list[dict]]:
+    """The ridge of :data:`texel.L2_GRID` whose whole fit (from ``w0``, as the fit itself runs)
+    has the lowest validation error (the smallest on a tie); says each one's error."""
+    start = val.error(w0, K)
+    tried = []
+    for l2 in tx.L2_GRID:
+        problem = dataclasses.replace(train, l2=l2)
+        w, n = w0, 0
+        for n, w, _, _ in tx.epochs(problem, w0, K, optimizer=cfg.optimizer, iters=cfg.iters,
+                                    lr=cfg.lr, tol=cfg.tol, adam=tx.AdamState.zeros(w0.size),
+                                    start=0, stop=cfg.epochs, last=problem.error(w0, K)):
+            pass
+        tried.append({"l2": l2, "validation": val.error(w, K), "epochs": n})
+        say(f"ridge --l2 {l2:g}: validation error {tried[-1]['validation']:.6f} after {n} "
+            f"epochs (start {start:.6f})")
+    best = min(tried, key=lambda t: t["validation"])
+    say(f"ridge --l2 {best['l2']:g} chosen: the lowest validation error of {len(tried)} "
+        "(give --l2 to set it)")
+    return float(best["l2"]), tried

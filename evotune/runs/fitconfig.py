@@ -1,0 +1,332 @@
+"""The settings of a Texel fit (:class:`TexelConfig`): what ``evotune texel`` fits, on which data,
+and how; validated when made. A fit is a run of its own kind (``kind = "fit"`` in its manifest,
+:mod:`evotune.learn.fitrun` runs it); its manifest stores this record and the data files it read
+(:class:`DataFile`).
+
+Store format 1 kept a fit as a RunConfig with ``strategy = "texel"`` and these settings as its
+params; :func:`texel_config_from_v1` reads such a manifest exactly or refuses it.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, fields
+from typing import ClassVar
+
+from ..errors import ConfigError
+from ..limits import LIMITS, Limits
+from ..match.fixtures import limits_record
+from ..rules import Adjudication
+from .config import RunConfig
+
+STRATEGY = "texel"
+"""What a fit's generation files and ``evotune status`` name as its strategy."""
+OPTIMIZERS = ("lbfgs", "adam")
+"""scipy's L-BFGS-B and full-batch Adam (:func:`evotune.learn.texel.epochs`)."""
+BOOK_PLIES = 8
+"""Plies of a Polyglot book opening in the matches that verify a fit (the match default)."""
+
+
+@dataclass(frozen=True)
+class TexelConfig:
+    """Everything that defines a Texel fit (stored as the run's config)."""
+
+    kind: ClassVar[str] = "fit"
+    """The run kind a manifest names (games runs: 'games')."""
+
+    data: tuple[str, ...]
+    """Files of labelled positions."""
+    engine: str = "shannon"
+    """Engine spec whose weights (feature set, bounds, fixed weights) are fitted."""
+    init: str = "reference"
+    """Initial weights: 'reference' (the spec's reference values) or a weights JSON file."""
+    max_positions: int = 0
+    """Read at most this many positions (0 = all)."""
+    k: str = "auto"
+    """'auto' (fit K with the initial weights) or a fixed value."""
+    epochs: int = 30
+    """Epochs at most (the fit stops earlier when an epoch improves the error by < tol)."""
+    optimizer: str = "lbfgs"
+    """'lbfgs' (scipy L-BFGS-B) or 'adam' (full batch)."""
+    iters: int = 20
+    """Optimizer iterations per epoch."""
+    lr: float = 2.0
+    """Adam step size in engine units."""
+    tol: float = 1e-10
+    """Stop when an epoch changes the training error by less than this."""
+    qsearch: bool = False
+    """Fit on each position's quiescence leaf instead of rejecting non-quiet positions."""
+    val_share: float = 0.1
+    """Share of positions held out for validation."""
+    val_block: int = 64
+    """The validation share is drawn in blocks of this many consecutive positions: datagen
+    writes a game's positions together, so the positions of one game (which share its result)
+    rarely fall on both sides and overfitting shows in the validation error. 1 = position by
+    position (fits stored before this setting existed)."""
+    max_bad: int = 0
+    """Malformed lines tolerated in the data files."""
+    seed: int = 1
+    """Seed of the validation split."""
+    l2: float | str = "auto"
+    """Ridge strength toward the initial weights (0 = none; see :class:`texel.Problem`), or
+    'auto': the value of :data:`evotune.learn.texel.L2_GRID` whose fit has the lowest
+    validation error."""
+    limits: Limits = Limits()
+    """Limits of the matches that verify the fitted weights (``evotune verify``)."""
+    openings: str = "2moves"
+    """Openings a fit counts as 'tuned on' (verification plays the held-out 8moves_v3 suite)."""
+
+    NON_IDENTITY: ClassVar[tuple[str, ...]] = ("epochs",)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "data", tuple(str(d) for d in self.data))
+        if not self.data:
+            raise ConfigError("texel: give at least one data file of labelled positions")
+        if self.optimizer not in OPTIMIZERS:
+            raise ConfigError(f"--optimizer {self.optimizer}: use one of "
+                              f"{', '.join(OPTIMIZERS)}")
+        if self.epochs < 1 or self.iters < 1:
+            raise ConfigError("--epochs and --iters must be >= 1")
+        if self.max_positions < 0 or self.max_bad < 0:
+            raise ConfigError("--max-positions and --max-bad must be >= 0")
+        if self.val_block < 1:
+            raise ConfigError(f"--val-block {self.val_block}: give a number of positions >= 1")
+        if not 0.0 <= self.val_share < 1.0:
+            raise ConfigError(f"--val-share {self.val_share:g}: give a share in [0, 1)")
+        if not (self.lr > 0 and math.isfinite(self.lr)):
+            raise ConfigError(f"--lr must be a finite number > 0, got {self.lr!r}")
+        if not (self.tol >= 0 and math.isfinite(self.tol)):
+            raise ConfigError(f"--tol must be a finite number >= 0, got {self.tol!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) \
+                or not 0 <= self.seed <= LIMITS["seed"]:
+            raise ConfigError(f"--seed {self.seed!r} is out of range; give an integer from 0 to "
+                              f"{LIMITS['seed']}")
+        if self.k != "auto":
+            try:
+                k = float(self.k)
+            except ValueError:
+                k = float("nan")
+            if not k > 0 or not math.isfinite(k):
+                raise ConfigError(f"--k {self.k}: give 'auto' or a positive number")
+        if self.l2 == "auto":
+            if self.val_share == 0:
+                raise ConfigError("--l2 auto chooses the ridge by validation error and "
+                                  "--val-share 0 holds out no positions; give --l2 (0 = no "
+                                  "ridge) or a --val-share > 0")
+        else:
+            try:
+                l2 = float(self.l2)
+            except (TypeError, ValueError):
+                l2 = float("nan")
+            if isinstance(self.l2, bool) or not (l2 >= 0 and math.isfinite(l2)):
+                raise ConfigError(f"--l2 {self.l2}: give 'auto' or a number >= 0 (0 = no ridge)")
+            object.__setattr__(self, "l2", l2)
+
+    # -- what the readers of any run take from its config (RunConfig has the same names) -----------
+    @property
+    def strategy(self) -> str:
+        """'texel' (the name status and the generation files give the fit)."""
+        return STRATEGY
+
+    @property
+    def np(self) -> int:
+        """A fit stores one weight vector per epoch: a 'population' of one."""
+        return 1
+
+    @property
+    def generations(self) -> int:
+        """The epochs: a fit stores epoch E as generation E."""
+        return self.epochs
+
+    @property
+    def book_plies(self) -> int:
+        """Book plies of verification matches (:data:`BOOK_PLIES`)."""
+        return BOOK_PLIES
+
+    @property
+    def tc(self) -> str:
+        """The verification limits' time control as text ('' = none)."""
+        return str(self.limits.tc or "")
+
+    def summary_items(self) -> list[tuple[str, str]]:
+        """(label, value) lines that describe the fit (the report's configuration)."""
+        return [("kind", "Texel fit"), ("data", ", ".join(self.data)), ("engine", self.engine),
+                ("initial weights", self.init), ("optimizer", f"{self.optimizer}, {self.iters} "
+                                                               "iterations per epoch"),
+                ("epoch limit", str(self.epochs)), ("K", self.k),
+                ("ridge (l2)", f"{self.l2:g}" if self.l2 != "auto" else "auto"),
+                ("validation", f"{self.val_share:g} of the positions in blocks of "
+                               f"{self.val_block}"),
+                ("positions", "quiescence leaves" if self.qsearch else "quiet positions only"),
+                ("seed", str(self.seed))]
+
+    # -- stored forms -----------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """The stored form (the manifest's ``config``): every setting, the limits as their
+        ``depth``, ``nodes`` and ``max_plies`` keys (:func:`limits_record`)."""
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "limits"}
+        d["data"] = list(self.data)
+        d.update(limits_record(self.limits))
+        return d
+
+    def identity_dict(self) -> dict:
+        """The settings the identity hashes, in the form fits have hashed them since they were
+        first stored (with the 'strategy' and 'np' a fit's config held then); ``l2 = 0`` and
+        ``val_block = 1`` are left out, so fits stored before those settings keep their
+        identity."""
+        d = {k: v for k, v in self.to_dict().items() if k not in self.NON_IDENTITY + ("data",)}
+        d.update(strategy=STRATEGY, np=1)
+        if not d["l2"]:
+            del d["l2"]
+        if d["val_block"] == 1:
+            del d["val_block"]
+        return d
+
+
+_STORED_TYPES: dict[str, tuple[type, ...]] = {
+    "engine": (str,), "init": (str,), "k": (str,), "optimizer": (str,), "openings": (str,),
+    "max_positions": (int,), "epochs": (int,), "iters": (int,), "val_block": (int,),
+    "max_bad": (int,), "seed": (int,), "depth": (int,), "nodes": (int,), "max_plies": (int,),
+    "lr": (int, float), "tol": (int, float), "val_share": (int, float), "l2": (int, float, str),
+    "movetime": (int, float), "time_margin": (int, float), "tc": (str,), "qsearch": (bool,),
+}
+_LIMIT_KEYS = ("depth", "nodes", "max_plies")
+_OPTIONAL_LIMIT_KEYS = ("movetime", "tc", "time_margin", "adjudication")
+
+
+def _limits_from_record(d: dict) -> Limits:
+    """The inverse of :func:`limits_record`."""
+    adj = d.get("adjudication")
+    if adj is not None and not (isinstance(adj, list) and len(adj) == 5):
+        raise ConfigError("'adjudication' must be a list of 5 integers")
+    default = Limits()
+    return Limits(depth=d["depth"], nodes=d["nodes"], max_plies=d["max_plies"],
+                  movetime=d.get("movetime", default.movetime), tc=d.get("tc"),
+                  time_margin=d.get("time_margin", default.time_margin),
+                  adjudication=Adjudication(*adj) if adj is not None else default.adjudication)
+
+
+def texel_config_from_dict(d: dict) -> TexelConfig:
+    """The one validator of a stored TexelConfig (:meth:`TexelConfig.to_dict`'s form): every
+    key present with its type, no unknown key, the values valid (ConfigError naming the key)."""
+    settings = [f.name for f in fields(TexelConfig) if f.name != "limits"]
+    required = set(settings) | set(_LIMIT_KEYS)
+    missing = sorted(required - set(d))
+    unknown = sorted(set(d) - required - set(_OPTIONAL_LIMIT_KEYS))
+    if missing or unknown:
+        raise ConfigError("stored texel config: " + "; ".join(
+            part for part in (f"missing {missing}" if missing else "",
+                              f"unknown key(s) {unknown}" if unknown else "") if part))
+    data = d["data"]
+    if not isinstance(data, list) or not all(isinstance(p, str) for p in data):
+        raise ConfigError("'data' must be a list of file names")
+    for key, types in _STORED_TYPES.items():
+        if key in d and (not isinstance(d[key], types)
+                         or (bool not in types and isinstance(d[key], bool))):
+            raise ConfigError(f"'{key}' must be {' or '.join(t.__name__ for t in types)}, "
+                              f"not {d[key]!r}")
+    values = {k: d[k] for k in settings}
+    return TexelConfig(**{**values, "data": tuple(data)}, limits=_limits_from_record(d))
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One data file a fit read, as its manifest records it (resume refuses a changed one)."""
+
+    name: str
+    """The file's name (without its folder)."""
+    size: int
+    """Its size in bytes."""
+    sha256: str
+    """SHA-256 of its bytes (64 hex digits)."""
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "size": self.size, "sha256": self.sha256}
+
+
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def data_files_from_list(v) -> tuple[DataFile, ...]:
+    """The validator of a fit's ``data_files``: a non-empty list of {name, size, sha256}."""
+    if not isinstance(v, list) or not v or not all(
+            isinstance(f, dict) and set(f) == {"name", "size", "sha256"}
+            and isinstance(f["name"], str) and isinstance(f["size"], int)
+            and not isinstance(f["size"], bool) and f["size"] >= 0
+            and isinstance(f["sha256"], str) and _SHA256.match(f["sha256"]) for f in v):
+        raise ConfigError("'data_files' must be a non-empty list of {name, size, sha256} "
+                          "objects (sha256: 64 hex digits)")
+    return tuple(DataFile(name=f["name"], size=f["size"], sha256=f["sha256"]) for f in v)
+
+
+# ---- store format 1 -------------------------------------------------------------------------------
+
+_V1_PARAMS = ("data", "init", "max_positions", "k", "optimizer", "iters", "lr", "tol", "qsearch",
+              "val_share", "max_bad", "l2", "val_block")
+"""The fit settings format 1 kept in the RunConfig's params (besides ``data_files``)."""
+
+
+def is_v1_fit(config: dict) -> bool:
+    """True when a format-1 manifest's config is a fit's (a RunConfig named 'texel')."""
+    return config.get("strategy") == STRATEGY
+
+
+def _v1_config(cfg: TexelConfig, files: tuple[DataFile, ...]) -> dict:
+    """The manifest config format 1 stored for ``cfg``: RunConfig's fields (the fit's epochs as
+    its generations, its limits, seed, engine and openings; every other field at its default)
+    with the fit's settings and data files as params."""
+    stored = cfg.to_dict()
+    params: dict = {k: stored[k] for k in _V1_PARAMS}
+    params["data_files"] = [f.to_json() for f in files]
+    lim, adj = cfg.limits, cfg.limits.adjudication
+    base = {f.name: f.default for f in fields(RunConfig)}
+    base.update(strategy=STRATEGY, np=1, generations=cfg.epochs, depth=lim.depth,
+                nodes=lim.nodes, max_plies=lim.max_plies, movetime=lim.movetime, tc=cfg.tc,
+                time_margin=lim.time_margin, resign_score=adj.resign_score,
+                resign_moves=adj.resign_moves, draw_score=adj.draw_score,
+                draw_moves=adj.draw_moves, draw_start_ply=adj.draw_start_ply, seed=cfg.seed,
+                engine=cfg.engine, openings=cfg.openings, params=params)
+    return base
+
+
+def texel_config_from_v1(config: dict) -> tuple[TexelConfig, tuple[DataFile, ...]]:
+    """A format-1 fit's config (a RunConfig's fields, the fit's settings as params) as a
+    TexelConfig and its data files; exact or refused: written back in format 1 the result must
+    give the stored config key for key (ConfigError naming the keys that differ).
+
+    Fits stored before ``--l2`` ran without a ridge (l2 0), before ``--val-block`` split their
+    validation position by position (val_block 1); fields RunConfig gained later read as their
+    defaults, as run_config_from_dict reads them."""
+    params = config.get("params")
+    if not isinstance(params, dict):
+        raise ConfigError("'params' must be an object")
+    params = {"l2": 0.0, "val_block": 1, **params}
+    unknown = sorted(set(params) - set(_V1_PARAMS) - {"data_files"})
+    missing = sorted(set(_V1_PARAMS) - set(params))
+    if unknown or missing:
+        raise ConfigError(f"stored texel config: unknown key(s) {unknown}, missing {missing}")
+    files = data_files_from_list(params.get("data_files"))
+    later = {k: RunConfig.__dataclass_fields__[k].default for k in RunConfig.LATER_FIELDS}
+    stored = {**later, **config, "params": params}
+    try:
+        limits = Limits(depth=stored["depth"], nodes=stored["nodes"],
+                        max_plies=stored["max_plies"], movetime=stored["movetime"],
+                        tc=stored["tc"], time_margin=stored["time_margin"],
+                        adjudication=Adjudication(*(stored[k] for k in (
+                            "resign_score", "resign_moves", "draw_score", "draw_moves",
+                            "draw_start_ply"))))
+        data = params["data"]
+        if not isinstance(data, list):
+            raise ConfigError("'data' must be a list of file names")
+        cfg = TexelConfig(**{k: params[k] for k in _V1_PARAMS if k != "data"},
+                          data=tuple(data), epochs=stored["generations"], limits=limits,
+                          seed=stored["seed"], engine=stored["engine"],
+                          openings=stored["openings"])
+    except (KeyError, TypeError) as exc:
+        raise ConfigError(f"a format-1 fit config without a valid {exc}") from None
+    again = _v1_config(cfg, files)
+    differ = sorted(k for k in set(again) | set(stored) if again.get(k) != stored.get(k))
+    if differ:
+        raise ConfigError(f"a format-1 fit config whose {', '.join(differ)} cannot be read "
+                          "exactly as a fit's settings")
+    return cfg, files

@@ -1,0 +1,250 @@
+"""A Texel fit is a run of its own kind: its manifest says ``kind = "fit"`` and holds its
+TexelConfig and data files (store format 2); fits and games runs written by the format-1 code
+(tests/data/store-v1) are read exactly, resume as that code resumed them, and every reader
+(status, export, verify, report, plot) gives what it gave before."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evotune.errors import ConfigError, StoreError
+from evotune.learn.fitrun import execute_fit, new_fit, open_fit
+from evotune.limits import Limits
+from evotune.rules import Adjudication
+from evotune.runs.config import RunConfig
+from evotune.runs.fitconfig import DataFile, TexelConfig, texel_config_from_dict
+from evotune.runs.records import FORMAT_VERSION
+from evotune.runs.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+V1 = ROOT / "tests" / "data" / "store-v1"
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "evotune.cli", *args], capture_output=True,
+                          text=True, env=ENV, cwd=cwd, timeout=600)
+
+
+@pytest.fixture
+def v1(tmp_path, monkeypatch) -> Path:
+    """A copy of the format-1 run folders; the working folder (fits name d.txt relatively)."""
+    folder = tmp_path / "v1"
+    shutil.copytree(V1, folder)
+    monkeypatch.chdir(folder)
+    return folder
+
+
+def _generations(root: Path) -> list[dict]:
+    out = []
+    for p in sorted((root / "generations").iterdir()):
+        g = json.loads(p.read_text())
+        g.pop("seconds"), g.pop("seconds_total")
+        out.append(g)
+    return out
+
+
+def _snapshot(root: Path) -> dict:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+def _without_timings(doc: dict) -> dict:
+    return {k: v for k, v in doc.items() if k not in ("seconds", "created")}
+
+
+# ---- format 2 -----------------------------------------------------------------------------------
+
+def test_a_new_fit_stores_its_kind_settings_and_data_files(v1):
+    cfg = TexelConfig(data=("d.txt",), epochs=2, iters=3, tol=0.0, l2=0.0, seed=4)
+    store, data = new_fit(cfg, out_dir=v1 / "new", run_id="f")
+    doc = json.loads(store.manifest_path.read_text())
+    assert doc["format"] == FORMAT_VERSION == 2 and doc["kind"] == "fit"
+    assert doc["config"] == cfg.to_dict() and doc["config"]["data"] == ["d.txt"]
+    assert "strategy" not in doc["config"] and "params" not in doc["config"]
+    assert doc["data_files"] == [{"name": "d.txt", "size": (v1 / "d.txt").stat().st_size,
+                                  "sha256": json.loads((V1 / "fit" / "manifest.json").read_text())
+                                  ["config"]["params"]["data_files"][0]["sha256"]}]
+    manifest = store.manifest()
+    assert manifest.kind == "fit" and manifest.config == cfg and manifest.format == 2
+    assert manifest.data_files == (DataFile(**doc["data_files"][0]),)
+    execute_fit(store, cfg, data=data)
+    assert open_fit(store) == cfg  # its identity holds
+
+
+def test_a_games_run_stores_its_kind(tmp_path, make_fake_run):
+    store = make_fake_run(tmp_path, generations=1)
+    doc = json.loads(store.manifest_path.read_text())
+    assert doc["format"] == 2 and doc["kind"] == "games" and "data_files" not in doc
+    assert store.manifest().kind == "games" and isinstance(store.manifest().config, RunConfig)
+
+
+@pytest.mark.parametrize("cfg", [
+    TexelConfig(data=("a.txt", "b.epd")),
+    TexelConfig(data=("a.txt",), engine="pst", init="w.json", max_positions=9, k="1.25",
+                epochs=7, optimizer="adam", iters=3, lr=0.5, tol=0.0, qsearch=True,
+                val_share=0.0, val_block=1, max_bad=2, seed=0, l2=2e-4, openings="book",
+                limits=Limits(depth=2, nodes=500, max_plies=90, tc="10+0.1", time_margin=0.3,
+                              adjudication=Adjudication(700, 3, 10, 8, 40))),
+])
+def test_the_stored_settings_read_back_equal(cfg):
+    stored = json.loads(json.dumps(cfg.to_dict()))
+    assert texel_config_from_dict(stored) == cfg
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"epochs": "3"}, "'epochs' must be int"), ({"qsearch": 1}, "'qsearch' must be bool"),
+    ({"data": "d.txt"}, "'data' must be a list"), ({"lr": True}, "'lr' must be int or float"),
+    ({"strategy": "texel"}, "unknown key(s) ['strategy']"), ({"l2": "x"}, "--l2 x"),
+    ({"epochs": 0}, "--epochs and --iters must be >= 1"), ({"depth": 0}, "depth must be"),
+])
+def test_a_damaged_fit_manifest_is_one_line_naming_it(v1, change, field):
+    cfg = TexelConfig(data=("d.txt",), epochs=1, l2=0.0)
+    store, _ = new_fit(cfg, out_dir=v1 / "new", run_id="f")
+    store.unlock()
+    doc = json.loads(store.manifest_path.read_text())
+    doc["config"].update(change)
+    store.manifest_path.write_text(json.dumps(doc))
+    with pytest.raises(StoreError) as err:
+        store.manifest()
+    assert str(store.manifest_path) in str(err.value) and field in str(err.value)
+    r = cli(["status", "f", "--runs-dir", "new"], v1)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and field in r.stderr
+
+
+def test_a_manifest_of_another_kind_or_format_is_refused(v1):
+    cfg = TexelConfig(data=("d.txt",), epochs=1, l2=0.0)
+    store, _ = new_fit(cfg, out_dir=v1 / "new", run_id="f")
+    store.unlock()
+    doc = json.loads(store.manifest_path.read_text())
+    for change, said in (({"kind": "nnue"}, "'kind' must be one of games, fit, not 'nnue'"),
+                         ({"format": 3}, "format 3 is not supported by this evotune (it reads "
+                                         "formats 1 to 2)"),
+                         ({"data_files": []}, "'data_files' must be a non-empty list")):
+        store.manifest_path.write_text(json.dumps({**doc, **change}))
+        with pytest.raises(StoreError, match=said.replace("(", r"\(").replace(")", r"\)")):
+            store.manifest()
+    # a games manifest naming the strategy 'texel' is no fit: an unknown strategy
+    games = {**doc, "kind": "games", "config": RunConfig().to_dict() | {"strategy": "texel"}}
+    store.manifest_path.write_text(json.dumps(games))
+    with pytest.raises(StoreError, match="unknown strategy 'texel'"):
+        store.manifest()
+
+
+def test_a_fit_and_a_games_run_are_opened_by_their_own_kind(v1):
+    from evotune.runs.lifecycle import open_run
+
+    with pytest.raises(StoreError, match="run 'fit' is a fit run, not a tuning run by games"):
+        open_run("fit", out_dir=".")
+    with pytest.raises(StoreError, match="run 'games' is a games run, not a fit"):
+        open_fit(Store(v1 / "games"))
+    with pytest.raises(StoreError, match="a fit's manifest names its data files"):
+        Store.create(v1 / "new", "x", config=TexelConfig(data=("d.txt",)), identity={})
+    assert not (v1 / "new").exists()
+
+
+# ---- format 1 -----------------------------------------------------------------------------------
+
+def test_a_format_1_fit_reads_as_its_settings(v1):
+    manifest = Store(v1 / "fit").manifest()
+    assert manifest.format == 1 and manifest.kind == "fit"
+    assert manifest.config == TexelConfig(data=("d.txt",), epochs=2, iters=3, tol=0.0)
+    old = json.loads((v1 / "fit" / "manifest.json").read_text())
+    assert [f.to_json() for f in manifest.data_files] == old["config"]["params"]["data_files"]
+    fit2 = Store(v1 / "fit2").manifest().config
+    assert fit2 == TexelConfig(data=("d.txt",), epochs=2, iters=50, lr=3.0, tol=0.0, l2=0.0,
+                               optimizer="adam", val_block=1, init="w.json")
+    # the identity the format-1 code hashed is the one this code hashes
+    assert open_fit(Store(v1 / "fit")) == manifest.config
+    assert open_fit(Store(v1 / "fit2")) == fit2
+
+
+def test_a_format_1_fit_from_before_l2_and_val_block_reads_exactly(v1):
+    path = v1 / "fit2" / "manifest.json"
+    doc = json.loads(path.read_text())
+    for key in ("l2", "val_block"):  # what fits stored before these settings held
+        del doc["config"]["params"][key]
+    path.write_text(json.dumps(doc))
+    cfg = open_fit(Store(v1 / "fit2"))  # same identity: no ridge, position by position
+    assert cfg.l2 == 0.0 and cfg.val_block == 1
+
+
+@pytest.mark.parametrize("key, value", [("games", 6), ("np", 2), ("book_plies", 4),
+                                        ("init_high", 500.0), ("opponents", "shannon"),
+                                        ("generations", 0)])
+def test_a_format_1_fit_that_cannot_be_read_exactly_is_refused(v1, key, value):
+    path = v1 / "fit" / "manifest.json"
+    doc = json.loads(path.read_text())
+    doc["config"][key] = value
+    path.write_text(json.dumps(doc))
+    before = _snapshot(v1 / "fit")
+    r = cli(["resume", "fit", "--runs-dir", "."], v1)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert str(Path("fit") / "manifest.json") in r.stderr
+    if key == "generations":  # read, then refused by TexelConfig's own rule
+        assert "--epochs and --iters must be >= 1" in r.stderr
+    else:
+        assert f"a format-1 fit config whose {key} cannot be read exactly" in r.stderr
+    assert _snapshot(v1 / "fit") == before  # nothing written, not even the lock file
+
+
+def test_a_format_1_fit_resumes_as_an_uninterrupted_one(v1):
+    r = cli(["resume", "fit", "--generations", "4", "--runs-dir", "."], v1)
+    assert r.returncode == 0, r.stderr
+    assert _generations(v1 / "fit") == _generations(v1 / "fit-full")
+    a, b = (json.loads((v1 / f / "texel.json").read_text()) for f in ("fit", "fit-full"))
+    assert a["weights"] == b["weights"] and a["error_after_rounding"] == b["error_after_rounding"]
+    assert a["data"] == b["data"] and a["l2"] == b["l2"] == 0.001
+    # the manifest is not rewritten: the run stays in the format it was made in
+    assert json.loads((v1 / "fit" / "manifest.json").read_text())["format"] == 1
+
+
+def test_a_format_1_games_run_resumes_as_an_uninterrupted_one(v1):
+    r = cli(["resume", "games", "--generations", "2", "--runs-dir", ".", "--workers", "1"], v1)
+    assert r.returncode == 0, r.stderr
+    assert _generations(v1 / "games") == _generations(v1 / "games-full")
+    games = [Store(v1 / run).read_games() for run in ("games", "games-full")]
+    for log in games:
+        for g in log:
+            g.pop("seconds", None)
+    assert games[0] == games[1] and len(games[0]) == 13
+
+
+def test_the_readers_give_for_a_format_1_fit_what_they_gave(v1):
+    old = V1 / "old-outputs"
+    r = cli(["status", "fit", "--runs-dir", ".", "--json"], v1)
+    assert r.returncode == 0 and json.loads(r.stdout) == json.loads((old / "status.json")
+                                                                   .read_text())
+    for fmt, name in (("json", "export.json"), ("uci", "export.uci")):
+        r = cli(["export", "fit", "--format", fmt, "--runs-dir", "."], v1)
+        assert r.returncode == 0 and r.stdout == (old / name).read_text(), r.stderr
+    r = cli(["verify", "fit", "--games", "2", "--depth", "1", "--workers", "1", "--runs-dir",
+             "."], v1)
+    assert r.returncode == 0, r.stderr
+    assert _without_timings(json.loads((v1 / "fit" / "verify.json").read_text())) == \
+        _without_timings(json.loads((old / "verify.json").read_text()))
+    r = cli(["report", "fit", "--runs-dir", ".", "--out", "rep"], v1)
+    assert r.returncode == 0, r.stderr
+    new, was = (v1 / "rep" / "fit" / "report.md").read_text(), (old / "report.md").read_text()
+    # the configuration now describes the fit; everything from the progress line on is the same
+    assert new[new.index("## Progress"):] == was[was.index("## Progress"):]
+    config = new[:new.index("## Progress")]
+    assert "- kind: Texel fit\n- data: d.txt\n" in config and "games per match" not in config
+    assert "- optimizer: lbfgs, 3 iterations per epoch\n" in config
+    assert {p.name for p in (v1 / "rep" / "fit").glob("*.png")} == {
+        "convergence.png", "deviation.png", "strategy.png"}
+
+
+def test_a_resumed_fit_may_raise_its_epochs_but_not_change_its_settings(v1):
+    cfg = open_fit(Store(v1 / "fit"))
+    assert dataclasses.replace(cfg, epochs=9).identity_dict() == cfg.identity_dict()
+    with pytest.raises(ConfigError):
+        dataclasses.replace(cfg, epochs=0)
+    assert dataclasses.replace(cfg, iters=4).identity_dict() != cfg.identity_dict()
