@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Sequence
@@ -179,30 +180,65 @@ def snapshot(root: Path) -> dict:
     return out
 
 
+class Zygote:
+    """tests/badinput_zygote.py: runs cases as forked children of one process that imported
+    evotune once (a case then costs its command, not an interpreter's and numba's start-up)."""
+
+    def __init__(self, env: dict | None = None):
+        self.proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("badinput_zygote.py"))],
+            env=dict(os.environ) if env is None else env, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True, bufsize=1)
+        assert json.loads(self.proc.stdout.readline()) == {"ready": True}
+
+    def run(self, args: Sequence[str], cwd: Path, timeout: float) -> tuple[int | str, str]:
+        out, err = cwd.parent / f".{cwd.name}.out", cwd.parent / f".{cwd.name}.err"
+        self.proc.stdin.write(json.dumps({"args": list(args), "cwd": str(cwd), "out": str(out),
+                                          "err": str(err), "timeout": timeout}) + "\n")
+        self.proc.stdin.flush()
+        code = json.loads(self.proc.stdout.readline())["code"]
+        stderr = err.read_text(errors="replace")
+        if code == "hang":
+            stderr = f"no answer within {timeout:g} s"
+        return code, stderr
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
 def play(cases: Sequence[tuple[str, list[str]]], prepare: Callable[[Path, list[str]],
          list[str] | None], base: Path, *, workers: int, timeout: float = 120,
          env: dict | None = None) -> dict:
-    """Run every case once, ``workers`` at a time (independent subprocesses): name -> None when
-    ``prepare(case_dir, args)`` says the case cannot be set up here, else (returncode or 'hang',
-    stderr, the paths created or changed)."""
+    """Run every case once, ``workers`` at a time (one forking Zygote per worker): name -> None
+    when ``prepare(case_dir, args)`` says the case cannot be set up here, else (returncode or
+    'hang', stderr, the paths created or changed)."""
+    local = threading.local()
+    zygotes: list[Zygote] = []
+    lock = threading.Lock()
+
     def one(i_case):
         i, (name, args) = i_case
         case_dir = base / f"c{i:03d}"
         argv = prepare(case_dir, args)
         if argv is None:
             return name, None
+        if not hasattr(local, "zygote"):
+            local.zygote = Zygote(env)
+            with lock:
+                zygotes.append(local.zygote)
         before = snapshot(case_dir)
-        try:
-            res = run_cli(argv, case_dir, timeout=timeout, env=env)
-            code, stderr = res.returncode, res.stderr
-        except subprocess.TimeoutExpired:  # a hang: the process was killed
-            code, stderr = "hang", f"no answer within {timeout:g} s"
+        code, stderr = local.zygote.run(argv, case_dir, timeout)
         after = snapshot(case_dir)
         return name, (code, stderr, sorted(k for k in set(before) | set(after)
                                            if before.get(k) != after.get(k)))
 
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return dict(pool.map(one, enumerate(cases)))
+    try:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return dict(pool.map(one, enumerate(cases)))
+    finally:
+        for z in zygotes:
+            z.close()
 
 
 def assert_refused(outcome) -> None:
