@@ -28,6 +28,7 @@ COMMAND_GROUPS = {
     "reports": ("plot", "report", "verify", "export"),
     "learning": ("datagen", "texel"),
     "experiments": ("reproduce", "compare"),
+    "nn": ("nn",),
 }
 """The module of ``evotune.cli`` that holds each command."""
 
