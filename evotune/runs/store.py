@@ -78,8 +78,8 @@ class Store:
         cfg = config if isinstance(config, (RunConfig, TexelConfig, TrainConfig)) \
             else run_config_from_dict(config)
         if isinstance(cfg, (TexelConfig, TrainConfig)) != bool(data_files):
-            raise StoreError("a fit's or training's manifest names its data files, a games "
-                             "run's none")
+            raise StoreError("a fit's manifest names its data files (so does a training's), a "
+                             "games run's none")
         root = Path(out_dir) / run_id
         try:
             root.mkdir(parents=True, exist_ok=True)
