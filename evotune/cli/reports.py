@@ -87,13 +87,13 @@ def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend,
     """Match the recommended weights against the reference and the initial mean (or the
     --opponent players) on held-out openings; stores verify.json in the run (shown by
     'evotune report'). --depth, --movetime and --tc default to the run's."""
-    store = Store.open(run_ref, runs_dir)
-    if is_training(store):
-        refuse_verify(store)
     settings = VerifySettings(games=games, workers=workers, seed=seed,
                               sprt=tuple(sprt) if sprt else None, rule=rule, backend=backend,
                               scheduler=scheduler, opponents=tuple(opponents), engine=engine,
                               **limits)
+    store = Store.open(run_ref, runs_dir)
+    if is_training(store):
+        refuse_verify(store)
     try:
         with GameBar((len(opponents) or 2) * games, "verification games") as bar:
             doc = verify_run(run_ref, settings=settings, runs_dir=runs_dir,
@@ -125,12 +125,12 @@ def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend,
 @runs_dir_option()
 def export(run_ref, fmt, engine, out_file, rule, runs_dir):
     """Export a run's recommended weights (notes about left-out weights go to stderr)."""
+    if out_file is not None:
+        check_writable(out_file, "--out")
     store = Store.open(run_ref, runs_dir)
     if is_training(store):
         export_training_net(store, fmt, out_file)
         return
-    if out_file is not None:
-        check_writable(out_file, "--out")
     result = export_run(run_ref, fmt=fmt, engine=engine, rule=rule, runs_dir=runs_dir)
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
