@@ -20,6 +20,9 @@ FIELD_FLAGS = {
     "games": "--games", "book_plies": "--book-plies", "seed": "--seed", "workers": "--workers",
     "per_game": "--per-game", "random_plies": "--random-plies", "chunk": "--chunk",
     "fmt": "--format", "positions": "--positions",
+    "hidden": "--hidden", "activation": "--activation", "wdl": "--wdl", "epochs": "--epochs",
+    "batch": "--batch", "lr": "--lr", "lr_drop": "--lr-drop", "gamma": "--gamma",
+    "val_share": "--val-share", "val_block": "--val-block", "init": "--init",
 }
 """Settings field (as a :class:`~evotune.errors.FieldError` names it) -> the flag that sets it."""
 

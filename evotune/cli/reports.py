@@ -13,6 +13,9 @@ from ..reporting.export import export_run
 from ..reporting.plots import write_plots
 from ..reporting.report import write_report
 from ..reporting.verify import VerifySettings, describe_match, verify_run
+from ..runs.store import Store
+from .nntrain import (export_training_net, is_training, plot_training, refuse_verify,
+                      report_training)
 from .options import (cluster_options, limits_options, recommend_option, runs_dir_option,
                       seed_option, sprt_option, squares_option)
 from .progress import GameBar
@@ -30,7 +33,14 @@ def plot(run_refs, x_axis, out, runs_dir, squares):
     """Plot convergence (mean +- std), deviations and strategy statistics of runs (overlaid);
     for many weights also heatmaps of the piece-square tables."""
     check_writable(out, "--out", folder=True)
-    result = write_plots([load_run(r, out_dir=runs_dir) for r in run_refs], x=x_axis, out_dir=out,
+    stores = [Store.open(r, runs_dir) for r in run_refs]
+    trainings = [s for s in stores if is_training(s)]
+    if trainings and len(stores) > 1:
+        raise ConfigError("a training's loss curves are plotted alone: give one run")
+    if trainings:
+        plot_training(trainings[0], out)
+        return
+    result = write_plots([load_run(s, out_dir=runs_dir) for s in stores], x=x_axis, out_dir=out,
                          squares=squares.split(",") if squares else None)
     for png, svg in result.paths.values():
         click.echo(f"{png}\n{svg}")
@@ -48,6 +58,10 @@ def plot(run_refs, x_axis, out, runs_dir, squares):
 def report(run_ref, rule, x_axis, out, runs_dir, squares):
     """Write report.md and a self-contained report.html for a run (with its plots)."""
     check_writable(out, "--out", folder=True)
+    store = Store.open(run_ref, runs_dir)
+    if is_training(store):
+        report_training(store, out)
+        return
     files = write_report(run_ref, out_dir=out, runs_dir=runs_dir, rule=rule, x=x_axis,
                          squares=squares.split(",") if squares else None)
     click.echo(f"{files.html}\n{files.markdown}")
@@ -77,6 +91,9 @@ def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend,
                               sprt=tuple(sprt) if sprt else None, rule=rule, backend=backend,
                               scheduler=scheduler, opponents=tuple(opponents), engine=engine,
                               **limits)
+    store = Store.open(run_ref, runs_dir)
+    if is_training(store):
+        refuse_verify(store)
     try:
         with GameBar((len(opponents) or 2) * games, "verification games") as bar:
             doc = verify_run(run_ref, settings=settings, runs_dir=runs_dir,
@@ -97,7 +114,8 @@ def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend,
 @click.command()
 @click.argument("run_ref", metavar="RUN")
 @click.option("--format", "fmt", required=True,
-              help="json, csv, uci, cutechess, spsa (OpenBench lines), spsa-fishtest, header or python.")
+              help="json, csv, uci, cutechess, spsa (OpenBench lines), spsa-fishtest, header or "
+                   "python; a training's net: evotune or bullet (with --out).")
 @click.option("--engine", type=str, default=None,
               help="Map names and scales onto this engine spec (name or .toml; default: the "
                    "copy of its spec the run keeps).")
@@ -109,6 +127,10 @@ def export(run_ref, fmt, engine, out_file, rule, runs_dir):
     """Export a run's recommended weights (notes about left-out weights go to stderr)."""
     if out_file is not None:
         check_writable(out_file, "--out")
+    store = Store.open(run_ref, runs_dir)
+    if is_training(store):
+        export_training_net(store, fmt, out_file)
+        return
     result = export_run(run_ref, fmt=fmt, engine=engine, rule=rule, runs_dir=runs_dir)
     for note in result.notes:
         click.echo(f"note: {note}", err=True)

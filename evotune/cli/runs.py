@@ -17,6 +17,7 @@ from ..runs.store import Store, list_runs
 from ..tuning.loop import execute
 from ..weightsio import read_spsa_params
 from .learning import fit_and_report
+from .nntrain import is_training, resume_training, show_status
 from .options import cluster_options, json_option, limits_options, runs_dir_option, seed_option
 from .progress import RunBar
 
@@ -132,6 +133,9 @@ def resume(run_ref, runs_dir, workers, backend, scheduler, generations):
     """Continue a stopped or killed run; results equal an uninterrupted run. Games run locally
     unless --backend dask --scheduler ADDR is given here (a stored address is never used)."""
     fit_store = Store.open(run_ref, runs_dir)
+    if is_training(fit_store):
+        resume_training(fit_store, generations, workers)
+        return
     if fit_store.manifest().kind == "fit":
         cfg = open_fit(fit_store)
         if generations is not None:
@@ -154,6 +158,9 @@ def resume(run_ref, runs_dir, workers, backend, scheduler, generations):
 def status(run_ref, runs_dir, as_json):
     """Show where a run stands: generation, games, means and deviations."""
     store = Store.open(run_ref, runs_dir)
+    if is_training(store):
+        show_status(store, as_json)
+        return
     cfg, state = store.manifest().config, store.current_state()
     gens = store.generations(state)
     last = gens[-1] if gens else None

@@ -3,8 +3,9 @@
 Layout of a run directory::
 
 
-    manifest.json            format, kind ('games' or 'fit'), resolved config, identity (hashes
-                             of config, engine spec, openings; a fit's data files too) -> Manifest
+    manifest.json            format, kind ('games', 'fit' or 'train'), resolved config, identity
+                             (hashes of config, engine spec, openings; a fit's or a training's
+                             data files too) -> Manifest
     state.json               the commit point: generation, games, seconds, strategy state -> State
     generations/gen-NNNN.json one file per generation: population, matches, statistics and the
                              strategy state after it (gen-0000 = the initial population) -> Generation
@@ -12,6 +13,9 @@ Layout of a run directory::
     games.pgn                every game in PGN (rebuilt from the log when it is behind)
     verify.json              the latest verification (written by ``evotune verify``)
     .lock                    the writer lock (fcntl.flock) and the holder's PID
+
+A training (kind 'train') keeps checkpoint.npz, epochs/epoch-NNNN.json, initial.nnue and net.nnue
+instead of generations and games (:mod:`evotune.runs.trainconfig` validates them).
 
 Every other module reads runs through these parsers, never through dict keys with defaults of its
 own. A record that fails its validator is reported as one line naming the file (and line): never a
@@ -31,16 +35,19 @@ from ..errors import EvotuneError, StoreError
 from .config import RunConfig, run_config_from_dict
 from .fitconfig import (DataFile, TexelConfig, data_files_from_list, is_v1_fit,
                         texel_config_from_dict, texel_config_from_v1)
+from .trainconfig import TrainConfig, train_config_from_dict
 
 FORMAT_VERSION = 2
 """The store format written: 2 = the manifest names its kind ('games': a RunConfig; 'fit': a
 TexelConfig and the data files read). Format 1 (every manifest a RunConfig, a fit's with strategy
 'texel') is still read: its fits exactly (:func:`texel_config_from_v1`) or refused in one line."""
 READ_FORMATS = (1, 2)
-KINDS = ("games", "fit")
-"""Run kinds: tuning by games (:class:`RunConfig`) and fits to positions (:class:`TexelConfig`)."""
+KINDS = ("games", "fit", "train")
+"""Run kinds: tuning by games (:class:`RunConfig`), fits to positions (:class:`TexelConfig`) and
+net trainings (:class:`TrainConfig`)."""
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 GEN_FILE_RE = re.compile(r"^gen-(\d{4,})\.json$")
+EPOCH_FILE_RE = re.compile(r"^epoch-(\d{4,})\.json$")
 RESULTS = ("1-0", "0-1", "1/2-1/2")
 
 
@@ -222,13 +229,13 @@ class Manifest:
 
     run_id: str
     """The run's id (its folder name)."""
-    config: RunConfig | TexelConfig
-    """The resolved configuration, validated: a RunConfig (kind 'games') or a TexelConfig
-    (kind 'fit')."""
+    config: RunConfig | TexelConfig | TrainConfig
+    """The resolved configuration, validated: a RunConfig (kind 'games'), a TexelConfig
+    (kind 'fit') or a TrainConfig (kind 'train')."""
     identity: dict
     """Hashes: config, engine_spec, openings, hash (all strings); a fit's init and data too."""
     data_files: tuple[DataFile, ...] = ()
-    """Fits: the data files read (name, size, SHA-256); empty for games runs."""
+    """Fits and trainings: the data files read (name, size, SHA-256); empty for games runs."""
     evotune: str = __version__
     """The evotune version that created the run."""
     format: int = FORMAT_VERSION
@@ -236,13 +243,13 @@ class Manifest:
 
     @property
     def kind(self) -> str:
-        """'games' or 'fit' (:data:`KINDS`)."""
+        """'games', 'fit' or 'train' (:data:`KINDS`)."""
         return self.config.kind
 
     def to_json(self) -> dict:
         d = {"format": FORMAT_VERSION, "kind": self.kind, "evotune": self.evotune,
              "run_id": self.run_id, "config": self.config.to_dict()}
-        if isinstance(self.config, TexelConfig):
+        if isinstance(self.config, (TexelConfig, TrainConfig)):
             d["data_files"] = [f.to_json() for f in self.data_files]
         d["identity"] = dict(self.identity)
         return d
@@ -265,11 +272,14 @@ def parse_manifest(data, path: Path) -> Manifest:
     kind = d.get("kind") if fmt > 1 else ("fit" if is_v1_fit(config) else "games")
     if kind not in KINDS:
         raise damaged(path, f"'kind' must be one of {', '.join(KINDS)}, not {kind!r}")
-    cfg: RunConfig | TexelConfig
+    cfg: RunConfig | TexelConfig | TrainConfig
     files: tuple[DataFile, ...] = ()
     try:
         if kind == "games":
             cfg = run_config_from_dict(config)
+        elif kind == "train":
+            cfg = train_config_from_dict(config)
+            files = data_files_from_list(d.get("data_files"))
         elif fmt == 1:
             cfg, files = texel_config_from_v1(config)
         else:

@@ -6,20 +6,25 @@ what a crash can leave behind (see docs/internals.md, "The store's guarantees").
 """
 from __future__ import annotations
 
+import io
 import json
 import logging
+import zipfile
 from pathlib import Path
 from typing import Iterable
 
+import numpy as np
+
 from ..errors import StoreError
-from ..fileio import append_text, atomic_write_json, atomic_write_text
+from ..fileio import append_text, atomic_write_bytes, atomic_write_json, atomic_write_text
 from ..match.records import GameRecord
 from .config import RunConfig, run_config_from_dict
 from .fitconfig import DataFile, TexelConfig
 from .lock import RunLock
-from .records import (GEN_FILE_RE, GameLine, Generation, Manifest, ResumePoint, State, check_run_id,
-                      check_verify, damaged, json_object, parse_game_line, parse_generation,
-                      parse_manifest, parse_state, read_json)
+from .records import (EPOCH_FILE_RE, GEN_FILE_RE, GameLine, Generation, Manifest, ResumePoint,
+                      State, check_run_id, check_verify, damaged, json_object, parse_game_line,
+                      parse_generation, parse_manifest, parse_state, read_json)
+from .trainconfig import EpochLine, TrainConfig, parse_checkpoint, parse_epoch
 
 log = logging.getLogger(__name__)
 
@@ -63,16 +68,18 @@ class Store:
         return self.root / ".lock"
 
     @classmethod
-    def create(cls, out_dir: str | Path, run_id: str, *, config: RunConfig | TexelConfig | dict,
+    def create(cls, out_dir: str | Path, run_id: str, *,
+               config: RunConfig | TexelConfig | TrainConfig | dict,
                identity: dict, data_files: tuple[DataFile, ...] = ()) -> "Store":
         """Make a new run directory and hold its writer lock; refuses an existing run.
-        ``config``: a games run's RunConfig (or its dict form) or a fit's TexelConfig, which
-        comes with the ``data_files`` it read."""
+        ``config``: a games run's RunConfig (or its dict form), a fit's TexelConfig or a
+        training's TrainConfig; the last two come with the ``data_files`` they read."""
         check_run_id(run_id)
-        cfg = config if isinstance(config, (RunConfig, TexelConfig)) \
+        cfg = config if isinstance(config, (RunConfig, TexelConfig, TrainConfig)) \
             else run_config_from_dict(config)
-        if isinstance(cfg, TexelConfig) != bool(data_files):
-            raise StoreError("a fit's manifest names its data files, a games run's none")
+        if isinstance(cfg, (TexelConfig, TrainConfig)) != bool(data_files):
+            raise StoreError("a fit's manifest names its data files (so does a training's), a "
+                             "games run's none")
         root = Path(out_dir) / run_id
         try:
             root.mkdir(parents=True, exist_ok=True)
@@ -328,6 +335,69 @@ class Store:
             atomic_write_text(self.pgn_path, to_pgn([r.data for r in keep]))
             notes.append(f"rebuilt {self.pgn_path.name} from the game log ({len(keep)} games)")
         return ResumePoint(state, tuple(notes))
+
+    # -- a training's files ------------------------------------------------------------------------
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.root / "checkpoint.npz"
+
+    @property
+    def epochs_dir(self) -> Path:
+        return self.root / "epochs"
+
+    def epoch_path(self, epoch: int) -> Path:
+        return self.epochs_dir / f"epoch-{epoch:04d}.json"
+
+    def write_checkpoint(self, arrays: dict, meta: dict) -> None:
+        """Store a training's state (float32 vectors and their meta) atomically: a training's
+        commit point."""
+        parse_checkpoint(arrays, meta, self.checkpoint_path)
+        buf = io.BytesIO()
+        np.savez(buf, meta=np.frombuffer(json.dumps(meta, sort_keys=True).encode(), np.uint8),
+                 **arrays)
+        atomic_write_bytes(self.checkpoint_path, buf.getvalue())
+
+    def read_checkpoint(self) -> tuple[dict, dict] | None:
+        """(arrays, meta) of checkpoint.npz, checked; None when there is none."""
+        path = self.checkpoint_path
+        if not path.exists():
+            return None
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                arrays = {k: z[k] for k in z.files}
+            meta = json.loads(arrays.pop("meta").tobytes().decode())
+        except (OSError, ValueError, KeyError, UnicodeDecodeError, zipfile.BadZipFile) as exc:
+            raise StoreError(f"{path} is damaged ({type(exc).__name__}); restore it or start a "
+                             "new training with another --run-id") from None
+        return parse_checkpoint(arrays, meta, path)
+
+    def write_epoch(self, line: EpochLine) -> None:
+        """Store a training's epoch record (written once per epoch, atomically)."""
+        atomic_write_json(self.epoch_path(line.epoch), line.to_json())
+
+    def epoch_lines(self, upto: int) -> list[EpochLine]:
+        """The records of epochs 1..``upto`` (each one checked; a missing one refused)."""
+        out = []
+        for e in range(1, upto + 1):
+            path = self.epoch_path(e)
+            line = parse_epoch(read_json(path, "epoch record"), path)
+            if line.epoch != e:
+                raise damaged(path, f"it says epoch {line.epoch}")
+            out.append(line)
+        return out
+
+    def drop_epochs_after(self, epoch: int) -> int:
+        """Remove the records of epochs beyond the checkpoint's (a kill between an epoch's
+        record and its checkpoint); returns how many."""
+        extra = [p for p in (self.epochs_dir.iterdir() if self.epochs_dir.is_dir() else ())
+                 if (m := EPOCH_FILE_RE.match(p.name)) and int(m.group(1)) > epoch]
+        for p in extra:
+            p.unlink()
+        return len(extra)
+
+    def write_bytes(self, name: str, data: bytes) -> None:
+        """A binary file of the run (a training's nets), written atomically."""
+        atomic_write_bytes(self.root / name, data)
 
     # -- other documents -------------------------------------------------------------------------
     def write_document(self, name: str, data: dict) -> None:

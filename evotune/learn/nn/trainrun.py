@@ -1,0 +1,223 @@
+"""A net training as a run of its own kind under ``populations/<run-id>/`` (through
+:class:`evotune.runs.store.Store`), shaped as a fit's run (:mod:`evotune.learn.fitrun`):
+
+- manifest: ``kind = "train"``, the :class:`TrainConfig` (the trainer's settings, the initial
+  net, ``max_bad``, the cache folder), the data files' names, sizes and SHA-256 and the
+  identity: hashes of the config, the initial net file and the data files, and the key of the
+  packed data cache (``cache``);
+- ``initial.nnue``: the initial net quantised; ``checkpoint.npz``: the trainer's state
+  (:class:`TrainState`) after the last epoch, written atomically after every epoch (the commit
+  point; epoch 0 is written when the run is made); ``epochs/epoch-E.json``: epoch E's record
+  (losses, lr, seconds, the float digest and the quantised net's checksum); ``net.nnue``: the
+  net after the last epoch; ``state.json``: the epoch as the run's generation, for the readers.
+
+A killed training resumed with ``evotune resume RUN`` restarts the epoch it was in from the
+checkpoint; the epoch's shuffle is addressed by the epoch, so it ends with the net an
+uninterrupted training ends with.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ...engine.netfile import Net, net_bytes, read_net
+from ...errors import ConfigError, FieldError, StoreError
+from ...fileio import check_writable
+from ...runs.fitconfig import DataFile
+from ...runs.records import State, check_run_id
+from ...runs.store import Store
+from ...runs.trainconfig import INIT_RANDOM, EpochLine, TrainConfig
+from ..labels import file_record
+from .data import PackedData, load_data
+from .trainer import (EpochRecord, FloatNet, Progress, TrainSettings, TrainState, check_data,
+                      resolve_threads, train_packed)
+
+NET_FILE = "net.nnue"
+INITIAL_FILE = "initial.nnue"
+
+
+def _digest_text(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def settings_of(cfg: TrainConfig) -> TrainSettings:
+    """The trainer's settings of a stored training (a FieldError names a bad one)."""
+    try:
+        return TrainSettings(**cfg.settings)
+    except TypeError as exc:
+        raise ConfigError(f"a training's settings: {exc}") from None
+
+
+def data_files(cfg: TrainConfig) -> tuple[DataFile, ...]:
+    return tuple(DataFile(name=r["name"], size=r["size"], sha256=r["sha256"])
+                 for r in (file_record(Path(p)) for p in cfg.data))
+
+
+def train_identity(cfg: TrainConfig, files: tuple[DataFile, ...], cache_key: str) -> dict:
+    """Hashes of the config, the initial net file and the data files; the data cache's key."""
+    parts = {
+        "config": _digest_text(json.dumps(cfg.identity_dict(), sort_keys=True)),
+        "init": INIT_RANDOM if cfg.init == INIT_RANDOM else file_record(Path(cfg.init))["sha256"],
+        "data": _digest_text(json.dumps([f.to_json() for f in files], sort_keys=True)),
+        "cache": cache_key,
+    }
+    parts["hash"] = _digest_text(json.dumps(parts, sort_keys=True))[:16]
+    return parts
+
+
+def initial_net(cfg: TrainConfig, settings: TrainSettings) -> FloatNet:
+    """The starting net: random from the seed, or a net file's values (of the run's shape)."""
+    if cfg.init == INIT_RANDOM:
+        return FloatNet.random(settings.hidden, settings.seed, settings.activation)
+    net = FloatNet.from_net(read_net(cfg.init))
+    if net.hidden != settings.hidden or net.activation != settings.activation:
+        raise FieldError("init", f"{cfg.init} is a {net.hidden}-neuron {net.activation} net; "
+                                 f"the training is {settings.hidden} {settings.activation}")
+    return net
+
+
+def _load(cfg: TrainConfig, settings: TrainSettings) -> PackedData:
+    return load_data(cfg.data, max_bad=cfg.max_bad, cache_dir=cfg.cache_dir or None,
+                     check=lambda d: check_data(d, settings))
+
+
+def new_training(cfg: TrainConfig, *, out_dir: str | Path = "populations",
+                 run_id: str | None = None, workers: int = 1) -> tuple[Store, PackedData]:
+    """Create the run folder of a new training. Every input is checked first (settings, thread
+    count, initial net, run id and folder, each data line, whether the data fits the settings),
+    so a bad one leaves no run folder (the data cache beside the data is written only after
+    every check passed). Stores the manifest, the initial net and the epoch-0 checkpoint."""
+    for p in cfg.data:
+        if not Path(p).is_file():
+            raise ConfigError(f"data file {p}: no such file")
+    settings = settings_of(cfg)
+    resolve_threads(workers)
+    net = initial_net(cfg, settings)
+    if run_id is not None:
+        check_run_id(run_id)
+    check_writable(out_dir, "runs folder", folder=True)
+    if run_id is not None and (Path(out_dir) / run_id / "manifest.json").exists():
+        raise StoreError(f"run '{run_id}' already exists in {out_dir}; continue it with "
+                         f"'evotune resume {run_id}' or choose another --run-id")
+    data = _load(cfg, settings)
+    files = data_files(cfg)
+    identity = train_identity(cfg, files, str(data.info["key"]))
+    run_id = run_id or f"nn-{time.strftime('%Y%m%d-%H%M%S')}-{identity['hash'][:6]}"
+    store = Store.create(out_dir, run_id, config=cfg, identity=identity, data_files=files)
+    state = TrainState.start(net)
+    store.write_bytes(INITIAL_FILE, net_bytes(net.quantised()))
+    _commit(store, state, 0.0, finished=False)
+    return store, data
+
+
+def open_training(store: Store) -> TrainConfig:
+    """The config of a stored training, after checking that its inputs did not change; takes
+    the run's writer lock."""
+    manifest = store.manifest()
+    cfg = manifest.config
+    if not isinstance(cfg, TrainConfig):
+        raise StoreError(f"run '{store.run_id}' is a {manifest.kind} run, not a training")
+    store.lock()
+    for p in cfg.data + (() if cfg.init == INIT_RANDOM else (cfg.init,)):
+        if not Path(p).is_file():
+            what = "data file" if p in cfg.data else "initial net file"
+            raise StoreError(f"training '{store.run_id}' cannot be resumed: its {what} {p} is "
+                             "missing; put it back (same size and SHA-256) and resume again")
+    now = train_identity(cfg, data_files(cfg), manifest.identity.get("cache", ""))
+    changed = [k for k in ("config", "init", "data") if manifest.identity.get(k) != now[k]]
+    if changed:
+        raise StoreError(f"training '{store.run_id}' cannot be resumed: its "
+                         + ", ".join(changed) + " changed since it started; restore them or "
+                         "start a new training")
+    return cfg
+
+
+def _commit(store: Store, state: TrainState, seconds: float, *, finished: bool,
+            record: EpochRecord | None = None) -> None:
+    """Store one epoch: its record, then the checkpoint (the commit point), then the net and the
+    readers' state."""
+    if record is not None:
+        store.write_epoch(EpochLine(epoch=record.epoch, lr=record.lr,
+                                    train_loss=record.train_loss, val_loss=record.val_loss,
+                                    positions=record.positions, seconds=record.seconds,
+                                    digest=record.digest, checksum=record.checksum))
+    arrays, meta = state.to_arrays()
+    store.write_checkpoint(arrays, {**meta, "seconds": float(seconds)})
+    net = state.net.quantised()
+    store.write_bytes(NET_FILE, net_bytes(net))
+    store.write_state(State(generation=state.epoch, games=0, seconds=float(seconds),
+                            finished=finished, strategy={"kind": "nn-train",
+                                                          "checksum": net.checksum}))
+
+
+def load_state(store: Store) -> tuple[TrainState, float]:
+    """The stored trainer state and the training's seconds so far."""
+    got = store.read_checkpoint()
+    if got is None:
+        raise StoreError(f"{store.checkpoint_path} is missing; restore it or start a new "
+                         "training with another --run-id")
+    arrays, meta = got
+    try:
+        state = TrainState.from_arrays(arrays, meta)
+    except (ValueError, KeyError) as exc:
+        raise StoreError(f"{store.checkpoint_path} is damaged ({exc}); restore it or start a "
+                         "new training with another --run-id") from None
+    return state, float(meta["seconds"])
+
+
+def stored_net(store: Store) -> Net:
+    """The net of the training's last stored epoch (its checkpoint quantised)."""
+    return load_state(store)[0].net.quantised()
+
+
+@dataclass(frozen=True)
+class TrainSummary:
+    run_id: str
+    epochs: list[EpochLine]
+    """Every stored epoch's record (the whole training's, not only this call's)."""
+    positions: int
+    train_positions: int
+    checksum: str
+    """The final net's checksum."""
+    net_path: Path
+    seconds: float
+
+
+def execute_training(store: Store, cfg: TrainConfig, *, data: PackedData | None = None,
+                     progress: Callable[[Progress], None] | None = None,
+                     on_epoch: Callable[[EpochLine], None] | None = None,
+                     workers: int = 1) -> TrainSummary:
+    """Run (or continue) the training stored in ``store`` up to its epochs; ``workers``:
+    threads (the net does not depend on it)."""
+    t_start = time.perf_counter()
+    store.lock()
+    settings = settings_of(cfg)
+    state, seconds_before = load_state(store)
+    store.epoch_lines(state.epoch)  # the history up to the checkpoint is whole
+    store.drop_epochs_after(state.epoch)
+    if data is None:
+        data = _load(cfg, settings)
+    if data.info.get("key") != store.manifest().identity.get("cache"):
+        raise StoreError(f"the data of training '{store.run_id}' packs to another cache key "
+                         "than its manifest's; the data cache belongs to other data")
+
+    def commit(record: EpochRecord, st: TrainState) -> None:
+        total = seconds_before + time.perf_counter() - t_start
+        _commit(store, st, total, finished=st.epoch >= settings.epochs, record=record)
+        if on_epoch is not None:
+            on_epoch(store.epoch_lines(st.epoch)[-1])
+
+    train_packed(data, settings, workers=workers, state=state, progress=progress,
+                 on_epoch=commit)
+    seconds = seconds_before + time.perf_counter() - t_start
+    net = state.net.quantised()
+    store.write_state(State(generation=state.epoch, games=0, seconds=seconds, finished=True,
+                            strategy={"kind": "nn-train", "checksum": net.checksum}))
+    store.unlock()
+    return TrainSummary(run_id=store.run_id, epochs=store.epoch_lines(state.epoch),
+                        positions=len(data), train_positions=check_data(data, settings)[0].size,
+                        checksum=net.checksum, net_path=store.root / NET_FILE, seconds=seconds)
