@@ -63,6 +63,7 @@ SHORT_HELP = {
     "reproduce": "Reproduce a published experiment (de-paper: the DE chess-tuning paper's "
                  "set-up).",
     "compare": "Compare strategies at an equal budget of games, verified on held-out openings.",
+    "nn": "Networks: train a net on labelled positions.",
 }
 """Each command's short help (the first sentence of its docstring), so that ``evotune --help``
 lists the commands without importing them; tests/test_cli_lazy.py keeps it equal to the
