@@ -10,7 +10,8 @@ import click
 from ..engine import perft as count_leaves
 from ..engine import perft_divide
 from ..engine import search as run_search
-from ..engine.api import contributions, perft_suite
+from ..engine.explain import contributions
+from ..engine.perftsuite import perft_suite
 from ..engine.bench import QUICK, BenchSettings, format_bench, run_bench
 from ..engine.uci import run as run_uci
 from ..enginespec import load_engine_spec
