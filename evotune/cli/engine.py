@@ -11,7 +11,7 @@ import numpy as np
 from ..engine import perft as count_leaves
 from ..engine import perft_divide
 from ..engine import search as run_search
-from ..engine.api import contributions
+from ..engine.explain import contributions
 from ..engine.perftsuite import perft_suite
 from ..engine.bench import QUICK, BenchSettings, format_bench, run_bench
 from ..engine.uci import run as run_uci

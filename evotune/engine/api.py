@@ -16,16 +16,18 @@ import chess.polyglot
 import numpy as np
 
 from ..errors import ConfigError, PositionError
-from ..featuresets import FEATURE_SETS, denominator, feature_names, feature_set_code
+from ..featuresets import FEATURE_SETS, FS_NNUE, NNUE, denominator, feature_names, feature_set_code
 from ..rules import MATE, RESULTS, TERMINATIONS, Adjudication
 from ..searchsettings import SearchSettings
 from ..space import Weights, check_weights
 from . import searches
 from .core import layout as T
 from .core.batch import phi_batch_core
-from .core.game import eval_core, phi_core, play_game_core, qsearch_core, search_core
-from .core.moves import unpack
+from .core.game import (eval_core, eval_line_core, phi_core, play_game_core, qsearch_core,
+                        search_core)
+from .core.moves import F_CASTLE, F_DOUBLE, F_EP, encode, unpack
 from .core.perft import perft_divide_core
+from .netstate import Tail, as_net, rows
 
 logger = logging.getLogger(__name__)
 
@@ -111,8 +113,11 @@ def to_board(position) -> chess.Board:
     return board
 
 
-def engine_weights(weights, what: str, features: str = "shannon") -> np.ndarray:
-    """The core's int64 vector: a Weights of the set's names as made, others checked here."""
+def engine_weights(weights, what: str, features: str = "shannon"):
+    """The core's int64 vector of a linear set (a Weights of the set's names as made, others
+    checked here); for ``nnue`` the Net itself."""
+    if features == NNUE:
+        return as_net(weights, what)
     names = feature_names(features)
     if isinstance(weights, Weights) and weights.names == names:
         return weights.engine
@@ -135,9 +140,11 @@ _contexts = threading.local()
 
 
 def board_arrays(board: chess.Board, tt_bits: int, *, reuse: bool = False,
-            features: str = "shannon") -> tuple[np.ndarray, np.ndarray]:
+                 features: str = "shannon", tail: Tail | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """The core's state arrays (U, S) for ``board``, history from its move stack, evaluating with
-    the feature set ``features`` (its weights are set by the caller).
+    the feature set ``features`` (its weights are set by the caller; ``tail``: the nets behind
+    the TT).
 
     ``reuse``: take this thread's arrays of the same TT size from the previous call (their pages
     are already mapped; TT entries of earlier searches are invisible through the generation tag,
@@ -147,8 +154,9 @@ def board_arrays(board: chess.Board, tt_bits: int, *, reuse: bool = False,
             or not 10 <= tt_bits <= 26:
         raise ConfigError(f"tt_bits {tt_bits!r} is invalid; give 10..26 (2^bits TT entries)")
     size = 1 << tt_bits
+    n_s = T.S_SIZE + 2 * size + (0 if tail is None else tail.slots)
     cached = getattr(_contexts, "arrays", None) if reuse else None
-    if cached is not None and cached[1].size == T.S_SIZE + 2 * size:
+    if cached is not None and cached[1].size == n_s:
         U, S = cached
         gen = S[T.S_GEN]
         U[:T.U_TT] = 0
@@ -156,7 +164,7 @@ def board_arrays(board: chess.Board, tt_bits: int, *, reuse: bool = False,
         S[T.S_GEN] = gen
     else:
         U = np.zeros(T.U_SIZE + size, dtype=np.uint64)
-        S = np.zeros(T.S_SIZE + 2 * size, dtype=np.int64)
+        S = np.zeros(n_s, dtype=np.int64)
         if reuse:
             _contexts.arrays = (U, S)
     for sq, piece in board.piece_map().items():
@@ -166,7 +174,9 @@ def board_arrays(board: chess.Board, tt_bits: int, *, reuse: bool = False,
         U[T.U_OCC + (p - 1) // 6] |= b
         S[T.S_MB + sq] = p
     U[T.U_ALL] = U[T.U_OCC] | U[T.U_OCC + 1]
-    S[T.S_FSET] = feature_set_code(features)
+    S[T.S_FSET] = FS_NNUE if features == NNUE else feature_set_code(features)
+    if tail is not None:
+        tail.install(S, size)
     cr = board.clean_castling_rights()
     S[T.S_CASTLE] = ((1 if cr & chess.BB_H1 else 0) | (2 if cr & chess.BB_A1 else 0)
                      | (4 if cr & chess.BB_H8 else 0) | (8 if cr & chess.BB_A8 else 0))
@@ -243,12 +253,46 @@ features_int = features
 def evaluate(position, weights, features: str = "shannon") -> int:
     """The core's evaluation of ``position`` with ``weights`` (rounded), side to move's view:
     ``round(w) . phi_int`` for shannon, ``round(w) . phi_int / 24`` rounded toward zero for the
-    tapered sets."""
+    tapered sets; for ``nnue`` the net's integer output (``weights`` is a Net), clamped."""
     board = to_board(position)
-    w = engine_weights(weights, "weights", features)
-    U, S = board_arrays(board, 10, features=features)
+    (w,), tail = rows([engine_weights(weights, "weights", features)])
+    U, S = board_arrays(board, 10, features=features, tail=tail)
     S[T.S_W:T.S_W + w.size] = w
     return int(eval_core(U, S))
+
+
+def encode_move(board: chess.Board, move: chess.Move) -> int:
+    """The core's move int of the legal ``move`` on ``board``."""
+    flags = (F_EP if board.is_en_passant(move) else 0) \
+        | (F_CASTLE if board.is_castling(move) else 0) \
+        | (F_DOUBLE if board.piece_type_at(move.from_square) == chess.PAWN
+           and abs(move.to_square - move.from_square) == 16 else 0)
+    return int(encode.py_func(move.from_square, move.to_square, move.promotion or 0, flags))
+
+
+def evaluate_line(position, moves, weights, features: str = "shannon") -> np.ndarray:
+    """int64 (len(moves) + 1,): :func:`evaluate` of ``position`` and after each of ``moves``
+    (UCI strings or chess.Moves, legal, played in turn), each from its side to move's view,
+    kept incrementally by the core as its search does (a net's accumulators by make_move)."""
+    board = to_board(position)
+    codes = []
+    for mv in moves:
+        try:
+            move = mv if isinstance(mv, chess.Move) else chess.Move.from_uci(str(mv))
+        except ValueError:
+            move = chess.Move.null()
+        if not board.is_legal(move):
+            raise PositionError(f"move {mv} is not legal in '{board.fen()}'")
+        codes.append(encode_move(board, move))
+        board.push(move)
+    (w,), tail = rows([engine_weights(weights, "weights", features)])
+    U, S = board_arrays(to_board(position), 10, features=features, tail=tail)
+    S[T.S_W:T.S_W + w.size] = w
+    if len(codes) >= T.MAXHIST - S[T.S_NHIST]:
+        raise ConfigError(f"{len(codes)} moves are too many; give at most 1000")
+    out = np.zeros(len(codes) + 1, dtype=np.int64)
+    eval_line_core(U, S, np.array(codes, dtype=np.int64), out)
+    return out
 
 
 @dataclass(frozen=True)
@@ -327,12 +371,12 @@ def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarra
     ``stop`` is an int64 array of length >= 1; setting ``stop[0] = 1`` from another thread ends
     the search like the node limit (the first iteration always completes). ``tt_bits``: the
     transposition table holds 2**tt_bits entries (16 bytes each). ``features``: the feature set
-    the weights belong to. ``settings``: another search than alpha-beta (uct: ``nodes``
-    simulations, probability: ``nodes`` nodes; 0: the settings' default budget; ``depth`` does
+    the weights belong to (``nnue``: ``weights`` is a Net). ``settings``: another search than
+    alpha-beta (uct: ``nodes`` simulations, probability: ``nodes`` nodes; 0: the settings' default budget; ``depth`` does
     not apply); ``tree``: the player's UCT tree, reused when ``position`` continues the game of
     its last search.
     """
-    w = engine_weights(weights, "weights", features)
+    (w,), tail = rows([engine_weights(weights, "weights", features)])
     _check_limits(depth, nodes)
     board = to_board(position)
     if stop is None:
@@ -340,7 +384,7 @@ def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarra
     elif not (isinstance(stop, np.ndarray) and stop.dtype == np.int64 and stop.ndim == 1
               and stop.size >= 1 and stop.flags.c_contiguous):
         raise ConfigError("stop must be a contiguous 1-d int64 numpy array of length >= 1")
-    U, S = board_arrays(board, tt_bits, reuse=True, features=features)
+    U, S = board_arrays(board, tt_bits, reuse=True, features=features, tail=tail)
     S[T.S_W:T.S_W + w.size] = w
     if not _contexts.__dict__.get("warm"):
         # the first jitted call of a process initialises numba's JIT (~0.5 s): keep it out of
@@ -371,22 +415,27 @@ class QuiescenceResult:
     """The quiescence PV, UCI (empty: the position is quiet, score == static)."""
     leaf_phi: np.ndarray
     """phi (float64, phase folded in) of the PV's leaf, side to move's view:
-    ``score == trunc(round(w) . leaf_phi)`` unless the leaf is mate."""
+    ``score == trunc(round(w) . leaf_phi)`` unless the leaf is mate (a net: empty)."""
 
 
 def qsearch(position, weights, features: str = "shannon") -> QuiescenceResult:
     """Quiescence search of ``position`` (the search's quiescence: stand pat, captures and
     promotions, all evasions in check), full window."""
     board = to_board(position)
-    w = engine_weights(weights, "weights", features)
-    U, S = board_arrays(board, 10, reuse=False, features=features)
+    (w,), tail = rows([engine_weights(weights, "weights", features)])
+    U, S = board_arrays(board, 10, reuse=False, features=features, tail=tail)
     S[T.S_W:T.S_W + w.size] = w
-    out = np.zeros(w.size, dtype=np.int64)
+    out = np.zeros(_phi_width([features]), dtype=np.int64)
     static = int(eval_core(U, S))
     score = int(qsearch_core(U, S, np.zeros(1, dtype=np.int64), out))
     pv = _uci(S[T.S_PV:T.S_PV + S[T.S_PVLEN]])
     return QuiescenceResult(static=static, score=score, pv=pv,
-                            leaf_phi=out / float(denominator(features)))
+                            leaf_phi=out / float(1 if features == NNUE else denominator(features)))
+
+
+def _phi_width(sets) -> int:
+    """The width of phi rows for players of the feature sets ``sets`` (a net has no phi)."""
+    return max([len(feature_names(s)) for s in sets if s != NNUE] or [0])
 
 
 def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_plies: int = 400,
@@ -395,7 +444,8 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
               features: str | tuple[str, str] = "shannon",
               settings: tuple[SearchSettings, SearchSettings] | None = None) -> GameOutcome:
     """Play a whole game from ``position`` inside one core call; ``white``/``black`` are weights
-    of the feature set ``features`` (or of ``features[0]`` and ``features[1]``).
+    of the feature set ``features`` (or of ``features[0]`` and ``features[1]``; Nets for
+    ``nnue``). ``leaf_phi`` rows are as wide as the wider linear set (0 for two nets).
 
     Every alpha-beta move is an independent search (fresh TT generation, killers, history), so
     each move's score equals ``search()`` on that position and the game is deterministic.
@@ -408,13 +458,14 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
     if len(sets) != 2:
         raise ConfigError(f"features must be a feature set or a (white, black) pair, got "
                           f"{features!r}")
-    ww = engine_weights(white, "white weights", sets[0])
-    wb = engine_weights(black, "black weights", sets[1])
+    (ww, wb), tail = rows([engine_weights(white, "white weights", sets[0]),
+                           engine_weights(black, "black weights", sets[1])])
     width = max(ww.size, wb.size)
     weights = np.zeros((2, width), dtype=np.int64)
     weights[0, :ww.size] = ww
     weights[1, :wb.size] = wb
-    fsets = np.array([feature_set_code(sets[0]), feature_set_code(sets[1])], dtype=np.int64)
+    fsets = np.array([FS_NNUE if s == NNUE else feature_set_code(s) for s in sets],
+                     dtype=np.int64)
     _check_limits(depth, nodes)
     if isinstance(max_plies, bool) or not isinstance(max_plies, (int, np.integer)) \
             or max_plies < 0:
@@ -423,7 +474,7 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
     if (adj < 0).any():
         raise ConfigError(f"adjudication values must be >= 0, got {adjudication}")
     board = to_board(position)
-    U, S = board_arrays(board, tt_bits, reuse=True)
+    U, S = board_arrays(board, tt_bits, reuse=True, tail=tail)
     cap = max(int(max_plies), 1)
     moves = np.zeros(cap, dtype=np.int64)
     scores = np.zeros(cap, dtype=np.int64)
@@ -440,33 +491,6 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
     n = int(info[2])
     return GameOutcome(moves=_uci(moves[:n]), result=RESULTS[int(info[0])],
                        termination=TERMINATIONS[int(info[1])], nodes=int(info[3]),
-                       scores=scores[:n].copy(), leaf_phi=phi[:width * n].reshape(n, width).copy(),
+                       scores=scores[:n].copy(),
+                       leaf_phi=phi[:width * n].reshape(n, width)[:, :_phi_width(sets)].copy(),
                        predicted=pred[:n].astype(bool), seconds=seconds)
-
-
-# ---- explaining an evaluation ---------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Contribution:
-    """One feature's share of an evaluation."""
-
-    name: str
-    """Weight name."""
-    phi: float
-    """Feature value (side to move's view, phase folded in)."""
-    weight: int
-    """The rounded weight the engine uses."""
-    contribution: float
-    """weight x phi."""
-
-
-def contributions(position, weights, features: str = "shannon", *,
-                  nonzero: bool = True) -> tuple[list[Contribution], int]:
-    """(the features of ``position`` with their weighted contributions, the core's evaluation).
-    ``nonzero``: only the features whose value is not zero."""
-    w = engine_weights(weights, "weights", features)
-    values = phi(position, features)
-    rows = [Contribution(name, float(v), int(wi), float(wi * v))
-            for name, v, wi in zip(feature_names(features), values, w)
-            if v != 0 or not nonzero]
-    return rows, evaluate(position, w, features)

@@ -168,17 +168,17 @@ def feature_index(colour: bool, piece_type: int, square: int, perspective: bool)
 
 def features(board: chess.Board) -> tuple[np.ndarray, np.ndarray]:
     """The active Chess768 features of ``board`` from the side to move's and the other side's
-    perspective (int64 arrays, one entry per piece, in square order)."""
-    pieces = board.piece_map()
-    sq = np.fromiter(pieces.keys(), dtype=np.int64, count=len(pieces))
-    typ = np.fromiter((p.piece_type for p in pieces.values()), dtype=np.int64, count=len(pieces))
-    col = np.fromiter((p.color for p in pieces.values()), dtype=bool, count=len(pieces))
-    order = np.argsort(sq)
-    sq, typ, col = sq[order], typ[order], col[order]
+    perspective (int64 arrays, one entry per piece, White's pawns first, squares ascending)."""
+    masks = np.array([board.pieces_mask(t, c) for c in (chess.WHITE, chess.BLACK)
+                      for t in chess.PIECE_TYPES], dtype="<u8")
+    bits = np.unpackbits(masks.view(np.uint8), bitorder="little").reshape(12, 64)
+    kind, sq = np.nonzero(bits)             # kind = 6 * (colour is Black) + type - 1
+    black = kind >= 6
+    typ = kind % 6
 
     def view(perspective: bool) -> np.ndarray:
         rel = sq if perspective == chess.WHITE else sq ^ 56
-        return 384 * (col != perspective) + 64 * (typ - 1) + rel
+        return 384 * (black == (perspective == chess.WHITE)) + 64 * typ + rel
 
     return view(board.turn), view(not board.turn)
 

@@ -1,4 +1,5 @@
-"""Perft suites: EPD lines ``FEN ;D1 20 ;D2 400 ...`` checked against the core's move counts."""
+"""Perft suites: EPD lines ``FEN ;D1 20 ;D2 400 ...`` checked against the core's move generator
+(``evotune perft --suite``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -31,6 +31,7 @@ from .. import featuresets as fsets
 from ..errors import ConfigError, PositionError
 from ..rules import INF, MATE, MATE_BOUND  # noqa: F401  (MATE_BOUND: part of this module's API)
 from ..space import check_weights
+from .netfile import Net, evaluate_reference
 
 logger = logging.getLogger(__name__)
 
@@ -206,8 +207,13 @@ def _extended_raw(board: chess.Board):
     return out.items()
 
 
-def rounded_weights(weights, features: str = "shannon") -> tuple[int, ...]:
-    """The weights as the engine uses them: validated, then rounded with ``np.rint``."""
+def rounded_weights(weights, features: str = "shannon"):
+    """The weights as the engine uses them: validated, then rounded with ``np.rint`` (for
+    ``nnue``: the Net itself)."""
+    if features == fsets.NNUE:
+        if not isinstance(weights, Net):
+            raise ConfigError("the nnue evaluation takes a network (a Net)")
+        return weights
     names = fsets.feature_names(features)
     return tuple(int(v) for v in np.rint(check_weights(weights, size=len(names),
                                                        names=names[:8])))
@@ -219,7 +225,9 @@ def evaluate(board: chess.Board, weights, features: str = "shannon") -> int:
     return _evaluate(board, rounded_weights(weights, features), features)
 
 
-def _evaluate(board: chess.Board, w: tuple[int, ...], features: str = "shannon") -> int:
+def _evaluate(board: chess.Board, w, features: str = "shannon") -> int:
+    if features == fsets.NNUE:
+        return evaluate_reference(w, board, clamp=True)
     total = int(sum(wi * int(fi) for wi, fi in zip(w, features_of(board, features))))
     return div_toward_zero(total, fsets.denominator(features))
 
@@ -237,7 +245,7 @@ features_of = features
 class Search:
     """One reference search: the board being searched, the rounded weights and the node count."""
 
-    def __init__(self, board: chess.Board, w: tuple[int, ...], features: str = "shannon") -> None:
+    def __init__(self, board: chess.Board, w, features: str = "shannon") -> None:
         self.board = board
         self.w = w
         self.features = features

@@ -7,7 +7,8 @@
     position  set-up, make/unmake, Zobrist hashing, draw rules (repetition, insufficient material)
     movegen   legal move generation
     evaluate  phi and the evaluation, dispatching to one module per feature set:
-              eval_shannon, eval_pst, eval_extended
+              eval_shannon, eval_pst, eval_extended; and to nnue (a network: accumulators
+              kept by make_move, the integer output layer)
     batch     phi and quiescence of many FENs in one call (parsed in numba)
     tt        transposition-table entries (accessors, prefetch)
     search    ordering, quiescence, negamax, iterative deepening

@@ -2,10 +2,10 @@
 
 Entry points (the only functions Python calls; few, to keep the cache small and quick to load):
 ``perft_divide_core`` (perft.py), ``phi_batch_core`` and ``qsearch_batch_core`` (batch.py),
-``search_core``, ``uct_core``, ``probability_core``, ``eval_core``, ``phi_core``,
-``qsearch_core``, ``quiescence_core`` and ``play_game_core``. Jitted code outside the core
-must call these instead of compiling core functions into its own cache, which numba keys on
-that module's source only. The game rules
+``search_core``, ``uct_core``, ``probability_core``, ``eval_core``, ``eval_line_core``,
+``phi_core``, ``qsearch_core``, ``quiescence_core`` and ``play_game_core``. Jitted code outside
+the core must call these instead of compiling core functions into its own cache, which numba
+keys on that module's source only. The game rules
 (result and termination codes, adjudication) are those of ``evotune/rules.py``.
 """
 from __future__ import annotations
@@ -43,6 +43,18 @@ def eval_core(U, S):
     """Entry point: the evaluation with the weights in ``S[S_W:]`` (side to move's view)."""
     prepare(S)
     return evaluate(U, S)
+
+
+@njit(cache=True, nogil=True)
+def eval_line_core(U, S, moves, out):
+    """Entry point: the evaluation of the loaded position and after each of ``moves`` (legal,
+    played in turn, kept incrementally by make_move) into ``out[0:len(moves) + 1]``, each from
+    its side to move's view."""
+    prepare(S)
+    out[0] = evaluate(U, S)
+    for j in range(moves.size):
+        make_move(U, S, moves[j])
+        out[j + 1] = evaluate(U, S)
 
 
 @njit(cache=True, nogil=True)

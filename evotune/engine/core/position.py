@@ -9,10 +9,12 @@ from numba import njit
 
 from .attacks import BIT, PAWN_ATT, attackers
 from .bits import ONE, ZERO, lsb, popcount
+from ...featuresets import FS_NNUE
 from .eval_pst import psq_add
 from .layout import (S_CASTLE, S_EGSUM, S_EP, S_FSET, S_HALF, S_MB, S_MGSUM, S_NHIST, S_SIDE,
                      S_UNDO, U_ALL, U_HASH, U_HIST, U_OCC, UNDO)
 from .moves import F_CASTLE, F_DOUBLE, F_EP, move_flags, move_from, move_promo, move_to
+from .nnue import acc_copy, acc_move
 
 # ---- Polyglot Zobrist keys, castling masks, square colours ------------------------------------
 
@@ -127,7 +129,8 @@ def compute_hash(U, S):
 
 @njit(cache=True)
 def make_move(U, S, m):
-    """Play move ``m``; pushes the undo record and the old hash onto the history."""
+    """Play move ``m``; pushes the undo record and the old hash onto the history (and, for a
+    net, writes the next accumulator slot)."""
     f = move_from(m)
     t = move_to(m)
     promo = move_promo(m)
@@ -143,7 +146,8 @@ def make_move(U, S, m):
     S[u + 2] = S[S_EP]
     S[u + 3] = S[S_HALF]
     S[S_NHIST] = n + 1
-    tapered = S[S_FSET] != 0  # keep the material + PST sums of the tapered sets
+    fs = S[S_FSET]
+    tapered = 0 < fs < FS_NNUE  # keep the material + PST sums of the tapered sets
     if tapered:
         S[u + 4] = S[S_MGSUM]
         S[u + 5] = S[S_EGSUM]
@@ -218,6 +222,22 @@ def make_move(U, S, m):
     if ep_hashed(U, S):
         h ^= Z_EP[S[S_EP] & 7]
     U[U_HASH] = h
+    if fs == FS_NNUE:
+        cp = cap
+        csq = t
+        if flags & F_EP:
+            cp = 7 - 6 * us
+            csq = t - 8 if us == 0 else t + 8
+        rp = 0
+        rf = 0
+        rt = 0
+        if flags & F_CASTLE:
+            rp = 4 + 6 * us
+            if t > f:
+                rf, rt = t + 1, t - 1
+            else:
+                rf, rt = t - 2, t + 1
+        acc_move(S, n, p, f, np_, t, cp, csq, rp, rf, rt)
 
 
 @njit(cache=True)
@@ -234,7 +254,7 @@ def unmake_move(U, S, m):
     S[S_CASTLE] = S[u + 1]
     S[S_EP] = S[u + 2]
     S[S_HALF] = S[u + 3]
-    if S[S_FSET] != 0:
+    if 0 < S[S_FSET] < FS_NNUE:
         S[S_MGSUM] = S[u + 4]
         S[S_EGSUM] = S[u + 5]
     U[U_HASH] = U[U_HIST + n]
@@ -329,3 +349,5 @@ def compact_history(U, S):
     for i in range(keep):
         U[U_HIST + i] = U[U_HIST + n - keep + i]
     S[S_NHIST] = keep
+    if S[S_FSET] == FS_NNUE:
+        acc_copy(S, n, keep)

@@ -1,0 +1,234 @@
+"""The network evaluation (feature-set code ``FS_NNUE``): accumulators kept by make_move and the
+integer output layer, identical to ``engine/netfile.evaluate_reference`` (docs/formats.md).
+
+State. The net's int16 arrays and the accumulators live in the tail of ``S`` behind the TT (its
+start, ``tail16``, follows from ``S[S_TTMASK]``) and are read through an int16 view of ``S``. The
+weights slots ``S[S_W:]`` hold the net's header (the ``N_*`` offsets below): hidden size H,
+activation, qa, qa * qb, scale, the output bias, the net's and the accumulator stack's offsets
+in the tail (int16 units), and their absolute offsets in the view (set by :func:`refresh`).
+
+A net block is l0w (768 x H, row f = feature f), l0b (H), l1w (2 H). The accumulator stack has
+one slot of 2 H int16 per position of the history: slot ``S[S_NHIST]`` is the current position,
+White's perspective first. make_move writes slot n + 1 from slot n (copy-make: unmake has
+nothing to undo); :func:`refresh` (at the root of every search and evaluation) computes the
+current slot from the mailbox. The net's validation (no accumulator can leave int16) makes the
+int16 arithmetic exact.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ...featuresets import NNUE_EVAL_LIMIT
+from .layout import MAXHIST, S_MB, S_NHIST, S_SIDE, S_TT, S_TTMASK, S_W
+
+N_HIDDEN = 0
+N_ACT = 1        # 0 screlu, 1 crelu
+N_QA = 2
+N_QAQB = 3
+N_SCALE = 4
+N_L1B = 5
+N_NET = 6        # the net block's offset in the tail (int16 units)
+N_ACC = 7        # the accumulator stack's offset in the tail (int16 units)
+N_NET_ABS = 8    # the same two, absolute in the int16 view of S (set by refresh)
+N_ACC_ABS = 9
+HEADER = 10
+"""Header slots at S[S_W:]."""
+INPUTS = 768
+ACC_SLOTS = MAXHIST + 1
+"""Accumulator slots: one per position of the history (S_NHIST < MAXHIST)."""
+
+# FEAT[perspective, piece, square]: the Chess768 feature of a piece (1..12) on a square
+FEAT = np.zeros((2, 13, 64), dtype=np.int64)
+for _p in range(1, 13):
+    _t, _c = (_p - 1) % 6, (_p - 1) // 6
+    for _sq in range(64):
+        FEAT[0, _p, _sq] = 384 * _c + 64 * _t + _sq
+        FEAT[1, _p, _sq] = 384 * (1 - _c) + 64 * _t + (_sq ^ 56)
+
+
+def net_block(hidden: int) -> int:
+    """int16 values of one net block (l0w, l0b, l1w), rounded up to 64 bytes."""
+    n = INPUTS * hidden + 3 * hidden
+    return -(-n // 32) * 32
+
+
+def stack_size(hidden: int) -> int:
+    """int16 values of an accumulator stack for nets of hidden size up to ``hidden``."""
+    return ACC_SLOTS * 2 * hidden
+
+
+@njit(cache=True, inline="always")
+def tail16(S):
+    """Where the tail behind the TT starts, in the int16 view of S."""
+    return 4 * (S_TT + 2 * (S[S_TTMASK] + 1))
+
+
+@njit(cache=True, inline="always")
+def _tdiv(a, b):
+    """a / b rounded toward zero (b > 0)."""
+    return a // b if a >= 0 else -((-a) // b)
+
+
+@njit(cache=True)
+def refresh(S):
+    """Set the absolute offsets and compute the current position's accumulators from scratch."""
+    A = S.view(np.int16)
+    h = S[S_W + N_HIDDEN]
+    base = tail16(S)
+    w = base + S[S_W + N_NET]
+    acc = base + S[S_W + N_ACC]
+    S[S_W + N_NET_ABS] = w
+    S[S_W + N_ACC_ABS] = acc
+    slot = acc + S[S_NHIST] * 2 * h
+    bias = A[w + INPUTS * h:w + INPUTS * h + h]
+    for persp in range(2):
+        d = slot + persp * h
+        dst = A[d:d + h]
+        for i in range(h):
+            dst[i] = bias[i]
+        for sq in range(64):
+            p = S[S_MB + sq]
+            if p != 0:
+                r = w + FEAT[persp, p, sq] * h
+                row = A[r:r + h]
+                for i in range(h):
+                    dst[i] += row[i]
+
+
+@njit(cache=True)
+def acc_move(S, n, p, f, q, t, cp, csq, rp, rf, rt):
+    """Slot n + 1 = slot n with piece ``p`` off ``f``, piece ``q`` on ``t`` (the promoted piece
+    for a promotion), captured piece ``cp`` (0: none) off ``csq``, and a castling rook ``rp``
+    (0: none) from ``rf`` to ``rt``: one pass over each perspective's H values.
+
+    The loops run over slices (indices from 0: no negative-index wraparound test per element),
+    so LLVM vectorises them (16 int16 lanes per AVX2 instruction)."""
+    A = S.view(np.int16)
+    h = S[S_W + N_HIDDEN]
+    w = S[S_W + N_NET_ABS]
+    src = S[S_W + N_ACC_ABS] + n * 2 * h
+    for persp in range(2):
+        s = src + persp * h
+        d = s + 2 * h
+        old = A[s:s + h]
+        new = A[d:d + h]
+        r1 = w + FEAT[persp, p, f] * h
+        r2 = w + FEAT[persp, q, t] * h
+        sub = A[r1:r1 + h]
+        add = A[r2:r2 + h]
+        if cp != 0:
+            r3 = w + FEAT[persp, cp, csq] * h
+            sub2 = A[r3:r3 + h]
+            for i in range(h):
+                new[i] = old[i] - sub[i] + add[i] - sub2[i]
+        elif rp != 0:
+            r3 = w + FEAT[persp, rp, rf] * h
+            r4 = w + FEAT[persp, rp, rt] * h
+            sub2 = A[r3:r3 + h]
+            add2 = A[r4:r4 + h]
+            for i in range(h):
+                new[i] = old[i] - sub[i] + add[i] - sub2[i] + add2[i]
+        else:
+            for i in range(h):
+                new[i] = old[i] - sub[i] + add[i]
+
+
+@njit(cache=True)
+def acc_copy(S, n, k):
+    """Copy accumulator slot n to slot k (the history was compacted)."""
+    if S[S_W + N_ACC_ABS] == 0:
+        return
+    A = S.view(np.int16)
+    h = S[S_W + N_HIDDEN]
+    acc = S[S_W + N_ACC_ABS]
+    src = A[acc + n * 2 * h:acc + n * 2 * h + 2 * h]
+    dst = A[acc + k * 2 * h:acc + k * 2 * h + 2 * h]
+    for i in range(2 * h):
+        dst[i] = src[i]
+
+
+@njit(cache=True, fastmath=True)
+def _dot_float(a, w, qa, square):
+    """sum(c * w) with c = clamp(a, 0, qa), squared when ``square``, in float64: every product
+    and partial sum is an integer below 2^53 here (see :func:`output`), so the sum is exact in
+    any order, and fastmath lets LLVM vectorise it (4 doubles per AVX2 FMA)."""
+    q = np.int16(qa)
+    z = np.int16(0)
+    s = 0.0
+    if square:
+        for i in range(a.size):
+            v = np.float64(min(max(a[i], z), q))
+            s += v * v * np.float64(w[i])
+    else:
+        for i in range(a.size):
+            s += np.float64(min(max(a[i], z), q)) * np.float64(w[i])
+    return np.int64(s)
+
+
+@njit(cache=True)
+def _dot_int(a, w, qa):
+    """sum(clamp(a, 0, qa)^2 * w) in int64 (qa too large for the float sum to be exact)."""
+    s = 0
+    for i in range(a.size):
+        v = min(max(np.int64(a[i]), 0), qa)
+        s += v * v * np.int64(w[i])
+    return s
+
+
+EXACT_FLOAT = 2.0 ** 53
+"""Sums whose terms' magnitudes add up to less than this are exact in float64."""
+
+
+@njit(cache=True)
+def output(S, slot):
+    """The output layer on the accumulators of ``slot`` for the side to move, clamped.
+
+    SCReLU: s = sum(clamp(acc, 0, qa)^2 * l1w) truncated by qa; CReLU: s = sum(clamp(acc, 0, qa)
+    * l1w); then (s + l1b) * scale / (qa * qb) truncated: bullet's rules, exact integers. The
+    sums run in float64 when 2 H qa^2 32768 < 2^53 (SCReLU; always for CReLU), else in int64."""
+    A = S.view(np.int16)
+    h = S[S_W + N_HIDDEN]
+    qa = S[S_W + N_QA]
+    acc = S[S_W + N_ACC_ABS] + slot * 2 * h
+    us = acc + S[S_SIDE] * h
+    them = acc + (1 - S[S_SIDE]) * h
+    w1 = S[S_W + N_NET_ABS] + (INPUTS + 1) * h
+    a_us = A[us:us + h]
+    a_them = A[them:them + h]
+    w_us = A[w1:w1 + h]
+    w_them = A[w1 + h:w1 + 2 * h]
+    if S[S_W + N_ACT] == 0:
+        if 2.0 * h * qa * qa * 32768.0 < EXACT_FLOAT:
+            s = _dot_float(a_us, w_us, qa, True) + _dot_float(a_them, w_them, qa, True)
+        else:
+            s = _dot_int(a_us, w_us, qa) + _dot_int(a_them, w_them, qa)
+        s = _tdiv(s, qa)
+    else:
+        s = _dot_float(a_us, w_us, qa, False) + _dot_float(a_them, w_them, qa, False)
+    v = _tdiv((s + S[S_W + N_L1B]) * S[S_W + N_SCALE], S[S_W + N_QAQB])
+    return max(-NNUE_EVAL_LIMIT, min(NNUE_EVAL_LIMIT, v))
+
+
+@njit(cache=True)
+def eval_nnue(U, S):
+    """The net's evaluation of the current position, side to move's view."""
+    return output(S, S[S_NHIST])
+
+
+@njit(cache=True, nogil=True)
+def timing_core(S, reps, which):
+    """Entry point for benchmarks/nnue_speed.py: ``reps`` calls of one part on the prepared
+    state, returning a sum of the results (so nothing is optimised away). ``which``: 0, the
+    accumulator update of a quiet move (the white knight b1-c3: two rows per perspective); 1,
+    a capture (three rows); 2, the output layer."""
+    total = 0
+    n = S[S_NHIST]
+    for k in range(reps):
+        if which == 0:
+            acc_move(S, n, 2, 1, 2, 18, 0, 0, 0, 0, 0)
+        elif which == 1:
+            acc_move(S, n, 2, 1, 2, 18, 7, 18, 0, 0, 0)
+        else:
+            total += output(S, n + (k & 0))
+    return total

@@ -1,0 +1,32 @@
+"""Explaining an evaluation of a linear feature set: each feature's share (``evotune features``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .api import engine_weights, evaluate, feature_names, phi
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """One feature's share of an evaluation."""
+
+    name: str
+    """Weight name."""
+    phi: float
+    """Feature value (side to move's view, phase folded in)."""
+    weight: int
+    """The rounded weight the engine uses."""
+    contribution: float
+    """weight x phi."""
+
+
+def contributions(position, weights, features: str = "shannon", *,
+                  nonzero: bool = True) -> tuple[list[Contribution], int]:
+    """(the features of ``position`` with their weighted contributions, the core's evaluation).
+    ``nonzero``: only the features whose value is not zero."""
+    w = engine_weights(weights, "weights", features)
+    values = phi(position, features)
+    rows = [Contribution(name, float(v), int(wi), float(wi * v))
+            for name, v, wi in zip(feature_names(features), values, w)
+            if v != 0 or not nonzero]
+    return rows, evaluate(position, w, features)
