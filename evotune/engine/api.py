@@ -372,8 +372,8 @@ def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarra
     the search like the node limit (the first iteration always completes). ``tt_bits``: the
     transposition table holds 2**tt_bits entries (16 bytes each). ``features``: the feature set
     the weights belong to (``nnue``: ``weights`` is a Net). ``settings``: another search than
-    alpha-beta (uct: ``nodes`` simulations, probability: ``nodes`` nodes; 0: the settings' default budget; ``depth`` does
-    not apply); ``tree``: the player's UCT tree, reused when ``position`` continues the game of
+    alpha-beta (uct: ``nodes`` simulations, probability: ``nodes`` nodes; 0: the settings'
+    default budget; ``depth`` does not apply); ``tree``: the player's UCT tree, reused when ``position`` continues the game of
     its last search.
     """
     (w,), tail = rows([engine_weights(weights, "weights", features)])
