@@ -373,8 +373,8 @@ def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarra
     transposition table holds 2**tt_bits entries (16 bytes each). ``features``: the feature set
     the weights belong to (``nnue``: ``weights`` is a Net). ``settings``: another search than
     alpha-beta (uct: ``nodes`` simulations, probability: ``nodes`` nodes; 0: the settings'
-    default budget; ``depth`` does not apply); ``tree``: the player's UCT tree, reused when ``position`` continues the game of
-    its last search.
+    default budget; ``depth`` does not apply); ``tree``: the player's UCT tree, reused when
+    ``position`` continues the game of its last search.
     """
     (w,), tail = rows([engine_weights(weights, "weights", features)])
     _check_limits(depth, nodes)
