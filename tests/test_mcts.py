@@ -157,8 +157,9 @@ def test_mate_in_two_is_found_by_every_variant(variant):
     settings = uct(policy=policy, policy_depth=depth, prior=prior, unvisited=unvisited,
                    reuse=False)
     positions = _mate_in_two()
-    # the seed's rule without a prior: WAC.012 (the others need more than 300k simulations
-    # for some policies, see docs/results/search-study.md)
+    # the seed's rule without a prior: WAC.012 only (measured: WAC.004 is not found within
+    # 300k simulations by the eval, qsearch and alphabeta:2 policies, WAC.027 by eval and
+    # alphabeta:2, WAC.005 by qsearch)
     ids = MATE_IN_TWO_IDS if prior or unvisited == math.inf else ("WAC.012",)
     for wac_id in ids:
         board, good = positions[wac_id]
