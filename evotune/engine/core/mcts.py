@@ -33,13 +33,13 @@ from numba import njit
 from ...rules import INF, MATE
 from .attacks import in_check
 from .evaluate import evaluate
-from .layout import (MAXHIST, MAXMOVES, MAXPLY, S_GEN, S_HALF, S_HISTORY, S_ITER, S_KILL, S_LIMIT,
+from .layout import (MAXHIST, MAXMOVES, MAXPLY, S_HALF, S_ITER, S_LIMIT,
                      S_MOVES, S_NHIST, S_NODES, S_ROOTPV, S_ROOTPVLEN, S_SCORES, S_SIDE,
-                     S_STOPPED, U_HASH)
+                     U_HASH)
 from .movegen import gen_legal
 from .position import insufficient_material, make_move, repetitions, unmake_move
 from .prior import prior_log_norm, probability_score, win_probability, zero_score
-from .search import negamax, quiesce
+from .search import negamax, new_search, quiesce
 
 # tree columns (TI, int64)
 I_PARENT = 0   # parent row (-1: the root)
@@ -374,16 +374,9 @@ def uct_search(U, S, stop, TI, TF, meta, params, sims):
     the principal line (the final-choice rule from the root) in ``S[S_ROOTPV:]``; returns the
     root score: the best child's mean value as centipawns (the inverse logistic curve), or a mate
     score when the solver proved the root."""
-    S[S_NODES] = 0
-    S[S_STOPPED] = 0
+    new_search(S)
     S[S_ITER] = 0
     S[S_LIMIT] = 0
-    S[S_GEN] += 1
-    S[S_ROOTPVLEN] = 0
-    for i in range(2 * MAXPLY):
-        S[S_KILL + i] = 0
-    for i in range(2 * 4096):
-        S[S_HISTORY + i] = 0
     meta[M_RNG] = meta[M_SEED] ^ np.int64(U[U_HASH])
     meta[M_SIMS] = 0
     meta[M_DEPTH] = 0

@@ -20,14 +20,14 @@ from numba import njit
 
 from ...rules import INF, MATE
 from .attacks import in_check
-from .layout import (MAXMOVES, MAXPLY, S_GEN, S_HALF, S_HISTORY, S_ITER, S_KILL, S_MB, S_MOVES,
-                     S_NODES, S_PV, S_PVLEN, S_ROOTPV, S_ROOTPVLEN, S_SCORES, S_STOPPED, S_SIDE,
+from .layout import (MAXMOVES, S_HALF, S_ITER, S_MOVES,
+                     S_PV, S_PVLEN, S_ROOTPV, S_ROOTPVLEN, S_SCORES, S_STOPPED, S_SIDE,
                      U_HASH)
 from .movegen import gen_legal
-from .moves import from_to, move_flags, move_promo, move_to
 from .position import insufficient_material, make_move, repetitions, unmake_move
 from .prior import prior_score
-from .search import _count_node, _pick, _pv_update, _score_moves, quiesce
+from .search import (_count_node, _pick, _pv_update, _score_moves, new_search, quiesce,
+                     remember_cutoff)
 from .tt import (TT_EXACT, TT_LOWER, TT_UPPER, info_depth, info_flag, info_move, tt_hit, tt_info,
                  tt_score, tt_slot, tt_store)
 
@@ -115,14 +115,8 @@ def pnegamax(U, S, stop, logp, logt, alpha, beta, ply, use_prior, temp):
                 alpha = s
                 _pv_update(S, ply, m)
                 if s >= beta:
-                    if S[S_MB + move_to(m)] == 0 and move_promo(m) == 0 and move_flags(m) == 0:
-                        k = S_KILL + 2 * ply
-                        if S[k] != m:
-                            S[k + 1] = S[k]
-                            S[k] = m
-                        hi = S_HISTORY + 4096 * us + from_to(m)
-                        bonus = 1 + np.int64(logp - logt)  # the log-probability left
-                        S[hi] = min(S[hi] + bonus * bonus, 1 << 30)
+                    # the history bonus: the log-probability left
+                    remember_cutoff(S, ply, m, us, 1 + np.int64(logp - logt))
                     break
     if best <= alpha0:
         flag = TT_UPPER
@@ -140,14 +134,7 @@ def probability_root(U, S, stop, factor, use_prior, temp, max_iterations):
     """Iterations with the threshold factor, factor^2, ... until the node limit, the stop flag
     or ``max_iterations``; returns the score of the last completed one (the first always
     completes). Its PV is left in ``S[S_ROOTPV:]``, ``S[S_ITER]`` ends as its number."""
-    S[S_NODES] = 0
-    S[S_STOPPED] = 0
-    S[S_GEN] += 1
-    S[S_ROOTPVLEN] = 0
-    for i in range(2 * MAXPLY):
-        S[S_KILL + i] = 0
-    for i in range(2 * 4096):
-        S[S_HISTORY + i] = 0
+    new_search(S)
     zero = max_iterations - max_iterations
     inf = zero + INF
     score = zero

@@ -58,6 +58,34 @@ def _score_moves(S, base, n, ply, ttmove):
 
 
 @njit(cache=True)
+def new_search(S):
+    """Start a search: node count, stop flag and root PV cleared, killers and history
+    forgotten, a new transposition-table generation (every search of the core starts here)."""
+    S[S_NODES] = 0
+    S[S_STOPPED] = 0
+    S[S_GEN] += 1
+    S[S_ROOTPVLEN] = 0
+    for i in range(2 * MAXPLY):
+        S[S_KILL + i] = 0
+    for i in range(2 * 4096):
+        S[S_HISTORY + i] = 0
+
+
+@njit(cache=True)
+def remember_cutoff(S, ply, m, us, bonus):
+    """Move ``m`` of side ``us`` cut off at ``ply``: a quiet one becomes the ply's first killer
+    and gains ``bonus``^2 of history (capped at 2^30); captures, promotions, castling and en
+    passant are ordered by other means."""
+    if S[S_MB + move_to(m)] == 0 and move_promo(m) == 0 and move_flags(m) == 0:
+        k = S_KILL + 2 * ply
+        if S[k] != m:
+            S[k + 1] = S[k]
+            S[k] = m
+        hi = S_HISTORY + 4096 * us + from_to(m)
+        S[hi] = min(S[hi] + bonus * bonus, 1 << 30)
+
+
+@njit(cache=True)
 def _pick(S, base, i, n):
     """Move the best-scored of moves i..n-1 to slot i and return it."""
     off = S_SCORES - S_MOVES
@@ -191,13 +219,7 @@ def negamax(U, S, stop, depth, alpha, beta, ply):
                 alpha = s
                 _pv_update(S, ply, m)
                 if s >= beta:
-                    if S[S_MB + move_to(m)] == 0 and move_promo(m) == 0 and move_flags(m) == 0:
-                        k = S_KILL + 2 * ply
-                        if S[k] != m:
-                            S[k + 1] = S[k]
-                            S[k] = m
-                        hi = S_HISTORY + 4096 * us + from_to(m)
-                        S[hi] = min(S[hi] + depth * depth, 1 << 30)
+                    remember_cutoff(S, ply, m, us, depth)
                     break
     if best <= alpha0:
         flag = TT_UPPER
@@ -216,14 +238,7 @@ def search_root(U, S, stop, max_depth):
     The root PV of the deepest completed iteration is left in ``S[S_ROOTPV:]`` (length
     ``S[S_ROOTPVLEN]``); ``S[S_ITER]`` ends as the deepest completed depth.
     """
-    S[S_NODES] = 0
-    S[S_STOPPED] = 0
-    S[S_GEN] += 1
-    S[S_ROOTPVLEN] = 0
-    for i in range(2 * MAXPLY):
-        S[S_KILL + i] = 0
-    for i in range(2 * 4096):
-        S[S_HISTORY + i] = 0
+    new_search(S)
     # never pass literals into the recursion (numba issue 6061): derive typed values
     zero = max_depth - max_depth
     inf = zero + INF
