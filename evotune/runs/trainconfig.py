@@ -137,7 +137,8 @@ CHECKPOINT_ARRAYS = ("params", "m", "v")
 
 @dataclass(frozen=True)
 class EpochLine:
-    """epochs/epoch-NNNN.json: one epoch of a training (``EpochRecord``'s fields)."""
+    """epochs/epoch-NNNN.json: one epoch of a training, as the trainer reports it (the trainer's
+    ``EpochRecord`` is this record)."""
 
     epoch: int
     """1-based."""

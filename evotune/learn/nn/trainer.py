@@ -32,6 +32,7 @@ import numpy as np
 
 from ...engine.netfile import ACTIVATIONS, HIDDEN_MAX, HIDDEN_MIN, INPUTS, Net, from_floats, read_net
 from ...errors import FieldError
+from ...runs.trainconfig import EpochLine as EpochRecord
 from ...seeding import STREAM_NN_TRAIN, generator
 from ..fitdata import split_indices
 from . import kernels
@@ -220,23 +221,6 @@ class Progress:
     """Positions per second so far in this call."""
     seconds_left: float
     """Estimated seconds to the end of the training."""
-
-
-@dataclass(frozen=True)
-class EpochRecord:
-    epoch: int
-    """1-based."""
-    lr: float
-    train_loss: float
-    """Mean squared error over the epoch's batches (each at the weights it was trained with)."""
-    val_loss: float | None
-    """Mean squared error of the held-out positions at the epoch's end weights (None: none)."""
-    positions: int
-    seconds: float
-    digest: str
-    """:meth:`FloatNet.digest` of the epoch's end weights."""
-    checksum: str
-    """``Net.checksum`` of the epoch's end weights quantised (the net the engine would play)."""
 
 
 class Buffers:

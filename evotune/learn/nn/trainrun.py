@@ -141,10 +141,7 @@ def _commit(store: Store, state: TrainState, seconds: float, *, finished: bool,
     """Store one epoch: its record, then the checkpoint (the commit point), then the net and the
     readers' state."""
     if record is not None:
-        store.write_epoch(EpochLine(epoch=record.epoch, lr=record.lr,
-                                    train_loss=record.train_loss, val_loss=record.val_loss,
-                                    positions=record.positions, seconds=record.seconds,
-                                    digest=record.digest, checksum=record.checksum))
+        store.write_epoch(record)
     arrays, meta = state.to_arrays()
     store.write_checkpoint(arrays, {**meta, "seconds": float(seconds)})
     net = state.net.quantised()
