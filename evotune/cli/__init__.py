@@ -4,7 +4,8 @@ line and exit 2; a :class:`~evotune.errors.FieldError` is said as the flag that 
 
 Commands by group: :mod:`.engine` (perft, search, features, bench, uci), :mod:`.match`,
 :mod:`.runs` (run, resume, status, runs), :mod:`.reports` (plot, report, verify, export),
-:mod:`.learning` (datagen, texel) and :mod:`.experiments` (reproduce, compare).
+:mod:`.learning` (datagen, texel), :mod:`.experiments` (reproduce, compare) and :mod:`.nn`
+(the nn group: init, info, export).
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ COMMAND_GROUPS = {
     "reports": ("plot", "report", "verify", "export"),
     "learning": ("datagen", "texel"),
     "experiments": ("reproduce", "compare"),
+    "nn": ("nn",),
 }
 """The module of ``evotune.cli`` that holds each command."""
 

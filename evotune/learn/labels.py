@@ -8,9 +8,12 @@ Every line is one position and the result of the game it comes from, from White'
   anything after the bracket, e.g. a score, is ignored);
 - ``epd``: ``FEN c9 "1-0";`` (4-field EPD with opcodes, as in zurichess's quiet-labeled.epd;
   other opcodes may precede or follow c9);
-- ``pipe``: ``FEN | result`` with result ``1-0``, ``0-1``, ``1/2-1/2``, ``1``, ``0.5`` or ``0``.
+- ``pipe``: ``FEN | result`` with result ``1-0``, ``0-1``, ``1/2-1/2``, ``1``, ``0.5`` or ``0``;
+- ``text``: ``FEN | score | result``, the text data of the network trainers (bullet's
+  ``bullet-utils convert --from text``): score in centipawns and result ``1.0``/``0.5``/``0.0``,
+  both White's view (the score is not read here).
 
-:func:`format_line` writes ``fen`` (the default of ``evotune datagen``) or ``epd``.
+:func:`format_line` writes ``fen`` (the default of ``evotune datagen``), ``epd`` or ``text``.
 A malformed line raises :class:`DataError` naming ``file:line`` once more than ``max_bad``
 lines were bad.
 """
@@ -29,8 +32,11 @@ from ..errors import EvotuneError
 
 log = logging.getLogger(__name__)
 
-FORMATS = ("fen", "epd")
+FORMATS = ("fen", "epd", "text")
 """Formats :func:`format_line` writes."""
+TEXT_SCORE_LIMIT = 32000
+"""``text`` scores are int16 for its readers (bullet parses them as i16): positions whose score
+is beyond this (mate scores included) are not written in that format."""
 
 _RESULTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5, "1": 1.0, "0": 0.0, "0.5": 0.5,
             "1.0": 1.0, "0.0": 0.0, "1/2": 0.5, ".5": 0.5}
@@ -72,8 +78,14 @@ def result_string(value: float) -> str:
     return {1.0: "1-0", 0.5: "1/2-1/2", 0.0: "0-1"}[float(value)]
 
 
-def format_line(fen: str, result: float, fmt: str = "fen") -> str:
-    """One output line (without the newline): ``FEN [1.0]`` or EPD ``... c9 "1-0";``."""
+def format_line(fen: str, result: float, fmt: str = "fen", score: int | None = None) -> str:
+    """One output line (without the newline): ``FEN [1.0]``, EPD ``... c9 "1-0";`` or ``FEN |
+    score | 1.0`` (``score``: White's view, centipawns)."""
+    if fmt == "text":
+        if score is None or abs(int(score)) > TEXT_SCORE_LIMIT:
+            raise DataError(f"the text format needs a score within +-{TEXT_SCORE_LIMIT}, got "
+                            f"{score!r}")
+        return f"{fen} | {int(score)} | {float(result):.1f}"
     if fmt == "fen":
         return f"{fen} [{float(result):.1f}]"
     if fmt == "epd":
@@ -107,10 +119,13 @@ def parse_line(line: str) -> tuple[str, float] | str:
         if res is None:
             return f"result [{m.group(2)}] is not 1.0, 0.5 or 0.0"
     elif "|" in s:
-        fen_text, _, rest = s.partition("|")
-        res = result_value(rest.split("|")[0])
+        parts = s.split("|")
+        if len(parts) > 3:
+            return "more than two '|': expected 'FEN | result' or 'FEN | score | result'"
+        fen_text, token = parts[0], parts[-1]    # FEN | result, or FEN | score | result
+        res = result_value(token)
         if res is None:
-            return f"result '{rest.strip()}' after '|' is not 1-0, 0-1, 1/2-1/2, 1, 0.5 or 0"
+            return f"result '{token.strip()}' after '|' is not 1-0, 0-1, 1/2-1/2, 1, 0.5 or 0"
     else:
         m = _C9.search(s)
         if not m:

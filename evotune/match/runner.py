@@ -27,6 +27,7 @@ from ..errors import ConfigError
 from ..players import PlayerSpec
 from ..players.external import close_all
 from ..players.game import play_players_game
+from ..players.nets import evaluation
 from ..space import SHANNON_REFERENCE
 from .fixtures import Fixture, GameTask, MatchSettings, decisive_settled, game_task, games_before_verdict
 from .openings import Opening, draw_opening, opening_generator
@@ -64,7 +65,7 @@ def play_task(task: GameTask) -> GameRecord:
     board = task.opening.board()
     t0 = time.perf_counter()
     if task.white.is_builtin and task.black.is_builtin:
-        out = play_game(board, task.white.weights, task.black.weights, depth=lim.depth,
+        out = play_game(board, evaluation(task.white), evaluation(task.black), depth=lim.depth,
                         nodes=lim.nodes, max_plies=lim.max_plies, adjudication=lim.adjudication,
                         features=(task.white.features, task.black.features))
     else:

@@ -1,7 +1,8 @@
 """Players: things that play moves.
 
 A :class:`PlayerSpec` is plain data (it crosses process boundaries): either the built-in engine
-with a weight vector, or an external UCI engine started by a command with UCI options. Worker
+with a weight vector or a network file (``features = "nnue"``), or an external UCI engine started
+by a command with UCI options. Worker
 processes turn specs into live players (one engine process per side, reused); two built-in players
 play a whole game inside the numba
 core (``evotune.engine.play_game``), any other pairing is played move by move on a python-chess
@@ -33,7 +34,11 @@ class PlayerSpec:
     """The weights as UCI options (mapped to engine names and scales): sent with ``setoption``
     before each game to the same live process, never a reason to restart it."""
     features: str = "shannon"
-    """Feature set of a builtin player's weights (evotune/featuresets.py)."""
+    """Feature set of a builtin player's weights (evotune/featuresets.py), or 'nnue'."""
+    net: str = ""
+    """A builtin 'nnue' player's network file (absolute path; read where the games are played)."""
+    net_checksum: str = ""
+    """That net's checksum when the player was made (a file changed since is refused)."""
 
     @property
     def is_builtin(self) -> bool:
@@ -47,3 +52,4 @@ def builtin(weights, name: str = "evotune", features: str = "shannon") -> Player
     w = check_weights(weights, size=len(names), names=names[:8], what=f"{name} weights")
     return PlayerSpec(name=name, kind="builtin", weights=tuple(float(x) for x in w),
                       features=features)
+
