@@ -22,9 +22,9 @@ reference weights, whose signature is pinned):
 * ``signature``: total core nodes of the fixed search set.
 
 A network (``--engine nnue:FILE``) is benched on the same positions, with a node limit on every
-core search and game move (``net_nodes``) and on every reference search (``net_reference_nodes``):
-a net's trees depend on the net, and an untrained one's are huge (its quiescence finds no
-cut-offs). Its signature is that of the net and these limits.
+core search (``net_nodes``), game move (``net_game_nodes``) and reference search
+(``net_reference_nodes``): a net's trees depend on the net, and an untrained one's are huge (its
+quiescence finds few cut-offs). Its signature is that of the net and these limits.
 """
 from __future__ import annotations
 
@@ -94,13 +94,15 @@ class BenchSettings:
     game_limits: Limits = Limits(depth=3, max_plies=400)
     """Search depth and ply cap of those games."""
     net_nodes: int = 200_000
-    """A net: node limit of each core search and of each game move."""
+    """A net: node limit of each core search of the search set."""
+    net_game_nodes: int = 5_000
+    """A net: node limit of each move of the games."""
     net_reference_nodes: int = 5_000
     """A net: node limit of each reference search."""
 
     def __post_init__(self) -> None:
         for name in ("depth", "reference_depth", "reference_positions", "games", "net_nodes",
-                     "net_reference_nodes"):
+                     "net_game_nodes", "net_reference_nodes"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"bench {name} must be a positive integer, got {value!r}")
@@ -112,7 +114,7 @@ class BenchSettings:
 
 QUICK = BenchSettings(depth=4, reference_depth=2, reference_positions=2, perft_scale=-2, games=2,
                       game_limits=Limits(depth=2, max_plies=40), net_nodes=20_000,
-                      net_reference_nodes=1_000)
+                      net_game_nodes=2_000, net_reference_nodes=1_000)
 """A few-seconds bench for tests and smoke checks (its signature differs from the default's)."""
 
 
@@ -174,7 +176,8 @@ def run_bench(settings: BenchSettings = BenchSettings(), spec=None, *,
     fs = {"features": features}
     net = features == NNUE
     limit = settings.net_nodes if net else 0
-    game_limits = replace(settings.game_limits, nodes=limit) if net else settings.game_limits
+    game_limits = replace(settings.game_limits, nodes=settings.net_game_nodes) if net \
+        else settings.game_limits
     core.search(chess.STARTING_FEN, weights, depth=1, **fs)  # compile or load the cache, untimed
     core.perft(chess.STARTING_FEN, 1)
 
