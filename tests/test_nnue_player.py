@@ -24,7 +24,7 @@ from evotune.learn.labels import read_positions
 from evotune.limits import Limits
 from evotune.match.fixtures import GameTask, MatchSettings
 from evotune.match.openings import Opening
-from evotune.match.resolve import resolve_player
+from evotune.match.resolve import resolve_player, resolve_player_list
 from evotune.match.runner import map_games
 from evotune.players.game import play_players_game
 from evotune.players.spec import player_from_engine_spec
@@ -70,10 +70,26 @@ def test_nnue_file_is_a_player(nets):
     assert p.net == str(a.resolve()) and p.net_checksum == read_net(a).checksum
     q = resolve_player(f"nnue:{b}")   # bullet's raw layout, recognised by its size
     assert q.net_checksum == read_net(b).checksum and read_net(b).activation == "screlu"
+    opponents = resolve_player_list(f"shannon,nnue:{a},nnue:{a}")   # gauntlets, verify
+    assert [o.name for o in opponents] == ["shannon", "nnue:a-A", "nnue:a-B"]
+    assert opponents[1].net == p.net
     with pytest.raises(ConfigError, match="names no net; give the player as nnue:FILE"):
         resolve_player("nnue")
     with pytest.raises(NetError, match="no such file"):
         resolve_player("nnue:missing.nnue")
+
+
+def test_a_net_in_bullets_layout_plays_as_the_same_net(tmp_path):
+    net = random_net(48, 6)
+    write_net(net, tmp_path / "q.bin", "bullet")
+    back = read_net(tmp_path / "q.bin")
+    line = ["e2e4", "d7d5", "e4d5", "g8f6", "f1b5", "c7c6", "d5c6", "b8c6", "g1f3", "e7e5",
+            "e1g1"]
+    assert back == net
+    assert (api.evaluate_line(chess.Board(), line, back, "nnue")
+            == api.evaluate_line(chess.Board(), line, net, "nnue")).all()
+    p = resolve_player(f"nnue:{tmp_path / 'q.bin'}")
+    assert p.net_checksum == net.checksum
 
 
 def test_a_spec_names_its_net(tmp_path, nets):
