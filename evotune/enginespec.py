@@ -15,7 +15,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from .errors import ConfigError
-from .featuresets import feature_names
+from .featuresets import NNUE, feature_names
 from .fileio import file_digest, read_text
 from .paths import DATA_DIR, ENGINES_DIR
 from .searchsettings import SEARCH_WEIGHTS, SearchSettings, search_settings
@@ -65,7 +65,10 @@ class EngineSpec:
     path: str = ""
     """The file the spec was read from."""
     features: str = "shannon"
-    """Feature set of a 'builtin' engine: shannon, pst or extended (evotune/featuresets.py)."""
+    """Feature set of a 'builtin' engine: shannon, pst or extended (evotune/featuresets.py), or
+    nnue (a network, no weights)."""
+    net: str = ""
+    """The network file an 'nnue' spec names (absolute path), or ''."""
     reference_file: str = ""
     """A JSON file of reference values the spec names (part of a run's identity), or ''."""
     digest: str = ""
@@ -109,7 +112,7 @@ class EngineSpec:
 _WEIGHT_KEYS = {"name", "reference", "lower", "upper", "fixed", "option", "scale"}
 _GROUP_KEYS = {"match", "reference", "lower", "upper", "fixed", "scale"}
 _SPEC_KEYS = {"name", "kind", "weight", "command", "options", "description", "features", "group",
-              "reference_file", "search"}
+              "reference_file", "search", "net"}
 
 
 def _unknown(keys, allowed, where: str) -> None:
@@ -157,6 +160,8 @@ def _spec_from_text(text: str, *, where: str, digest: str,
         raise ConfigError(f"engine spec {where}: not valid TOML ({exc})") from None
     spec = engine_spec_from_dict(data, where=where, reference_text=reference_text)
     combined = digest
+    if spec.net:  # the net is part of the engine
+        combined = hashlib.sha256((digest + file_digest(Path(spec.net))).encode()).hexdigest()
     if spec.reference_file:
         ref_digest = hashlib.sha256(spec.reference_text.encode()).hexdigest()  # its bytes'
         combined = hashlib.sha256((digest + ref_digest).encode()).hexdigest()
@@ -233,9 +238,11 @@ def engine_spec_from_dict(data: dict, *, where: str = "engine spec",
     try:
         # a spec that names its feature set has that set's weights; one that does not declares
         # its weights in its [[weight]] tables (as before feature sets existed)
-        names = feature_names(features) if kind == "builtin" and "features" in data else None
+        names = ((() if features == NNUE else feature_names(features))
+                 if kind == "builtin" and "features" in data else None)
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
+    net = _net_file(data, where, features if kind == "builtin" else "")
     raw = data.get("weight", [])
     if not isinstance(raw, list) or not isinstance(data.get("group", []), list):
         raise ConfigError(f"{where}: 'weight' and 'group' must be [[weight]] / [[group]] tables")
@@ -278,9 +285,23 @@ def engine_spec_from_dict(data: dict, *, where: str = "engine spec",
                       kind=kind, weights=tuple(params), command=tuple(command),
                       options=tuple(options.items()), description=description, path=where,
                       features=features, reference_file=ref_path, reference_text=ref_text,
-                      search=search)
+                      search=search, net=net)
     spec.space()  # validates bounds vs fixed values
     return spec
+
+
+def _net_file(data: dict, where: str, features: str) -> str:
+    """The absolute path of the spec's ``net`` (beside the spec, else as given), or ''. Only a
+    builtin 'nnue' spec names one; the file is read when a player is made of the spec."""
+    if "net" not in data:
+        return ""
+    name = _typed(data["net"], str, f"{where}: net")
+    if features != NNUE:
+        raise ConfigError(f"{where}: net is for a builtin engine with features = \"nnue\"")
+    for cand in (Path(where).parent / name, Path(name)):
+        if cand.is_file():
+            return str(cand.resolve())
+    raise ConfigError(f"{where}: net '{name}' not found beside the spec or in the current folder")
 
 
 def _reference_file(data: dict, where: str, text: str | None = None) -> tuple[str, dict, str]:

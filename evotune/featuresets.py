@@ -134,6 +134,11 @@ def size(features: str) -> int:
     return len(feature_names(features))
 
 
+def phi_size(features: str) -> int:
+    """Width of phi rows of a player of ``features``: the set's size; 0 for a net (no phi)."""
+    return 0 if features == NNUE else size(features)
+
+
 def denominator(features: str) -> int:
     """phi = phi_int / denominator: 1 for shannon, 24 for the tapered sets."""
     return 1 if feature_set_code(features) == FS_SHANNON else PHASE_MAX

@@ -15,8 +15,11 @@ from ..engine.explain import contributions
 from ..engine.perftsuite import perft_suite
 from ..engine.bench import QUICK, BenchSettings, format_bench, run_bench
 from ..engine.uci import run as run_uci
-from ..enginespec import load_engine_spec
+from ..enginespec import EngineSpec, load_engine_spec, resolve_engine_spec_path
 from ..errors import ConfigError
+from ..featuresets import NNUE
+from ..match.resolve import split_player
+from ..players.nets import evaluation
 from ..players.spec import player_from_engine_spec
 from ..weightsio import load_weights_file, parse_weights_text
 
@@ -52,13 +55,36 @@ def perft(fen: str | None, depth: int | None, divide: bool, suite: str | None,
         click.echo(count_leaves(fen, depth))
 
 
+def engine_and_net(engine: str) -> tuple[EngineSpec, str | None]:
+    """``--engine``: a spec, or ``nnue:FILE`` (a net spec and a net file) -> (spec, net file or
+    None)."""
+    try:
+        resolve_engine_spec_path(engine)
+    except ConfigError:
+        if ":" not in engine:
+            raise
+        token, path = split_player(engine)
+        spec = load_engine_spec(token)
+        if spec.features != NNUE or path is None:
+            raise ConfigError(f"--engine {engine}: give an engine spec (weights go in "
+                              "--weights), or nnue:FILE for a network") from None
+        return spec, path
+    return load_engine_spec(engine), None
+
+
 def builtin_weights(engine: str, weights: str | None):
     """(spec, weight vector) of a builtin engine spec: ``weights`` is a JSON file, or for shannon
-    also 'P,N,B,R,Q,M' text; None means the spec's reference values."""
-    spec = load_engine_spec(engine)
+    also 'P,N,B,R,Q,M' text; None means the spec's reference values. For an nnue engine
+    (``nnue:FILE``, or a spec naming its net) the Net instead."""
+    spec, net = engine_and_net(engine)
     if spec.kind != "builtin":
         raise ConfigError(f"engine '{engine}' is a '{spec.kind}' engine; give a builtin spec "
-                          "(shannon, pst, extended, pst-pesto or a .toml file)")
+                          "(shannon, pst, extended, pst-pesto, nnue:FILE or a .toml file)")
+    if spec.features == NNUE:
+        if weights is not None:
+            raise ConfigError("--weights: an nnue engine has no weights; give its net as "
+                              "--engine nnue:FILE")
+        return spec, evaluation(player_from_engine_spec(spec, net=net))
     if weights is None:
         return spec, spec.space().reference_array
     if Path(weights).is_file() or weights.endswith(".json"):
@@ -81,14 +107,18 @@ def builtin_weights(engine: str, weights: str | None):
               help="Shannon weights P,N,B,R,Q,M in engine units, or a JSON weights file "
                    "(default: the engine spec's reference values).")
 @click.option("--engine", default="shannon", show_default=True,
-              help="Builtin engine spec (its feature set, search and reference weights).")
+              help="Builtin engine spec (its feature set, search and reference weights), or "
+                   "nnue:FILE.")
 def search(fen: str, depth: int, nodes: int, weights: str | None, engine: str) -> None:
     """Search FEN with the built-in engine; print move, score, depth, nodes, nodes/s and PV
     (a uct spec: then the root's moves with their visits and mean values)."""
     spec, w = builtin_weights(engine, weights)
-    player = player_from_engine_spec(spec, w)
-    r = run_search(fen, player.weights, depth=depth, nodes=nodes, features=spec.features,
-                   settings=player.search)
+    if spec.features == NNUE:  # a net: alpha-beta over the net's evaluation
+        r = run_search(fen, w, depth=depth, nodes=nodes, features=spec.features)
+    else:
+        player = player_from_engine_spec(spec, w)
+        r = run_search(fen, player.weights, depth=depth, nodes=nodes, features=spec.features,
+                       settings=player.search)
     nps = r.nodes / r.seconds if r.seconds > 0 else 0.0
     sims = f" simulations {r.simulations}" if r.simulations else ""
     click.echo(f"bestmove {r.move or '(none)'} score {r.score} depth {r.depth} nodes {r.nodes} "
@@ -130,14 +160,15 @@ def features(fen: str, engine: str, weights: str | None, show_all: bool) -> None
               help="A few-seconds smoke run (shallower searches, 2 short games); its signature "
                    "differs from the full bench's.")
 @click.option("--engine", default=None,
-              help="Builtin engine spec to bench with its reference weights (default: the "
-                   "Shannon reference weights, signature 26878611).")
+              help="Builtin engine spec to bench with its reference weights, or nnue:FILE "
+                   "(default: the Shannon reference weights, signature 26878611).")
 def bench(as_json: bool, quick: bool, engine: str | None) -> None:
     """Engine speed and search signature: search_nps, reference_search_nps, speedup, perft_nps,
     game_seconds_median, signature (total nodes of a fixed search set; changes only when the
     search changes). Speeds are wall-clock and depend on the machine's load."""
-    spec = None if engine is None else load_engine_spec(engine)
-    result = run_bench(QUICK if quick else BenchSettings(), spec)
+    spec, net = (None, None) if engine is None else builtin_weights(engine, None)
+    result = run_bench(QUICK if quick else BenchSettings(), spec,
+                       weights=net if spec is not None and spec.features == NNUE else None)
     click.echo(json.dumps(result.as_dict()) if as_json else format_bench(result))
 
 
@@ -145,11 +176,12 @@ def bench(as_json: bool, quick: bool, engine: str | None) -> None:
 @click.option("--weights", "weights_file", type=click.Path(dir_okay=False), default=None,
               help="JSON file with the initial weights: a list of six numbers or {name: value}.")
 @click.option("--engine", default="shannon", show_default=True,
-              help="Builtin engine spec (feature set, options, reference weights).")
+              help="Builtin engine spec (feature set, options, reference weights), or nnue:FILE.")
 def uci(weights_file: str | None, engine: str) -> None:
     """Speak UCI on stdin/stdout (for GUIs, cutechess, python-chess): the built-in engine with
-    every weight as a spin option."""
-    run_uci(weights_file=weights_file, engine=engine)
+    every weight as a spin option (a net: the EvalFile option)."""
+    spec, net = engine_and_net(engine)
+    run_uci(weights_file=weights_file, engine=spec, net=net)
 
 
 COMMANDS = (perft, search, features, bench, uci)

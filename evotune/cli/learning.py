@@ -20,15 +20,18 @@ from .progress import CountBar
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), required=True,
               help="Output file of labelled positions (a rerun with the same settings continues it).")
 @click.option("--engine", default="shannon", show_default=True,
-              help="Engine spec SPEC[:WEIGHTS.json]; a 'uci' spec plays through the external runner.")
+              help="Engine spec SPEC[:WEIGHTS.json] or nnue:NET; a 'uci' spec plays through the "
+                   "external runner.")
 @limits_options(fields=("depth", "nodes"))
 @openings_option("2moves")
 @click.option("--random-plies", type=int, default=2, show_default=True,
               help="Random legal moves after the opening (skipped like book plies).")
 @click.option("--per-game", type=int, default=10, show_default=True,
               help="Quiet positions sampled per game at most.")
-@click.option("--format", "fmt", type=click.Choice(["fen", "epd"]), default="fen", show_default=True,
-              help="fen: 'FEN [1.0]'; epd: 'FEN c9 \"1-0\";' (results from White's view).")
+@click.option("--format", "fmt", type=click.Choice(["fen", "epd", "text"]), default="fen",
+              show_default=True,
+              help="fen: 'FEN [1.0]'; epd: 'FEN c9 \"1-0\";'; text: 'FEN | score | 1.0', the "
+                   "net trainers' data, with the search score in centipawns (all White's view).")
 @workers_option(1, "Worker processes (0 = one per core); the output does not depend on it.")
 @seed_option(1)
 @click.option("--chunk", type=int, default=32, show_default=True,
@@ -42,7 +45,8 @@ def datagen(games, positions, out_file, engine, limits, openings, random_plies, 
     bar = CountBar("datagen", "games")
     summary = run_datagen(settings, out_file, workers=workers, progress=bar)
     bar.close()
-    fmt_text = "FEN [result]" if fmt == "fen" else 'EPD c9 "result";'
+    fmt_text = {"fen": "FEN [result]", "epd": 'EPD c9 "result";',
+                "text": "FEN | score | result"}[fmt]
     click.echo(f"{summary.out}: {summary.positions} positions from {summary.games} games "
                f"(format {fmt}: {fmt_text}, White's view"
                + (f"; continued after game {summary.resumed_from}" if summary.resumed_from else "")

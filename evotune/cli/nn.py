@@ -1,14 +1,96 @@
-"""The ``evotune nn`` group: network commands (train)."""
+"""Network commands, the ``evotune nn`` group: init (a random net), info, export (evotune's file
+or bullet's raw layout), and train (:mod:`.nntrain`). The nets are those of
+:mod:`evotune.engine.netfile`."""
 from __future__ import annotations
 
+from pathlib import Path
+
+import chess
 import click
 
+from ..engine.netfile import (ACTIVATIONS, FORMATS, HIDDEN_DEFAULT, evaluate_reference,
+                              net_bytes, random_net, read_net, write_net)
+from ..fileio import check_writable
 from .nntrain import train
+
+
+def _read(path: str, input_format: str, hidden: int | None, activation: str | None):
+    return read_net(path, format=None if input_format == "auto" else input_format,
+                    hidden=hidden, activation=activation)
+
+
+def _reading_options(f):
+    """How to read a net file: bullet's raw layout has no header (its hidden size comes from its
+    size; its activation must be given when it is not screlu)."""
+    f = click.option("--activation", type=click.Choice(ACTIVATIONS), default=None,
+                     help="A bullet file's activation (default screlu); for an evotune file, a "
+                          "check.")(f)
+    f = click.option("--hidden", type=int, default=None,
+                     help="A check of the hidden size (a bullet file's comes from its size).")(f)
+    f = click.option("--input-format", type=click.Choice(("auto",) + FORMATS), default="auto",
+                     show_default=True,
+                     help="auto: evotune's file when it starts with its header, else bullet's.")(f)
+    return f
 
 
 @click.group()
 def nn() -> None:
-    """Networks: train a net on labelled positions."""
+    """Networks: make, inspect, export and train NNUE nets. They are the built-in engine's
+    (768 -> H) x 2 -> 1 nets in bullet's simple layout; play one as the player nnue:FILE."""
+
+
+@nn.command()
+@click.option("--hidden", type=int, default=HIDDEN_DEFAULT, show_default=True,
+              help="Hidden size H (8..1024).")
+@click.option("--seed", type=int, default=1, show_default=True, help="The seed.")
+@click.option("--activation", type=click.Choice(ACTIVATIONS), default="screlu",
+              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="evotune",
+              show_default=True, help="evotune's file, or bullet's raw quantised layout.")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), required=True,
+              help="The net file to write.")
+def init(hidden: int, seed: int, activation: str, fmt: str, out_file: str) -> None:
+    """Write a random net: every weight uniform in +-1/sqrt(fan in), quantised as bullet saves
+    it (a start for training or evolution; it knows nothing, so search it with a node limit)."""
+    net = random_net(hidden, seed, activation)
+    check_writable(out_file, "--out")
+    write_net(net, out_file, fmt)
+    click.echo(f"{out_file}: {fmt} net, {net.describe()}")
+
+
+@nn.command()
+@click.argument("net_file", type=click.Path(dir_okay=False))
+@_reading_options
+def info(net_file: str, input_format: str, hidden: int | None, activation: str | None) -> None:
+    """Print a net's shape, quantisation, size and checksum, and its evaluation of the start
+    position."""
+    net = _read(net_file, input_format, hidden, activation)
+    data = Path(net_file).read_bytes()
+    fmt = "evotune" if data == net_bytes(net, "evotune") else "bullet"
+    click.echo(f"file        {net_file} ({len(data)} bytes, {fmt} format)")
+    click.echo(f"shape       (768 -> {net.hidden}) x 2 -> 1")
+    click.echo(f"activation  {net.activation}")
+    click.echo(f"quantised   qa {net.qa}, qb {net.qb}, scale {net.scale}")
+    click.echo(f"parameters  {net.parameters}")
+    click.echo(f"checksum    {net.checksum}")
+    click.echo(f"startpos    {evaluate_reference(net, chess.Board())} (side to move)")
+
+
+@nn.command()
+@click.argument("net_file", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(FORMATS), required=True,
+              help="evotune's file, or bullet's raw quantised layout (padded to 64 bytes; it "
+                   "keeps neither the activation nor qa, qb, scale).")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), required=True,
+              help="The file to write.")
+@_reading_options
+def export(net_file: str, fmt: str, out_file: str, input_format: str, hidden: int | None,
+           activation: str | None) -> None:
+    """Write NET_FILE in another format (the arrays are copied exactly)."""
+    net = _read(net_file, input_format, hidden, activation)
+    check_writable(out_file, "--out")
+    write_net(net, out_file, fmt)
+    click.echo(f"{out_file}: {fmt} net, {net.describe()}")
 
 
 nn.add_command(train)

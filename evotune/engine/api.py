@@ -16,7 +16,8 @@ import chess.polyglot
 import numpy as np
 
 from ..errors import ConfigError, PositionError
-from ..featuresets import FEATURE_SETS, FS_NNUE, NNUE, denominator, feature_names, feature_set_code
+from ..featuresets import (FEATURE_SETS, FS_NNUE, NNUE, denominator, feature_names,
+                           feature_set_code, phi_size)
 from ..rules import MATE, RESULTS, TERMINATIONS, Adjudication
 from ..searchsettings import SearchSettings
 from ..space import Weights, check_weights
@@ -369,7 +370,8 @@ def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarra
     """Search ``position`` to ``depth`` (and at most about ``nodes`` nodes when > 0).
 
     ``stop`` is an int64 array of length >= 1; setting ``stop[0] = 1`` from another thread ends
-    the search like the node limit (the first iteration always completes). ``tt_bits``: the
+    the search like the node limit (the first iteration always completes, except with a net:
+    then the best root move searched so far is played, ``depth`` 0). ``tt_bits``: the
     transposition table holds 2**tt_bits entries (16 bytes each). ``features``: the feature set
     the weights belong to (``nnue``: ``weights`` is a Net). ``settings``: another search than
     alpha-beta (uct: ``nodes`` simulations, probability: ``nodes`` nodes; 0: the settings'
@@ -435,7 +437,7 @@ def qsearch(position, weights, features: str = "shannon") -> QuiescenceResult:
 
 def _phi_width(sets) -> int:
     """The width of phi rows for players of the feature sets ``sets`` (a net has no phi)."""
-    return max([len(feature_names(s)) for s in sets if s != NNUE] or [0])
+    return max(phi_size(s) for s in sets)
 
 
 def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_plies: int = 400,

@@ -28,17 +28,23 @@ For a spec whose search is not alpha-beta, three more:
 * ``simulations_per_second``: UCT simulations per second in the same searches (0 otherwise).
 
 The search figures and the signature are always alpha-beta's (with the spec's evaluation).
+
+A network (``--engine nnue:FILE``) is benched on the same positions, with a node limit on every
+core search (``net_nodes``), game move (``net_game_nodes``) and reference search
+(``net_reference_nodes``): a net's trees depend on the net, and an untrained one's are huge (its
+quiescence finds few cut-offs). Its signature is that of the net and these limits.
 """
 from __future__ import annotations
 
 import logging
 import statistics
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import chess
 
 from ..errors import ConfigError
+from ..featuresets import NNUE
 from ..limits import Limits
 from ..paths import DEFAULT_OPENINGS
 from ..searchsettings import SearchSettings
@@ -98,9 +104,16 @@ class BenchSettings:
     """Complete core games, from the first ``games`` openings of 2moves_v1.epd."""
     game_limits: Limits = Limits(depth=3, max_plies=400)
     """Search depth and ply cap of those games."""
+    net_nodes: int = 200_000
+    """A net: node limit of each core search of the search set."""
+    net_game_nodes: int = 5_000
+    """A net: node limit of each move of the games."""
+    net_reference_nodes: int = 5_000
+    """A net: node limit of each reference search."""
 
     def __post_init__(self) -> None:
-        for name in ("depth", "reference_depth", "reference_positions", "games"):
+        for name in ("depth", "reference_depth", "reference_positions", "games", "net_nodes",
+                     "net_game_nodes", "net_reference_nodes"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"bench {name} must be a positive integer, got {value!r}")
@@ -111,7 +124,8 @@ class BenchSettings:
 
 
 QUICK = BenchSettings(depth=4, reference_depth=2, reference_positions=2, perft_scale=-2, games=2,
-                      game_limits=Limits(depth=2, max_plies=40))
+                      game_limits=Limits(depth=2, max_plies=40), net_nodes=20_000,
+                      net_game_nodes=2_000, net_reference_nodes=1_000)
 """A few-seconds bench for tests and smoke checks (its signature differs from the default's)."""
 
 
@@ -168,31 +182,41 @@ def signature(depth: int = BenchSettings.depth, weights=BENCH_WEIGHTS,
                for fen in BENCH_FENS)
 
 
-def run_bench(settings: BenchSettings = BenchSettings(), spec=None) -> BenchResult:
+def run_bench(settings: BenchSettings = BenchSettings(), spec=None, *,
+              weights=None) -> BenchResult:
     """Run the bench: core searches, reference searches, core perft, core games, with the
     reference weights of the engine spec ``spec`` (an EngineSpec of a builtin engine; None: the
-    Shannon reference weights)."""
+    Shannon reference weights), or with ``weights`` (for an nnue spec: its Net)."""
     if spec is not None and spec.kind != "builtin":
         raise ConfigError(f"bench needs a builtin engine spec; '{spec.name}' is '{spec.kind}'")
     name = "shannon" if spec is None else spec.name
     features = "shannon" if spec is None else spec.features
-    weights = BENCH_WEIGHTS if spec is None else spec.space().reference_array
     how = SearchSettings() if spec is None else spec.search
-    weights = weights[:len(weights) - len(how.weight_names())]  # the evaluation's
+    if weights is None:
+        if features == NNUE:
+            raise ConfigError(f"bench: engine spec '{name}' needs its net; give nnue:FILE")
+        weights = BENCH_WEIGHTS if spec is None else spec.space().reference_array
+        weights = weights[:len(weights) - len(how.weight_names())]  # the evaluation's
     fs = {"features": features}
+    net = features == NNUE
+    limit = settings.net_nodes if net else 0
+    game_limits = replace(settings.game_limits, nodes=settings.net_game_nodes) if net \
+        else settings.game_limits
     core.search(chess.STARTING_FEN, weights, depth=1, **fs)  # compile or load the cache, untimed
     core.perft(chess.STARTING_FEN, 1)
 
     nodes = 0
     start = time.perf_counter()
     for fen in BENCH_FENS:
-        nodes += core.search(fen, weights, depth=settings.depth, **fs).nodes
+        nodes += core.search(fen, weights, depth=settings.depth, nodes=limit, **fs).nodes
     search_seconds = time.perf_counter() - start
 
     ref_nodes = 0
     start = time.perf_counter()
     for fen in BENCH_FENS[:settings.reference_positions]:
-        ref_nodes += reference.search(fen, weights, depth=settings.reference_depth, **fs).nodes
+        ref_nodes += reference.search(fen, weights, depth=settings.reference_depth,
+                                      nodes=settings.net_reference_nodes if net else 0,
+                                      **fs).nodes
     ref_seconds = time.perf_counter() - start
 
     perft_nodes = 0
@@ -214,11 +238,9 @@ def run_bench(settings: BenchSettings = BenchSettings(), spec=None) -> BenchResu
     game_seconds = []
     for fen in bench_openings(settings.games):
         start = time.perf_counter()
-        outcome = core.play_game(fen, weights, weights, depth=settings.game_limits.depth, **fs,
-                                 nodes=settings.game_limits.nodes,
-                                 max_plies=settings.game_limits.max_plies,
-                                 adjudication=settings.game_limits.adjudication,
-                                 settings=(how, how))
+        outcome = core.play_game(fen, weights, weights, depth=game_limits.depth, **fs,
+                                 nodes=game_limits.nodes, max_plies=game_limits.max_plies,
+                                 adjudication=game_limits.adjudication, settings=(how, how))
         game_seconds.append(time.perf_counter() - start)
         logger.debug("bench game from %s: %s %s, %d plies", fen, outcome.result,
                      outcome.termination, len(outcome.moves))

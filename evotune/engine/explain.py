@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import ConfigError
+from ..featuresets import NNUE
 from .api import engine_weights, evaluate, feature_names, phi
 
 
@@ -24,6 +26,9 @@ def contributions(position, weights, features: str = "shannon", *,
                   nonzero: bool = True) -> tuple[list[Contribution], int]:
     """(the features of ``position`` with their weighted contributions, the core's evaluation).
     ``nonzero``: only the features whose value is not zero."""
+    if features == NNUE:
+        raise ConfigError("a network has no linear features to list; its evaluation is "
+                          "'evotune search FEN --depth 1 --engine nnue:FILE' or the nn commands")
     w = engine_weights(weights, "weights", features)
     values = phi(position, features)
     rows = [Contribution(name, float(v), int(wi), float(wi * v))

@@ -12,7 +12,7 @@ Board; ``game.quiescence_core``) and many FENs at once (:func:`qsearch_batch`;
 ``batch.qsearch_batch_core`` parses them inside numba, reading the board and the side to move;
 FENs with an en passant square go through the one-position path so that en passant captures
 count). phi is the core's ``phi_into`` (phi_int, side to move's view), folded to the root mover's
-view for the leaf and divided by the feature set's denominator.
+view for the leaf and divided by the feature set's denominator (a net has no phi: width 0).
 """
 from __future__ import annotations
 
@@ -20,11 +20,12 @@ import chess
 import numpy as np
 
 from ..errors import PositionError
-from ..featuresets import denominator, feature_names
+from ..featuresets import NNUE, denominator, phi_size
 from .api import board_arrays, engine_weights, to_board
 from .core import layout as L
 from .core.batch import qsearch_batch_core
 from .core.game import quiescence_core
+from .netstate import rows
 
 _MAX_NNZ = 128
 
@@ -47,11 +48,16 @@ class QSearch:
         return ~self.check & (self.static == self.score)
 
 
-def _state(features: str, weights) -> tuple[np.ndarray, np.ndarray]:
-    U, S = board_arrays(chess.Board(), 10, reuse=True, features=features)
-    w = engine_weights(weights, "weights", features)
+def _state(features: str, weights, board=None) -> tuple[np.ndarray, np.ndarray]:
+    (w,), tail = rows([engine_weights(weights, "weights", features)])
+    U, S = board_arrays(chess.Board() if board is None else board, 10, reuse=True,
+                        features=features, tail=tail)
     S[L.S_W:L.S_W + w.size] = w
     return U, S
+
+
+def _denominator(features: str) -> float:
+    return 1.0 if features == NNUE else float(denominator(features))
 
 
 def qsearch(position, weights, features: str = "shannon") -> tuple[int, int, bool, np.ndarray]:
@@ -59,12 +65,10 @@ def qsearch(position, weights, features: str = "shannon") -> tuple[int, int, boo
     move's view (a Board's history is not used: quiescence has no draw checks)."""
     board = to_board(position)
     board = chess.Board(board.fen()) if board.move_stack else board
-    U, S = board_arrays(board, 10, reuse=True, features=features)
-    w = engine_weights(weights, "weights", features)
-    S[L.S_W:L.S_W + w.size] = w
-    out = np.zeros(len(feature_names(features)), dtype=np.int64)
+    U, S = _state(features, weights, board)
+    out = np.zeros(phi_size(features), dtype=np.int64)
     static, score, check = quiescence_core(U, S, np.zeros(1, dtype=np.int64), out)
-    return int(static), int(score), bool(check), out / float(denominator(features))
+    return int(static), int(score), bool(check), out / _denominator(features)
 
 
 def is_quiet(position, weights, features: str = "shannon") -> bool:
@@ -79,8 +83,8 @@ def qsearch_batch(fens, weights, features: str = "shannon") -> QSearch:
 
     fens = list(fens)
     n = len(fens)
-    width = len(feature_names(features))
-    den = float(denominator(features))
+    width = phi_size(features)
+    den = _denominator(features)
     encoded = [f.strip().encode("ascii", "replace") for f in fens]
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum([len(e) for e in encoded], out=offsets[1:])

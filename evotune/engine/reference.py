@@ -56,6 +56,12 @@ class ReferenceResult:
     """negamax + quiesce calls."""
     pv: tuple[str, ...]
     """Principal variation, UCI."""
+    stopped: bool = False
+    """The node limit ended the search (move, score and pv are then meaningless)."""
+
+
+class _Stopped(Exception):
+    """The node limit of a reference search was reached."""
 
 
 # ---- evaluation ---------------------------------------------------------------------------------
@@ -250,6 +256,8 @@ class Search:
         self.w = w
         self.features = features
         self.nodes = 0
+        self.limit = 0
+        """Stop once this many nodes were searched (0: no limit; for speed measurements)."""
 
     def is_draw(self) -> bool:
         """The draw checks of the main search (used at ply > 0 only)."""
@@ -274,6 +282,8 @@ class Search:
     def negamax(self, depth: int, alpha: int, beta: int, ply: int) -> tuple[int, list[chess.Move]]:
         """Fail-soft alpha-beta; returns (score, principal variation from this node)."""
         self.nodes += 1
+        if self.nodes == self.limit:
+            raise _Stopped
         board = self.board
         if ply > 0 and self.is_draw():
             return 0, []
@@ -299,6 +309,8 @@ class Search:
     def quiesce(self, alpha: int, beta: int, ply: int) -> tuple[int, list[chess.Move]]:
         """Quiescence: evasions in check, else stand pat + captures and promotions."""
         self.nodes += 1
+        if self.nodes == self.limit:
+            raise _Stopped
         board = self.board
         if board.is_check():
             moves = list(board.legal_moves)
@@ -326,18 +338,23 @@ class Search:
         return best, best_pv
 
 
-def search(position: chess.Board | str, weights, *, depth: int,
-           features: str = "shannon") -> ReferenceResult:
+def search(position: chess.Board | str, weights, *, depth: int, features: str = "shannon",
+           nodes: int = 0) -> ReferenceResult:
     """Plain full-window negamax of ``depth`` plies + quiescence (the exact tree of internals.md).
 
     ``position`` is a FEN or a Board (its move stack is the game history for repetitions; the
-    Board given is not modified).
+    Board given is not modified). ``nodes`` > 0: stop there (speed measurements only: the result
+    is then ``stopped``, without a score).
     """
     if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth <= 0:
         raise ConfigError(f"depth must be a positive integer, got {depth!r}")
     board = to_board(position)
     run = Search(board, rounded_weights(weights, features), features)
-    score, pv = run.negamax(int(depth), -INF, INF, 0)
+    run.limit = int(nodes)
+    try:
+        score, pv = run.negamax(int(depth), -INF, INF, 0)
+    except _Stopped:
+        return ReferenceResult(move="", score=0, nodes=run.nodes, pv=(), stopped=True)
     uci = tuple(m.uci() for m in pv)
     logger.debug("reference depth %d: score %d nodes %d pv %s", depth, score, run.nodes, uci)
     return ReferenceResult(move=uci[0] if uci else "", score=int(score), nodes=run.nodes, pv=uci)

@@ -5,11 +5,12 @@ Commands: ``uci``, ``isready``, ``setoption name <Option> value <v>``, ``ucinewg
 [wtime/btime/winc/binc/movestogo ...] [infinite]``, ``stop``, ``quit`` (plus ``debug``, ignored).
 Every weight of the engine spec (engines/shannon.toml) is a spin option named by its ``option``
 field, with the reference value as default and the bounds as min/max (the fixed pawn weight has
-min = max = 100). The search runs in a thread: iterative deepening calls
-``evotune.engine.search(depth=d)`` for d = 1, 2, ... and prints one ``info`` line per completed
-depth, then ``bestmove``; ``stop``, a node budget or a timer (movetime, clock) sets the core's stop
-flag. Unknown or malformed input is answered with ``info string`` and otherwise ignored. Every
-output line is flushed.
+min = max = 100). An ``nnue`` spec has no weights: its net is the string option ``EvalFile``
+(the file's path; ``setoption name EvalFile value <path>`` loads another). The search runs in a
+thread: iterative deepening calls ``evotune.engine.search(depth=d)`` for d = 1, 2, ... and
+prints one ``info`` line per completed depth, then ``bestmove``; ``stop``, a node budget or a
+timer (movetime, clock) sets the core's stop flag. Unknown or malformed input is answered with
+``info string`` and otherwise ignored. Every output line is flushed.
 """
 from __future__ import annotations
 
@@ -29,8 +30,10 @@ import numpy as np
 from .. import __version__
 from ..enginespec import EngineSpec, load_engine_spec
 from ..errors import ConfigError, EvotuneError
+from ..featuresets import NNUE
 from ..rules import MATE, MATE_BOUND
 from ..weightsio import load_weights_file
+from .netfile import Net, read_net
 from .searches import SearchTree
 from .timeman import LAG_WEIGHT, allot
 
@@ -136,10 +139,18 @@ class UciEngine:
     """The UCI state machine: feed it lines with :meth:`handle`; it writes to ``out``."""
 
     def __init__(self, *, weights=None, spec: EngineSpec | None = None, out: IO[str] | None = None,
-                 warm: bool = True) -> None:
+                 warm: bool = True, net: str | Path | None = None) -> None:
         self.spec = spec or load_engine_spec("shannon")
         space = self.spec.space()
-        self.weights = space.reference_array if weights is None else space.validate(weights)
+        self.net_path = ""
+        if self.spec.features == NNUE:  # the evaluation is a net (the file named or the spec's)
+            self.net_path = str(net or self.spec.net)
+            if not self.net_path:
+                raise ConfigError(f"engine spec '{self.spec.name}' names no net; give "
+                                  f"{self.spec.name}:FILE")
+            self.weights: np.ndarray | Net = read_net(self.net_path)
+        else:
+            self.weights = space.reference_array if weights is None else space.validate(weights)
         self._options = {w.option_name.lower(): (i, w) for i, w in enumerate(self.spec.weights)}
         self.out = out or sys.stdout
         self.board = chess.Board()
@@ -214,6 +225,8 @@ class UciEngine:
             lo, hi = (w.reference, w.reference) if w.fixed else (w.lower, w.upper)
             self.say(f"option name {w.option_name} type spin default {int(round(self.weights[i]))} "
                      f"min {int(round(lo))} max {int(round(hi))}")
+        if self.net_path:
+            self.say(f"option name EvalFile type string default {self.net_path}")
         self.say("uciok")
 
     @staticmethod
@@ -232,6 +245,12 @@ class UciEngine:
             raise ValueError("expected 'setoption name <Option> value <v>'")
         cut = args.index("value") if "value" in args else len(args)
         name = " ".join(args[1:cut])
+        if self.net_path and name.lower() == "evalfile":
+            path = " ".join(args[cut + 1:])
+            net = read_net(path)  # NetError: answered as an info string, the net in use stays
+            self._finish()
+            self.weights, self.net_path = net, path
+            return
         if name.lower() not in self._options:
             known = ", ".join(w.option_name for w in self.spec.weights)
             raise ValueError(f"unknown option '{name}'; options are {known}")
@@ -243,7 +262,7 @@ class UciEngine:
         if not lo <= value <= hi:
             raise ValueError(f"{w.option_name} {value:g} is outside [{lo:g}, {hi:g}]")
         self._finish()
-        self.weights = self.weights.copy()
+        self.weights = np.asarray(self.weights).copy()
         self.weights[i] = value
 
     def _cmd_ucinewgame(self, args: list[str]) -> None:
@@ -296,7 +315,7 @@ class UciEngine:
         # game's whole move stack for every iteration would cost the clock milliseconds a move
         reuse = self.spec.search.algorithm == "uct" and self.spec.search.reuse
         board = self.board.copy(stack=True if reuse else self.board.halfmove_clock)
-        weights = self.weights.copy()
+        weights = self.weights if isinstance(self.weights, Net) else self.weights.copy()
         if plan.seconds > 0:
             left = plan.seconds - (time.perf_counter() - arrived)
             if left <= 0:  # nothing left to plan with: the first iteration only
@@ -369,7 +388,7 @@ class UciEngine:
         less the time taken, plus the increment). :func:`allot` keeps it off the plan."""
         return self._lag
 
-    def _search(self, board: chess.Board, weights: np.ndarray, plan: GoPlan,
+    def _search(self, board: chess.Board, weights, plan: GoPlan,
                 arrived: float = 0.0, last: list | None = None) -> None:
         try:
             best = self._iterate(board, weights, plan)
@@ -386,7 +405,7 @@ class UciEngine:
             last[2] = time.perf_counter() - arrived
         self.say(f"bestmove {best}")
 
-    def _iterate(self, board: chess.Board, weights: np.ndarray, plan: GoPlan) -> str:
+    def _iterate(self, board: chess.Board, weights, plan: GoPlan) -> str:
         from . import search
 
         if not self.spec.search.is_alphabeta:
@@ -486,14 +505,18 @@ class UciEngine:
             self._timer.cancel()
 
 
-def run(*, weights_file: str | Path | None = None, engine: str = "shannon",
-        stdin: IO[str] | None = None,
-        stdout: IO[str] | None = None) -> None:
+def run(*, weights_file: str | Path | None = None, engine: str | EngineSpec = "shannon",
+        stdin: IO[str] | None = None, stdout: IO[str] | None = None,
+        net: str | Path | None = None) -> None:
     """``evotune uci``: speak UCI on stdin/stdout with a builtin engine spec's options (every
-    weight of the spec is a spin option; default shannon)."""
-    spec = load_engine_spec(engine)
+    weight of the spec is a spin option; default shannon; an nnue spec plays ``net``, default
+    the spec's)."""
+    spec = engine if isinstance(engine, EngineSpec) else load_engine_spec(engine)
     if spec.kind != "builtin":
-        raise ConfigError(f"evotune uci plays the built-in engine; '{engine}' is a "
+        raise ConfigError(f"evotune uci plays the built-in engine; '{spec.name}' is a "
                            f"'{spec.kind}' spec")
+    if weights_file and spec.features == NNUE:
+        raise ConfigError("--weights: an nnue engine has no weights; give its net as "
+                          "--engine nnue:FILE")
     weights = load_weights_file(weights_file, spec) if weights_file else None
-    UciEngine(weights=weights, spec=spec, out=stdout).run(stdin)
+    UciEngine(weights=weights, spec=spec, out=stdout, net=net).run(stdin)

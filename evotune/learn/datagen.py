@@ -7,8 +7,11 @@ core, UCI engine specs through the external runner (:func:`evotune.match.runner.
 single parallel path). From the positions before each engine move (opening and random plies are
 skipped) up to ``per_game`` quiet ones are sampled with the same generator and labelled with the
 game's result, White's view (:mod:`evotune.learn.labels` formats; ``fen`` = ``FEN [1.0]`` by
-default). Quiet means not in check and static evaluation == quiescence score, judged with the
-engine's own weights (the ``shannon`` reference weights for an external engine).
+default; ``text`` = ``FEN | score | 1.0``, the networks' trainers' data, with the search score the
+engine gave the position in its game, White's view: positions scored beyond +-32000, mates
+included, are not candidates in that format). Quiet means not in check and static evaluation ==
+quiescence score, judged with the engine's own evaluation (weights or net; the ``shannon``
+reference weights for an external engine).
 
 Output is written in chunks of ``chunk`` games: each chunk is appended to the output file with
 one ``write`` call, then ``OUT.progress.json`` (atomic) records the chunks done, the file's
@@ -53,7 +56,8 @@ from ..runs.lifecycle import resolve_workers
 from ..runs.lock import RunLock
 from ..seeding import STREAM_DATAGEN, generator
 from ..space import SHANNON_REFERENCE
-from .labels import FORMATS, file_record, format_line
+from ..players.nets import evaluation
+from .labels import FORMATS, TEXT_SCORE_LIMIT, file_record, format_line
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +89,8 @@ class DatagenSettings:
     seed: int = 1
     """Seed; game g's draws come from generator(seed, STREAM_DATAGEN, g)."""
     fmt: str = "fen"
-    """Label format written: 'fen' (FEN [1.0]) or 'epd' (c9 "1-0";)."""
+    """Label format written: 'fen' (FEN [1.0]), 'epd' (c9 "1-0";) or 'text' (FEN | score |
+    1.0)."""
     chunk: int = 32
     """Games per chunk (the unit of atomic progress; part of the output's identity)."""
 
@@ -106,7 +111,8 @@ class DatagenSettings:
             raise FieldError("limits", f"must be a Limits, got {self.limits!r}")
         if self.fmt not in FORMATS:
             raise FieldError("fmt", f"{self.fmt!r} is unknown: use one of {', '.join(FORMATS)} "
-                                    "('fen' writes 'FEN [1.0]', 'epd' writes 'FEN c9 \"1-0\";')")
+                                    "('fen' writes 'FEN [1.0]', 'epd' writes 'FEN c9 \"1-0\";', "
+                                    "'text' writes 'FEN | score | 1.0')")
 
 
 @dataclass(frozen=True)
@@ -127,14 +133,14 @@ class DatagenSummary:
     """Games an external engine forfeited (crash, timeout, illegal move): no positions."""
 
 
-def resolve_engine(arg: str) -> tuple[EngineSpec, PlayerSpec, np.ndarray, str]:
-    """``SPEC[:WEIGHTS]`` (:mod:`evotune.match.resolve`) -> (spec, player, weights of the quiet
-    test)."""
+def resolve_engine(arg: str) -> tuple[EngineSpec, PlayerSpec, Any, str]:
+    """``SPEC[:WEIGHTS]`` (:mod:`evotune.match.resolve`; ``nnue:FILE`` for a net) -> (spec,
+    player, the evaluation of the quiet test and its feature set)."""
     token, _ = split_player(arg)
     spec = load_engine_spec("shannon" if token == REFERENCE_ALIAS else token)
     player = resolve_player(arg, name=spec.name)
     if player.is_builtin:
-        return spec, player, np.asarray(player.weights, dtype=float), player.features
+        return spec, player, evaluation(player), player.features
     return spec, player, np.asarray(SHANNON_REFERENCE, dtype=float), "shannon"
 
 
@@ -156,12 +162,14 @@ def game_opening(settings: DatagenSettings, game: int):
 
 
 def sample_positions(opening, moves, result: str, rng: np.random.Generator, *,
-                     per_game: int, weights,
-                     features: str = "shannon") -> list[tuple[int, str, float]]:
+                     per_game: int, weights, features: str = "shannon",
+                     scores=None) -> list[tuple[int, str, float]]:
     """Up to ``per_game`` quiet positions (ply, fen, White's result) of one game, in ply order.
 
     Candidates are the positions before each engine move; they are visited in the order of a
-    permutation drawn from ``rng`` until ``per_game`` quiet ones are found.
+    permutation drawn from ``rng`` until ``per_game`` quiet ones are found. ``scores`` (each
+    move's search score, the text format): only positions scored within +-TEXT_SCORE_LIMIT
+    are candidates.
     """
     board = opening.board()
     fens = []
@@ -171,6 +179,8 @@ def sample_positions(opening, moves, result: str, rng: np.random.Generator, *,
     value = {"1-0": 1.0, "0-1": 0.0}.get(result, 0.5)
     chosen = []
     for ply in rng.permutation(len(fens)):
+        if scores is not None and abs(int(scores[ply])) > TEXT_SCORE_LIMIT:
+            continue
         static, score, check, _ = qsearch(fens[ply], weights, features)
         if not check and static == score:
             chosen.append(int(ply))
@@ -294,8 +304,10 @@ def _chunk_lines(settings, player, quiet_w, quiet_fs, first: int, last: int,
     """The output lines of games ``first`` .. ``last - 1`` in game order, and the forfeits."""
     match = MatchSettings(limits=settings.limits, openings=None)
     openings = [game_opening(settings, g) for g in range(first, last)]
+    text = settings.fmt == "text"  # the records keep each move's score
     tasks = [GameTask(key=(0, 0, g, g), white=player, black=player, opening=op,
-                      settings=match) for g, (op, _) in zip(range(first, last), openings)]
+                      settings=match, record_leaves=text)
+             for g, (op, _) in zip(range(first, last), openings)]
     try:
         records = map_games(tasks, workers=max(1, workers))
     finally:
@@ -306,10 +318,14 @@ def _chunk_lines(settings, player, quiet_w, quiet_fs, first: int, last: int,
         if rec.termination.startswith("forfeit"):
             forfeits += 1  # its result says who misbehaved, not who stood better
             continue
-        for _, fen, value in sample_positions(op, rec.moves, rec.result, rng,
-                                              per_game=settings.per_game, weights=quiet_w,
-                                              features=quiet_fs):
-            lines.append(format_line(fen, value, settings.fmt) + "\n")
+        scores = rec.scores if text else None
+        for ply, fen, value in sample_positions(op, rec.moves, rec.result, rng,
+                                                per_game=settings.per_game, weights=quiet_w,
+                                                features=quiet_fs, scores=scores):
+            white = None
+            if scores is not None:  # the mover's view -> White's
+                white = int(scores[ply]) if fen.split()[1] == "w" else -int(scores[ply])
+            lines.append(format_line(fen, value, settings.fmt, white) + "\n")
     return lines, forfeits
 
 

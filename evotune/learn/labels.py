@@ -10,9 +10,12 @@ Every line is one position and the result of the game it comes from, from White'
   other opcodes may precede or follow c9);
 - ``pipe``: ``FEN | result`` with result ``1-0``, ``0-1``, ``1/2-1/2``, ``1``, ``0.5`` or ``0``,
   or the community's ``FEN | score | result`` (score: White's view, centipawns; the last field
-  is the result, so a score is never read as one).
+  is the result, so a score is never read as one);
+- ``text`` (written by :func:`format_line`, read as ``pipe``): ``FEN | score | result``, the
+  text data of the network trainers (bullet's ``bullet-utils convert --from text``): score in
+  centipawns and result ``1.0``/``0.5``/``0.0``, both White's view.
 
-:func:`format_line` writes ``fen`` (the default of ``evotune datagen``) or ``epd``.
+:func:`format_line` writes ``fen`` (the default of ``evotune datagen``), ``epd`` or ``text``.
 A malformed line raises :class:`DataError` naming ``file:line`` once more than ``max_bad``
 lines were bad.
 """
@@ -32,8 +35,11 @@ from ..errors import EvotuneError
 
 log = logging.getLogger(__name__)
 
-FORMATS = ("fen", "epd")
+FORMATS = ("fen", "epd", "text")
 """Formats :func:`format_line` writes."""
+TEXT_SCORE_LIMIT = 32000
+"""``text`` scores are int16 for its readers (bullet parses them as i16): positions whose score
+is beyond this (mate scores included) are not written in that format."""
 
 _RESULTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5, "1": 1.0, "0": 0.0, "0.5": 0.5,
             "1.0": 1.0, "0.0": 0.0, "1/2": 0.5, ".5": 0.5}
@@ -75,8 +81,14 @@ def result_string(value: float) -> str:
     return {1.0: "1-0", 0.5: "1/2-1/2", 0.0: "0-1"}[float(value)]
 
 
-def format_line(fen: str, result: float, fmt: str = "fen") -> str:
-    """One output line (without the newline): ``FEN [1.0]`` or EPD ``... c9 "1-0";``."""
+def format_line(fen: str, result: float, fmt: str = "fen", score: int | None = None) -> str:
+    """One output line (without the newline): ``FEN [1.0]``, EPD ``... c9 "1-0";`` or ``FEN |
+    score | 1.0`` (``score``: White's view, centipawns)."""
+    if fmt == "text":
+        if score is None or abs(int(score)) > TEXT_SCORE_LIMIT:
+            raise DataError(f"the text format needs a score within +-{TEXT_SCORE_LIMIT}, got "
+                            f"{score!r}")
+        return f"{fen} | {int(score)} | {float(result):.1f}"
     if fmt == "fen":
         return f"{fen} [{float(result):.1f}]"
     if fmt == "epd":

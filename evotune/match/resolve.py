@@ -12,6 +12,8 @@ opponents) it is written ``SPEC[:WEIGHTS]``:
   one-object-per-table form, with evotune names or the spec's option names, values in engine
   units (``value / scale``). A ``.csv``, ``.h``/``.hpp`` (header) or ``.py`` file is read as
   that export format. Fixed weights may be left out (they take their reference value).
+- For an ``nnue`` spec (``features = "nnue"``) ``WEIGHTS`` is a network file instead:
+  ``nnue:FILE`` plays the built-in engine with that net (evotune's file or bullet's).
 - For compatibility a bare weights file (``tuned.json``) means ``shannon:tuned.json``.
 
 :func:`resolve_player` is the one parser; bad strings raise ConfigError / WeightsError with one
@@ -25,6 +27,7 @@ from pathlib import Path
 
 from ..enginespec import EngineSpec, load_engine_spec
 from ..errors import ConfigError
+from ..featuresets import NNUE
 from ..paths import ENGINES_DIR
 from ..players import PlayerSpec
 from ..players.external import engine_for
@@ -84,9 +87,11 @@ def resolve_player(arg: str, *, name: str | None = None) -> PlayerSpec:
     if weights_path is None:
         label = REFERENCE_ALIAS if token == REFERENCE_ALIAS else spec.name
         return player_from_engine_spec(spec, None, name=name or label)
-    weights = weights_for(spec, weights_path)
     stem = Path(weights_path).stem
     label = stem if weights_path == arg else f"{spec.name}:{stem}"
+    if spec.kind == "builtin" and spec.features == NNUE:
+        return player_from_engine_spec(spec, None, name=name or label, net=weights_path)
+    weights = weights_for(spec, weights_path)
     return player_from_engine_spec(spec, weights, name=name or label)
 
 

@@ -27,6 +27,7 @@ from ..errors import ConfigError
 from ..players import PlayerSpec
 from ..players.external import close_all
 from ..players.game import play_players_game
+from ..players.nets import evaluation
 from ..space import SHANNON_REFERENCE
 from .fixtures import Fixture, GameTask, MatchSettings, decisive_settled, game_task, games_before_verdict
 from .openings import Opening, draw_opening, opening_generator
@@ -66,7 +67,7 @@ def play_task(task: GameTask) -> GameRecord:
     timed = (lim.movetime > 0 or lim.tc is not None) \
         and not (task.white.search.is_alphabeta and task.black.search.is_alphabeta)
     if task.white.is_builtin and task.black.is_builtin and not timed:
-        out = play_game(board, task.white.weights, task.black.weights, depth=lim.depth,
+        out = play_game(board, evaluation(task.white), evaluation(task.black), depth=lim.depth,
                         nodes=lim.nodes, max_plies=lim.max_plies, adjudication=lim.adjudication,
                         features=(task.white.features, task.black.features),
                         settings=(task.white.search, task.black.search))

@@ -1,11 +1,11 @@
 """Players: things that play moves.
 
 A :class:`PlayerSpec` is plain data (it crosses process boundaries): either the built-in engine
-with a weight vector, or an external UCI engine started by a command with UCI options. Worker
-processes turn specs into live players (one engine process per side, reused); two built-in players
-play a whole game inside the numba
-core (``evotune.engine.play_game``), any other pairing is played move by move on a python-chess
-board by :mod:`evotune.players.game`.
+with a weight vector or a network file (``features = "nnue"``), or an external UCI engine started
+by a command with UCI options. Worker processes turn specs into live players (one engine process
+per side, reused); two built-in players play a whole game inside the numba core
+(``evotune.engine.play_game``), any other pairing is played move by move on a python-chess board
+by :mod:`evotune.players.game`.
 """
 from __future__ import annotations
 
@@ -36,9 +36,13 @@ class PlayerSpec:
     """The weights as UCI options (mapped to engine names and scales): sent with ``setoption``
     before each game to the same live process, never a reason to restart it."""
     features: str = "shannon"
-    """Feature set of a builtin player's weights (evotune/featuresets.py)."""
+    """Feature set of a builtin player's weights (evotune/featuresets.py), or 'nnue'."""
     search: SearchSettings = SearchSettings()
     """How a builtin player searches (its numeric parameters set from the spec's weights)."""
+    net: str = ""
+    """A builtin 'nnue' player's network file (absolute path; read where the games are played)."""
+    net_checksum: str = ""
+    """That net's checksum when the player was made (a file changed since is refused)."""
 
     @property
     def is_builtin(self) -> bool:

@@ -24,12 +24,13 @@ from ..engine import Adjudication, GameOutcome, SearchResult, SearchTree, featur
 from ..engine.api import MAX_NODES
 from ..engine.timeman import allot
 from ..errors import EngineError
-from ..featuresets import feature_names
+from ..featuresets import NNUE, phi_size
 from ..limits import DEFAULT_MARGIN, TimeControl
 from ..rules import Adjudicator, game_over
 from . import PlayerSpec
 from .clock import Clocks
 from .external import Forfeit, MoveLimit, discard, engine_for, shares_process
+from .nets import evaluation
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +100,7 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
     start = time.perf_counter()
     board = board.copy()
     players = {chess.WHITE: white, chess.BLACK: black}
-    weights = {c: p.weights for c, p in players.items() if p.is_builtin}  # checked when made
+    weights = {c: evaluation(p) for c, p in players.items() if p.is_builtin}  # checked when made
     trees = {c: SearchTree(p.search.tree) for c, p in players.items()
              if p.is_builtin and p.search.algorithm == "uct" and p.search.reuse}
     clocks = Clocks(tc, time_margin) if tc is not None else None
@@ -107,9 +108,10 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
                       nodes=0 if tc is not None else nodes,
                       movetime=0.0 if tc is not None else movetime, timeout=move_timeout)
     adjudicator = Adjudicator(adjudication)
-    # phi rows are as wide as the wider builtin side's feature set (external sides: zeros)
-    width = max([len(feature_names(p.features)) for p in players.values() if p.is_builtin]
-                or [len(feature_names("shannon"))])
+    # phi rows are as wide as the wider builtin side's feature set (external sides and nets:
+    # zeros)
+    width = max([phi_size(p.features) for p in players.values() if p.is_builtin]
+                or [phi_size("shannon")])
     root = board.root() if board.move_stack else board
     fen = root.fen()
     head = "position startpos" if fen == chess.STARTING_FEN else f"position fen {fen}"
@@ -166,7 +168,8 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
                                   "over by the rules: this is a bug, please report it")
             move, score, pv = chess.Move.from_uci(res.move), int(res.score), tuple(res.pv)
             total_nodes += int(res.nodes)
-            leaf = _leaf_phi(board, pv, spec.features)
+            leaf = _leaf_phi(board, pv, spec.features) if spec.features != NNUE \
+                else np.zeros(width, dtype=np.int64)
         else:
             if clocks is not None:
                 limit = replace(limit, wtime=clocks.left[chess.WHITE],

@@ -1,7 +1,8 @@
 """Engine spec -> PlayerSpec: the bridge between engines/*.toml and the players that play games.
 
 A builtin spec gives the built-in engine with a weight vector (the evaluation's weights, then
-its search's numeric parameters); a 'uci' spec gives an external
+its search's numeric parameters; an 'nnue' spec: with a network file, the spec's ``net`` or one
+given with the player); a 'uci' spec gives an external
 engine whose start-up options are the spec's fixed options and whose weight options are the
 weights mapped to the engine's option names and scales
 (:meth:`evotune.config.EngineSpec.engine_values`), set before each game on a reused process.
@@ -9,20 +10,36 @@ weights mapped to the engine's option names and scales
 from __future__ import annotations
 
 from ..enginespec import EngineSpec
-from ..errors import EngineError
+from ..errors import ConfigError, EngineError, WeightsError
+from ..featuresets import NNUE
 from ..space import Weights
 from . import PlayerSpec, builtin
 from .external import ExternalEngine
+from .nets import net_player
 
 
-def player_from_engine_spec(spec: EngineSpec, weights=None, *, name: str | None = None) -> PlayerSpec:
+def player_from_engine_spec(spec: EngineSpec, weights=None, *, name: str | None = None,
+                            net: str | None = None) -> PlayerSpec:
     """The player for ``spec`` with ``weights`` (evotune units; None: the spec's reference values).
 
     A :class:`Weights` of the spec's names was checked when it was made (a run's plan makes them
     in its weight space) and is taken as it is; any other vector is checked against the spec's
     weight space (length, finite, bounds) here, so a player never carries a vector its engine
-    does not accept.
+    does not accept. An 'nnue' spec's player evaluates with the network file ``net`` (None: the
+    spec's own ``net``), read and checked here.
     """
+    if spec.kind == "builtin" and spec.features == NNUE:
+        if weights is not None and len(weights):
+            raise WeightsError(f"engine spec '{spec.name}' evaluates with a network and takes no "
+                               "weights")
+        path = net or spec.net
+        if not path:
+            raise ConfigError(f"engine spec '{spec.name}' names no net; give the player as "
+                              f"{spec.name}:FILE (a net file) or put net = \"FILE\" in the spec")
+        return net_player(path, name=name or spec.name)
+    if net is not None:
+        raise ConfigError(f"engine spec '{spec.name}' has no network (features = "
+                          f"{spec.features!r}); a net goes with an nnue spec, e.g. nnue:{net}")
     if isinstance(weights, Weights) and weights.names == spec.names:
         w = weights
     else:

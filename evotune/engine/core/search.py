@@ -4,18 +4,24 @@ Negamax alpha-beta (fail-soft) with iterative deepening, aspiration windows, a t
 table that cuts off only at exactly the remaining depth, MVV/LVA, killers, history, mate by
 distance, quiescence with evasions in check, and draw detection. No extensions, reductions or
 pruning besides alpha-beta: the root score is the exact minimax value of the specified tree.
+
+The node limit and the stop flag end a search from its second iteration on (the first always
+completes), except for a network (``FS_NNUE``): an untrained net's quiescence finds few cut-offs
+and its first iteration can take minutes, so there they act at once, and a first iteration cut
+short leaves the best root move searched so far (else the first legal move) as the PV.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
+from ...featuresets import FS_NNUE
 from ...rules import INF, MATE
 from .attacks import in_check
 from .evaluate import evaluate
-from .layout import (MAXMOVES, MAXPLY, S_GEN, S_HALF, S_HISTORY, S_ITER, S_KILL, S_LIMIT, S_MB,
-                     S_MOVES, S_NODES, S_PV, S_PVLEN, S_ROOTPV, S_ROOTPVLEN, S_SCORES, S_SIDE,
-                     S_STOPPED, U_HASH)
+from .layout import (MAXMOVES, MAXPLY, S_FSET, S_GEN, S_HALF, S_HISTORY, S_ITER, S_KILL, S_LIMIT,
+                     S_MB, S_MOVES, S_NODES, S_PV, S_PVLEN, S_ROOTPV, S_ROOTPVLEN, S_SCORES,
+                     S_SIDE, S_STOPPED, U_HASH)
 from .movegen import gen_legal
 from .moves import F_EP, from_to, move_flags, move_from, move_promo, move_to
 from .position import insufficient_material, make_move, repetitions, unmake_move
@@ -119,7 +125,7 @@ def _pv_update(S, ply, m):
 def _count_node(S, stop):
     nodes = S[S_NODES] + 1
     S[S_NODES] = nodes
-    if S[S_ITER] > 1:
+    if S[S_ITER] > 1 or (S[S_FSET] == FS_NNUE and S[S_ITER] == 1):
         if (S[S_LIMIT] > 0 and nodes >= S[S_LIMIT]) or ((nodes & 1023) == 0 and stop[0] != 0):
             S[S_STOPPED] = 1
 
@@ -232,6 +238,21 @@ def negamax(U, S, stop, depth, alpha, beta, ply):
 
 
 @njit(cache=True)
+def _first_cut_short(U, S):
+    """The root PV after a stopped first iteration: the best root move searched to the end (its
+    PV), else the first legal move."""
+    ln = S[S_PVLEN]
+    if ln == 0:
+        if gen_legal(U, S, ln, False) > 0:
+            S[S_ROOTPV] = S[S_MOVES]
+            S[S_ROOTPVLEN] = 1
+        return
+    S[S_ROOTPVLEN] = ln
+    for j in range(ln):
+        S[S_ROOTPV + j] = S[S_PV + j]
+
+
+@njit(cache=True)
 def search_root(U, S, stop, max_depth):
     """Iterative deepening 1..max_depth with aspiration windows; returns the root score.
 
@@ -254,6 +275,8 @@ def search_root(U, S, stop, max_depth):
         if S[S_STOPPED] == 0 and (s <= a or s >= b):
             s = negamax(U, S, stop, d, -inf, inf, zero)
         if S[S_STOPPED] != 0:
+            if done == 0:  # a net's first iteration, cut short
+                _first_cut_short(U, S)
             break
         score = s
         done = d
