@@ -45,7 +45,7 @@ SHORT_HELP = {
              "perft_nps, game_seconds_median, signature (total nodes of a fixed search set; "
              "changes only when the search changes).",
     "uci": "Speak UCI on stdin/stdout (for GUIs, cutechess, python-chess): the built-in engine "
-           "with every weight as a spin option.",
+           "with every weight as a spin option (a net: the EvalFile option).",
     "match": "Play a colour-balanced match between players A and B and print its statistics.",
     "run": "Tune weights: evolve a population with mini-matches between weight vectors.",
     "resume": "Continue a stopped or killed run; results equal an uninterrupted run.",
