@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from evotune.cli import cli, main
 from evotune.reporting.data import load_run, recommend
+from evotune.reporting.report import config_items
 from evotune.runs.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,6 +70,8 @@ def test_a_run_from_a_fit_starts_at_its_weights_and_records_them(runs):
     assert copy["start_values"] == values and copy["start_source"] == "run fit"
     run = load_run(store)
     assert list(run.reference) == FIT_WEIGHTS  # verify's "reference" is the start
+    assert ("start", f"Texel fit fit: Texel fit after epoch 2, rounded (weights sha256 "
+            f"{start.weights_sha256[:12]})") in config_items(run)  # the report says it
     assert json.loads((runs / "s" / "manifest.json").read_text())["init_from"]["kind"] == "fit"
 
 
