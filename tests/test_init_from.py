@@ -9,13 +9,17 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from evotune.cli import cli, main
-from evotune.reporting.data import load_run, recommend
+from evotune.reporting.data import load_run, recommend, run_spec
+from evotune.reporting.export import export_run
 from evotune.reporting.report import config_items
+from evotune.runs.lifecycle import strategy_params
 from evotune.runs.store import Store
+from evotune.strategies import make_strategy
 
 ROOT = Path(__file__).resolve().parents[1]
 FIT = ROOT / "tests" / "data" / "store-v1" / "fit"
@@ -52,14 +56,15 @@ def _refused(capsys, runs: Path, *args: str) -> str:
 
 def test_a_run_from_a_fit_starts_at_its_weights_and_records_them(runs):
     res = _run(runs, "--init-from", "fit", "--strategy", "spsa", "--param", "batch=2",
-               "--generations", "1", "--run-id", "s")
+               "--generations", "1", "--run-id", "s")  # N = 2 pairs
     assert "starting from run fit: Texel fit after epoch 2, rounded" in res.output
     store = Store(runs / "s")
     gens = store.generations()
     assert list(gens[0].population[0]) == FIT_WEIGHTS  # SPSA's theta starts at the fit
     manifest = store.manifest()
     assert manifest.config.engine == "shannon"  # the fit's engine, --engine not given
-    assert manifest.config.params_dict()["init"] == "reference"
+    assert manifest.config.params_dict() == {"init": "reference", "finetune": True,
+                                             "batch": 2, "budget": 4}
     start = manifest.init_from
     assert (start.kind, start.source, start.strategy, start.generation, start.engine) == \
         ("fit", "fit", "texel", 2, "shannon")
@@ -147,3 +152,29 @@ def test_a_source_that_does_not_fit_is_one_line_and_nothing_is_written(runs, tmp
     err = _refused(capsys, runs, "--init-from", "fit", "--engine", f"shannon:{w}",
                    "--generations", "1")
     assert "give the start once" in err
+
+
+def test_spsa_from_a_fit_takes_its_ends_from_the_fitted_weights(runs):
+    """SPSA started from a fit is a fine-tuning: c_end = |v| / 10 of each fitted weight within
+    1/200 and 1/20 of its width [0, 1000], r_end 0.002; the export writes those ends."""
+    _run(runs, "--init-from", "fit", "--strategy", "spsa", "--param", "batch=2",
+         "--generations", "1", "--run-id", "s")
+    data = load_run(runs / "s")
+    spsa = make_strategy("spsa", run_spec(data).space(), params=strategy_params(data.config),
+                         seed=data.config.seed)
+    # knight 199 -> 19.9, bishop 427 -> 42.7, rook 478 -> 47.8, queen 927 -> 50 (the width
+    # rule), mobility 0 -> 5 (the floor)
+    np.testing.assert_allclose(spsa.schedule.c_k(spsa.schedule.N), [19.9, 42.7, 47.8, 50, 5])
+    np.testing.assert_allclose(spsa.schedule.R_k(spsa.schedule.N), [0.002] * 5)
+    text = export_run(runs / "s", fmt="spsa").text.splitlines()
+    assert [ln.split(", ")[0] for ln in text] == ["KnightValue", "BishopValue", "RookValue",
+                                                  "QueenValue", "MobilityWeight"]
+    assert [ln.split(", ")[-2:] for ln in text] == [["19.9", "0.002"], ["42.7", "0.002"],
+                                                    ["47.8", "0.002"], ["50", "0.002"],
+                                                    ["5", "0.002"]]
+    # a --param given wins: finetune=false keeps the width rule of a run from scratch
+    _run(runs, "--init-from", "fit", "--strategy", "spsa", "--param", "batch=2",
+         "--param", "finetune=false", "--generations", "1", "--run-id", "wide")
+    assert Store(runs / "wide").manifest().config.params_dict()["finetune"] is False
+    assert [ln.split(", ")[-2:] for ln in export_run(runs / "wide", fmt="spsa").text
+            .splitlines()] == [["50", "0.02"]] * 5

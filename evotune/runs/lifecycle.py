@@ -42,11 +42,15 @@ def with_start(cfg: RunConfig, spec: EngineSpec) -> RunConfig:
     from earlier weights (``spec.start_values``: --init-from RUN, --engine SPEC:WEIGHTS), start
     from the spec's reference values (``init = "reference"``; a population around them) unless
     its params choose ``init``; a builtin engine's run keeps the strategy's default (a uniform
-    draw)."""
+    draw). A run from earlier weights is a fine-tuning: SPSA without a table then takes c_end
+    and r_end from each weight's scale (``finetune = true``) unless its params choose."""
     params = cfg.params_dict()
     declared = strategy_class(cfg.strategy).PARAMS
     if (spec.kind == "uci" or spec.start_values) and "init" in declared and "init" not in params:
         params["init"] = "reference"
+    if spec.start_values and "finetune" in declared and "finetune" not in params \
+            and not params.get("table"):
+        params["finetune"] = True
     if params == cfg.params_dict():
         return cfg
     return dataclasses.replace(cfg, params=tuple(sorted(params.items())))
