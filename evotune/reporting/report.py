@@ -74,8 +74,11 @@ def _verify_lines(run: RunData) -> list[str]:
         return [f"no verification yet (run `evotune verify {run.run_id}`)"]
     weights = v.get("weights") or []
     shown = weights if len(weights) <= 12 else f"({len(weights)} values)"
+    limits = v.get("limits")
+    at = " and ".join(str(x) for x in limits) if isinstance(limits, list) and limits \
+        else f"depth {v.get('depth')}"
     out = [f"verified at generation {v.get('generation', '?')} with the {v.get('recommend', '?')} "
-           f"weights {shown}, depth {v.get('depth')}, seed {v.get('seed')}, "
+           f"weights {shown}, {at}, seed {v.get('seed')}, "
            f"held-out openings {v.get('openings')}"]
     if v.get("generation") is not None and int(v["generation"]) != run.last:
         out.append(f"the run is now at generation {run.last}; run `evotune verify "
