@@ -83,6 +83,12 @@ class EngineSpec:
     search: SearchSettings = SearchSettings()
     """How a 'builtin' engine searches (the ``[search]`` table; its numeric parameters are the
     last weights, :meth:`SearchSettings.weight_names`, here at their reference values)."""
+    start_values: str = dataclasses.field(default="", repr=False, compare=False)
+    """Reference values that replaced the spec's own (:func:`with_start_values`): a JSON object
+    ``{name: value}`` over every weight, as a run started from earlier weights stores it; ''
+    when the spec's own reference values stand."""
+    start_source: str = ""
+    """Where :attr:`start_values` came from (a run, a weights file), or ''."""
 
     @property
     def eval_size(self) -> int:
@@ -143,13 +149,68 @@ def load_engine_spec(name_or_path: str | Path = "shannon") -> EngineSpec:
 
 
 def engine_spec_from_text(text: str, *, where: str, digest: str, reference_text: str | None = None,
-                          command: tuple[str, ...] | None = None) -> EngineSpec:
+                          command: tuple[str, ...] | None = None, start_values: str = "",
+                          start_source: str = "") -> EngineSpec:
     """An engine spec from the text of its file (a copy a run stored): ``digest`` is the sha256
     of the file it was read from, ``reference_text`` the text of the reference file it names and
     ``command`` the command resolved when it was stored (both replace what ``where`` would
-    find). The same checks as :func:`load_engine_spec`, and the same digest."""
+    find); ``start_values`` (a run's start, :func:`with_start_values`) replace its reference values.
+    The same checks as :func:`load_engine_spec`, and the same digest."""
     spec = _spec_from_text(text, where=where, digest=digest, reference_text=reference_text)
-    return spec if command is None else dataclasses.replace(spec, command=tuple(command))
+    if command is not None:
+        spec = dataclasses.replace(spec, command=tuple(command))
+    if start_values:
+        try:
+            values = json.loads(start_values)
+        except json.JSONDecodeError:
+            values = None
+        if not isinstance(values, dict) or list(values) != list(spec.names):
+            raise ConfigError(f"engine spec {where}: its start values are not an object with "
+                              f"one number per weight of {spec.name}")
+        spec = with_start_values(spec, [values[n] for n in spec.names], source=start_source)
+        if spec.start_values != start_values:
+            raise ConfigError(f"engine spec {where}: its start values are not in the form "
+                              "evotune writes them")
+    return spec
+
+
+def start_checksum(values: str) -> str:
+    """The sha256 of a spec's :attr:`~EngineSpec.start_values` text (a run's manifest names its
+    start by it)."""
+    return hashlib.sha256(values.encode()).hexdigest()
+
+
+def with_start_values(spec: EngineSpec, weights, *, source: str) -> EngineSpec:
+    """``spec`` with ``weights`` (one number per weight, spec order, evotune units) as its
+    reference values: the start of a run that continues from earlier weights (``evotune run
+    --init-from RUN`` or ``--engine SPEC:WEIGHTS``). Bounds stay the spec's; a fixed weight is
+    held at the value given. A value outside its weight's bounds is refused (ConfigError, one
+    line naming a few). The digest changes with the values (a run's identity holds them); the
+    values are kept as text (:attr:`~EngineSpec.start_values`), so a run's copy of its spec
+    reads back the same spec."""
+    if spec.start_values:
+        raise ConfigError(f"engine spec {spec.name} already starts from {spec.start_source}; "
+                          "give the spec itself")
+    values = [float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else math.nan
+              for v in weights]
+    if len(values) != len(spec.weights):
+        raise ConfigError(f"{source}: {len(values)} weights, but engine spec {spec.name} has "
+                          f"{len(spec.weights)}")
+    bad = [w.name for w, v in zip(spec.weights, values)
+           if not (math.isfinite(v) and w.lower <= v <= w.upper)]
+    if bad:
+        shown = ", ".join(bad[:4]) + (f" and {len(bad) - 4} more" if len(bad) > 4 else "")
+        raise ConfigError(f"{source}: {len(bad)} weight(s) outside the bounds of engine spec "
+                          f"{spec.name} ({shown}); widen the spec's bounds or start from other "
+                          "weights")
+    weights_ = tuple(dataclasses.replace(w, reference=v) for w, v in zip(spec.weights, values))
+    search = spec.search
+    if search.weight_names():
+        search = search.with_weights(values[-len(search.weight_names()):], where=source)
+    text = json.dumps(dict(zip(spec.names, values)), separators=(",", ":"))
+    digest = hashlib.sha256((spec.digest + start_checksum(text)).encode()).hexdigest()
+    return dataclasses.replace(spec, weights=weights_, search=search, digest=digest,
+                               start_values=text, start_source=str(source))
 
 
 def _spec_from_text(text: str, *, where: str, digest: str,

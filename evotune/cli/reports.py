@@ -12,7 +12,7 @@ from ..reporting.data import load_run
 from ..reporting.export import export_run
 from ..reporting.plots import write_plots
 from ..reporting.report import write_report
-from ..reporting.verify import VerifySettings, describe_match, verify_run
+from ..reporting.verify import VerifySettings, describe_match, verdict_text, verify_run
 from ..runs.store import Store
 from .nntrain import (export_training_net, is_training, plot_training, refuse_verify,
                       report_training)
@@ -82,20 +82,31 @@ def report(run_ref, rule, x_axis, out, runs_dir, squares):
                    "(repeatable; e.g. shannon, pst:tuned.json).")
 @click.option("--engine", type=str, default=None,
               help="Engine spec (name or .toml) to play instead of the copy the run keeps.")
+@click.option("--also-depth", type=int, default=None, metavar="D",
+              help="A second limit: play every match again at depth D (same openings and seed) "
+                   "and report both results and SPRT verdicts, e.g. --depth 3 --also-depth 5.")
+@click.option("--also-tc", type=str, default=None, metavar="BASE+INC",
+              help="A second limit: play every match again under this time control (external "
+                   "engines, uct/probability specs).")
 def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend, scheduler,
-           opponents, engine):
+           opponents, engine, also_depth, also_tc):
     """Match the recommended weights against the reference and the initial mean (or the
     --opponent players) on held-out openings; stores verify.json in the run (shown by
-    'evotune report'). --depth, --movetime and --tc default to the run's."""
+    'evotune report'). --depth, --movetime and --tc default to the run's.
+
+    The end of a tuning: 'evotune verify RUN --sprt 0 5 --games 20000 --depth 3
+    --also-depth 5' plays until the SPRT decides (or the games run out), at both depths; for
+    a run started with --init-from the reference is its start."""
     settings = VerifySettings(games=games, workers=workers, seed=seed,
                               sprt=tuple(sprt) if sprt else None, rule=rule, backend=backend,
                               scheduler=scheduler, opponents=tuple(opponents), engine=engine,
-                              **limits)
+                              also_depth=also_depth, also_tc=also_tc, **limits)
     store = Store.open(run_ref, runs_dir)
     if is_training(store):
         refuse_verify(store)
+    legs = 1 if also_depth is None and also_tc is None else 2
     try:
-        with GameBar((len(opponents) or 2) * games, "verification games") as bar:
+        with GameBar(legs * (len(opponents) or 2) * games, "verification games") as bar:
             doc = verify_run(run_ref, settings=settings, runs_dir=runs_dir,
                              progress=bar.callback)
     finally:
@@ -106,9 +117,17 @@ def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend,
     shown = ",".join(f"{v:g}" for v in weights) if len(weights) <= 12 else \
         f"{len(weights)} weights (evotune export {doc['run_id']} --format json)"
     click.echo(f"run {doc['run_id']}: {doc['description']}: {shown}")
-    click.echo(f"held-out openings {doc['openings']}, depth {doc['depth']}, seed {doc['seed']}")
+    limits = doc.get("limits", [f"depth {doc['depth']}"])
+    click.echo(f"held-out openings {doc['openings']}, {' and '.join(limits)}, seed "
+               f"{doc['seed']}")
     for m in doc["matches"]:
         click.echo(describe_match(m))
+    if doc["sprt"] and len(limits) > 1:
+        for label in dict.fromkeys(m["opponent"] for m in doc["matches"]):
+            verdicts = "; ".join(f"{m['limit']}: {verdict_text(m)}" for m in doc["matches"]
+                                 if m["opponent"] == label)
+            click.echo(f"SPRT [{doc['sprt'][0]:g}, {doc['sprt'][1]:g}] against {label}: "
+                       f"{verdicts}")
 
 
 @click.command()

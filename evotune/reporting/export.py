@@ -13,9 +13,11 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import numpy as np
+
 from ..runs.store import Store
 from ..strategies import strategy_class
-from ..strategies.spsa import parse_spsa_lines
+from ..strategies.spsa import finetune_ends, parse_spsa_lines
 from ..weightsio import Export, check_format, export_params, keys_are_options, render
 from .data import RunData, load_run, recommend, run_spec
 
@@ -41,18 +43,22 @@ def export_run(run: str | Path | Store | RunData, *, fmt: str, engine: str | Pat
 
 def spsa_ends(data: RunData) -> dict[str, tuple[float, float]]:
     """``{weight: (c_end, r_end)}`` in evotune units, as an SPSA run used them: its table's lines,
-    or its c_end (a fraction of each weight's width) and r_end; {} for a run of another strategy
-    (the export's default ends apply)."""
+    or its c_end (a fraction of each weight's width) and r_end, or with ``finetune`` the ends of
+    each weight's scale (:func:`~evotune.strategies.spsa.finetune_ends`); {} for a run of another
+    strategy (the export's default ends apply)."""
     if data.strategy != "spsa":
         return {}
     params = data.config.params_dict()
     if params.get("table"):
         return {ln.name: (ln.c_end, ln.r_end)
                 for ln in parse_spsa_lines(str(params["table"]), where=f"run {data.run_id}")}
-    declared = strategy_class("spsa").PARAMS
-    c_end = float(params.get("c_end", declared["c_end"].default))
-    r_end = float(params.get("r_end", declared["r_end"].default))
+    resolved = strategy_class("spsa").resolve_params(params)
     space = run_spec(data).space()
-    return {n: (c_end * (hi - lo), r_end)
-            for n, lo, hi, fixed in zip(space.names, space.lower, space.upper, space.fixed)
-            if not fixed}
+    free = space.free
+    if resolved["finetune"]:
+        c_end, r_end = finetune_ends(space.reference_array[free], space.lower_array[free],
+                                     space.upper_array[free], resolved["c_end"])
+    else:
+        c_end = resolved["c_end"] * (space.upper_array - space.lower_array)[free]
+        r_end = np.full(free.size, resolved["r_end"])
+    return {space.names[i]: (float(c), float(r)) for i, c, r in zip(free, c_end, r_end)}

@@ -4,7 +4,10 @@ initial population's mean, on held-out openings the run did not tune on.
 Two matches (both from the recommended weights' point of view, the same openings and seed, so
 they are paired): ``recommended vs reference`` and ``recommended vs initial mean`` (gen-0000's
 mean, rounded); or one match per opponent named ``SPEC[:WEIGHTS]`` (``--opponent``, e.g.
-``shannon`` or ``pst:tuned.json``; see :mod:`evotune.match.resolve`). Openings: the packaged
+``shannon`` or ``pst:tuned.json``; see :mod:`evotune.match.resolve`). With a second limit
+(``--also-depth`` / ``--also-tc``) every match is played again under it, on the same openings
+with the same seed, and both verdicts are reported (a gain at depth 3 that holds at depth 5).
+Openings: the packaged
 8moves_v3 suite (``HELD_OUT_OPENINGS``); when the run
 itself tuned on that file, the 2moves_v1 suite is used instead and the result says so. Each match
 reports W/D/L, pentanomial pair counts, score, Elo with its 95% error and LOS, and optionally an
@@ -21,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..errors import ConfigError, StoreError
+from ..errors import ConfigError, FieldError, StoreError
 from ..limits import Limits, parse_tc
 from ..match import play_match
 from ..match.cluster import backend_session
@@ -71,6 +74,11 @@ class VerifySettings:
     """Engine spec (name or path) to play instead of the copy the run keeps (None: the run's)."""
     movetime: float | None = None
     """Seconds per move for external engines instead of the run's limit (None: the run's)."""
+    also_depth: int | None = None
+    """A second limit: every match again at this depth (None: no second limit by depth)."""
+    also_tc: str | None = None
+    """A second limit: every match again under this time control 'BASE+INC' (external engines
+    and built-in uct/probability specs; None: no second limit by time)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "games", check_games(self.games))
@@ -78,6 +86,19 @@ class VerifySettings:
             raise ConfigError(f"--scheduler {self.scheduler}: a scheduler is for --backend dask "
                               f"(games run on '{self.backend}' here)")
         self.limits(Limits())  # depth and tc are valid limits
+        if self.also_depth is not None:
+            try:
+                Limits(depth=self.also_depth)
+            except FieldError as exc:
+                raise FieldError("also_depth", exc.problem) from None
+        if self.also_tc is not None:
+            try:
+                ok = parse_tc(self.also_tc) is not None
+            except ConfigError:
+                ok = False
+            if not ok:
+                raise FieldError("also_tc", f"{self.also_tc!r}: give BASE+INC in seconds, e.g. "
+                                            "10+0.1")
         if self.sprt is not None:
             object.__setattr__(self, "sprt", tuple(self.sprt))
             SprtParams(*self.sprt)
@@ -94,6 +115,35 @@ class VerifySettings:
         if self.tc is not None:
             changes.update(tc=parse_tc(self.tc), movetime=0.0 if self.tc else run.movetime)
         return dataclasses.replace(run, **changes)
+
+    def second_limits(self, run: Limits) -> Limits | None:
+        """The second limit's: :meth:`limits` with ``also_depth`` and ``also_tc`` (None when
+        neither is given). ConfigError when it equals the first."""
+        if self.also_depth is None and self.also_tc is None:
+            return None
+        first = self.limits(run)
+        changes: dict = {}
+        if self.also_depth is not None:
+            changes["depth"] = self.also_depth
+        if self.also_tc is not None:
+            changes.update(tc=parse_tc(self.also_tc), movetime=0.0)
+        second = dataclasses.replace(first, **changes)
+        if second == first:
+            raise ConfigError(f"the second limit ({limit_text(second)}) is the first one; give "
+                              "--also-depth or --also-tc another value")
+        return second
+
+
+def limit_text(limits: Limits) -> str:
+    """A verification's limit in words: 'depth 3', 'depth 3, 10+0.1 clock', ..."""
+    parts = [f"depth {limits.depth}"]
+    if limits.nodes:
+        parts.append(f"{limits.nodes} nodes")
+    if limits.movetime:
+        parts.append(f"{limits.movetime:g} s per move")
+    if limits.tc is not None:
+        parts.append(f"{limits.tc} clock")
+    return ", ".join(parts)
 
 
 def held_out_openings(run_openings: str) -> tuple[Path, str]:
@@ -128,6 +178,17 @@ def describe_match(m: dict) -> str:
         line += (f", SPRT [{sp['elo0']:g}, {sp['elo1']:g}]: {verdict} (LLR {sp['llr']:.2f}, "
                  f"bounds {sp['lower']:.2f}..{sp['upper']:.2f})")
     return line
+
+
+def verdict_text(m: dict) -> str:
+    """A stored match's SPRT verdict in words: 'H1 accepted (better)', 'H0 accepted', or 'no
+    verdict after N games'."""
+    sp = m.get("sprt") or {}
+    if sp.get("verdict") == "H1":
+        return f"H1 accepted (elo >= {sp['elo1']:g}) after {m['games']} games"
+    if sp.get("verdict") == "H0":
+        return f"H0 accepted (elo <= {sp['elo0']:g}) after {m['games']} games"
+    return f"no verdict after {m['games']} games (LLR {sp.get('llr', 0.0):.2f})"
 
 
 def _opponents(data: RunData, spec, named: tuple[str, ...]) -> list[tuple[str, object]]:
@@ -166,7 +227,8 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     seed = int(settings.seed if settings.seed is not None else cfg.seed)
     # the run's limits, time control and adjudication; held-out openings, maybe another depth
     limits = settings.limits(cfg.limits)
-    match_settings = run_match_settings(cfg, limits=limits, openings=str(openings))
+    second = settings.second_limits(cfg.limits)
+    legs = [limits] if second is None else [limits, second]
     sprt = SprtParams(*settings.sprt) if settings.sprt is not None else None
     player = player_from_engine_spec(spec, rec.weights, name=f"{data.run_id}-recommended")
     opponents = _opponents(data, spec, settings.opponents)
@@ -177,22 +239,31 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     t0 = time.perf_counter()
     with backend_session(settings.backend, settings.scheduler,
                          workers=resolve_workers(settings.workers)) as session:
-        for label, opponent in opponents:
-            weights = opponent.weights
-            result = play_match(player, opponent, games=settings.games,
-                                settings=match_settings, seed=seed, workers=session.workers,
-                                backend=session.backend,
-                                stop="sprt" if sprt is not None else "none", sprt=sprt,
-                                progress=progress)
-            matches.append({"label": f"recommended vs {label}", "opponent": label,
-                            "a": list(rec.weights), "b": list(weights), **result.to_dict()})
-            log.info("%s", describe_match(matches[-1]))
+        for leg in legs:
+            match_settings = run_match_settings(cfg, limits=leg, openings=str(openings))
+            # with one limit the documents are as before a second limit existed
+            at = {"limit": limit_text(leg)} if second is not None else {}
+            for label, opponent in opponents:
+                result = play_match(player, opponent, games=settings.games,
+                                    settings=match_settings, seed=seed, workers=session.workers,
+                                    backend=session.backend,
+                                    stop="sprt" if sprt is not None else "none", sprt=sprt,
+                                    progress=progress)
+                matches.append({"label": f"recommended vs {label}"
+                                         + (f" at {at['limit']}" if at else ""),
+                                "opponent": label, **at, "a": list(rec.weights),
+                                "b": list(opponent.weights), **result.to_dict()})
+                log.info("%s", describe_match(matches[-1]))
     doc = {"run_id": data.run_id, "generation": rec.generation, "recommend": rec.rule,
            "description": rec.description, "names": list(data.names),
            "weights": list(rec.weights), "openings": openings.name, "note": note,
            "depth": limits.depth, "nodes": limits.nodes, "games": settings.games,
            "movetime": limits.movetime,
            "tc": (cfg.tc if settings.tc is None else settings.tc) or "", "engine": spec.name,
+           **({} if second is None else {
+               "limits": [limit_text(leg) for leg in legs],
+               "also": {"depth": second.depth, "nodes": second.nodes,
+                        "movetime": second.movetime, "tc": str(second.tc or "")}}),
            "seed": seed, "sprt": list(settings.sprt) if settings.sprt else None,
            "seconds": time.perf_counter() - t0, "matches": matches,
            "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
