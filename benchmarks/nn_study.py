@@ -11,13 +11,16 @@ they come, tables to OUT/tables.md, plots to OUT/nn-study-loss.png and OUT/nn-st
 2. Data with search scores (``--format text``): self-play of the Texel evaluation at depth 3
    (OUT/sp-texel.txt), and positions from Stockfish's games at 2,000 nodes labelled with its
    scores (OUT/sf-text.txt, Debian's Stockfish 15.1).
-3. Nets (``evotune nn train``): net1 on the self-play data (H 128, SCReLU, wdl 0.25); variants
-   of one setting at a time: H 32 / 256, wdl 0 / 1, the first 25k / 50k positions; net1's own
-   self-play (OUT/sp-net1.txt) makes net2's data (with the first); net3 adds Stockfish's data.
-   Each net plays the Texel evaluation at depth 3.
-4. The best net by its depth-3 score plays the Texel evaluation at depth 5 and, at equal time
-   (``--tc``, both sides as ``evotune uci`` engines, so the net's slower evaluation is paid
-   for), the Texel evaluation and PeSTO.
+3. Nets (``evotune nn train``): net1 on the self-play data (H 128, SCReLU, wdl 0.25); net1's
+   own self-play (OUT/sp-net1.txt) makes net2's data (with the first); net3 adds Stockfish's
+   data; with NN_STUDY_TD=1, net2-td is net2 with net1's games labelled by TD(0.7) targets
+   (``datagen --target td``, the same positions). Each net plays the Texel evaluation at
+   depth 3.
+4. The best of these by its depth-3 score plays the Texel evaluation at depth 5 and, at equal
+   time (``--tc``, both sides as ``evotune uci`` engines, so the net's slower evaluation is
+   paid for), the Texel evaluation and PeSTO.
+5. Variants of net1, one setting at a time: H 32 / 256, wdl 0 / 1, the first 25k / 50k
+   positions, each against the Texel evaluation at depth 3.
 
 Every match: ``--games`` games (colour-balanced pairs) on the held-out 8moves openings, seed 5;
 pentanomial Elo with its 95% error bar, from the net's view.
@@ -123,9 +126,16 @@ def match(results: Results, key: str, a: str, b: str, *, games: int, workers: in
     return r
 
 
+def elo_text(m: dict) -> str:
+    """'+123 ± 45' (an infinite Elo, all points to one side, is JSON null)."""
+    if m["elo"] is None or m["elo_error"] is None:
+        return "inf" if m["elo"] is None else f"{m['elo']:+.0f} ± inf"
+    return f"{m['elo']:+.0f} ± {m['elo_error']:.0f}"
+
+
 def say(key: str, r: dict) -> None:
-    log(f"  {key}: {r['wins']}-{r['draws']}-{r['losses']} Elo {r['elo']:+.0f} "
-        f"+- {r['elo_error']:.0f} ({r['games']} games, {r.get('seconds', 0):.0f} s)")
+    log(f"  {key}: {r['wins']}-{r['draws']}-{r['losses']} Elo {elo_text(r)} "
+        f"({r['games']} games, {r.get('seconds', 0):.0f} s)")
 
 
 def lines(path: Path) -> int:
@@ -184,6 +194,17 @@ def losses(out: Path, name: str) -> dict:
             "seconds": recs[-1]["seconds"] if recs else 0.0}
 
 
+def net_step(out: Path, results: Results, name: str, change: dict, args, tx: str) -> None:
+    """Train net ``name`` (BASE with ``change``) and play it against the Texel evaluation."""
+    cfg = {**BASE, **change}
+    net = train(out, name, cfg, workers=args.workers)
+    n = cfg["first"] or sum(lines(out / d) for d in cfg["data"])
+    results.put(f"net:{name}", {"hidden": cfg["hidden"], "wdl": cfg["wdl"],
+                                "data": list(cfg["data"]), "positions": n, **losses(out, name)})
+    match(results, f"d3:{name}", f"nnue:{net}", tx, games=args.games, workers=args.workers,
+          limit=("--depth", "3"), out=out)
+
+
 def tables(results: Results, order: list[str]) -> str:
     rows = ["| net | data | H | wdl | positions | val loss | vs Texel, depth 3 |",
             "|---|---|---:|---:|---:|---:|---|"]
@@ -198,7 +219,7 @@ def tables(results: Results, order: list[str]) -> str:
 
 
 def cell(m: dict) -> str:
-    return f"{m['elo']:+.0f} ± {m['elo_error']:.0f} ({m['wins']}-{m['draws']}-{m['losses']})"
+    return f"{elo_text(m)} ({m['wins']}-{m['draws']}-{m['losses']})"
 
 
 def plots(out: Path, results: Results, order: list[str]) -> None:
@@ -222,7 +243,8 @@ def plots(out: Path, results: Results, order: list[str]) -> None:
     fig, ax = plt.subplots(figsize=(7, 0.35 * len(keys) + 1.2))
     for i, k in enumerate(keys):
         m = results.get(k)
-        ax.errorbar(m["elo"], i, xerr=m["elo_error"], fmt="o", capsize=3)
+        if m["elo"] is not None and m["elo_error"] is not None:
+            ax.errorbar(m["elo"], i, xerr=m["elo_error"], fmt="o", capsize=3)
     ax.set_yticks(range(len(keys)), keys, fontsize=7)
     ax.axvline(0, color="grey", lw=0.8)
     ax.axvline(100, color="green", lw=0.8, ls="--")
@@ -252,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     out = Path(args.out).resolve()
     (out / "pgn").mkdir(parents=True, exist_ok=True)
-    steps = set(args.only.split(",")) if args.only else {"recipe", "data", "nets", "loop", "final"}
+    steps = set(args.only.split(",")) if args.only else {"recipe", "data", "nets", "loop", "final",
+                                                           "variants"}
     results = Results(out / "results.json")
     w = args.workers
     d3, d5 = ("--depth", "3"), ("--depth", "5")
@@ -281,17 +304,10 @@ def main(argv: list[str] | None = None) -> int:
         spec.write_text(SF_SPEC.format(command=json.dumps(str(Path(args.stockfish).resolve()))))
         datagen(out, "sf-text.txt", str(spec), positions=args.sf_positions, per_game=20,
                 seed=31, workers=w, limit=("--nodes", "2000"))
-    order = list(VARIANTS)
+    order = ["net1"]
+    main_line = ["net1", *LOOP]
     if "nets" in steps:
-        for name, change in VARIANTS.items():
-            cfg = {**BASE, **change}
-            net = train(out, name, cfg, workers=w)
-            n = cfg["first"] or lines(out / cfg["data"][0])
-            results.put(f"net:{name}", {"hidden": cfg["hidden"], "wdl": cfg["wdl"],
-                                        "data": list(cfg["data"]), "positions": n,
-                                        **losses(out, name)})
-            match(results, f"d3:{name}", f"nnue:{net}", tx, games=args.games, workers=w,
-                  limit=d3, out=out)
+        net_step(out, results, "net1", VARIANTS["net1"], args, tx)
     if "loop" in steps:
         net1 = out / "runs" / "net1" / "net.nnue"
         datagen(out, "sp-net1.txt", f"nnue:{net1}", positions=args.loop_positions,
@@ -303,19 +319,11 @@ def main(argv: list[str] | None = None) -> int:
         for name, change in LOOP.items():
             if name.endswith("-td") and not td:
                 continue
-            cfg = {**BASE, **change}
-            net = train(out, name, cfg, workers=w)
-            n = sum(lines(out / d) for d in cfg["data"])
-            results.put(f"net:{name}", {"hidden": cfg["hidden"], "wdl": cfg["wdl"],
-                                        "data": list(cfg["data"]), "positions": n,
-                                        **losses(out, name)})
-            match(results, f"d3:{name}", f"nnue:{net}", tx, games=args.games, workers=w,
-                  limit=d3, out=out)
-            order.append(name)
-    else:
-        order += [n for n in LOOP if results.get(f"net:{n}")]
+            net_step(out, results, name, change, args, tx)
+    order += [n for n in LOOP if results.get(f"d3:{n}")]
     if "final" in steps:
-        scored = [(results.get(f"d3:{n}")["elo"], n) for n in order if results.get(f"d3:{n}")]
+        scored = [(results.get(f"d3:{n}")["score"], n) for n in main_line
+                  if results.get(f"d3:{n}")]
         best = max(scored)[1]
         results.put("best", best)
         net = out / "runs" / best / "net.nnue"
@@ -329,6 +337,11 @@ def main(argv: list[str] | None = None) -> int:
               out=out)
         match(results, f"tc:{best}-pesto", str(a), str(p), games=args.games, workers=w, limit=tc,
               out=out)
+    if "variants" in steps:
+        for name, change in VARIANTS.items():
+            if name != "net1":
+                net_step(out, results, name, change, args, tx)
+    order += [n for n in VARIANTS if n != "net1" and results.get(f"d3:{n}")]
     table = tables(results, order)
     (out / "tables.md").write_text(table + "\n")
     log(table)
