@@ -6,13 +6,12 @@ import json
 
 import click
 
-from ..enginespec import load_engine_spec
 from ..errors import ConfigError, EvotuneError
 from ..learn.fitrun import open_fit
 from ..reporting.tables import brief
 from ..runs.config import build_run_config, dump_config_toml, validate_run_config
 from ..runs.lifecycle import check_backend, new_run, open_run, with_budget
-from ..runs.plan import with_overrides
+from ..runs.plan import load_run_engine, with_overrides
 from ..runs.store import Store, list_runs
 from ..tuning.loop import execute
 from ..weightsio import read_spsa_params
@@ -109,7 +108,7 @@ def run(strategy, np_, generations, games, limits, seed, workers, backend, sched
                            backend=backend, scheduler=scheduler,
                            params=parse_params(params) if params else None,
                            opponents=opponents, **limits)
-    spec = load_engine_spec(cfg.engine)  # the command's one reading of the spec
+    spec = load_run_engine(cfg.engine)  # the command's one reading of the spec
     if spsa_file is not None:
         if cfg.strategy != "spsa":
             raise ConfigError(f"--spsa-params is for --strategy spsa, not '{cfg.strategy}'")
