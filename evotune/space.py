@@ -246,11 +246,12 @@ def check_weights(w, *, size: int = 6, names=SHANNON_NAMES, what: str = "weights
 
 class Weights(tuple):
     """A full weight vector (evotune units, fixed weights included) that knows its names,
-    validated once, when it is made: numbers, one per name, finite, within +-MAX_ABS_WEIGHT or the
-    ``limit`` given (and within a space's bounds when made by :meth:`WeightSpace.weights`). It is a tuple of floats,
-    so it is plain data wherever a weight tuple was (a player's weights, a game record's); the
-    players and the engine take it without checking it again. ``array`` is its float64 view and
-    ``engine`` the rounded int64 vector the core evaluates with (both read-only).
+    validated once, when it is made: numbers, one per name, finite, within +-MAX_ABS_WEIGHT or
+    the ``limit`` given (and within a space's bounds when made by :meth:`WeightSpace.weights`).
+    It is a tuple of floats, so it is plain data wherever a weight tuple was (a player's
+    weights, a game record's); the players and the engine take it without checking it again.
+    ``array`` is its float64 view and ``engine`` the rounded int64 vector the core evaluates
+    with (both read-only).
 
     ``Weights(values, names, what=..., lower=..., upper=..., limit=...)``; ``label``: the names an error
     message lists (default: all of them, or their count beyond 8).
