@@ -20,7 +20,11 @@ from .featuresets import NNUE, feature_names
 from .fileio import file_digest, read_text
 from .paths import DATA_DIR, ENGINES_DIR
 from .searchsettings import SEARCH_WEIGHTS, SearchSettings, search_settings
-from .space import MAX_ABS_WEIGHT, WeightSpace
+from .space import WeightSpace
+
+NET_MAX_ABS = 100_000
+"""The largest magnitude of a net's output layer as weights: its weights and bias are int16, its
+scale at most 100000 (engine/netfile.py's SCALE_MAX)."""
 
 
 @dataclass(frozen=True)
@@ -96,11 +100,11 @@ class EngineSpec:
 
     def space(self, **overrides) -> WeightSpace:
         """The WeightSpace of this engine (overrides: init_low, init_high, integer). A net's
-        output layer (an 'nnue' spec read with :data:`NetWeights`) is held in int16 and its scale
-        goes up to 100000: its space takes values up to its largest bound."""
+        output layer (an 'nnue' spec read with :data:`NetWeights`) takes values up to
+        :data:`NET_MAX_ABS` (its bounds, which the spec checked, keep each within what its
+        field holds)."""
         if self.features == NNUE and self.weights:
-            overrides.setdefault("max_abs", max(
-                MAX_ABS_WEIGHT, *(max(abs(w.lower), abs(w.upper)) for w in self.weights)))
+            overrides.setdefault("max_abs", NET_MAX_ABS)
         return WeightSpace(
             names=self.names,
             lower=tuple(float(w.lower) for w in self.weights),

@@ -214,9 +214,11 @@ class WeightSpace:
 
 
 def check_weights(w, *, size: int = 6, names=SHANNON_NAMES, what: str = "weights",
-                  lower=None, upper=None, limit: float = MAX_ABS_WEIGHT) -> np.ndarray:
+                  lower=None, upper=None, limit: float = MAX_ABS_WEIGHT,
+                  bounded=None) -> np.ndarray:
     """Validate a weight vector: numeric, right length, finite, within +-``limit`` (and within
-    bounds if given)."""
+    bounds if given). ``names``: what a message lists for the vector; ``bounded``: the name of
+    each weight, for the ones outside their bounds (default ``names``)."""
     try:
         if isinstance(w, (list, tuple)) and not all(
                 isinstance(x, (int, float, np.number)) and not isinstance(x, (bool, np.bool_))
@@ -237,9 +239,13 @@ def check_weights(w, *, size: int = 6, names=SHANNON_NAMES, what: str = "weights
                            f"integer evaluation and its mate scores must stay apart), got "
                            f"{arr.tolist()}")
     if lower is not None and upper is not None:
-        bad = [n for n, v, lo, hi in zip(names, arr, lower, upper) if not lo <= v <= hi]
-        if bad:
-            raise WeightsError(f"{what}: {', '.join(bad)} outside the bounds of the weight space")
+        every = tuple(names if bounded is None else bounded)
+        out = np.flatnonzero(~((np.asarray(lower) <= arr) & (arr <= np.asarray(upper))))
+        if out.size:
+            bad = [every[i] if len(every) == size else f"weight #{i + 1}" for i in out[:5]]
+            more = f" and {out.size - 5} more" if out.size > 5 else ""
+            raise WeightsError(f"{what}: {', '.join(bad)}{more} outside the bounds of the "
+                               "weight space")
     return arr
 
 
@@ -266,7 +272,7 @@ class Weights(tuple):
         if label is None:
             label = names if len(names) <= 8 else (f"the {len(names)} weights",)
         arr = check_weights(values, size=len(names), names=label, what=what, lower=lower,
-                            upper=upper, limit=limit)
+                            upper=upper, limit=limit, bounded=names)
         return cls._made(arr, names)
 
     @classmethod
