@@ -41,11 +41,12 @@ class RunPlan:
     """Hashes of the result-relevant configuration, the engine spec and the openings."""
 
 
-def load_run_engine(engine: str) -> EngineSpec:
+def load_run_engine(engine: str | Path) -> EngineSpec:
     """The engine spec a run names (``--engine``): a spec's name or .toml path, or ``SPEC:FILE``,
     an 'nnue' spec playing the net file FILE (``nnue:net.nnue``). An 'nnue' spec is read with
     its net's output layer and scale as its weights (what a run tunes:
     :func:`~evotune.players.nets.output_weights`); one that names no net is refused."""
+    engine = str(engine)
     try:
         resolve_engine_spec_path(engine)
     except ConfigError:
