@@ -63,7 +63,9 @@ def run_and_report(store, plan) -> None:
 @seed_option(None, "The run's seed (default 1).")
 @cluster_options(workers=None, backend=None, scheduler=None, check=False,
                  workers_help="Worker processes (default: one per core).")
-@click.option("--engine", type=str, default=None, help="Engine spec name or .toml (default shannon).")
+@click.option("--engine", type=str, default=None,
+              help="Engine spec name or .toml (default shannon), or nnue:FILE: a net, whose "
+                   "output layer and scale are tuned.")
 @click.option("--openings", type=str, default=None,
               help="'book' (default), 'startpos', '2moves' or an EPD/PGN/.bin file.")
 @click.option("--max-games", type=int, default=None,
