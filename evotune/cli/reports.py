@@ -6,10 +6,10 @@ from pathlib import Path
 import click
 
 from ..errors import ConfigError
-from ..fileio import check_writable
+from ..fileio import atomic_write_bytes, check_writable
 from ..match.resolve import close_external_players
 from ..reporting.data import load_run
-from ..reporting.export import export_run
+from ..reporting.export import NET_FORMATS, export_net, export_run
 from ..reporting.plots import write_plots
 from ..reporting.report import write_report
 from ..reporting.verify import VerifySettings, describe_match, verdict_text, verify_run
@@ -134,7 +134,8 @@ def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend,
 @click.argument("run_ref", metavar="RUN")
 @click.option("--format", "fmt", required=True,
               help="json, csv, uci, cutechess, spsa (OpenBench lines), spsa-fishtest, header or "
-                   "python; a training's net: evotune or bullet (with --out).")
+                   "python; a net (a training's, or a run's tuned output layer): evotune or "
+                   "bullet (with --out).")
 @click.option("--engine", type=str, default=None,
               help="Map names and scales onto this engine spec (name or .toml; default: the "
                    "copy of its spec the run keeps).")
@@ -149,6 +150,19 @@ def export(run_ref, fmt, engine, out_file, rule, runs_dir):
     store = Store.open(run_ref, runs_dir)
     if is_training(store):
         export_training_net(store, fmt, out_file)
+        return
+    if fmt in NET_FORMATS:
+        if engine is not None:
+            raise ConfigError(f"--engine maps weights onto another spec; --format {fmt} writes "
+                              "the run's own net: leave --engine out")
+        if out_file is None:
+            raise ConfigError(f"--format {fmt} writes a net, which is binary; give --out FILE")
+        net = export_net(run_ref, fmt=fmt, rule=rule, runs_dir=runs_dir)
+        for note in net.notes:
+            click.echo(f"note: {note}", err=True)
+        atomic_write_bytes(Path(out_file), net.data)
+        what = f"; {net.net.describe()}" if fmt == "evotune" else ""  # bullet's has no scale
+        click.echo(f"wrote {out_file} ({fmt}, {len(net.data)} bytes{what})", err=True)
         return
     result = export_run(run_ref, fmt=fmt, engine=engine, rule=rule, runs_dir=runs_dir)
     for note in result.notes:

@@ -6,7 +6,6 @@ import json
 
 import click
 
-from ..enginespec import load_engine_spec
 from ..errors import ConfigError, EvotuneError
 from ..learn.fitrun import open_fit
 from ..reporting.start import run_start
@@ -14,7 +13,7 @@ from ..reporting.tables import brief
 from ..runs.config import (build_run_config, dump_config_toml, load_config_file,
                            validate_run_config)
 from ..runs.lifecycle import check_backend, new_run, open_run, with_budget
-from ..runs.plan import with_overrides
+from ..runs.plan import load_run_engine, with_overrides
 from ..runs.store import Store, list_runs
 from ..tuning.loop import execute
 from ..weightsio import read_spsa_params
@@ -66,7 +65,9 @@ def run_and_report(store, plan) -> None:
 @seed_option(None, "The run's seed (default 1).")
 @cluster_options(workers=None, backend=None, scheduler=None, check=False,
                  workers_help="Worker processes (default: one per core).")
-@click.option("--engine", type=str, default=None, help="Engine spec name or .toml (default shannon).")
+@click.option("--engine", type=str, default=None,
+              help="Engine spec name or .toml (default shannon), or nnue:FILE: a net, whose "
+                   "output layer and scale are tuned.")
 @click.option("--openings", type=str, default=None,
               help="'book' (default), 'startpos', '2moves' or an EPD/PGN/.bin file.")
 @click.option("--max-games", type=int, default=None,
@@ -125,7 +126,7 @@ def run(strategy, np_, generations, games, limits, seed, workers, backend, sched
     start = run_start(cfg.engine, init_from=init_from, engine_named=named, runs_dir=runs_dir)
     if start is not None:
         cfg = build_run_config(base=cfg, engine=start.engine)
-    spec = start.spec if start else load_engine_spec(cfg.engine)  # the one reading of the spec
+    spec = start.spec if start else load_run_engine(cfg.engine)  # the one reading of the spec
     if spsa_file is not None:
         if cfg.strategy != "spsa":
             raise ConfigError(f"--spsa-params is for --strategy spsa, not '{cfg.strategy}'")

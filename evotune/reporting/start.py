@@ -91,9 +91,8 @@ def start_from_file(engine: str) -> RunStart | None:
         return None
     token = "shannon" if token == REFERENCE_ALIAS else token
     spec = load_engine_spec(token)
-    if spec.features == NNUE:
-        raise ConfigError(f"--engine {engine}: a net has no evaluation weights to tune; give an "
-                          "engine spec with weights (SPEC or SPEC:WEIGHTS)")
+    if spec.features == NNUE:  # nnue:NET names the net whose output layer the run tunes
+        return None
     spec = with_start_values(spec, weights_for(spec, path), source=f"weights file {path}")
     return RunStart(engine=token, spec=spec, init_from=StartFrom(
         kind="weights", source=path, path=str(Path(path).resolve()),

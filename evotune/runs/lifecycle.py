@@ -7,21 +7,23 @@ import hashlib
 import os
 from pathlib import Path
 
-from ..enginespec import (EngineSpec, engine_spec_from_text, load_engine_spec, resolve_command,
+from ..enginespec import (EngineSpec, engine_spec_from_text, resolve_command,
                           start_checksum)
 from ..errors import ConfigError, EvotuneError, StoreError
+from ..featuresets import NNUE
 from ..fileio import atomic_write_json
 from ..limits import check_workers
 from ..match.cluster import backend_session
 from ..match.gauntlet import check_opponents
 from ..match.openings import check_openings
+from ..players.nets import output_weights
 from ..players.spec import check_engine_spec, player_from_engine_spec
 from ..strategies import make_strategy, strategy_class
 from ..strategies import strategy_params as strategy_params_for
 from .config import RunConfig
 from .fitconfig import TexelConfig
 from .identity import config_differences, default_run_id
-from .plan import RunPlan, plan_run
+from .plan import RunPlan, load_run_engine, plan_run
 from .records import StartFrom, check_run_id, read_json
 from .store import Store
 
@@ -37,16 +39,25 @@ def strategy_params(cfg: RunConfig) -> dict:
                       params=cfg.params_dict())
 
 
+def starts_at_reference(spec: EngineSpec) -> bool:
+    """A run of ``spec`` starts from its reference values unless its params say otherwise: a
+    'uci' engine's (its options' defaults) and a net's output layer (the file's, the net's
+    training)."""
+    return spec.kind == "uci" or spec.features == NNUE
+
+
 def with_start(cfg: RunConfig, spec: EngineSpec) -> RunConfig:
-    """``cfg`` with the start fixed in its params: a 'uci' engine's run, and a run that starts
-    from earlier weights (``spec.start_values``: --init-from RUN, --engine SPEC:WEIGHTS), start
-    from the spec's reference values (``init = "reference"``; a population around them) unless
+    """``cfg`` with the start fixed in its params: a 'uci' engine's run, a net's (its output
+    layer: :func:`starts_at_reference`), and a run that starts from earlier weights
+    (``spec.start_values``: --init-from RUN, --engine SPEC:WEIGHTS), start from the spec's
+    reference values (``init = "reference"``; a population around them) unless
     its params choose ``init``; a builtin engine's run keeps the strategy's default (a uniform
     draw). A run from earlier weights is a fine-tuning: SPSA without a table then takes c_end
     and r_end from each weight's scale (``finetune = true``) unless its params choose."""
     params = cfg.params_dict()
     declared = strategy_class(cfg.strategy).PARAMS
-    if (spec.kind == "uci" or spec.start_values) and "init" in declared and "init" not in params:
+    if (starts_at_reference(spec) or spec.start_values) and "init" in declared \
+            and "init" not in params:
         params["init"] = "reference"
     if spec.start_values and "finetune" in declared and "finetune" not in params \
             and not params.get("table"):
@@ -84,6 +95,10 @@ def check_run_players(plan: RunPlan) -> None:
     EvotuneError with one line naming what is wrong.
     """
     cfg, spec = plan.config, plan.spec
+    if spec.features == NNUE and strategy_class(cfg.strategy).NEEDS_FEATURES:
+        raise ConfigError(f"strategy '{cfg.strategy}' learns a linear evaluation from its "
+                          f"features; the net of '{cfg.engine}' has none: tune its output layer "
+                          "with de, jde, ea, spsa, cmaes or ng:NAME")
     if spec.kind == "uci" and strategy_class(cfg.strategy).NEEDS_FEATURES:
         raise ConfigError(f"strategy '{cfg.strategy}' learns from the evaluation's feature vector, "
                           f"which the UCI engine of '{cfg.engine}' does not expose; tune it with "
@@ -106,8 +121,9 @@ def preflight(plan: RunPlan) -> None:
     engine accepts its weights, an initial range that meets every free weight's bounds, the
     strategy and its parameters, the openings, and a reachable Dask scheduler."""
     cfg, spec, space = plan.config, plan.spec, plan.space
+    sampled = strategy_params(cfg).get("init", "sample") == "sample"  # from the initial range
     for name, lo, hi, fixed in zip(space.names, space.lower, space.upper, space.fixed):
-        if not fixed and (cfg.init_high < lo or cfg.init_low > hi):
+        if sampled and not fixed and (cfg.init_high < lo or cfg.init_low > hi):
             raise ConfigError(f"the initial range [{cfg.init_low:g}, {cfg.init_high:g}] misses "
                               f"the bounds [{lo:g}, {hi:g}] of weight '{name}'; give init_low "
                               "and init_high that overlap the weights' bounds")
@@ -142,7 +158,7 @@ def new_run(cfg: RunConfig, *, out_dir: str | Path = "populations",
     ``init_from``, the record of where they came from (the manifest keeps it)."""
     if run_id is not None:
         check_run_id(run_id)
-    spec = load_engine_spec(cfg.engine) if spec is None else spec
+    spec = load_run_engine(cfg.engine) if spec is None else spec
     if bool(spec.start_values) != (init_from is not None) or (
             init_from is not None and init_from.weights_sha256 != start_checksum(
                 spec.start_values)):
@@ -194,7 +210,7 @@ def run_engine_spec(root: str | Path, cfg: RunConfig | TexelConfig,
     copy the run keeps, else (a run made before runs kept one) ``cfg.engine`` as a path."""
     path = Path(root) / SPEC_FILE
     if engine is not None or not path.is_file():
-        return load_engine_spec(cfg.engine if engine is None else engine)
+        return load_run_engine(cfg.engine if engine is None else engine)
     doc = read_json(path, "engine spec copy")
     text, digest, ref = doc.get("text"), doc.get("digest"), doc.get("reference_text")
     command = doc.get("command")
@@ -208,7 +224,8 @@ def run_engine_spec(root: str | Path, cfg: RunConfig | TexelConfig,
     try:
         spec = engine_spec_from_text(text, where=str(doc.get("source") or cfg.engine),
                                      digest=digest, reference_text=ref, command=tuple(command),
-                                     start_values=start, start_source=start_source)
+                                     start_values=start, start_source=start_source,
+                                     net_weights=output_weights)
     except ConfigError as exc:
         if not start:
             raise
