@@ -12,12 +12,11 @@ from ..reporting.data import load_run
 from ..reporting.export import export_run
 from ..reporting.plots import write_plots
 from ..reporting.report import write_report
-from ..reporting.verify import VerifySettings, describe_match, verify_run
+from ..reporting.verify import VerifySettings, describe_match, describe_verification, verify_run
 from ..runs.store import Store
-from .nntrain import (export_training_net, is_training, plot_training, refuse_verify,
-                      report_training)
-from .options import (cluster_options, limits_options, recommend_option, runs_dir_option,
-                      seed_option, sprt_option, squares_option)
+from .nntrain import export_training_net, is_training, plot_training, report_training
+from .options import (cluster_options, limits_options, openings_option, recommend_option,
+                      runs_dir_option, seed_option, sprt_option, squares_option)
 from .progress import GameBar
 
 
@@ -79,21 +78,24 @@ def report(run_ref, rule, x_axis, out, runs_dir, squares):
 @cluster_options(workers=0)
 @click.option("--opponent", "opponents", multiple=True, metavar="SPEC[:WEIGHTS]",
               help="Play this opponent instead of the run's reference and initial mean "
-                   "(repeatable; e.g. shannon, pst:tuned.json).")
+                   "(a training's: initial net) (repeatable; e.g. shannon, pst:tuned.json, "
+                   "nnue:other.nnue).")
 @click.option("--engine", type=str, default=None,
-              help="Engine spec (name or .toml) to play instead of the copy the run keeps.")
+              help="Engine spec (name or .toml) to play instead of the copy the run keeps (a "
+                   "training: an nnue spec to play its nets with; default nnue).")
+@openings_option(None, "Openings instead of the held-out 8moves_v3 suite: '2moves', 'book', "
+                       "'startpos' or an EPD/PGN(.zip) suite or Polyglot .bin book.")
 def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend, scheduler,
-           opponents, engine):
-    """Match the recommended weights against the reference and the initial mean (or the
-    --opponent players) on held-out openings; stores verify.json in the run (shown by
-    'evotune report'). --depth, --movetime and --tc default to the run's."""
+           opponents, engine, openings):
+    """Match the recommended weights (a training: its net) against the reference and the
+    initial mean (a training: its initial net), or the --opponent players, on held-out
+    openings; stores verify.json in the run (shown by 'evotune report'). --depth, --movetime
+    and --tc default to the run's (a training: depth 3)."""
     settings = VerifySettings(games=games, workers=workers, seed=seed,
                               sprt=tuple(sprt) if sprt else None, rule=rule, backend=backend,
                               scheduler=scheduler, opponents=tuple(opponents), engine=engine,
-                              **limits)
-    store = Store.open(run_ref, runs_dir)
-    if is_training(store):
-        refuse_verify(store)
+                              openings=openings, **limits)
+    Store.open(run_ref, runs_dir)  # an unknown run is named before the engine loads
     try:
         with GameBar((len(opponents) or 2) * games, "verification games") as bar:
             doc = verify_run(run_ref, settings=settings, runs_dir=runs_dir,
@@ -102,11 +104,8 @@ def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend,
         close_external_players()
     if doc["note"]:
         click.echo(f"note: {doc['note']}", err=True)
-    weights = doc["weights"]
-    shown = ",".join(f"{v:g}" for v in weights) if len(weights) <= 12 else \
-        f"{len(weights)} weights (evotune export {doc['run_id']} --format json)"
-    click.echo(f"run {doc['run_id']}: {doc['description']}: {shown}")
-    click.echo(f"held-out openings {doc['openings']}, depth {doc['depth']}, seed {doc['seed']}")
+    for line in describe_verification(doc):
+        click.echo(line)
     for m in doc["matches"]:
         click.echo(describe_match(m))
 
