@@ -13,6 +13,7 @@ import tomllib
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import Callable, Sequence
 
 from .errors import ConfigError
 from .featuresets import NNUE, feature_names
@@ -20,6 +21,10 @@ from .fileio import file_digest, read_text
 from .paths import DATA_DIR, ENGINES_DIR
 from .searchsettings import SEARCH_WEIGHTS, SearchSettings, search_settings
 from .space import WeightSpace
+
+NET_MAX_ABS = 100_000
+"""The largest magnitude of a net's output layer as weights: its weights and bias are int16, its
+scale at most 100000 (engine/netfile.py's SCALE_MAX)."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,12 @@ class EngineSpec:
     search: SearchSettings = SearchSettings()
     """How a 'builtin' engine searches (the ``[search]`` table; its numeric parameters are the
     last weights, :meth:`SearchSettings.weight_names`, here at their reference values)."""
+    start_values: str = dataclasses.field(default="", repr=False, compare=False)
+    """Reference values that replaced the spec's own (:func:`with_start_values`): a JSON object
+    ``{name: value}`` over every weight, as a run started from earlier weights stores it; ''
+    when the spec's own reference values stand."""
+    start_source: str = ""
+    """Where :attr:`start_values` came from (a run, a weights file), or ''."""
 
     @property
     def eval_size(self) -> int:
@@ -94,7 +105,12 @@ class EngineSpec:
         return tuple(w.name for w in self.weights)
 
     def space(self, **overrides) -> WeightSpace:
-        """The WeightSpace of this engine (overrides: init_low, init_high, integer)."""
+        """The WeightSpace of this engine (overrides: init_low, init_high, integer). A net's
+        output layer (an 'nnue' spec read with :data:`NetWeights`) takes values up to
+        :data:`NET_MAX_ABS` (its bounds, which the spec checked, keep each within what its
+        field holds)."""
+        if self.features == NNUE and self.weights:
+            overrides.setdefault("max_abs", NET_MAX_ABS)
         return WeightSpace(
             names=self.names,
             lower=tuple(float(w.lower) for w in self.weights),
@@ -108,6 +124,12 @@ class EngineSpec:
         """``{option name: engine value}`` for a full weight vector in evotune units."""
         return {w.option_name: int(round(float(v) * w.scale)) for w, v in zip(self.weights, weights)}
 
+
+NetWeights = Callable[[str], Sequence[tuple[str, float, float, float, float, float]]]
+"""Reads a net file (its absolute path) into its output layer as weights: per weight (name,
+reference, lower, upper, least, most), the file's value, the default bounds and the range a bound
+may not leave (evotune.players.nets.output_weights). An 'nnue' spec read with one has these
+weights (a run tunes them); read without one it has none (it plays its net as it is)."""
 
 _WEIGHT_KEYS = {"name", "reference", "lower", "upper", "fixed", "option", "scale"}
 _GROUP_KEYS = {"match", "reference", "lower", "upper", "fixed", "scale"}
@@ -135,30 +157,122 @@ def resolve_engine_spec_path(name_or_path: str | Path) -> Path:
                       f"{', '.join(known) or '(none in engines/)'}")
 
 
-def load_engine_spec(name_or_path: str | Path = "shannon") -> EngineSpec:
-    """Read and validate an engine spec TOML file."""
+def load_engine_spec(name_or_path: str | Path = "shannon", *,
+                     net_weights: NetWeights | None = None) -> EngineSpec:
+    """Read and validate an engine spec TOML file (``net_weights``: see :data:`NetWeights`)."""
     path = resolve_engine_spec_path(name_or_path)
     return _spec_from_text(read_text(path, "engine spec"), where=str(path),
-                           digest=file_digest(path))
+                           digest=file_digest(path), net_weights=net_weights)
+
+
+def engine_spec_with_net(name_or_path: str | Path, net: str | Path, *,
+                         net_weights: NetWeights | None = None) -> EngineSpec:
+    """The 'nnue' spec ``name_or_path`` playing the net file ``net`` (``nnue:FILE``): as if the
+    spec's file said ``net = "FILE"`` (the file's absolute path, written at the top of the
+    spec's text, which is what the spec keeps as its text and digest). ConfigError when the spec
+    is not an 'nnue' spec or names a net of its own."""
+    path = resolve_engine_spec_path(name_or_path)
+    text = read_text(path, "engine spec").removeprefix("\ufeff")
+    data = _toml(text, str(path))
+    if data.get("kind", "builtin") != "builtin" or data.get("features") != NNUE:
+        raise ConfigError(f"engine spec {path} does not evaluate with a net (features = "
+                          f"\"nnue\"); a net file goes with an nnue spec, e.g. nnue:{net}")
+    if "net" in data:
+        raise ConfigError(f"engine spec {path} names its own net ({data['net']!r}); give the "
+                          "spec alone, or a spec that names none with :FILE")
+    absolute = str(Path(net).resolve())
+    data["net"] = absolute
+    text = f"net = {json.dumps(absolute)}\n{text}"
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    spec = engine_spec_from_dict(data, where=str(path), net_weights=net_weights)
+    return _with_text(spec, text, digest)
 
 
 def engine_spec_from_text(text: str, *, where: str, digest: str, reference_text: str | None = None,
-                          command: tuple[str, ...] | None = None) -> EngineSpec:
+                          command: tuple[str, ...] | None = None, start_values: str = "",
+                          start_source: str = "",
+                          net_weights: NetWeights | None = None) -> EngineSpec:
     """An engine spec from the text of its file (a copy a run stored): ``digest`` is the sha256
     of the file it was read from, ``reference_text`` the text of the reference file it names and
     ``command`` the command resolved when it was stored (both replace what ``where`` would
-    find). The same checks as :func:`load_engine_spec`, and the same digest."""
-    spec = _spec_from_text(text, where=where, digest=digest, reference_text=reference_text)
-    return spec if command is None else dataclasses.replace(spec, command=tuple(command))
+    find); ``start_values`` (a run's start, :func:`with_start_values`) replace its reference values;
+    ``net_weights`` reads an 'nnue' spec's net as weights (:func:`load_engine_spec`). The same
+    checks as :func:`load_engine_spec`, and the same digest."""
+    spec = _spec_from_text(text, where=where, digest=digest, reference_text=reference_text,
+                           net_weights=net_weights)
+    if command is not None:
+        spec = dataclasses.replace(spec, command=tuple(command))
+    if start_values:
+        try:
+            values = json.loads(start_values)
+        except json.JSONDecodeError:
+            values = None
+        if not isinstance(values, dict) or list(values) != list(spec.names):
+            raise ConfigError(f"engine spec {where}: its start values are not an object with "
+                              f"one number per weight of {spec.name}")
+        spec = with_start_values(spec, [values[n] for n in spec.names], source=start_source)
+        if spec.start_values != start_values:
+            raise ConfigError(f"engine spec {where}: its start values are not in the form "
+                              "evotune writes them")
+    return spec
 
 
-def _spec_from_text(text: str, *, where: str, digest: str,
-                    reference_text: str | None = None) -> EngineSpec:
+def start_checksum(values: str) -> str:
+    """The sha256 of a spec's :attr:`~EngineSpec.start_values` text (a run's manifest names its
+    start by it)."""
+    return hashlib.sha256(values.encode()).hexdigest()
+
+
+def with_start_values(spec: EngineSpec, weights, *, source: str) -> EngineSpec:
+    """``spec`` with ``weights`` (one number per weight, spec order, evotune units) as its
+    reference values: the start of a run that continues from earlier weights (``evotune run
+    --init-from RUN`` or ``--engine SPEC:WEIGHTS``). Bounds stay the spec's; a fixed weight is
+    held at the value given. A value outside its weight's bounds is refused (ConfigError, one
+    line naming a few). The digest changes with the values (a run's identity holds them); the
+    values are kept as text (:attr:`~EngineSpec.start_values`), so a run's copy of its spec
+    reads back the same spec."""
+    if spec.start_values:
+        raise ConfigError(f"engine spec {spec.name} already starts from {spec.start_source}; "
+                          "give the spec itself")
+    values = [float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else math.nan
+              for v in weights]
+    if len(values) != len(spec.weights):
+        raise ConfigError(f"{source}: {len(values)} weights, but engine spec {spec.name} has "
+                          f"{len(spec.weights)}")
+    bad = [w.name for w, v in zip(spec.weights, values)
+           if not (math.isfinite(v) and w.lower <= v <= w.upper)]
+    if bad:
+        shown = ", ".join(bad[:4]) + (f" and {len(bad) - 4} more" if len(bad) > 4 else "")
+        raise ConfigError(f"{source}: {len(bad)} weight(s) outside the bounds of engine spec "
+                          f"{spec.name} ({shown}); widen the spec's bounds or start from other "
+                          "weights")
+    weights_ = tuple(dataclasses.replace(w, reference=v) for w, v in zip(spec.weights, values))
+    search = spec.search
+    if search.weight_names():
+        search = search.with_weights(values[-len(search.weight_names()):], where=source)
+    text = json.dumps(dict(zip(spec.names, values)), separators=(",", ":"))
+    digest = hashlib.sha256((spec.digest + start_checksum(text)).encode()).hexdigest()
+    return dataclasses.replace(spec, weights=weights_, search=search, digest=digest,
+                               start_values=text, start_source=str(source))
+
+
+def _toml(text: str, where: str) -> dict:
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"engine spec {where}: not valid TOML ({exc})") from None
-    spec = engine_spec_from_dict(data, where=where, reference_text=reference_text)
+
+
+def _spec_from_text(text: str, *, where: str, digest: str, reference_text: str | None = None,
+                    net_weights: NetWeights | None = None) -> EngineSpec:
+    spec = engine_spec_from_dict(_toml(text, where), where=where, reference_text=reference_text,
+                                 net_weights=net_weights)
+    return _with_text(spec, text, digest)
+
+
+def _with_text(spec: EngineSpec, text: str, digest: str) -> EngineSpec:
+    """``spec`` with the text it was read from, that text's ``digest`` and the spec's digest
+    (the text's, combined with its net file's or its reference file's)."""
     combined = digest
     if spec.net:  # the net is part of the engine
         combined = hashlib.sha256((digest + file_digest(Path(spec.net))).encode()).hexdigest()
@@ -227,9 +341,13 @@ def _typed(value, typ, what: str):
 
 
 def engine_spec_from_dict(data: dict, *, where: str = "engine spec",
-                          reference_text: str | None = None) -> EngineSpec:
+                          reference_text: str | None = None,
+                          net_weights: NetWeights | None = None) -> EngineSpec:
     """Validate a parsed engine spec: every field of its type, names that are names
-    (``reference_text``: the text of its reference file, instead of reading it)."""
+    (``reference_text``: the text of its reference file, instead of reading it). An 'nnue' spec
+    naming its net, read with ``net_weights`` (:data:`NetWeights`), has its net's output layer
+    as weights: the file's values are their reference, [[group]] and [[weight]] tables may set
+    their lower, upper and fixed (never the reference, nor a bound the file cannot hold)."""
     _unknown(data, _SPEC_KEYS, where)
     kind = data.get("kind", "builtin")
     if kind not in ("builtin", "uci"):
@@ -243,6 +361,15 @@ def engine_spec_from_dict(data: dict, *, where: str = "engine spec",
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     net = _net_file(data, where, features if kind == "builtin" else "")
+    base: dict = {}
+    if kind == "builtin" and features == NNUE:
+        if "reference_file" in data:
+            raise ConfigError(f"{where}: reference_file sets weights of a feature set; a net's "
+                              "output layer has its own values as reference")
+        if net and net_weights is not None:
+            base = {n: (ref, lo, hi, least, most)
+                    for n, ref, lo, hi, least, most in net_weights(net)}
+            names = tuple(base)
     raw = data.get("weight", [])
     if not isinstance(raw, list) or not isinstance(data.get("group", []), list):
         raise ConfigError(f"{where}: 'weight' and 'group' must be [[weight]] / [[group]] tables")
@@ -256,8 +383,11 @@ def engine_spec_from_dict(data: dict, *, where: str = "engine spec",
                               f"'{kind}' engine searches its own way")
         search = search_settings(data["search"], where)
     params = [_weight_param(name, settings, where)
-              for name, settings in _weight_settings(data, names, ref_values, where,
-                                                     search.weight_names())]
+              for name, settings in _weight_settings(
+                  data, names, ref_values, where, search.weight_names(), base=base,
+                  unnamed=features == NNUE and kind == "builtin" and not base)]
+    for p in params[:len(base)]:
+        _check_net_weight(p, base[p.name], where)
     if search.weight_names():
         tail = params[-len(search.weight_names()):]
         for bound in ("lower", "upper"):  # every candidate within the bounds is a valid search
@@ -330,12 +460,32 @@ def _reference_file(data: dict, where: str, text: str | None = None) -> tuple[st
     return str(path), values, text
 
 
-def _weight_settings(data: dict, names, ref_values: dict, where: str, search_names=()):
+def _check_net_weight(p: WeightParam, base: tuple, where: str) -> None:
+    """A net's output weight keeps the file's value as reference and bounds the file can hold."""
+    ref, _, _, least, most = base
+    at = f"{where}: weight '{p.name}'"
+    if p.reference != ref:
+        raise ConfigError(f"{at}: a net's output weight has the file's value ({ref:g}) as its "
+                          "reference; a table may set its lower, upper and fixed only")
+    if p.lower < least or p.upper > most:
+        raise ConfigError(f"{at}: bounds [{p.lower:g}, {p.upper:g}] leave [{least:g}, "
+                          f"{most:g}], what the net file can hold (int16 weights and bias; a "
+                          "scale of 1..100000)")
+    if not (float(p.lower).is_integer() and float(p.upper).is_integer()):
+        raise ConfigError(f"{at}: bounds [{p.lower:g}, {p.upper:g}] must be whole numbers (the "
+                          "net file's integer units)")
+
+
+def _weight_settings(data: dict, names, ref_values: dict, where: str, search_names=(), *,
+                     base: dict | None = None, unnamed: bool = False):
     """(name, settings) of every weight, in engine order. A builtin engine's names come from its
     feature set; [[group]] tables give settings to every weight whose name matches their glob
     ``match`` (later groups win), then the reference file, then a [[weight]] table by name. The
     search's weights ``search_names`` follow, with the defaults of
-    :data:`~evotune.searchsettings.SEARCH_WEIGHTS` that a [[weight]] table overrides."""
+    :data:`~evotune.searchsettings.SEARCH_WEIGHTS` that a [[weight]] table overrides. ``base``:
+    ``{name: (reference, lower, upper, ...)}`` of a net's output weights, the settings the
+    tables start from; ``unnamed``: an 'nnue' spec read without its output weights (a table
+    naming one is kept for the run that reads them, not checked here)."""
     tables = data.get("weight", [])
     for i, w in enumerate(tables):
         if not isinstance(w, dict):
@@ -349,7 +499,7 @@ def _weight_settings(data: dict, names, ref_values: dict, where: str, search_nam
     if names is None:  # an external engine: the [[weight]] tables declare its weights in order
         names = tuple(n for n in by_name if n not in search_names)
     unknown = sorted((set(by_name) | set(ref_values)) - set(names) - set(search_names))
-    if unknown:
+    if unknown and not unnamed:
         raise ConfigError(f"{where}: unknown weight name(s) {unknown[:5]}; the names are those "
                           f"of the feature set (evotune features FEN --engine SPEC --all lists them)")
     groups = data.get("group", [])
@@ -360,6 +510,8 @@ def _weight_settings(data: dict, names, ref_values: dict, where: str, search_nam
     out = []
     for name in names:
         settings: dict = {}
+        if base and name in base:
+            settings.update(zip(("reference", "lower", "upper"), base[name][:3]))
         for g in groups:
             if fnmatchcase(name, str(g["match"])):
                 settings.update({k: v for k, v in g.items() if k != "match"})

@@ -22,6 +22,10 @@ SHANNON_REFERENCE = (100.0, 300.0, 330.0, 500.0, 900.0, 10.0)
 
 BOUND_RULES = ("clip", "reflect", "random", "midpoint")
 
+MAX_ABS_WEIGHT = 2000
+"""|weight| above this is refused: the evaluation (weights x features, at most ~500 per weight in
+any legal position) must stay below the engine's mate scores."""
+
 
 @dataclass(frozen=True)
 class WeightSpace:
@@ -43,6 +47,9 @@ class WeightSpace:
     """Upper end of the uniform initial distribution of every free weight."""
     integer: bool = True
     """Round candidates to whole engine units (the engine scores in integers)."""
+    max_abs: float = MAX_ABS_WEIGHT
+    """|weight| above this is refused (:data:`MAX_ABS_WEIGHT` for a linear evaluation; a net's
+    output layer is held in int16 and its scale up to 100000)."""
     _check: bool = field(default=True, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -171,18 +178,19 @@ class WeightSpace:
     def validate(self, w, *, what: str = "weights") -> np.ndarray:
         """Check a full weight vector (length, finite, bounds); return it as float64."""
         return check_weights(w, size=self.size, names=self.names, what=what,
-                             lower=self.lower_array, upper=self.upper_array)
+                             lower=self.lower_array, upper=self.upper_array, limit=self.max_abs)
 
     def weights(self, w, *, what: str = "weights") -> "Weights":
         """``w`` as a :class:`Weights` of this space: checked once (length, finite, bounds)."""
         if isinstance(w, Weights) and w.names == self.names and w.within(self):
             return w
-        return Weights(w, self.names, what=what, lower=self.lower_array, upper=self.upper_array)
+        return Weights(w, self.names, what=what, lower=self.lower_array, upper=self.upper_array,
+                       limit=self.max_abs)
 
     def reference_weights(self) -> "Weights":
         """The reference values as a :class:`Weights` (not checked against the bounds: a free
         weight's reference may lie outside them)."""
-        return Weights(self.reference, self.names, what="reference weights")
+        return Weights(self.reference, self.names, what="reference weights", limit=self.max_abs)
 
     def as_dict(self, w) -> dict[str, float]:
         """``{name: value}`` for a full vector."""
@@ -205,14 +213,12 @@ class WeightSpace:
         return self.validate(out)
 
 
-MAX_ABS_WEIGHT = 2000
-"""|weight| above this is refused: the evaluation (weights x features, at most ~500 per weight in
-any legal position) must stay below the engine's mate scores."""
-
-
 def check_weights(w, *, size: int = 6, names=SHANNON_NAMES, what: str = "weights",
-                  lower=None, upper=None) -> np.ndarray:
-    """Validate a weight vector: numeric, right length, finite (and within bounds if given)."""
+                  lower=None, upper=None, limit: float = MAX_ABS_WEIGHT,
+                  bounded=None) -> np.ndarray:
+    """Validate a weight vector: numeric, right length, finite, within +-``limit`` (and within
+    bounds if given). ``names``: what a message lists for the vector; ``bounded``: the name of
+    each weight, for the ones outside their bounds (default ``names``)."""
     try:
         if isinstance(w, (list, tuple)) and not all(
                 isinstance(x, (int, float, np.number)) and not isinstance(x, (bool, np.bool_))
@@ -228,27 +234,32 @@ def check_weights(w, *, size: int = 6, names=SHANNON_NAMES, what: str = "weights
         raise WeightsError(f"{what}: got {arr.size} values, need {size} ({', '.join(names)})")
     if not np.all(np.isfinite(arr)):
         raise WeightsError(f"{what}: values must be finite, got {arr.tolist()}")
-    if np.any(np.abs(arr) > MAX_ABS_WEIGHT):
-        raise WeightsError(f"{what}: values must lie within +-{MAX_ABS_WEIGHT} (the engine's "
+    if np.any(np.abs(arr) > limit):
+        raise WeightsError(f"{what}: values must lie within +-{limit:g} (the engine's "
                            f"integer evaluation and its mate scores must stay apart), got "
                            f"{arr.tolist()}")
     if lower is not None and upper is not None:
-        bad = [n for n, v, lo, hi in zip(names, arr, lower, upper) if not lo <= v <= hi]
-        if bad:
-            raise WeightsError(f"{what}: {', '.join(bad)} outside the bounds of the weight space")
+        every = tuple(names if bounded is None else bounded)
+        out = np.flatnonzero(~((np.asarray(lower) <= arr) & (arr <= np.asarray(upper))))
+        if out.size:
+            bad = [every[i] if len(every) == size else f"weight #{i + 1}" for i in out[:5]]
+            more = f" and {out.size - 5} more" if out.size > 5 else ""
+            raise WeightsError(f"{what}: {', '.join(bad)}{more} outside the bounds of the "
+                               "weight space")
     return arr
 
 
 
 class Weights(tuple):
     """A full weight vector (evotune units, fixed weights included) that knows its names,
-    validated once, when it is made: numbers, one per name, finite, within +-MAX_ABS_WEIGHT (and
-    within a space's bounds when made by :meth:`WeightSpace.weights`). It is a tuple of floats,
-    so it is plain data wherever a weight tuple was (a player's weights, a game record's); the
-    players and the engine take it without checking it again. ``array`` is its float64 view and
-    ``engine`` the rounded int64 vector the core evaluates with (both read-only).
+    validated once, when it is made: numbers, one per name, finite, within +-MAX_ABS_WEIGHT or
+    the ``limit`` given (and within a space's bounds when made by :meth:`WeightSpace.weights`).
+    It is a tuple of floats, so it is plain data wherever a weight tuple was (a player's
+    weights, a game record's); the players and the engine take it without checking it again.
+    ``array`` is its float64 view and ``engine`` the rounded int64 vector the core evaluates
+    with (both read-only).
 
-    ``Weights(values, names, what=..., lower=..., upper=...)``; ``label``: the names an error
+    ``Weights(values, names, what=..., lower=..., upper=..., limit=...)``; ``label``: the names an error
     message lists (default: all of them, or their count beyond 8).
     """
 
@@ -256,12 +267,12 @@ class Weights(tuple):
     array: np.ndarray
 
     def __new__(cls, values, names, *, what: str = "weights", lower=None, upper=None,
-                label=None) -> "Weights":
+                label=None, limit: float = MAX_ABS_WEIGHT) -> "Weights":
         names = tuple(names)
         if label is None:
             label = names if len(names) <= 8 else (f"the {len(names)} weights",)
         arr = check_weights(values, size=len(names), names=label, what=what, lower=lower,
-                            upper=upper)
+                            upper=upper, limit=limit, bounded=names)
         return cls._made(arr, names)
 
     @classmethod

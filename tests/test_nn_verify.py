@@ -18,7 +18,9 @@ from evotune.match import MatchSettings, play_match
 from evotune.limits import Limits
 from evotune.paths import HELD_OUT_OPENINGS
 from evotune.players.nets import net_player
-from evotune.reporting.verify import VerifySettings, describe_match, verify_run
+from evotune.match.scoring import SprtParams
+from evotune.reporting.verify import (VerifySettings, describe_match, verdict_text,
+                                      verify_run)
 from evotune.runs.trainconfig import TrainConfig
 
 VALUES = {chess.PAWN: 100, chess.KNIGHT: 300, chess.BISHOP: 320, chess.ROOK: 500,
@@ -106,6 +108,58 @@ def test_same_seed_same_result_for_any_worker_count_and_named_opponents(trained)
     assert named["initial"]["checksum"] == one["initial"]["checksum"]
 
 
+def test_verify_on_a_training_at_a_second_depth_plays_both_legs(trained, tmp_path):
+    """--also-depth 2 on a training: both matches at depth 1, then both again at depth 2 (the
+    same openings and seed); the depth-1 leg is the games of a depth-1 verification alone, the
+    depth-2 leg against the initial net those of net.nnue against initial.nnue at depth 2; the
+    output and the report name both limits and give each opponent's verdict at both."""
+    runs, store, summary = trained
+    root = store.root
+    sprt = (-400, 400)
+    one = verify_run("t", runs_dir=runs,
+                     settings=VerifySettings(games=4, depth=1, workers=1, sprt=sprt))
+    res = CliRunner().invoke(cli, ["verify", "t", "--games", "4", "--depth", "1",
+                                   "--also-depth", "2", "--sprt", "-400", "400", "--workers",
+                                   "1", "--runs-dir", str(runs)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((root / "verify.json").read_text())
+    assert doc["kind"] == "train" and doc["depth"] == 1
+    assert doc["limits"] == ["depth 1", "depth 2"]
+    assert doc["also"] == {"depth": 2, "nodes": 0, "movetime": 0.0, "tc": ""}
+    assert [(m["label"], m["limit"]) for m in doc["matches"]] == [
+        ("net vs reference at depth 1", "depth 1"), ("net vs initial net at depth 1", "depth 1"),
+        ("net vs reference at depth 2", "depth 2"), ("net vs initial net at depth 2", "depth 2")]
+    initial = read_net(root / "initial.nnue").checksum
+    for m in doc["matches"]:
+        assert m["a_net"] == {"file": "verify.nnue", "checksum": summary.checksum}
+        assert m["wins"] + m["draws"] + m["losses"] == m["games"] <= 4
+        assert m["sprt"]["elo0"] == -400 and describe_match(m) in res.output
+    assert doc["matches"][3]["b_net"] == {"file": "initial.nnue", "checksum": initial}
+    drop = ("label", "limit")
+    for m, m1 in zip(doc["matches"][:2], one["matches"]):
+        assert {k: v for k, v in m.items() if k not in drop} == \
+            {k: v for k, v in m1.items() if k not in drop}  # the same games at depth 1
+    direct = play_match(net_player(root / "net.nnue"), net_player(root / "initial.nnue"),
+                        games=4, seed=5, workers=1, stop="sprt", sprt=SprtParams(*sprt),
+                        settings=MatchSettings(limits=Limits(depth=2),
+                                               openings=str(HELD_OUT_OPENINGS)))
+    at2 = doc["matches"][3]
+    assert (direct.wins, direct.draws, direct.losses, list(direct.pentanomial)) == \
+        (at2["wins"], at2["draws"], at2["losses"], at2["pentanomial"])
+    assert f"held-out openings {HELD_OUT_OPENINGS.name}, depth 1 and depth 2, seed 5" \
+        in res.output
+    assert f"opponent initial net: initial.nnue, checksum {initial}" in res.output
+    for label in ("reference", "initial net"):
+        legs = [m for m in doc["matches"] if m["opponent"] == label]
+        assert (f"SPRT [-400, 400] against {label}: depth 1: {verdict_text(legs[0])}; "
+                f"depth 2: {verdict_text(legs[1])}") in res.output
+    res = CliRunner().invoke(cli, ["report", "t", "--runs-dir", str(runs), "--out",
+                                   str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    md = (tmp_path / "t" / "report.md").read_text()
+    assert "depth 1 and depth 2" in md and describe_match(at2) in md
+
+
 def _refused(args, capsys) -> str:
     with pytest.raises(SystemExit) as exc:
         main(args)
@@ -132,6 +186,8 @@ def test_a_training_without_a_finished_epoch_is_one_line_exit_2(trained, capsys)
     (["--openings", "missing.epd"], "openings 'missing.epd': no such file"),
     (["--opponent", "nope:x"], "player 'nope:x'"),
     (["--games", "3"], "games must be a positive even number"),
+    (["--also-depth", "3"], "the second limit (depth 3) is the first one"),
+    (["--also-tc", "fast"], "--also-tc 'fast': give BASE+INC"),
 ])
 def test_bad_flags_on_a_training_are_one_line_and_write_nothing(trained, tmp_path, capsys,
                                                                  flags, says):

@@ -115,7 +115,8 @@ def test_a_spec_names_its_net(tmp_path, nets):
     with pytest.raises(ConfigError, match="net 'nowhere.nnue' not found"):
         load_engine_spec(bad)
     with pytest.raises(ConfigError, match="no free weight"):
-        spec.space().require_free()          # nothing to tune: runs refuse it
+        spec.space().require_free()          # read to play: no weights (a run reads its net's
+                                             # output layer as weights: test_nn_tune.py)
     with pytest.raises(ConfigError, match="has no network"):
         player_from_engine_spec(load_engine_spec("shannon"), net=str(a))
 

@@ -172,3 +172,32 @@ def test_resume_equals_uninterrupted(oracle_run):
     oracle_run(a, 4, seed=2)
     oracle_run(b, 4, seed=2)
     assert a.theta.tolist() == b.theta.tolist() and a.pairs == b.pairs
+
+
+def test_finetune_takes_the_ends_from_each_weights_reference():
+    # the paper's space: bounds [0, 1000] (pawn fixed), reference 300, 330, 500, 900, 10.
+    # c_end = min(0.05 * 1000, max(|v| / 10, 1000 / 200)) = 30, 33, 50 (|v|/10 = 50), 50 (90
+    # capped at the width rule), 5 (1 raised to the floor); r_end = fishtest's 0.002
+    s = make_strategy("spsa", SPACE, params={"finetune": True, "budget": 1000,
+                                             "init": "reference"}, seed=1)
+    N, gamma = s.schedule.N, s.schedule.gamma
+    np.testing.assert_allclose(s.schedule.c / N ** gamma, [30, 33, 50, 50, 5])
+    np.testing.assert_allclose(s.schedule.c_k(N), [30, 33, 50, 50, 5])
+    np.testing.assert_allclose(s.schedule.R_k(N), [0.002] * 5)
+    assert s.params["r_end"] == 0.002 and s.theta.tolist() == [100, 300, 330, 500, 900, 10]
+    # an r_end or c_end given still counts: c_end caps the rule, r_end replaces 0.002
+    t = make_strategy("spsa", SPACE, params={"finetune": True, "budget": 1000, "c_end": 0.04,
+                                             "r_end": 0.01}, seed=1)
+    np.testing.assert_allclose(t.schedule.c_k(t.schedule.N), [30, 33, 40, 40, 5])
+    np.testing.assert_allclose(t.schedule.R_k(t.schedule.N), [0.01] * 5)
+    # without finetune (every run stored before it): the width rule, c_end 50, r_end 0.02
+    u = make_strategy("spsa", SPACE, params={"budget": 1000}, seed=1)
+    np.testing.assert_allclose(u.schedule.c_k(u.schedule.N), [50] * 5)
+    np.testing.assert_allclose(u.schedule.R_k(u.schedule.N), [0.02] * 5)
+
+
+def test_finetune_is_a_boolean_and_excludes_a_table():
+    with pytest.raises(ConfigError, match="'finetune' = 'yes' is invalid; give true or false"):
+        make_strategy("spsa", SPACE, params={"finetune": "yes"}, seed=1)
+    with pytest.raises(ConfigError, match="finetune derives c_end and r_end"):
+        make_strategy("spsa", SPACE, params={"finetune": True, "table": TABLE}, seed=1)

@@ -10,12 +10,13 @@ from click.testing import CliRunner
 
 from evotune.cli import cli, main
 from evotune.errors import ConfigError
-from evotune.paths import DEFAULT_BOOK, DEFAULT_OPENINGS, HELD_OUT_OPENINGS
+from evotune.limits import Limits
 from evotune.match import play_match
+from evotune.paths import DEFAULT_BOOK, DEFAULT_OPENINGS, HELD_OUT_OPENINGS
 from evotune.players.spec import player_from_engine_spec
 from evotune.reporting.data import initial_mean, load_run, recommend, run_spec
 from evotune.reporting.verify import (VerifySettings, describe_match, describe_verification,
-                                      held_out_openings, verify_run)
+                                      held_out_openings, verdict_text, verify_run)
 from evotune.tuning.fitness import match_settings
 
 
@@ -42,6 +43,7 @@ def test_cli_verify_stores_both_matches_and_the_report_shows_them(real_run, tmp_
     ref, init = doc["matches"]
     assert ref["label"] == "recommended vs reference" and ref["b"] == [100, 300, 330, 500, 900, 10]
     assert init["label"] == "recommended vs initial mean" and init["b"] == list(initial_mean(run))
+    assert "limits" not in doc and "limit" not in ref  # one limit: the document as before
     for m in (ref, init):
         assert m["a"] == doc["weights"] and m["games"] == 4
         assert m["wins"] + m["draws"] + m["losses"] == 4 and sum(m["pentanomial"]) == 2
@@ -157,3 +159,63 @@ def test_verify_against_named_opponents(real_run, tmp_path):
     assert weak["label"] == "recommended vs shannon:weak" and weak["b"] == [100, 100, 100, 100,
                                                                            100, 0]
     assert weak["games"] == 4 and describe_match(weak) in res.output
+
+
+def test_verify_at_a_second_depth_reports_both_results_and_verdicts(real_run):
+    """--also-depth: every match again at the second depth on the same openings and seed; the
+    first limit's matches are the games a one-limit verification plays."""
+    one = verify_run("tiny", runs_dir=real_run,
+                     settings=VerifySettings(games=6, workers=1, sprt=(-400, 400)))
+    res = CliRunner().invoke(cli, ["verify", "tiny", "--games", "6", "--workers", "1",
+                                   "--sprt", "-400", "400", "--also-depth", "2", "--runs-dir",
+                                   str(real_run)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((real_run / "tiny" / "verify.json").read_text())
+    assert doc["limits"] == ["depth 1", "depth 2"] and doc["depth"] == 1
+    assert doc["also"] == {"depth": 2, "nodes": 0, "movetime": 0.0, "tc": ""}
+    labels = [m["label"] for m in doc["matches"]]
+    assert labels == ["recommended vs reference at depth 1", "recommended vs initial mean at depth 1",
+                      "recommended vs reference at depth 2", "recommended vs initial mean at depth 2"]
+    drop = ("label", "limit")
+    for m, m1 in zip(doc["matches"][:2], one["matches"]):
+        assert {k: v for k, v in m.items() if k not in drop} == \
+            {k: v for k, v in m1.items() if k not in drop}  # the same games at depth 1
+    for m in doc["matches"]:
+        assert m["wins"] + m["draws"] + m["losses"] == m["games"] <= 6
+        assert m["sprt"]["elo0"] == -400 and describe_match(m) in res.output
+    assert "held-out openings 8moves_v3.pgn.zip, depth 1 and depth 2, seed 1" in res.output
+    for label in ("reference", "initial mean"):
+        legs = [m for m in doc["matches"] if m["opponent"] == label]
+        line = (f"SPRT [-400, 400] against {label}: depth 1: {verdict_text(legs[0])}; "
+                f"depth 2: {verdict_text(legs[1])}")
+        assert line in res.output
+    # played again at depth 2 alone, the second leg's games are the same
+    two = verify_run("tiny", runs_dir=real_run,
+                     settings=VerifySettings(games=6, workers=1, sprt=(-400, 400), depth=2))
+    assert [m["pentanomial"] for m in two["matches"]] == \
+        [m["pentanomial"] for m in doc["matches"][2:]]
+
+
+def test_the_second_limit_is_checked_before_any_game(real_run, capsys):
+    assert VerifySettings(depth=3, also_tc="10+0.1").second_limits(Limits()) == \
+        Limits(depth=3, tc="10+0.1")
+    assert VerifySettings(also_depth=5).second_limits(Limits(depth=2, nodes=7)) == \
+        Limits(depth=5, nodes=7)
+    assert VerifySettings().second_limits(Limits()) is None
+    for args, message in ((["--also-depth", "0"], "--also-depth must be an integer from 1 to 64"),
+                          (["--also-tc", "fast"], "--also-tc 'fast': give BASE+INC"),
+                          (["--also-depth", "1"], "the second limit (depth 1) is the first one")):
+        with pytest.raises(SystemExit) as exc:
+            main(["verify", "tiny", "--games", "2", "--runs-dir", str(real_run), *args])
+        assert exc.value.code == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
+
+
+def test_verdict_text():
+    m = {"games": 40, "sprt": {"verdict": "H1", "elo0": 0, "elo1": 5, "llr": 3.0}}
+    assert verdict_text(m) == "H1 accepted (elo >= 5) after 40 games"
+    m["sprt"].update(verdict="H0")
+    assert verdict_text(m) == "H0 accepted (elo <= 0) after 40 games"
+    m["sprt"].update(verdict=None, llr=1.234)
+    assert verdict_text(m) == "no verdict after 40 games (LLR 1.23)"

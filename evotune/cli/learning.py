@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import click
 
-from ..errors import EvotuneError
+from ..errors import EvotuneError, FieldError
 from ..learn.datagen import DatagenSettings
 from ..learn.datagen import datagen as run_datagen
+from ..learn.nn.td import LAMBDA
 from ..learn.fitrun import execute_fit, new_fit
 from ..runs.fitconfig import TexelConfig
 from .options import limits_options, openings_option, runs_dir_option, seed_option, workers_option
@@ -32,21 +33,32 @@ from .progress import CountBar
               show_default=True,
               help="fen: 'FEN [1.0]'; epd: 'FEN c9 \"1-0\";'; text: 'FEN | score | 1.0', the "
                    "net trainers' data, with the search score in centipawns (all White's view).")
+@click.option("--target", type=click.Choice(["score", "td"]), default="score", show_default=True,
+              help="The text format's score column: the position's search score, or its "
+                   "TD(lambda) target (the lambda-return of the game's following search scores "
+                   "and its result, as a score): training on it with --wdl 0 is TDLeaf-style "
+                   "learning.")
+@click.option("--td-lambda", type=float, default=None,
+              help=f"lambda of --target td [default: {LAMBDA}].")
 @workers_option(1, "Worker processes (0 = one per core); the output does not depend on it.")
 @seed_option(1)
 @click.option("--chunk", type=int, default=32, show_default=True,
               help="Games per atomic write (part of the output's settings).")
 def datagen(games, positions, out_file, engine, limits, openings, random_plies, per_game, fmt,
-            workers, seed, chunk):
+            target, td_lambda, workers, seed, chunk):
     """Label quiet positions of self-play games with the games' results."""
+    if td_lambda is not None and target != "td":
+        raise FieldError("td_lambda", "applies to the td target only (--target td)")
     settings = DatagenSettings(games=games, engine=engine, limits=limits, openings=openings,
                                random_plies=random_plies, per_game=per_game, seed=seed, fmt=fmt,
-                               chunk=chunk, positions=positions)
+                               chunk=chunk, positions=positions, target=target,
+                               td_lambda=LAMBDA if td_lambda is None else td_lambda)
     bar = CountBar("datagen", "games")
     summary = run_datagen(settings, out_file, workers=workers, progress=bar)
     bar.close()
     fmt_text = {"fen": "FEN [result]", "epd": 'EPD c9 "result";',
-                "text": "FEN | score | result"}[fmt]
+                "text": "FEN | score | result" if target == "score" else
+                f"FEN | TD({settings.td_lambda:g}) target as a score | result"}[fmt]
     click.echo(f"{summary.out}: {summary.positions} positions from {summary.games} games "
                f"(format {fmt}: {fmt_text}, White's view"
                + (f"; continued after game {summary.resumed_from}" if summary.resumed_from else "")

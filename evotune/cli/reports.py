@@ -6,13 +6,14 @@ from pathlib import Path
 import click
 
 from ..errors import ConfigError
-from ..fileio import check_writable
+from ..fileio import atomic_write_bytes, check_writable
 from ..match.resolve import close_external_players
 from ..reporting.data import load_run
-from ..reporting.export import export_run
+from ..reporting.export import NET_FORMATS, export_net, export_run
 from ..reporting.plots import write_plots
 from ..reporting.report import write_report
-from ..reporting.verify import VerifySettings, describe_match, describe_verification, verify_run
+from ..reporting.verify import (VerifySettings, describe_match, describe_verification,
+                                verdict_lines, verify_run)
 from ..runs.store import Store
 from .nntrain import export_training_net, is_training, plot_training, report_training
 from .options import (cluster_options, limits_options, openings_option, recommend_option,
@@ -85,19 +86,31 @@ def report(run_ref, rule, x_axis, out, runs_dir, squares):
                    "training: an nnue spec to play its nets with; default nnue).")
 @openings_option(None, "Openings instead of the held-out 8moves_v3 suite: '2moves', 'book', "
                        "'startpos' or an EPD/PGN(.zip) suite or Polyglot .bin book.")
+@click.option("--also-depth", type=int, default=None, metavar="D",
+              help="A second limit: play every match again at depth D (same openings and seed) "
+                   "and report both results and SPRT verdicts, e.g. --depth 3 --also-depth 5.")
+@click.option("--also-tc", type=str, default=None, metavar="BASE+INC",
+              help="A second limit: play every match again under this time control (external "
+                   "engines, uct/probability specs).")
 def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend, scheduler,
-           opponents, engine, openings):
+           opponents, engine, openings, also_depth, also_tc):
     """Match the recommended weights (a training: its net) against the reference and the
     initial mean (a training: its initial net), or the --opponent players, on held-out
     openings; stores verify.json in the run (shown by 'evotune report'). --depth, --movetime
-    and --tc default to the run's (a training: depth 3)."""
+    and --tc default to the run's (a training: depth 3).
+
+    The end of a tuning: 'evotune verify RUN --sprt 0 5 --games 20000 --depth 3
+    --also-depth 5' plays until the SPRT decides (or the games run out), at both depths; for
+    a run started with --init-from the reference is its start."""
     settings = VerifySettings(games=games, workers=workers, seed=seed,
                               sprt=tuple(sprt) if sprt else None, rule=rule, backend=backend,
                               scheduler=scheduler, opponents=tuple(opponents), engine=engine,
-                              openings=openings, **limits)
+                              openings=openings, also_depth=also_depth, also_tc=also_tc,
+                              **limits)
     Store.open(run_ref, runs_dir)  # an unknown run is named before the engine loads
+    legs = 1 if also_depth is None and also_tc is None else 2
     try:
-        with GameBar((len(opponents) or 2) * games, "verification games") as bar:
+        with GameBar(legs * (len(opponents) or 2) * games, "verification games") as bar:
             doc = verify_run(run_ref, settings=settings, runs_dir=runs_dir,
                              progress=bar.callback)
     finally:
@@ -108,13 +121,16 @@ def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend,
         click.echo(line)
     for m in doc["matches"]:
         click.echo(describe_match(m))
+    for line in verdict_lines(doc):
+        click.echo(line)
 
 
 @click.command()
 @click.argument("run_ref", metavar="RUN")
 @click.option("--format", "fmt", required=True,
               help="json, csv, uci, cutechess, spsa (OpenBench lines), spsa-fishtest, header or "
-                   "python; a training's net: evotune or bullet (with --out).")
+                   "python; a net (a training's, or a run's tuned output layer): evotune or "
+                   "bullet (with --out).")
 @click.option("--engine", type=str, default=None,
               help="Map names and scales onto this engine spec (name or .toml; default: the "
                    "copy of its spec the run keeps).")
@@ -129,6 +145,19 @@ def export(run_ref, fmt, engine, out_file, rule, runs_dir):
     store = Store.open(run_ref, runs_dir)
     if is_training(store):
         export_training_net(store, fmt, out_file)
+        return
+    if fmt in NET_FORMATS:
+        if engine is not None:
+            raise ConfigError(f"--engine maps weights onto another spec; --format {fmt} writes "
+                              "the run's own net: leave --engine out")
+        if out_file is None:
+            raise ConfigError(f"--format {fmt} writes a net, which is binary; give --out FILE")
+        net = export_net(run_ref, fmt=fmt, rule=rule, runs_dir=runs_dir)
+        for note in net.notes:
+            click.echo(f"note: {note}", err=True)
+        atomic_write_bytes(Path(out_file), net.data)
+        what = f"; {net.net.describe()}" if fmt == "evotune" else ""  # bullet's has no scale
+        click.echo(f"wrote {out_file} ({fmt}, {len(net.data)} bytes{what})", err=True)
         return
     result = export_run(run_ref, fmt=fmt, engine=engine, rule=rule, runs_dir=runs_dir)
     for note in result.notes:

@@ -6,13 +6,14 @@ import json
 
 import click
 
-from ..enginespec import load_engine_spec
 from ..errors import ConfigError, EvotuneError
 from ..learn.fitrun import open_fit
+from ..reporting.start import run_start
 from ..reporting.tables import brief
-from ..runs.config import build_run_config, dump_config_toml, validate_run_config
+from ..runs.config import (build_run_config, dump_config_toml, load_config_file,
+                           validate_run_config)
 from ..runs.lifecycle import check_backend, new_run, open_run, with_budget
-from ..runs.plan import with_overrides
+from ..runs.plan import load_run_engine, with_overrides
 from ..runs.store import Store, list_runs
 from ..tuning.loop import execute
 from ..weightsio import read_spsa_params
@@ -64,7 +65,9 @@ def run_and_report(store, plan) -> None:
 @seed_option(None, "The run's seed (default 1).")
 @cluster_options(workers=None, backend=None, scheduler=None, check=False,
                  workers_help="Worker processes (default: one per core).")
-@click.option("--engine", type=str, default=None, help="Engine spec name or .toml (default shannon).")
+@click.option("--engine", type=str, default=None,
+              help="Engine spec name or .toml (default shannon), or nnue:FILE: a net, whose "
+                   "output layer and scale are tuned.")
 @click.option("--openings", type=str, default=None,
               help="'book' (default), 'startpos', '2moves' or an EPD/PGN/.bin file.")
 @click.option("--max-games", type=int, default=None,
@@ -90,9 +93,14 @@ def run_and_report(store, plan) -> None:
                    "OpenBench lines (name, int|float, start, min, max, c_end, r_end); names and "
                    "units as the engine spec's options; weights not listed stay at their "
                    "reference values.")
+@click.option("--init-from", "init_from", type=str, default=None, metavar="RUN",
+              help="Start from the weights of an earlier run (a Texel fit or a tuning run: its "
+                   "recommended weights, as 'evotune export' writes them): they become the "
+                   "reference the strategies start from (--param init=reference), within the "
+                   "spec's bounds. --engine defaults to the run's engine spec.")
 def run(strategy, np_, generations, games, limits, seed, workers, backend, scheduler, engine,
         openings, max_games, max_seconds, params, config_file, run_id, runs_dir, print_config,
-        opponents, spsa_file):
+        opponents, spsa_file, init_from):
     """Tune weights: evolve a population with mini-matches between weight vectors.
 
     With a 'uci' engine spec (--engine my-engine.toml) the external engine is tuned through its
@@ -102,6 +110,10 @@ def run(strategy, np_, generations, games, limits, seed, workers, backend, sched
     nevergrad optimiser, e.g. ng:NGOpt). cmaes and ng:NAME need a scalar fitness: each
     candidate's points against the gauntlet (--opponents) when one is given, otherwise its score
     in a colour-balanced mini-match against the current mean of the search distribution.
+
+    A run continues from earlier weights with --init-from RUN (a fit's or a tuning run's
+    weights) or --engine SPEC:WEIGHTS (a weights file): they become the spec's reference values,
+    every strategy starts from them, and the manifest records their source and checksum.
     """
     cfg = build_run_config(file=config_file, strategy=strategy, np=np_, generations=generations,
                            games=games, seed=seed, workers=workers, engine=engine,
@@ -109,16 +121,29 @@ def run(strategy, np_, generations, games, limits, seed, workers, backend, sched
                            backend=backend, scheduler=scheduler,
                            params=parse_params(params) if params else None,
                            opponents=opponents, **limits)
-    spec = load_engine_spec(cfg.engine)  # the command's one reading of the spec
+    named = engine is not None or (config_file is not None
+                                   and "engine" in load_config_file(config_file))
+    start = run_start(cfg.engine, init_from=init_from, engine_named=named, runs_dir=runs_dir)
+    if start is not None:
+        cfg = build_run_config(base=cfg, engine=start.engine)
+    spec = start.spec if start else load_run_engine(cfg.engine)  # the one reading of the spec
     if spsa_file is not None:
         if cfg.strategy != "spsa":
             raise ConfigError(f"--spsa-params is for --strategy spsa, not '{cfg.strategy}'")
         cfg = build_run_config(base=cfg, params={"table": read_spsa_params(spsa_file, spec)})
     cfg = with_budget(cfg, spec)
     if print_config:
+        if start is not None:
+            click.echo(f"# starts from {start.init_from.description} ({start.spec.start_source});"
+                       " a config file cannot hold the start: give --init-from or --engine "
+                       "SPEC:WEIGHTS with --config")
         click.echo(dump_config_toml(cfg), nl=False)
         return
-    store, plan = new_run(cfg, out_dir=runs_dir, run_id=run_id, spec=spec)  # checks first
+    store, plan = new_run(cfg, out_dir=runs_dir, run_id=run_id, spec=spec,
+                          init_from=start.init_from if start else None)  # checks first
+    if start is not None:
+        click.echo(f"starting from {start.spec.start_source}: {start.init_from.description} "
+                   f"(weights sha256 {start.init_from.weights_sha256[:12]})", err=True)
     run_and_report(store, plan)
 
 

@@ -9,7 +9,8 @@ skipped) up to ``per_game`` quiet ones are sampled with the same generator and l
 game's result, White's view (:mod:`evotune.learn.labels` formats; ``fen`` = ``FEN [1.0]`` by
 default; ``text`` = ``FEN | score | 1.0``, the networks' trainers' data, with the search score the
 engine gave the position in its game, White's view: positions scored beyond +-32000, mates
-included, are not candidates in that format). Quiet means not in check and static evaluation ==
+included, are not candidates in that format; ``target`` = ``td`` writes instead the position's
+TD(lambda) target, see :func:`td_column`). Quiet means not in check and static evaluation ==
 quiescence score, judged with the engine's own evaluation (weights or net; the ``shannon``
 reference weights for an external engine).
 
@@ -38,6 +39,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Callable
 
+import chess
 import numpy as np
 
 from ..engine.quiet import qsearch
@@ -58,12 +60,16 @@ from ..seeding import STREAM_DATAGEN, generator
 from ..space import SHANNON_REFERENCE
 from ..players.nets import evaluation
 from .labels import FORMATS, TEXT_SCORE_LIMIT, file_record, format_line
+from .nn.data import SCORE_LIMIT
+from .nn.td import LAMBDA, td_scores
 
 log = logging.getLogger(__name__)
 
 PROGRESS_SUFFIX = ".progress.json"
 LOCK_SUFFIX = ".lock"
 LINE_BYTES = 128
+TARGETS = ("score", "td")
+"""What the text format's score column holds (:attr:`DatagenSettings.target`)."""
 """Bytes of one output line at most (a FEN with its label): bounds an unrecorded chunk."""
 
 
@@ -96,6 +102,11 @@ class DatagenSettings:
 
     positions: int = 0
     """Stop after exactly this many positions (0 = every sampled position of the games)."""
+    target: str = "score"
+    """The score column of the text format: 'score' (the position's own search score) or 'td'
+    (its TD(lambda) target from the whole game, :func:`td_column`)."""
+    td_lambda: float = LAMBDA
+    """lambda of the TD target (target 'td' only)."""
 
     def __post_init__(self) -> None:
         # (field, lowest, highest): games as compare caps a budget, seeds as every command does
@@ -113,6 +124,17 @@ class DatagenSettings:
             raise FieldError("fmt", f"{self.fmt!r} is unknown: use one of {', '.join(FORMATS)} "
                                     "('fen' writes 'FEN [1.0]', 'epd' writes 'FEN c9 \"1-0\";', "
                                     "'text' writes 'FEN | score | 1.0')")
+        if self.target not in TARGETS:
+            raise FieldError("target", f"{self.target!r} is unknown: use one of "
+                                       f"{', '.join(TARGETS)}")
+        if self.target == "td" and self.fmt != "text":
+            raise FieldError("target", "td needs the text format (--format text): only it has a "
+                                       "score column")
+        lam = self.td_lambda
+        if isinstance(lam, bool) or not isinstance(lam, (int, float)) or not 0.0 <= lam <= 1.0:
+            raise FieldError("td_lambda", f"must be a number from 0 to 1, got {lam!r}")
+        if self.target != "td" and lam != LAMBDA:
+            raise FieldError("td_lambda", "applies to the td target only (--target td)")
 
 
 @dataclass(frozen=True)
@@ -189,6 +211,28 @@ def sample_positions(opening, moves, result: str, rng: np.random.Generator, *,
     return [(p, fens[p], value) for p in sorted(chosen)]
 
 
+def td_column(opening: Opening, scores, result: str, lam: float = LAMBDA) -> np.ndarray:
+    """The ``td`` target's score column: one White-view centipawn score per engine move of a
+    game (ply 0 = the position after ``opening``).
+
+    ``scores`` are the game's root scores, one per engine move, the mover's view (a record's
+    ``scores``); they are turned to White's view and clipped to +-SCORE_LIMIT (32000), as the
+    trainer clips the scores it reads, so a mate score counts as a certain result (its sigmoid is
+    1 or 0 in double precision). Position t's target is the lambda-return of the following
+    scores and the result (:func:`evotune.learn.nn.td.td_targets` over the WHOLE game, every
+    engine-move ply, whichever positions are sampled), written as :func:`~evotune.learn.nn.td.
+    td_scores` does: ``SCALE * logit(G_t)`` rounded to whole centipawns and clipped to
+    +-SCORE_LIMIT (a certain result, e.g. the last position of a decisive game, is +-32000; of a
+    drawn one, 0). A training with wdl 0 reads the column back as G_t.
+    """
+    white_first = opening.board().turn == chess.WHITE
+    s = np.asarray(scores, dtype=np.int64)
+    sign = np.where((np.arange(s.size) % 2 == 0) == white_first, 1, -1)
+    white = np.clip(s * sign, -SCORE_LIMIT, SCORE_LIMIT)
+    value = {"1-0": 1.0, "0-1": 0.0}.get(result, 0.5)
+    return td_scores(white, value, lam)
+
+
 def _progress_path(out: Path) -> Path:
     return out.with_name(out.name + PROGRESS_SUFFIX)
 
@@ -198,6 +242,9 @@ def _identity(settings: DatagenSettings, spec: EngineSpec) -> dict:
          if f.name not in ("games", "limits")}
     if not settings.positions:
         d.pop("positions")  # outputs started before --positions existed keep their identity
+    if settings.target == "score":  # nor do those started before --target existed
+        d.pop("target")
+        d.pop("td_lambda")
     d.update(limits_record(settings.limits))  # the keys stored before limits were one record
     d["engine_spec_sha256"] = file_record(Path(spec.path))["sha256"] if spec.path else ""
     weights = split_player(settings.engine)[1]
@@ -319,11 +366,15 @@ def _chunk_lines(settings, player, quiet_w, quiet_fs, first: int, last: int,
             forfeits += 1  # its result says who misbehaved, not who stood better
             continue
         scores = rec.scores if text else None
+        td = td_column(op, scores, rec.result, settings.td_lambda) \
+            if settings.target == "td" else None
         for ply, fen, value in sample_positions(op, rec.moves, rec.result, rng,
                                                 per_game=settings.per_game, weights=quiet_w,
                                                 features=quiet_fs, scores=scores):
             white = None
-            if scores is not None:  # the mover's view -> White's
+            if td is not None:  # the same positions as the score target, another column
+                white = int(td[ply])
+            elif scores is not None:  # the mover's view -> White's
                 white = int(scores[ply]) if fen.split()[1] == "w" else -int(scores[ply])
             lines.append(format_line(fen, value, settings.fmt, white) + "\n")
     return lines, forfeits

@@ -2,7 +2,10 @@
 
 A PlayerSpec crosses process boundaries as plain data: a net player carries its file's absolute
 path and the net's checksum, and each process reads the file once (:func:`evaluation`), refusing
-a file that changed since the player was made.
+a file that changed since the player was made. A player of a run that tunes the net's output
+layer (``evotune run --engine nnue:FILE``) carries its output weights, bias and scale as its
+``weights`` (:func:`~evotune.engine.netfile.output_names`): its Net is the file's with that
+output layer (:func:`~evotune.engine.netfile.with_output`), made once per process and vector.
 """
 from __future__ import annotations
 
@@ -11,20 +14,40 @@ from pathlib import Path
 
 import numpy as np
 
-from ..engine.netfile import Net, read_net
+from ..engine.netfile import Net, output_names, output_ranges, output_values, read_net, with_output
 from ..errors import NetError
 from ..featuresets import NNUE
+from ..searchsettings import SearchSettings
 from ..space import Weights
 from . import PlayerSpec
 
 
-def net_player(path: str | Path, name: str = "nnue") -> PlayerSpec:
+def net_player(path: str | Path, name: str = "nnue", *, output: Weights | None = None,
+               search: SearchSettings = SearchSettings()) -> PlayerSpec:
     """The built-in engine evaluating with the network in ``path`` (evotune's or bullet's file;
-    read and checked now, NetError naming the file)."""
+    read and checked now, NetError naming the file); ``output``: its output layer and scale
+    instead of the file's (the weights of :func:`output_weights`, checked when made)."""
     p = Path(path).resolve()
     net = read_net(p)
+    if output is not None and len(output) != 2 * net.hidden + 2:
+        raise NetError(f"net file {p} has hidden size {net.hidden}: its output layer is "
+                       f"{2 * net.hidden + 2} weights, not the {len(output)} given (did the "
+                       "file change?)")
     return PlayerSpec(name=name, kind="builtin", features=NNUE, net=str(p),
-                      net_checksum=net.checksum)
+                      net_checksum=net.checksum, weights=() if output is None else output,
+                      search=search)
+
+
+def output_weights(path: str) -> list[tuple[str, float, float, float, float, float]]:
+    """The output layer of the net in ``path`` as weights (an engine spec's
+    :data:`~evotune.enginespec.NetWeights`): per weight (name, the file's value, default lower
+    and upper bounds, and the range a bound may not leave), as
+    :func:`~evotune.engine.netfile.output_ranges` states them."""
+    net = read_net(path)
+    return [(n, float(v), float(lo), float(hi), float(least), float(most))
+            for n, v, (lo, hi, least, most) in zip(output_names(net.hidden),
+                                                     output_values(net).tolist(),
+                                                     output_ranges(net))]
 
 
 @lru_cache(maxsize=8)
@@ -36,10 +59,18 @@ def _net(path: str, checksum: str) -> Net:
     return net
 
 
+@lru_cache(maxsize=64)
+def _tuned(path: str, checksum: str, output: tuple[float, ...]) -> Net:
+    return with_output(_net(path, checksum), output)
+
+
 def evaluation(player: PlayerSpec):
     """What the engine API takes for a builtin player: its weights (a Weights, checked when the
-    player was made, is passed as it is), or its Net (read once per process)."""
+    player was made, is passed as it is), or its Net (read once per process; with the player's
+    output layer when it carries one)."""
     if player.features == NNUE:
+        if len(player.weights):
+            return _tuned(player.net, player.net_checksum, tuple(player.weights))
         return _net(player.net, player.net_checksum)
     if isinstance(player.weights, Weights):
         return player.weights

@@ -26,17 +26,25 @@ def player_from_engine_spec(spec: EngineSpec, weights=None, *, name: str | None 
     in its weight space) and is taken as it is; any other vector is checked against the spec's
     weight space (length, finite, bounds) here, so a player never carries a vector its engine
     does not accept. An 'nnue' spec's player evaluates with the network file ``net`` (None: the
-    spec's own ``net``), read and checked here.
+    spec's own ``net``), read and checked here; a spec read with its net's output layer as
+    weights (:data:`~evotune.enginespec.NetWeights`, a run's) plays ``weights`` as that layer.
     """
     if spec.kind == "builtin" and spec.features == NNUE:
-        if weights is not None and len(weights):
-            raise WeightsError(f"engine spec '{spec.name}' evaluates with a network and takes no "
-                               "weights")
         path = net or spec.net
         if not path:
             raise ConfigError(f"engine spec '{spec.name}' names no net; give the player as "
                               f"{spec.name}:FILE (a net file) or put net = \"FILE\" in the spec")
-        return net_player(path, name=name or spec.name)
+        if weights is None or not len(weights):  # the net as it is, searching as the spec says
+            return net_player(path, name=name or spec.name, search=spec.search)
+        if net is not None or not spec.eval_size:
+            raise WeightsError(f"engine spec '{spec.name}' evaluates with a network and takes no "
+                               "weights (a run's spec takes its net's output layer)")
+        w = weights if isinstance(weights, Weights) and weights.names == spec.names else \
+            spec.space().weights(weights, what=f"{spec.name} weights")
+        label = name or spec.name
+        n = spec.eval_size
+        return net_player(path, name=label, output=w.head(n),
+                          search=spec.search.with_weights(w[n:], where=f"{label} weights"))
     if net is not None:
         raise ConfigError(f"engine spec '{spec.name}' has no network (features = "
                           f"{spec.features!r}); a net goes with an nnue spec, e.g. nnue:{net}")

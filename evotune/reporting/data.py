@@ -18,7 +18,7 @@ from ..errors import ConfigError, EvotuneError, StoreError
 from ..runs.config import RunConfig
 from ..runs.fitconfig import TexelConfig
 from ..runs.lifecycle import run_engine_spec, strategy_params
-from ..runs.records import Generation, State
+from ..runs.records import Generation, StartFrom, State
 from ..runs.store import Store
 from ..space import SHANNON_NAMES, SHANNON_REFERENCE, WeightSpace
 from ..strategies import strategy_class
@@ -70,6 +70,8 @@ class RunData:
     """The latest verification (verify.json), or None."""
     spec: EngineSpec | None = None
     """The run's engine spec (its kept copy), read once; None when it cannot be read."""
+    init_from: StartFrom | None = None
+    """Where the run's start came from (``evotune run --init-from`` or SPEC:WEIGHTS), or None."""
 
     @property
     def kind(self) -> str:
@@ -187,7 +189,7 @@ def load_run(run: str | Path | Store, *, out_dir: str | Path = "populations") ->
                    strategy=gens[-1].strategy, names=names, fixed=fixed, reference=reference,
                    generations=generations, games=games, seconds=seconds, mean=mean, std=std,
                    stats=_stat_series(gens), populations=pops, state=state,
-                   verify=store.read_verify(), spec=spec)
+                   verify=store.read_verify(), spec=spec, init_from=manifest.init_from)
 
 
 # ---- recommended weights ------------------------------------------------------------------------

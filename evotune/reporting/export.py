@@ -7,15 +7,26 @@ python, csv) use them too when ``--engine`` is given, and evotune's own weight n
 ``evotune uci --weights`` and ``evotune match`` read the file back). Weights of the run that the
 target does not have are left out (``Export.omitted``). The formats themselves, written and read
 back, are :mod:`evotune.weightsio`'s.
+
+A run that tuned a net's output layer (``--engine nnue:FILE``) also exports as a net file
+(:func:`export_net`, formats ``evotune`` and ``bullet``): the file's input layer with the
+recommended output layer and scale.
 """
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from ..engine.netfile import FORMATS as NET_FORMATS
+from ..engine.netfile import SCALE, Net, net_bytes, read_net, with_output
+from ..errors import ConfigError, NetError, StoreError
+from ..featuresets import NNUE
 from ..runs.store import Store
 from ..strategies import strategy_class
-from ..strategies.spsa import parse_spsa_lines
+from ..strategies.spsa import finetune_ends, parse_spsa_lines
 from ..weightsio import Export, check_format, export_params, keys_are_options, render
 from .data import RunData, load_run, recommend, run_spec
 
@@ -41,18 +52,73 @@ def export_run(run: str | Path | Store | RunData, *, fmt: str, engine: str | Pat
 
 def spsa_ends(data: RunData) -> dict[str, tuple[float, float]]:
     """``{weight: (c_end, r_end)}`` in evotune units, as an SPSA run used them: its table's lines,
-    or its c_end (a fraction of each weight's width) and r_end; {} for a run of another strategy
-    (the export's default ends apply)."""
+    or its c_end (a fraction of each weight's width) and r_end, or with ``finetune`` the ends of
+    each weight's scale (:func:`~evotune.strategies.spsa.finetune_ends`); {} for a run of another
+    strategy (the export's default ends apply)."""
     if data.strategy != "spsa":
         return {}
     params = data.config.params_dict()
     if params.get("table"):
         return {ln.name: (ln.c_end, ln.r_end)
                 for ln in parse_spsa_lines(str(params["table"]), where=f"run {data.run_id}")}
-    declared = strategy_class("spsa").PARAMS
-    c_end = float(params.get("c_end", declared["c_end"].default))
-    r_end = float(params.get("r_end", declared["r_end"].default))
+    resolved = strategy_class("spsa").resolve_params(params)
     space = run_spec(data).space()
-    return {n: (c_end * (hi - lo), r_end)
-            for n, lo, hi, fixed in zip(space.names, space.lower, space.upper, space.fixed)
-            if not fixed}
+    free = space.free
+    if resolved["finetune"]:
+        c_end, r_end = finetune_ends(space.reference_array[free], space.lower_array[free],
+                                     space.upper_array[free], resolved["c_end"])
+    else:
+        c_end = resolved["c_end"] * (space.upper_array - space.lower_array)[free]
+        r_end = np.full(free.size, resolved["r_end"])
+    return {space.names[i]: (float(c), float(r)) for i, c, r in zip(free, c_end, r_end)}
+
+
+@dataclass(frozen=True)
+class NetExport:
+    """A run's tuned net as a file."""
+
+    fmt: str
+    """'evotune' or 'bullet'."""
+    data: bytes
+    """The file's bytes."""
+    net: Net
+    """The tuned net."""
+    notes: tuple[str, ...]
+    """Human-readable notes for stderr (bullet's layout and the scale)."""
+
+
+def is_net_run(data: RunData) -> bool:
+    """True when ``data`` tuned a net's output layer (its engine spec evaluates with a net)."""
+    return data.spec is not None and data.spec.features == NNUE and bool(data.spec.net)
+
+
+def export_net(run: str | Path | Store | RunData, *, fmt: str, rule: str = "mean",
+               runs_dir: str | Path = "populations") -> NetExport:
+    """The net a run tuned in format ``fmt`` ('evotune' or 'bullet'): the run's net file with
+    the recommended output weights, bias and scale. bullet's layout has no scale: the file keeps
+    the tuned output layer, and a note says the scale its reader must be given when it is not
+    bullet's 400. StoreError when the net file changed since the run started."""
+    data = run if isinstance(run, RunData) else load_run(run, out_dir=runs_dir)
+    if fmt not in NET_FORMATS:
+        raise ConfigError(f"--format {fmt}: a net is written as {' or '.join(NET_FORMATS)}")
+    if not is_net_run(data):
+        raise ConfigError(f"--format {fmt} writes a net; run {data.run_id} tunes the weights of "
+                          f"'{data.config.engine}', not a net's output layer: use json, csv, "
+                          "uci, cutechess, spsa, spsa-fishtest, header or python")
+    spec = run_spec(data)
+    started = Store(data.root).manifest().identity.get("engine_spec")
+    if started != spec.digest:
+        raise StoreError(f"run {data.run_id}: the net file {spec.net} changed since the run "
+                         "started (the run's engine digest differs); restore the file to export "
+                         "the tuned net")
+    rec = recommend(data, rule)
+    try:
+        net = with_output(read_net(spec.net), rec.weights[:spec.eval_size])
+    except NetError as exc:
+        raise StoreError(f"run {data.run_id}: {exc}") from None
+    notes = []
+    if fmt == "bullet" and net.scale != SCALE:
+        notes.append(f"bullet's layout has no scale: the tuned scale {net.scale} is not in the "
+                     f"file (readers assume {SCALE}); give it to the engine that reads it, or "
+                     "export --format evotune, whose header keeps it")
+    return NetExport(fmt=fmt, data=net_bytes(net, fmt), net=net, notes=tuple(notes))

@@ -74,8 +74,11 @@ def _verify_lines(run: RunData) -> list[str]:
         return [f"no verification yet (run `evotune verify {run.run_id}`)"]
     weights = v.get("weights") or []
     shown = weights if len(weights) <= 12 else f"({len(weights)} values)"
+    limits = v.get("limits")
+    at = " and ".join(str(x) for x in limits) if isinstance(limits, list) and limits \
+        else f"depth {v.get('depth')}"
     out = [f"verified at generation {v.get('generation', '?')} with the {v.get('recommend', '?')} "
-           f"weights {shown}, depth {v.get('depth')}, seed {v.get('seed')}, "
+           f"weights {shown}, {at}, seed {v.get('seed')}, "
            f"{'held-out ' if v.get('held_out', True) else ''}openings {v.get('openings')}"]
     if v.get("generation") is not None and int(v["generation"]) != run.last:
         out.append(f"the run is now at generation {run.last}; run `evotune verify "
@@ -120,10 +123,21 @@ def _recommended_text(run: RunData, rec: Recommendation) -> tuple[str, str]:
                       "pst_mg[6][64], pst_eg[6][64])")
 
 
+def config_items(run: RunData) -> list[tuple[str, str]]:
+    """(label, value) lines of the Configuration section: the run's settings and its start."""
+    items = run.config.summary_items()
+    start = run.init_from
+    if start is not None:
+        what = {"fit": "Texel fit", "games": "run", "weights": "weights file"}[start.kind]
+        items.append(("start", f"{what} {start.source}: {start.description} (weights sha256 "
+                               f"{start.weights_sha256[:12]})"))
+    return items
+
+
 def markdown_report(run: RunData, rec: Recommendation, *, images: dict | None = None) -> str:
     """The report as Markdown; ``images`` maps figure names to file names beside the report."""
     lines = [f"# evotune report: {run.run_id}", "", "## Configuration", ""]
-    lines += [f"- {k}: {v}" for k, v in run.config.summary_items()]
+    lines += [f"- {k}: {v}" for k, v in config_items(run)]
     lines += ["", "## Progress", "", _progress_line(run), "", "## Weights", ""]
     if is_many(run.names, run.free):
         lines.append(f"{len(run.names)} weights, {len(run.free)} tuned.")
@@ -171,7 +185,7 @@ def html_report(run: RunData, rec: Recommendation, *, figures: dict) -> str:
              "text-align:right}th:first-child,td:first-child{text-align:left}"
              "img{max-width:100%}</style></head><body>",
              f"<h1>evotune report: {e(run.run_id)}</h1>", "<h2>Configuration</h2><ul>"]
-    parts += [f"<li>{e(k)}: {e(v)}</li>" for k, v in run.config.summary_items()]
+    parts += [f"<li>{e(k)}: {e(v)}</li>" for k, v in config_items(run)]
     parts += ["</ul>", "<h2>Progress</h2>", f"<p>{e(_progress_line(run))}</p>",
               "<h2>Weights</h2>"]
     if is_many(run.names, run.free):

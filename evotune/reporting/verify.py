@@ -7,9 +7,12 @@ they are paired): ``recommended vs reference`` and ``recommended vs initial mean
 mean, rounded); for a training ``net vs reference`` (shannon's reference weights: a training
 names no engine spec) and ``net vs initial net`` (its initial.nnue); or one match per opponent
 named ``SPEC[:WEIGHTS]`` (``--opponent``, e.g. ``shannon`` or ``pst:tuned.json``; see
-:mod:`evotune.match.resolve`). Openings: the packaged 8moves_v3 suite (``HELD_OUT_OPENINGS``);
-when the run itself tuned on that file, the 2moves_v1 suite is used instead and the result says
-so (``--openings`` names others). Each match
+:mod:`evotune.match.resolve`). With a second limit (``--also-depth`` / ``--also-tc``) every
+match, of a tuning run or a training, is played again under it, on the same openings with the
+same seed, and both verdicts are reported (a gain at depth 3 that holds at depth 5). Openings:
+the packaged 8moves_v3 suite (``HELD_OUT_OPENINGS``); when the run itself tuned on that file,
+the 2moves_v1 suite is used instead and the result says so (``--openings`` names others). Each
+match
 reports W/D/L, pentanomial pair counts, score, Elo with its 95% error and LOS, and optionally an
 SPRT. The result is stored in the run as ``verify.json`` (through :meth:`Store.write_document`,
 the only writer under populations/) and shown in the report. A training's verified net is first
@@ -27,7 +30,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..enginespec import load_engine_spec
-from ..errors import ConfigError, StoreError
+from ..errors import ConfigError, FieldError, StoreError
 from ..featuresets import NNUE
 from ..learn.nn.trainrun import INITIAL_FILE, NET_FILE
 from ..limits import Limits, parse_tc
@@ -93,6 +96,11 @@ class VerifySettings:
     openings: str | None = None
     """Openings instead of the held-out suite ('2moves', 'book', 'startpos' or a file; None:
     8moves_v3, or 2moves_v1 for a run that tuned on 8moves_v3)."""
+    also_depth: int | None = None
+    """A second limit: every match again at this depth (None: no second limit by depth)."""
+    also_tc: str | None = None
+    """A second limit: every match again under this time control 'BASE+INC' (external engines
+    and built-in uct/probability specs; None: no second limit by time)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "games", check_games(self.games))
@@ -100,6 +108,19 @@ class VerifySettings:
             raise ConfigError(f"--scheduler {self.scheduler}: a scheduler is for --backend dask "
                               f"(games run on '{self.backend}' here)")
         self.limits(Limits())  # depth and tc are valid limits
+        if self.also_depth is not None:
+            try:
+                Limits(depth=self.also_depth)
+            except FieldError as exc:
+                raise FieldError("also_depth", exc.problem) from None
+        if self.also_tc is not None:
+            try:
+                ok = parse_tc(self.also_tc) is not None
+            except ConfigError:
+                ok = False
+            if not ok:
+                raise FieldError("also_tc", f"{self.also_tc!r}: give BASE+INC in seconds, e.g. "
+                                            "10+0.1")
         if self.sprt is not None:
             object.__setattr__(self, "sprt", tuple(self.sprt))
             SprtParams(*self.sprt)
@@ -116,6 +137,35 @@ class VerifySettings:
         if self.tc is not None:
             changes.update(tc=parse_tc(self.tc), movetime=0.0 if self.tc else run.movetime)
         return dataclasses.replace(run, **changes)
+
+    def second_limits(self, run: Limits) -> Limits | None:
+        """The second limit's: :meth:`limits` with ``also_depth`` and ``also_tc`` (None when
+        neither is given). ConfigError when it equals the first."""
+        if self.also_depth is None and self.also_tc is None:
+            return None
+        first = self.limits(run)
+        changes: dict = {}
+        if self.also_depth is not None:
+            changes["depth"] = self.also_depth
+        if self.also_tc is not None:
+            changes.update(tc=parse_tc(self.also_tc), movetime=0.0)
+        second = dataclasses.replace(first, **changes)
+        if second == first:
+            raise ConfigError(f"the second limit ({limit_text(second)}) is the first one; give "
+                              "--also-depth or --also-tc another value")
+        return second
+
+
+def limit_text(limits: Limits) -> str:
+    """A verification's limit in words: 'depth 3', 'depth 3, 10+0.1 clock', ..."""
+    parts = [f"depth {limits.depth}"]
+    if limits.nodes:
+        parts.append(f"{limits.nodes} nodes")
+    if limits.movetime:
+        parts.append(f"{limits.movetime:g} s per move")
+    if limits.tc is not None:
+        parts.append(f"{limits.tc} clock")
+    return ", ".join(parts)
 
 
 def held_out_openings(run_openings: str) -> tuple[Path, str]:
@@ -177,9 +227,10 @@ def describe_match(m: dict) -> str:
 
 def describe_verification(doc: dict) -> list[str]:
     """The lines ``evotune verify`` prints before the matches: what was verified, against what,
-    on which openings, depth and seed."""
+    on which openings, limits (both, with a second limit) and seed."""
     held_out = "held-out " if doc.get("held_out", True) else ""
-    tail = f"{held_out}openings {doc['openings']}, depth {doc['depth']}, seed {doc['seed']}"
+    limits = " and ".join(doc.get("limits") or [f"depth {doc['depth']}"])
+    tail = f"{held_out}openings {doc['openings']}, {limits}, seed {doc['seed']}"
     if doc.get("kind") == "train":
         net = doc["net"]
         lines = [f"run {doc['run_id']}: {doc['description']} ({net['file']}, checksum "
@@ -196,6 +247,31 @@ def describe_verification(doc: dict) -> list[str]:
     shown = ",".join(f"{v:g}" for v in weights) if len(weights) <= 12 else \
         f"{len(weights)} weights (evotune export {doc['run_id']} --format json)"
     return [f"run {doc['run_id']}: {doc['description']}: {shown}", tail]
+
+
+def verdict_text(m: dict) -> str:
+    """A stored match's SPRT verdict in words: 'H1 accepted (better)', 'H0 accepted', or 'no
+    verdict after N games'."""
+    sp = m.get("sprt") or {}
+    if sp.get("verdict") == "H1":
+        return f"H1 accepted (elo >= {sp['elo1']:g}) after {m['games']} games"
+    if sp.get("verdict") == "H0":
+        return f"H0 accepted (elo <= {sp['elo0']:g}) after {m['games']} games"
+    return f"no verdict after {m['games']} games (LLR {sp.get('llr', 0.0):.2f})"
+
+
+def verdict_lines(doc: dict) -> list[str]:
+    """With an SPRT and two limits, one line per opponent giving its verdict at each limit
+    (empty otherwise: each match's line already carries its verdict)."""
+    if not doc.get("sprt") or len(doc.get("limits") or []) < 2:
+        return []
+    lines = []
+    for label in dict.fromkeys(m["opponent"] for m in doc["matches"]):
+        verdicts = "; ".join(f"{m['limit']}: {verdict_text(m)}" for m in doc["matches"]
+                             if m["opponent"] == label)
+        lines.append(f"SPRT [{doc['sprt'][0]:g}, {doc['sprt'][1]:g}] against {label}: "
+                     f"{verdicts}")
+    return lines
 
 
 def _named_opponents(named: tuple[str, ...]) -> list[tuple[str, PlayerSpec]]:
@@ -229,11 +305,13 @@ def _net_of(player: PlayerSpec) -> dict | None:
 
 def play_verification(player: PlayerSpec, a_values: tuple[float, ...], label: str,
                       opponents: list[tuple[str, PlayerSpec]], *,
-                      match_settings: MatchSettings, seed: int, settings: VerifySettings,
+                      legs: list[MatchSettings], seed: int, settings: VerifySettings,
                       progress: Callable | None = None) -> list[dict]:
     """The verification matches of ``player`` (whose values a record shows as ``a_values``)
-    against each (label, opponent), on one backend, with the same openings and seed: one
-    record per match (``label vs opponent``, both sides' values, their nets, the result)."""
+    against each (label, opponent), once per leg (the first limit's match settings, then the
+    second limit's when there is one), on one backend, with the same openings and seed: one
+    record per match (``label vs opponent``, both sides' values, their nets, the result; with
+    two legs also its ``limit``, which its label ends with)."""
     for p in (player, *(o for _, o in opponents)):
         check_player_starts(p)  # an engine that cannot start is refused before any game
     close_external_players()
@@ -241,19 +319,34 @@ def play_verification(player: PlayerSpec, a_values: tuple[float, ...], label: st
     matches = []
     with backend_session(settings.backend, settings.scheduler,
                          workers=resolve_workers(settings.workers)) as session:
-        for name, opponent in opponents:
-            result = play_match(player, opponent, games=settings.games,
-                                settings=match_settings, seed=seed, workers=session.workers,
-                                backend=session.backend,
-                                stop="sprt" if sprt is not None else "none", sprt=sprt,
-                                progress=progress)
-            nets = {k: v for k, v in (("a_net", _net_of(player)), ("b_net", _net_of(opponent)))
-                    if v is not None}
-            matches.append({"label": f"{label} vs {name}", "opponent": name,
-                            "a": list(a_values), "b": list(opponent.weights), **nets,
-                            **result.to_dict()})
-            log.info("%s", describe_match(matches[-1]))
+        for match_settings in legs:
+            # with one limit the documents are as before a second limit existed
+            at = {"limit": limit_text(match_settings.limits)} if len(legs) > 1 else {}
+            for name, opponent in opponents:
+                result = play_match(player, opponent, games=settings.games,
+                                    settings=match_settings, seed=seed, workers=session.workers,
+                                    backend=session.backend,
+                                    stop="sprt" if sprt is not None else "none", sprt=sprt,
+                                    progress=progress)
+                nets = {k: v for k, v in (("a_net", _net_of(player)),
+                                          ("b_net", _net_of(opponent))) if v is not None}
+                matches.append({"label": f"{label} vs {name}"
+                                         + (f" at {at['limit']}" if at else ""),
+                                "opponent": name, **at, "a": list(a_values),
+                                "b": list(opponent.weights), **nets, **result.to_dict()})
+                log.info("%s", describe_match(matches[-1]))
     return matches
+
+
+def _second_limit_fields(legs: list[Limits]) -> dict:
+    """verify.json's fields of a second limit: every leg's limit in words and the second's
+    values (none with one limit: the document as before a second limit existed)."""
+    if len(legs) < 2:
+        return {}
+    second = legs[1]
+    return {"limits": [limit_text(leg) for leg in legs],
+            "also": {"depth": second.depth, "nodes": second.nodes,
+                     "movetime": second.movetime, "tc": str(second.tc or "")}}
 
 
 def _store_verification(store: Store, doc: dict) -> dict:
@@ -287,14 +380,16 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     seed = int(settings.seed if settings.seed is not None else cfg.seed)
     # the run's limits, time control and adjudication; held-out openings, maybe another depth
     limits = settings.limits(cfg.limits)
-    match_settings = run_match_settings(cfg, limits=limits,
-                                        openings=None if openings is None else str(openings))
+    second = settings.second_limits(cfg.limits)
+    legs = [limits] if second is None else [limits, second]
+    run_openings = None if openings is None else str(openings)
     player = player_from_engine_spec(spec, rec.weights, name=f"{data.run_id}-recommended")
     opponents = _opponents(data, spec, settings.opponents)
     t0 = time.perf_counter()
     matches = play_verification(player, rec.weights, "recommended", opponents,
-                                match_settings=match_settings, seed=seed, settings=settings,
-                                progress=progress)
+                                legs=[run_match_settings(cfg, limits=leg, openings=run_openings)
+                                      for leg in legs],
+                                seed=seed, settings=settings, progress=progress)
     doc = {"run_id": data.run_id, "generation": rec.generation, "recommend": rec.rule,
            "description": rec.description, "names": list(data.names),
            "weights": list(rec.weights), "openings": _openings_name(openings), "note": note,
@@ -302,6 +397,7 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
            "depth": limits.depth, "nodes": limits.nodes, "games": settings.games,
            "movetime": limits.movetime,
            "tc": (cfg.tc if settings.tc is None else settings.tc) or "", "engine": spec.name,
+           **_second_limit_fields(legs),
            "seed": seed, "sprt": list(settings.sprt) if settings.sprt else None,
            "seconds": time.perf_counter() - t0, "matches": matches,
            "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
@@ -344,8 +440,9 @@ def verify_training(store: Store, *, settings: VerifySettings = VerifySettings()
     ``--opponent`` players; stored as verify.json like a tuning run's verification.
 
     A training names no engine spec and no limits: the games take :class:`Limits`' defaults
-    (depth 3) unless ``settings`` gives a depth, time per move or time control; the seed is
-    the training's. Every input is checked before verify.nnue is written."""
+    (depth 3) unless ``settings`` gives a depth, time per move or time control, and a second
+    limit (``also_depth`` / ``also_tc``) plays every match again under it; the seed is the
+    training's. Every input is checked before verify.nnue is written."""
     cfg = store.manifest().config
     if not isinstance(cfg, TrainConfig):
         raise StoreError(f"run '{store.run_id}' is not a training")
@@ -359,8 +456,10 @@ def verify_training(store: Store, *, settings: VerifySettings = VerifySettings()
         log.warning(note)
     seed = int(settings.seed if settings.seed is not None else cfg.seed)
     limits = settings.limits(Limits())
-    match_settings = MatchSettings(limits=limits,
-                                   openings=None if openings is None else str(openings))
+    second = settings.second_limits(Limits())  # refused before verify.nnue is written
+    legs = [limits] if second is None else [limits, second]
+    legs_settings = [MatchSettings(limits=leg, openings=None if openings is None
+                                   else str(openings)) for leg in legs]
     initial_path = store.root / INITIAL_FILE
     if settings.opponents:
         opponents = _named_opponents(settings.opponents)
@@ -398,7 +497,7 @@ def verify_training(store: Store, *, settings: VerifySettings = VerifySettings()
                          and o.net == str(initial_path.resolve())), {}))
     settings_ = cfg.settings
     t0 = time.perf_counter()
-    matches = play_verification(player, (), "net", opponents, match_settings=match_settings,
+    matches = play_verification(player, (), "net", opponents, legs=legs_settings,
                                 seed=seed, settings=settings, progress=progress)
     doc = {"run_id": store.run_id, "kind": "train", "generation": generation,
            "recommend": "net",
@@ -411,6 +510,7 @@ def verify_training(store: Store, *, settings: VerifySettings = VerifySettings()
            "held_out": True,
            "depth": limits.depth, "nodes": limits.nodes, "games": settings.games,
            "movetime": limits.movetime, "tc": settings.tc or "", "engine": spec.name,
+           **_second_limit_fields(legs),
            "seed": seed, "sprt": list(settings.sprt) if settings.sprt else None,
            "seconds": time.perf_counter() - t0, "matches": matches,
            "created": time.strftime("%Y-%m-%dT%H:%M:%S")}

@@ -7,21 +7,24 @@ import hashlib
 import os
 from pathlib import Path
 
-from ..enginespec import EngineSpec, engine_spec_from_text, load_engine_spec, resolve_command
+from ..enginespec import (EngineSpec, engine_spec_from_text, resolve_command,
+                          start_checksum)
 from ..errors import ConfigError, EvotuneError, StoreError
+from ..featuresets import NNUE
 from ..fileio import atomic_write_json
 from ..limits import check_workers
 from ..match.cluster import backend_session
 from ..match.gauntlet import check_opponents
 from ..match.openings import check_openings
+from ..players.nets import output_weights
 from ..players.spec import check_engine_spec, player_from_engine_spec
 from ..strategies import make_strategy, strategy_class
 from ..strategies import strategy_params as strategy_params_for
 from .config import RunConfig
 from .fitconfig import TexelConfig
 from .identity import config_differences, default_run_id
-from .plan import RunPlan, plan_run
-from .records import check_run_id, read_json
+from .plan import RunPlan, load_run_engine, plan_run
+from .records import StartFrom, check_run_id, read_json
 from .store import Store
 
 
@@ -36,14 +39,31 @@ def strategy_params(cfg: RunConfig) -> dict:
                       params=cfg.params_dict())
 
 
+def starts_at_reference(spec: EngineSpec) -> bool:
+    """A run of ``spec`` starts from its reference values unless its params say otherwise: a
+    'uci' engine's (its options' defaults) and a net's output layer (the file's, the net's
+    training)."""
+    return spec.kind == "uci" or spec.features == NNUE
+
+
 def with_start(cfg: RunConfig, spec: EngineSpec) -> RunConfig:
-    """``cfg`` with the start fixed in its params: a 'uci' engine's run starts from the spec's
-    reference values (``init = "reference"``; a population around them) unless its params
-    choose ``init``; a builtin engine's run keeps the strategy's default (a uniform draw)."""
+    """``cfg`` with the start fixed in its params: a 'uci' engine's run, a net's (its output
+    layer: :func:`starts_at_reference`), and a run that starts from earlier weights
+    (``spec.start_values``: --init-from RUN, --engine SPEC:WEIGHTS), start from the spec's
+    reference values (``init = "reference"``; a population around them) unless
+    its params choose ``init``; a builtin engine's run keeps the strategy's default (a uniform
+    draw). A run from earlier weights is a fine-tuning: SPSA without a table then takes c_end
+    and r_end from each weight's scale (``finetune = true``) unless its params choose."""
     params = cfg.params_dict()
-    if spec.kind != "uci" or "init" not in strategy_class(cfg.strategy).PARAMS or "init" in params:
+    declared = strategy_class(cfg.strategy).PARAMS
+    if (starts_at_reference(spec) or spec.start_values) and "init" in declared \
+            and "init" not in params:
+        params["init"] = "reference"
+    if spec.start_values and "finetune" in declared and "finetune" not in params \
+            and not params.get("table"):
+        params["finetune"] = True
+    if params == cfg.params_dict():
         return cfg
-    params["init"] = "reference"
     return dataclasses.replace(cfg, params=tuple(sorted(params.items())))
 
 
@@ -75,6 +95,10 @@ def check_run_players(plan: RunPlan) -> None:
     EvotuneError with one line naming what is wrong.
     """
     cfg, spec = plan.config, plan.spec
+    if spec.features == NNUE and strategy_class(cfg.strategy).NEEDS_FEATURES:
+        raise ConfigError(f"strategy '{cfg.strategy}' learns a linear evaluation from its "
+                          f"features; the net of '{cfg.engine}' has none: tune its output layer "
+                          "with de, jde, ea, spsa, cmaes or ng:NAME")
     if spec.kind == "uci" and strategy_class(cfg.strategy).NEEDS_FEATURES:
         raise ConfigError(f"strategy '{cfg.strategy}' learns from the evaluation's feature vector, "
                           f"which the UCI engine of '{cfg.engine}' does not expose; tune it with "
@@ -97,8 +121,9 @@ def preflight(plan: RunPlan) -> None:
     engine accepts its weights, an initial range that meets every free weight's bounds, the
     strategy and its parameters, the openings, and a reachable Dask scheduler."""
     cfg, spec, space = plan.config, plan.spec, plan.space
+    sampled = strategy_params(cfg).get("init", "sample") == "sample"  # from the initial range
     for name, lo, hi, fixed in zip(space.names, space.lower, space.upper, space.fixed):
-        if not fixed and (cfg.init_high < lo or cfg.init_low > hi):
+        if sampled and not fixed and (cfg.init_high < lo or cfg.init_low > hi):
             raise ConfigError(f"the initial range [{cfg.init_low:g}, {cfg.init_high:g}] misses "
                               f"the bounds [{lo:g}, {hi:g}] of weight '{name}'; give init_low "
                               "and init_high that overlap the weights' bounds")
@@ -125,13 +150,20 @@ def check_backend(cfg: RunConfig) -> None:
 
 
 def new_run(cfg: RunConfig, *, out_dir: str | Path = "populations",
-            run_id: str | None = None, spec: EngineSpec | None = None) -> tuple[Store, RunPlan]:
+            run_id: str | None = None, spec: EngineSpec | None = None,
+            init_from: StartFrom | None = None) -> tuple[Store, RunPlan]:
     """Create the run directory of a new run (refusing an existing id, saying what differs)
     after :func:`preflight` found everything it needs; return it with the run's plan. The
-    engine spec is read here unless given (``spec``)."""
+    engine spec is read here unless given (``spec``); a spec with start values comes with
+    ``init_from``, the record of where they came from (the manifest keeps it)."""
     if run_id is not None:
         check_run_id(run_id)
-    spec = load_engine_spec(cfg.engine) if spec is None else spec
+    spec = load_run_engine(cfg.engine) if spec is None else spec
+    if bool(spec.start_values) != (init_from is not None) or (
+            init_from is not None and init_from.weights_sha256 != start_checksum(
+                spec.start_values)):
+        raise ConfigError("a run that starts from earlier weights needs the spec with those "
+                          "weights and the record of where they came from (init_from), both")
     plan = plan_run(with_budget(cfg, spec), spec=spec)
     cfg, identity = plan.config, plan.identity
     preflight(plan)
@@ -148,14 +180,15 @@ def new_run(cfg: RunConfig, *, out_dir: str | Path = "populations",
                              + "; ".join(diff) + "); choose another --run-id")
         raise StoreError(f"run '{run_id}' already exists; continue it with "
                          f"'evotune resume {run_id}' or choose another --run-id")
-    store = Store.create(out_dir, run_id, config=cfg, identity=identity)
+    store = Store.create(out_dir, run_id, config=cfg, identity=identity, init_from=init_from)
     store_engine_spec(store.root, spec)
     return store, plan
 
 
 SPEC_FILE = "engine-spec.json"
 """The copy of its engine spec a run keeps: the spec file's text, its reference file's, the
-command resolved to absolute paths, the spec's digest and where it was read."""
+command resolved to absolute paths, the spec's digest and where it was read; for a run that
+starts from earlier weights also those weights (``start_values``) and their source."""
 
 
 def store_engine_spec(root: Path, spec: EngineSpec) -> None:
@@ -166,7 +199,9 @@ def store_engine_spec(root: Path, spec: EngineSpec) -> None:
     atomic_write_json(Path(root) / SPEC_FILE, {
         "source": spec.path, "digest": spec.file_digest, "text": spec.text,
         "reference_text": spec.reference_text if spec.reference_file else None,
-        "command": list(resolve_command(spec.command))})
+        "command": list(resolve_command(spec.command)),
+        **({"start_values": spec.start_values, "start_source": spec.start_source}
+           if spec.start_values else {})})
 
 
 def run_engine_spec(root: str | Path, cfg: RunConfig | TexelConfig,
@@ -175,17 +210,27 @@ def run_engine_spec(root: str | Path, cfg: RunConfig | TexelConfig,
     copy the run keeps, else (a run made before runs kept one) ``cfg.engine`` as a path."""
     path = Path(root) / SPEC_FILE
     if engine is not None or not path.is_file():
-        return load_engine_spec(cfg.engine if engine is None else engine)
+        return load_run_engine(cfg.engine if engine is None else engine)
     doc = read_json(path, "engine spec copy")
     text, digest, ref = doc.get("text"), doc.get("digest"), doc.get("reference_text")
     command = doc.get("command")
+    start, start_source = doc.get("start_values", ""), doc.get("start_source", "")
     if not (isinstance(text, str) and isinstance(digest, str) and isinstance(command, list)
             and all(isinstance(c, str) for c in command) and isinstance(ref, (str, type(None)))
+            and isinstance(start, str) and isinstance(start_source, str)
             and digest in (hashlib.sha256(t.encode()).hexdigest() for t in (text, "\ufeff" + text))):
         raise StoreError(f"{path} is damaged; restore it, or delete it to read the spec from "
                          f"{doc.get('source') or cfg.engine}")
-    spec = engine_spec_from_text(text, where=str(doc.get("source") or cfg.engine), digest=digest,
-                                 reference_text=ref, command=tuple(command))
+    try:
+        spec = engine_spec_from_text(text, where=str(doc.get("source") or cfg.engine),
+                                     digest=digest, reference_text=ref, command=tuple(command),
+                                     start_values=start, start_source=start_source,
+                                     net_weights=output_weights)
+    except ConfigError as exc:
+        if not start:
+            raise
+        raise StoreError(f"{path} is damaged ({exc}); restore it (the run's start weights are "
+                         "kept there only)") from None
     return dataclasses.replace(spec, path=f"{doc.get('source')} (copy kept in {path})")
 
 

@@ -11,10 +11,13 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..enginespec import EngineSpec, load_engine_spec
+from ..enginespec import (EngineSpec, engine_spec_with_net, load_engine_spec,
+                          resolve_engine_spec_path)
 from ..errors import ConfigError
+from ..featuresets import NNUE
 from ..limits import Limits
 from ..paths import resolve_openings_path
+from ..players.nets import output_weights
 from ..space import WeightSpace
 from .config import RunConfig
 from .identity import run_identity
@@ -38,9 +41,39 @@ class RunPlan:
     """Hashes of the result-relevant configuration, the engine spec and the openings."""
 
 
+def load_run_engine(engine: str | Path) -> EngineSpec:
+    """The engine spec a run names (``--engine``): a spec's name or .toml path, or ``SPEC:FILE``,
+    an 'nnue' spec playing the net file FILE (``nnue:net.nnue``). An 'nnue' spec is read with
+    its net's output layer and scale as its weights (what a run tunes:
+    :func:`~evotune.players.nets.output_weights`); one that names no net is refused."""
+    engine = str(engine)
+    try:
+        resolve_engine_spec_path(engine)
+    except ConfigError:
+        head = next((engine[:i] for i, ch in enumerate(engine)
+                     if ch == ":" and 0 < i < len(engine) - 1 and _is_spec(engine[:i])), None)
+        if head is None:
+            raise
+        spec = engine_spec_with_net(head, engine[len(head) + 1:], net_weights=output_weights)
+    else:
+        spec = load_engine_spec(engine, net_weights=output_weights)
+    if spec.kind == "builtin" and spec.features == NNUE and not spec.net:
+        raise ConfigError(f"engine spec '{spec.name}' names no net; give --engine "
+                          f"{spec.name}:FILE (a net file) or put net = \"FILE\" in the spec")
+    return spec
+
+
+def _is_spec(token: str) -> bool:
+    try:
+        resolve_engine_spec_path(token)
+    except ConfigError:
+        return False
+    return True
+
+
 def plan_run(cfg: RunConfig, *, spec: EngineSpec | None = None) -> RunPlan:
     """Resolve ``cfg``: read its engine spec (unless given), its openings and its identity."""
-    spec = load_engine_spec(cfg.engine) if spec is None else spec
+    spec = load_run_engine(cfg.engine) if spec is None else spec
     openings = resolve_openings_path(cfg.openings)
     return RunPlan(config=cfg, spec=spec,
                    space=spec.space(init_low=cfg.init_low, init_high=cfg.init_high),

@@ -5,7 +5,7 @@ Layout of a run directory::
 
     manifest.json            format, kind ('games', 'fit' or 'train'), resolved config, identity
                              (hashes of config, engine spec, openings; a fit's or a training's
-                             data files too) -> Manifest
+                             data files too), a games run's start (init_from) -> Manifest
     state.json               the commit point: generation, games, seconds, strategy state -> State
     generations/gen-NNNN.json one file per generation: population, matches, statistics and the
                              strategy state after it (gen-0000 = the initial population) -> Generation
@@ -223,6 +223,54 @@ def parse_gauntlet(d, n: int, path: Path) -> GauntletTable:
     return GauntletTable(opponents=tuple(d["opponents"]), candidates=tuple(rows))
 
 
+START_KINDS = ("fit", "games", "weights")
+"""What a run's start came from: a Texel fit, a tuning run by games, or a weights file."""
+
+
+@dataclass(frozen=True)
+class StartFrom:
+    """Where a games run's start came from (``evotune run --init-from RUN`` or ``--engine
+    SPEC:WEIGHTS``): those weights are the reference values of the run's engine spec (its copy,
+    engine-spec.json, holds them), and the strategies start from them."""
+
+    kind: str
+    """'fit', 'games' or 'weights' (:data:`START_KINDS`)."""
+    source: str
+    """The run id, or the weights file as given."""
+    path: str
+    """The absolute path of the run folder or the file."""
+    weights_sha256: str
+    """sha256 of the start values as the run's spec copy holds them
+    (:func:`evotune.enginespec.start_checksum`)."""
+    engine: str = ""
+    """The source run's engine spec (a weights file: the spec named with it)."""
+    strategy: str = ""
+    """The source run's strategy ('texel' for a fit; '' for a weights file)."""
+    generation: int = 0
+    """The source run's generation (a fit's epoch) the weights come from."""
+    description: str = ""
+    """How the source's weights were chosen (its recommendation)."""
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def parse_start_from(d, path: Path) -> StartFrom:
+    """The validator of a manifest's ``init_from``."""
+    if not isinstance(d, dict):
+        raise damaged(path, "'init_from' must be an object")
+    if d.get("kind") not in START_KINDS:
+        raise damaged(path, f"'init_from.kind' must be one of {', '.join(START_KINDS)}")
+    text = {k: d.get(k, "") for k in ("source", "path", "weights_sha256", "engine", "strategy",
+                                       "description")}
+    if not all(isinstance(v, str) for v in text.values()) \
+            or not re.fullmatch(r"[0-9a-f]{64}", text["weights_sha256"]):
+        raise damaged(path, "'init_from' needs source, path and weights_sha256 (64 hex digits) "
+                            "strings")
+    return StartFrom(kind=d["kind"], generation=_int(d, "generation", path) if "generation" in d
+                     else 0, **text)
+
+
 @dataclass(frozen=True)
 class Manifest:
     """manifest.json: what the run is."""
@@ -240,6 +288,8 @@ class Manifest:
     """The evotune version that created the run."""
     format: int = FORMAT_VERSION
     """The store format the manifest was read in (written: :data:`FORMAT_VERSION`)."""
+    init_from: StartFrom | None = None
+    """A games run that started from earlier weights: where they came from; None otherwise."""
 
     @property
     def kind(self) -> str:
@@ -252,6 +302,8 @@ class Manifest:
         if isinstance(self.config, (TexelConfig, TrainConfig)):
             d["data_files"] = [f.to_json() for f in self.data_files]
         d["identity"] = dict(self.identity)
+        if self.init_from is not None:
+            d["init_from"] = self.init_from.to_json()
         return d
 
 
@@ -290,8 +342,12 @@ def parse_manifest(data, path: Path) -> Manifest:
     run_id = d.get("run_id")
     if not isinstance(run_id, str):
         raise damaged(path, "'run_id' must be a string")
+    start = d.get("init_from")
+    if start is not None and kind != "games":
+        raise damaged(path, f"'init_from' belongs to a games run, not a {kind} run")
     return Manifest(run_id=run_id, config=cfg, identity=dict(ident), data_files=files,
-                    evotune=str(d.get("evotune", "")), format=fmt)
+                    evotune=str(d.get("evotune", "")), format=fmt,
+                    init_from=None if start is None else parse_start_from(start, path))
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ from .config import RunConfig, run_config_from_dict
 from .fitconfig import DataFile, TexelConfig
 from .lock import RunLock
 from .records import (EPOCH_FILE_RE, GEN_FILE_RE, GameLine, Generation, Manifest, ResumePoint,
-                      State, check_run_id, check_verify, damaged, json_object, parse_game_line,
-                      parse_generation, parse_manifest, parse_state, read_json)
+                      StartFrom, State, check_run_id, check_verify, damaged, json_object,
+                      parse_game_line, parse_generation, parse_manifest, parse_state, read_json)
 from .trainconfig import EpochLine, TrainConfig, parse_checkpoint, parse_epoch
 
 log = logging.getLogger(__name__)
@@ -70,16 +70,20 @@ class Store:
     @classmethod
     def create(cls, out_dir: str | Path, run_id: str, *,
                config: RunConfig | TexelConfig | TrainConfig | dict,
-               identity: dict, data_files: tuple[DataFile, ...] = ()) -> "Store":
+               identity: dict, data_files: tuple[DataFile, ...] = (),
+               init_from: StartFrom | None = None) -> "Store":
         """Make a new run directory and hold its writer lock; refuses an existing run.
         ``config``: a games run's RunConfig (or its dict form), a fit's TexelConfig or a
-        training's TrainConfig; the last two come with the ``data_files`` they read."""
+        training's TrainConfig; the last two come with the ``data_files`` they read.
+        ``init_from``: where a games run's start came from."""
         check_run_id(run_id)
         cfg = config if isinstance(config, (RunConfig, TexelConfig, TrainConfig)) \
             else run_config_from_dict(config)
         if isinstance(cfg, (TexelConfig, TrainConfig)) != bool(data_files):
             raise StoreError("a fit's manifest names its data files (so does a training's), a "
                              "games run's none")
+        if init_from is not None and not isinstance(cfg, RunConfig):
+            raise StoreError("only a games run starts from earlier weights (init_from)")
         root = Path(out_dir) / run_id
         try:
             root.mkdir(parents=True, exist_ok=True)
@@ -92,7 +96,7 @@ class Store:
             raise StoreError(f"run '{run_id}' already exists in {root.parent}; continue it with "
                              f"'evotune resume {run_id}' or choose another --run-id")
         manifest = Manifest(run_id=run_id, config=cfg, identity=dict(identity),
-                            data_files=tuple(data_files))
+                            data_files=tuple(data_files), init_from=init_from)
         atomic_write_json(store.manifest_path, manifest.to_json())
         return store
 

@@ -98,7 +98,7 @@ class Param:
     default: Any
     """Value used when the parameter is not given."""
     kind: str
-    """'int', 'float', 'choice' or 'text' (any string, e.g. a table)."""
+    """'int', 'float', 'bool', 'choice' or 'text' (any string, e.g. a table)."""
     low: float | None = None
     """Smallest valid value (inclusive unless ``low_open``), or None."""
     high: float | None = None
@@ -118,6 +118,8 @@ class Param:
             return "one of " + ", ".join(repr(c) for c in self.choices)
         if self.kind == "text":
             return "a text"
+        if self.kind == "bool":
+            return "true or false"
         what = {"int": "an even integer" if self.even else "an integer", "float": "a number"}[
             self.kind]
         parts = []
@@ -139,6 +141,10 @@ class Param:
             if not isinstance(value, str):
                 raise bad
             return value
+        if self.kind == "bool":
+            if not isinstance(value, (bool, np.bool_)):
+                raise bad
+            return bool(value)
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
             raise bad
         if self.kind == "int":

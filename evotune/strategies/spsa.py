@@ -2,7 +2,8 @@
 
 Per tuned weight i: start, min, max, ``c_end``, ``r_end`` (from a ``table`` of fishtest or
 OpenBench lines, see :func:`parse_spsa_lines`; without one: the space's bounds, ``c_end`` =
-``c_end_frac`` x (max - min), ``r_end``, a start drawn like DE's population or the reference).
+``c_end_frac`` x (max - min), ``r_end``, a start drawn like DE's population or the reference;
+with ``finetune``, the ends from each weight's scale, :func:`finetune_ends`).
 N = planned iterations = ``budget`` // 2 game pairs, and
 
     A = A_ratio N (0.1 N),  alpha = 0.602,  gamma = 0.101
@@ -169,6 +170,32 @@ class Schedule:
         return self.a_k(k) / self.c_k(k) ** 2
 
 
+FINETUNE_R_END = 0.002
+"""r_end of a fine-tuning (fishtest's customary value: Stockfish's TUNE prints 0.0020)."""
+FINETUNE_FLOOR = 1 / 200
+"""The least c_end of a fine-tuning, as a fraction of the weight's bound width (a weight whose
+reference is near 0 still gets a perturbation that moves it)."""
+
+
+def finetune_ends(reference, lower, upper, c_end_frac: float) -> tuple[np.ndarray, np.ndarray]:
+    """(c_end, r_end) per weight for fine-tuning a good start, from each weight's scale.
+
+    Stockfish's TUNE macro, which writes the fishtest lines of most tuning sessions, gives a
+    value v the range (0, 2v) (or (2v, 0) for v < 0) and prints c_end = (max - min) / 20 and
+    r_end = 0.0020: c_end = |v| / 10, a tenth of the weight's own magnitude. Here
+
+        c_end_i = min(c_end_frac (max_i - min_i), max(|v_i| / 10, (max_i - min_i) / 200))
+
+    with v_i the reference value (the start of a run from earlier weights): fishtest's |v| / 10,
+    at least 1/200 of the bound width (a weight at 0 would otherwise never be perturbed; TUNE
+    skips such a weight) and at most the width rule of a run without ``finetune``; r_end =
+    :data:`FINETUNE_R_END` for every weight."""
+    v = np.abs(np.asarray(reference, dtype=np.float64))
+    width = np.asarray(upper, dtype=np.float64) - np.asarray(lower, dtype=np.float64)
+    c_end = np.minimum(c_end_frac * width, np.maximum(v / 10.0, FINETUNE_FLOOR * width))
+    return c_end, np.full(v.shape, FINETUNE_R_END)
+
+
 def stochastic_round(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """floor(x + u), u uniform in [0, 1): rounds up with probability frac(x), mean exactly x."""
     return np.floor(x + rng.random(x.shape))
@@ -190,14 +217,34 @@ class SPSA(Strategy):
         "alpha": Param(0.602, "float", low=0.0, low_open=True, doc="a_k decay exponent"),
         "gamma": Param(0.101, "float", low=0.0, low_open=True, doc="c_k decay exponent"),
         "c_end": Param(0.05, "float", low=0.0, high=1.0, low_open=True,
-                       doc="c_end as a fraction of each weight's bound width (no table)"),
+                       doc="c_end as a fraction of each weight's bound width (no table; with "
+                           "finetune: the most c_end may be)"),
         "r_end": Param(0.02, "float", low=0.0, low_open=True,
-                       doc="r_end (no table); fishtest's customary 0.002 is for fine-tuning"),
+                       doc="r_end (no table); fishtest's customary 0.002 is for fine-tuning "
+                           "(the default with finetune)"),
+        "finetune": Param(False, "bool",
+                          doc="no table: c_end from each weight's reference (|v| / 10 within "
+                              "1/200 and c_end of its width) and r_end 0.002, as fishtest "
+                              "tunes a good start (set by a run from earlier weights)"),
         "init": Param("sample", "choice", choices=("sample", "reference"),
                       doc="start (no table): a uniform draw like DE's, or the reference"),
         "table": Param("", "text",
                        doc="fishtest/OpenBench lines in evotune names and units (--spsa-params)"),
     }
+
+    @classmethod
+    def resolve_params(cls, params) -> dict:
+        """As every strategy's; with ``finetune`` the default r_end is fishtest's 0.002."""
+        params = dict(params or {})
+        if params.get("finetune") is True and "r_end" not in params:
+            params["r_end"] = FINETUNE_R_END
+        return super().resolve_params(params)
+
+    @classmethod
+    def _check_params(cls, params: dict) -> None:
+        if params["finetune"] and params["table"]:
+            raise ConfigError("strategy 'spsa': finetune derives c_end and r_end from the "
+                              "weights, a table gives them; give one of the two")
 
     def _initialize(self) -> None:
         space, p = self.space, self.params
@@ -231,8 +278,12 @@ class SPSA(Strategy):
                 theta = space.sample(self.rng, 1)[0]
             else:
                 theta = space.reference_array.copy()
-            c_end = p["c_end"] * (upper - lower)[self.tuned]
-            r_end = np.full(self.tuned.size, p["r_end"])
+            t = self.tuned
+            if p["finetune"]:
+                c_end, _ = finetune_ends(space.reference_array[t], lower[t], upper[t], p["c_end"])
+            else:
+                c_end = p["c_end"] * (upper - lower)[t]
+            r_end = np.full(t.size, p["r_end"])
         self.lower, self.upper, self.integer = lower, upper, integer
         self.schedule = Schedule.from_ends(c_end, r_end, N=self.planned, A_ratio=p["A_ratio"],
                                            alpha=p["alpha"], gamma=p["gamma"])

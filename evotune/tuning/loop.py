@@ -23,7 +23,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import EvotuneError, StoreError
-from ..featuresets import denominator
+from ..featuresets import NNUE, denominator
 from ..match import GameRecord, write_pgn_text
 from ..match.cluster import backend_session
 from ..match.gauntlet import opponent_players
@@ -113,8 +113,10 @@ class Solver:
             self.fitness = GauntletFitness(self.player, opponent_players(cfg.opponents),
                                            games=cfg.games, settings=settings, seed=cfg.seed)
         else:
+            # the denominator of a linear set's features (td's leaves); a net has none
             self.fitness = MatchFitness(self.player, settings=settings, seed=cfg.seed,
-                                        denominator=denominator(self.spec.features))
+                                        denominator=1 if self.spec.features == NNUE
+                                        else denominator(self.spec.features))
         params = strategy_params(cfg)
         # the whole stored history is checked (and a crash's leftovers repaired) first
         point = store.prepare_resume(to_pgn=pgn_text)

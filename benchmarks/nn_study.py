@@ -1,0 +1,356 @@
+"""Network study (docs/results/nn-study.md): nets trained by `evotune nn train` on data evotune
+makes itself, against the Texel-tuned `extended` evaluation and PeSTO's tables.
+
+Steps (each evotune command is printed before it runs; every step is skipped when its output
+exists, so a second call continues where the first stopped; results go to OUT/results.json as
+they come, tables to OUT/tables.md, plots to OUT/nn-study-loss.png and OUT/nn-study-elo.png):
+
+1. Texel start: ``benchmarks/texel_recipe.py --scale S`` in OUT/recipe (self-play and Stockfish
+   labels, a ridge fit of the 824 `extended` weights), exported to OUT/texel.json; its Elo
+   against shannon and PeSTO (`pst-pesto`) at depth 3.
+2. Data with search scores (``--format text``): self-play of the Texel evaluation at depth 3
+   (OUT/sp-texel.txt), and positions from Stockfish's games at 2,000 nodes labelled with its
+   scores (OUT/sf-text.txt, Debian's Stockfish 15.1).
+3. Nets (``evotune nn train``): net1 on the self-play data (H 128, SCReLU, wdl 0.25); net1's
+   own self-play (OUT/sp-net1.txt) makes net2's data (with the first); net3 adds Stockfish's
+   data; with NN_STUDY_TD=1, net2-td is net2 with net1's games labelled by TD(0.7) targets
+   (``datagen --target td``, the same positions). Each net plays the Texel evaluation at
+   depth 3.
+4. The best of these by its depth-3 score plays the Texel evaluation at depth 5 and, at equal
+   time (``--tc``, both sides as ``evotune uci`` engines, so the net's slower evaluation is
+   paid for), the Texel evaluation and PeSTO.
+5. Variants of net1, one setting at a time: H 32 / 256, wdl 0 / 1, the first 25k / 50k
+   positions, each against the Texel evaluation at depth 3.
+
+Every match: ``--games`` games (colour-balanced pairs) on the held-out 8moves openings, seed 5;
+pentanomial Elo with its 95% error bar, from the net's view.
+
+    PYTHONPATH=. python benchmarks/nn_study.py --out reports/nn-study --scale 0.5 --workers 2
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = 5
+SF_SPEC = """name = "stockfish"
+kind = "uci"
+command = [{command}]
+options = {{ Threads = 1, Hash = 16 }}
+"""
+PESTO = "pst-pesto"
+BASE = {"hidden": 128, "wdl": 0.25, "epochs": 20, "data": ("sp-texel.txt",), "first": 0,
+        "init": None}
+VARIANTS = {
+    "net1": {},
+    "h32": {"hidden": 32},
+    "h256": {"hidden": 256},
+    "wdl0": {"wdl": 0.0},
+    "wdl1": {"wdl": 1.0},
+    "n25k": {"first": 25_000},
+    "n50k": {"first": 50_000},
+}
+"""Trainings on the self-play data of the Texel evaluation: one setting changed at a time."""
+LOOP = {
+    "net2": {"data": ("sp-texel.txt", "sp-net1.txt")},
+    "net3": {"data": ("sf-text.txt", "sp-texel.txt")},
+    "net2-td": {"data": ("sp-texel.txt", "sp-net1-td.txt")},
+}
+"""The self-play loop (net1's games make net2's data) and the stronger labeller."""
+
+
+def log(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def evotune(*args: str, capture: bool = False) -> str:
+    """Run one evotune command (printed first); stop the study when it fails."""
+    log("$ evotune " + " ".join(args))
+    res = subprocess.run([sys.executable, "-m", "evotune.cli", *args], text=True,
+                         stdout=subprocess.PIPE if capture else None)
+    if res.returncode != 0:
+        sys.exit(f"evotune {args[0]} failed with exit code {res.returncode}")
+    return res.stdout if capture else ""
+
+
+class Results:
+    """``OUT/results.json``: every finished measurement under its key (written after each)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.data = json.loads(path.read_text()) if path.exists() else {}
+
+    def get(self, key: str):
+        return self.data.get(key)
+
+    def put(self, key: str, value) -> None:
+        self.data[key] = value
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.data, indent=1, sort_keys=True))
+        os.replace(tmp, self.path)
+
+
+def uci_spec(out: Path, name: str, engine: str, weights: Path | None = None) -> Path:
+    """A 'uci' spec that runs ``evotune uci --engine ENGINE`` (this checkout's code)."""
+    command = [sys.executable, "-m", "evotune.cli", "uci", "--engine", engine]
+    if weights is not None:
+        command += ["--weights", str(weights)]
+    path = out / f"{name}-uci.toml"
+    path.write_text(f'name = "{name}"\nkind = "uci"\ncommand = {json.dumps(command)}\n'
+                    'options = { Hash = 16 }\n')
+    return path
+
+
+def match(results: Results, key: str, a: str, b: str, *, games: int, workers: int,
+          limit: tuple[str, ...], out: Path) -> dict:
+    """``evotune match A B`` on the 8moves openings (cached under ``key``)."""
+    done = results.get(key)
+    if done is not None:
+        return done
+    from evotune.paths import HELD_OUT_OPENINGS
+    t0 = time.perf_counter()
+    text = evotune("match", a, b, "--games", str(games), "--openings", str(HELD_OUT_OPENINGS),
+                   "--seed", str(SEED), "--workers", str(workers), *limit, "--json",
+                   "--pgn", str(out / "pgn" / f"{key}.pgn"), capture=True)
+    r = json.loads(text)
+    r.update(a=a, b=b, limit=" ".join(limit), seconds=round(time.perf_counter() - t0, 1))
+    results.put(key, r)
+    say(key, r)
+    return r
+
+
+def elo_text(m: dict) -> str:
+    """'+123 ± 45' (an infinite Elo, all points to one side, is JSON null)."""
+    if m["elo"] is None or m["elo_error"] is None:
+        return "inf" if m["elo"] is None else f"{m['elo']:+.0f} ± inf"
+    return f"{m['elo']:+.0f} ± {m['elo_error']:.0f}"
+
+
+def say(key: str, r: dict) -> None:
+    log(f"  {key}: {r['wins']}-{r['draws']}-{r['losses']} Elo {elo_text(r)} "
+        f"({r['games']} games, {r.get('seconds', 0):.0f} s)")
+
+
+def lines(path: Path) -> int:
+    with open(path, "rb") as f:
+        return sum(1 for _ in f)
+
+
+def datagen(out: Path, name: str, engine: str, *, positions: int, per_game: int, seed: int,
+            workers: int, limit: tuple[str, ...], extra: tuple[str, ...] = ()) -> Path:
+    path = out / name
+    if path.exists() and lines(path) >= positions:
+        return path
+    games = max(positions * 3 // (per_game * 2), 10)
+    evotune("datagen", "--engine", engine, "--games", str(games), "--positions", str(positions),
+            "--per-game", str(per_game), "--format", "text", "--seed", str(seed),
+            "--workers", str(workers), "--out", str(path), *limit, *extra)
+    return path
+
+
+def head(path: Path, n: int) -> Path:
+    """The first ``n`` lines of ``path`` as a file of their own (for the data-size variants)."""
+    cut = path.with_name(f"{path.stem}-first{n}{path.suffix}")
+    if not cut.exists():
+        with open(path, "rb") as f:
+            data = b"".join(line for _, line in zip(range(n), f))
+        tmp = cut.with_suffix(".tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, cut)
+    return cut
+
+
+def train(out: Path, name: str, cfg: dict, *, workers: int) -> Path:
+    runs = out / "runs"
+    net = runs / name / "net.nnue"
+    files = [out / d for d in cfg["data"]]
+    if cfg["first"]:
+        files = [head(files[0], cfg["first"]), *files[1:]]
+    run = runs / name
+    done = run.exists() and len(list((run / "epochs").glob("epoch-*.json"))) >= cfg["epochs"]
+    if not done:
+        if run.exists():
+            evotune("resume", name, "--runs-dir", str(runs))
+        else:
+            init = ("--init", str(cfg["init"])) if cfg["init"] else ()
+            evotune("nn", "train", *map(str, files), "--hidden", str(cfg["hidden"]),
+                    "--wdl", str(cfg["wdl"]), "--epochs", str(cfg["epochs"]), "--lr-drop",
+                    str(max(cfg["epochs"] * 3 // 4, 1)), "--seed", "1", "--workers",
+                    str(workers), "--run-id", name, "--runs-dir", str(runs), *init)
+    return net
+
+
+def losses(out: Path, name: str) -> dict:
+    epochs = sorted((out / "runs" / name / "epochs").glob("epoch-*.json"))
+    recs = [json.loads(p.read_text()) for p in epochs]
+    return {"train": [r.get("train_loss") for r in recs], "val": [r.get("val_loss") for r in recs],
+            "seconds": recs[-1]["seconds"] if recs else 0.0}
+
+
+def net_step(out: Path, results: Results, name: str, change: dict, args, tx: str) -> None:
+    """Train net ``name`` (BASE with ``change``) and play it against the Texel evaluation."""
+    cfg = {**BASE, **change}
+    net = train(out, name, cfg, workers=args.workers)
+    n = cfg["first"] or sum(lines(out / d) for d in cfg["data"])
+    results.put(f"net:{name}", {"hidden": cfg["hidden"], "wdl": cfg["wdl"],
+                                "data": list(cfg["data"]), "positions": n, **losses(out, name)})
+    match(results, f"d3:{name}", f"nnue:{net}", tx, games=args.games, workers=args.workers,
+          limit=("--depth", "3"), out=out)
+
+
+def tables(results: Results, order: list[str]) -> str:
+    rows = ["| net | data | H | wdl | positions | val loss | vs Texel, depth 3 |",
+            "|---|---|---:|---:|---:|---:|---|"]
+    for name in order:
+        info = results.get(f"net:{name}")
+        m = results.get(f"d3:{name}")
+        if not info or not m:
+            continue
+        rows.append(f"| {name} | {' + '.join(info['data'])} | {info['hidden']} | {info['wdl']} | "
+                    f"{info['positions']:,} | {info['val'][-1]:.5f} | {cell(m)} |")
+    return "\n".join(rows)
+
+
+def cell(m: dict) -> str:
+    return f"{elo_text(m)} ({m['wins']}-{m['draws']}-{m['losses']})"
+
+
+def plots(out: Path, results: Results, order: list[str]) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name in order:
+        info = results.get(f"net:{name}")
+        if info:
+            ax.plot(range(1, len(info["val"]) + 1), info["val"], label=f"{name} (validation)")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("validation loss")
+    ax.legend(fontsize=7)
+    ax.set_title("Net trainings: validation loss per epoch")
+    fig.tight_layout()
+    fig.savefig(out / "nn-study-loss.png", dpi=110)
+    plt.close(fig)
+    keys = [k for k in results.data if k.startswith(("d3:", "d5:", "tc:", "texel:"))]
+    fig, ax = plt.subplots(figsize=(7, 0.35 * len(keys) + 1.2))
+    for i, k in enumerate(keys):
+        m = results.get(k)
+        if m["elo"] is not None and m["elo_error"] is not None:
+            ax.errorbar(m["elo"], i, xerr=m["elo_error"], fmt="o", capsize=3)
+    ax.set_yticks(range(len(keys)), keys, fontsize=7)
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.axvline(100, color="green", lw=0.8, ls="--")
+    ax.set_xlabel("Elo (95% bars)")
+    ax.set_title("Matches (first player's view)")
+    fig.tight_layout()
+    fig.savefig(out / "nn-study-elo.png", dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True, help="Folder of the data, runs and results.")
+    ap.add_argument("--scale", type=float, default=0.5, help="texel_recipe.py's --scale.")
+    ap.add_argument("--positions", type=int, default=100_000,
+                    help="Positions of the Texel evaluation's self-play data.")
+    ap.add_argument("--sf-positions", type=int, default=40_000,
+                    help="Positions of Stockfish's data.")
+    ap.add_argument("--loop-positions", type=int, default=50_000,
+                    help="Positions of net1's self-play data.")
+    ap.add_argument("--games", type=int, default=400, help="Games of each match.")
+    ap.add_argument("--tc", default="1+0.01", help="The equal-time matches' time control.")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--stockfish", default=shutil.which("stockfish") or "/usr/games/stockfish")
+    ap.add_argument("--only", default="", help="Comma-separated steps: recipe,data,nets,loop,"
+                    "final (default: all).")
+    args = ap.parse_args(argv)
+    out = Path(args.out).resolve()
+    (out / "pgn").mkdir(parents=True, exist_ok=True)
+    steps = set(args.only.split(",")) if args.only else {"recipe", "data", "nets", "loop", "final",
+                                                           "variants"}
+    results = Results(out / "results.json")
+    w = args.workers
+    d3, d5 = ("--depth", "3"), ("--depth", "5")
+
+    texel = out / "texel.json"
+    if "recipe" in steps:
+        if not texel.exists():
+            cmd = [sys.executable, str(ROOT / "benchmarks" / "texel_recipe.py"), "--out",
+                   str(out / "recipe"), "--scale", str(args.scale), "--workers", str(w),
+                   "--verify-games", "200", "--stockfish", args.stockfish]
+            log("$ " + " ".join(cmd))
+            if subprocess.run(cmd).returncode != 0:
+                return 1
+            evotune("export", "recipe", "--format", "json", "--runs-dir",
+                    str(out / "recipe" / "runs"), "--out", str(texel))
+        tx = f"extended:{texel}"
+        match(results, "texel:shannon-d3", tx, "shannon", games=args.games, workers=w, limit=d3,
+              out=out)
+        match(results, "texel:pesto-d3", tx, PESTO, games=args.games, workers=w, limit=d3,
+              out=out)
+    tx = f"extended:{texel}"
+    if "data" in steps:
+        datagen(out, "sp-texel.txt", tx, positions=args.positions, per_game=20, seed=21,
+                workers=w, limit=d3)
+        spec = out / "sf.toml"
+        spec.write_text(SF_SPEC.format(command=json.dumps(str(Path(args.stockfish).resolve()))))
+        datagen(out, "sf-text.txt", str(spec), positions=args.sf_positions, per_game=20,
+                seed=31, workers=w, limit=("--nodes", "2000"))
+    order = ["net1"]
+    main_line = ["net1", *LOOP]
+    if "nets" in steps:
+        net_step(out, results, "net1", VARIANTS["net1"], args, tx)
+    if "loop" in steps:
+        net1 = out / "runs" / "net1" / "net.nnue"
+        datagen(out, "sp-net1.txt", f"nnue:{net1}", positions=args.loop_positions,
+                per_game=20, seed=41, workers=w, limit=d3)
+        td = os.environ.get("NN_STUDY_TD") == "1"
+        if td:
+            datagen(out, "sp-net1-td.txt", f"nnue:{net1}", positions=args.loop_positions,
+                    per_game=20, seed=41, workers=w, limit=d3, extra=("--target", "td"))
+        for name, change in LOOP.items():
+            if name.endswith("-td") and not td:
+                continue
+            net_step(out, results, name, change, args, tx)
+    order += [n for n in LOOP if results.get(f"d3:{n}")]
+    if "final" in steps:
+        scored = [(results.get(f"d3:{n}")["score"], n) for n in main_line
+                  if results.get(f"d3:{n}")]
+        best = max(scored)[1]
+        results.put("best", best)
+        net = out / "runs" / best / "net.nnue"
+        match(results, f"d5:{best}", f"nnue:{net}", tx, games=args.games, workers=w, limit=d5,
+              out=out)
+        a = uci_spec(out, best, f"nnue:{net}")
+        t = uci_spec(out, "texel", "extended", texel)
+        p = uci_spec(out, "pesto", PESTO)
+        tc = ("--tc", args.tc)
+        match(results, f"tc:{best}-texel", str(a), str(t), games=args.games, workers=w, limit=tc,
+              out=out)
+        match(results, f"tc:{best}-pesto", str(a), str(p), games=args.games, workers=w, limit=tc,
+              out=out)
+    if "variants" in steps:
+        for name, change in VARIANTS.items():
+            if name != "net1":
+                net_step(out, results, name, change, args, tx)
+    order += [n for n in VARIANTS if n != "net1" and results.get(f"d3:{n}")]
+    table = tables(results, order)
+    (out / "tables.md").write_text(table + "\n")
+    log(table)
+    for k in sorted(results.data):
+        if ":" in k and not k.startswith("net:"):
+            say(k, results.get(k))
+    plots(out, results, order)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

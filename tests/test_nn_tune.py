@@ -1,0 +1,329 @@
+"""Tuning a net's output layer by games (``evotune run --engine nnue:FILE``): the weight space a
+net gives a run, candidates that are nets with another output layer, runs of spsa, de and cmaes
+that complete, resume identically (in-process and after kill -9) and export the tuned net, and
+bad input refused in one line. Random nets know nothing, so games run at depth 1 with a node
+limit."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import chess
+import numpy as np
+import pytest
+
+from evotune.cli import main
+from evotune.engine import api
+from evotune.engine.netfile import (Net, evaluate_reference, output_names, output_ranges,
+                                    output_values, random_net, read_net, with_output, write_net)
+from evotune.enginespec import load_engine_spec
+from evotune.errors import ConfigError, NetError, WeightsError
+from evotune.match.resolve import resolve_player
+from evotune.players.nets import evaluation
+from evotune.players.spec import player_from_engine_spec
+from evotune.reporting.data import load_run, recommend
+from evotune.runs.config import build_run_config
+from evotune.runs.lifecycle import new_run, open_run
+from evotune.runs.plan import load_run_engine, with_overrides
+from evotune.strategies import strategy_class
+from evotune.tuning.loop import execute
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+RUN = dict(np=6, games=2, depth=1, nodes=1500, max_plies=160, seed=4)
+"""Small games: depth 1 with a node limit (a random net's quiescence finds few cut-offs)."""
+FENS = ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
+        "r3k2r/pp3ppp/2n1bn2/2bp4/8/2NB1N2/PPP2PPP/R1B1K2R b KQkq - 3 10",
+        "8/5pk1/6p1/8/3R4/6P1/5PK1/2r5 w - - 0 40")
+
+
+@pytest.fixture(scope="module")
+def net_file(tmp_path_factory) -> Path:
+    """The tiny random net of `evotune nn init --hidden 8 --seed 1`."""
+    path = tmp_path_factory.mktemp("net") / "tiny.nnue"
+    main(["nn", "init", "--hidden", "8", "--seed", "1", "--out", str(path)])
+    return path
+
+
+def call(capsys, *args) -> tuple[int, str, str]:
+    try:
+        main([str(a) for a in args])
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "evotune.cli", *args], capture_output=True,
+                          text=True, env=ENV, cwd=cwd, timeout=600)
+
+
+def run_to_end(folder: Path, run_id: str, **kw):
+    store, plan = new_run(build_run_config(**{**RUN, **kw}), out_dir=folder, run_id=run_id)
+    execute(store, plan)
+    return store
+
+
+# ---- the weight space of a net ------------------------------------------------------------------
+
+def test_a_runs_net_spec_has_the_output_layer_as_weights(net_file):
+    net = read_net(net_file)
+    spec = load_run_engine(f"nnue:{net_file}")
+    names = output_names(8)
+    assert spec.names == names and len(names) == 18
+    assert names[:2] == ("out.us.0", "out.us.1") and names[8] == "out.them.0"
+    assert names[-2:] == ("out.bias", "scale")
+    space = spec.space()
+    ref = output_values(net)
+    assert np.array_equal(space.reference_array, ref)
+    assert ref[-1] == 400 and ref[-2] == net.l1b and np.array_equal(ref[:16], net.l1w)
+    # bounds: each weight +- max(|w|, qb / 4 = 16), the bias +- max(|b|, qa qb / 4 = 4080),
+    # the scale 200..800
+    w = int(net.l1w[0])
+    assert (space.lower[0], space.upper[0]) == (w - max(abs(w), 16), w + max(abs(w), 16))
+    b = net.l1b
+    assert (space.lower[16], space.upper[16]) == (b - max(abs(b), 4080), b + max(abs(b), 4080))
+    assert (space.lower[17], space.upper[17]) == (200, 800)
+    assert not any(space.fixed) and space.max_abs == 100_000
+    # the spec keeps the net in its text (what a run stores) and the net in its digest
+    assert spec.net == str(net_file.resolve()) and spec.text.startswith(f'net = "{spec.net}"\n')
+    other = net_file.parent / "other.nnue"
+    write_net(random_net(8, 2), other)
+    assert load_run_engine(f"nnue:{other}").digest != spec.digest
+    # read to play (no run), a net's spec has no weights, as before
+    assert load_engine_spec("nnue").names == ()
+
+
+def test_the_default_bounds_stay_within_what_the_file_holds():
+    base = random_net(8, 3)
+    net = Net(hidden=8, activation="screlu", l0w=base.l0w, l0b=base.l0b,
+              l1w=np.array([30000, -30000] + [0] * 14, dtype=np.int16), l1b=-20000, scale=60000)
+    ranges = output_ranges(net)
+    assert ranges[0] == (0, 32767, -32768, 32767)         # 30000 +- 30000, cut at int16
+    assert ranges[1] == (-32768, 0, -32768, 32767)
+    assert ranges[2] == (-16, 16, -32768, 32767)          # 0 +- qb / 4
+    assert ranges[16] == (-32768, 0, -32768, 32767)       # the bias
+    assert ranges[17] == (30000, 100000, 1, 100000)       # the scale: half to twice, <= 100000
+    with pytest.raises(NetError, match="leaves int16"):
+        with_output(net, [40000] + [0] * 17)
+
+
+def test_a_spec_of_a_net_narrows_its_bounds_with_tables(tmp_path, net_file):
+    (tmp_path / "tiny.nnue").write_bytes(net_file.read_bytes())
+    spec_file = tmp_path / "tune.toml"
+    spec_file.write_text('name = "tune"\nfeatures = "nnue"\nnet = "tiny.nnue"\n'
+                         '[[group]]\nmatch = "out.them.*"\nfixed = true\n'
+                         '[[weight]]\nname = "scale"\nlower = 300\nupper = 500\n')
+    spec = load_run_engine(str(spec_file))
+    space = spec.space()
+    assert sum(space.fixed) == 8 and all(space.fixed[8:16])
+    assert (space.lower[-1], space.upper[-1]) == (300, 500)
+    assert load_engine_spec(spec_file).names == ()  # played, not tuned: no weights
+    for table, says in [
+        ('[[weight]]\nname = "scale"\nupper = 200000\n', "what the net file can hold"),
+        ('[[group]]\nmatch = "out.us.*"\nlower = -40000\n', "what the net file can hold"),
+        ('[[weight]]\nname = "out.bias"\nreference = 7\n', "the file's value"),
+        ('[[weight]]\nname = "out.us.0"\nlower = 0.5\n', "whole numbers"),
+        ('[[weight]]\nname = "out.us.0"\nlower = 9\nupper = 3\n', "above upper bound"),
+        ('[[weight]]\nname = "out.us.99"\nlower = 0\n', "unknown weight name"),
+    ]:
+        bad = tmp_path / "bad.toml"
+        bad.write_text('features = "nnue"\nnet = "tiny.nnue"\n' + table)
+        with pytest.raises(ConfigError, match=says):
+            load_run_engine(str(bad))
+    with pytest.raises(ConfigError, match="names its own net"):
+        load_run_engine(f"{spec_file}:{net_file}")
+    with pytest.raises(ConfigError, match="does not evaluate with a net"):
+        load_run_engine(f"shannon:{net_file}")
+    with pytest.raises(ConfigError, match="names no net"):
+        load_run_engine("nnue")
+
+
+# ---- candidates are nets --------------------------------------------------------------------------
+
+def test_the_reference_candidate_plays_as_the_plain_net(net_file):
+    spec = load_run_engine(f"nnue:{net_file}")
+    plain = resolve_player(f"nnue:{net_file}")
+    cand = player_from_engine_spec(spec, spec.space().reference_weights(), name="cand")
+    assert cand.net == plain.net and cand.net_checksum == plain.net_checksum
+    assert len(cand.weights) == 18 and plain.weights == ()
+    assert evaluation(cand) == evaluation(plain)   # the same arrays, scale and bias
+    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    games = [api.play_game(board, evaluation(a), evaluation(b), depth=2, nodes=3000,
+                           max_plies=80, features="nnue")
+             for a, b in ((cand, plain), (plain, plain), (cand, cand))]
+    assert len(games[0].moves) > 20
+    assert games[0].moves == games[1].moves == games[2].moves
+    assert games[0].result == games[1].result
+
+
+def test_a_candidate_evaluates_with_its_output_layer(net_file):
+    spec = load_run_engine(f"nnue:{net_file}")
+    ref = spec.space().reference_array
+    w = ref.copy()
+    w[:8] = 2 * ref[:8]         # the side to move's weights doubled (the bound: +- |w|)
+    w[8:16] = 0                 # the other side's zero
+    w[16] = ref[16] + 3000      # the bias moved
+    w[17] = 700                 # the scale
+    p = player_from_engine_spec(spec, w, name="tuned")
+    net = evaluation(p)
+    assert net.scale == 700 and net.l1b == int(w[16]) and np.array_equal(net.l1w, w[:16])
+    assert np.array_equal(net.l0w, read_net(net_file).l0w)
+    plain = read_net(net_file)
+    for fen in FENS:
+        board = chess.Board(fen)
+        assert api.evaluate(board, net, features="nnue") == evaluate_reference(net, board,
+                                                                              clamp=True)
+        assert api.evaluate(board, net, features="nnue") != \
+            api.evaluate(board, plain, features="nnue")
+    for i, value in ((17, 900), (16, ref[16] + 9000), (9, 3 * ref[9])):
+        with pytest.raises(WeightsError, match=f"{spec.names[i]} outside the bounds"):
+            player_from_engine_spec(spec, np.where(np.arange(18) == i, value, ref))
+    with pytest.raises(WeightsError, match="takes no weights"):
+        player_from_engine_spec(load_engine_spec("nnue"), ref, net=str(net_file))
+    with pytest.raises(NetError, match="whole numbers"):
+        with_output(plain, ref + 0.5)
+
+
+# ---- runs -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("strategy", ["spsa", "de", "cmaes"])
+def test_a_net_run_completes_resumes_identically_and_exports_its_net(
+        tmp_path, net_file, strategy, stored_generations, stored_games, capsys):
+    if strategy == "cmaes":
+        pytest.importorskip("cma", reason="pycma is an optional extra")
+    kw = dict(strategy=strategy, engine=f"nnue:{net_file}", generations=3)
+    if "budget" in strategy_class(strategy).PARAMS:  # a schedule that the limit does not set
+        kw["params"] = {"budget": 400}
+    full = run_to_end(tmp_path, "full", workers=2, **kw)
+    part = run_to_end(tmp_path, "part", workers=1, **{**kw, "generations": 1})
+    store, plan = open_run("part", out_dir=tmp_path)
+    execute(store, with_overrides(plan, generations=3))
+    assert stored_generations(part.root) == stored_generations(full.root)
+    assert stored_games(part.root) == stored_games(full.root)
+    gens = stored_generations(full.root)
+    assert len(gens) == 4 and gens[0]["names"] == list(output_names(8))
+    assert len(stored_games(full.root)) >= 3 * 2
+    # the run started at the net's own output layer and moved away from it
+    ref = output_values(read_net(net_file))
+    assert json.loads((full.root / "manifest.json").read_text())["config"]["params"]["init"] \
+        == "reference"
+    moved = np.array(gens[-1]["population"]) != ref
+    assert moved.any()
+    # the tuned net: the input layer of the file, the recommended output layer and scale
+    rec = np.array(recommend(load_run(full.root)).weights)
+    for fmt in ("evotune", "bullet"):
+        out = tmp_path / f"tuned.{fmt}"
+        code, _, err = call(capsys, "export", full.root, "--format", fmt, "--out", out)
+        assert code == 0, err
+        got = read_net(out)
+        assert np.array_equal(got.l1w, rec[:16]) and got.l1b == rec[16]
+        assert np.array_equal(got.l0w, read_net(net_file).l0w)
+        assert got.scale == (rec[17] if fmt == "evotune" else 400)  # bullet's has no scale
+        assert ("bullet's layout has no scale" in err) == (fmt == "bullet" and rec[17] != 400)
+    assert resolve_player(f"nnue:{tmp_path / 'tuned.evotune'}").net_checksum == \
+        with_output(read_net(net_file), rec).checksum
+
+
+def test_run_commands_on_a_net_run(tmp_path, net_file, capsys):
+    store = run_to_end(tmp_path, "r", strategy="spsa", engine=f"nnue:{net_file}",
+                       generations=2, workers=1)
+    code, out, err = call(capsys, "status", "r", "--runs-dir", tmp_path, "--json")
+    assert code == 0, err
+    info = json.loads(out)
+    assert info["generation"] == 2 and info["finished"] and info["names"][-1] == "scale"
+    code, out, err = call(capsys, "report", "r", "--runs-dir", tmp_path, "--out",
+                          tmp_path / "rep")
+    assert code == 0, err
+    assert "out.bias" in (tmp_path / "rep" / "r" / "report.md").read_text()
+    code, out, err = call(capsys, "verify", "r", "--runs-dir", tmp_path, "--games", "2",
+                          "--workers", "1")
+    assert code == 0, err
+    doc = json.loads((store.root / "verify.json").read_text())
+    assert [m["label"] for m in doc["matches"]] == ["recommended vs reference",
+                                                   "recommended vs initial mean"]
+    assert all(m["games"] == 2 for m in doc["matches"]) and len(doc["weights"]) == 18
+    code, out, err = call(capsys, "export", "r", "--runs-dir", tmp_path, "--format", "json")
+    assert code == 0 and json.loads(out)["scale"] == doc["weights"][-1]
+    # a changed net file: resume and export refuse it, in one line
+    saved = net_file.read_bytes()
+    try:
+        write_net(random_net(8, 5), net_file)
+        code, _, err = call(capsys, "export", "r", "--runs-dir", tmp_path, "--format",
+                            "evotune", "--out", tmp_path / "x.nnue")
+        assert code == 2 and "changed since the run started" in err and err.count("\n") == 1
+        code, _, err = call(capsys, "resume", "r", "--runs-dir", tmp_path)
+        assert code == 2 and "cannot be resumed" in err and err.count("\n") == 1
+    finally:
+        net_file.write_bytes(saved)
+    assert not (tmp_path / "x.nnue").exists()
+
+
+@pytest.mark.slow
+def test_kill_9_mid_run_then_resume_equals_uninterrupted(tmp_path, net_file, kill_at_generation,
+                                                          stored_generations, stored_games):
+    args = ["run", "--engine", f"nnue:{net_file}", "--strategy", "spsa", "--generations", "5",
+            "--np", "6", "--games", "2", "--depth", "1", "--nodes", "1500", "--seed", "4",
+            "--workers", "2", "--runs-dir", "runs"]
+    full = cli(args + ["--run-id", "full"], tmp_path)
+    assert full.returncode == 0, full.stderr
+    proc = subprocess.Popen([sys.executable, "-m", "evotune.cli", *args, "--run-id", "killed"],
+                            cwd=tmp_path, env=ENV, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    killed_at = kill_at_generation(proc, tmp_path / "runs" / "killed" / "state.json", 2)
+    assert killed_at is not None and killed_at < 5, "the run ended before it could be killed"
+    got = cli(["resume", "killed", "--runs-dir", "runs"], tmp_path)
+    assert got.returncode == 0, got.stderr
+    a, b = tmp_path / "runs" / "full", tmp_path / "runs" / "killed"
+    assert stored_generations(a) == stored_generations(b)
+    assert stored_games(a) == stored_games(b)
+
+
+# ---- bad input ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("flags, says", [
+    (["--engine", "nnue"], "names no net"),
+    (["--engine", "nnue:missing.nnue"], "missing.nnue' not found"),
+    # a linear spec with a file is a start from a weights file (--engine SPEC:WEIGHTS)
+    (["--engine", "shannon:NET"], "unknown kind '.nnue'"),
+    (["--engine", "NET", "--strategy", "td"], "learns a linear evaluation from its features"),
+    (["--engine", "NET", "--strategy", "spsa", "--param", "init=middle"],
+     "parameter 'init' = 'middle' is invalid"),
+    (["--engine", "NET", "--strategy", "de", "--param", "F=3"], "parameter 'F' = 3 is invalid"),
+    (["--engine", "NET", "--strategy", "spsa", "--param", "cmaes_sigma=1"], "unknown parameter"),
+    (["--engine", "BAD"], "what the net file can hold"),
+])
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path, net_file, capsys, flags, says):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(f'features = "nnue"\nnet = "{net_file}"\n'
+                   '[[weight]]\nname = "scale"\nlower = 0\n')
+    flags = [f.replace("NET", f"nnue:{net_file}") if f.startswith(("NET", "shannon:")) else f
+             for f in flags]
+    flags = [str(bad) if f == "BAD" else f for f in flags]
+    code, out, err = call(capsys, "run", *flags, "--generations", "1", "--depth", "1",
+                          "--runs-dir", tmp_path / "runs")
+    assert code == 2 and err.count("\n") == 1 and says in err, err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_net_export_bad_input(tmp_path, net_file, capsys):
+    run_to_end(tmp_path, "lin", strategy="spsa", engine="shannon", generations=1, workers=1,
+               np=4, nodes=0)
+    run_to_end(tmp_path, "net", strategy="spsa", engine=f"nnue:{net_file}", generations=1,
+               workers=1)
+    out_file = str(tmp_path / "o.nnue")
+    for args, says in [
+        (["lin", "--format", "evotune", "--out", out_file], "writes a net; run lin tunes"),
+        (["net", "--format", "bullet"], "give --out FILE"),
+        (["net", "--format", "evotune", "--out", out_file, "--engine", "nnue"], "--engine"),
+    ]:
+        code, out, err = call(capsys, "export", *args[:1], "--runs-dir", tmp_path, *args[1:])
+        assert code == 2 and err.count("\n") == 1 and says in err, err
+        assert out == ""
+    assert not Path(out_file).exists()
