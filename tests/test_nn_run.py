@@ -1,5 +1,6 @@
 """A net training is a run of kind 'train': its files, resume (in-process and after kill -9),
-the run commands on it (status, plot, report, export, verify) and bad input."""
+the run commands on it (status, plot, report, export; verify: tests/test_nn_verify.py) and bad
+input."""
 from __future__ import annotations
 
 import json
@@ -154,8 +155,8 @@ def test_run_commands_on_a_training(stored, tmp_path):
     md = (tmp_path / "rep" / "r4" / "report.md").read_text()
     assert "net training" in md and summary.checksum in md and md.count("\n| ") == 5
     assert "data:image/png;base64" in (tmp_path / "rep" / "r4" / "report.html").read_text()
-    # verify needs a net player: one line, exit 2; export of a binary net needs --out
-    for args in (["verify", "r4"], ["export", "r4", "--format", "bullet"],
+    # export of a binary net needs --out, and a net format: one line, exit 2
+    for args in (["export", "r4", "--format", "bullet"],
                  ["export", "r4", "--format", "json", "--out", "x"]):
         got = cli(args + ["--runs-dir", str(runs)], tmp_path)
         assert got.returncode == 2 and got.stderr.count("\n") == 1, got.stderr

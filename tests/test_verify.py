@@ -3,17 +3,21 @@ openings, stored as verify.json and shown in the report; run from the CLI on a s
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from click.testing import CliRunner
 
 from evotune.cli import cli, main
 from evotune.errors import ConfigError
-from evotune.paths import DEFAULT_OPENINGS, HELD_OUT_OPENINGS
-from evotune.reporting.data import initial_mean, load_run, recommend
 from evotune.limits import Limits
-from evotune.reporting.verify import (VerifySettings, describe_match, held_out_openings,
-                                       verdict_text, verify_run)
+from evotune.match import play_match
+from evotune.paths import DEFAULT_BOOK, DEFAULT_OPENINGS, HELD_OUT_OPENINGS
+from evotune.players.spec import player_from_engine_spec
+from evotune.reporting.data import initial_mean, load_run, recommend, run_spec
+from evotune.reporting.verify import (VerifySettings, describe_match, describe_verification,
+                                      held_out_openings, verdict_text, verify_run)
+from evotune.tuning.fitness import match_settings
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +87,31 @@ def test_a_run_tuned_on_8moves_is_verified_on_2moves(tmp_path, make_fake_run):
     assert doc["openings"] == DEFAULT_OPENINGS.name and "uses 2moves_v1.epd" in doc["note"]
     assert all(m["sprt"]["elo0"] == 0 and m["sprt"]["elo1"] == 10 for m in doc["matches"])
     assert store.read_document("verify") == doc
+
+
+def test_openings_flag_replaces_the_held_out_suite(tmp_path, make_fake_run):
+    """--openings: the games start from those openings; the run's own tuning openings are said
+    not to be held out (the fake run tuned on the packaged book)."""
+    store = make_fake_run(tmp_path, "op", generations=1)
+    doc = verify_run(store, settings=VerifySettings(games=2, workers=1, depth=1,
+                                                    openings="startpos"))
+    assert (doc["openings"], doc["note"], doc["held_out"]) == ("startpos", "", True)
+    assert describe_verification(doc)[1] == "held-out openings startpos, depth 1, seed 7"
+    own = verify_run(store, settings=VerifySettings(games=2, workers=1, depth=1,
+                                                    openings="book"))
+    assert own["openings"] == DEFAULT_BOOK.name and own["held_out"] is False
+    assert "not on held-out openings" in own["note"]
+    assert describe_verification(own)[1].startswith(f"openings {DEFAULT_BOOK.name}, ")
+    # the games of the first match are those of the same players from the start position
+    data = load_run(store)
+    spec = run_spec(data)
+    direct = play_match(player_from_engine_spec(spec, recommend(data).weights, name="a"),
+                        player_from_engine_spec(spec, None, name="b"), games=2, seed=7,
+                        workers=1, settings=match_settings(
+                            data.config, limits=replace(data.config.limits, depth=1),
+                            openings=None))
+    assert (direct.wins, direct.draws, direct.losses, list(direct.pentanomial)) == tuple(
+        doc["matches"][0][k] for k in ("wins", "draws", "losses", "pentanomial"))
 
 
 def test_verify_bad_input(tmp_path, capsys, make_fake_run):

@@ -1,5 +1,5 @@
 """``evotune nn train``: train a net as a run; and what the run commands (resume, status, plot,
-report, export, verify) do with a training."""
+report, export) do with a training (verify: :func:`evotune.reporting.verify.verify_training`)."""
 from __future__ import annotations
 
 import json
@@ -159,8 +159,3 @@ def export_training_net(store: Store, fmt: str, out_file: str | None) -> None:
     check_writable(out_file, "--out")
     atomic_write_bytes(Path(out_file), data)
     click.echo(f"wrote {out_file} ({fmt}, {len(data)} bytes)", err=True)
-
-
-def refuse_verify(store: Store) -> None:
-    raise ConfigError(f"run '{store.run_id}' is a training: verify plays its net, and this "
-                      "evotune has no net player yet (nnue:FILE)")

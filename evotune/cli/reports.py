@@ -12,12 +12,12 @@ from ..reporting.data import load_run
 from ..reporting.export import NET_FORMATS, export_net, export_run
 from ..reporting.plots import write_plots
 from ..reporting.report import write_report
-from ..reporting.verify import VerifySettings, describe_match, verdict_text, verify_run
+from ..reporting.verify import (VerifySettings, describe_match, describe_verification,
+                                verdict_lines, verify_run)
 from ..runs.store import Store
-from .nntrain import (export_training_net, is_training, plot_training, refuse_verify,
-                      report_training)
-from .options import (cluster_options, limits_options, recommend_option, runs_dir_option,
-                      seed_option, sprt_option, squares_option)
+from .nntrain import export_training_net, is_training, plot_training, report_training
+from .options import (cluster_options, limits_options, openings_option, recommend_option,
+                      runs_dir_option, seed_option, sprt_option, squares_option)
 from .progress import GameBar
 
 
@@ -79,9 +79,13 @@ def report(run_ref, rule, x_axis, out, runs_dir, squares):
 @cluster_options(workers=0)
 @click.option("--opponent", "opponents", multiple=True, metavar="SPEC[:WEIGHTS]",
               help="Play this opponent instead of the run's reference and initial mean "
-                   "(repeatable; e.g. shannon, pst:tuned.json).")
+                   "(a training's: initial net) (repeatable; e.g. shannon, pst:tuned.json, "
+                   "nnue:other.nnue).")
 @click.option("--engine", type=str, default=None,
-              help="Engine spec (name or .toml) to play instead of the copy the run keeps.")
+              help="Engine spec (name or .toml) to play instead of the copy the run keeps (a "
+                   "training: an nnue spec to play its nets with; default nnue).")
+@openings_option(None, "Openings instead of the held-out 8moves_v3 suite: '2moves', 'book', "
+                       "'startpos' or an EPD/PGN(.zip) suite or Polyglot .bin book.")
 @click.option("--also-depth", type=int, default=None, metavar="D",
               help="A second limit: play every match again at depth D (same openings and seed) "
                    "and report both results and SPRT verdicts, e.g. --depth 3 --also-depth 5.")
@@ -89,10 +93,11 @@ def report(run_ref, rule, x_axis, out, runs_dir, squares):
               help="A second limit: play every match again under this time control (external "
                    "engines, uct/probability specs).")
 def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend, scheduler,
-           opponents, engine, also_depth, also_tc):
-    """Match the recommended weights against the reference and the initial mean (or the
-    --opponent players) on held-out openings; stores verify.json in the run (shown by
-    'evotune report'). --depth, --movetime and --tc default to the run's.
+           opponents, engine, openings, also_depth, also_tc):
+    """Match the recommended weights (a training: its net) against the reference and the
+    initial mean (a training: its initial net), or the --opponent players, on held-out
+    openings; stores verify.json in the run (shown by 'evotune report'). --depth, --movetime
+    and --tc default to the run's (a training: depth 3).
 
     The end of a tuning: 'evotune verify RUN --sprt 0 5 --games 20000 --depth 3
     --also-depth 5' plays until the SPRT decides (or the games run out), at both depths; for
@@ -100,10 +105,9 @@ def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend,
     settings = VerifySettings(games=games, workers=workers, seed=seed,
                               sprt=tuple(sprt) if sprt else None, rule=rule, backend=backend,
                               scheduler=scheduler, opponents=tuple(opponents), engine=engine,
-                              also_depth=also_depth, also_tc=also_tc, **limits)
-    store = Store.open(run_ref, runs_dir)
-    if is_training(store):
-        refuse_verify(store)
+                              openings=openings, also_depth=also_depth, also_tc=also_tc,
+                              **limits)
+    Store.open(run_ref, runs_dir)  # an unknown run is named before the engine loads
     legs = 1 if also_depth is None and also_tc is None else 2
     try:
         with GameBar(legs * (len(opponents) or 2) * games, "verification games") as bar:
@@ -113,21 +117,12 @@ def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend,
         close_external_players()
     if doc["note"]:
         click.echo(f"note: {doc['note']}", err=True)
-    weights = doc["weights"]
-    shown = ",".join(f"{v:g}" for v in weights) if len(weights) <= 12 else \
-        f"{len(weights)} weights (evotune export {doc['run_id']} --format json)"
-    click.echo(f"run {doc['run_id']}: {doc['description']}: {shown}")
-    limits = doc.get("limits", [f"depth {doc['depth']}"])
-    click.echo(f"held-out openings {doc['openings']}, {' and '.join(limits)}, seed "
-               f"{doc['seed']}")
+    for line in describe_verification(doc):
+        click.echo(line)
     for m in doc["matches"]:
         click.echo(describe_match(m))
-    if doc["sprt"] and len(limits) > 1:
-        for label in dict.fromkeys(m["opponent"] for m in doc["matches"]):
-            verdicts = "; ".join(f"{m['limit']}: {verdict_text(m)}" for m in doc["matches"]
-                                 if m["opponent"] == label)
-            click.echo(f"SPRT [{doc['sprt'][0]:g}, {doc['sprt'][1]:g}] against {label}: "
-                       f"{verdicts}")
+    for line in verdict_lines(doc):
+        click.echo(line)
 
 
 @click.command()

@@ -79,7 +79,7 @@ def _verify_lines(run: RunData) -> list[str]:
         else f"depth {v.get('depth')}"
     out = [f"verified at generation {v.get('generation', '?')} with the {v.get('recommend', '?')} "
            f"weights {shown}, {at}, seed {v.get('seed')}, "
-           f"held-out openings {v.get('openings')}"]
+           f"{'held-out ' if v.get('held_out', True) else ''}openings {v.get('openings')}"]
     if v.get("generation") is not None and int(v["generation"]) != run.last:
         out.append(f"the run is now at generation {run.last}; run `evotune verify "
                    f"{run.run_id}` again to verify its current weights")

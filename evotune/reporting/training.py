@@ -23,6 +23,7 @@ from ..fileio import atomic_write_bytes, atomic_write_text  # noqa: E402
 from ..learn.nn.trainrun import stored_net  # noqa: E402
 from ..runs.store import Store  # noqa: E402
 from ..runs.trainconfig import EpochLine, TrainConfig  # noqa: E402
+from .verify import describe_match, describe_verification  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,8 @@ class TrainingView:
     seconds: float
     checksum: str
     """The checksum of the stored net (the last epoch's, or the initial net's at epoch 0)."""
+    verify: dict | None = None
+    """The latest verification (verify.json), or None."""
 
     @property
     def total(self) -> int:
@@ -67,7 +70,21 @@ def load_training(store: Store) -> TrainingView:
                         epochs=store.epoch_lines(epoch),
                         finished=bool(state and state.finished and state.generation == epoch),
                         seconds=float(got[1]["seconds"]),
-                        checksum=stored_net(store).checksum)
+                        checksum=stored_net(store).checksum, verify=store.read_verify())
+
+
+def verify_lines(view: TrainingView) -> list[str]:
+    """The report's verification: what ``evotune verify`` printed when it last ran."""
+    v = view.verify
+    if not v:
+        return [f"no verification yet (run `evotune verify {view.run_id}`)"]
+    out = describe_verification(v)
+    if v.get("generation") != len(view.epochs):
+        out.append(f"the training is now at epoch {len(view.epochs)}; run `evotune verify "
+                   f"{view.run_id}` again to verify its current net")
+    if v.get("note"):
+        out.append(str(v["note"]))
+    return out + [describe_match(m) for m in v.get("matches", [])]
 
 
 def status_lines(view: TrainingView) -> list[str]:
@@ -139,7 +156,9 @@ def write_training_report(view: TrainingView, out_dir: str | Path) -> tuple[Path
     md += ["| " + " | ".join(r) + " |" for r in rows]
     md += ["", f"The net: `{view.root / 'net.nnue'}` (checksum {view.checksum}); "
            f"`evotune export {view.run_id} --format evotune|bullet --out FILE` writes it.",
-           "", "## Plots", "", f"![loss]({png.name})", ""]
+           "", "## Verification", ""]
+    md += [f"- {line}" for line in verify_lines(view)]
+    md += ["", "## Plots", "", f"![loss]({png.name})", ""]
     e = html.escape
     b64 = base64.b64encode(png.read_bytes()).decode("ascii")
     page = ["<!DOCTYPE html>", "<html><head><meta charset=\"utf-8\">",
@@ -152,7 +171,9 @@ def write_training_report(view: TrainingView, out_dir: str | Path) -> tuple[Path
     page += ["</ul>", "<h2>Progress</h2>", f"<p>{e(progress)}</p>", "<h2>Epochs</h2><table><tr>"
              + "".join(f"<th>{e(h)}</th>" for h in head) + "</tr>"]
     page += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in rows]
-    page += ["</table>", "<h2>Plots</h2>",
+    page += ["</table>", "<h2>Verification</h2><ul>"]
+    page += [f"<li>{e(line)}</li>" for line in verify_lines(view)]
+    page += ["</ul>", "<h2>Plots</h2>",
              f"<img alt=\"loss\" src=\"data:image/png;base64,{b64}\">", "</body></html>"]
     folder = png.parent
     atomic_write_text(folder / "report.md", "\n".join(md))

@@ -1,18 +1,23 @@
 """Verification of a run: its recommended weights against the reference weights and against the
-initial population's mean, on held-out openings the run did not tune on.
+initial population's mean, on held-out openings the run did not tune on; of a net training: its
+trained net against the reference player and against its initial net.
 
-Two matches (both from the recommended weights' point of view, the same openings and seed, so
+Two matches (both from the verified player's point of view, the same openings and seed, so
 they are paired): ``recommended vs reference`` and ``recommended vs initial mean`` (gen-0000's
-mean, rounded); or one match per opponent named ``SPEC[:WEIGHTS]`` (``--opponent``, e.g.
-``shannon`` or ``pst:tuned.json``; see :mod:`evotune.match.resolve`). With a second limit
-(``--also-depth`` / ``--also-tc``) every match is played again under it, on the same openings
-with the same seed, and both verdicts are reported (a gain at depth 3 that holds at depth 5).
-Openings: the packaged
-8moves_v3 suite (``HELD_OUT_OPENINGS``); when the run
-itself tuned on that file, the 2moves_v1 suite is used instead and the result says so. Each match
+mean, rounded); for a training ``net vs reference`` (shannon's reference weights: a training
+names no engine spec) and ``net vs initial net`` (its initial.nnue); or one match per opponent
+named ``SPEC[:WEIGHTS]`` (``--opponent``, e.g. ``shannon`` or ``pst:tuned.json``; see
+:mod:`evotune.match.resolve`). With a second limit (``--also-depth`` / ``--also-tc``) every
+match, of a tuning run or a training, is played again under it, on the same openings with the
+same seed, and both verdicts are reported (a gain at depth 3 that holds at depth 5). Openings:
+the packaged 8moves_v3 suite (``HELD_OUT_OPENINGS``); when the run itself tuned on that file,
+the 2moves_v1 suite is used instead and the result says so (``--openings`` names others). Each
+match
 reports W/D/L, pentanomial pair counts, score, Elo with its 95% error and LOS, and optionally an
 SPRT. The result is stored in the run as ``verify.json`` (through :meth:`Store.write_document`,
-the only writer under populations/) and shown in the report.
+the only writer under populations/) and shown in the report. A training's verified net is first
+copied to ``verify.nnue`` beside it, so that a training going on meanwhile does not change the
+net under the games, and the record names it by checksum.
 """
 from __future__ import annotations
 
@@ -24,24 +29,36 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from ..enginespec import load_engine_spec
 from ..errors import ConfigError, FieldError, StoreError
+from ..featuresets import NNUE
+from ..learn.nn.trainrun import INITIAL_FILE, NET_FILE
 from ..limits import Limits, parse_tc
-from ..match import play_match
+from ..match import MatchSettings, play_match
 from ..match.cluster import backend_session
 from ..match.fixtures import check_games
-from ..match.resolve import (check_player_starts, close_external_players, resolve_player,
-                             unique_names)
+from ..match.openings import check_openings
+from ..match.resolve import (REFERENCE_ALIAS, check_player_starts, close_external_players,
+                             resolve_player, unique_names)
 from ..match.scoring import SprtParams, elo_text
 from ..paths import DEFAULT_OPENINGS, HELD_OUT_OPENINGS, resolve_openings_path
+from ..players import PlayerSpec
 from ..players.spec import player_from_engine_spec
 from ..runs.lifecycle import resolve_workers
 from ..runs.store import Store
+from ..runs.trainconfig import INIT_RANDOM, TrainConfig
 from ..tuning.fitness import match_settings as run_match_settings
 from .data import RunData, initial_mean, load_run, open_store, recommend, run_spec
 
 log = logging.getLogger(__name__)
 
 DEFAULT_VERIFY_GAMES = 200
+VERIFIED_NET_FILE = "verify.nnue"
+"""A training's verified net, copied beside verify.json (the record names it by checksum)."""
+NOT_HELD_OUT = ("--openings names the run's own tuning openings: this verification is not "
+                "on held-out openings")
+NET_ENGINE = "nnue"
+"""The engine spec a training's nets play with unless --engine names another nnue spec."""
 
 
 @dataclass(frozen=True)
@@ -59,21 +76,26 @@ class VerifySettings:
     sprt: tuple[float, float] | None = None
     """(elo0, elo1) to run an SPRT that may stop each match early; None: play all games."""
     rule: str = "mean"
-    """Recommendation rule: 'mean' or 'better-half'."""
+    """Recommendation rule: 'mean' or 'better-half' (a tuning run's; a training has one net)."""
     backend: str = "local"
     """Where the games run: 'local' processes or a 'dask' cluster (results do not depend on it)."""
     scheduler: str = ""
     """Dask scheduler address, tcp://HOST:PORT (backend 'dask')."""
     opponents: tuple[str, ...] = ()
     """Opponents as ``SPEC[:WEIGHTS]`` (:func:`evotune.match.resolve.resolve_player`); empty:
-    the run's reference weights and its initial mean."""
+    the run's reference weights and its initial mean (a training: shannon's reference weights
+    and its initial net)."""
     tc: str | None = None
     """Time control 'BASE+INC' for external engines instead of the run's (None: the run's;
     '' = none)."""
     engine: str | None = None
-    """Engine spec (name or path) to play instead of the copy the run keeps (None: the run's)."""
+    """Engine spec (name or path) to play instead of the copy the run keeps (None: the run's; a
+    training: an nnue spec to play its nets with, default 'nnue')."""
     movetime: float | None = None
     """Seconds per move for external engines instead of the run's limit (None: the run's)."""
+    openings: str | None = None
+    """Openings instead of the held-out suite ('2moves', 'book', 'startpos' or a file; None:
+    8moves_v3, or 2moves_v1 for a run that tuned on 8moves_v3)."""
     also_depth: int | None = None
     """A second limit: every match again at this depth (None: no second limit by depth)."""
     also_tc: str | None = None
@@ -159,6 +181,29 @@ def held_out_openings(run_openings: str) -> tuple[Path, str]:
     return HELD_OUT_OPENINGS, ""
 
 
+def verify_openings(settings: VerifySettings, run_openings: str | None, *,
+                    book_plies: int = 8) -> tuple[Path | None, str]:
+    """(openings file or None for the start position, note) of a verification: the held-out
+    suite (:func:`held_out_openings`; ``run_openings`` None: a training, which tuned on no
+    openings) or ``--openings``, checked (with a note when those are the run's own tuning
+    openings: the only case where the openings are not held out)."""
+    if settings.openings is None:
+        return held_out_openings(run_openings) if run_openings is not None \
+            else (HELD_OUT_OPENINGS, "")
+    path = resolve_openings_path(settings.openings)
+    check_openings(path, book_plies=book_plies)
+    note = ""
+    if run_openings is not None:
+        try:
+            used = resolve_openings_path(run_openings)
+        except ConfigError:
+            used = None
+        if used == path or (used is not None and path is not None
+                            and Path(used).resolve() == Path(path).resolve()):
+            note = NOT_HELD_OUT
+    return path, note
+
+
 def _fmt_elo(m: dict) -> str:
     if m.get("elo") is None:  # +-inf is stored as null
         s = m.get("score", 0.5)
@@ -180,6 +225,30 @@ def describe_match(m: dict) -> str:
     return line
 
 
+def describe_verification(doc: dict) -> list[str]:
+    """The lines ``evotune verify`` prints before the matches: what was verified, against what,
+    on which openings, limits (both, with a second limit) and seed."""
+    held_out = "held-out " if doc.get("held_out", True) else ""
+    limits = " and ".join(doc.get("limits") or [f"depth {doc['depth']}"])
+    tail = f"{held_out}openings {doc['openings']}, {limits}, seed {doc['seed']}"
+    if doc.get("kind") == "train":
+        net = doc["net"]
+        lines = [f"run {doc['run_id']}: {doc['description']} ({net['file']}, checksum "
+                 f"{net['checksum']}; played from its copy {net['copy']}, engine "
+                 f"{doc['engine']})"]
+        for m in doc["matches"]:
+            b = m.get("b_net")
+            what = (f"{b['file']}, checksum {b['checksum']}" if b
+                    else ",".join(f"{v:g}" for v in m["b"]) if len(m["b"]) <= 12
+                    else f"{len(m['b'])} weights")
+            lines.append(f"opponent {m['opponent']}: {what}")
+        return lines + [tail]
+    weights = doc["weights"]
+    shown = ",".join(f"{v:g}" for v in weights) if len(weights) <= 12 else \
+        f"{len(weights)} weights (evotune export {doc['run_id']} --format json)"
+    return [f"run {doc['run_id']}: {doc['description']}: {shown}", tail]
+
+
 def verdict_text(m: dict) -> str:
     """A stored match's SPRT verdict in words: 'H1 accepted (better)', 'H0 accepted', or 'no
     verdict after N games'."""
@@ -191,12 +260,31 @@ def verdict_text(m: dict) -> str:
     return f"no verdict after {m['games']} games (LLR {sp.get('llr', 0.0):.2f})"
 
 
-def _opponents(data: RunData, spec, named: tuple[str, ...]) -> list[tuple[str, object]]:
+def verdict_lines(doc: dict) -> list[str]:
+    """With an SPRT and two limits, one line per opponent giving its verdict at each limit
+    (empty otherwise: each match's line already carries its verdict)."""
+    if not doc.get("sprt") or len(doc.get("limits") or []) < 2:
+        return []
+    lines = []
+    for label in dict.fromkeys(m["opponent"] for m in doc["matches"]):
+        verdicts = "; ".join(f"{m['limit']}: {verdict_text(m)}" for m in doc["matches"]
+                             if m["opponent"] == label)
+        lines.append(f"SPRT [{doc['sprt'][0]:g}, {doc['sprt'][1]:g}] against {label}: "
+                     f"{verdicts}")
+    return lines
+
+
+def _named_opponents(named: tuple[str, ...]) -> list[tuple[str, PlayerSpec]]:
+    """(label, PlayerSpec) of each ``--opponent SPEC[:WEIGHTS]`` (ConfigError when unknown)."""
+    players = unique_names(resolve_player(arg) for arg in named)
+    return [(p.name, p) for p in players]
+
+
+def _opponents(data: RunData, spec, named: tuple[str, ...]) -> list[tuple[str, PlayerSpec]]:
     """(label, PlayerSpec) of each opponent: the players named ``SPEC[:WEIGHTS]``, or the run's
     reference weights and initial mean (ConfigError before any game when one is unknown)."""
     if named:
-        players = unique_names(resolve_player(arg) for arg in named)
-        return [(p.name, p) for p in players]
+        return _named_opponents(named)
     out = []
     for label, weights in (("reference", tuple(float(v) for v in data.reference)),
                            ("initial mean", initial_mean(data))):
@@ -208,11 +296,76 @@ def _opponents(data: RunData, spec, named: tuple[str, ...]) -> list[tuple[str, o
     return out
 
 
+def _net_of(player: PlayerSpec) -> dict | None:
+    """The net a player evaluates with, as a record names it (None: it has weights)."""
+    if player.features != NNUE:
+        return None
+    return {"file": Path(player.net).name, "checksum": player.net_checksum}
+
+
+def play_verification(player: PlayerSpec, a_values: tuple[float, ...], label: str,
+                      opponents: list[tuple[str, PlayerSpec]], *,
+                      legs: list[MatchSettings], seed: int, settings: VerifySettings,
+                      progress: Callable | None = None) -> list[dict]:
+    """The verification matches of ``player`` (whose values a record shows as ``a_values``)
+    against each (label, opponent), once per leg (the first limit's match settings, then the
+    second limit's when there is one), on one backend, with the same openings and seed: one
+    record per match (``label vs opponent``, both sides' values, their nets, the result; with
+    two legs also its ``limit``, which its label ends with)."""
+    for p in (player, *(o for _, o in opponents)):
+        check_player_starts(p)  # an engine that cannot start is refused before any game
+    close_external_players()
+    sprt = SprtParams(*settings.sprt) if settings.sprt is not None else None
+    matches = []
+    with backend_session(settings.backend, settings.scheduler,
+                         workers=resolve_workers(settings.workers)) as session:
+        for match_settings in legs:
+            # with one limit the documents are as before a second limit existed
+            at = {"limit": limit_text(match_settings.limits)} if len(legs) > 1 else {}
+            for name, opponent in opponents:
+                result = play_match(player, opponent, games=settings.games,
+                                    settings=match_settings, seed=seed, workers=session.workers,
+                                    backend=session.backend,
+                                    stop="sprt" if sprt is not None else "none", sprt=sprt,
+                                    progress=progress)
+                nets = {k: v for k, v in (("a_net", _net_of(player)),
+                                          ("b_net", _net_of(opponent))) if v is not None}
+                matches.append({"label": f"{label} vs {name}"
+                                         + (f" at {at['limit']}" if at else ""),
+                                "opponent": name, **at, "a": list(a_values),
+                                "b": list(opponent.weights), **nets, **result.to_dict()})
+                log.info("%s", describe_match(matches[-1]))
+    return matches
+
+
+def _second_limit_fields(legs: list[Limits]) -> dict:
+    """verify.json's fields of a second limit: every leg's limit in words and the second's
+    values (none with one limit: the document as before a second limit existed)."""
+    if len(legs) < 2:
+        return {}
+    second = legs[1]
+    return {"limits": [limit_text(leg) for leg in legs],
+            "also": {"depth": second.depth, "nodes": second.nodes,
+                     "movetime": second.movetime, "tc": str(second.tc or "")}}
+
+
+def _store_verification(store: Store, doc: dict) -> dict:
+    try:
+        store.write_document("verify", doc)
+    except OSError as exc:
+        raise StoreError(f"cannot write {store.root / 'verify.json'} ({exc.strerror}); check "
+                           "that the run directory is writable") from None
+    return doc
+
+
 def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySettings(),
                runs_dir: str | Path = "populations",
                progress: Callable | None = None) -> dict:
-    """Play the two verification matches, store them as verify.json and return that document."""
+    """Play the two verification matches, store them as verify.json and return that document
+    (a training: :func:`verify_training`)."""
     store = open_store(run, out_dir=runs_dir)
+    if isinstance(store.manifest().config, TrainConfig):
+        return verify_training(store, settings=settings, progress=progress)
     data: RunData = load_run(store)
     cfg = data.config
     rec = recommend(data, settings.rule)
@@ -221,7 +374,7 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
         raise ConfigError(f"engine spec {spec.path} has other weights than run {data.run_id} "
                           f"({len(spec.names)} vs {len(data.names)}, or other names); give a "
                           "spec of the run's engine")
-    openings, note = held_out_openings(cfg.openings)
+    openings, note = verify_openings(settings, cfg.openings, book_plies=cfg.book_plies)
     if note:
         log.warning(note)
     seed = int(settings.seed if settings.seed is not None else cfg.seed)
@@ -229,47 +382,136 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     limits = settings.limits(cfg.limits)
     second = settings.second_limits(cfg.limits)
     legs = [limits] if second is None else [limits, second]
-    sprt = SprtParams(*settings.sprt) if settings.sprt is not None else None
+    run_openings = None if openings is None else str(openings)
     player = player_from_engine_spec(spec, rec.weights, name=f"{data.run_id}-recommended")
     opponents = _opponents(data, spec, settings.opponents)
-    for p in (player, *(o for _, o in opponents)):
-        check_player_starts(p)  # an engine that cannot start is refused before any game
-    close_external_players()
-    matches = []
     t0 = time.perf_counter()
-    with backend_session(settings.backend, settings.scheduler,
-                         workers=resolve_workers(settings.workers)) as session:
-        for leg in legs:
-            match_settings = run_match_settings(cfg, limits=leg, openings=str(openings))
-            # with one limit the documents are as before a second limit existed
-            at = {"limit": limit_text(leg)} if second is not None else {}
-            for label, opponent in opponents:
-                result = play_match(player, opponent, games=settings.games,
-                                    settings=match_settings, seed=seed, workers=session.workers,
-                                    backend=session.backend,
-                                    stop="sprt" if sprt is not None else "none", sprt=sprt,
-                                    progress=progress)
-                matches.append({"label": f"recommended vs {label}"
-                                         + (f" at {at['limit']}" if at else ""),
-                                "opponent": label, **at, "a": list(rec.weights),
-                                "b": list(opponent.weights), **result.to_dict()})
-                log.info("%s", describe_match(matches[-1]))
+    matches = play_verification(player, rec.weights, "recommended", opponents,
+                                legs=[run_match_settings(cfg, limits=leg, openings=run_openings)
+                                      for leg in legs],
+                                seed=seed, settings=settings, progress=progress)
     doc = {"run_id": data.run_id, "generation": rec.generation, "recommend": rec.rule,
            "description": rec.description, "names": list(data.names),
-           "weights": list(rec.weights), "openings": openings.name, "note": note,
+           "weights": list(rec.weights), "openings": _openings_name(openings), "note": note,
+           "held_out": note != NOT_HELD_OUT,
            "depth": limits.depth, "nodes": limits.nodes, "games": settings.games,
            "movetime": limits.movetime,
            "tc": (cfg.tc if settings.tc is None else settings.tc) or "", "engine": spec.name,
-           **({} if second is None else {
-               "limits": [limit_text(leg) for leg in legs],
-               "also": {"depth": second.depth, "nodes": second.nodes,
-                        "movetime": second.movetime, "tc": str(second.tc or "")}}),
+           **_second_limit_fields(legs),
            "seed": seed, "sprt": list(settings.sprt) if settings.sprt else None,
            "seconds": time.perf_counter() - t0, "matches": matches,
            "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    return _store_verification(store, doc)
+
+
+def _openings_name(path: Path | None) -> str:
+    return "startpos" if path is None else Path(path).name
+
+
+# ---- a net training ---------------------------------------------------------------------------
+
+def _trained_epoch(store: Store) -> int:
+    """The epoch of the training's stored checkpoint; ConfigError when no epoch is finished
+    (then its net is the initial net: nothing to verify)."""
+    got = store.read_checkpoint()
+    epoch = int(got[1]["epoch"]) if got is not None else 0
+    if epoch == 0 or not (store.root / NET_FILE).is_file():
+        raise ConfigError(f"training '{store.run_id}' has not finished an epoch yet, so it has "
+                          f"no trained net to verify; verify it after its first epoch "
+                          f"(evotune status {store.run_id})")
+    return epoch
+
+
+def _net_engine(name: str | None):
+    """The nnue engine spec a training's nets play with (ConfigError for a spec that
+    evaluates with weights)."""
+    spec = load_engine_spec(name or NET_ENGINE)
+    if spec.kind != "builtin" or spec.features != NNUE:
+        raise ConfigError(f"--engine {name}: a training's nets play with a builtin nnue spec "
+                          f"(features = \"nnue\", e.g. {NET_ENGINE}); '{spec.name}' is a "
+                          f"{spec.kind} spec with features {spec.features!r}")
+    return spec
+
+
+def verify_training(store: Store, *, settings: VerifySettings = VerifySettings(),
+                    progress: Callable | None = None) -> dict:
+    """Verify a net training: its last stored net (net.nnue, copied to verify.nnue) against
+    shannon's reference weights and against its initial net (initial.nnue), or against the
+    ``--opponent`` players; stored as verify.json like a tuning run's verification.
+
+    A training names no engine spec and no limits: the games take :class:`Limits`' defaults
+    (depth 3) unless ``settings`` gives a depth, time per move or time control, and a second
+    limit (``also_depth`` / ``also_tc``) plays every match again under it; the seed is the
+    training's. Every input is checked before verify.nnue is written."""
+    cfg = store.manifest().config
+    if not isinstance(cfg, TrainConfig):
+        raise StoreError(f"run '{store.run_id}' is not a training")
+    if settings.rule != "mean":
+        raise ConfigError(f"--recommend {settings.rule}: a training has one net to verify; "
+                          "--recommend is for tuning runs")
+    _trained_epoch(store)  # a training without a trained net: refused first
+    spec = _net_engine(settings.engine)
+    openings, note = verify_openings(settings, None)
+    if note:
+        log.warning(note)
+    seed = int(settings.seed if settings.seed is not None else cfg.seed)
+    limits = settings.limits(Limits())
+    second = settings.second_limits(Limits())  # refused before verify.nnue is written
+    legs = [limits] if second is None else [limits, second]
+    legs_settings = [MatchSettings(limits=leg, openings=None if openings is None
+                                   else str(openings)) for leg in legs]
+    initial_path = store.root / INITIAL_FILE
+    if settings.opponents:
+        opponents = _named_opponents(settings.opponents)
+    else:
+        if not initial_path.is_file():
+            raise StoreError(f"{initial_path} is missing: the initial net of training "
+                             f"'{store.run_id}' is kept there; restore it or verify against "
+                             "--opponent players")
+        opponents = [(REFERENCE_ALIAS, resolve_player(REFERENCE_ALIAS)),
+                     ("initial net", player_from_engine_spec(spec, None, name="initial-net",
+                                                             net=str(initial_path)))]
     try:
-        store.write_document("verify", doc)
+        data = (store.root / NET_FILE).read_bytes()
     except OSError as exc:
-        raise StoreError(f"cannot write {store.root / 'verify.json'} ({exc.strerror}); check "
-                           "that the run directory is writable") from None
-    return doc
+        raise StoreError(f"cannot read {store.root / NET_FILE} ({exc.strerror})") from None
+    try:
+        store.write_bytes(VERIFIED_NET_FILE, data)
+    except OSError as exc:
+        raise StoreError(f"cannot write {store.root / VERIFIED_NET_FILE} ({exc.strerror}); "
+                         "check that the run directory is writable") from None
+    player = player_from_engine_spec(spec, None, name=f"{store.run_id}-net",
+                                     net=str(store.root / VERIFIED_NET_FILE))
+    # net.nnue is written after the checkpoint: its epoch is at most the checkpoint's now
+    lines = store.epoch_lines(_trained_epoch(store))
+    found = [e.epoch for e in lines if e.checksum == player.net_checksum]
+    if not found:
+        raise StoreError(f"{store.root / NET_FILE} (checksum {player.net_checksum}) is not the "
+                         f"net of any stored epoch of training '{store.run_id}'; restore it "
+                         f"('evotune resume {store.run_id}' rewrites it at the next epoch)")
+    generation = found[-1]
+    initial = {"file": INITIAL_FILE,
+               "init": f"random from seed {cfg.seed}" if cfg.init == INIT_RANDOM
+               else f"from {cfg.init}"}
+    initial.update(next((net for _, o in opponents if (net := _net_of(o)) is not None
+                         and o.net == str(initial_path.resolve())), {}))
+    settings_ = cfg.settings
+    t0 = time.perf_counter()
+    matches = play_verification(player, (), "net", opponents, legs=legs_settings,
+                                seed=seed, settings=settings, progress=progress)
+    doc = {"run_id": store.run_id, "kind": "train", "generation": generation,
+           "recommend": "net",
+           "description": f"the net after epoch {generation} ({settings_.get('hidden')} "
+                          f"{settings_.get('activation')})",
+           "names": [], "weights": [],
+           "net": {"file": NET_FILE, "copy": VERIFIED_NET_FILE,
+                   "checksum": player.net_checksum},
+           "initial": initial, "openings": _openings_name(openings), "note": note,
+           "held_out": True,
+           "depth": limits.depth, "nodes": limits.nodes, "games": settings.games,
+           "movetime": limits.movetime, "tc": settings.tc or "", "engine": spec.name,
+           **_second_limit_fields(legs),
+           "seed": seed, "sprt": list(settings.sprt) if settings.sprt else None,
+           "seconds": time.perf_counter() - t0, "matches": matches,
+           "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    return _store_verification(store, doc)
