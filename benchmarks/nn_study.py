@@ -38,6 +38,8 @@ import sys
 import time
 from pathlib import Path
 
+from studyio import Results
+
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 5
 SF_SPEC = """name = "stockfish"
@@ -82,23 +84,6 @@ def evotune(*args: str, capture: bool = False) -> str:
     if res.returncode != 0:
         sys.exit(f"evotune {args[0]} failed with exit code {res.returncode}")
     return res.stdout if capture else ""
-
-
-class Results:
-    """``OUT/results.json``: every finished measurement under its key (written after each)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.data = json.loads(path.read_text()) if path.exists() else {}
-
-    def get(self, key: str):
-        return self.data.get(key)
-
-    def put(self, key: str, value) -> None:
-        self.data[key] = value
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.data, indent=1, sort_keys=True))
-        os.replace(tmp, self.path)
 
 
 def uci_spec(out: Path, name: str, engine: str, weights: Path | None = None) -> Path:

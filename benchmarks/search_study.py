@@ -25,11 +25,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from studyio import Results
 
 SHANNON_WEIGHTS = (("pawn", 100, "PawnValue"), ("knight", 300, "KnightValue"),
                    ("bishop", 330, "BishopValue"), ("rook", 500, "RookValue"),
@@ -93,23 +94,6 @@ def uci_spec(folder: Path, name: str, builtin: Path) -> Path:
                     '[[weight]]\nname = "pawn"\nreference = 100\nfixed = true\n'
                     'option = "PawnValue"\n')
     return path
-
-
-class Results:
-    """``OUT/results.json``: every finished measurement under its key (written after each)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.data = json.loads(path.read_text()) if path.exists() else {}
-
-    def get(self, key: str):
-        return self.data.get(key)
-
-    def put(self, key: str, value) -> None:
-        self.data[key] = value
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.data, indent=1, sort_keys=True))
-        os.replace(tmp, self.path)
 
 
 def match(a_spec: Path, b_spec: Path, *, games: int, limits, workers: int, seed: int) -> dict:
