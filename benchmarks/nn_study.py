@@ -19,7 +19,7 @@ they come, tables to OUT/tables.md, plots to OUT/nn-study-loss.png and OUT/nn-st
 4. The best of these by its depth-3 score plays the Texel evaluation at depth 5 and, at equal
    time (``--tc``, both sides as ``evotune uci`` engines, so the net's slower evaluation is
    paid for), the Texel evaluation and PeSTO.
-5. Variants of net1, one setting at a time: H 32 / 256, wdl 0 / 1, the first 25k / 50k
+5. Variants of net1, one setting at a time: H 32 / 256, wdl 0 / 1, the first 10k / 20k
    positions, each against the Texel evaluation at depth 3.
 
 Every match: ``--games`` games (colour-balanced pairs) on the held-out 8moves openings, seed 5;
@@ -60,8 +60,8 @@ VARIANTS = {
     "h256": {"hidden": 256},
     "wdl0": {"wdl": 0.0},
     "wdl1": {"wdl": 1.0},
-    "n25k": {"first": 25_000},
-    "n50k": {"first": 50_000},
+    "n10k": {"first": 10_000},
+    "n20k": {"first": 20_000},
 }
 """Trainings on the self-play data of the Texel evaluation: one setting changed at a time."""
 LOOP = {
@@ -92,8 +92,7 @@ def uci_spec(out: Path, name: str, engine: str, weights: Path | None = None) -> 
     if weights is not None:
         command += ["--weights", str(weights)]
     path = out / f"{name}-uci.toml"
-    path.write_text(f'name = "{name}"\nkind = "uci"\ncommand = {json.dumps(command)}\n'
-                    'options = { Hash = 16 }\n')
+    path.write_text(f'name = "{name}"\nkind = "uci"\ncommand = {json.dumps(command)}\n')
     return path
 
 
