@@ -13,7 +13,8 @@ they come, tables to OUT/tables.md, plots to OUT/nn-study-loss.png and OUT/nn-st
    scores (OUT/sf-text.txt, Debian's Stockfish 15.1).
 3. Nets (``evotune nn train``): net1 on the self-play data (H 128, SCReLU, wdl 0.25); net1's
    own self-play (OUT/sp-net1.txt) makes net2's data (with the first); net3 adds Stockfish's
-   data; with NN_STUDY_TD=1, net2-td is net2 with net1's games labelled by TD(0.7) targets
+   data (16k positions); net4 trains on 200k positions of Stockfish's (OUT/sf-big.txt) beside
+   the self-play data; with NN_STUDY_TD=1, net2-td is net2 with net1's games labelled by TD(0.7) targets
    (``datagen --target td``, the same positions). Each net plays the Texel evaluation at
    depth 3.
 4. The best of these by its depth-3 score plays the Texel evaluation at depth 5 and, at equal
@@ -68,6 +69,7 @@ LOOP = {
     "net2": {"data": ("sp-texel.txt", "sp-net1.txt")},
     "net3": {"data": ("sf-text.txt", "sp-texel.txt")},
     "net2-td": {"data": ("sp-texel.txt", "sp-net1-td.txt")},
+    "net4": {"data": ("sf-big.txt", "sp-texel.txt")},
 }
 """The self-play loop (net1's games make net2's data) and the stronger labeller."""
 
@@ -251,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="Positions of the Texel evaluation's self-play data.")
     ap.add_argument("--sf-positions", type=int, default=40_000,
                     help="Positions of Stockfish's data.")
+    ap.add_argument("--sf-big-positions", type=int, default=200_000,
+                    help="Positions of Stockfish's larger data set (net4's).")
     ap.add_argument("--loop-positions", type=int, default=50_000,
                     help="Positions of net1's self-play data.")
     ap.add_argument("--games", type=int, default=400, help="Games of each depth-3 match.")
@@ -294,6 +298,8 @@ def main(argv: list[str] | None = None) -> int:
         spec.write_text(SF_SPEC.format(command=json.dumps(str(Path(args.stockfish).resolve()))))
         datagen(out, "sf-text.txt", str(spec), positions=args.sf_positions, per_game=20,
                 seed=31, workers=w, limit=("--nodes", "2000"))
+        datagen(out, "sf-big.txt", str(spec), positions=args.sf_big_positions, per_game=20,
+                seed=51, workers=w, limit=("--nodes", "2000"))
     order = ["net1"]
     main_line = ["net1", *LOOP]
     if "nets" in steps:
