@@ -204,3 +204,18 @@ def test_kill_9_mid_training_then_resume_equals_uninterrupted(data_file, tmp_pat
     assert (a / "net.nnue").read_bytes() == (b / "net.nnue").read_bytes()
     assert json.loads(cli(["status", "killed", "--runs-dir", "runs", "--json"],
                           tmp_path).stdout)["epoch"] == 6
+
+
+def test_few_optimiser_steps_an_epoch_draw_a_note(data_file, tmp_path):
+    # ~1,800 training positions at --batch 1024 are 2 steps an epoch: the summary says so on
+    # stderr and names a batch that makes at least 20; at --batch 64 (29 steps) it says nothing
+    args = ["nn", "train", str(data_file), "--hidden", "8", "--epochs", "1", "--runs-dir",
+            str(tmp_path)]
+    few = cli([*args, "--batch", "1024", "--run-id", "few"], tmp_path)
+    assert few.returncode == 0, few.stderr
+    note = [ln for ln in few.stderr.splitlines() if ln.startswith("evotune: note:")]
+    assert len(note) == 1 and "make 2 optimiser step(s) an epoch at --batch 1024" in note[0]
+    assert "e.g. 64," in note[0]
+    enough = cli([*args, "--batch", "64", "--run-id", "enough"], tmp_path)
+    assert enough.returncode == 0, enough.stderr
+    assert "evotune: note:" not in enough.stderr

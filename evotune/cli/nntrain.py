@@ -72,6 +72,29 @@ def train_and_report(store: Store, cfg: TrainConfig, data=None, *, workers: int 
     click.echo(f"training {s.run_id}: {len(s.epochs)} epochs on {s.train_positions} of "
                f"{s.positions} positions, {s.seconds:.1f} s; {losses}")
     click.echo(f"net {s.net_path} (checksum {s.checksum})")
+    note = few_steps_note(s.train_positions, int(cfg.settings.get("batch", 0)))
+    if note:
+        click.echo(f"evotune: note: {note}", err=True)
+
+
+FEW_STEPS = 20
+"""Fewer optimiser steps an epoch than this draw a note after the training."""
+
+
+def few_steps_note(train_positions: int, batch: int) -> str:
+    """A note when ``train_positions`` make fewer than :data:`FEW_STEPS` mini-batches of
+    ``batch`` an epoch ('' otherwise): on 40k positions the default batch (16,384) makes 3 AdamW
+    steps an epoch, and 20 epochs left a net far from converged (it lost 2-0-398 to the Texel
+    evaluation its data came from; docs/results/nn-study.md)."""
+    if batch <= 0:
+        return ""
+    steps = -(-train_positions // batch)
+    if steps >= FEW_STEPS:
+        return ""
+    smaller = max(64, 1 << max(0, (train_positions // FEW_STEPS).bit_length() - 1))
+    return (f"{train_positions} training positions make {steps} optimiser step(s) an epoch at "
+            f"--batch {batch}; on a data set this small a smaller --batch (e.g. {smaller}, "
+            f"{-(-train_positions // smaller)} steps) trains further in the same epochs")
 
 
 @click.command()
