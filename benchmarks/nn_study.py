@@ -14,7 +14,8 @@ they come, tables to OUT/tables.md, plots to OUT/nn-study-loss.png and OUT/nn-st
 3. Nets (``evotune nn train``): net1 on the self-play data (H 128, SCReLU, wdl 0.25); net1's
    own self-play (OUT/sp-net1.txt) makes net2's data (with the first); net3 adds Stockfish's
    data (16k positions); net4 trains on 200k positions of Stockfish's (OUT/sf-big.txt) beside
-   the self-play data; with NN_STUDY_TD=1, net2-td is net2 with net1's games labelled by TD(0.7) targets
+   the self-play data, net5 the same with wdl 0 (scores only: the best setting of step 5);
+   with NN_STUDY_TD=1, net2-td is net2 with net1's games labelled by TD(0.7) targets
    (``datagen --target td``, the same positions). Each net plays the Texel evaluation at
    depth 3.
 4. The best of these by its depth-3 score plays the Texel evaluation at depth 5 and, at equal
@@ -70,6 +71,7 @@ LOOP = {
     "net3": {"data": ("sf-text.txt", "sp-texel.txt")},
     "net2-td": {"data": ("sp-texel.txt", "sp-net1-td.txt")},
     "net4": {"data": ("sf-big.txt", "sp-texel.txt")},
+    "net5": {"data": ("sf-big.txt", "sp-texel.txt"), "wdl": 0.0},
 }
 """The self-play loop (net1's games make net2's data) and the stronger labeller."""
 
