@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -49,6 +50,19 @@ def _generations(root: Path) -> list[dict]:
         g.pop("seconds"), g.pop("seconds_total")
         out.append(g)
     return out
+
+
+def _same_numbers(a, b, rel: float = 1e-12) -> bool:
+    """``a == b`` with floats equal to within ``rel`` (the stored fit-full was computed on
+    another machine: the validation loss's last bit may differ with the CPU's summation, while
+    every weight and training figure is bit-identical)."""
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=rel, abs_tol=0.0)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_numbers(a[k], b[k], rel) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_numbers(x, y, rel) for x, y in zip(a, b))
+    return a == b
 
 
 def _snapshot(root: Path) -> dict:
@@ -198,9 +212,12 @@ def test_a_format_1_fit_that_cannot_be_read_exactly_is_refused(v1, key, value):
 def test_a_format_1_fit_resumes_as_an_uninterrupted_one(v1):
     r = cli(["resume", "fit", "--generations", "4", "--runs-dir", "."], v1)
     assert r.returncode == 0, r.stderr
-    assert _generations(v1 / "fit") == _generations(v1 / "fit-full")
+    got, full = _generations(v1 / "fit"), _generations(v1 / "fit-full")
+    assert _same_numbers(got, full)
+    assert [g["population"] for g in got] == [g["population"] for g in full]  # weights: exact
     a, b = (json.loads((v1 / f / "texel.json").read_text()) for f in ("fit", "fit-full"))
-    assert a["weights"] == b["weights"] and a["error_after_rounding"] == b["error_after_rounding"]
+    assert a["weights"] == b["weights"]
+    assert _same_numbers(a["error_after_rounding"], b["error_after_rounding"])
     assert a["data"] == b["data"] and a["l2"] == b["l2"] == 0.001
     # the manifest is not rewritten: the run stays in the format it was made in
     assert json.loads((v1 / "fit" / "manifest.json").read_text())["format"] == 1
@@ -228,8 +245,9 @@ def test_the_readers_give_for_a_format_1_fit_what_they_gave(v1):
     r = cli(["verify", "fit", "--games", "2", "--depth", "1", "--workers", "1", "--runs-dir",
              "."], v1)
     assert r.returncode == 0, r.stderr
-    assert _without_timings(json.loads((v1 / "fit" / "verify.json").read_text())) == \
-        _without_timings(json.loads((old / "verify.json").read_text()))
+    doc = _without_timings(json.loads((v1 / "fit" / "verify.json").read_text()))
+    assert doc.pop("held_out") is True  # added since: the 8moves openings are held out for a fit
+    assert doc == _without_timings(json.loads((old / "verify.json").read_text()))
     r = cli(["report", "fit", "--runs-dir", ".", "--out", "rep"], v1)
     assert r.returncode == 0, r.stderr
     new, was = (v1 / "rep" / "fit" / "report.md").read_text(), (old / "report.md").read_text()
