@@ -12,8 +12,8 @@ from ..reporting.data import load_run
 from ..reporting.export import NET_FORMATS, export_net, export_run
 from ..reporting.plots import write_plots
 from ..reporting.report import write_report
-from ..reporting.verify import (VerifySettings, describe_match, describe_verification,
-                                verdict_lines, verify_run)
+from ..reporting.verify import VerifySettings, verify_run
+from ..reporting.verifytext import describe_match, describe_verification, verdict_lines
 from ..runs.store import Store
 from .nntrain import export_training_net, is_training, plot_training, report_training
 from .options import (cluster_options, limits_options, openings_option, recommend_option,

@@ -23,7 +23,7 @@ from .data import Recommendation, RunData, load_run, recommend
 from .plots import PlotSet, write_plots
 from .summary import largest_changes, scalar_rows, table_rows
 from .tables import is_many, pst_layout, scalar_indices
-from .verify import describe_match
+from .verifytext import describe_match
 
 log = logging.getLogger(__name__)
 

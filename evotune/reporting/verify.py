@@ -40,7 +40,7 @@ from ..match.fixtures import check_games
 from ..match.openings import check_openings
 from ..match.resolve import (REFERENCE_ALIAS, check_player_starts, close_external_players,
                              resolve_player, unique_names)
-from ..match.scoring import SprtParams, elo_text
+from ..match.scoring import SprtParams
 from ..paths import DEFAULT_OPENINGS, HELD_OUT_OPENINGS, resolve_openings_path
 from ..players import PlayerSpec
 from ..players.spec import player_from_engine_spec
@@ -49,6 +49,7 @@ from ..runs.store import Store
 from ..runs.trainconfig import INIT_RANDOM, TrainConfig
 from ..tuning.fitness import match_settings as run_match_settings
 from .data import RunData, initial_mean, load_run, open_store, recommend, run_spec
+from .verifytext import describe_match
 
 log = logging.getLogger(__name__)
 
@@ -202,76 +203,6 @@ def verify_openings(settings: VerifySettings, run_openings: str | None, *,
                             and Path(used).resolve() == Path(path).resolve()):
             note = NOT_HELD_OUT
     return path, note
-
-
-def _fmt_elo(m: dict) -> str:
-    if m.get("elo") is None:  # +-inf is stored as null
-        s = m.get("score", 0.5)
-        elo = math.inf if s >= 1 else -math.inf if s <= 0 else None
-        return elo_text(elo, None, m.get("pentanomial", ()))
-    return elo_text(m.get("elo"), m.get("elo_error"), m.get("pentanomial", ()))
-
-
-def describe_match(m: dict) -> str:
-    """One line for a stored verification match (a MatchResult.to_dict() plus 'label')."""
-    line = (f"{m.get('label', 'match')}: {m['games']} games, +{m['wins']} ={m['draws']} "
-            f"-{m['losses']}, score {m['score']:.3f}, {_fmt_elo(m)}, pentanomial "
-            f"{list(m.get('pentanomial', []))}, LOS {100 * m.get('los', 0.5):.1f}%")
-    sp = m.get("sprt")
-    if sp:
-        verdict = sp.get("verdict") or "no verdict"
-        line += (f", SPRT [{sp['elo0']:g}, {sp['elo1']:g}]: {verdict} (LLR {sp['llr']:.2f}, "
-                 f"bounds {sp['lower']:.2f}..{sp['upper']:.2f})")
-    return line
-
-
-def describe_verification(doc: dict) -> list[str]:
-    """The lines ``evotune verify`` prints before the matches: what was verified, against what,
-    on which openings, limits (both, with a second limit) and seed."""
-    held_out = "held-out " if doc.get("held_out", True) else ""
-    limits = " and ".join(doc.get("limits") or [f"depth {doc['depth']}"])
-    tail = f"{held_out}openings {doc['openings']}, {limits}, seed {doc['seed']}"
-    if doc.get("kind") == "train":
-        net = doc["net"]
-        lines = [f"run {doc['run_id']}: {doc['description']} ({net['file']}, checksum "
-                 f"{net['checksum']}; played from its copy {net['copy']}, engine "
-                 f"{doc['engine']})"]
-        for m in doc["matches"]:
-            b = m.get("b_net")
-            what = (f"{b['file']}, checksum {b['checksum']}" if b
-                    else ",".join(f"{v:g}" for v in m["b"]) if len(m["b"]) <= 12
-                    else f"{len(m['b'])} weights")
-            lines.append(f"opponent {m['opponent']}: {what}")
-        return lines + [tail]
-    weights = doc["weights"]
-    shown = ",".join(f"{v:g}" for v in weights) if len(weights) <= 12 else \
-        f"{len(weights)} weights (evotune export {doc['run_id']} --format json)"
-    return [f"run {doc['run_id']}: {doc['description']}: {shown}", tail]
-
-
-def verdict_text(m: dict) -> str:
-    """A stored match's SPRT verdict in words: 'H1 accepted (better)', 'H0 accepted', or 'no
-    verdict after N games'."""
-    sp = m.get("sprt") or {}
-    if sp.get("verdict") == "H1":
-        return f"H1 accepted (elo >= {sp['elo1']:g}) after {m['games']} games"
-    if sp.get("verdict") == "H0":
-        return f"H0 accepted (elo <= {sp['elo0']:g}) after {m['games']} games"
-    return f"no verdict after {m['games']} games (LLR {sp.get('llr', 0.0):.2f})"
-
-
-def verdict_lines(doc: dict) -> list[str]:
-    """With an SPRT and two limits, one line per opponent giving its verdict at each limit
-    (empty otherwise: each match's line already carries its verdict)."""
-    if not doc.get("sprt") or len(doc.get("limits") or []) < 2:
-        return []
-    lines = []
-    for label in dict.fromkeys(m["opponent"] for m in doc["matches"]):
-        verdicts = "; ".join(f"{m['limit']}: {verdict_text(m)}" for m in doc["matches"]
-                             if m["opponent"] == label)
-        lines.append(f"SPRT [{doc['sprt'][0]:g}, {doc['sprt'][1]:g}] against {label}: "
-                     f"{verdicts}")
-    return lines
 
 
 def _named_opponents(named: tuple[str, ...]) -> list[tuple[str, PlayerSpec]]:
