@@ -201,3 +201,16 @@ def test_finetune_is_a_boolean_and_excludes_a_table():
         make_strategy("spsa", SPACE, params={"finetune": "yes"}, seed=1)
     with pytest.raises(ConfigError, match="finetune derives c_end and r_end"):
         make_strategy("spsa", SPACE, params={"finetune": True, "table": TABLE}, seed=1)
+
+
+def test_default_ends_are_what_the_strategy_plays_with_a_given_r_end():
+    # export --format spsa reads the ends through default_ends: with finetune and r_end 0.01
+    # given, they are the strategy's (it once wrote fishtest's 0.002 instead)
+    from evotune.strategies.spsa import default_ends
+    params = {"finetune": True, "budget": 1000, "c_end": 0.04, "r_end": 0.01}
+    s = make_strategy("spsa", SPACE, params=params, seed=1)
+    c_end, r_end = default_ends(SPACE, SPACE.free, s.params)
+    np.testing.assert_allclose(c_end, [30, 33, 40, 40, 5])
+    np.testing.assert_allclose(r_end, [0.01] * 5)
+    np.testing.assert_allclose(c_end, s.schedule.c_k(s.schedule.N))
+    np.testing.assert_allclose(r_end, s.schedule.R_k(s.schedule.N))

@@ -18,7 +18,6 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 
 from ..engine.netfile import FORMATS as NET_FORMATS
 from ..engine.netfile import SCALE, Net, net_bytes, read_net, with_output
@@ -26,7 +25,7 @@ from ..errors import ConfigError, NetError, StoreError
 from ..featuresets import NNUE
 from ..runs.store import Store
 from ..strategies import strategy_class
-from ..strategies.spsa import finetune_ends, parse_spsa_lines
+from ..strategies.spsa import default_ends, parse_spsa_lines
 from ..weightsio import Export, check_format, export_params, keys_are_options, render
 from .data import RunData, load_run, recommend, run_spec
 
@@ -52,8 +51,8 @@ def export_run(run: str | Path | Store | RunData, *, fmt: str, engine: str | Pat
 
 def spsa_ends(data: RunData) -> dict[str, tuple[float, float]]:
     """``{weight: (c_end, r_end)}`` in evotune units, as an SPSA run used them: its table's lines,
-    or its c_end (a fraction of each weight's width) and r_end, or with ``finetune`` the ends of
-    each weight's scale (:func:`~evotune.strategies.spsa.finetune_ends`); {} for a run of another
+    or the ends :func:`~evotune.strategies.spsa.default_ends` gave it (c_end a fraction of each
+    weight's width, or with ``finetune`` from each weight's scale); {} for a run of another
     strategy (the export's default ends apply)."""
     if data.strategy != "spsa":
         return {}
@@ -64,12 +63,7 @@ def spsa_ends(data: RunData) -> dict[str, tuple[float, float]]:
     resolved = strategy_class("spsa").resolve_params(params)
     space = run_spec(data).space()
     free = space.free
-    if resolved["finetune"]:
-        c_end, r_end = finetune_ends(space.reference_array[free], space.lower_array[free],
-                                     space.upper_array[free], resolved["c_end"])
-    else:
-        c_end = resolved["c_end"] * (space.upper_array - space.lower_array)[free]
-        r_end = np.full(free.size, resolved["r_end"])
+    c_end, r_end = default_ends(space, free, resolved)
     return {space.names[i]: (float(c), float(r)) for i, c, r in zip(free, c_end, r_end)}
 
 

@@ -196,6 +196,19 @@ def finetune_ends(reference, lower, upper, c_end_frac: float) -> tuple[np.ndarra
     return c_end, np.full(v.shape, FINETUNE_R_END)
 
 
+def default_ends(space, tuned: np.ndarray, params: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(c_end, r_end) of the weights ``tuned`` (indices into ``space``) of a run without a params
+    table, from its resolved ``params``: with ``finetune`` c_end from each weight's scale
+    (:func:`finetune_ends`), else ``c_end`` x the bound width; r_end the params' (0.002 with
+    ``finetune`` unless given). The strategy and ``export --format spsa`` both use it."""
+    lower, upper = space.lower_array[tuned], space.upper_array[tuned]
+    if params["finetune"]:
+        c_end, _ = finetune_ends(space.reference_array[tuned], lower, upper, params["c_end"])
+    else:
+        c_end = params["c_end"] * (upper - lower)
+    return c_end, np.full(len(tuned), float(params["r_end"]))
+
+
 def stochastic_round(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """floor(x + u), u uniform in [0, 1): rounds up with probability frac(x), mean exactly x."""
     return np.floor(x + rng.random(x.shape))
@@ -278,12 +291,7 @@ class SPSA(Strategy):
                 theta = space.sample(self.rng, 1)[0]
             else:
                 theta = space.reference_array.copy()
-            t = self.tuned
-            if p["finetune"]:
-                c_end, _ = finetune_ends(space.reference_array[t], lower[t], upper[t], p["c_end"])
-            else:
-                c_end = p["c_end"] * (upper - lower)[t]
-            r_end = np.full(t.size, p["r_end"])
+            c_end, r_end = default_ends(space, self.tuned, p)
         self.lower, self.upper, self.integer = lower, upper, integer
         self.schedule = Schedule.from_ends(c_end, r_end, N=self.planned, A_ratio=p["A_ratio"],
                                            alpha=p["alpha"], gamma=p["gamma"])
