@@ -22,6 +22,25 @@ SHANNON_REFERENCE = (100.0, 300.0, 330.0, 500.0, 900.0, 10.0)
 
 BOUND_RULES = ("clip", "reflect", "random", "midpoint")
 
+FINETUNE_DIVISOR = 10
+"""A fine-tuning's scale of a weight is its magnitude over this (Stockfish's TUNE macro: range
+(0, 2v), c_end = (max - min) / 20 = |v| / 10)."""
+FINETUNE_FLOOR = 1 / 200
+"""The least fine-tuning scale, as a share of the weight's bound width (a weight whose start is
+near 0 still moves)."""
+
+
+def finetune_scale(reference, lower, upper) -> np.ndarray:
+    """Each weight's scale when fine-tuning a good start: max(|v| / 10, width / 200), v the
+    start value (fishtest's c_end of Stockfish's TUNE macro, with a floor for weights near 0).
+    SPSA perturbs by it (its c_end), DE, jDE and the EA draw their first population within it,
+    CMA-ES starts with it as each weight's step size (``finetune``, set by a run from earlier
+    weights)."""
+    v = np.abs(np.asarray(reference, dtype=np.float64))
+    width = np.asarray(upper, dtype=np.float64) - np.asarray(lower, dtype=np.float64)
+    return np.maximum(v / FINETUNE_DIVISOR, FINETUNE_FLOOR * width)
+
+
 MAX_ABS_WEIGHT = 2000
 """|weight| above this is refused: the evaluation (weights x features, at most ~500 per weight in
 any legal position) must stay below the engine's mate scores."""
@@ -122,18 +141,22 @@ class WeightSpace:
         pop[:, free] = rng.uniform(low, high, size=(n, free.size))
         return self.round(np.clip(pop, self.lower_array, self.upper_array))
 
-    def sample_around(self, rng: np.random.Generator, n: int, spread: float) -> np.ndarray:
+    def sample_around(self, rng: np.random.Generator, n: int, spread: float, *,
+                      finetune: bool = False) -> np.ndarray:
         """``n`` vectors around the reference: row 0 is the reference itself, the others add to
         each free weight a uniform draw in +-``spread`` times its bound width (clipped to the
-        bounds). A population that starts from a known evaluation (fine-tuning, or a
+        bounds); with ``finetune`` within +-min(spread x width, :func:`finetune_scale`), each
+        weight's own scale. A population that starts from a known evaluation (fine-tuning, or a
         many-weight space whose bounds differ per weight) instead of a uniform range. A weight
-        near a bound draws from the part of the +-spread interval within its bounds, so no
-        draws pile up on the bound."""
+        near a bound draws from the part of the interval within its bounds, so no draws pile
+        up on the bound."""
         ref = self.reference_array
         pop = np.tile(ref, (n, 1))
         free = self.free
         lo, hi = self.lower_array[free], self.upper_array[free]
         half = spread * (hi - lo)
+        if finetune:
+            half = np.minimum(half, finetune_scale(ref[free], lo, hi))
         if n > 1:
             pop[1:, free] = rng.uniform(np.maximum(ref[free] - half, lo),
                                         np.minimum(ref[free] + half, hi), size=(n - 1, free.size))

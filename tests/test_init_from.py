@@ -93,7 +93,11 @@ def test_the_start_is_part_of_the_identity_and_a_resume_equals_the_whole_run(
     assert stored_games(runs / "part") == stored_games(runs / "whole")
     first = stored_generations(runs / "whole")[0]
     assert first["population"][0] == FIT_WEIGHTS  # DE: the start plus draws around it
-    assert all(abs(v - s) <= 100 for row in first["population"] for v, s in zip(row, FIT_WEIGHTS))
+    # a fine-tuning: within each weight's own scale max(|v| / 10, width / 200), not 0.1 x width
+    assert Store(runs / "whole").manifest().config.params_dict()["finetune"] is True
+    assert all(abs(v - s) <= max(abs(s) / 10, 5) for row in first["population"]
+               for v, s in zip(row, FIT_WEIGHTS))
+    assert max(abs(v - s) for row in first["population"] for v, s in zip(row, FIT_WEIGHTS)) > 3
     _run(runs, "--strategy", "de", "--np", "4", "--generations", "1", "--run-id", "plain",
          "--param", "init=reference")
     ident = Store(runs / "whole").manifest().identity

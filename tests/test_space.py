@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from evotune.errors import ConfigError, WeightsError
-from evotune.space import WeightSpace, check_weights
+from evotune.space import WeightSpace, check_weights, finetune_scale
 from evotune.weightsio import parse_weights_text
 
 
@@ -93,3 +93,23 @@ def test_sample_around_starts_at_the_reference_within_the_spread():
     edge = WeightSpace(names=("pawn", "a"), lower=(100, 0), upper=(100, 10),
                        reference=(100, 0), fixed=(True, False))
     assert edge.sample_around(np.random.default_rng(1), 50, 1.0)[:, 1].min() >= 0
+
+
+def test_sample_around_with_finetune_draws_within_each_weights_own_scale():
+    # scale = max(|v| / 10, width / 200), at most spread x width
+    space = WeightSpace(names=("pawn", "knight", "term", "zero"), lower=(100, 0, -300, -300),
+                        upper=(100, 2000, 300, 300), reference=(100, 320, 40, 0),
+                        fixed=(True, False, False, False))
+    np.testing.assert_allclose(finetune_scale(space.reference_array, space.lower_array,
+                                              space.upper_array), [10, 32, 4, 3])
+    pop = space.sample_around(np.random.default_rng(3), 400, 0.1, finetune=True)
+    d = pop[1:] - space.reference_array
+    assert np.all(d[:, 0] == 0)
+    assert np.abs(d[:, 1]).max() <= 32 and np.abs(d[:, 1]).max() >= 30
+    assert np.abs(d[:, 2]).max() <= 4 and np.abs(d[:, 2]).max() >= 3
+    assert np.abs(d[:, 3]).max() == 3
+    wide = space.sample_around(np.random.default_rng(3), 400, 0.1)
+    assert np.abs(wide[1:, 1] - 320).max() > 150   # the width rule: +-200 for the knight
+    # the spread still caps the scale
+    tight = space.sample_around(np.random.default_rng(3), 400, 0.005, finetune=True)
+    assert np.abs(tight[1:, 1] - 320).max() <= 10

@@ -147,3 +147,15 @@ def test_init_reference_starts_the_population_around_the_reference(name):
     # resumed exactly like any other start
     again = make_strategy(name, SPACE, params={"init": "reference", "init_spread": 0.05}, seed=2)
     assert np.array_equal(again.population, pop)
+
+
+@pytest.mark.parametrize("name", ["de", "jde", "ea"])
+def test_finetune_draws_the_first_population_within_each_weights_own_scale(name):
+    params = {"init": "reference", "init_spread": 0.1}
+    fine = make_strategy(name, SPACE, params={**params, "finetune": True}, seed=2).population
+    wide = make_strategy(name, SPACE, params=params, seed=2).population
+    ref = SPACE.reference_array
+    scale = np.maximum(np.abs(ref) / 10, (SPACE.upper_array - SPACE.lower_array) / 200)
+    assert fine[0].tolist() == ref.tolist()
+    assert np.all(np.abs(fine - ref) <= np.ceil(scale))
+    assert np.any(np.abs(wide - ref) > 2 * scale)   # 0.1 x the width (100) otherwise

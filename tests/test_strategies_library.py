@@ -91,3 +91,17 @@ def test_missing_library_is_one_clear_line(monkeypatch, name, module, extra):
                                           rf"installed; install it with: pip install -e "
                                           rf"\.\[{extra}\]"):
         make_strategy(name, SPACE, params={}, seed=1)
+
+
+def test_cmaes_finetune_starts_each_weight_at_its_own_scale():
+    pytest.importorskip("cma", reason="cmaes needs the [cma] extra")
+    space = WeightSpace(names=("pawn", "knight", "term", "zero"), lower=(100, 0, -300, -300),
+                        upper=(100, 2000, 300, 300), reference=(100, 320, 40, 0),
+                        fixed=(True, False, False, False))
+    params = {"init": "reference", "np": 200, "sigma0": 0.2}
+    fine = make_strategy("cmaes", space, params={**params, "finetune": True}, seed=4)
+    wide = make_strategy("cmaes", space, params=params, seed=4)
+    # each weight's first step: its scale max(|v| / 10, width / 200) = 32, 4 and 3 units
+    sd = (fine.population - space.reference_array)[:, 1:].std(axis=0)
+    assert np.all(np.abs(sd / [32, 4, 3] - 1) < 0.25), sd    # ~ one scale per weight
+    assert (wide.population[:, 1] - 320).std() > 200        # 0.2 x 2000 without it

@@ -52,8 +52,10 @@ def with_start(cfg: RunConfig, spec: EngineSpec) -> RunConfig:
     (``spec.start_values``: --init-from RUN, --engine SPEC:WEIGHTS), start from the spec's
     reference values (``init = "reference"``; a population around them) unless
     its params choose ``init``; a builtin engine's run keeps the strategy's default (a uniform
-    draw). A run from earlier weights is a fine-tuning: SPSA without a table then takes c_end
-    and r_end from each weight's scale (``finetune = true``) unless its params choose."""
+    draw). A run from earlier weights is a fine-tuning (``finetune = true`` unless its params
+    choose): SPSA without a table takes c_end and r_end from each weight's scale, DE, jDE and
+    the EA draw their first population within it, CMA-ES starts with it as each weight's step
+    (:func:`evotune.space.finetune_scale`)."""
     params = cfg.params_dict()
     declared = strategy_class(cfg.strategy).PARAMS
     if (starts_at_reference(spec) or spec.start_values) and "init" in declared \

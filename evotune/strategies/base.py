@@ -171,6 +171,10 @@ POPULATION_INIT_PARAMS = {
     "init_spread": Param(0.1, "float", low=0.0, high=1.0,
                          doc="init=reference: half-width of the draws, as a fraction of each "
                              "weight's bound width"),
+    "finetune": Param(False, "bool",
+                      doc="init=reference: each weight's draws within its own scale, |v| / 10 "
+                          "within 1/200 and init_spread of its width, as SPSA's finetune "
+                          "perturbs (set by a run from earlier weights)"),
 }
 """Parameters of the population strategies (de, jde, ea) that choose their starting population."""
 
@@ -243,7 +247,8 @@ class Strategy(abc.ABC):
     def _initial_population(self, size: int) -> np.ndarray:
         """The first population of a strategy with :data:`POPULATION_INIT_PARAMS`."""
         if self.params.get("init", "sample") == "reference":
-            return self.space.sample_around(self.rng, size, self.params["init_spread"])
+            return self.space.sample_around(self.rng, size, self.params["init_spread"],
+                                            finetune=self.params["finetune"])
         return self.space.sample(self.rng, size)
 
     def _mark(self) -> None:

@@ -4,13 +4,15 @@ Everything but the library calls is :class:`~evotune.strategies.replay.ReplayedS
 free weights normalised to [0, 1] (pycma's ``BoundTransform`` keeps candidates inside), ``np``
 candidates per generation (pycma's lambda), each scored by a mini-match against the current
 distribution mean, and resume by replaying the told scores. ``sigma0`` is the initial step size
-as a fraction of the bound width. pycma's own stopping rules are ignored: the run's budget ends
-the run. Optional: ``pip install -e .[cma]``.
+as a fraction of the bound width; with ``finetune`` (a run from earlier weights) each weight
+starts with its own scale (:func:`~evotune.space.finetune_scale`) if smaller. pycma's own
+stopping rules are ignored: the run's budget ends the run. Optional: ``pip install -e .[cma]``.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..space import finetune_scale
 from .base import Param
 from .replay import COMMON_PARAMS, ReplayedStrategy, missing_library
 
@@ -23,6 +25,10 @@ class CMAES(ReplayedStrategy):
         **COMMON_PARAMS,
         "sigma0": Param(0.2, "float", low=0.0, high=1.0, low_open=True,
                         doc="initial step size, as a fraction of each weight's bound width"),
+        "finetune": Param(False, "bool",
+                          doc="each weight's initial step its own scale, |v| / 10 within 1/200 "
+                              "and sigma0 of its width, as SPSA's finetune perturbs (set by a "
+                              "run from earlier weights)"),
     }
 
     def _make(self, u0: np.ndarray, seed: int):
@@ -35,8 +41,17 @@ class CMAES(ReplayedStrategy):
                 "verbose": -9, "tolfun": 0, "tolfunhist": 0, "tolx": 0, "tolflatfitness": never,
                 "tolstagnation": never, "maxiter": never, "maxfevals": never,
                 "tolconditioncov": False}
-        return cma.CMAEvolutionStrategy(np.asarray(u0, dtype=np.float64),
-                                        self.params["sigma0"], opts)
+        sigma0 = self.params["sigma0"]
+        if self.params["finetune"]:  # pycma's step of weight i is sigma0 x CMA_stds[i]
+            opts["CMA_stds"] = np.minimum(1.0, self._finetune_steps() / sigma0).tolist()
+        return cma.CMAEvolutionStrategy(np.asarray(u0, dtype=np.float64), sigma0, opts)
+
+    def _finetune_steps(self) -> np.ndarray:
+        """Each free weight's fine-tuning scale as a share of its bound width."""
+        f = self._free
+        space = self.space
+        return finetune_scale(space.reference_array[f], space.lower_array[f],
+                              space.upper_array[f]) / self._width
 
     def _ask_batch(self, size: int):
         xs = self.opt.ask(size)

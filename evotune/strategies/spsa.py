@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ConfigError
+from ..space import finetune_scale
 from .base import MatchOutcome, MatchRequest, Param, Strategy, as_tuple
 
 KINDS = ("int", "float")
@@ -172,11 +173,6 @@ class Schedule:
 
 FINETUNE_R_END = 0.002
 """r_end of a fine-tuning (fishtest's customary value: Stockfish's TUNE prints 0.0020)."""
-FINETUNE_FLOOR = 1 / 200
-"""The least c_end of a fine-tuning, as a fraction of the weight's bound width (a weight whose
-reference is near 0 still gets a perturbation that moves it)."""
-
-
 def finetune_ends(reference, lower, upper, c_end_frac: float) -> tuple[np.ndarray, np.ndarray]:
     """(c_end, r_end) per weight for fine-tuning a good start, from each weight's scale.
 
@@ -190,10 +186,9 @@ def finetune_ends(reference, lower, upper, c_end_frac: float) -> tuple[np.ndarra
     at least 1/200 of the bound width (a weight at 0 would otherwise never be perturbed; TUNE
     skips such a weight) and at most the width rule of a run without ``finetune``; r_end =
     :data:`FINETUNE_R_END` for every weight."""
-    v = np.abs(np.asarray(reference, dtype=np.float64))
     width = np.asarray(upper, dtype=np.float64) - np.asarray(lower, dtype=np.float64)
-    c_end = np.minimum(c_end_frac * width, np.maximum(v / 10.0, FINETUNE_FLOOR * width))
-    return c_end, np.full(v.shape, FINETUNE_R_END)
+    c_end = np.minimum(c_end_frac * width, finetune_scale(reference, lower, upper))
+    return c_end, np.full(width.shape, FINETUNE_R_END)
 
 
 def default_ends(space, tuned: np.ndarray, params: dict) -> tuple[np.ndarray, np.ndarray]:
