@@ -213,12 +213,19 @@ def _named_opponents(named: tuple[str, ...]) -> list[tuple[str, PlayerSpec]]:
 
 def _opponents(data: RunData, spec, named: tuple[str, ...]) -> list[tuple[str, PlayerSpec]]:
     """(label, PlayerSpec) of each opponent: the players named ``SPEC[:WEIGHTS]``, or the run's
-    reference weights and initial mean (ConfigError before any game when one is unknown)."""
+    reference weights and initial mean (ConfigError before any game when one is unknown). An
+    initial mean equal to the reference (SPSA, CMA-ES or nevergrad started at it, as every
+    fine-tuning from earlier weights is) is the same match: it is played once, as the
+    reference."""
     if named:
         return _named_opponents(named)
     out = []
-    for label, weights in (("reference", tuple(float(v) for v in data.reference)),
-                           ("initial mean", initial_mean(data))):
+    reference = tuple(float(v) for v in data.reference)
+    initial = initial_mean(data)
+    pairs = [("reference", reference)]
+    if tuple(float(v) for v in initial) != reference:
+        pairs.append(("initial mean", initial))
+    for label, weights in pairs:
         if not all(math.isfinite(v) for v in weights):
             raise ConfigError(f"run {data.run_id}: the {label} weights are unknown (engine spec "
                               f"'{data.config.engine}' is unavailable); restore it to "
