@@ -28,10 +28,11 @@ import chess
 import numpy as np
 
 from .. import __version__
-from ..enginespec import EngineSpec, load_engine_spec
+from ..enginespec import EngineSpec
 from ..errors import ConfigError, EvotuneError
 from ..featuresets import NNUE
 from ..rules import MATE, MATE_BOUND
+from ..specfile import load_engine_spec
 from ..weightsio import load_weights_file
 from .netfile import Net, read_net
 from .searches import SearchTree

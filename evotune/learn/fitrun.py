@@ -29,7 +29,6 @@ from typing import Callable
 
 import numpy as np
 
-from ..enginespec import load_engine_spec, resolve_engine_spec_path
 from ..errors import ConfigError, StoreError
 from ..fileio import check_writable
 from ..runs.fitconfig import STRATEGY, DataFile, TexelConfig
@@ -39,6 +38,7 @@ from . import texel as tx
 from .features import feature_set
 from .fitdata import FitData, choose_l2, fit_data, initial_weights
 from .labels import file_record
+from ..specfile import load_engine_spec, resolve_engine_spec_path
 
 log = logging.getLogger(__name__)
 

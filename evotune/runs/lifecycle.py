@@ -7,8 +7,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from ..enginespec import (EngineSpec, engine_spec_from_text, resolve_command,
-                          start_checksum)
+from ..enginespec import EngineSpec
 from ..errors import ConfigError, EvotuneError, StoreError
 from ..featuresets import NNUE
 from ..fileio import atomic_write_json
@@ -18,6 +17,8 @@ from ..match.gauntlet import check_opponents
 from ..match.openings import check_openings
 from ..players.nets import output_weights
 from ..players.spec import check_engine_spec, player_from_engine_spec
+from ..specfile import engine_spec_from_text, resolve_command
+from ..specstart import start_checksum
 from ..strategies import make_strategy, strategy_class
 from ..strategies import strategy_params as strategy_params_for
 from .config import RunConfig

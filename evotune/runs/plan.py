@@ -11,8 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..enginespec import (EngineSpec, engine_spec_with_net, load_engine_spec,
-                          resolve_engine_spec_path)
+from ..enginespec import EngineSpec
 from ..errors import ConfigError
 from ..featuresets import NNUE
 from ..limits import Limits
@@ -21,6 +20,7 @@ from ..players.nets import output_weights
 from ..space import WeightSpace
 from .config import RunConfig
 from .identity import run_identity
+from ..specfile import engine_spec_with_net, load_engine_spec, resolve_engine_spec_path
 
 
 @dataclass(frozen=True)
