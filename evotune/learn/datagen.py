@@ -59,10 +59,10 @@ from ..runs.lock import RunLock
 from ..seeding import STREAM_DATAGEN, generator
 from ..space import SHANNON_REFERENCE
 from ..players.nets import evaluation
+from ..specfile import load_engine_spec
 from .labels import FORMATS, TEXT_SCORE_LIMIT, file_record, format_line
 from .nn.data import SCORE_LIMIT
 from .nn.td import LAMBDA, td_scores
-from ..specfile import load_engine_spec
 
 log = logging.getLogger(__name__)
 

@@ -32,13 +32,14 @@ import numpy as np
 from ..errors import ConfigError, StoreError
 from ..fileio import check_writable
 from ..runs.fitconfig import STRATEGY, DataFile, TexelConfig
-from ..runs.records import Generation, State, check_run_id
+from ..runs.manifest import check_run_id
+from ..runs.records import Generation, State
 from ..runs.store import Store
+from ..specfile import load_engine_spec, resolve_engine_spec_path
 from . import texel as tx
 from .features import feature_set
 from .fitdata import FitData, choose_l2, fit_data, initial_weights
 from .labels import file_record
-from ..specfile import load_engine_spec, resolve_engine_spec_path
 
 log = logging.getLogger(__name__)
 

@@ -24,8 +24,9 @@ from ..strategies import strategy_params as strategy_params_for
 from .config import RunConfig
 from .fitconfig import TexelConfig
 from .identity import config_differences, default_run_id
+from .manifest import StartFrom, check_run_id
 from .plan import RunPlan, load_run_engine, plan_run
-from .records import StartFrom, check_run_id, read_json
+from .recordio import read_json
 from .store import Store
 
 

@@ -18,9 +18,9 @@ from ..limits import Limits
 from ..paths import resolve_openings_path
 from ..players.nets import output_weights
 from ..space import WeightSpace
+from ..specfile import engine_spec_with_net, load_engine_spec, resolve_engine_spec_path
 from .config import RunConfig
 from .identity import run_identity
-from ..specfile import engine_spec_with_net, load_engine_spec, resolve_engine_spec_path
 
 
 @dataclass(frozen=True)
