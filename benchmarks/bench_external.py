@@ -145,8 +145,8 @@ def _jobs(openings, depth, tc, max_plies):
 
 
 def _players(external: bool):
-    from evotune.enginespec import load_engine_spec
     from evotune.players.spec import player_from_engine_spec
+    from evotune.specfile import load_engine_spec
 
     spec = load_engine_spec("shannon-uci" if external else "shannon")
     return (player_from_engine_spec(spec, A_WEIGHTS, name="a"),

@@ -79,7 +79,7 @@ def bench_extraction(fens: list[str], features: str, count: int) -> float:
     from evotune.space import SHANNON_REFERENCE
 
     try:
-        from evotune.enginespec import load_engine_spec
+        from evotune.specfile import load_engine_spec
 
         w = load_engine_spec(features).space().reference_array
     except Exception:  # noqa: BLE001  (no such spec in this evotune)

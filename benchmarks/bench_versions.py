@@ -81,8 +81,8 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from evotune.engine import api
     from evotune.engine.bench import BENCH_WEIGHTS
-    from evotune.enginespec import load_engine_spec
     from evotune.errors import EvotuneError
+    from evotune.specfile import load_engine_spec
 
     try:
         spec = load_engine_spec(args.engine)

@@ -97,11 +97,11 @@ def uci_spec(folder: Path, name: str, builtin: Path) -> Path:
 
 
 def match(a_spec: Path, b_spec: Path, *, games: int, limits, workers: int, seed: int) -> dict:
-    from evotune.enginespec import load_engine_spec
     from evotune.match import MatchSettings, play_match
     from evotune.match.resolve import close_external_players
     from evotune.paths import HELD_OUT_OPENINGS
     from evotune.players.spec import check_engine_spec, player_from_engine_spec
+    from evotune.specfile import load_engine_spec
 
     specs = [load_engine_spec(str(a_spec)), load_engine_spec(str(b_spec))]
     for s in specs:
@@ -160,8 +160,8 @@ def part_wac(args, specs, results) -> None:
     import chess
 
     from evotune.engine import search
-    from evotune.enginespec import load_engine_spec
     from evotune.players.spec import player_from_engine_spec
+    from evotune.specfile import load_engine_spec
 
     wac = Path(__file__).resolve().parent.parent / "tests" / "data" / "win_at_chess_test.epd"
     positions = []

@@ -20,7 +20,6 @@ from typing import Callable
 
 import numpy as np
 
-from .enginespec import load_engine_spec
 from .errors import ConfigError
 from .match.scoring import uninformative
 from .reporting import load_run
@@ -33,6 +32,7 @@ from .runs.config import RunConfig, build_run_config
 from .runs.lifecycle import new_run, open_run, with_budget
 from .runs.plan import with_overrides
 from .runs.store import Store
+from .specfile import load_engine_spec
 from .tuning.loop import execute
 
 log = logging.getLogger(__name__)

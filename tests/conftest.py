@@ -131,11 +131,11 @@ def write_pst_spec():
 
 def _make_fake_run(tmp_path, run_id="fake", *, strategy="de", np_=6, generations=3, seed=7,
                    games=4, **config):
-    from evotune.enginespec import load_engine_spec
     from evotune.runs.config import build_run_config
     from evotune.runs.plan import plan_run
     from evotune.runs.records import Generation, MatchSummary, State
     from evotune.runs.store import Store
+    from evotune.specfile import load_engine_spec
     from evotune.strategies import make_strategy
 
     cfg = build_run_config(strategy=strategy, np=np_, generations=max(generations, 1),

@@ -9,8 +9,8 @@ import pytest
 from evotune import engine
 from evotune import featuresets as fs
 from evotune.engine import reference as ref
-from evotune.enginespec import engine_spec_from_dict, load_engine_spec
 from evotune.errors import ConfigError, PositionError, WeightsError
+from evotune.specfile import engine_spec_from_dict, load_engine_spec
 
 TAPERED = ("pst", "extended")
 

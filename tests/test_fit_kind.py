@@ -21,7 +21,7 @@ from evotune.limits import Limits
 from evotune.rules import Adjudication
 from evotune.runs.config import RunConfig
 from evotune.runs.fitconfig import DataFile, TexelConfig, texel_config_from_dict
-from evotune.runs.records import FORMAT_VERSION
+from evotune.runs.manifest import FORMAT_VERSION
 from evotune.runs.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]

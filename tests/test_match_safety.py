@@ -217,12 +217,12 @@ def test_a_forfeit_is_reported_where_the_game_arrives_not_where_it_is_played(
     """A worker does not print its engine's death: the game's record carries the forfeit, and
     map_games (in the process that receives the game) reports it. A game cut off by a shutdown
     never arrives, so engines killed by Ctrl-C are not reported as forfeits."""
-    from evotune.enginespec import load_engine_spec
     from evotune.match import MatchSettings, map_games, play_task
     from evotune.match.fixtures import Fixture, game_task
     from evotune.match.openings import Opening
     from evotune.players.external import close_all
     from evotune.players.spec import player_from_engine_spec
+    from evotune.specfile import load_engine_spec
 
     crash = player_from_engine_spec(load_engine_spec(fake_engine_spec(
         tmp_path, "crash", "--after", "2", name="crasher")), None, name="crasher")

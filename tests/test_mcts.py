@@ -17,11 +17,11 @@ from test_wac import forced_mate_in_two, load_wac, mating_moves
 from evotune.engine import SearchTree, play_game, search
 from evotune.engine.core import mcts as M
 from evotune.engine.searches import core_move, search_params, tree_arrays
-from evotune.enginespec import load_engine_spec
 from evotune.errors import ConfigError
 from evotune.players.spec import player_from_engine_spec
 from evotune.rules import MATE_BOUND
 from evotune.searchsettings import SearchSettings
+from evotune.specfile import load_engine_spec
 
 W = (100, 300, 330, 500, 900, 10)
 MATES_IN_ONE = ("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1",       # back rank, White

@@ -17,7 +17,7 @@ from evotune.engine.netfile import read_net
 from evotune.errors import StoreError
 from evotune.learn.nn.trainer import TrainSettings, train
 from evotune.learn.nn.trainrun import execute_training, new_training, open_training
-from evotune.runs.records import FORMAT_VERSION
+from evotune.runs.manifest import FORMAT_VERSION
 from evotune.runs.trainconfig import EpochLine, TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,7 +17,6 @@ from evotune.cli import main
 from evotune.engine import api
 from evotune.engine.netfile import Net, evaluate_reference, random_net, read_net, write_net
 from evotune.engine.uci import UciEngine
-from evotune.enginespec import load_engine_spec
 from evotune.errors import ConfigError, NetError
 from evotune.learn.datagen import DatagenSettings, datagen
 from evotune.learn.labels import read_positions
@@ -28,6 +27,7 @@ from evotune.match.resolve import resolve_player, resolve_player_list
 from evotune.match.runner import map_games
 from evotune.players.game import play_players_game
 from evotune.players.spec import player_from_engine_spec
+from evotune.specfile import load_engine_spec
 
 TERMINATIONS = {"checkmate", "stalemate", "repetition", "fifty-move", "insufficient-material",
                 "ply-cap"}

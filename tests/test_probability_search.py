@@ -13,10 +13,10 @@ from test_mcts import KQK, MATE_IN_TWO_IDS, MATES_IN_ONE, W, _mate_in_two
 from test_wac import mating_moves
 
 from evotune.engine import play_game, search
-from evotune.enginespec import load_engine_spec
 from evotune.errors import WeightsError
 from evotune.players.spec import player_from_engine_spec
 from evotune.searchsettings import SearchSettings
+from evotune.specfile import load_engine_spec
 
 MIDDLEGAME = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
 

@@ -8,7 +8,8 @@ import pytest
 
 from evotune.engine.timeman import (INC_SHARE, LAG_WEIGHT, MIN_THINK, MOVE_OVERHEAD, allot,
                                     clock_reserve)
-from evotune.engine.uci import UciEngine, parse_go, parse_position
+from evotune.engine.uci import UciEngine
+from evotune.engine.ucicommands import parse_go, parse_position
 from evotune.limits import TimeControl
 from evotune.players import PlayerSpec
 from evotune.players import external

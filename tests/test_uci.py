@@ -14,7 +14,9 @@ from click.testing import CliRunner
 
 from evotune.cli import cli
 from evotune.engine import search
-from evotune.engine.uci import MATE, UciEngine, format_score, parse_go, parse_position
+from evotune.engine.uci import UciEngine
+from evotune.engine.ucicommands import format_score, parse_go, parse_position
+from evotune.rules import MATE
 
 UCI_COMMAND = [sys.executable, "-m", "evotune.cli", "uci"]
 FORK = chess.Board("7k/8/8/3n1b2/4P3/8/8/4K3 w - - 0 1")  # exd5 (knight) or exf5 (bishop)

@@ -12,7 +12,6 @@ import pytest
 import evotune.engine.api as api
 import evotune.space as space_module
 from evotune.engine import play_game, search
-from evotune.enginespec import load_engine_spec
 from evotune.errors import WeightsError
 from evotune.match import Fixture, MatchSettings, run_fixtures
 from evotune.players import builtin
@@ -21,6 +20,7 @@ from evotune.players.spec import player_from_engine_spec
 from evotune.runs.config import RunConfig
 from evotune.runs.plan import plan_run
 from evotune.space import MAX_ABS_WEIGHT, WeightSpace, Weights
+from evotune.specfile import load_engine_spec
 from evotune.tuning.loop import Solver
 
 REF = (100.0, 300.0, 330.0, 500.0, 900.0, 10.0)

@@ -11,6 +11,10 @@ thread: iterative deepening calls ``evotune.engine.search(depth=d)`` for d = 1, 
 prints one ``info`` line per completed depth, then ``bestmove``; ``stop``, a node budget or a
 timer (movetime, clock) sets the core's stop flag. Unknown or malformed input is answered with
 ``info string`` and otherwise ignored. Every output line is flushed.
+
+This module is the engine's state and its protocol loop (commands in, a search thread, lines
+out); the text of ``go`` and ``position`` is read by :mod:`evotune.engine.ucicommands`, the
+options are declared and checked by :mod:`evotune.engine.ucioptions`.
 """
 from __future__ import annotations
 
@@ -20,7 +24,6 @@ import queue
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -28,111 +31,23 @@ import chess
 import numpy as np
 
 from .. import __version__
-from ..enginespec import EngineSpec, load_engine_spec
+from ..enginespec import EngineSpec
 from ..errors import ConfigError, EvotuneError
 from ..featuresets import NNUE
-from ..rules import MATE, MATE_BOUND
+from ..specfile import load_engine_spec
 from ..weightsio import load_weights_file
 from .netfile import Net, read_net
 from .searches import SearchTree
-from .timeman import LAG_WEIGHT, allot
+from .timeman import LAG_WEIGHT
+from .ucicommands import MAX_NODES, GoPlan, format_score, parse_go, parse_position
+from .ucioptions import EVAL_FILE, SpinOptions, option_lines, parse_setoption
 
 log = logging.getLogger(__name__)
 
 ENGINE_NAME = "evotune"
 AUTHOR = "the evotune authors"
-MAX_DEPTH = 64
-MAX_NODES = 10**12  # = evotune.engine.api.MAX_NODES: larger node limits are clamped
-"""Deepest iteration of ``go infinite`` / time-limited searches."""
 SWITCH_INTERVAL = 0.001
 """Seconds between the GIL's hand-overs while ``evotune uci`` runs (Python's default: 0.005)."""
-
-
-@dataclass(frozen=True)
-class GoPlan:
-    """What a ``go`` command asks for."""
-
-    depth: int
-    """Deepest iteration to search."""
-    nodes: int
-    """Node budget over all iterations (0 = none)."""
-    seconds: float
-    """Time budget (0 = none)."""
-    infinite: bool
-    """Search until ``stop`` (bestmove only after it)."""
-    clock: float | None = None
-    """The side's clock in seconds (None: no clock given)."""
-    inc: float = 0.0
-    """The side's increment in seconds."""
-    movestogo: int | None = None
-    """Moves to the next time control (None: sudden death or increment)."""
-
-
-def parse_go(tokens: list[str], turn: chess.Color, *, lag: float = 0.0) -> GoPlan:
-    """The plan of ``go <tokens>`` for the side ``turn``; ValueError on a malformed number.
-    ``lag``: seconds a move is charged beyond the engine's own time (:func:`allot`)."""
-    keys = {"depth", "nodes", "movetime", "wtime", "btime", "winc", "binc", "movestogo", "mate"}
-    vals: dict[str, int] = {}
-    infinite = False
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i]
-        if tok in keys and i + 1 < len(tokens):
-            vals[tok] = int(tokens[i + 1])
-            i += 2
-            continue
-        if tok == "infinite":
-            infinite = True
-        elif tok == "searchmoves":  # accepted, not supported: the whole move list is searched
-            while i + 1 < len(tokens) and tokens[i + 1] not in keys | {"infinite", "ponder"}:
-                i += 1
-        elif tok != "ponder":
-            raise ValueError(f"unknown go parameter '{tok}'")
-        i += 1
-    depth = vals.get("depth", 0)
-    nodes = min(max(0, vals.get("nodes", 0)), MAX_NODES)
-    seconds = max(0, vals.get("movetime", 0)) / 1000.0
-    ms = vals.get("wtime" if turn == chess.WHITE else "btime")
-    clock = None if ms is None else ms / 1000.0
-    inc = max(0, vals.get("winc" if turn == chess.WHITE else "binc", 0)) / 1000.0
-    togo = vals.get("movestogo")
-    if clock is not None and not seconds:
-        seconds = allot(clock, inc, togo, lag=lag)
-    if "mate" in vals and not depth:
-        depth = 2 * max(1, vals["mate"]) - 1
-    if depth <= 0:
-        depth = MAX_DEPTH
-        if not (nodes or seconds):
-            infinite = True
-    return GoPlan(depth=min(depth, MAX_DEPTH), nodes=nodes, seconds=seconds, infinite=infinite,
-                  clock=clock, inc=inc, movestogo=togo)
-
-
-def format_score(score: int) -> str:
-    """``cp x`` or ``mate n`` (n > 0: the side to move mates in n moves; n < 0: it is mated)."""
-    if score > MATE_BOUND:
-        return f"mate {(MATE - score + 1) // 2}"
-    if score < -MATE_BOUND:
-        return f"mate {-((MATE + score) // 2)}"
-    return f"cp {score}"
-
-
-def parse_position(tokens: list[str], *, current: chess.Board | None = None) -> chess.Board:
-    """The board of ``position <tokens>``; ValueError on a bad FEN or an illegal move."""
-    if not tokens:
-        raise ValueError("position needs 'startpos' or 'fen <FEN>'")
-    cut = tokens.index("moves") if "moves" in tokens else len(tokens)
-    if tokens[0] == "startpos":
-        board = chess.Board()
-    elif tokens[0] == "fen":
-        board = chess.Board(" ".join(tokens[1:cut]))
-        if not board.is_valid():
-            raise ValueError(f"illegal position {' '.join(tokens[1:cut])!r}")
-    else:
-        raise ValueError(f"position needs 'startpos' or 'fen <FEN>', not '{tokens[0]}'")
-    for uci in tokens[cut + 1:]:
-        board.push_uci(uci)  # ValueError (IllegalMoveError/InvalidMoveError) on a bad move
-    return board
 
 
 class UciEngine:
@@ -151,7 +66,7 @@ class UciEngine:
             self.weights: np.ndarray | Net = read_net(self.net_path)
         else:
             self.weights = space.reference_array if weights is None else space.validate(weights)
-        self._options = {w.option_name.lower(): (i, w) for i, w in enumerate(self.spec.weights)}
+        self._options = SpinOptions(self.spec)
         self.out = out or sys.stdout
         self.board = chess.Board()
         self._lock = threading.Lock()
@@ -221,12 +136,8 @@ class UciEngine:
     def _cmd_uci(self, args: list[str]) -> None:
         self.say(f"id name {ENGINE_NAME} {self._version()}")
         self.say(f"id author {AUTHOR}")
-        for i, w in enumerate(self.spec.weights):
-            lo, hi = (w.reference, w.reference) if w.fixed else (w.lower, w.upper)
-            self.say(f"option name {w.option_name} type spin default {int(round(self.weights[i]))} "
-                     f"min {int(round(lo))} max {int(round(hi))}")
-        if self.net_path:
-            self.say(f"option name EvalFile type string default {self.net_path}")
+        for line in option_lines(self.spec, self.weights, self.net_path):
+            self.say(line)
         self.say("uciok")
 
     @staticmethod
@@ -241,26 +152,15 @@ class UciEngine:
         self.say("readyok")
 
     def _cmd_setoption(self, args: list[str]) -> None:
-        if not args or args[0] != "name":
-            raise ValueError("expected 'setoption name <Option> value <v>'")
-        cut = args.index("value") if "value" in args else len(args)
-        name = " ".join(args[1:cut])
-        if self.net_path and name.lower() == "evalfile":
-            path = " ".join(args[cut + 1:])
+        name, value_tokens = parse_setoption(args)
+        if self.net_path and name.lower() == EVAL_FILE.lower():
+            path = " ".join(value_tokens)
             net = read_net(path)  # NetError: answered as an info string, the net in use stays
             self._finish()
             self.weights, self.net_path = net, path
             return
-        if name.lower() not in self._options:
-            known = ", ".join(w.option_name for w in self.spec.weights)
-            raise ValueError(f"unknown option '{name}'; options are {known}")
-        i, w = self._options[name.lower()]
-        if cut + 1 >= len(args):
-            raise ValueError(f"option '{w.option_name}' needs a value")
-        value = float(int(args[cut + 1]))
-        lo, hi = (w.reference, w.reference) if w.fixed else (w.lower, w.upper)
-        if not lo <= value <= hi:
-            raise ValueError(f"{w.option_name} {value:g} is outside [{lo:g}, {hi:g}]")
+        # checked before waiting for a running search to end
+        i, value = self._options.value(name, value_tokens)
         self._finish()
         self.weights = np.asarray(self.weights).copy()
         self.weights[i] = value
@@ -385,7 +285,8 @@ class UciEngine:
         """Seconds the GUI charges a move beyond the engine's own time from reading ``go`` to
         writing ``bestmove`` (pipes, its reading, scheduling): a moving average over the moves
         of a side under a clock with increment (the clock at a ``go`` against the one before,
-        less the time taken, plus the increment). :func:`allot` keeps it off the plan."""
+        less the time taken, plus the increment). :func:`~evotune.engine.timeman.allot` keeps it
+        off the plan."""
         return self._lag
 
     def _search(self, board: chess.Board, weights, plan: GoPlan,

@@ -18,7 +18,8 @@ from ..errors import ConfigError, EvotuneError, StoreError
 from ..runs.config import RunConfig
 from ..runs.fitconfig import TexelConfig
 from ..runs.lifecycle import run_engine_spec, strategy_params
-from ..runs.records import Generation, StartFrom, State
+from ..runs.manifest import StartFrom
+from ..runs.records import Generation, State
 from ..runs.store import Store
 from ..space import SHANNON_NAMES, SHANNON_REFERENCE, WeightSpace
 from ..strategies import strategy_class

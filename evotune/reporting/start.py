@@ -2,10 +2,10 @@
 weights file (``evotune run --engine SPEC:WEIGHTS``).
 
 Either way the weights become the reference values of the run's engine spec
-(:func:`evotune.enginespec.with_start_values`; the bounds stay the spec's), the strategies start
+(:func:`evotune.specstart.with_start_values`; the bounds stay the spec's), the strategies start
 from them (``init = "reference"``, :func:`evotune.runs.lifecycle.with_start`), the run's copy of
 its spec keeps them (resume never reads the source again) and its manifest records where they
-came from, with their checksum (:class:`~evotune.runs.records.StartFrom`). ``evotune verify``
+came from, with their checksum (:class:`~evotune.runs.manifest.StartFrom`). ``evotune verify``
 then plays the tuned weights against that start (its "reference" match).
 
 This sits above the run store because a run's weights are its recommendation
@@ -17,13 +17,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..enginespec import (EngineSpec, load_engine_spec, resolve_engine_spec_path, start_checksum,
-                          with_start_values)
+from ..enginespec import EngineSpec
 from ..errors import ConfigError
 from ..featuresets import NNUE
 from ..match.resolve import REFERENCE_ALIAS, split_player
-from ..runs.records import StartFrom
+from ..runs.manifest import StartFrom
 from ..runs.store import Store
+from ..specfile import load_engine_spec, resolve_engine_spec_path
+from ..specstart import start_checksum, with_start_values
 from ..weightsio import weights_for
 from .data import load_run, recommend
 

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..enginespec import load_engine_spec
 from ..errors import ConfigError, FieldError, StoreError
 from ..featuresets import NNUE
 from ..learn.nn.trainrun import INITIAL_FILE, NET_FILE
@@ -47,6 +46,7 @@ from ..players.spec import player_from_engine_spec
 from ..runs.lifecycle import resolve_workers
 from ..runs.store import Store
 from ..runs.trainconfig import INIT_RANDOM, TrainConfig
+from ..specfile import load_engine_spec
 from ..tuning.fitness import match_settings as run_match_settings
 from .data import RunData, initial_mean, load_run, open_store, recommend, run_spec
 from .verifytext import describe_match

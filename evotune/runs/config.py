@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from ..enginespec import _unknown
 from ..errors import ConfigError, FieldError
 from ..fileio import read_text
 from ..limits import LIMITS, Limits, check_limits, parse_tc
 from ..match.fixtures import check_games
 from ..rules import Adjudication
+from ..specfile import _unknown
 
 STRATEGY_NAMES = ("de", "jde", "ea", "td", "spsa", "cmaes")
 NG_PREFIX = "ng:"

@@ -7,8 +7,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from ..enginespec import (EngineSpec, engine_spec_from_text, resolve_command,
-                          start_checksum)
+from ..enginespec import EngineSpec
 from ..errors import ConfigError, EvotuneError, StoreError
 from ..featuresets import NNUE
 from ..fileio import atomic_write_json
@@ -18,13 +17,16 @@ from ..match.gauntlet import check_opponents
 from ..match.openings import check_openings
 from ..players.nets import output_weights
 from ..players.spec import check_engine_spec, player_from_engine_spec
+from ..specfile import engine_spec_from_text, resolve_command
+from ..specstart import start_checksum
 from ..strategies import make_strategy, strategy_class
 from ..strategies import strategy_params as strategy_params_for
 from .config import RunConfig
 from .fitconfig import TexelConfig
 from .identity import config_differences, default_run_id
+from .manifest import StartFrom, check_run_id
 from .plan import RunPlan, load_run_engine, plan_run
-from .records import StartFrom, check_run_id, read_json
+from .recordio import read_json
 from .store import Store
 
 

@@ -1,4 +1,7 @@
-"""The records of a run folder, each with exactly one reader and one validator (``parse_*``).
+"""The records of a run's progress (state, generations, the game log, verify.json), each with
+exactly one reader and one validator (``parse_*``); the manifest's are in
+:mod:`evotune.runs.manifest`, the reading and field checks they share in
+:mod:`evotune.runs.recordio`.
 
 Layout of a run directory::
 
@@ -6,6 +9,7 @@ Layout of a run directory::
     manifest.json            format, kind ('games', 'fit' or 'train'), resolved config, identity
                              (hashes of config, engine spec, openings; a fit's or a training's
                              data files too), a games run's start (init_from) -> Manifest
+                             (:mod:`evotune.runs.manifest`)
     state.json               the commit point: generation, games, seconds, strategy state -> State
     generations/gen-NNNN.json one file per generation: population, matches, statistics and the
                              strategy state after it (gen-0000 = the initial population) -> Generation
@@ -25,91 +29,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import __version__
-from ..errors import EvotuneError, StoreError
-from .config import RunConfig, run_config_from_dict
-from .fitconfig import (DataFile, TexelConfig, data_files_from_list, is_v1_fit,
-                        texel_config_from_dict, texel_config_from_v1)
-from .trainconfig import TrainConfig, train_config_from_dict
+from ..errors import StoreError
+from .recordio import (damaged, float_field, int_field, ints_field, json_object, opt_int_field,
+                       vector_field)
 
-FORMAT_VERSION = 2
-"""The store format written: 2 = the manifest names its kind ('games': a RunConfig; 'fit': a
-TexelConfig and the data files read). Format 1 (every manifest a RunConfig, a fit's with strategy
-'texel') is still read: its fits exactly (:func:`texel_config_from_v1`) or refused in one line."""
-READ_FORMATS = (1, 2)
-KINDS = ("games", "fit", "train")
-"""Run kinds: tuning by games (:class:`RunConfig`), fits to positions (:class:`TexelConfig`) and
-net trainings (:class:`TrainConfig`)."""
-RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 GEN_FILE_RE = re.compile(r"^gen-(\d{4,})\.json$")
 EPOCH_FILE_RE = re.compile(r"^epoch-(\d{4,})\.json$")
 RESULTS = ("1-0", "0-1", "1/2-1/2")
-
-
-def damaged(path: Path, what: str) -> StoreError:
-    return StoreError(f"{path} is damaged ({what}); restore it from a backup or start a new run "
-                      "with another --run-id")
-
-
-def read_json(path: Path, what: str):
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise StoreError(f"{what} {path} is missing") from None
-    except IsADirectoryError:
-        raise damaged(path, "a folder, not a file") from None
-    except OSError as exc:
-        raise StoreError(f"{what} {path} cannot be read ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise damaged(path, "not UTF-8 text") from None
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise StoreError(f"{what} {path} is corrupt ({exc}); the run cannot continue safely: "
-                         "restore the file or start a new run with another --run-id") from None
-
-
-def _int(d: dict, key: str, path: Path, *, low: int = 0) -> int:
-    v = d.get(key)
-    if isinstance(v, bool) or not isinstance(v, int) or v < low:
-        raise damaged(path, f"'{key}' must be an integer >= {low}, not {v!r}")
-    return v
-
-
-def _float(d: dict, key: str, path: Path) -> float:
-    v = d.get(key)
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-        raise damaged(path, f"'{key}' must be a finite number >= 0, not {v!r}")
-    return float(v)
-
-
-def json_object(data, path: Path) -> dict:
-    if not isinstance(data, dict):
-        raise damaged(path, f"a JSON object was expected, not a {type(data).__name__}")
-    return data
-
-
-def _vector(v, n: int | None, key: str, path: Path) -> tuple[float, ...]:
-    if not isinstance(v, list) or (n is not None and len(v) != n) or not all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-            for x in v):
-        raise damaged(path, f"'{key}' must be a list of {n if n is not None else 'some'} finite "
-                         "numbers")
-    return tuple(float(x) for x in v)
-
-
-def _opt_int(d: dict, key: str, path: Path) -> int | None:
-    return None if d.get(key) is None else _int(d, key, path)
-
-
-def _ints_list(v, key: str, path: Path) -> tuple[int, ...]:
-    if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool)
-                                          for x in v):
-        raise damaged(path, f"'{key}' must be a list of integers")
-    return tuple(v)
 
 
 @dataclass(frozen=True)
@@ -158,14 +88,15 @@ def parse_match_summary(d, n: int, path: Path) -> MatchSummary:
     if stopped is not None and not isinstance(stopped, bool):
         raise damaged(path, f"'stopped_early' must be true or false, not {stopped!r}")
     return MatchSummary(
-        a=_vector(d.get("a"), n, "matches.a", path), b=_vector(d.get("b"), n, "matches.b", path),
-        points_a=_int(d, "points_a", path), points_b=_int(d, "points_b", path),
-        games=_int(d, "games", path), tag=_ints_list(d.get("tag", []), "tag", path),
-        wins=_opt_int(d, "wins", path), draws=_opt_int(d, "draws", path),
-        losses=_opt_int(d, "losses", path), stopped_early=stopped,
-        gauntlet_points_a=_opt_int(d, "gauntlet_points_a", path),
-        gauntlet_points_b=_opt_int(d, "gauntlet_points_b", path),
-        gauntlet_games=_opt_int(d, "gauntlet_games", path))
+        a=vector_field(d.get("a"), n, "matches.a", path),
+        b=vector_field(d.get("b"), n, "matches.b", path),
+        points_a=int_field(d, "points_a", path), points_b=int_field(d, "points_b", path),
+        games=int_field(d, "games", path), tag=ints_field(d.get("tag", []), "tag", path),
+        wins=opt_int_field(d, "wins", path), draws=opt_int_field(d, "draws", path),
+        losses=opt_int_field(d, "losses", path), stopped_early=stopped,
+        gauntlet_points_a=opt_int_field(d, "gauntlet_points_a", path),
+        gauntlet_points_b=opt_int_field(d, "gauntlet_points_b", path),
+        gauntlet_games=opt_int_field(d, "gauntlet_games", path))
 
 
 @dataclass(frozen=True)
@@ -214,140 +145,13 @@ def parse_gauntlet(d, n: int, path: Path) -> GauntletTable:
     k = len(d["opponents"])
     rows = []
     for c in d["candidates"]:
-        cols = {key: _ints_list(c.get(key, []), f"gauntlet.{key}", path)
+        cols = {key: ints_field(c.get(key, []), f"gauntlet.{key}", path)
                 for key in ("points", "games", "wins", "draws", "losses")}
         if len(cols["points"]) != k or len(cols["games"]) != k:
             raise damaged(path, f"a gauntlet candidate needs points and games for {k} opponents")
-        rows.append(GauntletCandidate(weights=_vector(c.get("weights"), n, "gauntlet.weights",
+        rows.append(GauntletCandidate(weights=vector_field(c.get("weights"), n, "gauntlet.weights",
                                                       path), **cols))
     return GauntletTable(opponents=tuple(d["opponents"]), candidates=tuple(rows))
-
-
-START_KINDS = ("fit", "games", "weights")
-"""What a run's start came from: a Texel fit, a tuning run by games, or a weights file."""
-
-
-@dataclass(frozen=True)
-class StartFrom:
-    """Where a games run's start came from (``evotune run --init-from RUN`` or ``--engine
-    SPEC:WEIGHTS``): those weights are the reference values of the run's engine spec (its copy,
-    engine-spec.json, holds them), and the strategies start from them."""
-
-    kind: str
-    """'fit', 'games' or 'weights' (:data:`START_KINDS`)."""
-    source: str
-    """The run id, or the weights file as given."""
-    path: str
-    """The absolute path of the run folder or the file."""
-    weights_sha256: str
-    """sha256 of the start values as the run's spec copy holds them
-    (:func:`evotune.enginespec.start_checksum`)."""
-    engine: str = ""
-    """The source run's engine spec (a weights file: the spec named with it)."""
-    strategy: str = ""
-    """The source run's strategy ('texel' for a fit; '' for a weights file)."""
-    generation: int = 0
-    """The source run's generation (a fit's epoch) the weights come from."""
-    description: str = ""
-    """How the source's weights were chosen (its recommendation)."""
-
-    def to_json(self) -> dict:
-        return dataclasses.asdict(self)
-
-
-def parse_start_from(d, path: Path) -> StartFrom:
-    """The validator of a manifest's ``init_from``."""
-    if not isinstance(d, dict):
-        raise damaged(path, "'init_from' must be an object")
-    if d.get("kind") not in START_KINDS:
-        raise damaged(path, f"'init_from.kind' must be one of {', '.join(START_KINDS)}")
-    text = {k: d.get(k, "") for k in ("source", "path", "weights_sha256", "engine", "strategy",
-                                       "description")}
-    if not all(isinstance(v, str) for v in text.values()) \
-            or not re.fullmatch(r"[0-9a-f]{64}", text["weights_sha256"]):
-        raise damaged(path, "'init_from' needs source, path and weights_sha256 (64 hex digits) "
-                            "strings")
-    return StartFrom(kind=d["kind"], generation=_int(d, "generation", path) if "generation" in d
-                     else 0, **text)
-
-
-@dataclass(frozen=True)
-class Manifest:
-    """manifest.json: what the run is."""
-
-    run_id: str
-    """The run's id (its folder name)."""
-    config: RunConfig | TexelConfig | TrainConfig
-    """The resolved configuration, validated: a RunConfig (kind 'games'), a TexelConfig
-    (kind 'fit') or a TrainConfig (kind 'train')."""
-    identity: dict
-    """Hashes: config, engine_spec, openings, hash (all strings); a fit's init and data too."""
-    data_files: tuple[DataFile, ...] = ()
-    """Fits and trainings: the data files read (name, size, SHA-256); empty for games runs."""
-    evotune: str = __version__
-    """The evotune version that created the run."""
-    format: int = FORMAT_VERSION
-    """The store format the manifest was read in (written: :data:`FORMAT_VERSION`)."""
-    init_from: StartFrom | None = None
-    """A games run that started from earlier weights: where they came from; None otherwise."""
-
-    @property
-    def kind(self) -> str:
-        """'games', 'fit' or 'train' (:data:`KINDS`)."""
-        return self.config.kind
-
-    def to_json(self) -> dict:
-        d = {"format": FORMAT_VERSION, "kind": self.kind, "evotune": self.evotune,
-             "run_id": self.run_id, "config": self.config.to_dict()}
-        if isinstance(self.config, (TexelConfig, TrainConfig)):
-            d["data_files"] = [f.to_json() for f in self.data_files]
-        d["identity"] = dict(self.identity)
-        if self.init_from is not None:
-            d["init_from"] = self.init_from.to_json()
-        return d
-
-
-def parse_manifest(data, path: Path) -> Manifest:
-    """The one validator of manifest.json (formats :data:`READ_FORMATS`)."""
-
-    d = json_object(data, path)
-    fmt = d.get("format")
-    if isinstance(fmt, bool) or fmt not in READ_FORMATS:
-        raise StoreError(f"{path}: format {fmt!r} is not supported by this evotune (it reads "
-                         f"formats {READ_FORMATS[0]} to {READ_FORMATS[-1]})")
-    config = d.get("config")
-    if not isinstance(config, dict):
-        raise damaged(path, "no 'config' object")
-    ident = d.get("identity")
-    if not isinstance(ident, dict) or not all(isinstance(v, str) for v in ident.values()):
-        raise damaged(path, "'identity' must be an object of strings")
-    kind = d.get("kind") if fmt > 1 else ("fit" if is_v1_fit(config) else "games")
-    if kind not in KINDS:
-        raise damaged(path, f"'kind' must be one of {', '.join(KINDS)}, not {kind!r}")
-    cfg: RunConfig | TexelConfig | TrainConfig
-    files: tuple[DataFile, ...] = ()
-    try:
-        if kind == "games":
-            cfg = run_config_from_dict(config)
-        elif kind == "train":
-            cfg = train_config_from_dict(config)
-            files = data_files_from_list(d.get("data_files"))
-        elif fmt == 1:
-            cfg, files = texel_config_from_v1(config)
-        else:
-            cfg = texel_config_from_dict(config)
-            files = data_files_from_list(d.get("data_files"))
-    except EvotuneError as exc:
-        raise damaged(path, f"its config: {exc}") from None
-    run_id = d.get("run_id")
-    if not isinstance(run_id, str):
-        raise damaged(path, "'run_id' must be a string")
-    start = d.get("init_from")
-    if start is not None and kind != "games":
-        raise damaged(path, f"'init_from' belongs to a games run, not a {kind} run")
-    return Manifest(run_id=run_id, config=cfg, identity=dict(ident), data_files=files,
-                    evotune=str(d.get("evotune", "")), format=fmt,
-                    init_from=None if start is None else parse_start_from(start, path))
 
 
 @dataclass(frozen=True)
@@ -377,8 +181,8 @@ def parse_state(data, path: Path) -> State:
         raise damaged(path, f"'finished' must be true or false, not {finished!r}")
     if not isinstance(d.get("strategy"), dict):
         raise damaged(path, "'strategy' must be an object")
-    return State(generation=_int(d, "generation", path), games=_int(d, "games", path),
-                 seconds=_float(d, "seconds", path) if "seconds" in d else 0.0,
+    return State(generation=int_field(d, "generation", path), games=int_field(d, "games", path),
+                 seconds=float_field(d, "seconds", path) if "seconds" in d else 0.0,
                  finished=finished, strategy=d["strategy"])
 
 
@@ -445,7 +249,7 @@ def parse_generation(data, path: Path) -> Generation:
     pop = d.get("population")
     if not isinstance(pop, list) or not pop:
         raise damaged(path, "'population' must be a non-empty list of rows")
-    population = tuple(_vector(row, n, "population", path) for row in pop)
+    population = tuple(vector_field(row, n, "population", path) for row in pop)
     strategy = d.get("strategy")
     if not isinstance(strategy, str):
         raise damaged(path, "'strategy' must be a string")
@@ -458,13 +262,13 @@ def parse_generation(data, path: Path) -> Generation:
         raise damaged(path, "'state' must be an object")
     gauntlet = d.get("gauntlet")
     gen = Generation(
-        generation=_int(d, "generation", path), strategy=strategy, names=tuple(names),
-        population=population, mean=_vector(d.get("mean"), n, "mean", path),
-        std=_vector(d.get("std"), n, "std", path), games=_int(d, "games", path),
-        games_total=_int(d, "games_total", path),
+        generation=int_field(d, "generation", path), strategy=strategy, names=tuple(names),
+        population=population, mean=vector_field(d.get("mean"), n, "mean", path),
+        std=vector_field(d.get("std"), n, "std", path), games=int_field(d, "games", path),
+        games_total=int_field(d, "games_total", path),
         matches=tuple(parse_match_summary(m, n, path) for m in matches), stats=stats,
-        seconds=_float(d, "seconds", path) if "seconds" in d else 0.0,
-        seconds_total=_float(d, "seconds_total", path) if "seconds_total" in d else 0.0,
+        seconds=float_field(d, "seconds", path) if "seconds" in d else 0.0,
+        seconds_total=float_field(d, "seconds_total", path) if "seconds_total" in d else 0.0,
         state=state, gauntlet=None if gauntlet is None else parse_gauntlet(gauntlet, n, path))
     if gen.games > gen.games_total:
         raise damaged(path, f"games {gen.games} > games_total {gen.games_total}")
@@ -542,10 +346,3 @@ def check_verify(doc: dict, path: Path) -> dict:
         raise bad("'matches' must be a list of match objects with games, wins, draws, losses")
     return doc
 
-
-def check_run_id(run_id: str) -> None:
-    """Run ids are folder names: letters, digits, '.', '_' and '-' (no separators, no control
-    characters)."""
-    if not isinstance(run_id, str) or not RUN_ID_RE.fullmatch(run_id):
-        raise StoreError(f"run id {run_id!r} is not allowed; use letters, digits, '.', '_' and "
-                         "'-' (at most 100 characters, starting with a letter or digit)")

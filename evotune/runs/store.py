@@ -21,9 +21,10 @@ from ..match.records import GameRecord
 from .config import RunConfig, run_config_from_dict
 from .fitconfig import DataFile, TexelConfig
 from .lock import RunLock
-from .records import (EPOCH_FILE_RE, GEN_FILE_RE, GameLine, Generation, Manifest, ResumePoint,
-                      StartFrom, State, check_run_id, check_verify, damaged, json_object,
-                      parse_game_line, parse_generation, parse_manifest, parse_state, read_json)
+from .manifest import Manifest, StartFrom, check_run_id, parse_manifest
+from .recordio import damaged, json_object, read_json
+from .records import (EPOCH_FILE_RE, GEN_FILE_RE, GameLine, Generation, ResumePoint, State,
+                      check_verify, parse_game_line, parse_generation, parse_state)
 from .trainconfig import EpochLine, TrainConfig, parse_checkpoint, parse_epoch
 
 log = logging.getLogger(__name__)

@@ -28,7 +28,8 @@ from ...engine.netfile import Net, net_bytes, read_net
 from ...errors import ConfigError, FieldError, StoreError
 from ...fileio import check_writable
 from ...runs.fitconfig import DataFile
-from ...runs.records import State, check_run_id
+from ...runs.manifest import check_run_id
+from ...runs.records import State
 from ...runs.store import Store
 from ...runs.trainconfig import INIT_RANDOM, EpochLine, TrainConfig
 from ..labels import file_record

@@ -1,0 +1,163 @@
+"""manifest.json, what a run is: its kind and validated config, identity, data files and start
+(:class:`Manifest`, :func:`parse_manifest`), the store formats it is read in, and the run id
+that names the run's folder (:func:`check_run_id`)."""
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import __version__
+from ..errors import EvotuneError, StoreError
+from .config import RunConfig, run_config_from_dict
+from .fitconfig import (DataFile, TexelConfig, data_files_from_list, is_v1_fit,
+                        texel_config_from_dict, texel_config_from_v1)
+from .recordio import damaged, int_field, json_object
+from .trainconfig import TrainConfig, train_config_from_dict
+
+FORMAT_VERSION = 2
+"""The store format written: 2 = the manifest names its kind ('games': a RunConfig; 'fit': a
+TexelConfig and the data files read). Format 1 (every manifest a RunConfig, a fit's with strategy
+'texel') is still read: its fits exactly (:func:`texel_config_from_v1`) or refused in one line."""
+READ_FORMATS = (1, 2)
+KINDS = ("games", "fit", "train")
+"""Run kinds: tuning by games (:class:`RunConfig`), fits to positions (:class:`TexelConfig`) and
+net trainings (:class:`TrainConfig`)."""
+RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+START_KINDS = ("fit", "games", "weights")
+"""What a run's start came from: a Texel fit, a tuning run by games, or a weights file."""
+
+
+@dataclass(frozen=True)
+class StartFrom:
+    """Where a games run's start came from (``evotune run --init-from RUN`` or ``--engine
+    SPEC:WEIGHTS``): those weights are the reference values of the run's engine spec (its copy,
+    engine-spec.json, holds them), and the strategies start from them."""
+
+    kind: str
+    """'fit', 'games' or 'weights' (:data:`START_KINDS`)."""
+    source: str
+    """The run id, or the weights file as given."""
+    path: str
+    """The absolute path of the run folder or the file."""
+    weights_sha256: str
+    """sha256 of the start values as the run's spec copy holds them
+    (:func:`evotune.specstart.start_checksum`)."""
+    engine: str = ""
+    """The source run's engine spec (a weights file: the spec named with it)."""
+    strategy: str = ""
+    """The source run's strategy ('texel' for a fit; '' for a weights file)."""
+    generation: int = 0
+    """The source run's generation (a fit's epoch) the weights come from."""
+    description: str = ""
+    """How the source's weights were chosen (its recommendation)."""
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def parse_start_from(d, path: Path) -> StartFrom:
+    """The validator of a manifest's ``init_from``."""
+    if not isinstance(d, dict):
+        raise damaged(path, "'init_from' must be an object")
+    if d.get("kind") not in START_KINDS:
+        raise damaged(path, f"'init_from.kind' must be one of {', '.join(START_KINDS)}")
+    text = {k: d.get(k, "") for k in ("source", "path", "weights_sha256", "engine", "strategy",
+                                       "description")}
+    if not all(isinstance(v, str) for v in text.values()) \
+            or not re.fullmatch(r"[0-9a-f]{64}", text["weights_sha256"]):
+        raise damaged(path, "'init_from' needs source, path and weights_sha256 (64 hex digits) "
+                            "strings")
+    return StartFrom(kind=d["kind"],
+                     generation=int_field(d, "generation", path) if "generation" in d else 0,
+                     **text)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """manifest.json: what the run is."""
+
+    run_id: str
+    """The run's id (its folder name)."""
+    config: RunConfig | TexelConfig | TrainConfig
+    """The resolved configuration, validated: a RunConfig (kind 'games'), a TexelConfig
+    (kind 'fit') or a TrainConfig (kind 'train')."""
+    identity: dict
+    """Hashes: config, engine_spec, openings, hash (all strings); a fit's init and data too."""
+    data_files: tuple[DataFile, ...] = ()
+    """Fits and trainings: the data files read (name, size, SHA-256); empty for games runs."""
+    evotune: str = __version__
+    """The evotune version that created the run."""
+    format: int = FORMAT_VERSION
+    """The store format the manifest was read in (written: :data:`FORMAT_VERSION`)."""
+    init_from: StartFrom | None = None
+    """A games run that started from earlier weights: where they came from; None otherwise."""
+
+    @property
+    def kind(self) -> str:
+        """'games', 'fit' or 'train' (:data:`KINDS`)."""
+        return self.config.kind
+
+    def to_json(self) -> dict:
+        d = {"format": FORMAT_VERSION, "kind": self.kind, "evotune": self.evotune,
+             "run_id": self.run_id, "config": self.config.to_dict()}
+        if isinstance(self.config, (TexelConfig, TrainConfig)):
+            d["data_files"] = [f.to_json() for f in self.data_files]
+        d["identity"] = dict(self.identity)
+        if self.init_from is not None:
+            d["init_from"] = self.init_from.to_json()
+        return d
+
+
+def parse_manifest(data, path: Path) -> Manifest:
+    """The one validator of manifest.json (formats :data:`READ_FORMATS`)."""
+
+    d = json_object(data, path)
+    fmt = d.get("format")
+    if isinstance(fmt, bool) or fmt not in READ_FORMATS:
+        raise StoreError(f"{path}: format {fmt!r} is not supported by this evotune (it reads "
+                         f"formats {READ_FORMATS[0]} to {READ_FORMATS[-1]})")
+    config = d.get("config")
+    if not isinstance(config, dict):
+        raise damaged(path, "no 'config' object")
+    ident = d.get("identity")
+    if not isinstance(ident, dict) or not all(isinstance(v, str) for v in ident.values()):
+        raise damaged(path, "'identity' must be an object of strings")
+    kind = d.get("kind") if fmt > 1 else ("fit" if is_v1_fit(config) else "games")
+    if kind not in KINDS:
+        raise damaged(path, f"'kind' must be one of {', '.join(KINDS)}, not {kind!r}")
+    cfg: RunConfig | TexelConfig | TrainConfig
+    files: tuple[DataFile, ...] = ()
+    try:
+        if kind == "games":
+            cfg = run_config_from_dict(config)
+        elif kind == "train":
+            cfg = train_config_from_dict(config)
+            files = data_files_from_list(d.get("data_files"))
+        elif fmt == 1:
+            cfg, files = texel_config_from_v1(config)
+        else:
+            cfg = texel_config_from_dict(config)
+            files = data_files_from_list(d.get("data_files"))
+    except EvotuneError as exc:
+        raise damaged(path, f"its config: {exc}") from None
+    run_id = d.get("run_id")
+    if not isinstance(run_id, str):
+        raise damaged(path, "'run_id' must be a string")
+    start = d.get("init_from")
+    if start is not None and kind != "games":
+        raise damaged(path, f"'init_from' belongs to a games run, not a {kind} run")
+    return Manifest(run_id=run_id, config=cfg, identity=dict(ident), data_files=files,
+                    evotune=str(d.get("evotune", "")), format=fmt,
+                    init_from=None if start is None else parse_start_from(start, path))
+
+
+def check_run_id(run_id: str) -> None:
+    """Run ids are folder names: letters, digits, '.', '_' and '-' (no separators, no control
+    characters)."""
+    if not isinstance(run_id, str) or not RUN_ID_RE.fullmatch(run_id):
+        raise StoreError(f"run id {run_id!r} is not allowed; use letters, digits, '.', '_' and "
+                         "'-' (at most 100 characters, starting with a letter or digit)")
