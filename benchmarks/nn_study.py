@@ -35,21 +35,16 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-from studyio import Results
+from studyio import PESTO, Results, elo_text, evotune, log, match, say, texel_start
 
-ROOT = Path(__file__).resolve().parents[1]
-SEED = 5
 SF_SPEC = """name = "stockfish"
 kind = "uci"
 command = [{command}]
 options = {{ Threads = 1, Hash = 16 }}
 """
-PESTO = "pst-pesto"
 BASE = {"hidden": 128, "wdl": 0.25, "epochs": 12, "batch": 1024, "lr_drop": 9,
         "data": ("sp-texel.txt",), "first": 0, "init": None}
 """The training: on ~40k positions the trainer's default batch (16,384) makes two optimiser steps
@@ -76,20 +71,6 @@ LOOP = {
 """The self-play loop (net1's games make net2's data) and the stronger labeller."""
 
 
-def log(msg: str) -> None:
-    print(msg, flush=True)
-
-
-def evotune(*args: str, capture: bool = False) -> str:
-    """Run one evotune command (printed first); stop the study when it fails."""
-    log("$ evotune " + " ".join(args))
-    res = subprocess.run([sys.executable, "-m", "evotune.cli", *args], text=True,
-                         stdout=subprocess.PIPE if capture else None)
-    if res.returncode != 0:
-        sys.exit(f"evotune {args[0]} failed with exit code {res.returncode}")
-    return res.stdout if capture else ""
-
-
 def uci_spec(out: Path, name: str, engine: str, weights: Path | None = None) -> Path:
     """A 'uci' spec that runs ``evotune uci --engine ENGINE`` (this checkout's code)."""
     command = [sys.executable, "-m", "evotune.cli", "uci", "--engine", engine]
@@ -98,36 +79,6 @@ def uci_spec(out: Path, name: str, engine: str, weights: Path | None = None) -> 
     path = out / f"{name}-uci.toml"
     path.write_text(f'name = "{name}"\nkind = "uci"\ncommand = {json.dumps(command)}\n')
     return path
-
-
-def match(results: Results, key: str, a: str, b: str, *, games: int, workers: int,
-          limit: tuple[str, ...], out: Path) -> dict:
-    """``evotune match A B`` on the 8moves openings (cached under ``key``)."""
-    done = results.get(key)
-    if done is not None:
-        return done
-    from evotune.paths import HELD_OUT_OPENINGS
-    t0 = time.perf_counter()
-    text = evotune("match", a, b, "--games", str(games), "--openings", str(HELD_OUT_OPENINGS),
-                   "--seed", str(SEED), "--workers", str(workers), *limit, "--json",
-                   "--pgn", str(out / "pgn" / f"{key}.pgn"), capture=True)
-    r = json.loads(text)
-    r.update(a=a, b=b, limit=" ".join(limit), seconds=round(time.perf_counter() - t0, 1))
-    results.put(key, r)
-    say(key, r)
-    return r
-
-
-def elo_text(m: dict) -> str:
-    """'+123 ± 45' (an infinite Elo, all points to one side, is JSON null)."""
-    if m["elo"] is None or m["elo_error"] is None:
-        return "inf" if m["elo"] is None else f"{m['elo']:+.0f} ± inf"
-    return f"{m['elo']:+.0f} ± {m['elo_error']:.0f}"
-
-
-def say(key: str, r: dict) -> None:
-    log(f"  {key}: {r['wins']}-{r['draws']}-{r['losses']} Elo {elo_text(r)} "
-        f"({r['games']} games, {r.get('seconds', 0):.0f} s)")
 
 
 def lines(path: Path) -> int:
@@ -278,20 +229,8 @@ def main(argv: list[str] | None = None) -> int:
 
     texel = out / "texel.json"
     if "recipe" in steps:
-        if not texel.exists():
-            cmd = [sys.executable, str(ROOT / "benchmarks" / "texel_recipe.py"), "--out",
-                   str(out / "recipe"), "--scale", str(args.scale), "--workers", str(w),
-                   "--verify-games", "200", "--stockfish", args.stockfish]
-            log("$ " + " ".join(cmd))
-            if subprocess.run(cmd).returncode != 0:
-                return 1
-            evotune("export", "recipe", "--format", "json", "--runs-dir",
-                    str(out / "recipe" / "runs"), "--out", str(texel))
-        tx = f"extended:{texel}"
-        match(results, "texel:shannon-d3", tx, "shannon", games=args.games, workers=w, limit=d3,
-              out=out)
-        match(results, "texel:pesto-d3", tx, PESTO, games=args.games, workers=w, limit=d3,
-              out=out)
+        texel = texel_start(out, results, recipe=out / "recipe", scale=args.scale, workers=w,
+                            games=args.games, stockfish=args.stockfish)
     tx = f"extended:{texel}"
     if "data" in steps:
         datagen(out, "sp-texel.txt", tx, positions=args.positions, per_game=20, seed=21,

@@ -1,0 +1,269 @@
+"""Fine-tuning study (docs/results/finetune-study.md): does tuning by games add Elo to a Texel fit
+at a realistic budget?
+
+Steps (each evotune command is printed before it runs; every step is skipped when its output
+exists and a killed run is resumed, so a second call continues where the first stopped; results
+go to OUT/results.json as they come, tables to OUT/tables.md, the plot to OUT/finetune-study.png):
+
+1. Start: the Texel-tuned `extended` evaluation of the documented recipe
+   (``benchmarks/texel_recipe.py --scale S`` in --recipe, default OUT/recipe; an existing fit
+   there is used), exported to OUT/texel.json; its Elo against shannon and PeSTO's tables at
+   depth 3.
+2. Runs: for each experiment of --plan, budget of --budgets and seed of --seeds:
+
+       evotune run --init-from RECIPE/runs/recipe --engine ENGINE --strategy S
+                   --max-games B --generations 0 --depth 3 --seed SEED --run-id NAME-Bk-sSEED
+
+   with the strategies' defaults for a run from earlier weights (finetune: SPSA's ends, DE's
+   first population and CMA-ES's first step from each weight's scale). ENGINE is
+   `extended-pesto-tables` for the 55 scalar terms (the fit's tables held fixed) and `extended`
+   for all its free weights.
+3. Curve: every --every games (0, E, 2E, ...; let it divide the budgets) the run's recommended
+   weights play its start over --games games on the held-out openings (the run's seed;
+   ``evotune.reporting.compare.verify_checkpoints``, stored in the run's verify-curve.json).
+4. Final SPRT [0, 5] of each run at the largest budget: its exported weights against the start,
+   ``evotune match --sprt 0 5`` at depth 3 (at most --sprt-games games) and at depth 5 (at most
+   --d5-games), seed 5.
+5. Tables with the games, hours and Elo of every run, and the games the best run would need to
+   reach +15 Elo at its measured slope (in games and hours on 1 and N cores).
+
+    python benchmarks/finetune_study.py --out reports/finetune --scale 0.5 --workers 2
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import sys
+from pathlib import Path
+
+from studyio import Results, elo_text, evotune, log, match, texel_start
+
+EXPERIMENTS = {
+    "spsa-scalars": ("spsa", "extended-pesto-tables", "55 scalar terms"),
+    "spsa-all": ("spsa", "extended", "all 791 free weights"),
+    "de-scalars": ("de", "extended-pesto-tables", "55 scalar terms"),
+    "cmaes-scalars": ("cmaes", "extended-pesto-tables", "55 scalar terms"),
+    "de-all": ("de", "extended", "all 791 free weights"),
+    "cmaes-all": ("cmaes", "extended", "all 791 free weights"),
+}
+"""name: (strategy, engine spec, the weights it tunes)."""
+TARGET = 15.0
+"""The issue's target: +15 Elo over the start at depth 3."""
+
+
+def run_id(name: str, budget: int, seed: int) -> str:
+    return f"{name}-{budget // 1000}k-s{seed}"
+
+
+def status(runs: Path, rid: str) -> dict | None:
+    if not (runs / rid).is_dir():
+        return None
+    return json.loads(evotune("status", rid, "--runs-dir", str(runs), "--json", capture=True))
+
+
+def tune(runs: Path, start: Path, name: str, budget: int, seed: int, workers: int) -> dict:
+    """Play run ``name`` at ``budget`` games (resumed when it stopped before its budget)."""
+    strategy, engine, _ = EXPERIMENTS[name]
+    rid = run_id(name, budget, seed)
+    st = status(runs, rid)
+    if st is None:
+        evotune("run", "--init-from", str(start), "--engine", engine, "--strategy", strategy,
+                "--max-games", str(budget), "--generations", "0", "--depth", "3", "--seed",
+                str(seed), "--workers", str(workers), "--run-id", rid, "--runs-dir", str(runs))
+    elif st["games"] < budget:
+        evotune("resume", rid, "--runs-dir", str(runs), "--workers", str(workers))
+    st = status(runs, rid)
+    return {"strategy": strategy, "engine": engine, "games": st["games"],
+            "seconds": st["seconds"], "generations": st["generation"]}
+
+
+def curve(results: Results, runs: Path, rid: str, *, every: int, games: int,
+          workers: int) -> list[dict]:
+    """Elo of the run's recommended weights against its start every ``every`` games."""
+    key = f"curve:{rid}"
+    if results.get(key):
+        return results.get(key)
+    from evotune.reporting.compare import verify_checkpoints
+    from evotune.runs.store import Store
+
+    log(f"# {rid}: Elo against the start every {every} games ({games} games each)")
+    store = Store.open(rid, runs)
+    doc = verify_checkpoints(store, every=every, games=games, workers=workers)
+    points: list[dict] = []
+    for p in doc["points"]:  # a generation past two checkpoints is one point
+        if not points or p["games"] != points[-1]["games"]:
+            points.append({"checkpoint": p["checkpoint"], "games": p["games"],
+                           **_elo(p["match"])})
+    for p in points:
+        log(f"  {rid} at {p['games']} games: {elo_text(p)}")
+    results.put(key, points)
+    return points
+
+
+def _elo(m: dict) -> dict:
+    return {k: m[k] for k in ("elo", "elo_error", "wins", "draws", "losses", "score")} | {
+        "match_games": m["games"]}
+
+
+def final(results: Results, out: Path, runs: Path, rid: str, texel: Path, args) -> None:
+    """SPRT [0, 5] of the run's weights against the start at depth 3 and 5."""
+    weights = out / "weights" / f"{rid}.json"
+    if not weights.exists():
+        weights.parent.mkdir(parents=True, exist_ok=True)
+        evotune("export", rid, "--format", "json", "--runs-dir", str(runs), "--out",
+                str(weights))
+    a, b = f"extended:{weights}", f"extended:{texel}"
+    sprt = ("--sprt", "0", "5")
+    match(results, f"sprt3:{rid}", a, b, games=args.sprt_games, workers=args.workers,
+          limit=("--depth", "3"), out=out, extra=sprt)
+    match(results, f"sprt5:{rid}", a, b, games=args.d5_games, workers=args.workers,
+          limit=("--depth", "5"), out=out, extra=sprt)
+
+
+def slope(points: list[dict]) -> tuple[float, float]:
+    """Least-squares Elo per 1,000 games through the curve's points (weighted by 1 / error^2),
+    and its standard error."""
+    xs, ys, ws = [], [], []
+    for p in points:
+        if p["elo"] is None or not p["elo_error"]:
+            continue
+        xs.append(p["games"] / 1000)
+        ys.append(p["elo"])
+        ws.append(1 / (p["elo_error"] / 1.96) ** 2)
+    if len(xs) < 2:
+        return math.nan, math.nan
+    sw = sum(ws)
+    mx = sum(w * x for w, x in zip(ws, xs)) / sw
+    my = sum(w * y for w, y in zip(ws, ys)) / sw
+    sxx = sum(w * (x - mx) ** 2 for w, x in zip(ws, xs))
+    b = sum(w * (x - mx) * (y - my) for w, x, y in zip(ws, xs, ys)) / sxx
+    return b, math.sqrt(1 / sxx)
+
+
+def verdict(m: dict | None) -> str:
+    if not m:
+        return "not played"
+    s = m.get("sprt") or {}
+    v = s.get("verdict") or "no verdict"
+    return f"{v}: {elo_text(m)} after {m['games']} games"
+
+
+def tables(results: Results, order: list[str], *, workers: int) -> str:
+    rows = ["| run | strategy | weights | games | hours | Elo vs start at each checkpoint "
+            "(games: Elo ± 95%) | slope (Elo / 1k games) | SPRT [0, 5] depth 3 | depth 5 |",
+            "|---|---|---|---:|---:|---|---|---|---|"]
+    best = None
+    for rid in order:
+        info = results.get(f"run:{rid}")
+        pts = results.get(f"curve:{rid}")
+        if not info or not pts:
+            continue
+        b, se = slope(pts)
+        name = rid.rsplit("-", 2)[0]
+        cells = ", ".join(f"{p['games']:,}: {elo_text(p)}" for p in pts)
+        rows.append(f"| {rid} | {info['strategy']} | {EXPERIMENTS[name][2]} | "
+                    f"{info['games']:,} | {info['seconds'] / 3600:.2f} | {cells} | "
+                    f"{b:+.2f} ± {1.96 * se:.2f} | {verdict(results.get(f'sprt3:{rid}'))} | "
+                    f"{verdict(results.get(f'sprt5:{rid}'))} |")
+        last = pts[-1]["elo"] if pts[-1]["elo"] is not None else -math.inf
+        if best is None or last > best[1]:
+            best = (rid, last, b, info["games"] / info["seconds"])
+    text = "\n".join(rows)
+    if best is not None:
+        rid, last, b, rate = best
+        text += f"\n\nBest final Elo: {rid} ({last:+.1f} at its last checkpoint)."
+        if last < TARGET and b > 0:
+            need = (TARGET - last) / b * 1000
+            text += (f" At its slope ({b:+.2f} Elo per 1,000 games) the +{TARGET:.0f} target "
+                     f"needs ~{need:,.0f} more games: {need / rate / 3600:.1f} h at this "
+                     f"machine's {rate:.1f} games/s on {workers} cores, "
+                     f"{need / (rate / workers * 64) / 3600:.1f} h on 64 cores.")
+        elif last < TARGET:
+            text += f" Its slope ({b:+.2f} Elo per 1,000 games) does not point to +{TARGET:.0f}."
+    return text
+
+
+def plot(out: Path, results: Results, order: list[str]) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for rid in order:
+        pts = results.get(f"curve:{rid}")
+        if not pts:
+            continue
+        xs = [p["games"] for p in pts if p["elo"] is not None]
+        ys = [p["elo"] for p in pts if p["elo"] is not None]
+        es = [p["elo_error"] or 0 for p in pts if p["elo"] is not None]
+        style = "--" if "-all-" in rid else "-"
+        line, = ax.plot(xs, ys, style, marker="o", label=rid)
+        ax.fill_between(xs, [y - e for y, e in zip(ys, es)], [y + e for y, e in zip(ys, es)],
+                        color=line.get_color(), alpha=0.15)
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.axhline(TARGET, color="grey", lw=0.8, ls=":")
+    ax.set_xlabel("tuning games")
+    ax.set_ylabel("Elo against the Texel start (95% band)")
+    ax.set_title("Tuning by games from a Texel fit, depth 3")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / "finetune-study.png", dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True, help="Folder of the runs and results.")
+    ap.add_argument("--recipe", default=None,
+                    help="Folder of the Texel recipe (default OUT/recipe; made when missing).")
+    ap.add_argument("--scale", type=float, default=1.0, help="texel_recipe.py's --scale.")
+    ap.add_argument("--plan", default="spsa-scalars,spsa-all,de-scalars,cmaes-scalars",
+                    help=f"Comma-separated experiments: {', '.join(EXPERIMENTS)}.")
+    ap.add_argument("--budgets", default="20000", help="Comma-separated games per run.")
+    ap.add_argument("--seeds", type=int, default=1, help="Seeds per experiment and budget.")
+    ap.add_argument("--every", type=int, default=10_000, help="Games between curve points.")
+    ap.add_argument("--games", type=int, default=400, help="Games of each curve point.")
+    ap.add_argument("--sprt-games", type=int, default=8000,
+                    help="Most games of the final SPRT at depth 3.")
+    ap.add_argument("--d5-games", type=int, default=2000,
+                    help="Most games of the final SPRT at depth 5.")
+    ap.add_argument("--no-final", action="store_true", help="Skip the final SPRTs.")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--stockfish", default=shutil.which("stockfish") or "/usr/games/stockfish")
+    args = ap.parse_args(argv)
+    plan = [p for p in args.plan.split(",") if p]
+    unknown = [p for p in plan if p not in EXPERIMENTS]
+    if unknown:
+        sys.exit(f"--plan: unknown experiment(s) {', '.join(unknown)}; "
+                 f"choose from {', '.join(EXPERIMENTS)}")
+    budgets = sorted(int(b) for b in args.budgets.split(","))
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    recipe = Path(args.recipe).resolve() if args.recipe else out / "recipe"
+    runs = out / "runs"
+    results = Results(out / "results.json")
+    texel = texel_start(out, results, recipe=recipe, scale=args.scale, workers=args.workers,
+                        games=args.games, stockfish=args.stockfish)
+    start = recipe / "runs" / "recipe"
+    order = []
+    for seed in range(1, args.seeds + 1):
+        for budget in budgets:
+            for name in plan:
+                rid = run_id(name, budget, seed)
+                order.append(rid)
+                results.put(f"run:{rid}", tune(runs, start, name, budget, seed, args.workers))
+                curve(results, runs, rid, every=args.every, games=args.games,
+                      workers=args.workers)
+                if not args.no_final and budget == budgets[-1]:
+                    final(results, out, runs, rid, texel, args)
+                (out / "tables.md").write_text(tables(results, order, workers=args.workers)
+                                               + "\n")
+                plot(out, results, order)
+    log((out / "tables.md").read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
