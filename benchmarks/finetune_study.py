@@ -21,7 +21,7 @@ go to OUT/results.json as they come, tables to OUT/tables.md, the plot to OUT/fi
 3. Curve: every --every games (0, E, 2E, ...; let it divide the budgets) the run's recommended
    weights play its start over --games games on the held-out openings (the run's seed;
    ``evotune.reporting.compare.verify_checkpoints``, stored in the run's verify-curve.json).
-4. Final SPRT [0, 5] of each run at the largest budget: its exported weights against the start,
+4. Final SPRT [0, 5] of each experiment's run at its largest budget: its exported weights against the start,
    ``evotune match --sprt 0 5`` at depth 3 (at most --sprt-games games) and at depth 5 (at most
    --d5-games), seed 5.
 5. Tables with the games, hours and Elo of every run, and the games the best run would need to
@@ -220,7 +220,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="Folder of the Texel recipe (default OUT/recipe; made when missing).")
     ap.add_argument("--scale", type=float, default=1.0, help="texel_recipe.py's --scale.")
     ap.add_argument("--plan", default="spsa-scalars,spsa-all,de-scalars,cmaes-scalars",
-                    help=f"Comma-separated experiments: {', '.join(EXPERIMENTS)}.")
+                    help=f"Comma-separated experiments: {', '.join(EXPERIMENTS)}; NAME@B "
+                    "plays that one at budget B only.")
     ap.add_argument("--budgets", default="20000", help="Comma-separated games per run.")
     ap.add_argument("--seeds", type=int, default=1, help="Seeds per experiment and budget.")
     ap.add_argument("--every", type=int, default=10_000, help="Games between curve points.")
@@ -233,12 +234,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--stockfish", default=shutil.which("stockfish") or "/usr/games/stockfish")
     args = ap.parse_args(argv)
-    plan = [p for p in args.plan.split(",") if p]
-    unknown = [p for p in plan if p not in EXPERIMENTS]
-    if unknown:
-        sys.exit(f"--plan: unknown experiment(s) {', '.join(unknown)}; "
-                 f"choose from {', '.join(EXPERIMENTS)}")
     budgets = sorted(int(b) for b in args.budgets.split(","))
+    plan: list[tuple[str, list[int]]] = []  # NAME or NAME@BUDGET
+    for item in (p for p in args.plan.split(",") if p):
+        name, _, only = item.partition("@")
+        if name not in EXPERIMENTS or (only and not only.isdigit()):
+            sys.exit(f"--plan: unknown experiment {item!r}; choose from "
+                     f"{', '.join(EXPERIMENTS)} (NAME@BUDGET for one budget)")
+        plan.append((name, [int(only)] if only else budgets))
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     recipe = Path(args.recipe).resolve() if args.recipe else out / "recipe"
@@ -249,14 +252,14 @@ def main(argv: list[str] | None = None) -> int:
     start = recipe / "runs" / "recipe"
     order = []
     for seed in range(1, args.seeds + 1):
-        for budget in budgets:
-            for name in plan:
+        for name, sizes in plan:
+            for budget in sizes:
                 rid = run_id(name, budget, seed)
                 order.append(rid)
                 results.put(f"run:{rid}", tune(runs, start, name, budget, seed, args.workers))
                 curve(results, runs, rid, every=args.every, games=args.games,
                       workers=args.workers)
-                if not args.no_final and budget == budgets[-1]:
+                if not args.no_final and budget == sizes[-1]:
                     final(results, out, runs, rid, texel, args)
                 (out / "tables.md").write_text(tables(results, order, workers=args.workers)
                                                + "\n")
