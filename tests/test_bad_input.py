@@ -98,6 +98,9 @@ for flag, v in (("--depth", "65"), ("--depth", "0"), ("--nodes", "-1"),
                 ("--backend", "dask"), ("--out", "@RO/pop"), ("--out", "afile")):
     case(f"run {flag} {v!r}", *R, flag, v)
 case("run dask unreachable", *R, "--backend", "dask", "--scheduler", "tcp://127.0.0.1:9")
+case("run batch not spsa", *R, "--strategy", "de", "--batch", "8")
+case("run batch 0", *R, "--strategy", "spsa", "--batch", "0")
+case("run batch vs param", *R, "--strategy", "spsa", "--batch", "4", "--param", "batch=8")
 for f in ("nonutf8.toml", "binary.toml", "badtoml.toml", "unknownkey.toml", "np_str.toml",
           "np_bool.toml", "np_inf.toml", "np_huge.toml", "depth_float.toml", "strategy_int.toml",
           "init_nan.toml", "init_inf.toml", "init_neg.toml", "init_inverted.toml",

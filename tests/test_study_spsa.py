@@ -143,3 +143,16 @@ def test_cmaes_fitness_is_the_gauntlet_score_with_opponents(tmp_path):
     played = [m.a for m in gen.matches]
     told = store.read_state().strategy["told"]
     assert told == [[by_weights[w] for w in played]]  # each candidate's own gauntlet score
+
+
+def test_batch_sets_the_perturbations_of_a_generation(tmp_path, stored_generations):
+    args = ["--strategy", "spsa", "--generations", "2", "--games", "2", "--depth", "1",
+            "--seed", "3", "--workers", "2", "--out", str(tmp_path)]
+    res = CliRunner().invoke(cli, ["run", *args, "--batch", "3", "--run-id", "b"])
+    assert res.exit_code == 0, res.output
+    same = CliRunner().invoke(cli, ["run", *args, "--param", "batch=3", "--run-id", "p"])
+    assert same.exit_code == 0, same.output
+    assert Store(tmp_path / "b").manifest().config.params_dict()["batch"] == 3
+    gens = Store(tmp_path / "b").generations()
+    assert [g.games_total for g in gens] == [0, 6, 12]  # 3 perturbations x 2 games each
+    assert stored_generations(tmp_path / "b") == stored_generations(tmp_path / "p")

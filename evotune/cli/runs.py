@@ -78,6 +78,10 @@ def run_and_report(store, plan) -> None:
 @click.option("--max-seconds", type=float, default=None, help="Stop after this much wall time.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="Strategy parameter, e.g. --param F=0.6 (repeatable).")
+@click.option("--batch", type=int, default=None, metavar="N",
+              help="SPSA: perturbations per generation (--param batch=N, default 8). A "
+                   "generation plays N x --games games, each a task of its own on the workers; "
+                   "a larger batch leaves the cores less idle at each generation's end.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
               help="TOML config file (defaults < file < flags).")
 @click.option("--run-id", type=str, default=None, help="Name of the run directory.")
@@ -99,8 +103,8 @@ def run_and_report(store, plan) -> None:
                    "reference the strategies start from (--param init=reference), within the "
                    "spec's bounds. --engine defaults to the run's engine spec.")
 def run(strategy, np_, generations, games, limits, seed, workers, backend, scheduler, engine,
-        openings, max_games, max_seconds, params, config_file, run_id, runs_dir, print_config,
-        opponents, spsa_file, init_from):
+        openings, max_games, max_seconds, params, batch, config_file, run_id, runs_dir,
+        print_config, opponents, spsa_file, init_from):
     """Tune weights: evolve a population with mini-matches between weight vectors.
 
     With a 'uci' engine spec (--engine my-engine.toml) the external engine is tuned through its
@@ -121,6 +125,8 @@ def run(strategy, np_, generations, games, limits, seed, workers, backend, sched
                            backend=backend, scheduler=scheduler,
                            params=parse_params(params) if params else None,
                            opponents=opponents, **limits)
+    if batch is not None:
+        cfg = build_run_config(base=cfg, params=batch_param(batch, cfg))
     named = engine is not None or (config_file is not None
                                    and "engine" in load_config_file(config_file))
     start = run_start(cfg.engine, init_from=init_from, engine_named=named, runs_dir=runs_dir)
@@ -145,6 +151,20 @@ def run(strategy, np_, generations, games, limits, seed, workers, backend, sched
         click.echo(f"starting from {start.spec.start_source}: {start.init_from.description} "
                    f"(weights sha256 {start.init_from.weights_sha256[:12]})", err=True)
     run_and_report(store, plan)
+
+
+def batch_param(batch: int, cfg) -> dict:
+    """``--batch N`` as SPSA's parameter ``batch`` (one line when the strategy is not SPSA or
+    --param batch says otherwise)."""
+    if cfg.strategy != "spsa":
+        raise ConfigError(f"--batch is SPSA's (perturbations per generation); a {cfg.strategy} "
+                          "generation is --np candidates of --games games each")
+    if batch < 1:
+        raise ConfigError(f"--batch must be at least 1 perturbation, got {batch}")
+    given = cfg.params_dict().get("batch")
+    if given is not None and int(given) != batch:
+        raise ConfigError(f"--batch {batch} and --param batch={given} disagree; give one")
+    return {"batch": batch}
 
 
 @click.command()
