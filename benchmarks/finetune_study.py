@@ -17,7 +17,8 @@ go to OUT/results.json as they come, tables to OUT/tables.md, the plot to OUT/fi
    with the strategies' defaults for a run from earlier weights (finetune: SPSA's ends, DE's
    first population and CMA-ES's first step from each weight's scale). ENGINE is
    `extended-pesto-tables` for the 55 scalar terms (the fit's tables held fixed) and `extended`
-   for all its free weights.
+   for all its free weights; ``spsa-net`` tunes the output layer of the net given with --net
+   (``evotune run --engine nnue:NET``), starting from the file.
 3. Curve: every --every games (0, E, 2E, ...; let it divide the budgets) the run's recommended
    weights play its start over --games games on the held-out openings (the run's seed;
    ``evotune.reporting.compare.verify_checkpoints``, stored in the run's verify-curve.json).
@@ -47,8 +48,11 @@ EXPERIMENTS = {
     "cmaes-scalars": ("cmaes", "extended-pesto-tables", "55 scalar terms"),
     "de-all": ("de", "extended", "all 791 free weights"),
     "cmaes-all": ("cmaes", "extended", "all 791 free weights"),
+    "spsa-net": ("spsa", "nnue", "a net's output layer and scale (--net)"),
 }
-"""name: (strategy, engine spec, the weights it tunes)."""
+"""name: (strategy, engine spec, the weights it tunes). The net's run starts from the file given
+with --net (``evotune run --engine nnue:NET``) instead of the Texel fit, and its final SPRTs
+play the exported net against that file."""
 TARGET = 15.0
 """The issue's target: +15 Elo over the start at depth 3."""
 
@@ -63,13 +67,16 @@ def status(runs: Path, rid: str) -> dict | None:
     return json.loads(evotune("status", rid, "--runs-dir", str(runs), "--json", capture=True))
 
 
-def tune(runs: Path, start: Path, name: str, budget: int, seed: int, workers: int) -> dict:
+def tune(runs: Path, start: Path, name: str, budget: int, seed: int, workers: int,
+         net: Path | None) -> dict:
     """Play run ``name`` at ``budget`` games (resumed when it stopped before its budget)."""
     strategy, engine, _ = EXPERIMENTS[name]
     rid = run_id(name, budget, seed)
     st = status(runs, rid)
     if st is None:
-        evotune("run", "--init-from", str(start), "--engine", engine, "--strategy", strategy,
+        origin = ("--engine", f"nnue:{net}") if engine == "nnue" else (
+            "--init-from", str(start), "--engine", engine)
+        evotune("run", *origin, "--strategy", strategy,
                 "--max-games", str(budget), "--generations", "0", "--depth", "3", "--seed",
                 str(seed), "--workers", str(workers), "--run-id", rid, "--runs-dir", str(runs))
     elif st["games"] < budget:
@@ -109,12 +116,15 @@ def _elo(m: dict) -> dict:
 
 def final(results: Results, out: Path, runs: Path, rid: str, texel: Path, args) -> None:
     """SPRT [0, 5] of the run's weights against the start at depth 3 and 5."""
-    weights = out / "weights" / f"{rid}.json"
+    is_net = EXPERIMENTS[rid.rsplit("-", 2)[0]][1] == "nnue"
+    weights = out / "weights" / (f"{rid}.nnue" if is_net else f"{rid}.json")
     if not weights.exists():
         weights.parent.mkdir(parents=True, exist_ok=True)
-        evotune("export", rid, "--format", "json", "--runs-dir", str(runs), "--out",
-                str(weights))
+        evotune("export", rid, "--format", "evotune" if is_net else "json", "--runs-dir",
+                str(runs), "--out", str(weights))
     a, b = f"extended:{weights}", f"extended:{texel}"
+    if is_net:
+        a, b = f"nnue:{weights}", f"nnue:{args.net}"
     sprt = ("--sprt", "0", "5")
     match(results, f"sprt3:{rid}", a, b, games=args.sprt_games, workers=args.workers,
           limit=("--depth", "3"), out=out, extra=sprt)
@@ -205,7 +215,7 @@ def plot(out: Path, results: Results, order: list[str]) -> None:
     ax.axhline(0, color="grey", lw=0.8)
     ax.axhline(TARGET, color="grey", lw=0.8, ls=":")
     ax.set_xlabel("tuning games")
-    ax.set_ylabel("Elo against the Texel start (95% band)")
+    ax.set_ylabel("Elo against the start (95% band)")
     ax.set_title("Tuning by games from a Texel fit, depth 3")
     ax.legend(fontsize=7)
     fig.tight_layout()
@@ -231,6 +241,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--d5-games", type=int, default=2000,
                     help="Most games of the final SPRT at depth 5.")
     ap.add_argument("--no-final", action="store_true", help="Skip the final SPRTs.")
+    ap.add_argument("--net", type=Path, default=None,
+                    help="The net whose output layer spsa-net tunes (e.g. the network study's "
+                    "best, runs/net5/net.nnue).")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--stockfish", default=shutil.which("stockfish") or "/usr/games/stockfish")
     args = ap.parse_args(argv)
@@ -242,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
             sys.exit(f"--plan: unknown experiment {item!r}; choose from "
                      f"{', '.join(EXPERIMENTS)} (NAME@BUDGET for one budget)")
         plan.append((name, [int(only)] if only else budgets))
+        if EXPERIMENTS[name][1] == "nnue" and (args.net is None or not args.net.is_file()):
+            sys.exit(f"--plan {name}: give the net to tune with --net FILE")
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     recipe = Path(args.recipe).resolve() if args.recipe else out / "recipe"
@@ -256,7 +271,8 @@ def main(argv: list[str] | None = None) -> int:
             for budget in sizes:
                 rid = run_id(name, budget, seed)
                 order.append(rid)
-                results.put(f"run:{rid}", tune(runs, start, name, budget, seed, args.workers))
+                results.put(f"run:{rid}", tune(runs, start, name, budget, seed, args.workers,
+                                               args.net))
                 curve(results, runs, rid, every=args.every, games=args.games,
                       workers=args.workers)
                 if not args.no_final and budget == sizes[-1]:
