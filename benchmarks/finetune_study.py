@@ -22,9 +22,9 @@ go to OUT/results.json as they come, tables to OUT/tables.md, the plot to OUT/fi
 3. Curve: every --every games (0, E, 2E, ...; let it divide the budgets) the run's recommended
    weights play its start over --games games on the held-out openings (the run's seed;
    ``evotune.reporting.compare.verify_checkpoints``, stored in the run's verify-curve.json).
-4. Final SPRT [0, 5] of each experiment's run at its largest budget: its exported weights against the start,
-   ``evotune match --sprt 0 5`` at depth 3 (at most --sprt-games games) and at depth 5 (at most
-   --d5-games), seed 5.
+4. Final SPRT [0, 5] of each experiment's run at its largest budget: its exported weights against
+   the start, ``evotune match --sprt 0 5`` at depth 3 (at most --sprt-games games) and, unless
+   that rejected it, at depth 5 (at most --d5-games), seed 5.
 5. Tables with the games, hours and Elo of every run, and the games the best run would need to
    reach +15 Elo at its measured slope (in games and hours on 1 and N cores).
 
@@ -126,30 +126,29 @@ def final(results: Results, out: Path, runs: Path, rid: str, texel: Path, args) 
     if is_net:
         a, b = f"nnue:{weights}", f"nnue:{args.net}"
     sprt = ("--sprt", "0", "5")
-    match(results, f"sprt3:{rid}", a, b, games=args.sprt_games, workers=args.workers,
-          limit=("--depth", "3"), out=out, extra=sprt)
+    d3 = match(results, f"sprt3:{rid}", a, b, games=args.sprt_games, workers=args.workers,
+               limit=("--depth", "3"), out=out, extra=sprt)
+    if (d3.get("sprt") or {}).get("verdict") == "H0":
+        log(f"  {rid}: the SPRT at depth 3 rejected it; no depth-5 SPRT")
+        return
     match(results, f"sprt5:{rid}", a, b, games=args.d5_games, workers=args.workers,
           limit=("--depth", "5"), out=out, extra=sprt)
 
 
 def slope(points: list[dict]) -> tuple[float, float]:
-    """Least-squares Elo per 1,000 games through the curve's points (weighted by 1 / error^2),
-    and its standard error."""
+    """Elo per 1,000 games through the start (0 Elo at 0 games, by definition) and the curve's
+    later points, weighted least squares (weights 1 / variance), and its standard error."""
     xs, ys, ws = [], [], []
     for p in points:
-        if p["elo"] is None or not p["elo_error"]:
+        if p["games"] == 0 or p["elo"] is None or not p["elo_error"]:
             continue
         xs.append(p["games"] / 1000)
         ys.append(p["elo"])
         ws.append(1 / (p["elo_error"] / 1.96) ** 2)
-    if len(xs) < 2:
+    if not xs:
         return math.nan, math.nan
-    sw = sum(ws)
-    mx = sum(w * x for w, x in zip(ws, xs)) / sw
-    my = sum(w * y for w, y in zip(ws, ys)) / sw
-    sxx = sum(w * (x - mx) ** 2 for w, x in zip(ws, xs))
-    b = sum(w * (x - mx) * (y - my) for w, x, y in zip(ws, xs, ys)) / sxx
-    return b, math.sqrt(1 / sxx)
+    sxx = sum(w * x * x for w, x in zip(ws, xs))
+    return sum(w * x * y for w, x, y in zip(ws, xs, ys)) / sxx, math.sqrt(1 / sxx)
 
 
 def verdict(m: dict | None) -> str:
@@ -172,25 +171,32 @@ def tables(results: Results, order: list[str], *, workers: int) -> str:
             continue
         b, se = slope(pts)
         name = rid.rsplit("-", 2)[0]
+        d3 = results.get(f"sprt3:{rid}")
+        d5 = verdict(results.get(f"sprt5:{rid}"))
+        if d3 and (d3.get("sprt") or {}).get("verdict") == "H0" and d5 == "not played":
+            d5 = "not played (H0 at depth 3)"
         cells = ", ".join(f"{p['games']:,}: {elo_text(p)}" for p in pts)
         rows.append(f"| {rid} | {info['strategy']} | {EXPERIMENTS[name][2]} | "
                     f"{info['games']:,} | {info['seconds'] / 3600:.2f} | {cells} | "
-                    f"{b:+.2f} ± {1.96 * se:.2f} | {verdict(results.get(f'sprt3:{rid}'))} | "
-                    f"{verdict(results.get(f'sprt5:{rid}'))} |")
-        last = pts[-1]["elo"] if pts[-1]["elo"] is not None else -math.inf
-        if best is None or last > best[1]:
-            best = (rid, last, b, info["games"] / info["seconds"])
+                    f"{b:+.2f} ± {1.96 * se:.2f} | {verdict(d3)} | {d5} |")
+        final_elo = d3["elo"] if d3 and d3["elo"] is not None else pts[-1]["elo"]
+        if final_elo is not None and (best is None or final_elo > best[1]):
+            best = (rid, final_elo, b, info["games"] / info["seconds"], d3)
     text = "\n".join(rows)
     if best is not None:
-        rid, last, b, rate = best
-        text += f"\n\nBest final Elo: {rid} ({last:+.1f} at its last checkpoint)."
-        if last < TARGET and b > 0:
-            need = (TARGET - last) / b * 1000
+        rid, elo, b, rate, d3 = best
+        accepted = d3 is not None and (d3.get("sprt") or {}).get("verdict") == "H1"
+        text += (f"\n\nBest: {rid}, {elo:+.1f} Elo "
+                 f"({'its depth-3 SPRT' if d3 else 'its last checkpoint'}).")
+        if accepted and elo >= TARGET:
+            text += f" The SPRT accepted it, above the +{TARGET:.0f} target."
+        elif b > 0:
+            need = (TARGET - elo) / b * 1000 if elo < TARGET else 0
             text += (f" At its slope ({b:+.2f} Elo per 1,000 games) the +{TARGET:.0f} target "
                      f"needs ~{need:,.0f} more games: {need / rate / 3600:.1f} h at this "
                      f"machine's {rate:.1f} games/s on {workers} cores, "
                      f"{need / (rate / workers * 64) / 3600:.1f} h on 64 cores.")
-        elif last < TARGET:
+        else:
             text += f" Its slope ({b:+.2f} Elo per 1,000 games) does not point to +{TARGET:.0f}."
     return text
 
