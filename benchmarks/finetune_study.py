@@ -26,7 +26,7 @@ go to OUT/results.json as they come, tables to OUT/tables.md, the plot to OUT/fi
    the start, ``evotune match --sprt 0 5`` at depth 3 (at most --sprt-games games) and, unless
    that rejected it, at depth 5 (at most --d5-games), seed 5.
 5. Tables with the games, hours and Elo of every run, and the games the best run would need to
-   reach +15 Elo at its measured slope (in games and hours on 1 and N cores).
+   reach +15 Elo at its measured slope (in games, and in hours on --workers and on 64 cores).
 
     python benchmarks/finetune_study.py --out reports/finetune --scale 0.5 --workers 2
 """

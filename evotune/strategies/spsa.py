@@ -173,6 +173,8 @@ class Schedule:
 
 FINETUNE_R_END = 0.002
 """r_end of a fine-tuning (fishtest's customary value: Stockfish's TUNE prints 0.0020)."""
+
+
 def finetune_ends(reference, lower, upper, c_end_frac: float) -> tuple[np.ndarray, np.ndarray]:
     """(c_end, r_end) per weight for fine-tuning a good start, from each weight's scale.
 
