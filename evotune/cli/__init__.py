@@ -4,7 +4,7 @@ line and exit 2; a :class:`~evotune.errors.FieldError` is said as the flag that 
 
 Commands by group: :mod:`.engine` (perft, search, features, bench, uci), :mod:`.match`,
 :mod:`.runs` (run, resume, status, runs), :mod:`.reports` (plot, report, verify, export),
-:mod:`.learning` (datagen, texel), :mod:`.experiments` (reproduce, compare) and :mod:`.nn`
+:mod:`.learning` (datagen, label, texel), :mod:`.experiments` (reproduce, compare) and :mod:`.nn`
 (the ``nn`` group: init, info, export, and train from :mod:`.nntrain`).
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ COMMAND_GROUPS = {
     "match": ("match",),
     "runs": ("run", "resume", "status", "runs"),
     "reports": ("plot", "report", "verify", "export"),
-    "learning": ("datagen", "texel"),
+    "learning": ("datagen", "label", "texel"),
     "experiments": ("reproduce", "compare"),
     "nn": ("nn",),
 }

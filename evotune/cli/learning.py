@@ -1,4 +1,4 @@
-"""Learning from positions: datagen, texel."""
+"""Learning from positions: datagen, label, texel."""
 from __future__ import annotations
 
 import click
@@ -7,6 +7,8 @@ from ..errors import EvotuneError, FieldError
 from ..learn.datagen import DatagenSettings
 from ..learn.datagen import datagen as run_datagen
 from ..learn.nn.td import LAMBDA
+from ..learn.relabel import LabelSettings
+from ..learn.relabel import label as run_label
 from ..learn.fitrun import execute_fit, new_fit
 from ..runs.fitconfig import TexelConfig
 from .options import limits_options, openings_option, runs_dir_option, seed_option, workers_option
@@ -66,6 +68,44 @@ def datagen(games, positions, out_file, engine, limits, openings, random_plies, 
     if summary.forfeits:
         click.echo(f"evotune: warning: {summary.forfeits} games were forfeited by the engine "
                    "(crash, timeout or illegal move) and gave no positions", err=True)
+
+
+@click.command()
+@click.argument("data", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--engine", required=True,
+              help="The labelling engine: spec SPEC[:WEIGHTS.json] or nnue:NET; a 'uci' spec "
+                   "(e.g. Stockfish) runs through the external runner.")
+@limits_options(fields=("depth", "nodes"))
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), required=True,
+              help="Output file of 'FEN | score | result' lines (a rerun with the same settings "
+                   "and inputs continues it).")
+@click.option("--max-bad", type=int, default=0, show_default=True,
+              help="Malformed input lines to skip before stopping.")
+@workers_option(1, "Worker processes (0 = one per core); the output does not depend on it.")
+@click.option("--chunk", type=int, default=2048, show_default=True,
+              help="Positions per atomic write (part of the output's settings).")
+def label(data, engine, limits, out_file, max_bad, workers, chunk):
+    """Score labelled positions with another engine's search (Stockfish, a deeper search).
+
+    Reads any format the trainers read and writes 'FEN | score | result' (White's view), the
+    game result kept: the data of 'nn train --wdl 0'. Both --depth and --nodes apply (an
+    external engine gets 'go depth D nodes N'); give --depth 64 for a node count alone.
+    """
+    settings = LabelSettings(engine=engine, limits=limits, chunk=chunk, max_bad=max_bad)
+    bar = CountBar("label", "positions", "scored")
+    summary = run_label(settings, data, out_file, workers=workers, progress=bar)
+    bar.close()
+    click.echo(f"{summary.out}: {summary.written} of {summary.read} positions scored by "
+               f"{engine} (format text: FEN | score | result, White's view"
+               + ("; it was already complete" if summary.resumed_from == summary.read else
+                  f"; continued after position {summary.resumed_from}"
+                  if summary.resumed_from else "") + ")")
+    if summary.bad:
+        click.echo(f"evotune: warning: {summary.bad} malformed input lines were skipped "
+                   "(--max-bad)", err=True)
+    if summary.left_out:
+        click.echo(f"evotune: warning: {summary.left_out} positions were left out: no legal "
+                   "move, a mate score or beyond +-32000, or an engine forfeit", err=True)
 
 
 @click.command()
@@ -147,4 +187,4 @@ def fit_and_report(store, cfg, data=None, *, workers: int = 0) -> None:
         click.echo(f"evotune: warning: {s['warning']}", err=True)
 
 
-COMMANDS = (datagen, texel)
+COMMANDS = (datagen, label, texel)

@@ -68,8 +68,8 @@ class RunBar:
 class CountBar:
     """A one-line progress bar on stderr: done/total and a count of positions."""
 
-    def __init__(self, label: str, unit: str) -> None:
-        self.label, self.unit = label, unit
+    def __init__(self, label: str, unit: str, count: str = "positions") -> None:
+        self.label, self.unit, self.count = label, unit, count
         self.tty = sys.stderr.isatty()
         self.shown = False
 
@@ -77,7 +77,7 @@ class CountBar:
         width = 30
         fill = int(width * done / max(total, 1))
         line = (f"{self.label} [{'#' * fill}{'.' * (width - fill)}] {done}/{total} {self.unit}, "
-                f"{positions} positions")
+                f"{positions} {self.count}")
         click.echo(("\r" + line) if self.tty else line, err=True, nl=not self.tty)
         self.shown = True
 

@@ -272,13 +272,23 @@ def check_output(settings: DatagenSettings, out: Path, ident: dict) -> _Resume:
     """The output's progress checked against the file, before anything is written: a new
     output, or one these settings continue whose recorded bytes are exactly what the progress
     file says. Raises ConfigError (one line naming the file) otherwise."""
+    return check_progress(out, ident, total=settings.games,
+                          tail_bound=settings.chunk * settings.per_game * LINE_BYTES,
+                          writer="evotune datagen")
+
+
+def check_progress(out: Path, ident: dict, *, total: int, tail_bound: int,
+                   writer: str) -> _Resume:
+    """:func:`check_output` for any output written in chunks by :func:`write_chunks`: ``total``
+    units (games, or positions for ``evotune label``) make the whole output, and one chunk's
+    lines are at most ``tail_bound`` bytes."""
     prog_path = _progress_path(out)
     check_writable(out, "output file")
     check_writable(prog_path, "progress file")
     check_writable(out.with_name(out.name + LOCK_SUFFIX), "lock file")
     if not prog_path.exists():
         if out.exists() and out.stat().st_size > 0:
-            raise ConfigError(f"{out} exists and was not written by evotune datagen; choose "
+            raise ConfigError(f"{out} exists and was not written by {writer}; choose "
                               "another --out or remove it")
         return _Resume(_fresh(ident), hashlib.sha256(), b"")
     try:
@@ -314,7 +324,7 @@ def check_output(settings: DatagenSettings, out: Path, ident: dict) -> _Resume:
             hasher.update(block)
             lines += block.count(b"\n")
             left -= len(block)
-        tail = fh.read(settings.chunk * settings.per_game * LINE_BYTES + 1)
+        tail = fh.read(tail_bound + 1)
     exact = (hasher.hexdigest() == state["sha256"] if "sha256" in state
              else lines == state["positions"])  # records written before the hash was kept
     if not exact:
@@ -322,10 +332,9 @@ def check_output(settings: DatagenSettings, out: Path, ident: dict) -> _Resume:
                           f"positions {prog_path} records (the file was changed); remove both "
                           "files to start again, or choose another --out")
     state["sha256"] = hasher.hexdigest()
-    if tail and (len(tail) > settings.chunk * settings.per_game * LINE_BYTES
-                 or state["done"] or state["games"] >= settings.games):
-        raise ConfigError(f"{out} has {out.stat().st_size - recorded} bytes after the "
-                          f"{state['games']} games {prog_path} records, which are not one "
+    if tail and (len(tail) > tail_bound or state["done"] or state["games"] >= total):
+        raise ConfigError(f"{out} has {out.stat().st_size - recorded} bytes after what "
+                          f"{prog_path} records, which are not one "
                           "unrecorded chunk this rerun can check; remove both files to start "
                           "again, or choose another --out")
     return _Resume(state, hasher, tail)
@@ -402,42 +411,66 @@ def datagen(settings: DatagenSettings, out: str | Path, *, workers: int = 1,
     finally:
         if not player.is_builtin:
             close_external_players()
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StoreError(f"could not create the folder of {out} ({exc.strerror})") from None
-    lock = RunLock(out.with_name(out.name + LOCK_SUFFIX),
-                   busy=f"{out} is being written by another evotune datagen (PID {{pid}}); wait "
-                        "for it to finish or choose another --out")
-    lock.acquire()
+    lock = output_lock(out, "evotune datagen")
     try:
         return _generate(settings, out, ident, player, quiet_w, quiet_fs, workers, progress)
     finally:
         lock.release()
 
 
+def output_lock(out: Path, writer: str) -> RunLock:
+    """The output's folder made and its one-writer lock (``OUT.lock``) taken."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"could not create the folder of {out} ({exc.strerror})") from None
+    lock = RunLock(out.with_name(out.name + LOCK_SUFFIX),
+                   busy=f"{out} is being written by another {writer} (PID {{pid}}); wait "
+                        "for it to finish or choose another --out")
+    lock.acquire()
+    return lock
+
+
 def _generate(settings, out, ident, player, quiet_w, quiet_fs, workers,
               progress) -> DatagenSummary:
-    prog_path = _progress_path(out)
     at = check_output(settings, out, ident)  # again, as the only writer
+    resumed_from = int(at.state["games"])
+    state = write_chunks(out, ident, at, total=settings.games, chunk=settings.chunk,
+                         positions=settings.positions, progress=progress,
+                         lines_of=lambda first, last: _chunk_lines(
+                             settings, player, quiet_w, quiet_fs, first, last, workers))
+    return DatagenSummary(out=str(out), games=int(state["games"]),
+                          positions=int(state["positions"]), resumed_from=resumed_from,
+                          fmt=settings.fmt, forfeits=int(state["forfeits"]))
+
+
+def write_chunks(out: Path, ident: dict, at: _Resume, *, total: int, chunk: int, positions: int,
+                 lines_of: Callable[[int, int], tuple[list[str], int]],
+                 progress: Callable[[int, int, int], None] | None, unit: str = "games",
+                 verb: str = "play") -> dict:
+    """Append the lines of units ``first`` .. ``last - 1`` (``lines_of``: the lines and the
+    forfeits) chunk by chunk from where ``at`` (checked by :func:`check_progress` under the
+    writer's lock) stands, recording each chunk in ``OUT.progress.json`` after its one write;
+    ``positions`` > 0 stops after exactly that many lines. Returns the last progress record
+    (its ``games`` counts the units done; ``unit`` and ``verb`` word the refusal of a foreign
+    tail)."""
+    prog_path = _progress_path(out)
     state, hasher, tail = at.state, at.hasher, at.tail
-    resumed_from = int(state["games"])
     if progress is not None:
-        progress(state["games"], settings.games, state["positions"])
-    while state["games"] < settings.games and not state["done"]:
+        progress(state["games"], total, state["positions"])
+    while state["games"] < total and not state["done"]:
         first = int(state["games"])
-        last = min(first + settings.chunk, settings.games)
-        lines, forfeits = _chunk_lines(settings, player, quiet_w, quiet_fs, first, last, workers)
+        last = min(first + chunk, total)
+        lines, forfeits = lines_of(first, last)
         done = False
-        if settings.positions and state["positions"] + len(lines) >= settings.positions:
-            lines, done = lines[:settings.positions - state["positions"]], True
+        if positions and state["positions"] + len(lines) >= positions:
+            lines, done = lines[:positions - state["positions"]], True
         data = "".join(lines).encode("utf-8")
         if tail and not data.startswith(tail):
-            raise EvotuneError(f"{out}: the {len(tail)} bytes after the {first} games "
-                               f"{prog_path} records are not the start of games {first}-"
-                               f"{last - 1} as these settings play them (the file was "
-                               "changed); remove both files to start again, or choose another "
-                               "--out")
+            raise EvotuneError(f"{out}: the {len(tail)} bytes after what {prog_path} records "
+                               f"are not the start of {unit} {first}-{last - 1} as these "
+                               f"settings {verb} them (the file was changed); remove both files "
+                               "to start again, or choose another --out")
         tail = b""
         _append(out, int(state["bytes"]), data)
         hasher.update(data)
@@ -447,7 +480,5 @@ def _generate(settings, out, ident, player, quiet_w, quiet_fs, workers,
                  "forfeits": state["forfeits"] + forfeits, "done": done}
         atomic_write_json(prog_path, state)
         if progress is not None:
-            progress(last, settings.games, state["positions"])
-    return DatagenSummary(out=str(out), games=int(state["games"]),
-                          positions=int(state["positions"]), resumed_from=resumed_from,
-                          fmt=settings.fmt, forfeits=int(state["forfeits"]))
+            progress(last, total, state["positions"])
+    return state
