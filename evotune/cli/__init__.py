@@ -59,6 +59,8 @@ SHORT_HELP = {
               "held-out openings; stores verify.json in the run (shown by 'evotune report').",
     "export": "Export a run's recommended weights (notes about left-out weights go to stderr).",
     "datagen": "Label quiet positions of self-play games with the games' results.",
+    "label": "Score labelled positions with another engine's search (Stockfish, a deeper "
+             "search).",
     "texel": "Fit evaluation weights to game results of labelled positions (Texel's method).",
     "reproduce": "Reproduce a published experiment (de-paper: the DE chess-tuning paper's "
                  "set-up).",
