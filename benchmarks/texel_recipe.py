@@ -34,7 +34,8 @@ from pathlib import Path
 SELF_PLAY = (("sp3.txt", 12000, 90_000, 7), ("sp3b.txt", 6000, 45_994, 8))
 """(file, games at most, positions, seed) of the depth-3 shannon self-play data."""
 STOCKFISH = ("sf110k.txt", 5600, 110_313, 11)
-"""The same for the Stockfish-labelled data (2,000 nodes a move, 20 positions a game)."""
+"""The same for the Stockfish-labelled data (--nodes 2000 with datagen's default --depth 3: Stockfish
+stops at depth 3, about 170 nodes a move; 20 positions a game)."""
 SF_SPEC = """name = "stockfish"
 kind = "uci"
 command = [{command}]
