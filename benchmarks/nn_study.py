@@ -9,7 +9,8 @@ they come, tables to OUT/tables.md, plots to OUT/nn-study-loss.png and OUT/nn-st
    labels, a ridge fit of the 824 `extended` weights), exported to OUT/texel.json; its Elo
    against shannon and PeSTO (`pst-pesto`) at depth 3.
 2. Data with search scores (``--format text``): self-play of the Texel evaluation at depth 3
-   (OUT/sp-texel.txt), and positions from Stockfish's games at 2,000 nodes labelled with its
+   (OUT/sp-texel.txt), and positions from Stockfish's games at depth 3 (``--nodes 2000`` with
+   datagen's default ``--depth 3``: Stockfish stops at depth 3, ~170 nodes) labelled with its
    scores (OUT/sf-text.txt, Debian's Stockfish 15.1).
 3. Nets (``evotune nn train``): net1 on the self-play data (H 128, SCReLU, wdl 0.25); net1's
    own self-play (OUT/sp-net1.txt) makes net2's data (with the first); net3 adds Stockfish's
@@ -18,6 +19,13 @@ they come, tables to OUT/tables.md, plots to OUT/nn-study-loss.png and OUT/nn-st
    with NN_STUDY_TD=1, net2-td is net2 with net1's games labelled by TD(0.7) targets
    (``datagen --target td``, the same positions). Each net plays the Texel evaluation at
    depth 3.
+3b. Data size (step ``scale``): Stockfish's games at depth 3 (at most 2,000 nodes) with up to
+   100 quiet positions a game (OUT/sf-pg100.txt, ``--sf-scale-positions``), nets on its first
+   100k ... 1.2M positions (wdl 0), H 256 and wdl 0.25 at the full size, games from 8 random
+   plies (OUT/sf-rp8.txt), and net6: all of it beside the Texel self-play data; then the Texel
+   evaluation's self-play (OUT/sp-texel-big.txt, 100 positions a game) with its own scores and
+   scored by Stockfish at depth 3 (``evotune label``, OUT/sp-texel-big-sf.txt), and net7 on
+   Stockfish's games and those.
 4. The best of these by its depth-3 score plays the Texel evaluation at depth 5 and, at equal
    time (``--tc``, both sides as ``evotune uci`` engines, so the net's slower evaluation is
    paid for), the Texel evaluation and PeSTO.
@@ -69,6 +77,38 @@ LOOP = {
     "net5": {"data": ("sf-big.txt", "sp-texel.txt"), "wdl": 0.0},
 }
 """The self-play loop (net1's games make net2's data) and the stronger labeller."""
+SCALE = {
+    "net6": {"data": ("sf-pg100.txt", "sp-texel.txt"), "wdl": 0.0, "first": 1_200_000},
+    "s100k": {"data": ("sf-pg100.txt",), "wdl": 0.0, "first": 100_000},
+    "s300k": {"data": ("sf-pg100.txt",), "wdl": 0.0, "first": 300_000},
+    "rp8": {"data": ("sf-rp8.txt",), "wdl": 0.0},
+    "s600k": {"data": ("sf-pg100.txt",), "wdl": 0.0, "first": 600_000},
+    "s1.2m": {"data": ("sf-pg100.txt",), "wdl": 0.0, "first": 1_200_000},
+    "s1.2m-h256": {"data": ("sf-pg100.txt",), "wdl": 0.0, "first": 1_200_000, "hidden": 256},
+    "s1.2m-wdl25": {"data": ("sf-pg100.txt",), "wdl": 0.25, "first": 1_200_000},
+    "sp300k": {"data": ("sp-texel-big.txt",), "wdl": 0.0},
+    "sp300k-sf": {"data": ("sp-texel-big-sf.txt",), "wdl": 0.0},
+    "net7": {"data": ("sf-pg100.txt", "sp-texel-big-sf.txt"), "wdl": 0.0, "first": 1_200_000},
+    "sp600k": {"data": ("sp-texel-big.txt", "sp-texel-big2.txt"), "wdl": 0.0},
+    "net8": {"data": ("sf-pg100.txt", "sp-texel-big.txt", "sp-texel-big2.txt"), "wdl": 0.0,
+             "first": 1_200_000},
+    "net9": {"data": ("sf-pg100.txt", "sp-texel-big.txt", "sp-texel-big2.txt",
+                      "sp-texel-big3.txt", "sp-texel-big4.txt"), "wdl": 0.0, "first": 1_200_000},
+    "sp1.2m": {"data": ("sp-texel-big.txt", "sp-texel-big2.txt", "sp-texel-big3.txt",
+                        "sp-texel-big4.txt"), "wdl": 0.0},
+}
+"""The data-size study on Stockfish's larger data (OUT/sf-pg100.txt: its games at depth 3, at most
+2,000 nodes, up to 100 quiet positions a game, so that a game's searches give ~5x the positions
+they gave at 20): the first 100k / 300k / 600k / 1.2M positions, then H and wdl at the full
+size. rp8 is 300k positions of games that start with 8 random plies instead of 2
+(OUT/sf-rp8.txt: more lopsided positions, like those weak players reach), against s300k. net6
+adds the Texel self-play data (net5's recipe on ~8x the Stockfish positions). sp300k is 300k
+positions of the Texel evaluation's self-play (OUT/sp-texel-big.txt, its own depth-3 scores),
+sp300k-sf the same positions scored by Stockfish (``evotune label``, OUT/sp-texel-big-sf.txt):
+the position source and the labeller, one at a time. net7: Stockfish's games and the relabelled
+self-play. sp600k: twice sp300k's self-play (OUT/sp-texel-big2.txt, seed 82), its own scores;
+net8: that beside Stockfish's 1.2M; net9 and sp1.2m: the same with four times sp300k's
+self-play (seeds 81-84)."""
 
 
 def uci_spec(out: Path, name: str, engine: str, weights: Path | None = None) -> Path:
@@ -91,11 +131,21 @@ def datagen(out: Path, name: str, engine: str, *, positions: int, per_game: int,
     path = out / name
     if path.exists() and lines(path) >= positions:
         return path
-    games = max(positions * 3 // (per_game * 2), 10)
+    games = max(positions * 3 // (per_game * 2), positions * 3 // 100, 10)  # ~57 a game at 100
     evotune("datagen", "--engine", engine, "--games", str(games), "--positions", str(positions),
             "--per-game", str(per_game), "--format", "text", "--seed", str(seed),
             "--workers", str(workers), "--out", str(path), *limit, *extra)
     return path
+
+
+def relabel(src: Path, dst: Path, engine: str, *, workers: int, limit: tuple[str, ...]) -> Path:
+    """``src``'s positions scored by ``engine`` (``evotune label``) into ``dst``."""
+    prog = dst.with_name(dst.name + ".progress.json")
+    if not (dst.exists() and prog.exists() and json.loads(prog.read_text())["games"]
+            >= lines(src)):
+        evotune("label", str(src), "--engine", engine, "--workers", str(workers), "--out",
+                str(dst), *limit)
+    return dst
 
 
 def head(path: Path, n: int) -> Path:
@@ -141,7 +191,8 @@ def net_step(out: Path, results: Results, name: str, change: dict, args, tx: str
     """Train net ``name`` (BASE with ``change``) and play it against the Texel evaluation."""
     cfg = {**BASE, **change}
     net = train(out, name, cfg, workers=args.workers)
-    n = cfg["first"] or sum(lines(out / d) for d in cfg["data"])
+    n = (cfg["first"] or lines(out / cfg["data"][0])) + sum(lines(out / d)
+                                                              for d in cfg["data"][1:])
     results.put(f"net:{name}", {"hidden": cfg["hidden"], "wdl": cfg["wdl"],
                                 "data": list(cfg["data"]), "positions": n, **losses(out, name)})
     match(results, f"d3:{name}", f"nnue:{net}", tx, games=args.games, workers=args.workers,
@@ -171,7 +222,9 @@ def plots(out: Path, results: Results, order: list[str]) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
-    for name in order:
+    for name in order:  # the main line (net1 ... net9); the variants would crowd it
+        if not name.startswith("net"):
+            continue
         info = results.get(f"net:{name}")
         if info:
             ax.plot(range(1, len(info["val"]) + 1), info["val"], label=f"{name} (validation)")
@@ -208,6 +261,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="Positions of Stockfish's data.")
     ap.add_argument("--sf-big-positions", type=int, default=200_000,
                     help="Positions of Stockfish's larger data set (net4's).")
+    ap.add_argument("--sf-scale-positions", type=int, default=1_200_000,
+                    help="Positions of Stockfish's data of the data-size study "
+                         "(OUT/sf-pg100.txt; its nets read the first 1.2M).")
+    ap.add_argument("--sf-rp8-positions", type=int, default=300_000,
+                    help="Positions of Stockfish's games from 8 random plies (OUT/sf-rp8.txt).")
+    ap.add_argument("--sp-big-positions", type=int, default=300_000,
+                    help="Positions of the Texel evaluation's larger self-play data "
+                         "(OUT/sp-texel-big.txt), also scored by Stockfish.")
     ap.add_argument("--loop-positions", type=int, default=50_000,
                     help="Positions of net1's self-play data.")
     ap.add_argument("--games", type=int, default=400, help="Games of each depth-3 match.")
@@ -217,12 +278,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--stockfish", default=shutil.which("stockfish") or "/usr/games/stockfish")
     ap.add_argument("--only", default="", help="Comma-separated steps: recipe,data,nets,loop,"
-                    "final (default: all).")
+                    "scale,final,variants (default: all).")
     args = ap.parse_args(argv)
     out = Path(args.out).resolve()
     (out / "pgn").mkdir(parents=True, exist_ok=True)
-    steps = set(args.only.split(",")) if args.only else {"recipe", "data", "nets", "loop", "final",
-                                                           "variants"}
+    steps = set(args.only.split(",")) if args.only else {"recipe", "data", "nets", "loop", "scale",
+                                                           "final", "variants"}
     results = Results(out / "results.json")
     w = args.workers
     d3, d5 = ("--depth", "3"), ("--depth", "5")
@@ -258,6 +319,28 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             net_step(out, results, name, change, args, tx)
     order += [n for n in LOOP if results.get(f"d3:{n}")]
+    if "scale" in steps:
+        spec = out / "sf.toml"
+        spec.write_text(SF_SPEC.format(command=json.dumps(str(Path(args.stockfish).resolve()))))
+        datagen(out, "sf-pg100.txt", str(spec), positions=args.sf_scale_positions, per_game=100,
+                seed=61, workers=w, limit=("--nodes", "2000"))
+        datagen(out, "sf-rp8.txt", str(spec), positions=args.sf_rp8_positions, per_game=100,
+                seed=71, workers=w, limit=("--nodes", "2000"), extra=("--random-plies", "8"))
+        big = datagen(out, "sp-texel-big.txt", tx, positions=args.sp_big_positions, per_game=100,
+                      seed=81, workers=w, limit=d3)
+        for k in (2, 3, 4):  # more of the same self-play, another seed each
+            datagen(out, f"sp-texel-big{k}.txt", tx, positions=args.sp_big_positions,
+                    per_game=100, seed=80 + k, workers=w, limit=d3)
+        label_spec = out / "sf-label.toml"
+        label_spec.write_text(SF_SPEC.format(command=json.dumps(str(
+            Path(args.stockfish).resolve()))).replace("Hash = 16", "Hash = 1"))
+        for name, change in SCALE.items():
+            if "sp-texel-big-sf.txt" in change["data"]:  # Stockfish's scores of the self-play
+                relabel(big, out / "sp-texel-big-sf.txt", str(label_spec), workers=w,
+                        limit=("--nodes", "2000"))
+            net_step(out, results, name, change, args, tx)
+    main_line += list(SCALE)
+    order += [n for n in SCALE if results.get(f"d3:{n}")]
     if "final" in steps:
         scored = [(results.get(f"d3:{n}")["score"], n) for n in main_line
                   if results.get(f"d3:{n}")]
