@@ -19,7 +19,9 @@ PESTO = "pst-pesto"
 
 class Results:
     """``OUT/results.json``: every finished measurement under its key (written after each, through
-    a temporary file and a rename, so a killed study keeps what it finished)."""
+    a temporary file and a rename, so a killed study keeps what it finished; each write first
+    takes in what the file holds, so two calls of a study on different steps keep each other's
+    results, short of two writes at the same instant)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -29,8 +31,10 @@ class Results:
         return self.data.get(key)
 
     def put(self, key: str, value) -> None:
+        if self.path.exists():  # what another call of the study wrote meanwhile stays
+            self.data = {**json.loads(self.path.read_text()), **self.data}
         self.data[key] = value
-        tmp = self.path.with_suffix(".tmp")
+        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(self.data, indent=1, sort_keys=True))
         os.replace(tmp, self.path)
 
