@@ -25,7 +25,7 @@ they come, tables to OUT/tables.md, plots to OUT/nn-study-loss.png and OUT/nn-st
    plies (OUT/sf-rp8.txt), and net6: all of it beside the Texel self-play data; then the Texel
    evaluation's self-play (OUT/sp-texel-big.txt, 100 positions a game) with its own scores and
    scored by Stockfish at depth 3 (``evotune label``, OUT/sp-texel-big-sf.txt), and net7 on
-   Stockfish's games and those.
+   Stockfish's games and those; more self-play (seeds 82-84) for sp600k, sp1.2m, net8 and net9.
 4. The best of these by its depth-3 score plays the Texel evaluation at depth 5 and, at equal
    time (``--tc``, both sides as ``evotune uci`` engines, so the net's slower evaluation is
    paid for), the Texel evaluation and PeSTO.
@@ -98,7 +98,7 @@ SCALE = {
                         "sp-texel-big4.txt"), "wdl": 0.0},
 }
 """The data-size study on Stockfish's larger data (OUT/sf-pg100.txt: its games at depth 3, at most
-2,000 nodes, up to 100 quiet positions a game, so that a game's searches give ~5x the positions
+2,000 nodes, up to 100 quiet positions a game, so that a game's searches give 3-4x the positions
 they gave at 20): the first 100k / 300k / 600k / 1.2M positions, then H and wdl at the full
 size. rp8 is 300k positions of games that start with 8 random plies instead of 2
 (OUT/sf-rp8.txt: more lopsided positions, like those weak players reach), against s300k. net6

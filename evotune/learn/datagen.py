@@ -247,10 +247,16 @@ def _identity(settings: DatagenSettings, spec: EngineSpec) -> dict:
         d.pop("target")
         d.pop("td_lambda")
     d.update(limits_record(settings.limits))  # the keys stored before limits were one record
-    d["engine_spec_sha256"] = file_record(Path(spec.path))["sha256"] if spec.path else ""
-    weights = split_player(settings.engine)[1]
-    d["weights_sha256"] = file_record(Path(weights))["sha256"] if weights else ""
+    d.update(engine_identity(settings.engine, spec))
     return d
+
+
+def engine_identity(engine: str, spec: EngineSpec) -> dict:
+    """The SHA-256 of the engine's spec file and weights file ('' for none): an output made by
+    an engine stays tied to the files that defined it."""
+    weights = split_player(engine)[1]
+    return {"engine_spec_sha256": file_record(Path(spec.path))["sha256"] if spec.path else "",
+            "weights_sha256": file_record(Path(weights))["sha256"] if weights else ""}
 
 
 @dataclass

@@ -9,12 +9,12 @@ score | result``, datagen's ``fen``/``epd``/``text`` lines, EPD with ``c9``) and
 labelling engine's score, the input's game result kept.
 
 Position ``i`` is one game of a single engine move from that position (``Limits.max_plies`` 1)
-played through :func:`evotune.match.runner.map_games`, the single parallel path (the other side
+played through :func:`evotune.match.runner.map_games`, the single parallel path; the other side
 is an idle built-in player that never moves, so an external engine runs once per position, not
-twice as in self-play): an external
-engine gets ``ucinewgame`` before every position, so a score depends on the position, the engine
-and the limits only, never on the workers, the chunks or a resume (for an external engine, as far
-as the engine itself is deterministic at a fixed depth or node count on one thread). A position
+twice as in self-play. An external engine gets ``ucinewgame`` before every position, so a score
+depends on the position, the engine and the limits only, never on the workers, the chunks or a
+resume (for an external engine, as far as the engine itself is deterministic at a fixed depth or
+node count on one thread). A position
 the engine cannot score is left out and counted, never written with a made-up score: no legal
 move (or a game already over), a mate score or one beyond +-32000 (as datagen's text format), or
 an engine forfeit (crash, hang, illegal move).
@@ -27,7 +27,6 @@ Every input line is read and checked before anything is written.
 """
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
@@ -36,15 +35,13 @@ from ..errors import ConfigError, FieldError
 from ..limits import LIMITS, Limits, check_workers
 from ..match.fixtures import GameTask, MatchSettings, limits_record
 from ..match.openings import Opening
-from ..match.resolve import (REFERENCE_ALIAS, close_external_players, resolve_player,
-                             split_player)
+from ..match.resolve import REFERENCE_ALIAS, close_external_players, resolve_player
 from ..match.runner import map_games
 from ..players.spec import check_engine_spec
 from ..runs.lifecycle import resolve_workers
-from .datagen import LINE_BYTES, check_progress, output_lock, resolve_engine, write_chunks
-from .labels import TEXT_SCORE_LIMIT, file_record, format_line, read_positions
-
-log = logging.getLogger(__name__)
+from .datagen import (LINE_BYTES, check_progress, engine_identity, output_lock, resolve_engine,
+                      write_chunks)
+from .labels import TEXT_SCORE_LIMIT, format_line, read_positions
 
 WRITER = "evotune label"
 
@@ -141,11 +138,9 @@ def label(settings: LabelSettings, inputs, out: str | Path, *, workers: int = 1,
     pos = read_positions(paths, max_bad=settings.max_bad)
     if not len(pos):
         raise ConfigError(f"{', '.join(map(str, paths))}: no positions to label")
-    weights = split_player(settings.engine)[1]
     ident = {"engine": settings.engine, **limits_record(settings.limits),
              "chunk": settings.chunk, "max_bad": settings.max_bad,
-             "engine_spec_sha256": file_record(Path(spec.path))["sha256"] if spec.path else "",
-             "weights_sha256": file_record(Path(weights))["sha256"] if weights else "",
+             **engine_identity(settings.engine, spec),
              "inputs": [{k: f[k] for k in ("name", "size", "sha256")} for f in pos.files]}
     tail_bound = settings.chunk * LINE_BYTES
     check_progress(out, ident, total=len(pos), tail_bound=tail_bound, writer=WRITER)
