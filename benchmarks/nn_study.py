@@ -26,9 +26,16 @@ they come, tables to OUT/tables.md, plots to OUT/nn-study-loss.png and OUT/nn-st
    evaluation's self-play (OUT/sp-texel-big.txt, 100 positions a game) with its own scores and
    scored by Stockfish at depth 3 (``evotune label``, OUT/sp-texel-big-sf.txt), and net7 on
    Stockfish's games and those; more self-play (seeds 82-84) for sp600k, sp1.2m, net8 and net9.
+3c. The loop at scale (step ``loop2``, the third session): net9's self-play with its own depth-3
+   scores (OUT/sp-net9-1.txt and -2.txt, seeds 91 and 92, 300k positions each, 100 a game) and
+   TD(0.7) targets of the first seed's games (OUT/sp-net9-1-td.txt, the same positions); nets
+   on it alone and beside net9's data (net10, net11); each plays the Texel evaluation and
+   PeSTO at depth 3.
 4. The best of these by its depth-3 score plays the Texel evaluation at depth 5 and, at equal
    time (``--tc``, both sides as ``evotune uci`` engines, so the net's slower evaluation is
-   paid for), the Texel evaluation and PeSTO.
+   paid for), the Texel evaluation and PeSTO (step ``final``). Step ``final3``: the same
+   equal-time matches with the third session's engine (the output layer in 16/32-bit
+   integers), for net9 and the best of step 3c by its depth-3 score against PeSTO.
 5. Variants of net1, one setting at a time: H 32 / 256, wdl 0 / 1, the first 10k / 20k
    positions, each against the Texel evaluation at depth 3.
 
@@ -86,6 +93,8 @@ SCALE = {
     "s1.2m": {"data": ("sf-pg100.txt",), "wdl": 0.0, "first": 1_200_000},
     "s1.2m-h256": {"data": ("sf-pg100.txt",), "wdl": 0.0, "first": 1_200_000, "hidden": 256},
     "s1.2m-wdl25": {"data": ("sf-pg100.txt",), "wdl": 0.25, "first": 1_200_000},
+    "s1.2m-h32": {"data": ("sf-pg100.txt",), "wdl": 0.0, "first": 1_200_000, "hidden": 32},
+    "s1.2m-wdl1": {"data": ("sf-pg100.txt",), "wdl": 1.0, "first": 1_200_000},
     "sp300k": {"data": ("sp-texel-big.txt",), "wdl": 0.0},
     "sp300k-sf": {"data": ("sp-texel-big-sf.txt",), "wdl": 0.0},
     "net7": {"data": ("sf-pg100.txt", "sp-texel-big-sf.txt"), "wdl": 0.0, "first": 1_200_000},
@@ -94,14 +103,21 @@ SCALE = {
              "first": 1_200_000},
     "net9": {"data": ("sf-pg100.txt", "sp-texel-big.txt", "sp-texel-big2.txt",
                       "sp-texel-big3.txt", "sp-texel-big4.txt"), "wdl": 0.0, "first": 1_200_000},
+    "net9-h32": {"data": ("sf-pg100.txt", "sp-texel-big.txt", "sp-texel-big2.txt",
+                          "sp-texel-big3.txt", "sp-texel-big4.txt"), "wdl": 0.0,
+                 "first": 1_200_000, "hidden": 32},
+    "net9-h64": {"data": ("sf-pg100.txt", "sp-texel-big.txt", "sp-texel-big2.txt",
+                          "sp-texel-big3.txt", "sp-texel-big4.txt"), "wdl": 0.0,
+                 "first": 1_200_000, "hidden": 64},
     "sp1.2m": {"data": ("sp-texel-big.txt", "sp-texel-big2.txt", "sp-texel-big3.txt",
                         "sp-texel-big4.txt"), "wdl": 0.0},
 }
 """The data-size study on Stockfish's larger data (OUT/sf-pg100.txt: its games at depth 3, at most
 2,000 nodes, up to 100 quiet positions a game, so that a game's searches give 3-4x the positions
 they gave at 20): the first 100k / 300k / 600k / 1.2M positions, then H and wdl at the full
-size. rp8 is 300k positions of games that start with 8 random plies instead of 2
-(OUT/sf-rp8.txt: more lopsided positions, like those weak players reach), against s300k. net6
+size (H 32, wdl 1 and net9-h32/h64 added in the third session). rp8 is 300k positions of games
+that start with 8 random plies instead of 2 (OUT/sf-rp8.txt: more lopsided positions, like those
+weak players reach), against s300k. net6
 adds the Texel self-play data (net5's recipe on ~8x the Stockfish positions). sp300k is 300k
 positions of the Texel evaluation's self-play (OUT/sp-texel-big.txt, its own depth-3 scores),
 sp300k-sf the same positions scored by Stockfish (``evotune label``, OUT/sp-texel-big-sf.txt):
@@ -109,6 +125,22 @@ the position source and the labeller, one at a time. net7: Stockfish's games and
 self-play. sp600k: twice sp300k's self-play (OUT/sp-texel-big2.txt, seed 82), its own scores;
 net8: that beside Stockfish's 1.2M; net9 and sp1.2m: the same with four times sp300k's
 self-play (seeds 81-84)."""
+
+LOOP2_DATA = ("sp-net9-1.txt", "sp-net9-2.txt")
+LOOP2 = {
+    "n9sp300k": {"data": LOOP2_DATA[:1], "wdl": 0.0},
+    "n9td300k": {"data": ("sp-net9-1-td.txt",), "wdl": 0.0},
+    "n9sp600k": {"data": LOOP2_DATA, "wdl": 0.0},
+    "net10": {"data": ("sf-pg100.txt", *LOOP2_DATA), "wdl": 0.0, "first": 1_200_000},
+    "net11": {"data": (*SCALE["net9"]["data"], *LOOP2_DATA), "wdl": 0.0, "first": 1_200_000},
+}
+"""The self-play loop at scale: net9's own games, scored by its own depth-3 search (seeds 91 and
+92, 300k positions each), alone (n9sp300k, n9sp600k: against sp300k and sp600k, the Texel
+evaluation's self-play), with TD(0.7) targets instead of scores (n9td300k: the same positions as
+n9sp300k), instead of the Texel evaluation's self-play beside Stockfish's games (net10), and
+beside all of net9's data (net11: 3.0M positions)."""
+LOOP2_TEACHER = "net9"
+"""Whose self-play makes LOOP2's data."""
 
 
 def uci_spec(out: Path, name: str, engine: str, weights: Path | None = None) -> Path:
@@ -200,15 +232,16 @@ def net_step(out: Path, results: Results, name: str, change: dict, args, tx: str
 
 
 def tables(results: Results, order: list[str]) -> str:
-    rows = ["| net | data | H | wdl | positions | val loss | vs Texel, depth 3 |",
-            "|---|---|---:|---:|---:|---:|---|"]
+    rows = ["| net | data | H | wdl | positions | val loss | vs Texel, depth 3 | vs PeSTO, depth 3 |",
+            "|---|---|---:|---:|---:|---:|---|---|"]
     for name in order:
         info = results.get(f"net:{name}")
         m = results.get(f"d3:{name}")
         if not info or not m:
             continue
         rows.append(f"| {name} | {' + '.join(info['data'])} | {info['hidden']} | {info['wdl']} | "
-                    f"{info['positions']:,} | {info['val'][-1]:.5f} | {cell(m)} |")
+                    f"{info['positions']:,} | {info['val'][-1]:.5f} | {cell(m)} | "
+                    f"{cell(p) if (p := results.get(f'p3:{name}')) else ''} |")
     return "\n".join(rows)
 
 
@@ -235,7 +268,7 @@ def plots(out: Path, results: Results, order: list[str]) -> None:
     fig.tight_layout()
     fig.savefig(out / "nn-study-loss.png", dpi=110)
     plt.close(fig)
-    keys = [k for k in results.data if k.startswith(("d3:", "d5:", "tc:", "texel:"))]
+    keys = [k for k in results.data if k.startswith(("d3:", "p3:", "d5:", "tc:", "tc3:", "texel:"))]
     fig, ax = plt.subplots(figsize=(7, 0.35 * len(keys) + 1.2))
     for i, k in enumerate(keys):
         m = results.get(k)
@@ -278,12 +311,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--stockfish", default=shutil.which("stockfish") or "/usr/games/stockfish")
     ap.add_argument("--only", default="", help="Comma-separated steps: recipe,data,nets,loop,"
-                    "scale,final,variants (default: all).")
+                    "scale,loop2,final,final3,variants (default: all).")
     args = ap.parse_args(argv)
     out = Path(args.out).resolve()
     (out / "pgn").mkdir(parents=True, exist_ok=True)
     steps = set(args.only.split(",")) if args.only else {"recipe", "data", "nets", "loop", "scale",
-                                                           "final", "variants"}
+                                                           "loop2", "final", "final3",
+                                                           "variants"}
     results = Results(out / "results.json")
     w = args.workers
     d3, d5 = ("--depth", "3"), ("--depth", "5")
@@ -341,6 +375,21 @@ def main(argv: list[str] | None = None) -> int:
             net_step(out, results, name, change, args, tx)
     main_line += list(SCALE)
     order += [n for n in SCALE if results.get(f"d3:{n}")]
+    if "loop2" in steps:
+        teacher = f"nnue:{out / 'runs' / LOOP2_TEACHER / 'net.nnue'}"
+        for k, name in enumerate(LOOP2_DATA, 1):
+            datagen(out, name, teacher, positions=args.sp_big_positions,
+                    per_game=100, seed=90 + k, workers=w, limit=d3)
+        datagen(out, "sp-net9-1-td.txt", teacher, positions=args.sp_big_positions, per_game=100,
+                seed=91, workers=w, limit=d3, extra=("--target", "td"))
+        for name in [LOOP2_TEACHER, *LOOP2]:
+            if name != LOOP2_TEACHER:
+                net_step(out, results, name, LOOP2[name], args, tx)
+            net = out / "runs" / name / "net.nnue"
+            match(results, f"p3:{name}", f"nnue:{net}", PESTO, games=args.games, workers=w,
+                  limit=d3, out=out)
+    main_line += list(LOOP2)
+    order += [n for n in LOOP2 if results.get(f"d3:{n}")]
     if "final" in steps:
         scored = [(results.get(f"d3:{n}")["score"], n) for n in main_line
                   if results.get(f"d3:{n}")]
@@ -357,6 +406,20 @@ def main(argv: list[str] | None = None) -> int:
               limit=tc, out=out)
         match(results, f"tc:{best}-pesto", str(a), str(p), games=args.final_games, workers=w,
               limit=tc, out=out)
+    if "final3" in steps:  # the third session's engine (the net's output layer 2.5x faster)
+        scored = [(results.get(f"p3:{n}")["score"], n) for n in [LOOP2_TEACHER, *LOOP2]
+                  if results.get(f"p3:{n}")]
+        best3 = max(scored)[1]
+        results.put("best3", best3)
+        t = uci_spec(out, "texel", "extended", texel)
+        p = uci_spec(out, "pesto", PESTO)
+        tc = ("--tc", args.tc)
+        for name in dict.fromkeys([LOOP2_TEACHER, best3]):
+            a = uci_spec(out, name, f"nnue:{out / 'runs' / name / 'net.nnue'}")
+            match(results, f"tc3:{name}-pesto", str(a), str(p), games=args.final_games,
+                  workers=w, limit=tc, out=out)
+            match(results, f"tc3:{name}-texel", str(a), str(t), games=args.final_games,
+                  workers=w, limit=tc, out=out)
     if "variants" in steps:
         for name, change in VARIANTS.items():
             if name != "net1":
