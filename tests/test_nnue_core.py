@@ -34,7 +34,18 @@ NETS = {
     "h1024-screlu-qa16000": make_net(1024, 6, qa=16000, w0=900, w1=2000),  # int64 sums
     "h256-screlu": make_net(256, 4, w0=60, w1=40),
     "h33-crelu-huge": make_net(33, 5, "crelu", w1=32767),   # outputs past the clamp
+    "h48-screlu-float": make_net(48, 7, w1=300),   # 255 * 300 > 32767: the float64 sums
+    # l1w at +-128 and most accumulators at or past qa: clamp * w reaches 255 * 128 = 32,640,
+    # next to int16's edge
+    "h64-screlu-edge": Net(hidden=64, activation="screlu",
+                           l0w=np.random.default_rng(8).integers(-12, 13, (768, 64)).astype(
+                               np.int16),
+                           l0b=np.resize(np.array([250, 420], np.int16), 64),
+                           l1w=np.resize(np.array([128, -128, 128, -127], np.int16), 128),
+                           l1b=0),
 }
+"""The output layer's three paths (core/nnue.output): 16/32-bit integers (dot16_exact: h8,
+h40, h100, h256, h64-edge), float64 (h33, h48), int64 (h1024)."""
 
 
 def _special(board: chess.Board, move: chess.Move) -> bool:
@@ -71,6 +82,18 @@ def line_games(n_games=20, plies=150, seed=11):
 
 
 GAMES = line_games()
+
+
+def test_each_output_path_is_taken():
+    from evotune.engine.core.nnue import dot16_exact
+    fast = {k for k, n in NETS.items() if dot16_exact(n.qa, n.l1w)}
+    assert fast == {"h8-screlu", "h40-crelu", "h100-screlu-qa300", "h256-screlu",
+                    "h64-screlu-edge"}
+    # the bounds themselves: 255 * 128 fits int16, 255 * 129 does not; qa^2 sum|w| < 2^31
+    assert dot16_exact(255, np.array([128, -128], np.int16))
+    assert not dot16_exact(255, np.array([129], np.int16))
+    assert dot16_exact(255, np.full(33025, 1, np.int16))        # 255^2 * 33025 < 2^31
+    assert not dot16_exact(255, np.full(33026, 1, np.int16))    # 255^2 * 33026 >= 2^31
 
 
 def test_the_games_cover_every_kind_of_move():

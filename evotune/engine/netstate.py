@@ -52,6 +52,7 @@ def header(net: Net, net_off: int, acc_off: int) -> np.ndarray:
     row[N.N_L1B] = net.l1b
     row[N.N_NET] = net_off
     row[N.N_ACC] = acc_off
+    row[N.N_DOT16] = int(N.dot16_exact(net.qa, net.l1w))
     return row
 
 
