@@ -35,7 +35,8 @@ they come, tables to OUT/tables.md, plots to OUT/nn-study-loss.png and OUT/nn-st
    time (``--tc``, both sides as ``evotune uci`` engines, so the net's slower evaluation is
    paid for), the Texel evaluation and PeSTO (step ``final``). Step ``final3``: the same
    equal-time matches with the third session's engine (the output layer in 16/32-bit
-   integers), for net9 and the best of step 3c by its depth-3 score against PeSTO.
+   integers), for net9 and the best of step 3c by its depth-3 score against PeSTO, and that
+   net against the Texel evaluation and PeSTO at depth 5.
 5. Variants of net1, one setting at a time: H 32 / 256, wdl 0 / 1, the first 10k / 20k
    positions, each against the Texel evaluation at depth 3.
 
@@ -268,7 +269,7 @@ def plots(out: Path, results: Results, order: list[str]) -> None:
     fig.tight_layout()
     fig.savefig(out / "nn-study-loss.png", dpi=110)
     plt.close(fig)
-    keys = [k for k in results.data if k.startswith(("d3:", "p3:", "d5:", "tc:", "tc3:", "texel:"))]
+    keys = [k for k in results.data if k.startswith(("d3:", "p3:", "d5:", "p5:", "tc:", "tc3:", "texel:"))]
     fig, ax = plt.subplots(figsize=(7, 0.35 * len(keys) + 1.2))
     for i, k in enumerate(keys):
         m = results.get(k)
@@ -414,12 +415,17 @@ def main(argv: list[str] | None = None) -> int:
         t = uci_spec(out, "texel", "extended", texel)
         p = uci_spec(out, "pesto", PESTO)
         tc = ("--tc", args.tc)
-        for name in dict.fromkeys([LOOP2_TEACHER, best3]):
+        for name in dict.fromkeys([best3, LOOP2_TEACHER]):
             a = uci_spec(out, name, f"nnue:{out / 'runs' / name / 'net.nnue'}")
             match(results, f"tc3:{name}-pesto", str(a), str(p), games=args.final_games,
                   workers=w, limit=tc, out=out)
             match(results, f"tc3:{name}-texel", str(a), str(t), games=args.final_games,
                   workers=w, limit=tc, out=out)
+        best_net = f"nnue:{out / 'runs' / best3 / 'net.nnue'}"
+        match(results, f"d5:{best3}", best_net, tx, games=args.final_games, workers=w,
+              limit=d5, out=out)
+        match(results, f"p5:{best3}", best_net, PESTO, games=args.final_games, workers=w,
+              limit=d5, out=out)
     if "variants" in steps:
         for name, change in VARIANTS.items():
             if name != "net1":

@@ -1,25 +1,34 @@
-"""The net shipped with the network study (docs/results/nn-study-net9.nnue) is the one its page
-describes: it reads as an evotune net of the stated shape, its checksum is the one the page's
-"Remaking the best net" section names, and it plays a legal move from the start position."""
+"""The nets shipped with the network study (docs/results/nn-study-*.nnue) are the ones its page
+describes: each reads as an evotune net of the stated shape, its checksum is the one the page's
+"Remaking the best net" section names for that file, and it plays a legal move from the start
+position."""
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
 import chess
+import pytest
 
 from evotune.engine import search
 from evotune.engine.netfile import read_net
 
 ROOT = Path(__file__).resolve().parents[1]
-NET = ROOT / "docs" / "results" / "nn-study-net9.nnue"
-PAGE = ROOT / "docs" / "results" / "nn-study.md"
+RESULTS = ROOT / "docs" / "results"
+PAGE = RESULTS / "nn-study.md"
 
 
-def test_the_shipped_net_is_the_one_the_page_names():
-    named = re.search(r"nn-study-net9\.nnue`[^`]*checksum `([0-9a-f]{16})`", PAGE.read_text())
-    assert named, "the study page names the shipped net's checksum"
-    net = read_net(NET)
+def test_the_page_ships_the_best_net_and_its_teacher():
+    assert sorted(p.name for p in RESULTS.glob("nn-study-*.nnue")) == [
+        "nn-study-net11.nnue", "nn-study-net9.nnue"]
+
+
+@pytest.mark.parametrize("name", ["net9", "net11"])
+def test_a_shipped_net_is_the_one_the_page_names(name):
+    named = re.search(rf"nn-study-{name}\.nnue`[^`]*checksum `([0-9a-f]{{16}})`",
+                      PAGE.read_text())
+    assert named, f"the study page names nn-study-{name}.nnue's checksum"
+    net = read_net(RESULTS / f"nn-study-{name}.nnue")
     assert net.checksum == named.group(1)
     assert net.hidden == 128
     r = search(chess.STARTING_FEN, net, depth=2, features="nnue")
