@@ -318,3 +318,18 @@ def test_a_bullet_file_whose_weights_overflow_int16_accumulators_is_refused(tmp_
     with pytest.raises(NetError, match="int16 accumulator") as err:
         read_net(p)
     assert str(p) in str(err.value)
+
+
+def test_the_checksum_is_kept_and_a_changed_net_gets_its_own():
+    import dataclasses
+    import hashlib
+    import pickle
+    net = random_net(16, 3)
+    want = hashlib.sha256(struct.pack("<IIiii", 16, net.activation_code, net.qa, net.qb,
+                                      net.scale) + net.arrays_bytes()).hexdigest()[:16]
+    assert net.checksum == want and net.checksum == want       # computed once, then kept
+    other = dataclasses.replace(net, l1b=net.l1b + 1)
+    assert other.checksum != want and other.checksum == other.describe().split()[-1]
+    assert pickle.loads(pickle.dumps(net)).checksum == want
+    with pytest.raises(ValueError):                             # the arrays stay read-only
+        net.l1w[0] = 1

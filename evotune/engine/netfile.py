@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import struct
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import chess
@@ -133,9 +134,11 @@ class Net:
         return b"".join((self.l0w.astype(_I16).tobytes(), self.l0b.astype(_I16).tobytes(),
                          self.l1w.astype(_I16).tobytes(), struct.pack("<h", self.l1b)))
 
-    @property
+    @cached_property
     def checksum(self) -> str:
-        """16 hex digits of sha256 over the shape, activation, qa, qb, scale and the arrays."""
+        """16 hex digits of sha256 over the shape, activation, qa, qb, scale and the arrays
+        (computed once: a Net and its read-only arrays never change, and every search of a net
+        asks for it)."""
         h = hashlib.sha256(struct.pack("<IIiii", self.hidden, self.activation_code, self.qa,
                                        self.qb, self.scale))
         h.update(self.arrays_bytes())
