@@ -85,6 +85,10 @@ LOOP = {
     "net5": {"data": ("sf-big.txt", "sp-texel.txt"), "wdl": 0.0},
 }
 """The self-play loop (net1's games make net2's data) and the stronger labeller."""
+NET9_DATA = ("sf-pg100.txt", "sp-texel-big.txt", "sp-texel-big2.txt", "sp-texel-big3.txt",
+             "sp-texel-big4.txt")
+"""net9's data (Stockfish's games, nets read the first 1.2M, and the Texel evaluation's
+self-play, four seeds); also that of its H 32 / 64 variants and of net11."""
 SCALE = {
     "net6": {"data": ("sf-pg100.txt", "sp-texel.txt"), "wdl": 0.0, "first": 1_200_000},
     "s100k": {"data": ("sf-pg100.txt",), "wdl": 0.0, "first": 100_000},
@@ -102,14 +106,9 @@ SCALE = {
     "sp600k": {"data": ("sp-texel-big.txt", "sp-texel-big2.txt"), "wdl": 0.0},
     "net8": {"data": ("sf-pg100.txt", "sp-texel-big.txt", "sp-texel-big2.txt"), "wdl": 0.0,
              "first": 1_200_000},
-    "net9": {"data": ("sf-pg100.txt", "sp-texel-big.txt", "sp-texel-big2.txt",
-                      "sp-texel-big3.txt", "sp-texel-big4.txt"), "wdl": 0.0, "first": 1_200_000},
-    "net9-h32": {"data": ("sf-pg100.txt", "sp-texel-big.txt", "sp-texel-big2.txt",
-                          "sp-texel-big3.txt", "sp-texel-big4.txt"), "wdl": 0.0,
-                 "first": 1_200_000, "hidden": 32},
-    "net9-h64": {"data": ("sf-pg100.txt", "sp-texel-big.txt", "sp-texel-big2.txt",
-                          "sp-texel-big3.txt", "sp-texel-big4.txt"), "wdl": 0.0,
-                 "first": 1_200_000, "hidden": 64},
+    "net9": {"data": NET9_DATA, "wdl": 0.0, "first": 1_200_000},
+    "net9-h32": {"data": NET9_DATA, "wdl": 0.0, "first": 1_200_000, "hidden": 32},
+    "net9-h64": {"data": NET9_DATA, "wdl": 0.0, "first": 1_200_000, "hidden": 64},
     "sp1.2m": {"data": ("sp-texel-big.txt", "sp-texel-big2.txt", "sp-texel-big3.txt",
                         "sp-texel-big4.txt"), "wdl": 0.0},
 }
@@ -133,7 +132,7 @@ LOOP2 = {
     "n9td300k": {"data": ("sp-net9-1-td.txt",), "wdl": 0.0},
     "n9sp600k": {"data": LOOP2_DATA, "wdl": 0.0},
     "net10": {"data": ("sf-pg100.txt", *LOOP2_DATA), "wdl": 0.0, "first": 1_200_000},
-    "net11": {"data": (*SCALE["net9"]["data"], *LOOP2_DATA), "wdl": 0.0, "first": 1_200_000},
+    "net11": {"data": (*NET9_DATA, *LOOP2_DATA), "wdl": 0.0, "first": 1_200_000},
 }
 """The self-play loop at scale: net9's own games, scored by its own depth-3 search (seeds 91 and
 92, 300k positions each), alone (n9sp300k, n9sp600k: against sp300k and sp600k, the Texel
