@@ -42,6 +42,12 @@ class RunBar:
 
     def __call__(self, ev) -> None:
         total = self.cfg.generations or "?"
+        if ev.kind == "guard":
+            if self.tty:
+                line = (f"final check: the tuned weights against the start, game "
+                        f"{ev.games_in_generation} of at most {self.cfg.guard_games}")
+                click.echo("\r" + line[:150].ljust(150), nl=False, err=True)
+            return
         if ev.kind == "game":
             if not self.tty:
                 return

@@ -52,7 +52,11 @@ def run_and_report(store, plan) -> None:
     rec = brief(names, summary.recommended, lambda n, v: f"{n} {v:g}", sep=", ")
     click.echo(f"run {summary.run_id}: {summary.generation} generations, {summary.games} games, "
                f"{summary.seconds:.1f} s ({summary.games / max(summary.seconds, 1e-9):.1f} games/s)")
-    click.echo(f"recommended weights (population mean): {rec}")
+    guard = summary.guard
+    what = "the strategy's" if guard is None or guard.better else "the start"
+    click.echo(f"recommended weights ({what}): {rec}")
+    if guard is not None:
+        click.echo(guard.sentence)
 
 
 @click.command()
@@ -76,6 +80,12 @@ def run_and_report(store, plan) -> None:
                    "one generation's games (NP x --games for de/jde/ea; e.g. 600 with "
                    "32-game generations plays 608).")
 @click.option("--max-seconds", type=float, default=None, help="Stop after this much wall time.")
+@click.option("--guard-games", type=int, default=None, metavar="N",
+              help="A run from given weights (--init-from, SPEC:WEIGHTS, init=reference, a net, "
+                   "a UCI engine) ends by playing its recommendation against that start, an "
+                   "SPRT [0, 5] of at most N games taken from --max-games, and recommends the "
+                   "start unless the tuned weights are better. Default: 10% of the planned "
+                   "games within [200, 4000]; 0: no final check.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="Strategy parameter, e.g. --param F=0.6 (repeatable).")
 @click.option("--batch", type=int, default=None, metavar="N",
@@ -103,7 +113,7 @@ def run_and_report(store, plan) -> None:
                    "reference the strategies start from (--param init=reference), within the "
                    "spec's bounds. --engine defaults to the run's engine spec.")
 def run(strategy, np_, generations, games, limits, seed, workers, backend, scheduler, engine,
-        openings, max_games, max_seconds, params, batch, config_file, run_id, runs_dir,
+        openings, max_games, max_seconds, guard_games, params, batch, config_file, run_id, runs_dir,
         print_config, opponents, spsa_file, init_from):
     """Tune weights: evolve a population with mini-matches between weight vectors.
 
@@ -122,7 +132,7 @@ def run(strategy, np_, generations, games, limits, seed, workers, backend, sched
     cfg = build_run_config(file=config_file, strategy=strategy, np=np_, generations=generations,
                            games=games, seed=seed, workers=workers, engine=engine,
                            openings=openings, max_games=max_games, max_seconds=max_seconds,
-                           backend=backend, scheduler=scheduler,
+                           guard_games=guard_games, backend=backend, scheduler=scheduler,
                            params=parse_params(params) if params else None,
                            opponents=opponents, **limits)
     if batch is not None:
@@ -216,6 +226,9 @@ def status(run_ref, runs_dir, as_json):
             "finished": bool(state and state.finished),
             "names": list(last.names) if last else [],
             "mean": list(last.mean) if last else [], "std": list(last.std) if last else []}
+    guard = store.read_guard(len(info["names"]) or None) if cfg.kind == "games" else None
+    if guard is not None:
+        info["guard"] = {**guard.to_json(), "sentence": guard.sentence}
     if as_json:
         click.echo(json.dumps(info))
         return
@@ -224,6 +237,8 @@ def status(run_ref, runs_dir, as_json):
                f"{info['seconds']:.1f} s, {'finished' if info['finished'] else 'not finished'}")
     for n, m, s in zip(info["names"], info["mean"], info["std"]):
         click.echo(f"  {n:<9} mean {m:9.2f}  std {s:8.2f}")
+    if guard is not None:
+        click.echo(guard.sentence)
 
 
 @click.command()

@@ -17,6 +17,7 @@ from ..enginespec import EngineSpec
 from ..errors import ConfigError, EvotuneError, StoreError
 from ..runs.config import RunConfig
 from ..runs.fitconfig import TexelConfig
+from ..runs.guard import Guard
 from ..runs.lifecycle import run_engine_spec, strategy_params
 from ..runs.manifest import StartFrom
 from ..runs.records import Generation, State
@@ -73,6 +74,8 @@ class RunData:
     """The run's engine spec (its kept copy), read once; None when it cannot be read."""
     init_from: StartFrom | None = None
     """Where the run's start came from (``evotune run --init-from`` or SPEC:WEIGHTS), or None."""
+    guard: Guard | None = None
+    """The final check of a run from given weights (guard.json), or None."""
 
     @property
     def kind(self) -> str:
@@ -190,7 +193,8 @@ def load_run(run: str | Path | Store, *, out_dir: str | Path = "populations") ->
                    strategy=gens[-1].strategy, names=names, fixed=fixed, reference=reference,
                    generations=generations, games=games, seconds=seconds, mean=mean, std=std,
                    stats=_stat_series(gens), populations=pops, state=state,
-                   verify=store.read_verify(), spec=spec, init_from=manifest.init_from)
+                   verify=store.read_verify(), spec=spec, init_from=manifest.init_from,
+                   guard=store.read_guard(len(names)) if config.kind == "games" else None)
 
 
 # ---- recommended weights ------------------------------------------------------------------------
@@ -271,6 +275,11 @@ def recommend(run: RunData, rule: str = "mean") -> Recommendation:
     weights = tuple(float(v) for v in w)
     if not all(math.isfinite(v) for v in weights):
         raise StoreError(f"run {run.run_id}: recommended weights are not finite ({weights})")
+    guard = run.guard
+    if guard is not None and guard.generation == g and guard.tuned == weights \
+            and not guard.better:  # the final check found them not better than the start
+        return Recommendation(rule=rule, weights=guard.start, generation=g,
+                              description=guard.sentence)
     return Recommendation(rule=rule, weights=weights, generation=g, description=what + ", rounded")
 
 

@@ -94,9 +94,15 @@ class RunConfig:
     opponents: str = ""
     """Gauntlet fitness: comma-separated players 'SPEC[:WEIGHTS]' every candidate plays
     colour-balanced games against ('' = the default trial-vs-target mini-matches)."""
+    guard_games: int = -1
+    """Games of the final check of a run that starts from given weights: its recommendation
+    against that start (a GSPRT [0, 5] capped at this many games), taken from the games budget;
+    -1 = auto (10% of the planned games within [200, 4000], 0 for a run from random weights),
+    resolved when the run is created; 0 = no check."""
 
     # fields that never change results: excluded from the run's identity
-    NON_IDENTITY = ("workers", "backend", "scheduler", "generations", "max_games", "max_seconds")
+    NON_IDENTITY = ("workers", "backend", "scheduler", "generations", "max_games", "max_seconds",
+                    "guard_games")
     # fields added after runs were stored: left out of the identity while at their default, so
     # runs stored before them keep their identity (and can be resumed)
     LATER_FIELDS = ("movetime", "tc", "time_margin", "resign_score", "resign_moves",
@@ -242,6 +248,11 @@ def validate_run_config(cfg: RunConfig) -> None:
         raise ConfigError("generations, max_games and max_seconds must be >= 0 (0 = no limit)")
     if cfg.generations == 0 and cfg.max_games == 0 and cfg.max_seconds == 0:
         raise ConfigError("the run has no end: give --generations, max_games or max_seconds")
+    if cfg.guard_games < -1 or cfg.guard_games % 2 or cfg.guard_games > LIMITS["games"]:
+        if cfg.guard_games != -1:
+            raise FieldError("guard_games", f"must be -1 (auto), 0 (no final check) or an even "
+                                            f"number of games up to {LIMITS['games']}, got "
+                                            f"{cfg.guard_games}")
     if cfg.workers < 0:
         raise ConfigError(f"--workers must be >= 0 (0 = one per core), got {cfg.workers}")
     if cfg.backend not in BACKENDS:
@@ -268,6 +279,7 @@ def _check_bounds(cfg: RunConfig) -> None:
 def run_config_from_dict(d: dict) -> RunConfig:
     """Rebuild a RunConfig from its to_dict() form (as stored in a manifest)."""
     d = dict(d)
+    d.setdefault("guard_games", 0)  # runs stored before final checks existed have none
     params = d.pop("params", {}) or {}
     unknown = sorted(set(d) - set(_TYPES))
     if unknown:

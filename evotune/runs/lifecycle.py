@@ -66,27 +66,75 @@ def with_start(cfg: RunConfig, spec: EngineSpec) -> RunConfig:
     if spec.start_values and "finetune" in declared and "finetune" not in params \
             and not params.get("table"):
         params["finetune"] = True
+    if spec.start_values and not cfg.opponents:  # selection under noise (docs/usage/builtin.md)
+        for key, value in FINETUNE_SELECTION.items():
+            if key in declared and key not in params:
+                params[key] = value
     if params == cfg.params_dict():
         return cfg
     return dataclasses.replace(cfg, params=tuple(sorted(params.items())))
 
 
+FINETUNE_SELECTION: dict[str, object] = {"selection": "race", "mirrored": True, "cmean": 0.1}
+"""The strategy parameters a run from earlier weights gets unless its params choose: DE, jDE
+and the EA replace on a race's evidence (:mod:`evotune.strategies.selection`), CMA-ES plays
+mirrored pairs against each other and moves its mean by a tenth of pycma's step
+(docs/results/finetune-study.md measured each)."""
+
+GUARD_SHARE = 0.1
+"""Share of the planned games a final check takes by default ..."""
+GUARD_MIN, GUARD_MAX = 200, 4000
+"""... within these bounds (and at most half the budget)."""
+
+
+def has_start(cfg: RunConfig) -> bool:
+    """True when the run starts from given weights (the spec's reference values: a run from
+    earlier weights, a net's output layer, a UCI engine's defaults, ``--param init=reference``,
+    or an SPSA table), which its final check plays against; a run from random weights has no
+    start worth returning to."""
+    params = strategy_params(cfg)
+    return params.get("init") == "reference" or bool(params.get("table"))
+
+
+def resolve_guard(cfg: RunConfig, planned: int) -> int:
+    """The final check's games of a new run: ``cfg.guard_games`` unless auto (-1); auto is
+    :data:`GUARD_SHARE` of ``planned`` games within [:data:`GUARD_MIN`, :data:`GUARD_MAX`] and
+    at most half of them, even; 0 for a run without a start (:func:`has_start`)."""
+    if cfg.guard_games >= 0:
+        return cfg.guard_games
+    if not has_start(cfg) or planned <= 0:
+        return 0
+    games = min(GUARD_MAX, max(GUARD_MIN, round(GUARD_SHARE * planned)), planned // 2)
+    return max(2, games - games % 2)
+
+
+def tuning_games(cfg: RunConfig) -> int:
+    """The games the tuning may play before its final check: --max-games less the check's
+    (0 = no games limit)."""
+    if not cfg.max_games:
+        return 0
+    return max(1, cfg.max_games - max(cfg.guard_games, 0))
+
+
 def with_budget(cfg: RunConfig, spec: EngineSpec) -> RunConfig:
     """``cfg`` with its start (:func:`with_start`) and the planned game budget fixed in its
     params, for strategies whose schedule depends on it (SPSA's N, nevergrad's budget):
-    --max-games, or else --generations times the games of one generation. Fixed at the start,
-    so raising a limit on resume keeps the schedule.
+    --max-games (less the final check's games, :func:`resolve_guard`, resolved here), or else
+    --generations times the games of one generation. Fixed at the start, so raising a limit on
+    resume keeps the schedule.
     """
     cfg = with_start(cfg, spec)
+    planned = cfg.max_games
+    if not planned:
+        space = spec.space(init_low=cfg.init_low, init_high=cfg.init_high)
+        probe = make_strategy(cfg.strategy, space, params=strategy_params(cfg), seed=cfg.seed)
+        planned = cfg.generations * sum(r.games for r in probe.ask())
+    if cfg.guard_games < 0:
+        cfg = dataclasses.replace(cfg, guard_games=resolve_guard(cfg, planned))
     params = cfg.params_dict()
     if "budget" not in strategy_class(cfg.strategy).PARAMS or "budget" in params:
         return cfg
-    budget = cfg.max_games
-    if not budget:
-        space = spec.space(init_low=cfg.init_low, init_high=cfg.init_high)
-        probe = make_strategy(cfg.strategy, space, params=strategy_params(cfg), seed=cfg.seed)
-        budget = cfg.generations * sum(r.games for r in probe.ask())
-    params["budget"] = int(budget)
+    params["budget"] = int(tuning_games(cfg) if cfg.max_games else planned)
     return dataclasses.replace(cfg, params=tuple(sorted(params.items())))
 
 
@@ -113,6 +161,10 @@ def check_run_players(plan: RunPlan) -> None:
                           f"the search weights of '{cfg.engine}' ({', '.join(searched)}) are "
                           "not features: tune them with de, jde, ea, spsa, cmaes or ng:NAME")
     check_engine_spec(spec)
+    if cfg.opponents and strategy_params(cfg).get("selection") == "race":
+        raise ConfigError("selection = race compares a trial with its target in a match of "
+                          "their own; with --opponents candidates are compared by their gauntlet "
+                          "scores: use --param selection=paper or leave --opponents out")
     if cfg.opponents:
         if strategy_class(cfg.strategy).NEEDS_FEATURES:
             raise ConfigError(f"strategy '{cfg.strategy}' learns from self-play; --opponents "

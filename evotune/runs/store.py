@@ -23,6 +23,7 @@ from .fitconfig import DataFile, TexelConfig
 from .lock import RunLock
 from .manifest import Manifest, StartFrom, check_run_id, parse_manifest
 from .recordio import damaged, json_object, read_json
+from .guard import GUARD_DOCUMENT, Guard, parse_guard
 from .records import (EPOCH_FILE_RE, GEN_FILE_RE, GameLine, Generation, ResumePoint, State,
                       check_verify, parse_game_line, parse_generation, parse_state)
 from .trainconfig import EpochLine, TrainConfig, parse_checkpoint, parse_epoch
@@ -413,6 +414,11 @@ class Store:
         """verify.json (checked by :func:`check_verify`), or None when the run is unverified."""
         doc = self.read_document("verify")
         return None if doc is None else check_verify(doc, self.root / "verify.json")
+
+    def read_guard(self, n: int | None = None) -> Guard | None:
+        """guard.json (the final check, :mod:`evotune.runs.guard`), or None before it."""
+        doc = self.read_document(GUARD_DOCUMENT)
+        return None if doc is None else parse_guard(doc, self.root / f"{GUARD_DOCUMENT}.json", n)
 
     def read_document(self, name: str) -> dict | None:
         """A named JSON document (an object), or None when there is none."""

@@ -46,7 +46,11 @@ class MatchRequest:
     games: int
     """Number of games, even (each opening twice, colours swapped)."""
     stop: str = "none"
-    """'none' or 'decisive' (A must score strictly more points; stop when that cannot change)."""
+    """'none', 'decisive' (A must score strictly more points; stop when that cannot change) or
+    'sprt' (game pairs until the sequential test ``sprt`` decides, at most ``games``)."""
+    sprt: tuple[float, float, float, float] | None = None
+    """stop='sprt': the GSPRT's (elo0, elo1, alpha, beta) on the pentanomial pairs of A against B
+    (plain numbers: strategies do not import the match layer)."""
     record_leaves: bool = False
     """TD: keep per-move PV-leaf features (``MatchOutcome.leaves``)."""
     tag: tuple[int, ...] = ()
@@ -89,6 +93,9 @@ class MatchOutcome:
     fitness: float | None = None
     """A's score (0..1) against the run's gauntlet (--opponents), when the run has one; the
     scalar fitness of cmaes and ng:NAME (otherwise they use points_a / (2 games))."""
+    verdict: str | None = None
+    """stop='sprt': the sequential test's verdict, 'H1' (A is better), 'H0' or None (undecided
+    when the cap was reached)."""
 
 
 @dataclass(frozen=True)

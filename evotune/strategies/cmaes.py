@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..space import finetune_scale
 from .base import Param
 from .replay import COMMON_PARAMS, ReplayedStrategy, missing_library
@@ -29,7 +30,23 @@ class CMAES(ReplayedStrategy):
                           doc="each weight's initial step its own scale, |v| / 10 within 1/200 "
                               "and sigma0 of its width, as SPSA's finetune perturbs (set by a "
                               "run from earlier weights)"),
+        "cmean": Param(1.0, "float", low=0.0, high=1.0, low_open=True,
+                       doc="learning rate of the mean (pycma's CMA_cmean)"),
+        "rank_mu": Param(True, "bool", doc="covariance learning (False: pycma's CMA_on = 0)"),
+        "mirrored": Param(False, "bool",
+                          doc="candidates in mirrored pairs m + d, m - d that play each other "
+                              "(pycma's CMA_mirrors, unconditional): the evaluation's curvature "
+                              "cancels in each pair, as in SPSA's; np must be even"),
     }
+
+    @classmethod
+    def _check_params(cls, params: dict) -> None:
+        if params["mirrored"] and params["np"] % 2:
+            raise ConfigError(f"strategy 'cmaes': mirrored = true needs an even np (pairs), got "
+                              f"{params['np']}")
+
+    def _mirrored(self) -> bool:
+        return bool(self.params["mirrored"])
 
     def _make(self, u0: np.ndarray, seed: int):
         try:
@@ -41,6 +58,12 @@ class CMAES(ReplayedStrategy):
                 "verbose": -9, "tolfun": 0, "tolfunhist": 0, "tolx": 0, "tolflatfitness": never,
                 "tolstagnation": never, "maxiter": never, "maxfevals": never,
                 "tolconditioncov": False}
+        opts["CMA_cmean"] = self.params["cmean"]
+        if self.params["mirrored"]:
+            opts["CMA_mirrors"] = self.params["np"] // 2
+            opts["CMA_mirrormethod"] = 0
+        if not self.params["rank_mu"]:
+            opts["CMA_on"] = 0
         sigma0 = self.params["sigma0"]
         if self.params["finetune"]:  # pycma's step of weight i is sigma0 x CMA_stds[i]
             opts["CMA_stds"] = np.minimum(1.0, self._finetune_steps() / sigma0).tolist()

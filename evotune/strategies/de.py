@@ -3,8 +3,10 @@
 One generation: for every target i, draw r1, r2, r3 distinct and different from i, form the
 mutant v = x_r1 + F (x_r2 - x_r3) from the frozen population, cross it binomially with the target
 over the FREE weights (each with probability CR, plus one forced index j_rand), repair it into
-the bounds and round it. The trial then plays the target (``stop='decisive'``) and replaces it
-only with strictly more points; a tie keeps the target.
+the bounds and round it. The trial then meets the target and replaces it by the run's selection
+rule (:mod:`evotune.strategies.selection`): the paper's decisive mini-match (strictly more
+points; a tie keeps the target) or a race (game pairs until a GSPRT says the trial is better;
+an undecided race keeps the target).
 
 Bound rule: 'reflect' by default (mirror at the violated bound): it needs no random draw and,
 unlike 'clip', does not pile trials up on the bounds. Any of ``evotune.space.BOUND_RULES`` may be
@@ -22,6 +24,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..space import BOUND_RULES
 from .base import POPULATION_INIT_PARAMS, MatchOutcome, MatchRequest, Param, Strategy, as_tuple
+from .selection import SELECTION_PARAMS, challenger_wins, comparison
 
 
 def draw_donors(rng: np.random.Generator, size: int) -> np.ndarray:
@@ -60,7 +63,7 @@ def binomial_crossover(targets: np.ndarray, mutants: np.ndarray, mask: np.ndarra
 
 
 class DE(Strategy):
-    """DE/rand/1/bin with selection by a decisive mini-match (trial must score strictly more)."""
+    """DE/rand/1/bin; a trial replaces its target by the run's selection rule (paper or race)."""
 
     name = "de"
     PARAMS = {
@@ -71,6 +74,7 @@ class DE(Strategy):
         "bound_rule": Param("reflect", "choice", choices=BOUND_RULES,
                             doc="how out-of-bounds trials are repaired"),
         **POPULATION_INIT_PARAMS,
+        **SELECTION_PARAMS,
     }
 
     def _initialize(self) -> None:
@@ -105,9 +109,7 @@ class DE(Strategy):
 
     def _plan(self) -> tuple[list[MatchRequest], dict]:
         plan = self.make_trials()
-        games = self.params["games"]
-        requests = [MatchRequest(a=as_tuple(t), b=as_tuple(x), games=games, stop="decisive",
-                                 tag=(i,))
+        requests = [comparison(as_tuple(t), as_tuple(x), self.params, tag=(i,))
                     for i, (t, x) in enumerate(zip(plan["trials"], self.population))]
         return requests, plan
 
@@ -115,7 +117,7 @@ class DE(Strategy):
                 outcomes: list[MatchOutcome]) -> dict:
         replaced = 0
         for i, out in enumerate(outcomes):
-            if out.points_a > out.points_b:
+            if challenger_wins(out, self.params):
                 self.population[i] = plan["trials"][i]
                 self.record[i] = (out.points_a, out.games)
                 self._on_replace(i, plan)

@@ -16,6 +16,11 @@ Tournament: each of the 2 mu individuals (parents 0..mu-1, offspring mu..2mu-1) 
 sides. Because an individual also plays when it is drawn as an opponent, the number of games per
 individual varies; the ranking is therefore by points per game played (the mean score), ties by
 more games played, then by index (parents before offspring). The best mu survive, best first.
+
+With ``selection = 'race'`` (:mod:`evotune.strategies.selection`; the default of a run from
+earlier weights) there is no tournament: each offspring races its own parent and replaces it
+(with its step vector) only when the sequential test says it is better, as a (1 + 1) selection
+per parent; the population keeps its order.
 """
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..space import BOUND_RULES
 from .base import POPULATION_INIT_PARAMS, MatchOutcome, MatchRequest, Param, Strategy, as_tuple
+from .selection import SELECTION_PARAMS, challenger_wins, comparison
 
 
 def rank_by_score(points: np.ndarray, played: np.ndarray) -> np.ndarray:
@@ -49,6 +55,7 @@ class EA(Strategy):
         "bound_rule": Param("reflect", "choice", choices=BOUND_RULES,
                             doc="how out-of-bounds offspring are repaired"),
         **POPULATION_INIT_PARAMS,
+        **SELECTION_PARAMS,
     }
 
     def _initialize(self) -> None:
@@ -84,6 +91,11 @@ class EA(Strategy):
         pool = np.vstack([self.population, offspring])
         sigmas = np.vstack([self.sigma, osigma])
         size = len(pool)
+        if self.params["selection"] == "race":  # each offspring races its own parent
+            mu = len(self.population)
+            return ([comparison(as_tuple(offspring[k]), as_tuple(self.population[k]),
+                                self.params, tag=(k,)) for k in range(mu)],
+                    {"pool": pool, "sigmas": sigmas})
         requests = []
         for k in range(size):
             for _ in range(self.params["games"] // 2):
@@ -97,6 +109,8 @@ class EA(Strategy):
                 outcomes: list[MatchOutcome]) -> dict:
         pool = plan["pool"]
         size, mu = len(pool), len(self.population)
+        if self.params["selection"] == "race":
+            return self._race_update(plan, outcomes)
         points = np.zeros(size, dtype=np.int64)
         played = np.zeros(size, dtype=np.int64)
         for req, out in zip(requests, outcomes):
@@ -118,9 +132,30 @@ class EA(Strategy):
             "diversity": self._diversity(),
         }
 
+    def _race_update(self, plan: dict, outcomes: list[MatchOutcome]) -> dict:
+        """selection = 'race': offspring k replaces parent k when its race said H1."""
+        mu = len(self.population)
+        won = [k for k, out in enumerate(outcomes) if challenger_wins(out, self.params)]
+        for k in won:
+            self.population[k] = plan["pool"][mu + k]
+            self.sigma[k] = plan["sigmas"][mu + k]
+        self.score = np.array([out.points_a / max(2 * out.games, 1) if k in won
+                               else out.points_b / max(2 * out.games, 1)
+                               for k, out in enumerate(outcomes)], dtype=np.float64)
+        return {
+            "offspring_survived": len(won),
+            "replacement_rate": len(won) / mu,
+            "best_score": float(self.score.max()),
+            "sigma_mean": [float(v) for v in self.sigma[:, self._free].mean(axis=0)],
+            "diversity": self._diversity(),
+        }
+
     def ranking(self) -> np.ndarray:
+        n = len(self.population)
+        if self.params["selection"] == "race":  # by the score of each one's last race
+            return np.lexsort((np.arange(n), -self.score))
         # survivors are stored best first; before the first tournament, index order
-        return np.arange(len(self.population))
+        return np.arange(n)
 
     def _extra_state(self) -> dict:
         return {"sigma": self.sigma.tolist(), "score": self.score.tolist()}

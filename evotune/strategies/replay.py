@@ -131,15 +131,34 @@ class ReplayedStrategy(Strategy):
         return self._to_weights(self._mean_u)[0]
 
     def _plan(self) -> tuple[list[MatchRequest], None]:
-        mean = as_tuple(self.recommended())
         games = self.params["games"]
+        if self._mirrored():  # each candidate meets its mirror image
+            pop = self.population
+            return [MatchRequest(a=as_tuple(pop[j]), b=as_tuple(pop[j + 1]), games=games,
+                                 tag=(j, j + 1)) for j in range(0, len(pop), 2)], None
+        mean = as_tuple(self.recommended())
         return [MatchRequest(a=as_tuple(w), b=mean, games=games, tag=(j,))
                 for j, w in enumerate(self.population)], None
 
+    def _mirrored(self) -> bool:
+        """True when candidates come in mirrored pairs (2k, 2k + 1) that play each other."""
+        return False
+
+    def _scores(self, outcomes: list[MatchOutcome]) -> list[float]:
+        """Each candidate's score (0..1) from its request's outcome: against the mean, against
+        its mirror (both sides of the request), or against the gauntlet."""
+        if self._mirrored() and all(o.fitness is None for o in outcomes):
+            out: list[float] = []
+            for o in outcomes:
+                a = o.points_a / (2.0 * o.games) if o.games else 0.5
+                out.extend((a, 1.0 - a))
+            return out
+        return [o.fitness if o.fitness is not None
+                else o.points_a / (2.0 * o.games) if o.games else 0.5 for o in outcomes]
+
     def _update(self, requests: list[MatchRequest], plan: None,
                 outcomes: list[MatchOutcome]) -> dict:
-        scores = [o.fitness if o.fitness is not None
-                  else o.points_a / (2.0 * o.games) if o.games else 0.5 for o in outcomes]
+        scores = self._scores(outcomes)
         self.told.append(scores)
         before = self.recommended()
         with self._library_random():

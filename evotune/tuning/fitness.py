@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
 
 from ..limits import Limits
-from ..match import Fixture, MatchResult, MatchSettings, run_fixtures
+from ..match import Fixture, MatchResult, MatchSettings, SprtParams, run_fixtures
 from ..match.gauntlet import play_gauntlet
 from ..paths import resolve_openings_path
 from ..players import PlayerSpec
@@ -59,7 +59,8 @@ class MatchFitness:
         g, player = generation, self.player
         fixtures = [Fixture(key=(g, i), a=player(req.a, f"g{g}-m{i}-A"),
                             b=player(req.b, f"g{g}-m{i}-B"), games=req.games,
-                            stop=req.stop, record_leaves=req.record_leaves)
+                            stop=req.stop, record_leaves=req.record_leaves,
+                            sprt=None if req.sprt is None else SprtParams(*req.sprt))
                     for i, req in enumerate(requests)]
         results = run_fixtures(fixtures, settings=self.settings, seed=self.seed, backend=backend,
                                workers=workers, progress=progress)
@@ -132,8 +133,9 @@ def _outcome(result, request, denominator: int = 1):
     leaves = ()
     if request.record_leaves:
         leaves = tuple(_leaves(rec, request, denominator) for rec in result.records)
+    verdict = result.sprt.verdict if request.stop == "sprt" and result.sprt else None
     return MatchOutcome(points_a=int(result.points_a), points_b=int(result.points_b),
-                        games=int(result.games), leaves=leaves)
+                        games=int(result.games), leaves=leaves, verdict=verdict)
 
 
 def _leaves(rec, request, denominator: int = 1):

@@ -28,12 +28,14 @@ from ..match import GameRecord, write_pgn_text
 from ..match.cluster import backend_session
 from ..match.gauntlet import opponent_players
 from ..players.spec import player_from_engine_spec
-from ..runs.lifecycle import resolve_workers, strategy_params
+from ..runs.guard import Guard
+from ..runs.lifecycle import resolve_workers, strategy_params, tuning_games
 from ..runs.plan import RunPlan
 from ..runs.records import Generation
 from ..runs.store import Store
 from ..strategies import make_strategy, strategy_class
 from .fitness import Fitness, GauntletFitness, MatchFitness, match_settings
+from .guard import current_guard, play_guard
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +45,8 @@ class RunProgress:
     """A progress event for progress bars (the CLI renders it)."""
 
     kind: str
-    """'game' (a game finished) or 'generation' (a generation was stored)."""
+    """'game' (a game finished), 'generation' (a generation was stored) or 'guard' (a game of
+    the final check finished)."""
     generation: int
     """The generation being played (1-based) or just stored."""
     games_total: int
@@ -71,7 +74,10 @@ class RunSummary:
     finished: bool
     """True when a stop condition (generations, games, wall time) was reached."""
     recommended: tuple[float, ...]
-    """The strategy's recommended weights (population mean)."""
+    """The run's recommended weights: the strategy's (its population mean, theta or
+    distribution mean), or the start when the final check found them not better."""
+    guard: Guard | None = None
+    """The final check of a run from given weights (None: the run has none)."""
 
 
 def pgn_text(record_dicts: list[dict]) -> str:
@@ -178,8 +184,31 @@ class Solver:
         """True when a stop condition (generations, games, wall time) holds."""
         cfg = self.cfg
         return bool((cfg.generations and self.strategy.generation >= cfg.generations)
-                    or (cfg.max_games and self.games_total >= cfg.max_games)
+                    or (cfg.max_games and self.games_total >= tuning_games(cfg))
                     or (cfg.max_seconds and self.elapsed() >= cfg.max_seconds))
+
+    def guard(self) -> Guard | None:
+        """The final check of the run's recommendation against its start (played once per
+        recommendation; a resumed run whose check is stored reads it), or None without one."""
+        if self.cfg.guard_games <= 0:
+            return None
+        g = self.strategy.generation
+        tuned = self.space.round(np.asarray(self.strategy.recommended("mean"), dtype=float))
+        stored = current_guard(self.store, g, tuned)
+        if stored is not None:
+            return stored
+        done = [0]
+
+        def on_game(event) -> None:
+            done[0] += 1
+            if self.progress is not None:
+                self.progress(RunProgress(kind="guard", generation=g,
+                                          games_total=self.games_total + done[0],
+                                          games_in_generation=done[0],
+                                          games_scheduled=int(getattr(event, "scheduled", 0))))
+
+        return play_guard(self.store, self.plan, tuned, generation=g, player=self.player,
+                          backend=self.backend, workers=self.workers, progress=on_game)
 
     def __iter__(self) -> Solver:
         return self
@@ -246,14 +275,17 @@ def execute(store: Store, plan: RunPlan, *,
             try:
                 for _ in solver:
                     pass
+                guard = solver.guard()
             finally:
                 solver.close()
         seconds_total = solver.elapsed()
         state = store.read_state()
         assert state is not None  # the solver wrote one before its first generation
+        games = solver.games_total + (guard.games if guard else 0)
         store.write_state(dataclasses.replace(state, finished=True, seconds=seconds_total))
+        recommended = guard.recommended if guard else solver.strategy.recommended("mean")
         return RunSummary(run_id=store.run_id, generation=solver.strategy.generation,
-                          games=solver.games_total, seconds=seconds_total, finished=True,
-                          recommended=tuple(float(x) for x in solver.strategy.recommended("mean")))
+                          games=games, seconds=seconds_total, finished=True,
+                          recommended=tuple(float(x) for x in recommended), guard=guard)
     finally:
         store.unlock()

@@ -1,0 +1,160 @@
+"""Selection under noise, simulated: the strategies' real ask/tell code on a landscape whose Elo
+is known, with games drawn from the Elo difference instead of played.
+
+Why: a fine-tuning study costs hours of games per run and seed; the choice of a selection rule
+and its defaults needs dozens of runs. Here each strategy (the classes of evotune.strategies,
+unchanged) tunes a 55-weight space from a start a few dozen Elo below the optimum; a mini-match
+between vectors a and b is a sequence of colour-swapped game pairs whose results are drawn from
+the logistic Elo difference E(a) - E(b) with a draw rate, and the stop rules ('decisive',
+'sprt') are applied pair by pair as the match runner applies them. The figure is the true Elo
+of each run's recommendation against the start, mean and spread over seeds.
+
+    python benchmarks/noisy_selection.py --budget 20000 --seeds 8
+    python benchmarks/noisy_selection.py --only de-race,cmaes --budget 20000 --seeds 4
+
+The landscape (E(x) = -sum_i h_i ((x_i - x*_i) / s_i)^2, s_i the fine-tuning scale of weight i,
+h_i log-uniform in [0.02, 2] Elo, the optimum drawn so that the start sits ``--gap`` Elo below
+it) is a model: it says which rules drift and which gain under this noise, not what a real
+evaluation gains. The real games are in docs/results/finetune-study.md.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from evotune.match.scoring import SprtParams, sprt  # noqa: E402
+from evotune.space import WeightSpace, finetune_scale  # noqa: E402
+from evotune.strategies import make_strategy  # noqa: E402
+from evotune.strategies.base import MatchOutcome  # noqa: E402
+
+N_FREE = 55
+DRAW = 0.2
+"""Draw rate of a game between near-equal players (depth-3 games of the study: 15-23%)."""
+
+
+class Landscape:
+    """A quadratic Elo landscape around an optimum, with games drawn from Elo differences."""
+
+    def __init__(self, seed: int, gap: float) -> None:
+        rng = np.random.default_rng(10_000 + seed)
+        names = tuple(f"w{i}" for i in range(N_FREE + 1))
+        ref = np.concatenate([[100.0], rng.uniform(20, 900, N_FREE)])
+        lower = np.concatenate([[100.0], np.zeros(N_FREE)])
+        upper = np.concatenate([[100.0], np.full(N_FREE, 2000.0)])
+        self.space = WeightSpace(names=names, lower=tuple(lower), upper=tuple(upper),
+                                 reference=tuple(np.rint(ref)), fixed=(True,) + (False,) * N_FREE,
+                                 init_low=0.0, init_high=2000.0)
+        self.start = self.space.reference_array
+        self.scale = finetune_scale(self.start, lower, upper)
+        self.h = np.exp(rng.uniform(math.log(0.02), math.log(2.0), N_FREE + 1))
+        self.h[0] = 0.0
+        z = rng.standard_normal(N_FREE + 1)
+        z[0] = 0.0
+        z *= math.sqrt(gap / float(np.sum(self.h * z * z)))  # E(start) = -gap
+        self.opt = self.start + z * self.scale
+        self.rng = np.random.default_rng(20_000 + seed)
+        self.games = 0
+
+    def elo(self, x) -> float:
+        d = (np.asarray(x, dtype=np.float64) - self.opt) / self.scale
+        return -float(np.sum(self.h * d * d))
+
+    def pair(self, a, b) -> int:
+        """A's points in one colour-swapped pair (0..4)."""
+        p = 1.0 / (1.0 + 10.0 ** (-(self.elo(a) - self.elo(b)) / 400.0))
+        win = max(0.0, p - DRAW / 2)
+        u = self.rng.random(2)
+        self.games += 2
+        return int(sum(2 if v < win else 1 if v < win + DRAW else 0 for v in u))
+
+    def play(self, req) -> MatchOutcome:
+        """One request, with its stop rule applied pair by pair."""
+        penta = [0] * 5
+        pa = pairs = 0
+        verdict = None
+        params = SprtParams(*req.sprt) if req.stop == "sprt" else None
+        while 2 * pairs < req.games:
+            pts = self.pair(req.a, req.b)
+            penta[pts] += 1
+            pa += pts
+            pairs += 1
+            n = 2 * pairs
+            if req.stop == "decisive" and (pa > req.games or 2 * n - pa >= req.games):
+                break  # the verdict (strictly more points) is settled
+            if params is not None:
+                verdict = sprt(penta, params).verdict
+                if verdict is not None:
+                    break
+        n = 2 * pairs
+        return MatchOutcome(points_a=pa, points_b=2 * n - pa, games=n, verdict=verdict)
+
+
+CONFIGS = {
+    "de-paper": ("de", {"init": "reference", "finetune": True}),
+    "de-race": ("de", {"init": "reference", "finetune": True, "selection": "race"}),
+    "jde-race": ("jde", {"init": "reference", "finetune": True, "selection": "race"}),
+    "ea-race": ("ea", {"init": "reference", "finetune": True, "selection": "race"}),
+    "cmaes": ("cmaes", {"init": "reference", "finetune": True, "np": 20}),
+    "spsa": ("spsa", {"init": "reference", "finetune": True}),
+}
+
+
+def run(name: str, params: dict, *, seed: int, budget: int, gap: float) -> tuple[float, int]:
+    strategy, base = CONFIGS[name.split("+")[0]]
+    land = Landscape(seed, gap)
+    p = {**base, **params}
+    if strategy in ("spsa", "cmaes") or strategy.startswith("ng:"):
+        p.setdefault("budget", budget)
+    s = make_strategy(strategy, land.space, params=p, seed=seed)
+    while land.games < budget:
+        s.tell([land.play(r) for r in s.ask()])
+    return land.elo(s.recommended()) - land.elo(land.start), land.games
+
+
+def parse_extra(text: str) -> dict:
+    out: dict = {}
+    for item in filter(None, text.split(";")):
+        k, v = item.split("=")
+        try:
+            out[k] = int(v)
+        except ValueError:
+            try:
+                out[k] = float(v)
+            except ValueError:
+                out[k] = {"true": True, "false": False}.get(v, v)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", default=",".join(CONFIGS),
+                    help="Comma-separated configs; NAME+k=v;k=v adds strategy parameters.")
+    ap.add_argument("--budget", type=int, default=20_000, help="Games per run.")
+    ap.add_argument("--seeds", type=int, default=4, help="Runs (landscapes) per config.")
+    ap.add_argument("--gap", type=float, default=45.0, help="Elo between the start and the optimum.")
+    args = ap.parse_args(argv)
+    print(f"budget {args.budget} games, {args.seeds} seeds, start {args.gap:g} Elo below the "
+          f"optimum, draw rate {DRAW}")
+    print(f"{'config':44s} {'Elo vs start (mean +- sd)':>26s} {'min':>7s} {'games':>7s} {'s':>6s}")
+    for item in args.only.split(","):
+        name, _, extra = item.partition("+")
+        params = parse_extra(extra)
+        t0 = time.perf_counter()
+        res = [run(name, params, seed=k + 1, budget=args.budget, gap=args.gap)
+               for k in range(args.seeds)]
+        gains = np.array([r[0] for r in res])
+        games = int(np.mean([r[1] for r in res]))
+        print(f"{item:44s} {gains.mean():+12.1f} +- {gains.std():5.1f}          "
+              f"{gains.min():+7.1f} {games:7d} {time.perf_counter() - t0:6.1f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

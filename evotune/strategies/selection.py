@@ -1,0 +1,72 @@
+"""Selection under noise: how a challenger (DE's trial, the EA's offspring) replaces its incumbent.
+
+Two rules, chosen by the strategy parameter ``selection``:
+
+- ``paper``: the differential-evolution paper's mini-match of ``games`` games with early
+  termination; the challenger replaces the incumbent when it scores strictly more points. At
+  the differences of a random start (hundreds of Elo) this decides well; at the 5 to 30 Elo
+  that separate vectors near a good evaluation a 4-game match is mostly noise, and a population
+  that follows it drifts below where it started (docs/results/finetune-study.md).
+- ``race``: a sequential comparison. Game pairs are played until fishtest's GSPRT on the
+  pentanomial pairs of challenger against incumbent, H0 ``elo <= 0`` against H1
+  ``elo >= race_elo`` with error rates ``race_alpha`` and ``race_beta``, accepts a hypothesis, or
+  until ``race_games`` games; the challenger replaces the incumbent only on H1. An undecided race
+  (the cap reached) keeps the incumbent, so a replacement is made on stated evidence: a
+  challenger no better than its incumbent replaces it with probability at most about
+  ``race_alpha`` (Wald's bound, for the test run to its end; the cap only lowers it). The
+  loosely set error rates trade power for games, as racing in evolution strategies does
+  (Heidrich-Meisner & Igel 2009): a comparison costs a handful of pairs when the difference is
+  large and at most ``race_games`` games otherwise.
+
+A run that starts from earlier weights (``--init-from``, ``SPEC:WEIGHTS``) races by default
+(:func:`evotune.runs.lifecycle.with_start`); a run from random weights keeps the paper's rule,
+which its reproduction needs. The runner applies the stop rule pair by pair in game order, so a
+race's result is the same for any number of workers and after a resume.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+from .base import MatchOutcome, MatchRequest, Param
+
+SELECTIONS = ("paper", "race")
+
+SELECTION_PARAMS = {
+    "selection": Param("paper", "choice", choices=SELECTIONS,
+                       doc="how a challenger replaces its incumbent: 'paper' (strictly more "
+                           "points in a games-game mini-match) or 'race' (game pairs until a "
+                           "GSPRT says it is better, else the incumbent stays; the default of a "
+                           "run from earlier weights)"),
+    "race_games": Param(48, "int", low=4, high=100000, even=True,
+                        doc="selection=race: most games of one comparison (even)"),
+    "race_elo": Param(15.0, "float", low=0.0, high=1000.0, low_open=True,
+                      doc="selection=race: Elo of the test's H1 (H0: 0)"),
+    "race_alpha": Param(0.1, "float", low=0.0, high=0.5, low_open=True,
+                        doc="selection=race: the test's false-positive rate (a challenger no "
+                            "better than its incumbent replaces it at most this often)"),
+    "race_beta": Param(0.2, "float", low=0.0, high=0.5, low_open=True,
+                       doc="selection=race: the test's false-negative rate"),
+}
+"""Parameters of the strategies whose challengers meet incumbents (de, jde, ea)."""
+
+
+def check_selection_params(strategy: str, params: Mapping[str, object]) -> None:
+    """Cross-parameter checks of :data:`SELECTION_PARAMS` (none yet beyond each range)."""
+    del strategy, params
+
+
+def comparison(a: tuple[float, ...], b: tuple[float, ...], params: Mapping[str, object], *,
+               tag: tuple[int, ...]) -> MatchRequest:
+    """The request that decides whether challenger ``a`` replaces incumbent ``b``."""
+    if params["selection"] == "race":
+        return MatchRequest(a=a, b=b, games=int(params["race_games"]), stop="sprt",
+                            sprt=(0.0, float(params["race_elo"]), float(params["race_alpha"]),
+                                  float(params["race_beta"])), tag=tag)
+    return MatchRequest(a=a, b=b, games=int(params["games"]), stop="decisive", tag=tag)
+
+
+def challenger_wins(outcome: MatchOutcome, params: Mapping[str, object]) -> bool:
+    """True when the comparison's outcome replaces the incumbent by the run's rule."""
+    if params["selection"] == "race":
+        return outcome.verdict == "H1"
+    return outcome.points_a > outcome.points_b

@@ -1,0 +1,76 @@
+"""The final check of a run that starts from given weights: its recommendation against its start.
+
+The record and the rule are :mod:`evotune.runs.guard`'s; here the games are played. The check is
+one fixture, the tuned weights (A) against the start (B), on the run's openings and limits, with
+key (0, 0): generation 0 plays no fixture of its own, so the check's openings never repeat a
+generation's, and like every fixture its result is the same for any number of workers. A run
+killed during the check plays it again on resume, with the same games.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from typing import Callable
+
+import numpy as np
+
+from ..match import Fixture, SprtParams, run_fixtures, write_pgn_text
+from ..runs.guard import GUARD_DOCUMENT, GUARD_ELO, GUARD_ERRORS, GUARD_PGN, Guard
+from ..runs.plan import RunPlan
+from ..runs.store import Store
+from .fitness import match_settings
+
+log = logging.getLogger(__name__)
+
+GUARD_KEY = (0, 0)
+"""The check's fixture key (generation 0 has no fixtures)."""
+ELO_CAP = 999.0
+"""|Elo| stored for a check whose games were all won or all lost (a tiny cap)."""
+
+
+def _finite(x: float) -> float:
+    return float(x) if math.isfinite(x) else math.copysign(ELO_CAP, x)
+
+
+def play_guard(store: Store, plan: RunPlan, tuned: np.ndarray, *, generation: int,
+               player: Callable, backend: str, workers: int,
+               progress: Callable | None = None) -> Guard:
+    """Play the final check of ``tuned`` (the strategy's recommendation after ``generation``)
+    against the plan's start, store it (guard.json, guard.pgn) and return it."""
+    cfg, space = plan.config, plan.space
+    start = space.round(space.reference_array)
+    tuned = space.round(np.asarray(tuned, dtype=np.float64))
+    t, s = tuple(float(v) for v in tuned), tuple(float(v) for v in start)
+    if t == s:
+        guard = Guard(generation=generation, tuned=t, start=s, games=0, wins=0, draws=0,
+                      losses=0, pentanomial=(0, 0, 0, 0, 0), elo=0.0, elo_error=0.0,
+                      verdict="same", better=False)
+    else:
+        settings = match_settings(cfg, limits=plan.limits,
+                                  openings=None if plan.openings is None else str(plan.openings))
+        fixture = Fixture(key=GUARD_KEY, a=player(t, "tuned"), b=player(s, "start"),
+                          games=cfg.guard_games, stop="sprt",
+                          sprt=SprtParams(*GUARD_ELO, *GUARD_ERRORS))
+        result = run_fixtures([fixture], settings=settings, seed=cfg.seed, backend=backend,
+                              workers=workers, progress=progress)[0]
+        verdict = result.sprt.verdict if result.sprt and result.sprt.verdict else "undecided"
+        elo = _finite(result.elo)
+        guard = Guard(generation=generation, tuned=t, start=s, games=result.games,
+                      wins=result.wins, draws=result.draws, losses=result.losses,
+                      pentanomial=tuple(int(c) for c in result.pentanomial), elo=elo,
+                      elo_error=_finite(result.elo_error), verdict=verdict,
+                      better=verdict == "H1" or (verdict == "undecided" and elo > 0))
+        store.write_bytes(GUARD_PGN, write_pgn_text(result.records).encode())
+    store.write_document(GUARD_DOCUMENT, guard.to_json())
+    log.info("run %s: %s", store.run_id, guard.sentence)
+    return guard
+
+
+def current_guard(store: Store, generation: int, tuned: np.ndarray) -> Guard | None:
+    """The stored check when it is of this generation's recommendation (a run resumed after
+    its check, with nothing new to check), else None."""
+    guard = store.read_guard(len(tuned))
+    if guard is None or guard.generation != generation \
+            or guard.tuned != tuple(float(v) for v in tuned):
+        return None
+    return guard

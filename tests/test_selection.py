@@ -1,0 +1,202 @@
+"""Selection under noise (races) and the final check of a run from given weights (the guard)."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from evotune.cli import cli
+from evotune.runs.config import build_run_config, run_config_from_dict
+from evotune.runs.lifecycle import new_run, resolve_guard, tuning_games, with_budget, with_start
+from evotune.runs.store import Store
+from evotune.space import WeightSpace
+from evotune.specfile import load_engine_spec
+from evotune.specstart import with_start_values
+from evotune.strategies import make_strategy
+from evotune.strategies.base import MatchOutcome
+from evotune.tuning.loop import execute
+
+START = {"pawn": 100, "knight": 310, "bishop": 330, "rook": 500, "queen": 900, "mobility": 10}
+
+
+def _evotune(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "evotune.cli", *args], capture_output=True,
+                          text=True, **kw)
+
+
+# ---- the rule, as pure numerics ---------------------------------------------------------------
+
+@pytest.mark.parametrize("strategy", ["de", "jde"])
+def test_a_race_replaces_only_on_h1_whatever_the_points(strategy):
+    s = make_strategy(strategy, WeightSpace(), seed=3,
+                      params={"np": 4, "selection": "race", "race_games": 24, "race_elo": 10.0})
+    requests = s.ask()
+    assert [(r.stop, r.games, r.sprt) for r in requests] == [("sprt", 24, (0.0, 10.0, 0.1, 0.2))] * 4
+    before = s.population.copy()
+    trials = np.array([r.a for r in requests])
+    # the trial scores more points in every comparison; only the one whose test said H1 wins
+    outcomes = [MatchOutcome(points_a=30, points_b=18, games=24, verdict=v)
+                for v in ("H1", None, "H0", None)]
+    stats = s.tell(outcomes)
+    assert stats["replacements"] == 1
+    assert np.array_equal(s.population[0], trials[0])
+    assert np.array_equal(s.population[1:], before[1:])
+
+
+def test_the_paper_rule_is_unchanged_by_default():
+    s = make_strategy("de", WeightSpace(), seed=3, params={"np": 4})
+    requests = s.ask()
+    assert all(r.stop == "decisive" and r.games == 4 and r.sprt is None for r in requests)
+    before = s.population.copy()
+    s.tell([MatchOutcome(points_a=5, points_b=3, games=4),
+            MatchOutcome(points_a=4, points_b=4, games=4),
+            MatchOutcome(points_a=3, points_b=5, games=4),
+            MatchOutcome(points_a=6, points_b=2, games=4, verdict="H0")])  # a verdict is ignored
+    replaced = [i for i in range(4) if not np.array_equal(s.population[i], before[i])]
+    assert replaced == [0, 3]
+    assert np.array_equal(s.population[3], np.array(requests[3].a))
+
+
+def test_the_ea_races_each_offspring_against_its_parent():
+    s = make_strategy("ea", WeightSpace(), seed=5, params={"np": 3, "selection": "race"})
+    requests = s.ask()
+    assert [r.tag for r in requests] == [(0,), (1,), (2,)] and requests[0].stop == "sprt"
+    parents = s.population.copy()
+    s.tell([MatchOutcome(points_a=20, points_b=28, games=24, verdict=None),
+            MatchOutcome(points_a=30, points_b=18, games=24, verdict="H1"),
+            MatchOutcome(points_a=2, points_b=14, games=8, verdict="H0")])
+    assert np.array_equal(s.population[1], np.array(requests[1].a))
+    assert np.array_equal(s.population[[0, 2]], parents[[0, 2]])
+    assert list(s.ranking()) == [2, 1, 0]  # by the score of its last race: 14/16, 30/48, 28/48
+
+
+def test_a_run_from_earlier_weights_races_and_cmaes_mirrors_by_default(tmp_path):
+    spec = with_start_values(load_engine_spec("shannon"), list(START.values()), source="test")
+    for strategy, expected in (("de", {"selection": "race"}), ("jde", {"selection": "race"}),
+                               ("ea", {"selection": "race"}),
+                               ("cmaes", {"mirrored": True, "cmean": 0.1})):
+        cfg = with_start(build_run_config(strategy=strategy, max_games=1000), spec)
+        params = cfg.params_dict()
+        assert {k: params[k] for k in expected} == expected and params["init"] == "reference"
+    chosen = with_start(build_run_config(strategy="de", params={"selection": "paper"}), spec)
+    assert chosen.params_dict()["selection"] == "paper"  # the user's choice stays
+    random_start = with_start(build_run_config(strategy="de"), load_engine_spec("shannon"))
+    assert "selection" not in random_start.params_dict()  # the paper's problem keeps its rule
+
+
+# ---- the guard's share of the budget ----------------------------------------------------------
+
+def test_guard_games_are_a_share_of_the_budget_and_none_from_random_weights(tmp_path):
+    ref = build_run_config(strategy="spsa", params={"init": "reference"})
+    assert [resolve_guard(ref, n) for n in (300, 1000, 20_000, 60_000, 100_000)] == \
+        [150, 200, 2000, 4000, 4000]
+    assert resolve_guard(build_run_config(strategy="spsa"), 20_000) == 0  # a random start
+    assert resolve_guard(build_run_config(strategy="spsa", guard_games=600,
+                                          params={"init": "reference"}), 20_000) == 600
+    spec = with_start_values(load_engine_spec("shannon"), list(START.values()), source="test")
+    cfg = with_budget(build_run_config(strategy="spsa", max_games=20_000, generations=0), spec)
+    assert cfg.guard_games == 2000 and tuning_games(cfg) == 18_000
+    assert cfg.params_dict()["budget"] == 18_000  # SPSA's schedule ends where the check starts
+    # a run stored before final checks existed has none, and keeps its identity
+    old = {k: v for k, v in cfg.to_dict().items() if k != "guard_games"}
+    assert run_config_from_dict(old).guard_games == 0
+
+
+def test_bad_guard_games_is_one_line_and_exit_2(tmp_path):
+    res = _evotune("run", "--guard-games", "3", "--out", str(tmp_path))
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert "guard_games" in res.stderr and "even" in res.stderr
+    assert not any(tmp_path.iterdir())
+
+
+# ---- runs: determinism and the final check ----------------------------------------------------
+
+RACE = dict(strategy="de", np=4, generations=2, games=2, depth=1, seed=5,
+            params={"selection": "race", "race_games": 12, "race_elo": 100.0,
+                    "race_alpha": 0.2, "race_beta": 0.2})
+
+
+def test_a_racing_run_is_the_same_for_1_and_2_workers(tmp_path, stored_generations, stored_games):
+    roots = []
+    for workers in (1, 2):
+        store, plan = new_run(build_run_config(workers=workers, **RACE), out_dir=tmp_path,
+                              run_id=f"w{workers}")
+        execute(store, plan)
+        roots.append(store.root)
+    assert stored_generations(roots[0]) == stored_generations(roots[1])
+    assert stored_games(roots[0]) == stored_games(roots[1])
+    gens = Store(roots[0]).generations()
+    # races stop when their test decides: some comparisons ended before the cap of 12 games
+    assert any(m.games < 12 for g in gens[1:] for m in g.matches)
+    assert all(m.games % 2 == 0 for g in gens[1:] for m in g.matches)
+
+
+def test_a_racing_run_resumed_after_sigkill_equals_an_uninterrupted_one(
+        tmp_path, kill_at_generation, stored_generations, stored_games):
+    args = ["--strategy", "de", "--np", "4", "--generations", "5", "--depth", "2", "--seed", "11",
+            "--workers", "1", "--param", "selection=race", "--param", "race_games=8",
+            "--param", "race_elo=100", "--out", str(tmp_path)]
+    full = _evotune("run", *args, "--run-id", "full")
+    assert full.returncode == 0, full.stderr
+    proc = subprocess.Popen([sys.executable, "-m", "evotune.cli", "run", *args, "--run-id",
+                             "killed"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    killed_at = kill_at_generation(proc, tmp_path / "killed" / "state.json")
+    assert killed_at is not None and killed_at < 5, "the run ended before it could be killed"
+    assert proc.returncode == -signal.SIGKILL
+    res = _evotune("resume", "killed", "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    assert stored_generations(tmp_path / "killed") == stored_generations(tmp_path / "full")
+    assert stored_games(tmp_path / "killed") == stored_games(tmp_path / "full")
+
+
+def _worse_run(tmp_path, run_id: str, workers: int = 1):
+    """A run from the reference whose population is drawn far from it (half of each bound
+    width): its mean is much weaker than the start."""
+    (tmp_path / "start.json").write_text(json.dumps(START))
+    return CliRunner().invoke(cli, [
+        "run", "--strategy", "de", "--engine", f"shannon:{tmp_path / 'start.json'}", "--np", "4",
+        "--generations", "1", "--games", "2", "--depth", "1", "--seed", "3", "--workers",
+        str(workers), "--param", "selection=paper", "--param", "finetune=false", "--param",
+        "init_spread=0.5", "--guard-games", "40", "--out", str(tmp_path), "--run-id", run_id])
+
+
+def test_a_run_worse_than_its_start_recommends_its_start(tmp_path):
+    res = _worse_run(tmp_path, "worse")
+    assert res.exit_code == 0, res.output
+    store = Store(tmp_path / "worse")
+    guard = store.read_guard()
+    assert guard is not None and not guard.better and guard.verdict in ("H0", "undecided")
+    assert guard.elo < 0 and 0 < guard.games <= 40
+    assert guard.tuned != guard.start and guard.start == tuple(float(v) for v in START.values())
+    last = res.output.strip().splitlines()[-1]
+    assert last == guard.sentence and "not better than the start" in last
+    exported = CliRunner().invoke(cli, ["export", "worse", "--format", "json", "--runs-dir",
+                                        str(tmp_path)])
+    assert exported.exit_code == 0, exported.output
+    assert json.loads(exported.stdout) == START
+    assert guard.sentence in exported.stderr
+    status = CliRunner().invoke(cli, ["status", "worse", "--runs-dir", str(tmp_path)])
+    assert status.output.strip().splitlines()[-1] == guard.sentence
+    as_json = json.loads(CliRunner().invoke(cli, ["status", "worse", "--runs-dir", str(tmp_path),
+                                                  "--json"]).stdout)
+    assert as_json["guard"]["better"] is False and as_json["guard"]["games"] == guard.games
+    assert (tmp_path / "worse" / "guard.pgn").read_text().count("[Event ") == guard.games
+
+
+def test_the_final_check_is_the_same_for_1_and_2_workers_and_not_replayed(tmp_path):
+    for workers in (1, 2):
+        assert _worse_run(tmp_path, f"g{workers}", workers).exit_code == 0
+    one, two = ((tmp_path / f"g{w}" / "guard.json").read_text() for w in (1, 2))
+    assert one == two
+    # resuming a finished run reads its check instead of playing it again
+    pgn = tmp_path / "g1" / "guard.pgn"
+    before = pgn.stat().st_mtime_ns
+    res = CliRunner().invoke(cli, ["resume", "g1", "--runs-dir", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert pgn.stat().st_mtime_ns == before
+    assert res.output.strip().splitlines()[-1] == Store(tmp_path / "g1").read_guard().sentence
