@@ -46,6 +46,9 @@ EXPERIMENTS = {
     "spsa-all": ("spsa", "extended", "all 791 free weights"),
     "de-scalars": ("de", "extended-pesto-tables", "55 scalar terms"),
     "cmaes-scalars": ("cmaes", "extended-pesto-tables", "55 scalar terms"),
+    "jde-scalars": ("jde", "extended-pesto-tables", "55 scalar terms"),
+    "ea-scalars": ("ea", "extended-pesto-tables", "55 scalar terms"),
+    "tbpsa-scalars": ("ng:TBPSA", "extended-pesto-tables", "55 scalar terms"),
     "de-all": ("de", "extended", "all 791 free weights"),
     "cmaes-all": ("cmaes", "extended", "all 791 free weights"),
     "spsa-net": ("spsa", "nnue", "a net's output layer and scale (--net)"),
@@ -68,22 +71,26 @@ def status(runs: Path, rid: str) -> dict | None:
 
 
 def tune(runs: Path, start: Path, name: str, budget: int, seed: int, workers: int,
-         net: Path | None) -> dict:
-    """Play run ``name`` at ``budget`` games (resumed when it stopped before its budget)."""
+         net: Path | None, max_seconds: float = 0.0) -> dict:
+    """Play run ``name`` at ``budget`` games (resumed when it stopped before its budget); with
+    ``max_seconds`` the run also stops after that much wall time (then plays its final check)."""
     strategy, engine, _ = EXPERIMENTS[name]
     rid = run_id(name, budget, seed)
     st = status(runs, rid)
+    limit = ("--max-seconds", str(max_seconds)) if max_seconds else ()
     if st is None:
         origin = ("--engine", f"nnue:{net}") if engine == "nnue" else (
             "--init-from", str(start), "--engine", engine)
         evotune("run", *origin, "--strategy", strategy,
                 "--max-games", str(budget), "--generations", "0", "--depth", "3", "--seed",
-                str(seed), "--workers", str(workers), "--run-id", rid, "--runs-dir", str(runs))
-    elif st["games"] < budget:
+                str(seed), "--workers", str(workers), "--run-id", rid, "--runs-dir", str(runs),
+                *limit)
+    elif not st["finished"]:
         evotune("resume", rid, "--runs-dir", str(runs), "--workers", str(workers))
     st = status(runs, rid)
     return {"strategy": strategy, "engine": engine, "games": st["games"],
-            "seconds": st["seconds"], "generations": st["generation"]}
+            "seconds": st["seconds"], "generations": st["generation"],
+            "guard": st.get("guard")}
 
 
 def curve(results: Results, runs: Path, rid: str, *, every: int, games: int,
@@ -115,24 +122,89 @@ def _elo(m: dict) -> dict:
 
 
 def final(results: Results, out: Path, runs: Path, rid: str, texel: Path, args) -> None:
-    """SPRT [0, 5] of the run's weights against the start at depth 3 and 5."""
+    """SPRT [0, 5] of the run's tuned weights against the start at depth 3 and 5: the weights
+    its strategy recommends (the final check's 'tuned', which the run recommends only when the
+    check found them better; ``evotune export`` writes what the run recommends)."""
     is_net = EXPERIMENTS[rid.rsplit("-", 2)[0]][1] == "nnue"
     weights = out / "weights" / (f"{rid}.nnue" if is_net else f"{rid}.json")
     if not weights.exists():
         weights.parent.mkdir(parents=True, exist_ok=True)
-        evotune("export", rid, "--format", "evotune" if is_net else "json", "--runs-dir",
-                str(runs), "--out", str(weights))
+        st = status(runs, rid) or {}
+        guard = st.get("guard")
+        if guard and not is_net:  # the strategy's weights, whatever the check decided
+            weights.write_text(json.dumps(dict(zip(st["names"], guard["tuned"])), indent=1)
+                               + "\n")
+        else:
+            evotune("export", rid, "--format", "evotune" if is_net else "json", "--runs-dir",
+                    str(runs), "--out", str(weights))
     a, b = f"extended:{weights}", f"extended:{texel}"
     if is_net:
         a, b = f"nnue:{weights}", f"nnue:{args.net}"
     sprt = ("--sprt", "0", "5")
     d3 = match(results, f"sprt3:{rid}", a, b, games=args.sprt_games, workers=args.workers,
                limit=("--depth", "3"), out=out, extra=sprt)
-    if (d3.get("sprt") or {}).get("verdict") == "H0":
-        log(f"  {rid}: the SPRT at depth 3 rejected it; no depth-5 SPRT")
+    if (d3.get("sprt") or {}).get("verdict") == "H0" or not args.d5_games:
+        log(f"  {rid}: no depth-5 SPRT (H0 at depth 3, or --d5-games 0)")
         return
     match(results, f"sprt5:{rid}", a, b, games=args.d5_games, workers=args.workers,
           limit=("--depth", "5"), out=out, extra=sprt)
+
+
+def direct(results: Results, out: Path, pair: str, args) -> dict | None:
+    """The tuned weights of run A against run B's, --direct-games games at depth 3."""
+    a, _, b = pair.partition(",")
+    wa, wb = (out / "weights" / f"{r}.json" for r in (a, b))
+    if not (wa.exists() and wb.exists()):
+        log(f"# --direct {pair}: both runs need their finals first ({wa.name}, {wb.name})")
+        return None
+    return match(results, f"direct:{a}:{b}", f"extended:{wa}", f"extended:{wb}",
+                 games=args.direct_games, workers=args.workers, limit=("--depth", "3"), out=out)
+
+
+def artefacts(results: Results, out: Path, texel: Path, order: list[str], folder: Path) -> None:
+    """The start, each run's tuned weights and index.json (name, strategy, engine spec, games,
+    Elo against the start, SPRT verdicts, the final check, file, SHA-256, the replay command)."""
+    import hashlib
+    from evotune.paths import HELD_OUT_OPENINGS
+
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(texel, folder / "start.json")
+    rel = "docs/results/artefacts/finetune"
+    held = "evotune/data/" + Path(HELD_OUT_OPENINGS).name
+    index = {"start": {"file": f"{rel}/start.json",
+                       "sha256": hashlib.sha256((folder / "start.json").read_bytes()).hexdigest()},
+             "runs": []}
+    for rid in order:
+        info, w = results.get(f"run:{rid}"), out / "weights" / f"{rid}.json"
+        if not info or not w.exists():
+            continue
+        shutil.copyfile(w, folder / f"{rid}.json")
+        entry = {"name": rid, "strategy": info["strategy"], "engine": info["engine"],
+                 "games": info["games"], "file": f"{rel}/{rid}.json",
+                 "sha256": hashlib.sha256(w.read_bytes()).hexdigest(),
+                 "recommends": ("start" if info.get("guard") and not info["guard"]["better"]
+                                else "tuned"),
+                 "final_check": info.get("guard")}
+        for key, depth in (("sprt3", 3), ("sprt5", 5)):
+            m = results.get(f"{key}:{rid}")
+            if m:
+                entry[f"depth{depth}"] = {
+                    "elo": m["elo"], "elo_error": m["elo_error"], "games": m["games"],
+                    "verdict": (m.get("sprt") or {}).get("verdict"),
+                    "replay": (f"evotune match extended:{rel}/{rid}.json extended:{rel}/start.json"
+                               f" --games {m['games']} --openings {held} --seed 5 --depth "
+                               f"{depth} --sprt 0 5")}
+        index["runs"].append(entry)
+    for key, m in results.items():
+        if key.startswith("direct:"):
+            _, a, b = key.split(":")
+            index.setdefault("direct", []).append(
+                {"a": a, "b": b, "elo": m["elo"], "elo_error": m["elo_error"],
+                 "games": m["games"],
+                 "replay": (f"evotune match extended:{rel}/{a}.json extended:{rel}/{b}.json "
+                            f"--games {m['games']} --openings {held} --seed 5 --depth 3")})
+    (folder / "index.json").write_text(json.dumps(index, indent=1) + "\n")
+    log(f"# artefacts in {folder}: start.json, {len(index['runs'])} runs, index.json")
 
 
 def slope(points: list[dict]) -> tuple[float, float]:
@@ -159,10 +231,23 @@ def verdict(m: dict | None) -> str:
     return f"{v}: {elo_text(m)} after {m['games']} games"
 
 
+def check(info: dict) -> str:
+    """The run's final check, in a few words (its recommendation: tuned or start)."""
+    g = info.get("guard")
+    if not g:
+        return "none"
+    if g["verdict"] == "same":
+        return "tuned = start"
+    what = "recommends the tuned weights" if g["better"] else "recommends the start"
+    return (f"{g['verdict']}: {g['elo']:+.0f} ± {g['elo_error']:.0f} after {g['games']} games, "
+            f"{what}")
+
+
 def tables(results: Results, order: list[str], *, workers: int) -> str:
     rows = ["| run | strategy | weights | games | hours | Elo vs start at each checkpoint "
-            "(games: Elo ± 95%) | slope (Elo / 1k games) | SPRT [0, 5] depth 3 | depth 5 |",
-            "|---|---|---|---:|---:|---|---|---|---|"]
+            "(games: Elo ± 95%) | slope (Elo / 1k games) | SPRT [0, 5] depth 3 | depth 5 | "
+            "final check (the run's own) |",
+            "|---|---|---|---:|---:|---|---|---|---|---|"]
     best = None
     for rid in order:
         info = results.get(f"run:{rid}")
@@ -178,7 +263,7 @@ def tables(results: Results, order: list[str], *, workers: int) -> str:
         cells = ", ".join(f"{p['games']:,}: {elo_text(p)}" for p in pts)
         rows.append(f"| {rid} | {info['strategy']} | {EXPERIMENTS[name][2]} | "
                     f"{info['games']:,} | {info['seconds'] / 3600:.2f} | {cells} | "
-                    f"{b:+.2f} ± {1.96 * se:.2f} | {verdict(d3)} | {d5} |")
+                    f"{b:+.2f} ± {1.96 * se:.2f} | {verdict(d3)} | {d5} | {check(info)} |")
         final_elo = d3["elo"] if d3 and d3["elo"] is not None else pts[-1]["elo"]
         if final_elo is not None and (best is None or final_elo > best[1]):
             best = (rid, final_elo, b, info["games"] / info["seconds"], d3)
@@ -247,6 +332,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--d5-games", type=int, default=2000,
                     help="Most games of the final SPRT at depth 5.")
     ap.add_argument("--no-final", action="store_true", help="Skip the final SPRTs.")
+    ap.add_argument("--no-curve", action="store_true",
+                    help="Skip the checkpoint curve (its matches cost --games games a point).")
+    ap.add_argument("--max-seconds", type=float, default=0.0,
+                    help="Also stop each run after this much wall time (0: none).")
+    ap.add_argument("--direct", default="",
+                    help="RUN_A,RUN_B: the tuned weights of A against B's at depth 3.")
+    ap.add_argument("--direct-games", type=int, default=4000, help="Games of --direct.")
+    ap.add_argument("--artefacts", type=Path, default=None,
+                    help="Write start.json, each run's tuned weights and index.json here "
+                    "(docs/results/artefacts/finetune).")
     ap.add_argument("--net", type=Path, default=None,
                     help="The net whose output layer spsa-net tunes (e.g. the network study's "
                     "best, runs/net5/net.nnue).")
@@ -278,14 +373,26 @@ def main(argv: list[str] | None = None) -> int:
                 rid = run_id(name, budget, seed)
                 order.append(rid)
                 results.put(f"run:{rid}", tune(runs, start, name, budget, seed, args.workers,
-                                               args.net))
-                curve(results, runs, rid, every=args.every, games=args.games,
-                      workers=args.workers)
+                                               args.net, args.max_seconds))
+                if args.no_curve:
+                    if not results.get(f"curve:{rid}"):
+                        results.put(f"curve:{rid}", [{"checkpoint": 0, "games": 0, "elo": 0.0,
+                                                      "elo_error": None, "wins": 0, "draws": 0,
+                                                      "losses": 0, "score": 0.5,
+                                                      "match_games": 0}])
+                else:
+                    curve(results, runs, rid, every=args.every, games=args.games,
+                          workers=args.workers)
                 if not args.no_final and budget == sizes[-1]:
                     final(results, out, runs, rid, texel, args)
                 (out / "tables.md").write_text(tables(results, order, workers=args.workers)
                                                + "\n")
                 plot(out, results, order)
+    if args.direct:
+        direct(results, out, args.direct, args)
+    if args.artefacts is not None:
+        artefacts(results, out, texel, order, args.artefacts)
+    (out / "tables.md").write_text(tables(results, order, workers=args.workers) + "\n")
     log((out / "tables.md").read_text())
     return 0
 

@@ -107,7 +107,7 @@ CONFIGS = {
 
 
 def run(name: str, params: dict, *, seed: int, budget: int, gap: float) -> tuple[float, int]:
-    strategy, base = CONFIGS[name.split("+")[0]]
+    strategy, base = CONFIGS.get(name, (name, {"init": "reference"}))
     land = Landscape(seed, gap)
     p = {**base, **params}
     if strategy in ("spsa", "cmaes") or strategy.startswith("ng:"):

@@ -30,6 +30,12 @@ class Results:
     def get(self, key: str):
         return self.data.get(key)
 
+    def items(self):
+        """Every (key, value), with what another call of the study wrote meanwhile."""
+        if self.path.exists():
+            self.data = {**json.loads(self.path.read_text()), **self.data}
+        return sorted(self.data.items())
+
     def put(self, key: str, value) -> None:
         if self.path.exists():  # what another call of the study wrote meanwhile stays
             self.data = {**json.loads(self.path.read_text()), **self.data}

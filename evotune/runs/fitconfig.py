@@ -271,6 +271,10 @@ def is_v1_fit(config: dict) -> bool:
     return config.get("strategy") == STRATEGY
 
 
+V1_ABSENT = ("guard_games",)
+"""RunConfig fields added after store format 1 (a format-1 fit's config never has them)."""
+
+
 def _v1_config(cfg: TexelConfig, files: tuple[DataFile, ...]) -> dict:
     """The manifest config format 1 stored for ``cfg``: RunConfig's fields (the fit's epochs as
     its generations, its limits, seed, engine and openings; every other field at its default)
@@ -279,7 +283,7 @@ def _v1_config(cfg: TexelConfig, files: tuple[DataFile, ...]) -> dict:
     params: dict = {k: stored[k] for k in _V1_PARAMS}
     params["data_files"] = [f.to_json() for f in files]
     lim, adj = cfg.limits, cfg.limits.adjudication
-    base = {f.name: f.default for f in fields(RunConfig)}
+    base = {f.name: f.default for f in fields(RunConfig) if f.name not in V1_ABSENT}
     base.update(strategy=STRATEGY, np=1, generations=cfg.epochs, depth=lim.depth,
                 nodes=lim.nodes, max_plies=lim.max_plies, movetime=lim.movetime, tc=cfg.tc,
                 time_margin=lim.time_margin, resign_score=adj.resign_score,

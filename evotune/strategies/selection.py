@@ -37,9 +37,9 @@ SELECTION_PARAMS = {
                            "points in a games-game mini-match) or 'race' (game pairs until a "
                            "GSPRT says it is better, else the incumbent stays; the default of a "
                            "run from earlier weights)"),
-    "race_games": Param(48, "int", low=4, high=100000, even=True,
+    "race_games": Param(24, "int", low=4, high=100000, even=True,
                         doc="selection=race: most games of one comparison (even)"),
-    "race_elo": Param(15.0, "float", low=0.0, high=1000.0, low_open=True,
+    "race_elo": Param(30.0, "float", low=0.0, high=1000.0, low_open=True,
                       doc="selection=race: Elo of the test's H1 (H0: 0)"),
     "race_alpha": Param(0.1, "float", low=0.0, high=0.5, low_open=True,
                         doc="selection=race: the test's false-positive rate (a challenger no "
