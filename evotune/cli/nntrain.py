@@ -9,10 +9,10 @@ from pathlib import Path
 
 import click
 
-from ..errors import ConfigError, EvotuneError
+from ..errors import ConfigError, EvotuneError, FieldError
 from ..fileio import atomic_write_bytes, check_writable
 from ..learn.nn.trainer import TrainSettings
-from ..learn.nn.trainrun import execute_training, new_training, open_training
+from ..learn.nn.trainrun import execute_training, new_training, open_training, settings_of
 from ..reporting.training import (export_training, load_training, status_lines,
                                   write_loss_plot, write_training_report)
 from ..runs.store import Store
@@ -59,10 +59,10 @@ class TrainBar:
 def train_and_report(store: Store, cfg: TrainConfig, data=None, *, workers: int = 1) -> None:
     """Run (or continue) a training with its progress line; print its summary."""
     bar = TrainBar(cfg.generations)
-    click.echo(f"training {store.run_id} in {store.root}", err=True)
     try:
         s = execute_training(store, cfg, data=data, progress=bar, on_epoch=bar.epoch,
-                             workers=workers)
+                             workers=workers, on_start=lambda: click.echo(
+                                 f"training {store.run_id} in {store.root}", err=True))
     except KeyboardInterrupt:
         raise EvotuneError(f"interrupted; every finished epoch is stored: continue with "
                            f"'evotune resume {store.run_id}'") from None
@@ -152,6 +152,12 @@ def resume_training(store: Store, generations: int | None, workers: int | None) 
     if generations is not None:
         cfg = TrainConfig(data=cfg.data, settings={**cfg.settings, "epochs": generations},
                           init=cfg.init, max_bad=cfg.max_bad, cache_dir=cfg.cache_dir)
+        try:
+            settings_of(cfg)
+        except FieldError as exc:  # resume's flag is --generations (a training's epochs)
+            if exc.field != "epochs":
+                raise
+            raise ConfigError(f"--generations {exc.problem}") from None
     train_and_report(store, cfg, workers=1 if workers is None else workers)
 
 
