@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
+import threading
 import time
 
 import chess
@@ -204,6 +206,16 @@ def test_uci_engine_with_a_net(nets):
     eng.handle("setoption name EvalFile value /nonexistent.nnue")
     assert "no such file" in out.getvalue().splitlines()[-1]
     assert eng.weights.checksum == read_net(b).checksum     # the net in use stays
+    fifo = a.parent / "fifo.nnue"  # issue 38 item 12: a FIFO blocked the engine for good
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    told = threading.Thread(target=eng.handle, args=(f"setoption name EvalFile value {fifo}",),
+                            daemon=True)
+    told.start()
+    told.join(20)
+    assert not told.is_alive(), "setoption EvalFile of a FIFO blocked the engine"
+    assert "is not a regular file" in out.getvalue().splitlines()[-1]
+    assert eng.weights.checksum == read_net(b).checksum
     with pytest.raises(ConfigError, match="names no net"):
         UciEngine(spec=load_engine_spec("nnue"), out=out, warm=False)
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..errors import NetError
 from ..featuresets import NNUE_EVAL_LIMIT
-from ..fileio import atomic_write_bytes
+from ..fileio import atomic_write_bytes, read_input
 from ..seeding import STREAM_NET_INIT, generator
 
 INPUTS = 768
@@ -345,15 +345,12 @@ def bullet_hidden(size: int) -> int | None:
     return None
 
 
+MAX_FILE_SIZE = HEADER_SIZE + _padded(_payload_size(HIDDEN_MAX))
+"""The largest net file (H 1024, either format): a larger file is refused before it is read."""
+
+
 def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise NetError(f"net file {path}: cannot read it (no such file)") from None
-    except IsADirectoryError:
-        raise NetError(f"net file {path} is a folder; give a file") from None
-    except OSError as exc:
-        raise NetError(f"net file {path}: cannot read it ({exc.strerror or exc})") from None
+    return read_input(path, "net file", limit=MAX_FILE_SIZE, error=NetError)
 
 
 def _read_evotune(p: Path, data: bytes) -> Net:
