@@ -15,7 +15,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from .enginespec import EngineSpec, NetWeights, WeightParam
-from .errors import ConfigError
+from .errors import ConfigError, NetError
 from .featuresets import NNUE, feature_names
 from .fileio import file_digest, read_text
 from .paths import DATA_DIR, ENGINES_DIR
@@ -284,7 +284,7 @@ def _net_file(data: dict, where: str, features: str) -> str:
     for cand in (Path(where).parent / name, Path(name)):
         if cand.is_file():
             return str(cand.resolve())
-    raise ConfigError(f"{where}: net '{name}' not found beside the spec or in the current folder")
+    raise NetError(f"{where}: net '{name}' not found beside the spec or in the current folder")
 
 
 def _reference_file(data: dict, where: str, text: str | None = None) -> tuple[str, dict, str]:

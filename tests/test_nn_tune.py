@@ -259,7 +259,7 @@ def test_run_commands_on_a_net_run(tmp_path, net_file, capsys):
                             "evotune", "--out", tmp_path / "x.nnue")
         assert code == 2 and "changed since the run started" in err and err.count("\n") == 1
         code, _, err = call(capsys, "resume", "r", "--runs-dir", tmp_path)
-        assert code == 2 and "cannot be resumed" in err and err.count("\n") == 1
+        assert code == 2 and "changed since the run started" in err and err.count("\n") == 1
     finally:
         net_file.write_bytes(saved)
     assert not (tmp_path / "x.nnue").exists()
@@ -283,6 +283,60 @@ def test_kill_9_mid_run_then_resume_equals_uninterrupted(tmp_path, net_file, kil
     a, b = tmp_path / "runs" / "full", tmp_path / "runs" / "killed"
     assert stored_generations(a) == stored_generations(b)
     assert stored_games(a) == stored_games(b)
+
+
+def test_a_net_runs_net_file_is_part_of_its_identity_for_every_command(tmp_path, capsys):
+    """Issue 38 item 6: a smaller net made verify an internal error (broadcast shapes), a changed
+    input layer was played by verify and exported without a word, a removed net made verify
+    print 3 lines (item 15). Every command that reads the run refuses in one line naming it."""
+    net = tmp_path / "n.nnue"
+    write_net(random_net(8, 1), net)
+    saved = net.read_bytes()
+    run_to_end(tmp_path, "r", strategy="spsa", engine=f"nnue:{net}", generations=1, workers=1)
+    commands = (["verify", "r", "--games", "2", "--workers", "1"],
+                ["export", "r", "--format", "json"],
+                ["export", "r", "--format", "evotune", "--out", tmp_path / "x.nnue"],
+                ["report", "r", "--out", tmp_path / "rep"],
+                ["plot", "r", "--out", tmp_path / "rep"],
+                ["resume", "r", "--generations", "2"])
+    other_input_layer = random_net(8, 9)
+    for change, says in (("smaller", "changed since the run started"),
+                         ("input layer", "changed since the run started"),
+                         ("removed", "not found")):
+        if change == "smaller":
+            write_net(random_net(16, 1), net)
+        elif change == "input layer":  # same size and output layer, another input layer
+            write_net(with_output(other_input_layer, output_values(random_net(8, 1))), net)
+        else:
+            net.unlink()
+        for cmd in commands:
+            code, out, err = call(capsys, *cmd, "--runs-dir", tmp_path)
+            assert code == 2 and err.count("\n") == 1, (change, cmd, err)
+            assert says in err and str(net) in err, (change, cmd, err)
+            assert out == ""
+        net.write_bytes(saved)
+    assert not (tmp_path / "x.nnue").exists() and not (tmp_path / "rep").exists()
+    assert not (tmp_path / "r" / "verify.json").exists()
+    code, _, err = call(capsys, "export", "r", "--format", "json", "--runs-dir", tmp_path)
+    assert code == 0, err
+
+
+def test_init_from_a_net_run_starts_at_its_tuned_output_layer(tmp_path, net_file, capsys):
+    """Issue 38 item 7: --init-from a net-tuning run was refused with "engine spec 'nnue:...' not
+    found", and --engine nnue:FILE (the advice) failed the same way."""
+    src = run_to_end(tmp_path, "src", strategy="spsa", engine=f"nnue:{net_file}",
+                     generations=1, workers=1)
+    rec = recommend(load_run(src.root)).weights
+    for run_id, extra in (("a", []), ("b", ["--engine", f"nnue:{net_file}"])):
+        code, _, err = call(capsys, "run", "--init-from", "src", *extra, "--strategy", "spsa",
+                            "--generations", "1", "--np", "6", "--games", "2", "--depth", "1",
+                            "--nodes", "1500", "--runs-dir", tmp_path, "--run-id", run_id)
+        assert code == 0, err
+        manifest = json.loads((tmp_path / run_id / "manifest.json").read_text())
+        assert manifest["init_from"]["source"] == "src"
+        spec = load_run(tmp_path / run_id).spec
+        assert [w.reference for w in spec.weights] == list(rec)
+        assert spec.net == str(net_file.resolve())
 
 
 # ---- bad input ---------------------------------------------------------------------------------------
