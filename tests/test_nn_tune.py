@@ -114,7 +114,7 @@ def test_the_default_bounds_stay_within_what_the_file_holds():
         with_output(net, [40000] + [0] * 17)
 
 
-def test_a_spec_of_a_net_narrows_its_bounds_with_tables(tmp_path, net_file):
+def test_a_spec_of_a_net_narrows_its_bounds_with_tables(tmp_path, net_file, capsys):
     (tmp_path / "tiny.nnue").write_bytes(net_file.read_bytes())
     spec_file = tmp_path / "tune.toml"
     spec_file.write_text('name = "tune"\nfeatures = "nnue"\nnet = "tiny.nnue"\n'
@@ -137,12 +137,46 @@ def test_a_spec_of_a_net_narrows_its_bounds_with_tables(tmp_path, net_file):
         bad.write_text('features = "nnue"\nnet = "tiny.nnue"\n' + table)
         with pytest.raises(ConfigError, match=says):
             load_run_engine(str(bad))
+        # issue 38 item 9: match, search and bench accepted these tables (run alone refused)
+        with pytest.raises(ConfigError, match=says):
+            resolve_player(str(bad))
+        for cmd in (["search", FENS[0], "--engine", bad, "--depth", "1"],
+                    ["bench", "--quick", "--engine", bad],
+                    ["match", bad, "shannon", "--games", "2", "--depth", "1"]):
+            code, out, err = call(capsys, *cmd)
+            assert code == 2 and err.count("\n") == 1 and says in err, (cmd, err)
     with pytest.raises(ConfigError, match="names its own net"):
         load_run_engine(f"{spec_file}:{net_file}")
     with pytest.raises(ConfigError, match="does not evaluate with a net"):
         load_run_engine(f"shannon:{net_file}")
     with pytest.raises(ConfigError, match="names no net"):
         load_run_engine("nnue")
+
+
+@pytest.mark.parametrize("algorithm", ["uct", "probability"])
+def test_a_net_spec_with_another_search_algorithm_is_refused_by_every_command(
+        tmp_path, net_file, capsys, algorithm):
+    """Issue 38 item 5: [search] algorithm = "uct" with a net: uci printed a traceback and no
+    uciok, search ignored the table, verify, bench and run ran for minutes at 325 simulations/s.
+    A net is searched by alpha-beta only: one line, exit 2, from every command."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'features = "nnue"\nnet = "{net_file}"\n[search]\nalgorithm = '
+                    f'"{algorithm}"\n')
+    says = f"[search] algorithm = '{algorithm}' with a net"
+    for cmd in (["search", FENS[0], "--engine", spec, "--nodes", "100"],
+                ["bench", "--quick", "--engine", spec],
+                ["match", spec, "shannon", "--games", "2", "--depth", "1"],
+                ["run", "--engine", spec, "--generations", "1", "--depth", "1", "--runs-dir",
+                 tmp_path / "runs"],
+                ["datagen", "--engine", spec, "--games", "2", "--out", tmp_path / "d.txt"]):
+        code, out, err = call(capsys, *cmd)
+        assert code == 2 and err.count("\n") == 1 and says in err, (cmd, err)
+    got = subprocess.run([sys.executable, "-m", "evotune.cli", "uci", "--engine", str(spec)],
+                         input="uci\nquit\n", capture_output=True, text=True, env=ENV,
+                         timeout=120)
+    assert got.returncode == 2 and got.stderr.count("\n") == 1 and says in got.stderr
+    assert "Traceback" not in got.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
 
 
 # ---- candidates are nets --------------------------------------------------------------------------
