@@ -271,3 +271,16 @@ def test_an_empty_checkpoint_is_one_line_exit_2_for_every_command(stored, tmp_pa
         assert got.returncode == 2 and got.stderr.count("\n") == 1, (cmd, got.stderr)
         assert "checkpoint.npz is damaged (EOFError)" in got.stderr, (cmd, got.stderr)
     assert not (tmp_path / "n.nnue").exists()
+
+
+def test_the_few_steps_note_never_advises_a_larger_batch():
+    """Issue 38 item 11: at --batch 32 the note advised 'a smaller --batch (e.g. 64, 2 steps)':
+    larger, with fewer steps (the suggestion is floored at 64)."""
+    from evotune.cli.nntrain import few_steps_note
+
+    note = few_steps_note(100, 32)
+    assert "make 4 optimiser step(s) an epoch at --batch 32" in note
+    assert "smaller --batch" not in note and "more positions" in note
+    assert "e.g. 64, 29 steps" in few_steps_note(1800, 1024)
+    assert "e.g. 64, 32 steps" in few_steps_note(2000, 256)
+    assert few_steps_note(2000, 64) == ""  # 32 steps

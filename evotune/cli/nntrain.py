@@ -92,6 +92,10 @@ def few_steps_note(train_positions: int, batch: int) -> str:
     if steps >= FEW_STEPS:
         return ""
     smaller = max(64, 1 << max(0, (train_positions // FEW_STEPS).bit_length() - 1))
+    if smaller >= batch:  # the batch is small already: only more positions make more steps
+        return (f"{train_positions} training positions make {steps} optimiser step(s) an epoch "
+                f"at --batch {batch}; a data set this small trains a net little: more "
+                "positions (or more epochs) train further")
     return (f"{train_positions} training positions make {steps} optimiser step(s) an epoch at "
             f"--batch {batch}; on a data set this small a smaller --batch (e.g. {smaller}, "
             f"{-(-train_positions // smaller)} steps) trains further in the same epochs")
