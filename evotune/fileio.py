@@ -37,7 +37,7 @@ def read_input(path: str | Path, what: str, *, limit: int | None = None,
             raise error(f"{what} {p} is not a regular file (a FIFO, socket or device); give a "
                         "file")
         if limit is not None and st.st_size > limit:
-            raise error(f"{what} {p} has {st.st_size} bytes, more than the {limit} any "
+            raise error(f"{what} {p} has {st.st_size} bytes, more than the {limit} bytes any "
                         f"{what} has")
         with open(p, "rb") as fh:
             raw = fh.read() if limit is None else fh.read(limit + 1)

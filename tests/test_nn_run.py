@@ -265,7 +265,8 @@ def test_an_empty_checkpoint_is_one_line_exit_2_for_every_command(stored, tmp_pa
                tmp_path).stderr.startswith("evotune: error: --generations must be an integer")
     (tmp_path / "runs" / "r4" / "checkpoint.npz").write_bytes(b"")
     for cmd in (["status", "r4"], ["status", "r4", "--json"], ["resume", "r4"],
-                ["resume", "r4", "--generations", "6"], ["export", "r4", "--format", "evotune", "--out", "n.nnue"],
+                ["resume", "r4", "--generations", "6"],
+                ["export", "r4", "--format", "evotune", "--out", "n.nnue"],
                 ["verify", "r4", "--games", "2"]):
         got = cli(cmd + ["--runs-dir", "runs"], tmp_path)
         assert got.returncode == 2 and got.stderr.count("\n") == 1, (cmd, got.stderr)

@@ -12,7 +12,9 @@ import click
 from ..errors import ConfigError, EvotuneError, FieldError
 from ..fileio import atomic_write_bytes, check_writable
 from ..learn.nn.trainer import TrainSettings
-from ..learn.nn.trainrun import execute_training, new_training, open_training, settings_of
+from ..engine.netfile import bullet_reader_note
+from ..learn.nn.trainrun import (execute_training, new_training, open_training, settings_of,
+                                 stored_net)
 from ..reporting.training import (export_training, load_training, status_lines,
                                   write_loss_plot, write_training_report)
 from ..runs.store import Store
@@ -192,3 +194,6 @@ def export_training_net(store: Store, fmt: str, out_file: str | None) -> None:
     check_writable(out_file, "--out")
     atomic_write_bytes(Path(out_file), data)
     click.echo(f"wrote {out_file} ({fmt}, {len(data)} bytes)", err=True)
+    note = bullet_reader_note(stored_net(store)) if fmt == "bullet" else ""
+    if note:
+        click.echo(f"evotune: note: {out_file}: {note}", err=True)

@@ -446,6 +446,19 @@ def net_bytes(net: Net, format: str = "evotune") -> bytes:
     raise NetError(f"net format {format!r} is unknown; use one of {', '.join(FORMATS)}")
 
 
+def bullet_reader_note(net: Net) -> str:
+    """What the reader of ``net`` in bullet's layout must be told ('' when nothing): the layout
+    keeps neither the activation nor qa, qb, scale, and readers assume screlu, QA, QB, SCALE."""
+    told = [f"--activation {net.activation}"] if net.activation != ACTIVATIONS[0] else []
+    told += [f"{k} {v}" for k, v, d in (("qa", net.qa, QA), ("qb", net.qb, QB),
+                                        ("scale", net.scale, SCALE)) if v != d]
+    if not told:
+        return ""
+    return (f"bullet's layout keeps neither the activation nor the quantisation; its reader "
+            f"must be told {', '.join(told)} (it assumes {ACTIVATIONS[0]}, qa {QA}, qb {QB}, "
+            f"scale {SCALE}), or export --format evotune, whose header keeps them")
+
+
 def write_net(net: Net, path: str | Path, format: str = "evotune") -> None:
     """Write ``net`` to ``path`` atomically: evotune's file, or bullet's raw quantised layout
     (l0w, l0b, l1w, l1b as int16 little-endian, padded to 64 bytes with bullet's pattern; it
