@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 
@@ -21,18 +22,41 @@ from .errors import ConfigError, StoreError
 _BINARY = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
 
-def read_text(path: str | Path, what: str, *, error=ConfigError) -> str:
-    """The UTF-8 text of ``path``; ``error`` (one line naming ``what`` and the file) when it is
-    missing, a folder, unreadable, not UTF-8 or binary."""
+def read_input(path: str | Path, what: str, *, limit: int | None = None,
+               error=ConfigError) -> bytes:
+    """The bytes of the input file ``path``; ``error`` (one line naming ``what`` and the file)
+    when it is missing, a folder, not a regular file (a FIFO would block the read for good, a
+    device such as /dev/zero never ends), unreadable, or larger than ``limit`` bytes (checked
+    before reading, and the read stops there)."""
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        st = p.stat()
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError
+        if not stat.S_ISREG(st.st_mode):
+            raise error(f"{what} {p} is not a regular file (a FIFO, socket or device); give a "
+                        "file")
+        if limit is not None and st.st_size > limit:
+            raise error(f"{what} {p} has {st.st_size} bytes, more than the {limit} bytes any "
+                        f"{what} has")
+        with open(p, "rb") as fh:
+            raw = fh.read() if limit is None else fh.read(limit + 1)
     except FileNotFoundError:
         raise error(f"{what} {p}: cannot read it (no such file)") from None
     except IsADirectoryError:
         raise error(f"{what} {p} is a folder; give a file") from None
     except OSError as exc:
         raise error(f"{what} {p}: cannot read it ({exc.strerror or exc})") from None
+    if limit is not None and len(raw) > limit:  # it grew while it was read
+        raise error(f"{what} {p} has more than the {limit} bytes any {what} has")
+    return raw
+
+
+def read_text(path: str | Path, what: str, *, error=ConfigError) -> str:
+    """The UTF-8 text of ``path``; ``error`` (one line naming ``what`` and the file) when it is
+    missing, a folder, not a regular file, unreadable, not UTF-8 or binary."""
+    p = Path(path)
+    raw = read_input(p, what, error=error)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -15,7 +15,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from .enginespec import EngineSpec, NetWeights, WeightParam
-from .errors import ConfigError
+from .errors import ConfigError, NetError
 from .featuresets import NNUE, feature_names
 from .fileio import file_digest, read_text
 from .paths import DATA_DIR, ENGINES_DIR
@@ -235,6 +235,10 @@ def engine_spec_from_dict(data: dict, *, where: str = "engine spec",
             raise ConfigError(f"{where}: [search] sets the search of a builtin engine; a "
                               f"'{kind}' engine searches its own way")
         search = search_settings(data["search"], where)
+        if features == NNUE and search.algorithm != "alphabeta":
+            raise ConfigError(f"{where}: [search] algorithm = {search.algorithm!r} with a net "
+                              "(features = \"nnue\"): a net is searched by alpha-beta only; "
+                              "remove the algorithm or give \"alphabeta\"")
     params = [_weight_param(name, settings, where)
               for name, settings in _weight_settings(
                   data, names, ref_values, where, search.weight_names(), base=base,
@@ -284,7 +288,7 @@ def _net_file(data: dict, where: str, features: str) -> str:
     for cand in (Path(where).parent / name, Path(name)):
         if cand.is_file():
             return str(cand.resolve())
-    raise ConfigError(f"{where}: net '{name}' not found beside the spec or in the current folder")
+    raise NetError(f"{where}: net '{name}' not found beside the spec or in the current folder")
 
 
 def _reference_file(data: dict, where: str, text: str | None = None) -> tuple[str, dict, str]:

@@ -101,6 +101,10 @@ case("run dask unreachable", *R, "--backend", "dask", "--scheduler", "tcp://127.
 case("run batch not spsa", *R, "--strategy", "de", "--batch", "8")
 case("run batch 0", *R, "--strategy", "spsa", "--batch", "0")
 case("run batch vs param", *R, "--strategy", "spsa", "--batch", "4", "--param", "batch=8")
+# issue 38 item 8: a MemoryError allocating 36 TiB (internal error) before
+case("run batch 1e12", *R, "--strategy", "spsa", "--batch", "1000000000000")
+case("run param batch 1e12", *R, "--strategy", "spsa", "--param", "batch=1000000000000")
+case("run batch 10001", *R, "--strategy", "spsa", "--batch", "10001")
 for f in ("nonutf8.toml", "binary.toml", "badtoml.toml", "unknownkey.toml", "np_str.toml",
           "np_bool.toml", "np_inf.toml", "np_huge.toml", "depth_float.toml", "strategy_int.toml",
           "init_nan.toml", "init_inf.toml", "init_neg.toml", "init_inverted.toml",

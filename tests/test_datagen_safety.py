@@ -327,3 +327,18 @@ def test_resume_names_a_missing_data_file(positions_file, tmp_path):
     data.unlink()
     with pytest.raises(StoreError, match=f"its data file {data} is missing; put it back"):
         fitrun.open_fit(store)
+
+
+def test_a_foreign_tail_is_refused_in_one_line_without_a_progress_line(tmp_path):
+    """Issue 38 item 15: datagen printed its progress line (2/4 games) before refusing bytes
+    after the record that are not the next chunk."""
+    args = ["datagen", "--games", "2", "--chunk", "1", "--depth", "1", "--per-game", "3",
+            "--out", "pos.txt"]
+    assert _cli(args, tmp_path).returncode == 0
+    with open(tmp_path / "pos.txt", "a") as fh:
+        fh.write("garbage line\n")
+    before = (tmp_path / "pos.txt").read_bytes()
+    got = _cli(args[:2] + ["4"] + args[3:], tmp_path)
+    assert got.returncode == 2 and got.stderr.count("\n") == 1, got.stderr
+    assert "are not the start of games 2-2" in got.stderr
+    assert (tmp_path / "pos.txt").read_bytes() == before

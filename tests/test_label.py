@@ -176,3 +176,18 @@ def test_stockfish_labels_deterministically(positions, tmp_path):
     # Stockfish sees the rook endgame (FENS[4], material level) near 0 and FENS[6] (Black a
     # knight up for a pawn) as clearly worse for White
     assert abs(scores[4]) < 150 and scores[6] < -200
+
+
+def test_a_max_bad_overflow_is_the_only_line_label_and_nn_train_print(tmp_path):
+    """Issue 38 item 15: the skip notices of the lines --max-bad allowed were printed before
+    the refusal of the line beyond it; they are logged once every file is read now."""
+    bad = tmp_path / "bad.txt"
+    bad.write_text(f"{FENS[0]} | 1-0\nnot a fen | 1-0\nnor this | 0-1\n{FENS[1]} | 0-1\n")
+    for args in (["label", str(bad), "--engine", "shannon", "--depth", "1", "--out", "o.txt"],
+                 ["nn", "train", str(bad), "--hidden", "8", "--epochs", "1", "--runs-dir",
+                  "runs"]):
+        got = subprocess.run([sys.executable, "-m", "evotune.cli", *args, "--max-bad", "1"],
+                             cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=300)
+        assert got.returncode == 2 and got.stderr.count("\n") == 1, got.stderr
+        assert f"{bad}:3: " in got.stderr and "bad lines allowed: 1" in got.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt"]

@@ -2,6 +2,7 @@
 with bullet's rounding, evotune's and bullet's file layouts, and the refusal of bad files."""
 from __future__ import annotations
 
+import os
 import random
 import struct
 
@@ -9,7 +10,7 @@ import chess
 import numpy as np
 import pytest
 
-from evotune.engine.netfile import (BULLET_PAD, HEADER_SIZE, Net, bullet_hidden,
+from evotune.engine.netfile import (BULLET_PAD, HEADER_SIZE, MAX_FILE_SIZE, Net, bullet_hidden,
                                     evaluate_reference, feature_index, features, from_floats,
                                     net_bytes, random_net, read_net, write_net)
 from evotune.errors import ConfigError, NetError
@@ -309,6 +310,23 @@ def test_missing_file_and_folder(tmp_path):
         read_net(tmp_path / "none.nnue")
     with pytest.raises(NetError, match="is a folder"):
         read_net(tmp_path)
+
+
+def test_a_fifo_a_device_and_an_oversized_file_are_refused_before_reading(tmp_path):
+    """Issue 38 item 12: reading a FIFO blocked for good, /dev/zero under a memory limit was
+    a MemoryError; a net file is checked (regular file, size bound) before it is read."""
+    fifo = tmp_path / "fifo.nnue"
+    os.mkfifo(fifo)
+    with pytest.raises(NetError, match=f"net file {fifo} is not a regular file"):
+        read_net(fifo)  # blocked here before: nothing ever writes to the FIFO
+    with pytest.raises(NetError, match="net file /dev/zero is not a regular file"):
+        read_net("/dev/zero")
+    big = tmp_path / "big.nnue"
+    big.write_bytes(net_bytes(random_net(1024, 1)) + b"\0" * 4096)
+    with pytest.raises(NetError, match=f"net file {big} has {big.stat().st_size} bytes, more "
+                                       f"than the {MAX_FILE_SIZE}"):
+        read_net(big)
+    assert MAX_FILE_SIZE >= len(net_bytes(random_net(1024, 1), "bullet"))
 
 
 def test_a_bullet_file_whose_weights_overflow_int16_accumulators_is_refused(tmp_path):

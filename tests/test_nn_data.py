@@ -1,6 +1,8 @@
 """Training data of networks: the line formats read, the packed boards, the cache beside the data."""
 from __future__ import annotations
 
+import json
+
 import chess
 import numpy as np
 import pytest
@@ -122,7 +124,9 @@ def test_missing_files_damaged_caches_and_read_only_folders(tmp_path, read_only)
     cache = cache_path([path], data.info["files"])
     cache.write_bytes(cache.read_bytes()[:-3])
     with pytest.raises(DataError, match=f"data cache {cache} is damaged"):
-        load_data([path])
+        nndata.read_cache(cache)
+    assert load_data([path]).score.tolist() == [10]  # rebuilt from the text
+    assert len(nndata.read_cache(cache)) == 1
     if read_only is None:
         pytest.skip("no read-only folder can be made here")
     with pytest.raises(DataError, match="not writable"):
@@ -135,3 +139,68 @@ def test_texel_reads_the_same_lines(tmp_path):
     path.write_text(f"{START} | 1 | 0.0\n{KIWI} [1.0]\n")
     pos = labels.read_positions([path])
     assert pos.results == [0.0, 1.0] and pos.files[0]["positions"] == 2
+
+
+def _columns(raw: bytes) -> int:
+    return 20 + int.from_bytes(raw[12:20], "little")
+
+
+def _rewrite(cache, raw: bytearray, *, digest: bool) -> None:
+    """Write the edited cache back, with its header's digest made to match when ``digest``."""
+    at = _columns(bytes(raw))
+    info = json.loads(bytes(raw[20:at]))
+    if digest:
+        n = info["positions"]
+        cols, k = [], at
+        for _, dtype, shape in nndata._COLUMNS:
+            size = n * int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+            cols.append(np.frombuffer(bytes(raw[k:k + size]), dtype=dtype))
+            k += size
+        info["digest"] = nndata._columns_digest(cols)
+    header = json.dumps(info, sort_keys=True).encode()
+    cache.write_bytes(bytes(raw[:12]) + len(header).to_bytes(8, "little") + header
+                      + bytes(raw[at:]))
+
+
+@pytest.mark.parametrize("damage", ["score byte", "result byte", "piece code 0xF",
+                                    "64 occupied squares", "result 7", "no digest"])
+def test_a_damaged_cache_is_rebuilt_from_the_text_never_used(tmp_path, damage, caplog):
+    """Issue 38 item 2: one flipped byte trained on altered data; piece code 0xF or 64 occupied
+    squares killed the trainer with SIGSEGV. Edits that keep the digest right (a crafted file)
+    are caught by the codes' check."""
+    path = tmp_path / "d.txt"
+    path.write_text(f"{START} | 10 | 1.0\n{KIWI} | -20 | 0.5\n{BLACK} | 7 | 0.0\n")
+    first = load_data([path])
+    cache = cache_path([path], first.info["files"])
+    raw = bytearray(cache.read_bytes())
+    at, n = _columns(bytes(raw)), 3
+    occ_at, pcs_at = at, at + 8 * n
+    score_at, result_at = pcs_at + 16 * n, pcs_at + 16 * n + 2 * n
+    if damage == "score byte":
+        raw[score_at] ^= 1
+    elif damage == "result byte":
+        raw[result_at + 1] ^= 2
+    elif damage == "piece code 0xF":
+        raw[pcs_at] = (raw[pcs_at] & 0xF0) | 0xF
+    elif damage == "64 occupied squares":
+        raw[occ_at:occ_at + 8] = b"\xff" * 8
+    elif damage == "result 7":
+        raw[result_at] = 7
+    if damage in ("piece code 0xF", "64 occupied squares", "result 7"):
+        _rewrite(cache, raw, digest=True)
+    elif damage == "no digest":
+        info = json.loads(bytes(raw[20:at]))
+        del info["digest"]
+        header = json.dumps(info).encode()
+        cache.write_bytes(bytes(raw[:12]) + len(header).to_bytes(8, "little") + header
+                          + bytes(raw[at:]))
+    else:
+        cache.write_bytes(bytes(raw))
+    with pytest.raises(nndata.CacheDamaged, match=f"data cache {cache} is damaged"):
+        nndata.read_cache(cache)
+    with caplog.at_level("WARNING"):
+        again = load_data([path])
+    assert f"data cache {cache} is damaged" in caplog.text and "rebuilt" in caplog.text
+    for name in ("occ", "pcs", "score", "result", "stm"):
+        assert np.array_equal(getattr(first, name), getattr(again, name))
+    assert len(nndata.read_cache(cache)) == 3  # the rebuilt cache is whole again

@@ -219,3 +219,69 @@ def test_few_optimiser_steps_an_epoch_draw_a_note(data_file, tmp_path):
     enough = cli([*args, "--batch", "64", "--run-id", "enough"], tmp_path)
     assert enough.returncode == 0, enough.stderr
     assert "evotune: note:" not in enough.stderr
+
+
+def test_a_training_stopped_before_its_first_checkpoint_resumes(data_file, tmp_path):
+    """Issue 38 item 3: `ulimit -f 200; evotune nn train ... --hidden 64` fails writing
+    checkpoint.npz; resume said the checkpoint was missing and nn train that the run existed.
+    Resume now starts it (nothing was trained) and ends with the uninterrupted training's net."""
+    import resource
+
+    data = tmp_path / "d.txt"
+    data.write_bytes(data_file.read_bytes())
+    args = ["nn", "train", str(data), "--hidden", "64", "--epochs", "2", "--batch", "64",
+            "--runs-dir", "runs"]
+    assert cli(["nn", "train", str(data), "--hidden", "8", "--epochs", "1", "--run-id", "c",
+                "--runs-dir", "cache"], tmp_path).returncode == 0  # the data cache, unlimited
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200 * 1024, 200 * 1024))
+
+    full = cli(args + ["--run-id", "dfull"], tmp_path, preexec_fn=small_files)
+    assert full.returncode == 2 and full.stderr.count("\n") == 1, full.stderr
+    root = tmp_path / "runs" / "dfull"
+    assert (root / "manifest.json").exists() and not (root / "checkpoint.npz").exists()
+    for cmd in (["status", "dfull"], ["export", "dfull", "--format", "evotune", "--out", "n.nnue"]):
+        got = cli(cmd + ["--runs-dir", "runs"], tmp_path)
+        assert got.returncode == 2 and got.stderr.count("\n") == 1, got.stderr
+        assert "evotune resume dfull" in got.stderr
+    got = cli(["resume", "dfull", "--runs-dir", "runs"], tmp_path)
+    assert got.returncode == 0, got.stderr
+    twin = cli(args + ["--run-id", "twin"], tmp_path)
+    assert twin.returncode == 0, twin.stderr
+    assert (root / "net.nnue").read_bytes() == (tmp_path / "runs/twin/net.nnue").read_bytes()
+    assert stored_lines(root) == stored_lines(tmp_path / "runs" / "twin")
+
+
+def test_an_empty_checkpoint_is_one_line_exit_2_for_every_command(stored, tmp_path):
+    """Issue 38 item 4: numpy's EOFError on an empty checkpoint.npz became click's Abort:
+    'evotune: aborted', exit 130. Item 15: resume printed 'training X in ...' before its error,
+    and resume --generations 0 named --epochs."""
+    import shutil
+
+    runs, store, _, _ = stored
+    shutil.copytree(runs / "r4", tmp_path / "runs" / "r4")
+    assert cli(["resume", "r4", "--runs-dir", "runs", "--generations", "0"],
+               tmp_path).stderr.startswith("evotune: error: --generations must be an integer")
+    (tmp_path / "runs" / "r4" / "checkpoint.npz").write_bytes(b"")
+    for cmd in (["status", "r4"], ["status", "r4", "--json"], ["resume", "r4"],
+                ["resume", "r4", "--generations", "6"],
+                ["export", "r4", "--format", "evotune", "--out", "n.nnue"],
+                ["verify", "r4", "--games", "2"]):
+        got = cli(cmd + ["--runs-dir", "runs"], tmp_path)
+        assert got.returncode == 2 and got.stderr.count("\n") == 1, (cmd, got.stderr)
+        assert "checkpoint.npz is damaged (EOFError)" in got.stderr, (cmd, got.stderr)
+    assert not (tmp_path / "n.nnue").exists()
+
+
+def test_the_few_steps_note_never_advises_a_larger_batch():
+    """Issue 38 item 11: at --batch 32 the note advised 'a smaller --batch (e.g. 64, 2 steps)':
+    larger, with fewer steps (the suggestion is floored at 64)."""
+    from evotune.cli.nntrain import few_steps_note
+
+    note = few_steps_note(100, 32)
+    assert "make 4 optimiser step(s) an epoch at --batch 32" in note
+    assert "smaller --batch" not in note and "more positions" in note
+    assert "e.g. 64, 29 steps" in few_steps_note(1800, 1024)
+    assert "e.g. 64, 32 steps" in few_steps_note(2000, 256)
+    assert few_steps_note(2000, 64) == ""  # 32 steps

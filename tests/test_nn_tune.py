@@ -114,7 +114,7 @@ def test_the_default_bounds_stay_within_what_the_file_holds():
         with_output(net, [40000] + [0] * 17)
 
 
-def test_a_spec_of_a_net_narrows_its_bounds_with_tables(tmp_path, net_file):
+def test_a_spec_of_a_net_narrows_its_bounds_with_tables(tmp_path, net_file, capsys):
     (tmp_path / "tiny.nnue").write_bytes(net_file.read_bytes())
     spec_file = tmp_path / "tune.toml"
     spec_file.write_text('name = "tune"\nfeatures = "nnue"\nnet = "tiny.nnue"\n'
@@ -137,12 +137,46 @@ def test_a_spec_of_a_net_narrows_its_bounds_with_tables(tmp_path, net_file):
         bad.write_text('features = "nnue"\nnet = "tiny.nnue"\n' + table)
         with pytest.raises(ConfigError, match=says):
             load_run_engine(str(bad))
+        # issue 38 item 9: match, search and bench accepted these tables (run alone refused)
+        with pytest.raises(ConfigError, match=says):
+            resolve_player(str(bad))
+        for cmd in (["search", FENS[0], "--engine", bad, "--depth", "1"],
+                    ["bench", "--quick", "--engine", bad],
+                    ["match", bad, "shannon", "--games", "2", "--depth", "1"]):
+            code, out, err = call(capsys, *cmd)
+            assert code == 2 and err.count("\n") == 1 and says in err, (cmd, err)
     with pytest.raises(ConfigError, match="names its own net"):
         load_run_engine(f"{spec_file}:{net_file}")
     with pytest.raises(ConfigError, match="does not evaluate with a net"):
         load_run_engine(f"shannon:{net_file}")
     with pytest.raises(ConfigError, match="names no net"):
         load_run_engine("nnue")
+
+
+@pytest.mark.parametrize("algorithm", ["uct", "probability"])
+def test_a_net_spec_with_another_search_algorithm_is_refused_by_every_command(
+        tmp_path, net_file, capsys, algorithm):
+    """Issue 38 item 5: [search] algorithm = "uct" with a net: uci printed a traceback and no
+    uciok, search ignored the table, verify, bench and run ran for minutes at 325 simulations/s.
+    A net is searched by alpha-beta only: one line, exit 2, from every command."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'features = "nnue"\nnet = "{net_file}"\n[search]\nalgorithm = '
+                    f'"{algorithm}"\n')
+    says = f"[search] algorithm = '{algorithm}' with a net"
+    for cmd in (["search", FENS[0], "--engine", spec, "--nodes", "100"],
+                ["bench", "--quick", "--engine", spec],
+                ["match", spec, "shannon", "--games", "2", "--depth", "1"],
+                ["run", "--engine", spec, "--generations", "1", "--depth", "1", "--runs-dir",
+                 tmp_path / "runs"],
+                ["datagen", "--engine", spec, "--games", "2", "--out", tmp_path / "d.txt"]):
+        code, out, err = call(capsys, *cmd)
+        assert code == 2 and err.count("\n") == 1 and says in err, (cmd, err)
+    got = subprocess.run([sys.executable, "-m", "evotune.cli", "uci", "--engine", str(spec)],
+                         input="uci\nquit\n", capture_output=True, text=True, env=ENV,
+                         timeout=120)
+    assert got.returncode == 2 and got.stderr.count("\n") == 1 and says in got.stderr
+    assert "Traceback" not in got.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
 
 
 # ---- candidates are nets --------------------------------------------------------------------------
@@ -259,7 +293,7 @@ def test_run_commands_on_a_net_run(tmp_path, net_file, capsys):
                             "evotune", "--out", tmp_path / "x.nnue")
         assert code == 2 and "changed since the run started" in err and err.count("\n") == 1
         code, _, err = call(capsys, "resume", "r", "--runs-dir", tmp_path)
-        assert code == 2 and "cannot be resumed" in err and err.count("\n") == 1
+        assert code == 2 and "changed since the run started" in err and err.count("\n") == 1
     finally:
         net_file.write_bytes(saved)
     assert not (tmp_path / "x.nnue").exists()
@@ -283,6 +317,60 @@ def test_kill_9_mid_run_then_resume_equals_uninterrupted(tmp_path, net_file, kil
     a, b = tmp_path / "runs" / "full", tmp_path / "runs" / "killed"
     assert stored_generations(a) == stored_generations(b)
     assert stored_games(a) == stored_games(b)
+
+
+def test_a_net_runs_net_file_is_part_of_its_identity_for_every_command(tmp_path, capsys):
+    """Issue 38 item 6: a smaller net made verify an internal error (broadcast shapes), a changed
+    input layer was played by verify and exported without a word, a removed net made verify
+    print 3 lines (item 15). Every command that reads the run refuses in one line naming it."""
+    net = tmp_path / "n.nnue"
+    write_net(random_net(8, 1), net)
+    saved = net.read_bytes()
+    run_to_end(tmp_path, "r", strategy="spsa", engine=f"nnue:{net}", generations=1, workers=1)
+    commands = (["verify", "r", "--games", "2", "--workers", "1"],
+                ["export", "r", "--format", "json"],
+                ["export", "r", "--format", "evotune", "--out", tmp_path / "x.nnue"],
+                ["report", "r", "--out", tmp_path / "rep"],
+                ["plot", "r", "--out", tmp_path / "rep"],
+                ["resume", "r", "--generations", "2"])
+    other_input_layer = random_net(8, 9)
+    for change, says in (("smaller", "changed since the run started"),
+                         ("input layer", "changed since the run started"),
+                         ("removed", "not found")):
+        if change == "smaller":
+            write_net(random_net(16, 1), net)
+        elif change == "input layer":  # same size and output layer, another input layer
+            write_net(with_output(other_input_layer, output_values(random_net(8, 1))), net)
+        else:
+            net.unlink()
+        for cmd in commands:
+            code, out, err = call(capsys, *cmd, "--runs-dir", tmp_path)
+            assert code == 2 and err.count("\n") == 1, (change, cmd, err)
+            assert says in err and str(net) in err, (change, cmd, err)
+            assert out == ""
+        net.write_bytes(saved)
+    assert not (tmp_path / "x.nnue").exists() and not (tmp_path / "rep").exists()
+    assert not (tmp_path / "r" / "verify.json").exists()
+    code, _, err = call(capsys, "export", "r", "--format", "json", "--runs-dir", tmp_path)
+    assert code == 0, err
+
+
+def test_init_from_a_net_run_starts_at_its_tuned_output_layer(tmp_path, net_file, capsys):
+    """Issue 38 item 7: --init-from a net-tuning run was refused with "engine spec 'nnue:...' not
+    found", and --engine nnue:FILE (the advice) failed the same way."""
+    src = run_to_end(tmp_path, "src", strategy="spsa", engine=f"nnue:{net_file}",
+                     generations=1, workers=1)
+    rec = recommend(load_run(src.root)).weights
+    for run_id, extra in (("a", []), ("b", ["--engine", f"nnue:{net_file}"])):
+        code, _, err = call(capsys, "run", "--init-from", "src", *extra, "--strategy", "spsa",
+                            "--generations", "1", "--np", "6", "--games", "2", "--depth", "1",
+                            "--nodes", "1500", "--runs-dir", tmp_path, "--run-id", run_id)
+        assert code == 0, err
+        manifest = json.loads((tmp_path / run_id / "manifest.json").read_text())
+        assert manifest["init_from"]["source"] == "src"
+        spec = load_run(tmp_path / run_id).spec
+        assert [w.reference for w in spec.weights] == list(rec)
+        assert spec.net == str(net_file.resolve())
 
 
 # ---- bad input ---------------------------------------------------------------------------------------

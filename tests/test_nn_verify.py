@@ -5,13 +5,14 @@ finished epoch and bad flags are one line, exit 2, nothing written."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import chess
 import pytest
 from click.testing import CliRunner
 
 from evotune.cli import cli, main
-from evotune.engine.netfile import read_net
+from evotune.engine.netfile import random_net, read_net, write_net
 from evotune.learn.nn.trainer import TrainSettings
 from evotune.learn.nn.trainrun import execute_training, new_training
 from evotune.match import MatchSettings, play_match
@@ -180,6 +181,23 @@ def test_a_training_without_a_finished_epoch_is_one_line_exit_2(trained, capsys)
     assert not (root / "verify.json").exists() and not (root / "verify.nnue").exists()
 
 
+def test_a_replaced_initial_net_is_refused_not_played_as_the_initial_one(trained, tmp_path,
+                                                                         capsys):
+    """Issue 38 item 16: verify of a training whose initial.nnue was replaced played the foreign
+    net as 'random from seed 5'."""
+    runs, store, _ = trained
+    copy = tmp_path / "runs"
+    shutil.copytree(store.root, copy / "t")
+    for name in ("verify.json", "verify.nnue"):  # from the tests before
+        (copy / "t" / name).unlink(missing_ok=True)
+    write_net(random_net(int(store.manifest().config.settings["hidden"]), 77),
+              copy / "t" / "initial.nnue")
+    err = _refused(["verify", "t", "--games", "2", "--runs-dir", str(copy)], capsys)
+    assert "initial.nnue (checksum" in err and "is not the initial net of training 't'" in err
+    assert not (copy / "t" / "verify.json").exists()
+    assert not (copy / "t" / "verify.nnue").exists()
+
+
 @pytest.mark.parametrize("flags, says", [
     (["--engine", "shannon"], "a training's nets play with a builtin nnue spec"),
     (["--recommend", "better-half"], "a training has one net to verify"),
@@ -188,6 +206,9 @@ def test_a_training_without_a_finished_epoch_is_one_line_exit_2(trained, capsys)
     (["--games", "3"], "games must be a positive even number"),
     (["--also-depth", "3"], "the second limit (depth 3) is the first one"),
     (["--also-tc", "fast"], "--also-tc 'fast': give BASE+INC"),
+    # issue 38 item 16: a net and shannon are alpha-beta searches: a clock changes no game
+    (["--also-tc", "10"], "every player here is a built-in alpha-beta search"),
+    (["--also-depth", "2", "--also-tc", "10"], "give one second limit"),
 ])
 def test_bad_flags_on_a_training_are_one_line_and_write_nothing(trained, tmp_path, capsys,
                                                                  flags, says):

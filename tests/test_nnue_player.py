@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
+import threading
 import time
 
 import chess
@@ -204,6 +206,16 @@ def test_uci_engine_with_a_net(nets):
     eng.handle("setoption name EvalFile value /nonexistent.nnue")
     assert "no such file" in out.getvalue().splitlines()[-1]
     assert eng.weights.checksum == read_net(b).checksum     # the net in use stays
+    fifo = a.parent / "fifo.nnue"  # issue 38 item 12: a FIFO blocked the engine for good
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    told = threading.Thread(target=eng.handle, args=(f"setoption name EvalFile value {fifo}",),
+                            daemon=True)
+    told.start()
+    told.join(20)
+    assert not told.is_alive(), "setoption EvalFile of a FIFO blocked the engine"
+    assert "is not a regular file" in out.getvalue().splitlines()[-1]
+    assert eng.weights.checksum == read_net(b).checksum
     with pytest.raises(ConfigError, match="names no net"):
         UciEngine(spec=load_engine_spec("nnue"), out=out, warm=False)
 
@@ -292,6 +304,18 @@ def test_nn_init_info_export(tmp_path, capsys):
     bullet = tmp_path / "n.bin"
     code, out, err = run(capsys, "nn", "export", net_file, "--format", "bullet", "--out", bullet)
     assert code == 0 and bullet.stat().st_size % 64 == 0
+    # issue 38 item 10: what bullet's layout cannot keep is said, in one line
+    assert err.count("\n") == 1 and "its reader must be told --activation crelu (" in err
+    odd = tmp_path / "odd.nnue"
+    write_net(Net(hidden=24, activation="screlu", l0w=net.l0w, l0b=net.l0b, l1w=net.l1w,
+                  l1b=net.l1b, qa=32767, qb=1, scale=100000), odd)
+    code, out, err = run(capsys, "nn", "export", odd, "--format", "bullet", "--out",
+                         tmp_path / "odd.bin")
+    assert code == 0 and err.count("\n") == 1, err
+    assert "must be told qa 32767, qb 1, scale 100000 (it assumes screlu, qa 255, qb 64" in err
+    code, out, err = run(capsys, "nn", "export", odd, "--format", "evotune", "--out",
+                         tmp_path / "odd2.nnue")
+    assert code == 0 and err == ""
     # bullet's file keeps no activation: give it back when reading
     back = tmp_path / "back.nnue"
     code, out, err = run(capsys, "nn", "export", bullet, "--format", "evotune", "--activation",
@@ -309,11 +333,26 @@ def test_nn_init_info_export(tmp_path, capsys):
      "truncated"),
     (["nn", "export", "{tmp}/ok.nnue", "--format", "bullet", "--hidden", "64", "--out",
       "{tmp}/x.bin"], "hidden size 8, not the 64"),
+    # issue 38 items 12 and 16: a FIFO blocked for good, a device never ended, --out IN
+    # overwrote the input
+    (["nn", "info", "{tmp}/fifo.nnue"], "is not a regular file"),
+    (["nn", "info", "/dev/zero"], "is not a regular file"),
+    (["nn", "info", "{tmp}/big.nnue"], "more than the 1579112 bytes any net file has"),
+    (["nn", "export", "{tmp}/fifo.nnue", "--format", "bullet", "--out", "{tmp}/x.bin"],
+     "is not a regular file"),
+    (["search", "--engine", "nnue:{tmp}/fifo.nnue", "--depth", "1",
+      "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"], "is not a regular file"),
+    (["nn", "export", "{tmp}/ok.nnue", "--format", "evotune", "--out", "{tmp}/ok.nnue"],
+     "is the net file being exported"),
+    (["nn", "export", "{tmp}/ok.nnue", "--format", "bullet", "--out", "{tmp}/../{tmpname}/ok.nnue"],
+     "is the net file being exported"),
 ])
 def test_nn_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, args, message):
     write_net(random_net(8, 1), tmp_path / "ok.nnue")
+    os.mkfifo(tmp_path / "fifo.nnue")
+    (tmp_path / "big.nnue").write_bytes(b"\0" * 1_600_000)
     (tmp_path / "short.nnue").write_bytes((tmp_path / "ok.nnue").read_bytes()[:500])
     before = sorted(p.name for p in tmp_path.iterdir())
-    code, out, err = run(capsys, *[a.format(tmp=tmp_path) for a in args])
+    code, out, err = run(capsys, *[a.format(tmp=tmp_path, tmpname=tmp_path.name) for a in args])
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == before and out == ""

@@ -64,3 +64,32 @@ def test_sigkill_of_a_run_leaves_no_process_after_5_seconds(tmp_path, moment):
     alive = {p: open(f"/proc/{p}/cmdline", "rb").read()[:80] for p, s in seen.items()
              if p in table and table[p][1] == s}
     assert len(seen) >= 3 and alive == {}, (len(seen), alive)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads processes from /proc")
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_killing_label_leaves_no_worker_or_resource_tracker(tmp_path, sig):
+    """Issue 38 item 1: label was the one process-starting command without the reaper."""
+    data = tmp_path / "k.txt"
+    fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
+    data.write_text(f"{fen} | 1-0\n" * 4000)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evotune.cli", "label", str(data), "--engine", "shannon",
+         "--depth", "3", "--workers", "2", "--chunk", "64", "--out", str(tmp_path / "o.txt")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seen: dict[int, bytes] = {}
+    deadline = time.time() + 180
+    while time.time() < deadline and proc.poll() is None:
+        seen.update(_descendants(proc.pid))
+        if len(seen) >= 4:  # two workers and the resource tracker(s) are up
+            break
+        time.sleep(0.02)
+    seen.update(_descendants(proc.pid))
+    assert proc.poll() is None, "label ended before it could be killed"
+    os.kill(proc.pid, sig)
+    proc.wait()
+    time.sleep(5)
+    table = _table()
+    alive = {p: open(f"/proc/{p}/cmdline", "rb").read()[:80] for p, s in seen.items()
+             if p in table and table[p][1] == s}
+    assert len(seen) >= 3 and alive == {}, (len(seen), alive)

@@ -205,3 +205,21 @@ def test_evotune_uci_as_an_external_player_replays_the_core():
     core = play_game(start, other, (100, 310, 330, 500, 900, 12), depth=2, max_plies=60)
     assert loop.moves == core.moves and (loop.result, loop.termination) == (core.result, core.termination)
     assert (loop.scores == core.scores).all()  # the UCI 'score cp' lines carry the core's scores
+
+
+@pytest.mark.parametrize("go", ["go depth 64", "go movetime 100000"])
+def test_end_of_input_stops_a_limited_search_at_once(go):
+    """Issue 38 item 13: with stdin closed after 'go depth 64' (or a long movetime) the engine
+    searched until killed; the end of input is 'quit' now: a bestmove, exit 0, in seconds."""
+    proc = subprocess.Popen(UCI_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(f"uci\nisready\nposition startpos\n{go}\n", timeout=40)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail(f"'{go}' with stdin closed still searched after 40 s")
+    lines = out.splitlines()
+    assert proc.returncode == 0, err
+    assert "readyok" in lines and lines[-1].startswith("bestmove ")
+    assert chess.Move.from_uci(lines[-1].split()[1]) in chess.Board().legal_moves

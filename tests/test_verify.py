@@ -204,7 +204,12 @@ def test_the_second_limit_is_checked_before_any_game(real_run, capsys):
     assert VerifySettings().second_limits(Limits()) is None
     for args, message in ((["--also-depth", "0"], "--also-depth must be an integer from 1 to 64"),
                           (["--also-tc", "fast"], "--also-tc 'fast': give BASE+INC"),
-                          (["--also-depth", "1"], "the second limit (depth 1) is the first one")):
+                          (["--also-depth", "1"], "the second limit (depth 1) is the first one"),
+                          # issue 38 item 16: alpha-beta ignores the clock (the same games
+                          # again), and both flags were merged into one leg without a word
+                          (["--also-tc", "10"], "every player here is a built-in alpha-beta"),
+                          (["--also-depth", "2", "--also-tc", "10+0.1"],
+                           "give one second limit, --also-depth or --also-tc, not both")):
         with pytest.raises(SystemExit) as exc:
             main(["verify", "tiny", "--games", "2", "--runs-dir", str(real_run), *args])
         assert exc.value.code == 2

@@ -72,7 +72,7 @@ lists the commands without importing them; tests/test_cli_lazy.py keeps it equal
 docstrings."""
 
 STARTS_PROCESSES = frozenset({"match", "run", "resume", "verify", "reproduce", "compare",
-                              "datagen"})
+                              "datagen", "label"})
 """Commands that start processes (workers, joblib's resource trackers, external engines): each
 runs under the reaper (:func:`evotune.reaper.no_orphans`), so nothing it started outlives it,
 however it ends (SIGKILL and SIGTERM included)."""

@@ -19,7 +19,7 @@ from ..enginespec import EngineSpec
 from ..errors import ConfigError
 from ..featuresets import NNUE
 from ..match.resolve import split_player
-from ..players.nets import evaluation
+from ..players.nets import check_net_tables, evaluation
 from ..players.spec import player_from_engine_spec
 from ..specfile import load_engine_spec, resolve_engine_spec_path
 from ..weightsio import load_weights_file, parse_weights_text
@@ -70,7 +70,9 @@ def engine_and_net(engine: str) -> tuple[EngineSpec, str | None]:
             raise ConfigError(f"--engine {engine}: give an engine spec (weights go in "
                               "--weights), or nnue:FILE for a network") from None
         return spec, path
-    return load_engine_spec(engine), None
+    spec = load_engine_spec(engine)
+    check_net_tables(spec)  # a spec naming its net: its tables as a run checks them
+    return spec, None
 
 
 def builtin_weights(engine: str, weights: str | None):

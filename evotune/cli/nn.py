@@ -8,8 +8,9 @@ from pathlib import Path
 import chess
 import click
 
-from ..engine.netfile import (ACTIVATIONS, FORMATS, HIDDEN_DEFAULT, evaluate_reference,
-                              net_bytes, random_net, read_net, write_net)
+from ..engine.netfile import (ACTIVATIONS, FORMATS, HIDDEN_DEFAULT, bullet_reader_note,
+                              evaluate_reference, net_bytes, random_net, read_net, write_net)
+from ..errors import ConfigError
 from ..fileio import check_writable
 from .nntrain import train
 
@@ -89,8 +90,14 @@ def export(net_file: str, fmt: str, out_file: str, input_format: str, hidden: in
     """Write NET_FILE in another format (the arrays are copied exactly)."""
     net = _read(net_file, input_format, hidden, activation)
     check_writable(out_file, "--out")
+    if Path(out_file).exists() and Path(out_file).samefile(net_file):
+        raise ConfigError(f"--out {out_file} is the net file being exported; give another file")
     write_net(net, out_file, fmt)
     click.echo(f"{out_file}: {fmt} net, {net.describe()}")
+    if fmt == "bullet":
+        note = bullet_reader_note(net)
+        if note:
+            click.echo(f"evotune: note: {out_file}: {note}", err=True)
 
 
 nn.add_command(train)

@@ -9,10 +9,12 @@ from pathlib import Path
 
 import click
 
-from ..errors import ConfigError, EvotuneError
+from ..errors import ConfigError, EvotuneError, FieldError
 from ..fileio import atomic_write_bytes, check_writable
 from ..learn.nn.trainer import TrainSettings
-from ..learn.nn.trainrun import execute_training, new_training, open_training
+from ..engine.netfile import bullet_reader_note
+from ..learn.nn.trainrun import (execute_training, new_training, open_training, settings_of,
+                                 stored_net)
 from ..reporting.training import (export_training, load_training, status_lines,
                                   write_loss_plot, write_training_report)
 from ..runs.store import Store
@@ -59,10 +61,10 @@ class TrainBar:
 def train_and_report(store: Store, cfg: TrainConfig, data=None, *, workers: int = 1) -> None:
     """Run (or continue) a training with its progress line; print its summary."""
     bar = TrainBar(cfg.generations)
-    click.echo(f"training {store.run_id} in {store.root}", err=True)
     try:
         s = execute_training(store, cfg, data=data, progress=bar, on_epoch=bar.epoch,
-                             workers=workers)
+                             workers=workers, on_start=lambda: click.echo(
+                                 f"training {store.run_id} in {store.root}", err=True))
     except KeyboardInterrupt:
         raise EvotuneError(f"interrupted; every finished epoch is stored: continue with "
                            f"'evotune resume {store.run_id}'") from None
@@ -92,6 +94,10 @@ def few_steps_note(train_positions: int, batch: int) -> str:
     if steps >= FEW_STEPS:
         return ""
     smaller = max(64, 1 << max(0, (train_positions // FEW_STEPS).bit_length() - 1))
+    if smaller >= batch:  # the batch is small already: only more positions make more steps
+        return (f"{train_positions} training positions make {steps} optimiser step(s) an epoch "
+                f"at --batch {batch}; a data set this small trains a net little: more "
+                "positions (or more epochs) train further")
     return (f"{train_positions} training positions make {steps} optimiser step(s) an epoch at "
             f"--batch {batch}; on a data set this small a smaller --batch (e.g. {smaller}, "
             f"{-(-train_positions // smaller)} steps) trains further in the same epochs")
@@ -152,6 +158,12 @@ def resume_training(store: Store, generations: int | None, workers: int | None) 
     if generations is not None:
         cfg = TrainConfig(data=cfg.data, settings={**cfg.settings, "epochs": generations},
                           init=cfg.init, max_bad=cfg.max_bad, cache_dir=cfg.cache_dir)
+        try:
+            settings_of(cfg)
+        except FieldError as exc:  # resume's flag is --generations (a training's epochs)
+            if exc.field != "epochs":
+                raise
+            raise ConfigError(f"--generations {exc.problem}") from None
     train_and_report(store, cfg, workers=1 if workers is None else workers)
 
 
@@ -182,3 +194,6 @@ def export_training_net(store: Store, fmt: str, out_file: str | None) -> None:
     check_writable(out_file, "--out")
     atomic_write_bytes(Path(out_file), data)
     click.echo(f"wrote {out_file} ({fmt}, {len(data)} bytes)", err=True)
+    note = bullet_reader_note(stored_net(store)) if fmt == "bullet" else ""
+    if note:
+        click.echo(f"evotune: note: {out_file}: {note}", err=True)

@@ -15,6 +15,7 @@ from ..runs.config import (build_run_config, dump_config_toml, load_config_file,
 from ..runs.lifecycle import check_backend, new_run, open_run, with_budget
 from ..runs.plan import load_run_engine, with_overrides
 from ..runs.store import Store, list_runs
+from ..strategies.spsa import SPSA
 from ..tuning.loop import execute
 from ..weightsio import read_spsa_params
 from .learning import fit_and_report
@@ -169,8 +170,9 @@ def batch_param(batch: int, cfg) -> dict:
     if cfg.strategy != "spsa":
         raise ConfigError(f"--batch is SPSA's (perturbations per generation); a {cfg.strategy} "
                           "generation is --np candidates of --games games each")
-    if batch < 1:
-        raise ConfigError(f"--batch must be at least 1 perturbation, got {batch}")
+    high = int(SPSA.PARAMS["batch"].high or 0)
+    if not 1 <= batch <= high:
+        raise ConfigError(f"--batch must be from 1 to {high} perturbations, got {batch}")
     given = cfg.params_dict().get("batch")
     if given is not None and int(given) != batch:
         raise ConfigError(f"--batch {batch} and --param batch={given} disagree; give one")

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..errors import NetError
 from ..featuresets import NNUE_EVAL_LIMIT
-from ..fileio import atomic_write_bytes
+from ..fileio import atomic_write_bytes, read_input
 from ..seeding import STREAM_NET_INIT, generator
 
 INPUTS = 768
@@ -345,15 +345,12 @@ def bullet_hidden(size: int) -> int | None:
     return None
 
 
+MAX_FILE_SIZE = HEADER_SIZE + _padded(_payload_size(HIDDEN_MAX))
+"""The largest net file (H 1024, either format): a larger file is refused before it is read."""
+
+
 def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise NetError(f"net file {path}: cannot read it (no such file)") from None
-    except IsADirectoryError:
-        raise NetError(f"net file {path} is a folder; give a file") from None
-    except OSError as exc:
-        raise NetError(f"net file {path}: cannot read it ({exc.strerror or exc})") from None
+    return read_input(path, "net file", limit=MAX_FILE_SIZE, error=NetError)
 
 
 def _read_evotune(p: Path, data: bytes) -> Net:
@@ -447,6 +444,19 @@ def net_bytes(net: Net, format: str = "evotune") -> bytes:
         n = _padded(len(raw)) - len(raw)
         return raw + (BULLET_PAD * 11)[:n]
     raise NetError(f"net format {format!r} is unknown; use one of {', '.join(FORMATS)}")
+
+
+def bullet_reader_note(net: Net) -> str:
+    """What the reader of ``net`` in bullet's layout must be told ('' when nothing): the layout
+    keeps neither the activation nor qa, qb, scale, and readers assume screlu, QA, QB, SCALE."""
+    told = [f"--activation {net.activation}"] if net.activation != ACTIVATIONS[0] else []
+    told += [f"{k} {v}" for k, v, d in (("qa", net.qa, QA), ("qb", net.qb, QB),
+                                        ("scale", net.scale, SCALE)) if v != d]
+    if not told:
+        return ""
+    return (f"bullet's layout keeps neither the activation nor the quantisation; its reader "
+            f"must be told {', '.join(told)} (it assumes {ACTIVATIONS[0]}, qa {QA}, qb {QB}, "
+            f"scale {SCALE}), or export --format evotune, whose header keeps them")
 
 
 def write_net(net: Net, path: str | Path, format: str = "evotune") -> None:

@@ -388,7 +388,8 @@ class UciEngine:
                 return
 
     def run(self, stdin: IO[str] | None = None) -> None:
-        """Read commands until ``quit`` or end of input."""
+        """Read commands until ``quit`` or end of input (which is ``quit``: a running search
+        stops at once and answers its ``bestmove``)."""
         # the input, timer and search threads take turns on the GIL: switch every millisecond
         # (Python's default is 5 ms), so that a 'go' line or the timer is not kept waiting
         sys.setswitchinterval(SWITCH_INTERVAL)
@@ -397,8 +398,8 @@ class UciEngine:
             if hasattr(stdin, "reconfigure"):
                 stdin.reconfigure(errors="replace")  # undecodable bytes become garbage, not a crash
         for line in self._lines(stdin):
-            if line is None:  # end of input: let a finite search finish, end an infinite one
-                self._finish()
+            if line is None:  # end of input is 'quit' (as Stockfish): a GUI that closed the pipe
+                self.stop()  # waits for no answer, and 'go depth 64' must not search for ever
                 break
             if not self.handle(line):
                 break

@@ -462,8 +462,8 @@ def write_chunks(out: Path, ident: dict, at: _Resume, *, total: int, chunk: int,
     tail)."""
     prog_path = _progress_path(out)
     state, hasher, tail = at.state, at.hasher, at.tail
-    if progress is not None:
-        progress(state["games"], total, state["positions"])
+    if progress is not None and not tail:  # an unrecorded tail is checked first: a refusal of
+        progress(state["games"], total, state["positions"])  # it is then the only line
     while state["games"] < total and not state["done"]:
         first = int(state["games"])
         last = min(first + chunk, total)

@@ -193,10 +193,13 @@ def iter_labelled(paths, *, max_bad: int = 0, max_positions: int = 0,
     the lines skipped.
 
     More than ``max_bad`` malformed lines raise DataError naming the first one beyond the limit
-    as ``file:line``.
+    as ``file:line``. The skipped lines are logged (warnings) once every file is read, so a
+    refusal is not preceded by them.
     """
     stats = ReadStats() if stats is None else stats
     count = 0
+    skipped: list[str] = []
+    bad_before = stats.bad
     for p in paths:
         path = Path(p)
         if not path.is_file():
@@ -217,7 +220,8 @@ def iter_labelled(paths, *, max_bad: int = 0, max_positions: int = 0,
                         if stats.bad > max_bad:
                             raise DataError(f"{path}:{lineno}: {got} (bad lines allowed: "
                                             f"{max_bad}; raise --max-bad to skip such lines)")
-                        log.warning("%s:%d: skipped: %s", path, lineno, got)
+                        if len(skipped) < BAD_KEPT:
+                            skipped.append(f"{path}:{lineno}: skipped: {got}")
                         if len(stats.bad_lines) < BAD_KEPT:
                             stats.bad_lines.append(f"{path}:{lineno}: {got}")
                         continue
@@ -230,6 +234,11 @@ def iter_labelled(paths, *, max_bad: int = 0, max_positions: int = 0,
             raise DataError(f"data file {path}: cannot read it ({exc.strerror})") from None
         rec["positions"] = count - start
         stats.files.append(rec)
+    for notice in skipped:
+        log.warning("%s", notice)
+    if stats.bad - bad_before > len(skipped):
+        log.warning("... %d more malformed lines skipped (--max-bad)",
+                    stats.bad - bad_before - len(skipped))
 
 
 def read_positions(paths, *, max_bad: int = 0, max_positions: int = 0) -> Positions:

@@ -15,9 +15,11 @@ from pathlib import Path
 import numpy as np
 
 from ..engine.netfile import Net, output_names, output_ranges, output_values, read_net, with_output
+from ..enginespec import EngineSpec
 from ..errors import NetError
 from ..featuresets import NNUE
 from ..searchsettings import SearchSettings
+from ..specfile import engine_spec_from_text
 from ..space import Weights
 from . import PlayerSpec
 
@@ -48,6 +50,19 @@ def output_weights(path: str) -> list[tuple[str, float, float, float, float, flo
             for n, v, (lo, hi, least, most) in zip(output_names(net.hidden),
                                                      output_values(net).tolist(),
                                                      output_ranges(net))]
+
+
+def check_net_tables(spec: EngineSpec) -> None:
+    """An 'nnue' spec that names its net and was read without its output layer as weights (for
+    playing, not tuning) has its [[weight]] and [[group]] tables checked against that layer as
+    a run checks them (names, references, bounds the file can hold, whole numbers): a spec is
+    refused alike by every command. ConfigError naming the spec otherwise."""
+    if not (spec.kind == "builtin" and spec.features == NNUE and spec.net and spec.text):
+        return
+    if spec.names == output_names(read_net(spec.net).hidden):
+        return  # read with its net's output layer as weights: checked then
+    engine_spec_from_text(spec.text, where=spec.path, digest=spec.file_digest,
+                          net_weights=output_weights)
 
 
 @lru_cache(maxsize=8)

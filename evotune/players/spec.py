@@ -15,7 +15,7 @@ from ..featuresets import NNUE
 from ..space import Weights
 from . import PlayerSpec, builtin
 from .external import ExternalEngine
-from .nets import net_player
+from .nets import check_net_tables, net_player
 
 
 def player_from_engine_spec(spec: EngineSpec, weights=None, *, name: str | None = None,
@@ -30,6 +30,7 @@ def player_from_engine_spec(spec: EngineSpec, weights=None, *, name: str | None 
     weights (:data:`~evotune.enginespec.NetWeights`, a run's) plays ``weights`` as that layer.
     """
     if spec.kind == "builtin" and spec.features == NNUE:
+        check_net_tables(spec)
         path = net or spec.net
         if not path:
             raise ConfigError(f"engine spec '{spec.name}' names no net; give the player as "

@@ -18,7 +18,7 @@ from ..errors import ConfigError, EvotuneError, StoreError
 from ..runs.config import RunConfig
 from ..runs.fitconfig import TexelConfig
 from ..runs.guard import Guard
-from ..runs.lifecycle import run_engine_spec, strategy_params
+from ..runs.lifecycle import RunNetError, run_engine_spec, strategy_params
 from ..runs.manifest import StartFrom
 from ..runs.records import Generation, State
 from ..runs.store import Store
@@ -124,6 +124,8 @@ def _engine_space(root: Path, config: RunConfig | TexelConfig, names: tuple[str,
             return (tuple(w.fixed for w in spec.weights),
                     np.array([w.reference for w in spec.weights], dtype=np.float64), spec)
         log.warning("engine spec %s does not have the run's weights %s", spec.name, names)
+    except RunNetError:
+        raise  # a net-tuning run without its net is no run to read: one line
     except EvotuneError as exc:
         log.warning("engine spec of the run is unavailable (%s)", exc)
     ref = (np.array(SHANNON_REFERENCE) if names == SHANNON_NAMES

@@ -22,6 +22,7 @@ from ..errors import ConfigError
 from ..featuresets import NNUE
 from ..match.resolve import REFERENCE_ALIAS, split_player
 from ..runs.manifest import StartFrom
+from ..runs.plan import load_run_engine
 from ..runs.store import Store
 from ..specfile import load_engine_spec, resolve_engine_spec_path
 from ..specstart import start_checksum, with_start_values
@@ -59,12 +60,16 @@ def start_from_run(run_ref: str, *, runs_dir: str | Path = "populations",
     source_engine = data.config.engine
     name = source_engine if engine is None else engine
     try:
-        spec = load_engine_spec(name)
+        spec = load_run_engine(name)  # nnue:NET too: its output layer is the run's weights
     except ConfigError as exc:
         if engine is not None:
             raise
         raise ConfigError(f"--init-from {run_ref}: the engine spec of run {store.run_id} "
                           f"cannot be read ({exc}); give --engine SPEC with its weights") from None
+    if engine is None and data.spec is not None and data.spec.net and spec.net != data.spec.net:
+        raise ConfigError(f"--init-from {run_ref}: run {store.run_id} tuned the output layer of "
+                          f"{data.spec.net}, but '{name}' plays {spec.net} here; give --engine "
+                          f"nnue:{data.spec.net}")
     if spec.names != data.names:
         raise ConfigError(f"--init-from {run_ref}: run {store.run_id} has the "
                           f"{len(data.names)} weights of engine '{source_engine}', --engine "

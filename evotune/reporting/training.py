@@ -64,7 +64,8 @@ def load_training(store: Store) -> TrainingView:
     state = store.read_state()
     got = store.read_checkpoint()
     if got is None:
-        raise StoreError(f"training {store.run_id} has no checkpoint yet")
+        raise StoreError(f"training '{store.run_id}' has no checkpoint yet (it stopped before "
+                         f"its first one); start it with 'evotune resume {store.run_id}'")
     epoch = int(got[1]["epoch"])
     return TrainingView(run_id=store.run_id, root=store.root, config=manifest.config,
                         epochs=store.epoch_lines(epoch),

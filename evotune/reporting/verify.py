@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..errors import ConfigError, FieldError, StoreError
+from ..errors import ConfigError, EvotuneError, FieldError, StoreError
 from ..featuresets import NNUE
-from ..learn.nn.trainrun import INITIAL_FILE, NET_FILE
+from ..learn.nn.trainrun import INITIAL_FILE, NET_FILE, initial_net, settings_of
 from ..limits import Limits, parse_tc
 from ..match import MatchSettings, play_match
 from ..match.cluster import backend_session
@@ -122,6 +122,9 @@ class VerifySettings:
             if not ok:
                 raise FieldError("also_tc", f"{self.also_tc!r}: give BASE+INC in seconds, e.g. "
                                             "10+0.1")
+            if self.also_depth is not None:
+                raise ConfigError("give one second limit, --also-depth or --also-tc, not both "
+                                  "(they would make one second leg of both)")
         if self.sprt is not None:
             object.__setattr__(self, "sprt", tuple(self.sprt))
             SprtParams(*self.sprt)
@@ -155,6 +158,18 @@ class VerifySettings:
             raise ConfigError(f"the second limit ({limit_text(second)}) is the first one; give "
                               "--also-depth or --also-tc another value")
         return second
+
+
+def check_clock_matters(settings: VerifySettings, players) -> None:
+    """ConfigError when ``--also-tc`` is the second limit and every player is a built-in
+    alpha-beta search, which plays to its depth whatever the clock: the second leg would
+    replay the first one's games."""
+    if settings.also_tc is None or not all(p.is_builtin and p.search.is_alphabeta
+                                           for p in players):
+        return
+    raise ConfigError(f"--also-tc {settings.also_tc}: every player here is a built-in alpha-beta "
+                      "search, which plays to its depth whatever the clock, so the second limit "
+                      "would replay the same games; give --also-depth instead")
 
 
 def limit_text(limits: Limits) -> str:
@@ -323,6 +338,7 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     run_openings = None if openings is None else str(openings)
     player = player_from_engine_spec(spec, rec.weights, name=f"{data.run_id}-recommended")
     opponents = _opponents(data, spec, settings.opponents)
+    check_clock_matters(settings, [player] + [o for _, o in opponents])
     t0 = time.perf_counter()
     matches = play_verification(player, rec.weights, "recommended", opponents,
                                 legs=[run_match_settings(cfg, limits=leg, openings=run_openings)
@@ -371,6 +387,21 @@ def _net_engine(name: str | None):
     return spec
 
 
+def _check_initial_net(store: Store, cfg: TrainConfig, checksum: str) -> None:
+    """StoreError when initial.nnue is not the net the training's settings start from (random
+    from its seed, or its --init file's, when that file is still there)."""
+    try:
+        want = initial_net(cfg, settings_of(cfg)).quantised().checksum
+    except EvotuneError:
+        return  # the --init file is gone: initial.nnue is the only copy of that net
+    if checksum != want:
+        raise StoreError(f"{store.root / INITIAL_FILE} (checksum {checksum}) is not the initial "
+                         f"net of training '{store.run_id}' ({want}, "
+                         + ("random from its seed" if cfg.init == INIT_RANDOM
+                            else f"from {cfg.init}")
+                         + "); restore it, or verify against --opponent players")
+
+
 def verify_training(store: Store, *, settings: VerifySettings = VerifySettings(),
                     progress: Callable | None = None) -> dict:
     """Verify a net training: its last stored net (net.nnue, copied to verify.nnue) against
@@ -409,6 +440,9 @@ def verify_training(store: Store, *, settings: VerifySettings = VerifySettings()
         opponents = [(REFERENCE_ALIAS, resolve_player(REFERENCE_ALIAS)),
                      ("initial net", player_from_engine_spec(spec, None, name="initial-net",
                                                              net=str(initial_path)))]
+        _check_initial_net(store, cfg, opponents[1][1].net_checksum)
+    if spec.search.is_alphabeta:  # the trained net's player: built-in, as the spec searches
+        check_clock_matters(settings, [o for _, o in opponents])
     try:
         data = (store.root / NET_FILE).read_bytes()
     except OSError as exc:

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from ..enginespec import EngineSpec
-from ..errors import ConfigError, EvotuneError, StoreError
+from ..errors import ConfigError, EvotuneError, NetError, StoreError
 from ..featuresets import NNUE
 from ..fileio import atomic_write_json
 from ..limits import check_workers
@@ -260,10 +260,29 @@ def store_engine_spec(root: Path, spec: EngineSpec) -> None:
            if spec.start_values else {})})
 
 
+class RunNetError(StoreError):
+    """The net file a run's engine spec plays is missing, unreadable or not the bytes the run
+    started with (they are part of its identity): no command reads such a run."""
+
+
+def _check_run_net(root: Path, spec: EngineSpec) -> None:
+    """RunNetError when ``spec`` (read from the run's copy) plays a net whose bytes changed since
+    the run started: the spec's digest, which holds the net's, differs from the manifest's."""
+    try:
+        stored = read_json(root / "manifest.json", "manifest")["identity"]["engine_spec"]
+    except (EvotuneError, KeyError, TypeError):
+        return  # the manifest's own readers refuse it, naming it
+    if stored != spec.digest:
+        raise RunNetError(f"run '{root.name}': its net file {spec.net} changed since the run "
+                          "started (the run's identity holds the net's bytes); restore the "
+                          "file the run was started with")
+
+
 def run_engine_spec(root: str | Path, cfg: RunConfig | TexelConfig,
                     engine: str | Path | None = None) -> EngineSpec:
     """The engine spec of the run in ``root``: ``engine`` when given (a name or path), else the
-    copy the run keeps, else (a run made before runs kept one) ``cfg.engine`` as a path."""
+    copy the run keeps, else (a run made before runs kept one) ``cfg.engine`` as a path. A net
+    the copy plays must be the file the run started with (:class:`RunNetError`)."""
     path = Path(root) / SPEC_FILE
     if engine is not None or not path.is_file():
         return load_run_engine(cfg.engine if engine is None else engine)
@@ -282,11 +301,16 @@ def run_engine_spec(root: str | Path, cfg: RunConfig | TexelConfig,
                                      digest=digest, reference_text=ref, command=tuple(command),
                                      start_values=start, start_source=start_source,
                                      net_weights=output_weights)
+    except NetError as exc:
+        raise RunNetError(f"run '{Path(root).name}': {exc}; put back the net file the run was "
+                          "started with") from None
     except ConfigError as exc:
         if not start:
             raise
         raise StoreError(f"{path} is damaged ({exc}); restore it (the run's start weights are "
                          "kept there only)") from None
+    if spec.net:
+        _check_run_net(Path(root), spec)
     return dataclasses.replace(spec, path=f"{doc.get('source')} (copy kept in {path})")
 
 

@@ -372,7 +372,8 @@ class Store:
             with np.load(path, allow_pickle=False) as z:
                 arrays = {k: z[k] for k in z.files}
             meta = json.loads(arrays.pop("meta").tobytes().decode())
-        except (OSError, ValueError, KeyError, UnicodeDecodeError, zipfile.BadZipFile) as exc:
+        except (OSError, EOFError, ValueError, KeyError, UnicodeDecodeError,
+                zipfile.BadZipFile) as exc:  # EOFError: an empty file (click calls it 'aborted')
             raise StoreError(f"{path} is damaged ({type(exc).__name__}); restore it or start a "
                              "new training with another --run-id") from None
         return parse_checkpoint(arrays, meta, path)

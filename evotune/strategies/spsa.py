@@ -217,7 +217,7 @@ class SPSA(Strategy):
     name = "spsa"
     RECOMMENDS = "SPSA's theta"
     PARAMS = {
-        "batch": Param(8, "int", low=1,
+        "batch": Param(8, "int", low=1, high=10_000,  # as --np: a generation's candidates
                        doc="perturbations dispatched at the same iteration k per generation"),
         "games": Param(2, "int", low=2, even=True,
                        doc="games per perturbation (even: colour-balanced pairs)"),

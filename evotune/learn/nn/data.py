@@ -196,32 +196,74 @@ def _empty(n: int) -> list[np.ndarray]:
 
 
 def write_cache(path: Path, data: PackedData) -> None:
-    """The cache file: magic, version, header length (8 bytes LE), JSON header, the columns."""
+    """The cache file: magic, version, header length (8 bytes LE), JSON header (with ``digest``,
+    the SHA-256 of the columns' bytes), the columns."""
+    arrays = [getattr(data, name) for name, _, _ in _COLUMNS]
+    data.info["digest"] = _columns_digest(arrays)
     header = json.dumps(data.info, sort_keys=True).encode()
-    cols = [memoryview(np.ascontiguousarray(getattr(data, name))).cast("B")
-            for name, _, _ in _COLUMNS]
+    cols = [memoryview(np.ascontiguousarray(a)).cast("B") for a in arrays]
     atomic_write_bytes(path, MAGIC, CACHE_VERSION.to_bytes(4, "little"),
                        len(header).to_bytes(8, "little"), header, *cols)
 
 
+class CacheDamaged(DataError):
+    """A data cache that is not what :func:`write_cache` wrote (damaged, truncated, edited or of
+    another version): :func:`load_data` rebuilds it from the data files."""
+
+
+def _columns_digest(cols) -> str:
+    h = hashlib.sha256()
+    for col in cols:
+        h.update(memoryview(np.ascontiguousarray(col)).cast("B"))
+    return h.hexdigest()
+
+
+def _check_codes(cols: list[np.ndarray]) -> bool:
+    """Every position holds at most 32 pieces of valid codes (0-5 White, 8-13 Black), a result
+    of 0-2 half points, a side to move 0/1 and a score within +-SCORE_LIMIT or NO_SCORE: what
+    the trainer's kernels index tables with is never taken unchecked from a file."""
+    occ, pcs, score, result, stm = cols
+    if result.size and (int(result.max()) > 2 or int(stm.max()) > 1):
+        return False
+    if np.any((score != NO_SCORE) & (np.abs(score.astype(np.int32)) > SCORE_LIMIT)):
+        return False
+    slot = np.arange(32)
+    for at in range(0, occ.size, _BLOCK):
+        bits = np.unpackbits(occ[at:at + _BLOCK].view(np.uint8).reshape(-1, 8), axis=1)
+        count = bits.sum(axis=1, dtype=np.int64)
+        if count.size and int(count.max()) > 32:
+            return False
+        block = pcs[at:at + _BLOCK]
+        nib = np.empty((block.shape[0], 32), dtype=np.uint8)
+        nib[:, 0::2], nib[:, 1::2] = block & 15, block >> 4
+        if np.any(((nib & 7) > 5) & (slot < count[:, None])):
+            return False
+    return True
+
+
 def read_cache(path: Path) -> PackedData:
-    """A cache written by :func:`write_cache`; DataError naming it when it is damaged."""
+    """A cache written by :func:`write_cache`; :class:`CacheDamaged` naming it when its bytes
+    are not what was written (the digest of its columns in its header) or hold impossible
+    codes."""
+    if not path.is_file():
+        raise DataError(f"data cache {path} is not a regular file (a FIFO, socket, device or "
+                        "folder); remove it or give another --cache-dir")
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise DataError(f"data cache {path}: cannot read it ({exc.strerror})") from None
-    damaged = DataError(f"data cache {path} is damaged or of another version; remove it and it "
-                        "is rebuilt from the data files")
+    damaged = CacheDamaged(f"data cache {path} is damaged or of another version")
     if raw[:8] != MAGIC or int.from_bytes(raw[8:12], "little") != CACHE_VERSION:
         raise damaged
     hlen = int.from_bytes(raw[12:20], "little")
     try:
         info = json.loads(raw[20:20 + hlen])
         n = int(info["positions"])
+        digest = str(info["digest"])
     except (ValueError, KeyError, TypeError):
         raise damaged from None
     at = 20 + hlen
-    if len(raw) != at + n * BYTES_PER_POSITION:
+    if n < 0 or len(raw) != at + n * BYTES_PER_POSITION:
         raise damaged
     cols = []
     for _, dtype, shape in _COLUMNS:
@@ -229,6 +271,8 @@ def read_cache(path: Path) -> PackedData:
         cols.append(np.frombuffer(raw, dtype=dtype, count=size // np.dtype(dtype).itemsize,
                                   offset=at).reshape((n, *shape)))
         at += size
+    if digest != _columns_digest(cols) or not _check_codes(cols):
+        raise damaged
     return PackedData(*cols, info=info)
 
 
@@ -241,20 +285,26 @@ def load_data(paths, *, max_bad: int = 0, cache_dir: str | Path | None = None,
     Everything is checked before the cache is written: the files exist, the cache's place is
     writable, every line parses (up to ``max_bad`` malformed ones), ``check(data)`` (the
     caller's use of the data) raises nothing. A cache made with a larger ``max_bad`` than this
-    call's is refused naming the first line beyond the limit.
+    call's is refused naming the first line beyond the limit. A damaged cache (its bytes differ
+    from its header's digest, or hold impossible codes) is never used: it is rebuilt from the
+    text, with a warning naming it.
     """
     paths = [Path(p) for p in paths]
     records = _records(paths)
     path = cache_path(paths, records, cache_dir)
-    if path.exists():
-        data = read_cache(path)
-        if data.info.get("key") != data_key(records):
-            raise DataError(f"data cache {path} belongs to other data; remove it")
-        _check_bad(data.info, max_bad, path)
-        if check is not None:
-            check(data)
-        log.info("%s: %d positions from the cache", path, len(data))
-        return data
+    if path.exists() or path.is_symlink():
+        try:
+            data = read_cache(path)
+            if data.info.get("key") != data_key(records):
+                raise CacheDamaged(f"data cache {path} belongs to other data")
+        except CacheDamaged as exc:
+            log.warning("%s: rebuilt from the data files", exc)
+        else:
+            _check_bad(data.info, max_bad, path)
+            if check is not None:
+                check(data)
+            log.info("%s: %d positions from the cache", path, len(data))
+            return data
     try:
         check_writable(path, "data cache")
     except ConfigError as exc:

@@ -13,7 +13,8 @@
 
 A killed training resumed with ``evotune resume RUN`` restarts the epoch it was in from the
 checkpoint; the epoch's shuffle is addressed by the epoch, so it ends with the net an
-uninterrupted training ends with.
+uninterrupted training ends with. One stopped before its first checkpoint (killed, or a full
+disk, right after its manifest) starts from its config again: nothing had been trained.
 """
 from __future__ import annotations
 
@@ -109,10 +110,21 @@ def new_training(cfg: TrainConfig, *, out_dir: str | Path = "populations",
     identity = train_identity(cfg, files, str(data.info["key"]))
     run_id = run_id or f"nn-{time.strftime('%Y%m%d-%H%M%S')}-{identity['hash'][:6]}"
     store = Store.create(out_dir, run_id, config=cfg, identity=identity, data_files=files)
-    state = TrainState.start(net)
-    store.write_bytes(INITIAL_FILE, net_bytes(net.quantised()))
-    _commit(store, state, 0.0, finished=False)
+    _start(store, net)
     return store, data
+
+
+def _start(store: Store, net: FloatNet) -> None:
+    """Store the initial net and the epoch-0 checkpoint (the training's first commit)."""
+    store.write_bytes(INITIAL_FILE, net_bytes(net.quantised()))
+    _commit(store, TrainState.start(net), 0.0, finished=False)
+
+
+def never_committed(store: Store) -> bool:
+    """Whether the training stopped before its first checkpoint (killed, or out of disk space,
+    right after its manifest): it has no checkpoint and no epoch record. Nothing was trained, so
+    :func:`execute_training` starts it again from its config (the same initial net)."""
+    return not store.checkpoint_path.exists() and not store.epoch_path(1).exists()
 
 
 def open_training(store: Store) -> TrainConfig:
@@ -155,6 +167,9 @@ def _commit(store: Store, state: TrainState, seconds: float, *, finished: bool,
 def load_state(store: Store) -> tuple[TrainState, float]:
     """The stored trainer state and the training's seconds so far."""
     got = store.read_checkpoint()
+    if got is None and never_committed(store):
+        raise StoreError(f"training '{store.run_id}' stopped before its first checkpoint; "
+                         f"start it with 'evotune resume {store.run_id}'")
     if got is None:
         raise StoreError(f"{store.checkpoint_path} is missing; restore it or start a new "
                          "training with another --run-id")
@@ -188,12 +203,16 @@ class TrainSummary:
 def execute_training(store: Store, cfg: TrainConfig, *, data: PackedData | None = None,
                      progress: Callable[[Progress], None] | None = None,
                      on_epoch: Callable[[EpochLine], None] | None = None,
+                     on_start: Callable[[], None] | None = None,
                      workers: int = 1) -> TrainSummary:
     """Run (or continue) the training stored in ``store`` up to its epochs; ``workers``:
-    threads (the net does not depend on it)."""
+    threads (the net does not depend on it). ``on_start()`` is called once every check passed
+    (settings, checkpoint, epoch records, data), before the first epoch."""
     t_start = time.perf_counter()
     store.lock()
     settings = settings_of(cfg)
+    if never_committed(store):
+        _start(store, initial_net(cfg, settings))
     state, seconds_before = load_state(store)
     store.epoch_lines(state.epoch)  # the history up to the checkpoint is whole
     store.drop_epochs_after(state.epoch)
@@ -202,6 +221,8 @@ def execute_training(store: Store, cfg: TrainConfig, *, data: PackedData | None 
     if data.info.get("key") != store.manifest().identity.get("cache"):
         raise StoreError(f"the data of training '{store.run_id}' packs to another cache key "
                          "than its manifest's; the data cache belongs to other data")
+    if on_start is not None:
+        on_start()
 
     def commit(record: EpochRecord, st: TrainState) -> None:
         total = seconds_before + time.perf_counter() - t_start
