@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import ConfigError
+from .errors import ConfigError, FieldError
 from .match.scoring import uninformative
 from .reporting import load_run
 from .reporting.compare import (WITHIN_ELO, curve_summary, games_within, match_elo, mean_band,
@@ -210,7 +210,7 @@ def compare_strategies(*, strategies: tuple[str, ...], games_budget: int, seeds:
     the budget)."""
 
     if games_budget < 1:
-        raise ConfigError(f"--games-budget must be at least 1, got {games_budget}")
+        raise FieldError("games_budget", f"must be at least 1, got {games_budget}")
     if verify_games < 2 or verify_games % 2:
         raise ConfigError(f"--verify-games {verify_games}: give an even number >= 2 (each "
                           "opening is played twice, colours swapped)")

@@ -45,7 +45,7 @@ def test_reproduce_prints_the_paper_table_beside_the_run(tmp_path, monkeypatch):
 
 
 def test_compare_runs_each_strategy_on_the_same_budget_and_verifies(tmp_path):
-    res = CliRunner().invoke(cli, ["compare", "--strategies", "de,ea", "--games-budget", "12",
+    res = CliRunner().invoke(cli, ["compare", "--strategies", "de,ea", "--max-games", "12",
                                    "--np", "4", "--depth", "1", "--verify-games", "2",
                                    "--workers", "1", "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
@@ -58,7 +58,7 @@ def test_compare_runs_each_strategy_on_the_same_budget_and_verifies(tmp_path):
 
 
 def test_compare_init_reference_starts_every_strategy_at_the_reference(tmp_path):
-    res = CliRunner().invoke(cli, ["compare", "--strategies", "de,spsa", "--games-budget", "8",
+    res = CliRunner().invoke(cli, ["compare", "--strategies", "de,spsa", "--max-games", "8",
                                    "--np", "4", "--depth", "1", "--verify-games", "2",
                                    "--init", "reference", "--workers", "1",
                                    "--out", str(tmp_path)])
@@ -75,6 +75,6 @@ def test_compare_init_reference_starts_every_strategy_at_the_reference(tmp_path)
 
 
 def test_compare_rejects_unknown_strategies(tmp_path):
-    res = CliRunner().invoke(cli, ["compare", "--strategies", "de,pso", "--games-budget", "10",
+    res = CliRunner().invoke(cli, ["compare", "--strategies", "de,pso", "--max-games", "10",
                                    "--out", str(tmp_path)])
     assert res.exit_code != 0

@@ -116,7 +116,7 @@ def test_killed_verify_leaves_no_process(tmp_path, two_fakes, make_fake_run, sig
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_killed_compare_leaves_no_process(tmp_path, two_fakes, sig):
     a, _, pids = two_fakes
-    seen, alive = _kill_when_busy(["compare", "--strategies", "de", "--games-budget", "20000",
+    seen, alive = _kill_when_busy(["compare", "--strategies", "de", "--max-games", "20000",
                                    "--np", "4", "--engine", str(a), "--verify-games", "2",
                                    "--workers", "2", "--runs-dir", str(tmp_path / "runs"),
                                    "--reports", str(tmp_path / "reports")], pids, sig,

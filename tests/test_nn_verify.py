@@ -184,7 +184,7 @@ def test_a_training_without_a_finished_epoch_is_one_line_exit_2(trained, capsys)
     (["--engine", "shannon"], "a training's nets play with a builtin nnue spec"),
     (["--recommend", "better-half"], "a training has one net to verify"),
     (["--openings", "missing.epd"], "openings 'missing.epd': no such file"),
-    (["--opponent", "nope:x"], "player 'nope:x'"),
+    (["--opponents", "nope:x"], "player 'nope:x'"),
     (["--games", "3"], "games must be a positive even number"),
     (["--also-depth", "3"], "the second limit (depth 3) is the first one"),
     (["--also-tc", "fast"], "--also-tc 'fast': give BASE+INC"),

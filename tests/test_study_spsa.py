@@ -111,7 +111,7 @@ def test_export_then_spsa_params_round_trips_exactly(tmp_path, fmt):
 
 def test_compare_new_strategies_with_checkpoint_verification(tmp_path):
     res = CliRunner().invoke(cli, [
-        "compare", "--strategies", "spsa,cmaes,ng:OnePlusOne", "--games-budget", "16",
+        "compare", "--strategies", "spsa,cmaes,ng:OnePlusOne", "--max-games", "16",
         "--np", "4", "--depth", "1", "--verify-games", "2", "--verify-every", "8",
         "--workers", "1", "--out", str(tmp_path / "pop"), "--reports", str(tmp_path / "rep")])
     assert res.exit_code == 0, res.output

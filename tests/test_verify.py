@@ -149,8 +149,8 @@ def test_verify_against_named_opponents(real_run, tmp_path):
                                         '"queen": 100, "mobility": 0}')
     default = verify_run("tiny", runs_dir=real_run, settings=VerifySettings(games=4, workers=1))
     res = CliRunner().invoke(cli, ["verify", "tiny", "--games", "4", "--workers", "1",
-                                   "--runs-dir", str(real_run), "--opponent", "reference",
-                                   "--opponent", f"shannon:{tmp_path / 'weak.json'}"])
+                                   "--runs-dir", str(real_run), "--opponents", "reference",
+                                   "--opponents", f"shannon:{tmp_path / 'weak.json'}"])
     assert res.exit_code == 0, res.output
     doc = json.loads((real_run / "tiny" / "verify.json").read_text())
     ref, weak = doc["matches"]

@@ -55,7 +55,7 @@ SHORT_HELP = {
             "(overlaid); for many weights also heatmaps of the piece-square tables.",
     "report": "Write report.md and a self-contained report.html for a run (with its plots).",
     "verify": "Match the recommended weights (a training: its net) against the reference and "
-              "the initial mean (a training: its initial net), or the --opponent players, on "
+              "the initial mean (a training: its initial net), or the --opponents players, on "
               "held-out openings; stores verify.json in the run (shown by 'evotune report').",
     "export": "Export a run's recommended weights (notes about left-out weights go to stderr).",
     "datagen": "Label quiet positions of self-play games with the games' results.",

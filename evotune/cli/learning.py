@@ -42,7 +42,7 @@ from .progress import CountBar
                    "learning.")
 @click.option("--td-lambda", type=float, default=None,
               help=f"lambda of --target td [default: {LAMBDA}].")
-@workers_option(1, "Worker processes (0 = one per core); the output does not depend on it.")
+@workers_option(0, "Worker processes (0 = one per core); the output does not depend on it.")
 @seed_option(1)
 @click.option("--chunk", type=int, default=32, show_default=True,
               help="Games per atomic write (part of the output's settings).")
@@ -81,7 +81,7 @@ def datagen(games, positions, out_file, engine, limits, openings, random_plies, 
                    "and inputs continues it).")
 @click.option("--max-bad", type=int, default=0, show_default=True,
               help="Malformed input lines to skip before stopping.")
-@workers_option(1, "Worker processes (0 = one per core); the output does not depend on it.")
+@workers_option(0, "Worker processes (0 = one per core); the output does not depend on it.")
 @click.option("--chunk", type=int, default=2048, show_default=True,
               help="Positions per atomic write (part of the output's settings).")
 def label(data, engine, limits, out_file, max_bad, workers, chunk):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from ..engine.netfile import ACTIVATIONS
 from ..errors import ConfigError, EvotuneError
 from ..fileio import atomic_write_bytes, check_writable
 from ..learn.nn.trainer import TrainSettings
@@ -101,8 +102,8 @@ def few_steps_note(train_positions: int, batch: int) -> str:
 @click.argument("data", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--hidden", type=int, default=_D.hidden, show_default=True,
               help="Hidden neurons per perspective (the net is (768 -> H) x 2 -> 1).")
-@click.option("--activation", default=_D.activation, show_default=True,
-              help="screlu or crelu.")
+@click.option("--activation", type=click.Choice(ACTIVATIONS), default=_D.activation,
+              show_default=True, help="The hidden layer's activation.")
 @click.option("--wdl", type=float, default=_D.wdl, show_default=True,
               help="Weight of the game result in the target (the score's: 1 - wdl); 1 for "
                    "data without scores.")
@@ -125,7 +126,7 @@ def few_steps_note(train_positions: int, batch: int) -> str:
 @click.option("--cache-dir", type=click.Path(file_okay=False), default=None,
               help="Folder of the packed data cache (default: beside the first data file).")
 @seed_option(_D.seed, "Seed of the initial net, the shuffles and the validation split.")
-@workers_option(1, "Threads (0 = every core); the net does not depend on it.")
+@workers_option(0, "Threads (0 = one per core); the net does not depend on it.")
 @click.option("--run-id", type=str, default=None, help="Name of the run directory.")
 @runs_dir_option(alias=True)
 def train(data, hidden, activation, wdl, epochs, batch, lr, lr_drop, gamma, init, val_share,
@@ -152,7 +153,7 @@ def resume_training(store: Store, generations: int | None, workers: int | None) 
     if generations is not None:
         cfg = TrainConfig(data=cfg.data, settings={**cfg.settings, "epochs": generations},
                           init=cfg.init, max_bad=cfg.max_bad, cache_dir=cfg.cache_dir)
-    train_and_report(store, cfg, workers=1 if workers is None else workers)
+    train_and_report(store, cfg, workers=0 if workers is None else workers)
 
 
 def show_status(store: Store, as_json: bool) -> None:

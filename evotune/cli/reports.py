@@ -16,8 +16,9 @@ from ..reporting.verify import VerifySettings, verify_run
 from ..reporting.verifytext import describe_match, describe_verification, verdict_lines
 from ..runs.store import Store
 from .nntrain import export_training_net, is_training, plot_training, report_training
-from .options import (cluster_options, limits_options, openings_option, recommend_option,
-                      runs_dir_option, seed_option, sprt_option, squares_option)
+from .options import (cluster_options, limits_options, openings_option, opponents_option,
+                      recommend_option, renamed_option, reports_option, runs_dir_option,
+                      seed_option, sprt_option, squares_option)
 from .progress import GameBar
 
 
@@ -25,14 +26,15 @@ from .progress import GameBar
 @click.argument("run_refs", nargs=-1, required=True, metavar="RUN [RUN2 ...]")
 @click.option("--x", "x_axis", default="generations", show_default=True,
               help="x axis: 'generations' or 'games'.")
-@click.option("--out", type=click.Path(file_okay=False), default="reports", show_default=True,
-              help="Folder for reports (plots go to OUT/<run-id>/ or OUT/compare-.../).")
+@reports_option("Folder for reports (plots go to REPORTS/<run-id>/ or REPORTS/compare-.../).",
+                alias=True)
 @runs_dir_option()
 @squares_option
-def plot(run_refs, x_axis, out, runs_dir, squares):
+def plot(run_refs, x_axis, reports, runs_dir, squares):
     """Plot convergence (mean +- std), deviations and strategy statistics of runs (overlaid);
     for many weights also heatmaps of the piece-square tables."""
-    check_writable(out, "--out", folder=True)
+    out = reports
+    check_writable(out, "--reports", folder=True)
     stores = [Store.open(r, runs_dir) for r in run_refs]
     trainings = [s for s in stores if is_training(s)]
     if trainings and len(stores) > 1:
@@ -51,13 +53,13 @@ def plot(run_refs, x_axis, out, runs_dir, squares):
 @recommend_option
 @click.option("--x", "x_axis", default="generations", show_default=True,
               help="x axis of the plots: 'generations' or 'games'.")
-@click.option("--out", type=click.Path(file_okay=False), default="reports", show_default=True,
-              help="Folder for reports (written to OUT/<run-id>/).")
+@reports_option(alias=True)
 @runs_dir_option()
 @squares_option
-def report(run_ref, rule, x_axis, out, runs_dir, squares):
+def report(run_ref, rule, x_axis, reports, runs_dir, squares):
     """Write report.md and a self-contained report.html for a run (with its plots)."""
-    check_writable(out, "--out", folder=True)
+    out = reports
+    check_writable(out, "--reports", folder=True)
     store = Store.open(run_ref, runs_dir)
     if is_training(store):
         report_training(store, out)
@@ -77,10 +79,10 @@ def report(run_ref, rule, x_axis, out, runs_dir, squares):
 @recommend_option
 @runs_dir_option()
 @cluster_options(workers=0)
-@click.option("--opponent", "opponents", multiple=True, metavar="SPEC[:WEIGHTS]",
-              help="Play this opponent instead of the run's reference and initial mean "
-                   "(a training's: initial net) (repeatable; e.g. shannon, pst:tuned.json, "
-                   "nnue:other.nnue).")
+@opponents_option("Play these players instead of the run's reference and initial mean (a "
+                  "training's: initial net), one match each (repeated or comma-separated; e.g. "
+                  "shannon, pst:tuned.json, nnue:other.nnue).")
+@renamed_option("--opponent", "--opponents", "opponents", multiple=True)
 @click.option("--engine", type=str, default=None,
               help="Engine spec (name or .toml) to play instead of the copy the run keeps (a "
                    "training: an nnue spec to play its nets with; default nnue).")
@@ -95,7 +97,7 @@ def report(run_ref, rule, x_axis, out, runs_dir, squares):
 def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend, scheduler,
            opponents, engine, openings, also_depth, also_tc):
     """Match the recommended weights (a training: its net) against the reference and the
-    initial mean (a training: its initial net), or the --opponent players, on held-out
+    initial mean (a training: its initial net), or the --opponents players, on held-out
     openings; stores verify.json in the run (shown by 'evotune report'). --depth, --movetime
     and --tc default to the run's (a training: depth 3).
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from types import SimpleNamespace
 
 import click
 
@@ -10,7 +11,7 @@ from ..errors import ConfigError, EvotuneError
 from ..learn.fitrun import open_fit
 from ..reporting.start import run_start
 from ..reporting.tables import brief
-from ..runs.config import (build_run_config, dump_config_toml, load_config_file,
+from ..runs.config import (RunConfig, build_run_config, dump_config_toml, load_config_file,
                            validate_run_config)
 from ..runs.lifecycle import check_backend, new_run, open_run, with_budget
 from ..runs.plan import load_run_engine, with_overrides
@@ -19,7 +20,8 @@ from ..tuning.loop import execute
 from ..weightsio import read_spsa_params
 from .learning import fit_and_report
 from .nntrain import is_training, resume_training, show_status
-from .options import cluster_options, json_option, limits_options, runs_dir_option, seed_option
+from .options import (DefaultShown, cluster_options, json_option, limits_options,
+                      openings_option, opponents_option, runs_dir_option, seed_option)
 from .progress import RunBar
 
 
@@ -55,43 +57,55 @@ def run_and_report(store, plan) -> None:
     click.echo(f"recommended weights (population mean): {rec}")
 
 
+_C = RunConfig()
+"""The defaults a run's help shows (a flag not given leaves the config file's value, else these)."""
+
+
 @click.command()
-@click.option("--strategy", type=str, default=None,
-              help="de, jde, ea, td, spsa, cmaes or ng:NAME (default de).")
-@click.option("--np", "np_", type=int, default=None, help="Population size / learners (default 20).")
-@click.option("--generations", type=int, default=None, help="Generations to run (default 50).")
-@click.option("--games", type=int, default=None, help="Games per mini-match, even (default 4).")
-@limits_options(layered=True)
-@seed_option(None, "The run's seed (default 1).")
-@cluster_options(workers=None, backend=None, scheduler=None, check=False,
-                 workers_help="Worker processes (default: one per core).")
-@click.option("--engine", type=str, default=None,
-              help="Engine spec name or .toml (default shannon), or nnue:FILE: a net, whose "
-                   "output layer and scale are tuned.")
-@click.option("--openings", type=str, default=None,
-              help="'book' (default), 'startpos', '2moves' or an EPD/PGN/.bin file.")
-@click.option("--max-games", type=int, default=None,
-              help="Stop after the generation in which the run's games reach this many. "
-                   "Generations are played whole, so the last one may pass the budget by up to "
-                   "one generation's games (NP x --games for de/jde/ea; e.g. 600 with "
+@click.option("--strategy", type=str, default=None, cls=DefaultShown, shown=_C.strategy,
+              help="de, jde, ea, td, spsa, cmaes or ng:NAME.")
+@click.option("--np", "np_", type=int, default=None, cls=DefaultShown, shown=_C.np,
+              help="Population size / learners.")
+@click.option("--generations", type=int, default=None, cls=DefaultShown, shown=_C.generations,
+              help="Generations to run (0 = no limit: --max-games or --max-seconds ends it).")
+@click.option("--games", type=int, default=None, cls=DefaultShown, shown=_C.games,
+              help="Games per mini-match, even.")
+@limits_options(layered=True, shown=_C)
+@seed_option(None, "The run's seed.", shown=_C.seed)
+@cluster_options(workers=None, backend=None, scheduler=None, check=False, shown=_C)
+@click.option("--engine", type=str, default=None, cls=DefaultShown, shown=_C.engine,
+              help="Engine spec name or .toml, or nnue:FILE: a net, whose output layer and "
+                   "scale are tuned.")
+@openings_option(None, "'book', 'startpos', '2moves' or an EPD/PGN/.bin file.",
+                 shown=_C.openings)
+@click.option("--max-games", type=int, default=None, cls=DefaultShown, shown=_C.max_games,
+              help="Stop after the generation in which the run's games reach this many (0 = no "
+                   "limit). Generations are played whole, so the last one may pass the budget "
+                   "by up to one generation's games (NP x --games for de/jde/ea; e.g. 600 with "
                    "32-game generations plays 608).")
-@click.option("--max-seconds", type=float, default=None, help="Stop after this much wall time.")
+@click.option("--max-seconds", type=float, default=None, cls=DefaultShown, shown=_C.max_seconds,
+              help="Stop after this much wall time (0 = no limit).")
+@click.option("--init", type=click.Choice(["sample", "reference"]), default=None,
+              cls=DefaultShown, shown="sample",
+              help="Start of the population: 'sample' = uniform in the initial range; "
+                   "'reference' = around the spec's reference values (--param init=...).")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="Strategy parameter, e.g. --param F=0.6 (repeatable).")
-@click.option("--batch", type=int, default=None, metavar="N",
-              help="SPSA: perturbations per generation (--param batch=N, default 8). A "
+@click.option("--batch", type=int, default=None, metavar="N", cls=DefaultShown, shown=8,
+              help="SPSA: perturbations per generation (--param batch=N). A "
                    "generation plays N x --games games, each a task of its own on the workers; "
                    "a larger batch leaves the cores less idle at each generation's end.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
               help="TOML config file (defaults < file < flags).")
-@click.option("--run-id", type=str, default=None, help="Name of the run directory.")
+@click.option("--run-id", type=str, default=None,
+              help="Name of the run directory (default: STRATEGY-DATE-TIME-HASH).")
 @runs_dir_option(alias=True)
 @click.option("--print-config", is_flag=True, help="Print the resolved config as TOML and exit.")
-@click.option("--opponents", type=str, default=None, metavar="SPEC[:WEIGHTS],...",
-              help="Gauntlet fitness: every candidate plays colour-balanced games (--games each) "
-                   "against these players, and candidates are compared by their points against "
-                   "them (default: trial-vs-target mini-matches). A player is 'reference', an "
-                   "engine spec (name or .toml; a UCI engine such as stockfish) or a weights file.")
+@opponents_option("Gauntlet fitness: every candidate plays colour-balanced games (--games "
+                  "each) against these players (repeated or comma-separated), and candidates are "
+                  "compared by their points against them (default: trial-vs-target "
+                  "mini-matches). A player is 'reference', an engine spec (name or .toml; a UCI "
+                  "engine such as stockfish) or a weights file.")
 @click.option("--spsa-params", "spsa_file", type=str, default=None, metavar="FILE",
               help="SPSA: the tuned weights as fishtest lines (name,start,min,max,c_end,r_end) or "
                    "OpenBench lines (name, int|float, start, min, max, c_end, r_end); names and "
@@ -100,10 +114,10 @@ def run_and_report(store, plan) -> None:
 @click.option("--init-from", "init_from", type=str, default=None, metavar="RUN",
               help="Start from the weights of an earlier run (a Texel fit or a tuning run: its "
                    "recommended weights, as 'evotune export' writes them): they become the "
-                   "reference the strategies start from (--param init=reference), within the "
+                   "reference the strategies start from (--init reference), within the "
                    "spec's bounds. --engine defaults to the run's engine spec.")
 def run(strategy, np_, generations, games, limits, seed, workers, backend, scheduler, engine,
-        openings, max_games, max_seconds, params, batch, config_file, run_id, runs_dir,
+        openings, max_games, max_seconds, init, params, batch, config_file, run_id, runs_dir,
         print_config, opponents, spsa_file, init_from):
     """Tune weights: evolve a population with mini-matches between weight vectors.
 
@@ -124,9 +138,11 @@ def run(strategy, np_, generations, games, limits, seed, workers, backend, sched
                            openings=openings, max_games=max_games, max_seconds=max_seconds,
                            backend=backend, scheduler=scheduler,
                            params=parse_params(params) if params else None,
-                           opponents=opponents, **limits)
+                           opponents=",".join(opponents) if opponents else None, **limits)
     if batch is not None:
         cfg = build_run_config(base=cfg, params=batch_param(batch, cfg))
+    if init is not None:
+        cfg = build_run_config(base=cfg, params=init_param(init, cfg))
     named = engine is not None or (config_file is not None
                                    and "engine" in load_config_file(config_file))
     start = run_start(cfg.engine, init_from=init_from, engine_named=named, runs_dir=runs_dir)
@@ -167,11 +183,21 @@ def batch_param(batch: int, cfg) -> dict:
     return {"batch": batch}
 
 
+def init_param(init: str, cfg) -> dict:
+    """``--init sample|reference`` as the strategies' parameter ``init`` (one line when --param
+    init says otherwise)."""
+    given = cfg.params_dict().get("init")
+    if given is not None and given != init:
+        raise ConfigError(f"--init {init} and --param init={given} disagree; give one")
+    return {"init": init}
+
+
 @click.command()
 @click.argument("run_ref", metavar="RUN")
 @runs_dir_option(alias=True)
 @cluster_options(workers=None, backend="local", scheduler="", check=False,
-                 workers_help="Worker processes (results unchanged).")
+                 workers_help="Worker processes (0 = one per core; results do not depend on "
+                              "it).", shown=SimpleNamespace(workers="the run's"))
 @click.option("--generations", type=int, default=None,
               help="Raise the generation limit to continue a finished run.")
 def resume(run_ref, runs_dir, workers, backend, scheduler, generations):
