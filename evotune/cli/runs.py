@@ -10,6 +10,7 @@ import click
 from ..errors import ConfigError, EvotuneError
 from ..learn.fitrun import open_fit
 from ..reporting.start import run_start
+from ..reporting.verifytext import describe_match
 from ..reporting.tables import brief
 from ..runs.config import (RunConfig, build_run_config, dump_config_toml, load_config_file,
                            validate_run_config)
@@ -23,6 +24,7 @@ from .nntrain import is_training, resume_training, show_status
 from .options import (DefaultShown, cluster_options, json_option, limits_options,
                       openings_option, opponents_option, runs_dir_option, seed_option)
 from .progress import RunBar
+from .runview import SUMMARY_WEIGHTS, of_total, started, table, weight_lines
 
 
 def parse_params(items: tuple[str, ...]) -> dict:
@@ -222,34 +224,69 @@ def resume(run_ref, runs_dir, workers, backend, scheduler, generations):
     run_and_report(store, plan)
 
 
+POPULATION_STRATEGIES = ("de", "jde", "ea", "td")
+"""Strategies whose --np is a population (td: learners); the others' status leaves NP out."""
+
+
 @click.command()
 @click.argument("run_ref", metavar="RUN")
 @runs_dir_option(alias=True)
 @json_option
-def status(run_ref, runs_dir, as_json):
+@click.option("--all", "every", is_flag=True,
+              help=f"Every weight (a run of more than {2 * SUMMARY_WEIGHTS} weights shows "
+                   f"the {SUMMARY_WEIGHTS} that changed most).")
+def status(run_ref, runs_dir, as_json, every):
     """Show where a run stands: generation, games, means and deviations."""
     store = Store.open(run_ref, runs_dir)
     if is_training(store):
         show_status(store, as_json)
         return
-    cfg, state = store.manifest().config, store.current_state()
+    manifest = store.manifest()
+    cfg, state = manifest.config, store.current_state()
     gens = store.generations(state)
-    last = gens[-1] if gens else None
-    info = {"run_id": store.run_id, "strategy": cfg.strategy, "np": cfg.np,
-            "generation": state.generation if state else 0,
+    first, last = (gens[0], gens[-1]) if gens else (None, None)
+    fit = manifest.kind == "fit"
+    stats = dict(last.stats) if last and fit else {}
+    info = {"run_id": store.run_id, "kind": manifest.kind, "strategy": cfg.strategy,
+            "np": cfg.np, "generation": state.generation if state else 0,
             "generations": cfg.generations, "games": state.games if state else 0,
+            "max_games": 0 if fit else cfg.max_games,
             "seconds": round(state.seconds, 2) if state else 0.0,
-            "finished": bool(state and state.finished),
+            "finished": bool(state and state.finished), "started": started(store),
             "names": list(last.names) if last else [],
-            "mean": list(last.mean) if last else [], "std": list(last.std) if last else []}
+            "mean": list(last.mean) if last else [], "std": list(last.std) if last else [],
+            "initial_mean": list(first.mean) if first else []}
+    if fit:
+        info.update(loss_train=stats.get("loss_train"), loss_val=stats.get("loss_val"))
     if as_json:
         click.echo(json.dumps(info))
         return
-    click.echo(f"run {info['run_id']}: {info['strategy']} NP {info['np']}, generation "
-               f"{info['generation']}/{info['generations'] or '-'}, {info['games']} games, "
-               f"{info['seconds']:.1f} s, {'finished' if info['finished'] else 'not finished'}")
-    for n, m, s in zip(info["names"], info["mean"], info["std"]):
-        click.echo(f"  {n:<9} mean {m:9.2f}  std {s:8.2f}")
+    done = f"{info['seconds']:.1f} s, {'finished' if info['finished'] else 'not finished'}"
+    if fit:
+        doc = store.read_document("texel") or {}
+        positions = (f", {doc['train']:,} training + {doc['validation']:,} validation positions"
+                     if "train" in doc else "")
+        errors = ""
+        if info["loss_train"] is not None:
+            val = info["loss_val"]
+            errors = (f", error train {info['loss_train']:.6f} validation "
+                      + (f"{val:.6f}" if val is not None else "-"))
+        click.echo(f"fit {store.run_id}: texel on {cfg.engine}, epoch "
+                   f"{of_total(info['generation'], cfg.epochs)}{positions}{errors}, {done}")
+    else:
+        np_text = f"NP {cfg.np}, " if cfg.strategy in POPULATION_STRATEGIES else ""
+        budget = f" (budget {cfg.max_games:,})" if cfg.max_games else ""
+        click.echo(f"run {store.run_id}: {cfg.strategy}, {np_text}generation "
+                   f"{of_total(info['generation'], cfg.generations)}, {info['games']:,} games"
+                   f"{budget}, {done}")
+        verify = store.read_verify() or {}
+        for m in verify.get("matches", []):
+            click.echo(f"  verified: {describe_match(m)}")
+    start = info["initial_mean"] or info["mean"]
+    changes = [m - s for m, s in zip(info["mean"], start)]
+    for line in weight_lines(info["names"], info["mean"], changes,
+                             None if fit else info["std"], every=every):
+        click.echo(line)
 
 
 @click.command()
@@ -260,17 +297,8 @@ def runs(runs_dir):
     if not stores:
         click.echo(f"no runs in {runs_dir}/")
         return
-    for s in stores:
-        try:
-            cfg, state = s.manifest().config, s.current_state()
-        except EvotuneError as exc:
-            click.echo(f"{s.run_id:<40} unreadable: {exc}")
-            continue
-        g = state.generation if state else 0
-        games = state.games if state else 0
-        fin = "finished" if state and state.finished else "stopped"
-        click.echo(f"{s.run_id:<40} {cfg.strategy:<4} gen {g}/{cfg.generations} "
-                   f"games {games} {fin}")
+    for line in table(stores):
+        click.echo(line)
 
 
 COMMANDS = (run, resume, status, runs)
