@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from ..errors import EvotuneError, FieldError
+from ..errors import FieldError, Interrupted
 from ..learn.datagen import DatagenSettings
 from ..learn.datagen import datagen as run_datagen
 from ..learn.nn.td import LAMBDA
@@ -56,8 +56,13 @@ def datagen(games, positions, out_file, engine, limits, openings, random_plies, 
                                chunk=chunk, positions=positions, target=target,
                                td_lambda=LAMBDA if td_lambda is None else td_lambda)
     bar = CountBar("datagen", "games")
-    summary = run_datagen(settings, out_file, workers=workers, progress=bar)
-    bar.close()
+    try:
+        summary = run_datagen(settings, out_file, workers=workers, progress=bar)
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted; every finished chunk of games is stored in {out_file}: "
+                          "the same command continues it") from None
+    finally:
+        bar.close()
     fmt_text = {"fen": "FEN [result]", "epd": 'EPD c9 "result";',
                 "text": "FEN | score | result" if target == "score" else
                 f"FEN | TD({settings.td_lambda:g}) target as a score | result"}[fmt]
@@ -93,8 +98,13 @@ def label(data, engine, limits, out_file, max_bad, workers, chunk):
     """
     settings = LabelSettings(engine=engine, limits=limits, chunk=chunk, max_bad=max_bad)
     bar = CountBar("label", "positions", "scored")
-    summary = run_label(settings, data, out_file, workers=workers, progress=bar)
-    bar.close()
+    try:
+        summary = run_label(settings, data, out_file, workers=workers, progress=bar)
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted; every finished chunk of positions is stored in "
+                          f"{out_file}: the same command continues it") from None
+    finally:
+        bar.close()
     click.echo(f"{summary.out}: {summary.written} of {summary.read} positions scored by "
                f"{engine} (format text: FEN | score | result, White's view"
                + ("; it was already complete" if summary.resumed_from == summary.read else
@@ -171,7 +181,7 @@ def fit_and_report(store, cfg, data=None, *, workers: int = 0) -> None:
     try:
         s = execute_fit(store, cfg, data=data, progress=show, workers=workers)
     except KeyboardInterrupt:
-        raise EvotuneError(f"interrupted; every finished epoch is stored: continue with "
+        raise Interrupted(f"interrupted; every finished epoch is stored: continue with "
                            f"'evotune resume {store.run_id}'") from None
     b, a = s["error_before_rounding"], s["error_after_rounding"]
     click.echo(f"fit {s['run_id']}: {s['train']} training + {s['validation']} validation "

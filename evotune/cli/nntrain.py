@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from ..engine.netfile import ACTIVATIONS
-from ..errors import ConfigError, EvotuneError
+from ..errors import ConfigError, Interrupted
 from ..fileio import atomic_write_bytes, check_writable
 from ..learn.nn.trainer import TrainSettings
 from ..learn.nn.trainrun import execute_training, new_training, open_training
@@ -65,7 +65,7 @@ def train_and_report(store: Store, cfg: TrainConfig, data=None, *, workers: int 
         s = execute_training(store, cfg, data=data, progress=bar, on_epoch=bar.epoch,
                              workers=workers)
     except KeyboardInterrupt:
-        raise EvotuneError(f"interrupted; every finished epoch is stored: continue with "
+        raise Interrupted(f"interrupted; every finished epoch is stored: continue with "
                            f"'evotune resume {store.run_id}'") from None
     last = s.epochs[-1] if s.epochs else None
     losses = (f"loss train {last.train_loss:.6f}, validation "

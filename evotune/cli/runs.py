@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import click
 
-from ..errors import ConfigError, EvotuneError
+from ..errors import ConfigError, EvotuneError, Interrupted
 from ..learn.fitrun import open_fit
 from ..reporting.start import run_start
 from ..reporting.verifytext import describe_match
@@ -51,7 +51,7 @@ def run_and_report(store, plan) -> None:
         raise type(exc)(f"{exc} (run {store.run_id} is kept; continue it with "
                         f"'evotune resume {store.run_id}')") from None
     except KeyboardInterrupt:
-        raise EvotuneError(f"interrupted; every finished generation is stored: continue with "
+        raise Interrupted(f"interrupted; every finished generation is stored: continue with "
                            f"'evotune resume {store.run_id}'") from None
     rec = brief(names, summary.recommended, lambda n, v: f"{n} {v:g}", sep=", ")
     click.echo(f"run {summary.run_id}: {summary.generation} generations, {summary.games} games, "
