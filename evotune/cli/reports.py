@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 
 from ..errors import ConfigError
-from ..fileio import atomic_write_bytes, check_writable
+from ..fileio import atomic_write_bytes, atomic_write_text, check_writable
 from ..match.resolve import close_external_players
 from ..reporting.data import load_run
 from ..reporting.export import NET_FORMATS, export_net, export_run
@@ -167,10 +167,7 @@ def export(run_ref, fmt, engine, out_file, rule, runs_dir):
     if out_file is None:
         click.echo(result.text, nl=False)
     else:
-        try:
-            Path(out_file).write_text(result.text, encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"--out {out_file}: cannot write it ({exc.strerror})") from None
+        atomic_write_text(Path(out_file), result.text)
         click.echo(f"wrote {out_file}", err=True)
 
 
