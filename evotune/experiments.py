@@ -207,7 +207,8 @@ def compare_strategies(*, strategies: tuple[str, ...], games_budget: int, seeds:
                        progress: Callable | None = None) -> list[RunOutcome]:
     """Each strategy with the same game budget (and seeds), each verified on held-out openings;
     with ``verify_every`` G, also the recommended weights after every G games (not counted in
-    the budget)."""
+    the budget). ``progress`` gets the runs' events (:class:`~evotune.tuning.loop.RunProgress`)
+    and then the verification games' (:class:`~evotune.match.runner.GameProgress`)."""
 
     if games_budget < 1:
         raise FieldError("games_budget", f"must be at least 1, got {games_budget}")
@@ -239,12 +240,12 @@ def compare_strategies(*, strategies: tuple[str, ...], games_budget: int, seeds:
                     or doc.get("generation") != store.current_state().generation:
                 doc = verify_run(store, settings=VerifySettings(
                     games=verify_games, workers=workers, backend=backend, scheduler=scheduler),
-                    runs_dir=out_dir)
+                    runs_dir=out_dir, progress=progress)
             curve = None
             if verify_every:
                 curve = verify_checkpoints(store, every=verify_every, games=verify_games,
                                            workers=workers, backend=backend,
-                                           scheduler=scheduler)
+                                           scheduler=scheduler, progress=progress)
             outcomes.append(_outcome(store, doc, curve))
     return outcomes
 

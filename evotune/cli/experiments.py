@@ -11,7 +11,7 @@ from ..experiments import (compare_strategies, compare_table, paper_table, repro
 from ..runs.config import STRATEGY_NAMES, known_strategy
 from .options import (cluster_options, renamed_option, reports_option, runs_dir_option,
                       seed_option)
-from .progress import generation_lines
+from .progress import ExperimentBar, quiet_option
 
 _SEEDS = click.IntRange(min=1)
 
@@ -22,12 +22,17 @@ _SEEDS = click.IntRange(min=1)
 @cluster_options(workers=0)
 @runs_dir_option(alias=True)
 @reports_option("Folder for each run's report (REPORTS/<run-id>/).")
+@quiet_option
 def reproduce(experiment, seeds, first_seed, workers, backend, scheduler, runs_dir, reports):
     """Reproduce a published experiment (de-paper: the DE chess-tuning paper's set-up)."""
     t0 = time.perf_counter()
-    outcomes = reproduce_de_paper(seeds=seeds, first_seed=first_seed, workers=workers,
-                                  backend=backend, scheduler=scheduler, out_dir=runs_dir,
-                                  reports_dir=reports, progress=generation_lines)
+    bar = ExperimentBar()
+    try:
+        outcomes = reproduce_de_paper(seeds=seeds, first_seed=first_seed, workers=workers,
+                                      backend=backend, scheduler=scheduler, out_dir=runs_dir,
+                                      reports_dir=reports, progress=bar)
+    finally:
+        bar.close()
     wall = time.perf_counter() - t0
     click.echo(paper_table(outcomes))
     for o in outcomes:
@@ -65,6 +70,7 @@ def reproduce(experiment, seeds, first_seed, workers, backend, scheduler, runs_d
 @runs_dir_option(alias=True)
 @reports_option("Folder of the Elo-vs-games plot (with --verify-every): "
                 "REPORTS/compare-b<max-games>[-engine][-iref]/.")
+@quiet_option
 def compare(strategies, games_budget, seeds, np_, depth, engine, verify_games, verify_every,
             init, workers, backend, scheduler, runs_dir, reports):
     """Compare strategies at an equal budget of games, verified on held-out openings.
@@ -79,11 +85,15 @@ def compare(strategies, games_budget, seeds, np_, depth, engine, verify_games, v
     if not names or unknown:
         raise ConfigError(f"--strategies: unknown {unknown or 'empty list'}; use some of "
                           f"{','.join(STRATEGY_NAMES)} or ng:NAME")
-    outcomes = compare_strategies(strategies=names, games_budget=games_budget, seeds=seeds,
-                                  np_=np_, depth=depth, engine=engine, workers=workers,
-                                  backend=backend, scheduler=scheduler,
-                                  verify_games=verify_games, verify_every=verify_every,
-                                  out_dir=runs_dir, init=init, progress=generation_lines)
+    bar = ExperimentBar()
+    try:
+        outcomes = compare_strategies(strategies=names, games_budget=games_budget, seeds=seeds,
+                                      np_=np_, depth=depth, engine=engine, workers=workers,
+                                      backend=backend, scheduler=scheduler,
+                                      verify_games=verify_games, verify_every=verify_every,
+                                      out_dir=runs_dir, init=init, progress=bar)
+    finally:
+        bar.close()
     click.echo(compare_table(outcomes, engine=engine))
     if verify_every:
         png, svg = write_compare_plots(outcomes, reports_dir=reports, games_budget=games_budget,

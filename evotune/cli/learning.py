@@ -12,7 +12,7 @@ from ..learn.relabel import label as run_label
 from ..learn.fitrun import execute_fit, new_fit
 from ..runs.fitconfig import TexelConfig
 from .options import limits_options, openings_option, runs_dir_option, seed_option, workers_option
-from .progress import CountBar
+from .progress import CountBar, Progress, quiet_option
 
 
 @click.command()
@@ -46,6 +46,7 @@ from .progress import CountBar
 @seed_option(1)
 @click.option("--chunk", type=int, default=32, show_default=True,
               help="Games per atomic write (part of the output's settings).")
+@quiet_option
 def datagen(games, positions, out_file, engine, limits, openings, random_plies, per_game, fmt,
             target, td_lambda, workers, seed, chunk):
     """Label quiet positions of self-play games with the games' results."""
@@ -89,6 +90,7 @@ def datagen(games, positions, out_file, engine, limits, openings, random_plies, 
 @workers_option(0, "Worker processes (0 = one per core); the output does not depend on it.")
 @click.option("--chunk", type=int, default=2048, show_default=True,
               help="Positions per atomic write (part of the output's settings).")
+@quiet_option
 def label(data, engine, limits, out_file, max_bad, workers, chunk):
     """Score labelled positions with another engine's search (Stockfish, a deeper search).
 
@@ -156,6 +158,7 @@ def label(data, engine, limits, out_file, max_bad, workers, chunk):
                    "on it.")
 @click.option("--run-id", type=str, default=None, help="Name of the run directory.")
 @runs_dir_option(alias=True)
+@quiet_option
 def texel(data, engine, init, max_positions, k_value, epochs, optimizer, iters, lr, tol, qsearch,
           val_share, val_block, max_bad, l2, seed, workers, run_id, runs_dir):
     """Fit evaluation weights to game results of labelled positions (Texel's method)."""
@@ -170,12 +173,14 @@ def texel(data, engine, init, max_positions, k_value, epochs, optimizer, iters, 
 def fit_and_report(store, cfg, data=None, *, workers: int = 0) -> None:
     """Run (or continue) a Texel fit with one stderr line per epoch; print its summary."""
 
+    lines = Progress("fit", 0, "epochs")
+
     def show(ev) -> None:
         if ev.kind == "stage":
-            click.echo(ev.message, err=True)
+            lines.line(ev.message)
         else:
-            click.echo(f"  epoch {ev.epoch}/{ev.epochs}  error train {ev.loss_train:.6f}  "
-                       f"validation {ev.loss_val:.6f}", err=True)
+            lines.line(f"  epoch {ev.epoch}/{ev.epochs}  error train {ev.loss_train:.6f}  "
+                       f"validation {ev.loss_val:.6f}")
 
     click.echo(f"fit {store.run_id} in {store.root}", err=True)
     try:

@@ -16,7 +16,7 @@ from ..paths import resolve_openings_path
 from ..runs.lifecycle import resolve_workers
 from .options import (book_plies_option, json_option, limits_options, openings_option, seed_option,
                       sprt_option, workers_option)
-from .progress import GameBar
+from .progress import GameBar, quiet_option
 
 
 @click.command("match")
@@ -33,6 +33,7 @@ from .progress import GameBar
 @click.option("--pgn", "pgn_path", type=click.Path(dir_okay=False), default=None,
               help="Append the games to this PGN file.")
 @json_option
+@quiet_option
 def match_command(a, b, games, openings, book_plies, limits, workers, seed, sprt, pgn_path,
                   as_json) -> None:
     """Play a colour-balanced match between players A and B and print its statistics.

@@ -3,8 +3,6 @@ report, export) do with a training (verify: :func:`evotune.reporting.verify.veri
 from __future__ import annotations
 
 import json
-import sys
-import time
 from pathlib import Path
 
 import click
@@ -19,42 +17,35 @@ from ..reporting.training import (export_training, load_training, status_lines,
 from ..runs.store import Store
 from ..runs.trainconfig import INIT_RANDOM, TrainConfig
 from .options import runs_dir_option, seed_option, workers_option
+from .progress import Progress, clock, quiet_option
 
 _D = TrainSettings()
 
 
-def _clock(seconds: float) -> str:
-    seconds = max(0, int(round(seconds)))
-    h, rest = divmod(seconds, 3600)
-    return f"{h}:{rest // 60:02d}:{rest % 60:02d}" if h else f"{rest // 60}:{rest % 60:02d}"
-
-
 class TrainBar:
-    """The progress line of a training on stderr: epoch, positions/s and the time left (on a
-    terminal after every batch at most 4 times a second; elsewhere only the epoch lines)."""
+    """A training's progress on stderr: the positions of the epoch being trained with the
+    trainer's rate and time left (:class:`~.progress.Progress`: a bar on a terminal, a line
+    now and then elsewhere), and one line per finished epoch."""
 
     def __init__(self, epochs: int) -> None:
         self.epochs = epochs
-        self.tty = sys.stderr.isatty()
-        self.shown = 0.0
+        self.bar = Progress(f"epoch 1/{epochs}", 0, "positions")
         self.rate = 0.0
         self.left = 0.0
 
     def __call__(self, p) -> None:
         self.rate, self.left = p.rate, p.seconds_left
-        now = time.monotonic()
-        if self.tty and (now - self.shown >= 0.25 or p.done == p.total):
-            self.shown = now
-            line = (f"epoch {p.epoch}/{self.epochs}  {p.done:,}/{p.total:,} positions  "
-                    f"{p.rate:,.0f} pos/s  {_clock(p.seconds_left)} left")
-            click.echo("\r" + line.ljust(90), nl=False, err=True)
+        self.bar.update(p.done, p.total, label=f"epoch {p.epoch}/{self.epochs}", rate=p.rate,
+                        left=p.seconds_left)
 
     def epoch(self, e) -> None:
         val = f"{e.val_loss:.6f}" if e.val_loss is not None else "-"
-        click.echo(("\r" if self.tty else "")
-                   + f"  epoch {e.epoch}/{self.epochs}  loss train {e.train_loss:.6f}  "
-                     f"validation {val}  lr {e.lr:.3g}  {self.rate:,.0f} pos/s  "
-                     f"{_clock(self.left)} left  net {e.checksum}".ljust(90), err=True)
+        self.bar.line(f"  epoch {e.epoch}/{self.epochs}  loss train {e.train_loss:.6f}  "
+                      f"validation {val}  lr {e.lr:.3g}  {self.rate:,.0f} positions/s  "
+                      f"{clock(self.left)} left  net {e.checksum}")
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 def train_and_report(store: Store, cfg: TrainConfig, data=None, *, workers: int = 1) -> None:
@@ -66,7 +57,9 @@ def train_and_report(store: Store, cfg: TrainConfig, data=None, *, workers: int 
                              workers=workers)
     except KeyboardInterrupt:
         raise Interrupted(f"interrupted; every finished epoch is stored: continue with "
-                           f"'evotune resume {store.run_id}'") from None
+                          f"'evotune resume {store.run_id}'") from None
+    finally:
+        bar.close()
     last = s.epochs[-1] if s.epochs else None
     losses = (f"loss train {last.train_loss:.6f}, validation "
               + (f"{last.val_loss:.6f}" if last.val_loss is not None else "-")) if last else ""
@@ -129,6 +122,7 @@ def few_steps_note(train_positions: int, batch: int) -> str:
 @workers_option(0, "Threads (0 = one per core); the net does not depend on it.")
 @click.option("--run-id", type=str, default=None, help="Name of the run directory.")
 @runs_dir_option(alias=True)
+@quiet_option
 def train(data, hidden, activation, wdl, epochs, batch, lr, lr_drop, gamma, init, val_share,
           val_block, max_bad, cache_dir, seed, workers, run_id, runs_dir):
     """Train a net on labelled positions ('FEN | score | result', datagen's files, EPD c9) as a

@@ -19,7 +19,7 @@ from .nntrain import export_training_net, is_training, plot_training, report_tra
 from .options import (cluster_options, limits_options, openings_option, opponents_option,
                       recommend_option, renamed_option, reports_option, runs_dir_option,
                       seed_option, sprt_option, squares_option)
-from .progress import GameBar
+from .progress import GameBar, quiet_option, steps
 
 
 @click.command()
@@ -30,6 +30,7 @@ from .progress import GameBar
                 alias=True)
 @runs_dir_option()
 @squares_option
+@quiet_option
 def plot(run_refs, x_axis, reports, runs_dir, squares):
     """Plot convergence (mean +- std), deviations and strategy statistics of runs (overlaid);
     for many weights also heatmaps of the piece-square tables."""
@@ -42,8 +43,11 @@ def plot(run_refs, x_axis, reports, runs_dir, squares):
     if trainings:
         plot_training(trainings[0], out)
         return
-    result = write_plots([load_run(s, out_dir=runs_dir) for s in stores], x=x_axis, out_dir=out,
-                         squares=squares.split(",") if squares else None)
+    bar, progress = steps("plot")
+    with bar:
+        result = write_plots([load_run(s, out_dir=runs_dir) for s in stores], x=x_axis,
+                             out_dir=out, squares=squares.split(",") if squares else None,
+                             progress=progress)
     for png, svg in result.paths.values():
         click.echo(f"{png}\n{svg}")
 
@@ -56,6 +60,7 @@ def plot(run_refs, x_axis, reports, runs_dir, squares):
 @reports_option(alias=True)
 @runs_dir_option()
 @squares_option
+@quiet_option
 def report(run_ref, rule, x_axis, reports, runs_dir, squares):
     """Write report.md and a self-contained report.html for a run (with its plots)."""
     out = reports
@@ -64,8 +69,11 @@ def report(run_ref, rule, x_axis, reports, runs_dir, squares):
     if is_training(store):
         report_training(store, out)
         return
-    files = write_report(run_ref, out_dir=out, runs_dir=runs_dir, rule=rule, x=x_axis,
-                         squares=squares.split(",") if squares else None)
+    bar, progress = steps("report: plots")
+    with bar:
+        files = write_report(run_ref, out_dir=out, runs_dir=runs_dir, rule=rule, x=x_axis,
+                             squares=squares.split(",") if squares else None,
+                             progress=progress)
     click.echo(f"{files.html}\n{files.markdown}")
 
 
@@ -94,6 +102,7 @@ def report(run_ref, rule, x_axis, reports, runs_dir, squares):
 @click.option("--also-tc", type=str, default=None, metavar="BASE+INC",
               help="A second limit: play every match again under this time control (external "
                    "engines, uct/probability specs).")
+@quiet_option
 def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend, scheduler,
            opponents, engine, openings, also_depth, also_tc):
     """Match the recommended weights (a training: its net) against the reference and the

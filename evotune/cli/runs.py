@@ -23,7 +23,7 @@ from .learning import fit_and_report
 from .nntrain import is_training, resume_training, show_status
 from .options import (DefaultShown, cluster_options, json_option, limits_options,
                       openings_option, opponents_option, runs_dir_option, seed_option)
-from .progress import RunBar
+from .progress import RunBar, quiet_option
 from .runview import SUMMARY_WEIGHTS, of_total, started, table, weight_lines
 
 
@@ -45,14 +45,17 @@ def run_and_report(store, plan) -> None:
     """Run (or continue) a run to its end, with a status line; print its summary."""
     names = plan.spec.names
     click.echo(f"run {store.run_id} in {store.root}", err=True)
+    bar = RunBar(plan.config, names)
     try:
-        summary = execute(store, plan, progress=RunBar(plan.config, names))
+        summary = execute(store, plan, progress=bar)
     except EvotuneError as exc:
         raise type(exc)(f"{exc} (run {store.run_id} is kept; continue it with "
                         f"'evotune resume {store.run_id}')") from None
     except KeyboardInterrupt:
         raise Interrupted(f"interrupted; every finished generation is stored: continue with "
-                           f"'evotune resume {store.run_id}'") from None
+                          f"'evotune resume {store.run_id}'") from None
+    finally:
+        bar.close()
     rec = brief(names, summary.recommended, lambda n, v: f"{n} {v:g}", sep=", ")
     click.echo(f"run {summary.run_id}: {summary.generation} generations, {summary.games} games, "
                f"{summary.seconds:.1f} s ({summary.games / max(summary.seconds, 1e-9):.1f} games/s)")
@@ -118,6 +121,7 @@ _C = RunConfig()
                    "recommended weights, as 'evotune export' writes them): they become the "
                    "reference the strategies start from (--init reference), within the "
                    "spec's bounds. --engine defaults to the run's engine spec.")
+@quiet_option
 def run(strategy, np_, generations, games, limits, seed, workers, backend, scheduler, engine,
         openings, max_games, max_seconds, init, params, batch, config_file, run_id, runs_dir,
         print_config, opponents, spsa_file, init_from):
@@ -202,6 +206,7 @@ def init_param(init: str, cfg) -> dict:
                               "it).", shown=SimpleNamespace(workers="the run's"))
 @click.option("--generations", type=int, default=None,
               help="Raise the generation limit to continue a finished run.")
+@quiet_option
 def resume(run_ref, runs_dir, workers, backend, scheduler, generations):
     """Continue a stopped or killed run; results equal an uninterrupted run. Games run locally
     unless --backend dask --scheduler ADDR is given here (a stored address is never used)."""
