@@ -235,13 +235,13 @@ def test_a_spec_with_every_weight_fixed_labels_positions_but_cannot_be_tuned(tmp
     summary = dg.datagen(settings, out, workers=1)
     assert summary.games == 2 and len(read_positions([out])) == summary.positions >= 2
     run = subprocess.run([sys.executable, "-m", "evotune.cli", "run", "--engine", str(spec),
-                          "--generations", "1", "--out", str(tmp_path / "runs")],
+                          "--generations", "1", "--runs-dir", str(tmp_path / "runs")],
                          capture_output=True, text=True, env=ENV, cwd=tmp_path)
     assert run.returncode == 2, run.stderr
     assert run.stderr.count("\n") == 1 and "the engine spec has no free weight" in run.stderr
     assert not (tmp_path / "runs").exists()
     fit = subprocess.run([sys.executable, "-m", "evotune.cli", "texel", str(out), "--engine",
-                          str(spec), "--out", str(tmp_path / "fits")],
+                          str(spec), "--runs-dir", str(tmp_path / "fits")],
                          capture_output=True, text=True, env=ENV, cwd=tmp_path)
     assert fit.returncode == 2 and "the engine spec has no free weight" in fit.stderr
     assert not (tmp_path / "fits").exists()

@@ -255,7 +255,7 @@ def test_the_readers_give_for_a_format_1_fit_what_they_gave(v1):
     assert [m["b"] for m in same] == [m["b"] for m in before["matches"][:1]]
     before["matches"] = [m for m in before["matches"] if m["opponent"] != "initial mean"]
     assert doc == before
-    r = cli(["report", "fit", "--runs-dir", ".", "--out", "rep"], v1)
+    r = cli(["report", "fit", "--runs-dir", ".", "--reports", "rep"], v1)
     assert r.returncode == 0, r.stderr
     new, was = (v1 / "rep" / "fit" / "report.md").read_text(), (old / "report.md").read_text()
     # the configuration now describes the fit; everything from the progress line on is the same

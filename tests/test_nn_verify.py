@@ -83,7 +83,7 @@ def test_verify_plays_the_net_against_the_reference_and_the_initial_net(trained,
     assert (direct.wins, direct.draws, direct.losses, list(direct.pentanomial)) == \
         (init["wins"], init["draws"], init["losses"], init["pentanomial"])
     # the training's report shows the verification
-    res = CliRunner().invoke(cli, ["report", "t", "--runs-dir", str(runs), "--out",
+    res = CliRunner().invoke(cli, ["report", "t", "--runs-dir", str(runs), "--reports",
                                    str(tmp_path)])
     assert res.exit_code == 0, res.output
     md = (tmp_path / "t" / "report.md").read_text()
@@ -153,7 +153,7 @@ def test_verify_on_a_training_at_a_second_depth_plays_both_legs(trained, tmp_pat
         legs = [m for m in doc["matches"] if m["opponent"] == label]
         assert (f"SPRT [-400, 400] against {label}: depth 1: {verdict_text(legs[0])}; "
                 f"depth 2: {verdict_text(legs[1])}") in res.output
-    res = CliRunner().invoke(cli, ["report", "t", "--runs-dir", str(runs), "--out",
+    res = CliRunner().invoke(cli, ["report", "t", "--runs-dir", str(runs), "--reports",
                                    str(tmp_path)])
     assert res.exit_code == 0, res.output
     md = (tmp_path / "t" / "report.md").read_text()
