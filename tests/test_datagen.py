@@ -131,9 +131,10 @@ def test_sigkill_and_rerun_equal_uninterrupted(tmp_path, generated):
     part = tmp_path / "killed.txt"
     cmd = [sys.executable, "-m", "evotune.cli", "datagen", "--games", "6", "--depth", "2",
            "--per-game", "6", "--seed", "11", "--chunk", "2", "--out", str(part)]
-    proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True, cwd=tmp_path)
-    for line in proc.stderr:  # killed after the first chunk, during the second
+    proc = subprocess.Popen(cmd, env={**ENV, "EVOTUNE_PROGRESS_SECONDS": "0"},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            cwd=tmp_path)
+    for line in proc.stderr:  # a progress line per chunk: killed after the first, in the second
         if " 2/6 games" in line:
             os.kill(proc.pid, signal.SIGKILL)
             break

@@ -9,6 +9,7 @@ generation), :class:`CountBar` (datagen, label), :class:`ExperimentBar` (compare
 runs' games and generations, then the verification games) and :func:`steps` (plot, report)."""
 from __future__ import annotations
 
+import os
 import shutil
 import time
 
@@ -16,8 +17,9 @@ import click
 
 from ..reporting.tables import brief
 
-PLAIN_EVERY = 30.0
-"""Seconds between two plain progress lines off a terminal."""
+PLAIN_EVERY = float(os.environ.get("EVOTUNE_PROGRESS_SECONDS") or 30.0)
+"""Seconds between two plain progress lines off a terminal (the environment variable
+EVOTUNE_PROGRESS_SECONDS sets it; 0: a line at every step)."""
 TTY_EVERY = 0.2
 """Seconds between two redraws of the bar on a terminal."""
 QUIET = "evotune.quiet"
