@@ -166,7 +166,7 @@ def test_run_commands_on_a_training(stored, tmp_path):
 @pytest.mark.parametrize("flags, says", [
     (["--hidden", "3"], "--hidden must be an integer from 8"),
     (["--wdl", "1.5"], "--wdl must be a number in [0, 1]"),
-    (["--activation", "relu"], "--activation 'relu' is unknown"),
+    (["--activation", "relu"], "'relu' is not one of 'screlu', 'crelu'"),  # a Choice, as nn init's
     (["--init", "missing.nnue"], "missing.nnue"),
     (["--val-share", "0.95"], "--val-share must be a number"),
     (["--run-id", "a/b"], "run id 'a/b' is not allowed"),
