@@ -246,9 +246,11 @@ class ExperimentBar:
         return self.bar
 
     def __call__(self, ev) -> None:
-        if hasattr(ev, "planned"):  # a verification game (match.GameProgress)
+        if hasattr(ev, "planned"):  # a verification game (match.GameProgress): its match's
             bar = self._bar("verify", "verification")
-            bar.update(bar.done + 1, max(bar.total, ev.planned))
+            if ev.done < bar.done:  # the next match: a rate of its own
+                bar.t0 = time.monotonic()
+            bar.update(ev.done, ev.planned)
             return
         bar = self._bar("run", "generation")
         if ev.kind == "game":
