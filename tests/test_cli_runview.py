@@ -101,3 +101,20 @@ def test_status_json_keeps_its_fields_and_adds_kind_and_budget(runs_dir, capsys)
             "finished", "names", "mean", "std"} <= set(info)
     assert info["kind"] == "games" and info["max_games"] == 100 and info["generations"] == 0
     assert len(info["initial_mean"]) == len(info["mean"]) == 6
+
+
+def test_status_of_spsa_names_no_population(tmp_path, capsys):
+    """SPSA has no population: its status leaves NP out (a new run, nothing played yet)."""
+    from evotune.runs.config import build_run_config
+    from evotune.runs.plan import plan_run
+    from evotune.runs.store import Store
+
+    cfg = build_run_config(strategy="spsa", generations=0, max_games=300, depth=1)
+    Store.create(tmp_path, "s", config=cfg.to_dict(), identity=plan_run(cfg).identity).unlock()
+    code, out, _ = cli(capsys, "status", "s", "--runs-dir", str(tmp_path))
+    assert code == 0
+    assert out.splitlines()[0] == ("run s: spsa, generation 0/-, 0 games (budget 300), 0.0 s, "
+                                   "not finished")
+    code, out, _ = cli(capsys, "runs", "--runs-dir", str(tmp_path))
+    assert re.search(r"^s +spsa +generation 0/- +0/300 games +- +stopped +" + DATE + "$",
+                     out.splitlines()[1])
