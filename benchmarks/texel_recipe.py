@@ -12,7 +12,7 @@ Steps (each printed before it runs; N1, N2, N3 = the counts below times --scale)
     evotune datagen --games 5600 --positions N3 --engine sf.toml --nodes 2000 --per-game 20
                     --seed 11 --out sf110k.txt           # Debian's Stockfish 15.1, sf.toml below
     evotune texel sf110k.txt sp3.txt sp3b.txt --engine extended --l2 5e-5 --run-id recipe
-    evotune verify recipe --games G --depth 3 --opponent shannon
+    evotune verify recipe --games G --depth 3 --opponents shannon
 
 The published self-play file (all136k.txt, 135,994 positions) joined the seed-7 and seed-8 files
 cut at chunk boundaries that were not recorded; this recipe cuts them at fixed counts with the
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (runs / "recipe" / "texel.json").exists():
         evotune("texel", *map(str, files), "--engine", "extended", "--l2", "5e-5", "--run-id",
                 "recipe", "--runs-dir", str(runs))
-    evotune("verify", "recipe", "--games", str(args.verify_games), "--depth", "3", "--opponent",
+    evotune("verify", "recipe", "--games", str(args.verify_games), "--depth", "3", "--opponents",
             "shannon", "--workers", workers, "--runs-dir", str(runs))
     fit = json.loads((runs / "recipe" / "texel.json").read_text())
     verify = json.loads((runs / "recipe" / "verify.json").read_text())

@@ -53,3 +53,8 @@ class StoreError(EvotuneError, RuntimeError):
 
 class ClusterError(EvotuneError, RuntimeError):
     """A Dask scheduler cannot be reached, has no workers, or lost the games it was given."""
+
+
+class Interrupted(EvotuneError):
+    """The user stopped a command (Ctrl-C): not an error. The message says what is kept and how
+    to continue; the CLI prints it on one line and exits with status 130."""

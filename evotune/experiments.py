@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import ConfigError
+from .errors import ConfigError, FieldError
 from .match.scoring import uninformative
 from .reporting import load_run
 from .reporting.compare import (WITHIN_ELO, curve_summary, games_within, match_elo, mean_band,
@@ -207,10 +207,11 @@ def compare_strategies(*, strategies: tuple[str, ...], games_budget: int, seeds:
                        progress: Callable | None = None) -> list[RunOutcome]:
     """Each strategy with the same game budget (and seeds), each verified on held-out openings;
     with ``verify_every`` G, also the recommended weights after every G games (not counted in
-    the budget)."""
+    the budget). ``progress`` gets the runs' events (:class:`~evotune.tuning.loop.RunProgress`)
+    and then the verification games' (:class:`~evotune.match.runner.GameProgress`)."""
 
     if games_budget < 1:
-        raise ConfigError(f"--games-budget must be at least 1, got {games_budget}")
+        raise FieldError("games_budget", f"must be at least 1, got {games_budget}")
     if verify_games < 2 or verify_games % 2:
         raise ConfigError(f"--verify-games {verify_games}: give an even number >= 2 (each "
                           "opening is played twice, colours swapped)")
@@ -239,12 +240,12 @@ def compare_strategies(*, strategies: tuple[str, ...], games_budget: int, seeds:
                     or doc.get("generation") != store.current_state().generation:
                 doc = verify_run(store, settings=VerifySettings(
                     games=verify_games, workers=workers, backend=backend, scheduler=scheduler),
-                    runs_dir=out_dir)
+                    runs_dir=out_dir, progress=progress)
             curve = None
             if verify_every:
                 curve = verify_checkpoints(store, every=verify_every, games=verify_games,
                                            workers=workers, backend=backend,
-                                           scheduler=scheduler)
+                                           scheduler=scheduler, progress=progress)
             outcomes.append(_outcome(store, doc, curve))
     return outcomes
 

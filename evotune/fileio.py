@@ -116,14 +116,27 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def _new_file_mode(path: Path) -> int:
+    """The mode of a file written to ``path``: the mode of the file it replaces, else what
+    ``open`` gives a new file (0666 less the umask)."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        mask = os.umask(0o022)  # reading the umask means setting it: set it straight back
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
 def atomic_write_bytes(path: Path, *parts) -> None:
     """Write the bytes-like ``parts`` one after the other to ``path`` atomically (temporary file
-    in the same folder + os.replace); a numpy array's memoryview is written without a copy."""
+    in the same folder + os.replace); a numpy array's memoryview is written without a copy. The
+    file gets the mode of the one it replaces, a new one the umask's (as ``open`` would)."""
     path = Path(path)
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.fchmod(fd, _new_file_mode(path))  # mkstemp's is 0600 whatever the umask
         with os.fdopen(fd, "wb") as fh:
             for part in parts:
                 fh.write(part)

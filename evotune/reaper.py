@@ -9,7 +9,9 @@ in its environment, which every process it starts inherits.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -94,3 +96,21 @@ def no_orphans() -> None:
     _started.append(subprocess.Popen(
         [sys.executable, "-c", _WATCHDOG, str(os.getpid()), token], stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
+
+
+@contextlib.contextmanager
+def children_ignore_ctrl_c():
+    """SIGINT ignored while processes start inside the block, so that they inherit it ignored
+    (SIG_IGN outlives exec; a Python handler does not). Ctrl-C on a terminal signals the whole
+    process group, and only the command should see it: it stops its pools, whose workers would
+    otherwise each print a KeyboardInterrupt traceback. Outside the main thread, where signals
+    cannot be set, a no-op."""
+    try:
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_DFL if old is None else old)

@@ -505,7 +505,7 @@ def stored_run(tmp_path_factory) -> Path:
     from badinput import RUN, run_cli
 
     base = tmp_path_factory.mktemp("stored")
-    res = run_cli(["run", *RUN, "--generations", "2", "--out", str(base), "--run-id", "good"],
+    res = run_cli(["run", *RUN, "--generations", "2", "--runs-dir", str(base), "--run-id", "good"],
                   base, timeout=600)
     assert res.returncode == 0, res.stderr
     return base / "good"

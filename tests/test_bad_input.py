@@ -83,7 +83,7 @@ for f in ("w_list.json", "w_nested.json", "w_nan.json", "w_huge.json", "w_nonutf
     case(f"uci weights {f}", "uci", "--weights", f)
 
 # ---- run ---------------------------------------------------------------------------------------
-R = ["run", *RUN, "--out", "pop"]
+R = ["run", *RUN, "--runs-dir", "pop"]
 for flag, v in (("--depth", "65"), ("--depth", "0"), ("--nodes", "-1"),
                 ("--nodes", "100000000000000000000000"), ("--np", "1e11"),
                 ("--np", "100000000000"), ("--np", "3"), ("--games", "3"), ("--games", "0"),
@@ -95,7 +95,7 @@ for flag, v in (("--depth", "65"), ("--depth", "0"), ("--nodes", "-1"),
                 ("--param", "F"), ("--param", "Fx=0.3"), ("--param", "F=abc"),
                 ("--run-id", "a/b"), ("--run-id", "a\nb"), ("--run-id", "../x"),
                 ("--run-id", ".hidden"), ("--run-id", "x" * 101), ("--run-id", "t\x1b[31m"),
-                ("--backend", "dask"), ("--out", "@RO/pop"), ("--out", "afile")):
+                ("--backend", "dask"), ("--runs-dir", "@RO/pop"), ("--runs-dir", "afile")):
     case(f"run {flag} {v!r}", *R, flag, v)
 case("run dask unreachable", *R, "--backend", "dask", "--scheduler", "tcp://127.0.0.1:9")
 case("run batch not spsa", *R, "--strategy", "de", "--batch", "8")
@@ -111,7 +111,7 @@ for f in ("nonutf8.toml", "binary.toml", "badtoml.toml", "unknownkey.toml", "np_
           "maxplies.toml", "gen0.toml", "maxsec_nan.toml", "maxsec_inf.toml", "params_list.toml",
           "params_np.toml", "cluster_bad.toml", "nodes_huge.toml", "seed_neg.toml",
           "workers_neg.toml", "engine_list.toml", "missing.toml", "adir"):
-    case(f"run config {f}", "run", "--config", f, "--out", "pop")
+    case(f"run config {f}", "run", "--config", f, "--runs-dir", "pop")
 for f in ("spec_nonutf8.toml", "spec_ref_str.toml", "spec_fixed_str.toml", "spec_kind_int.toml",
           "spec_name_nl.toml", "spec_specname_nl.toml", "spec_option_nl.toml",
           "spec_seven.toml", "spec_ref_huge.toml", "spec_dupnames.toml", "spec_uci_missing.toml",
@@ -120,7 +120,7 @@ for f in ("spec_nonutf8.toml", "spec_ref_str.toml", "spec_fixed_str.toml", "spec
 for f in ("op_random.pgn", "op_random.epd", "op_random.bin", "op_sorted_garbage.bin",
           "op_illegal.bin", "op_empty.epd", "op_nonutf8.pgn"):
     case(f"run openings {f}", *R, "--openings", f)
-case("run existing id", *R, "--out", ".", "--run-id", "@RUN")
+case("run existing id", *R, "--runs-dir", ".", "--run-id", "@RUN")
 
 # ---- resume, status, runs, plot, report, export, verify on damaged or unknown runs ----------------
 DAMAGES = ("state_gen_x", "state_games_neg", "state_gen_99", "state_list", "state_missing_old",
@@ -128,25 +128,25 @@ DAMAGES = ("state_gen_x", "state_games_neg", "state_gen_99", "state_list", "stat
            "gen_truncated", "gen_stray", "gens_file", "manifest_list", "manifest_noconfig",
            "manifest_nonutf8")
 for d in DAMAGES:
-    case(f"resume damaged {d}", "resume", f"@RUN:{d}", "--out", ".", "--generations", "2")
+    case(f"resume damaged {d}", "resume", f"@RUN:{d}", "--runs-dir", ".", "--generations", "2")
 for d in ("state_gen_x", "state_list", "gen_stray", "gens_file", "manifest_list",
           "manifest_noconfig"):
-    case(f"status damaged {d}", "status", f"@RUN:{d}", "--out", ".")
-    case(f"report damaged {d}", "report", f"@RUN:{d}", "--runs-dir", ".", "--out", "rep")
+    case(f"status damaged {d}", "status", f"@RUN:{d}", "--runs-dir", ".")
+    case(f"report damaged {d}", "report", f"@RUN:{d}", "--runs-dir", ".", "--reports", "rep")
 for d in ("state_gen_x", "gen_truncated", "manifest_list"):
-    case(f"plot damaged {d}", "plot", f"@RUN:{d}", "--runs-dir", ".", "--out", "rep")
+    case(f"plot damaged {d}", "plot", f"@RUN:{d}", "--runs-dir", ".", "--reports", "rep")
     case(f"export damaged {d}", "export", f"@RUN:{d}", "--format", "json", "--runs-dir", ".")
-case("report verify.json a list", "report", "@RUN:verify_list", "--runs-dir", ".", "--out", "rep")
-case("resume unknown", "resume", "nosuch", "--out", ".")
-case("resume id with newline", "resume", "a\nb", "--out", ".")
-case("resume workers -1", "resume", "@RUN", "--out", ".", "--workers", "-1")
-case("resume generations -1", "resume", "@RUN", "--out", ".", "--generations", "-1")
-case("status unknown", "status", "nosuch", "--out", ".")
-case("plot unknown", "plot", "nosuch", "--runs-dir", ".", "--out", "rep")
-case("plot bad axis", "plot", "@RUN", "--runs-dir", ".", "--x", "elo", "--out", "rep")
-case("report bad rule", "report", "@RUN", "--runs-dir", ".", "--recommend", "best", "--out",
+case("report verify.json a list", "report", "@RUN:verify_list", "--runs-dir", ".", "--reports", "rep")
+case("resume unknown", "resume", "nosuch", "--runs-dir", ".")
+case("resume id with newline", "resume", "a\nb", "--runs-dir", ".")
+case("resume workers -1", "resume", "@RUN", "--runs-dir", ".", "--workers", "-1")
+case("resume generations -1", "resume", "@RUN", "--runs-dir", ".", "--generations", "-1")
+case("status unknown", "status", "nosuch", "--runs-dir", ".")
+case("plot unknown", "plot", "nosuch", "--runs-dir", ".", "--reports", "rep")
+case("plot bad axis", "plot", "@RUN", "--runs-dir", ".", "--x", "elo", "--reports", "rep")
+case("report bad rule", "report", "@RUN", "--runs-dir", ".", "--recommend", "best", "--reports",
      "rep")
-case("report out read-only", "report", "@RUN", "--runs-dir", ".", "--out", "@RO/rep")
+case("report out read-only", "report", "@RUN", "--runs-dir", ".", "--reports", "@RO/rep")
 case("export bad format", "export", "@RUN", "--format", "yaml", "--runs-dir", ".")
 case("export engine missing", "export", "@RUN", "--format", "uci", "--engine", "nosuch",
      "--runs-dir", ".")
@@ -170,10 +170,10 @@ case("verify unknown", "verify", "nosuch", "--runs-dir", ".")
 # ---- experiments -------------------------------------------------------------------------------
 for flag, v in (("--first-seed", "-1"), ("--seeds", "0"), ("--seeds", "-1"),
                 ("--workers", "-1")):
-    case(f"reproduce {flag} {v}", "reproduce", "de-paper", flag, v, "--out", "pop",
+    case(f"reproduce {flag} {v}", "reproduce", "de-paper", flag, v, "--runs-dir", "pop",
          "--reports", "rep")
-C = ["compare", "--games-budget", "10", "--out", "pop"]
-for flag, v in (("--verify-games", "3"), ("--verify-games", "0"), ("--games-budget", "0"),
+C = ["compare", "--max-games", "10", "--runs-dir", "pop"]
+for flag, v in (("--verify-games", "3"), ("--verify-games", "0"), ("--max-games", "0"),
                 ("--strategies", "x"), ("--np", "3"), ("--depth", "0"), ("--seeds", "-1"),
                 ("--workers", "-1")):
     case(f"compare {flag} {v}", *C, flag, v)

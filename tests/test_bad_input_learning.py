@@ -110,8 +110,8 @@ for flag, v in (("--tol", "nan"), ("--tol", "inf"), ("--tol", "-1"), ("--lr", "0
                 ("--runs-dir", "afile"), ("--runs-dir", "afile/pop")):
     case(f"texel {flag} {v!r}", *T, flag, v)
 case("texel existing run id", *T, "--runs-dir", ".", "--run-id", "@FIT")
-case("resume fit with its data file gone", "resume", "@FIT:data_gone", "--out", ".")
-case("resume fit with its data file changed", "resume", "@FIT:data_changed", "--out", ".")
+case("resume fit with its data file gone", "resume", "@FIT:data_gone", "--runs-dir", ".")
+case("resume fit with its data file changed", "resume", "@FIT:data_changed", "--runs-dir", ".")
 
 
 # ---- the machinery -------------------------------------------------------------------------------

@@ -89,23 +89,23 @@ for flag, v in (("--games", "0"), ("--games", "-2"), ("--games", "100000"),
 case("verify sprt inverted", *V, "--sprt", "10", "0")
 for opp in ("nosuch", "", "shannon:missing.json", "shannon:w_nan.json", "shannon:",
             "uci_exits.toml", "uci_cmd_nl.toml", "spec_binary.toml", "adir"):
-    case(f"verify --opponent {opp!r}", *V, "--opponent", opp)
+    case(f"verify --opponents {opp!r}", *V, "--opponents", opp)
 case("verify missing runs dir", "verify", "good", "--runs-dir", "nosuchdir")
 case("verify run id with a line break", "verify", "a\nb", "--runs-dir", ".")
 
 # ---- compare ----------------------------------------------------------------------------------
-C = ["compare", "--games-budget", "10", "--np", "4", "--depth", "1", "--verify-games", "2",
+C = ["compare", "--max-games", "10", "--np", "4", "--depth", "1", "--verify-games", "2",
      "--runs-dir", "pop", "--reports", "rep"]
 for s in ("de,de", "de,jde,de", "ng:NGOpt,ng:NGOpt", "", ",", "de,x", "ng:"):
     case(f"compare --strategies {s!r}", *C, "--strategies", s)
-for flag, v in (("--games-budget", "-5"), ("--games-budget", "1e3"), ("--np", "100000"),
+for flag, v in (("--max-games", "-5"), ("--max-games", "1e3"), ("--np", "100000"),
                 ("--depth", "65"), ("--seeds", "0"), ("--verify-every", "-1"),
                 ("--verify-games", "-2"), ("--init", "middle"), ("--engine", "nosuch"),
                 ("--engine", "spec_binary.toml"), ("--engine", "spec_name_nl.toml"),
                 ("--engine", "uci_exits.toml"), ("--workers", "100000"),
                 ("--backend", "dask")):
     case(f"compare {flag} {v}", *C, flag, v)
-case("compare runs dir is a file", "compare", "--games-budget", "10", "--runs-dir", "afile",
+case("compare runs dir is a file", "compare", "--max-games", "10", "--runs-dir", "afile",
      "--strategies", "de")
 
 # ---- gauntlets (run --opponents, or opponents in a config file) -------------------------------

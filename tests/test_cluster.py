@@ -141,7 +141,7 @@ def test_unreachable_scheduler_is_one_clear_line_and_exit_2(tmp_path, monkeypatc
     t0 = time.perf_counter()
     with pytest.raises(SystemExit) as exc:
         main(["run", "--np", "4", "--generations", "1", "--games", "2", "--depth", "1",
-              "--backend", "dask", "--scheduler", address, "--out", str(tmp_path)])
+              "--backend", "dask", "--scheduler", address, "--runs-dir", str(tmp_path)])
     assert exc.value.code == 2
     assert time.perf_counter() - t0 < 10
     err = capsys.readouterr().err.strip().splitlines()
@@ -169,7 +169,7 @@ def test_cli_exits_2_within_the_default_timeout(tmp_path):
     t0 = time.perf_counter()
     res = subprocess.run([sys.executable, "-m", "evotune.cli", "run", "--np", "4",
                           "--generations", "1", "--games", "2", "--depth", "1", "--backend",
-                          "dask", "--scheduler", address, "--out", str(tmp_path)],
+                          "dask", "--scheduler", address, "--runs-dir", str(tmp_path)],
                          capture_output=True, text=True, timeout=120)
     wall = time.perf_counter() - t0
     assert res.returncode == 2, res.stderr

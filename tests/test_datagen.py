@@ -131,9 +131,10 @@ def test_sigkill_and_rerun_equal_uninterrupted(tmp_path, generated):
     part = tmp_path / "killed.txt"
     cmd = [sys.executable, "-m", "evotune.cli", "datagen", "--games", "6", "--depth", "2",
            "--per-game", "6", "--seed", "11", "--chunk", "2", "--out", str(part)]
-    proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True, cwd=tmp_path)
-    for line in proc.stderr:  # killed after the first chunk, during the second
+    proc = subprocess.Popen(cmd, env={**ENV, "EVOTUNE_PROGRESS_SECONDS": "0"},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            cwd=tmp_path)
+    for line in proc.stderr:  # a progress line per chunk: killed after the first, in the second
         if " 2/6 games" in line:
             os.kill(proc.pid, signal.SIGKILL)
             break
@@ -235,13 +236,13 @@ def test_a_spec_with_every_weight_fixed_labels_positions_but_cannot_be_tuned(tmp
     summary = dg.datagen(settings, out, workers=1)
     assert summary.games == 2 and len(read_positions([out])) == summary.positions >= 2
     run = subprocess.run([sys.executable, "-m", "evotune.cli", "run", "--engine", str(spec),
-                          "--generations", "1", "--out", str(tmp_path / "runs")],
+                          "--generations", "1", "--runs-dir", str(tmp_path / "runs")],
                          capture_output=True, text=True, env=ENV, cwd=tmp_path)
     assert run.returncode == 2, run.stderr
     assert run.stderr.count("\n") == 1 and "the engine spec has no free weight" in run.stderr
     assert not (tmp_path / "runs").exists()
     fit = subprocess.run([sys.executable, "-m", "evotune.cli", "texel", str(out), "--engine",
-                          str(spec), "--out", str(tmp_path / "fits")],
+                          str(spec), "--runs-dir", str(tmp_path / "fits")],
                          capture_output=True, text=True, env=ENV, cwd=tmp_path)
     assert fit.returncode == 2 and "the engine spec has no free weight" in fit.stderr
     assert not (tmp_path / "fits").exists()

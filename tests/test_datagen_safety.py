@@ -49,7 +49,8 @@ def small(tmp_path_factory) -> tuple[Path, dg.DatagenSummary]:
 def test_two_concurrent_datagens_one_writes_the_other_is_refused(tmp_path):
     args = ["datagen", "--games", "5000", "--depth", "2", "--per-game", "5", "--seed", "3",
             "--chunk", "2", "--out", "pos.txt"]
-    a = subprocess.Popen([sys.executable, "-m", "evotune.cli", *args], cwd=tmp_path, env=ENV,
+    a = subprocess.Popen([sys.executable, "-m", "evotune.cli", *args], cwd=tmp_path,
+                         env={**ENV, "EVOTUNE_PROGRESS_SECONDS": "0"},  # a line per chunk
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         for line in a.stderr:  # A holds the lock once it has written its first chunk

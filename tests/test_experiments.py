@@ -23,7 +23,7 @@ def test_reproduce_prints_the_paper_table_beside_the_run(tmp_path, monkeypatch):
         backend=backend, scheduler=scheduler)
     monkeypatch.setattr(experiments, "paper_config", tiny)
     res = CliRunner().invoke(cli, ["reproduce", "de-paper", "--seeds", "2", "--workers", "1",
-                                   "--out", str(tmp_path / "pop"),
+                                   "--runs-dir", str(tmp_path / "pop"),
                                    "--reports", str(tmp_path / "rep")])
     assert res.exit_code == 0, res.output
     out = res.output
@@ -37,7 +37,7 @@ def test_reproduce_prints_the_paper_table_beside_the_run(tmp_path, monkeypatch):
     assert float(row.split()[3]) == pytest.approx(knight_final, abs=0.01)
     # calling again reuses the finished runs (same games, no new generation)
     again = CliRunner().invoke(cli, ["reproduce", "de-paper", "--seeds", "2", "--workers", "1",
-                                     "--out", str(tmp_path / "pop"),
+                                     "--runs-dir", str(tmp_path / "pop"),
                                      "--reports", str(tmp_path / "rep")])
     assert again.exit_code == 0
     assert Store(tmp_path / "pop" / "de-paper-s1").generations()[-1].games_total \
@@ -45,9 +45,9 @@ def test_reproduce_prints_the_paper_table_beside_the_run(tmp_path, monkeypatch):
 
 
 def test_compare_runs_each_strategy_on_the_same_budget_and_verifies(tmp_path):
-    res = CliRunner().invoke(cli, ["compare", "--strategies", "de,ea", "--games-budget", "12",
+    res = CliRunner().invoke(cli, ["compare", "--strategies", "de,ea", "--max-games", "12",
                                    "--np", "4", "--depth", "1", "--verify-games", "2",
-                                   "--workers", "1", "--out", str(tmp_path)])
+                                   "--workers", "1", "--runs-dir", str(tmp_path)])
     assert res.exit_code == 0, res.output
     lines = [ln for ln in res.output.splitlines() if ln.startswith(("de ", "ea "))]
     assert [ln.split()[0] for ln in lines] == ["de", "ea"]
@@ -58,10 +58,10 @@ def test_compare_runs_each_strategy_on_the_same_budget_and_verifies(tmp_path):
 
 
 def test_compare_init_reference_starts_every_strategy_at_the_reference(tmp_path):
-    res = CliRunner().invoke(cli, ["compare", "--strategies", "de,spsa", "--games-budget", "8",
+    res = CliRunner().invoke(cli, ["compare", "--strategies", "de,spsa", "--max-games", "8",
                                    "--np", "4", "--depth", "1", "--verify-games", "2",
                                    "--init", "reference", "--workers", "1",
-                                   "--out", str(tmp_path)])
+                                   "--runs-dir", str(tmp_path)])
     assert res.exit_code == 0, res.output
     ref = np.array([100.0, 300.0, 330.0, 500.0, 900.0, 10.0])
     de = experiments.Store(tmp_path / "compare-de-b8-s1-iref")  # its own run id: not reused
@@ -75,6 +75,6 @@ def test_compare_init_reference_starts_every_strategy_at_the_reference(tmp_path)
 
 
 def test_compare_rejects_unknown_strategies(tmp_path):
-    res = CliRunner().invoke(cli, ["compare", "--strategies", "de,pso", "--games-budget", "10",
-                                   "--out", str(tmp_path)])
+    res = CliRunner().invoke(cli, ["compare", "--strategies", "de,pso", "--max-games", "10",
+                                   "--runs-dir", str(tmp_path)])
     assert res.exit_code != 0

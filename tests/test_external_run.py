@@ -76,7 +76,7 @@ def test_a_uci_run_reuses_one_engine_process_per_side(tmp_path, fake_engine_spec
     assert all(g["white_engine"].endswith("random_mover.py") for g in games)
     weights = {tuple(g["white_weights"]) for g in games}
     assert len(weights) > 2  # many weight vectors went through the same two processes
-    status = _evotune("status", "reuse", "--out", str(tmp_path), "--json")
+    status = _evotune("status", "reuse", "--runs-dir", str(tmp_path), "--json")
     assert json.loads(status.stdout)["games"] == len(games)
     # verify plays the engine with the recommended values against its reference values
     from evotune.reporting.export import export_run
@@ -97,7 +97,7 @@ def test_a_uci_run_reuses_one_engine_process_per_side(tmp_path, fake_engine_spec
 def _refused(tmp_path: Path, *args: str) -> str:
     out = tmp_path / "runs"
     res = _evotune("run", "--np", "4", "--generations", "1", "--games", "2", "--depth", "1",
-                   *args, "--out", str(out))
+                   *args, "--runs-dir", str(out))
     assert res.returncode == 2, res.stderr
     assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert not out.exists() or not any(out.iterdir())  # nothing written
@@ -292,7 +292,7 @@ def test_uci_run_resumed_after_sigkill_equals_an_uninterrupted_run(tmp_path, fak
     config = tmp_path / "short.toml"
     config.write_text("max_plies = 40\n")
     args = ["--strategy", "de", "--np", "4", "--generations", "4", "--games", "2", "--depth", "1",
-            "--seed", "9", "--workers", "2", "--engine", str(spec), "--out", str(tmp_path),
+            "--seed", "9", "--workers", "2", "--engine", str(spec), "--runs-dir", str(tmp_path),
             "--opponents", f"reference,{spec}", "--config", str(config)]
     full = _evotune("run", *args, "--run-id", "full")
     assert full.returncode == 0, full.stderr
@@ -302,7 +302,7 @@ def test_uci_run_resumed_after_sigkill_equals_an_uninterrupted_run(tmp_path, fak
     state = tmp_path / "killed" / "state.json"
     killed_at = kill_at_generation(proc, state)
     assert killed_at is not None and killed_at < 4, "the run ended before it could be killed"
-    res = _evotune("resume", "killed", "--out", str(tmp_path))
+    res = _evotune("resume", "killed", "--runs-dir", str(tmp_path))
     assert res.returncode == 0, res.stderr
     assert stored_generations(tmp_path / "killed") == stored_generations(tmp_path / "full")
     assert stored_games(tmp_path / "killed") == stored_games(tmp_path / "full")

@@ -132,7 +132,7 @@ def test_report_of_many_weights_lists_the_largest_changes(runs, tmp_path):
 
 def test_cli_report_with_squares_and_a_bad_square(runs, tmp_path, capsys):
     root, _, _ = runs
-    main(["report", "de", "--runs-dir", str(root), "--out", str(tmp_path), "--squares",
+    main(["report", "de", "--runs-dir", str(root), "--reports", str(tmp_path), "--squares",
           "pst.mg.queen.d1,knight.e4"])
     folder = tmp_path / "de"
     for name in ("convergence", "squares", "deviation", "pst-mg", "pst-eg", "strategy"):
@@ -142,7 +142,7 @@ def test_cli_report_with_squares_and_a_bad_square(runs, tmp_path, capsys):
     assert "![squares](squares.png)" in (folder / "report.md").read_text()
     capsys.readouterr()
     with pytest.raises(SystemExit) as exc:
-        main(["report", "de", "--runs-dir", str(root), "--out", str(tmp_path / "r"),
+        main(["report", "de", "--runs-dir", str(root), "--reports", str(tmp_path / "r"),
               "--squares", "queen.z1"])
     err = capsys.readouterr().err
     assert exc.value.code == 2 and "'queen.z1' is not a weight" in err and err.count("\n") == 1

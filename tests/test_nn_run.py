@@ -147,10 +147,10 @@ def test_run_commands_on_a_training(stored, tmp_path):
         assert got.returncode == 0, got.stderr
         net = read_net(out, format=fmt, hidden=16) if fmt == "bullet" else read_net(out)
         assert net.checksum == summary.checksum
-    got = cli(["plot", "r4", "--runs-dir", str(runs), "--out", str(tmp_path / "rep")], tmp_path)
+    got = cli(["plot", "r4", "--runs-dir", str(runs), "--reports", str(tmp_path / "rep")], tmp_path)
     assert got.returncode == 0, got.stderr
     assert (tmp_path / "rep" / "r4" / "loss.png").stat().st_size > 1000
-    got = cli(["report", "r4", "--runs-dir", str(runs), "--out", str(tmp_path / "rep")], tmp_path)
+    got = cli(["report", "r4", "--runs-dir", str(runs), "--reports", str(tmp_path / "rep")], tmp_path)
     assert got.returncode == 0, got.stderr
     md = (tmp_path / "rep" / "r4" / "report.md").read_text()
     assert "net training" in md and summary.checksum in md and md.count("\n| ") == 5
@@ -166,7 +166,7 @@ def test_run_commands_on_a_training(stored, tmp_path):
 @pytest.mark.parametrize("flags, says", [
     (["--hidden", "3"], "--hidden must be an integer from 8"),
     (["--wdl", "1.5"], "--wdl must be a number in [0, 1]"),
-    (["--activation", "relu"], "--activation 'relu' is unknown"),
+    (["--activation", "relu"], "'relu' is not one of 'screlu', 'crelu'"),  # a Choice, as nn init's
     (["--init", "missing.nnue"], "missing.nnue"),
     (["--val-share", "0.95"], "--val-share must be a number"),
     (["--run-id", "a/b"], "run id 'a/b' is not allowed"),

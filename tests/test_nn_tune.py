@@ -272,7 +272,7 @@ def test_run_commands_on_a_net_run(tmp_path, net_file, capsys):
     assert code == 0, err
     info = json.loads(out)
     assert info["generation"] == 2 and info["finished"] and info["names"][-1] == "scale"
-    code, out, err = call(capsys, "report", "r", "--runs-dir", tmp_path, "--out",
+    code, out, err = call(capsys, "report", "r", "--runs-dir", tmp_path, "--reports",
                           tmp_path / "rep")
     assert code == 0, err
     assert "out.bias" in (tmp_path / "rep" / "r" / "report.md").read_text()

@@ -84,7 +84,7 @@ def test_verify_plays_the_net_against_the_reference_and_the_initial_net(trained,
     assert (direct.wins, direct.draws, direct.losses, list(direct.pentanomial)) == \
         (init["wins"], init["draws"], init["losses"], init["pentanomial"])
     # the training's report shows the verification
-    res = CliRunner().invoke(cli, ["report", "t", "--runs-dir", str(runs), "--out",
+    res = CliRunner().invoke(cli, ["report", "t", "--runs-dir", str(runs), "--reports",
                                    str(tmp_path)])
     assert res.exit_code == 0, res.output
     md = (tmp_path / "t" / "report.md").read_text()
@@ -154,7 +154,7 @@ def test_verify_on_a_training_at_a_second_depth_plays_both_legs(trained, tmp_pat
         legs = [m for m in doc["matches"] if m["opponent"] == label]
         assert (f"SPRT [-400, 400] against {label}: depth 1: {verdict_text(legs[0])}; "
                 f"depth 2: {verdict_text(legs[1])}") in res.output
-    res = CliRunner().invoke(cli, ["report", "t", "--runs-dir", str(runs), "--out",
+    res = CliRunner().invoke(cli, ["report", "t", "--runs-dir", str(runs), "--reports",
                                    str(tmp_path)])
     assert res.exit_code == 0, res.output
     md = (tmp_path / "t" / "report.md").read_text()
@@ -202,7 +202,7 @@ def test_a_replaced_initial_net_is_refused_not_played_as_the_initial_one(trained
     (["--engine", "shannon"], "a training's nets play with a builtin nnue spec"),
     (["--recommend", "better-half"], "a training has one net to verify"),
     (["--openings", "missing.epd"], "openings 'missing.epd': no such file"),
-    (["--opponent", "nope:x"], "player 'nope:x'"),
+    (["--opponents", "nope:x"], "player 'nope:x'"),
     (["--games", "3"], "games must be a positive even number"),
     (["--also-depth", "3"], "the second limit (depth 3) is the first one"),
     (["--also-tc", "fast"], "--also-tc 'fast': give BASE+INC"),

@@ -31,7 +31,7 @@ def _pst_run(tmp_path, strategy, extra):
     cfg.write_text("init_low = -20.0\ninit_high = 300.0\n")  # tables near 0, pieces positive
     _ok(["run", "--strategy", strategy, *extra, "--engine", "pst", "--generations", "2",
          "--games", "2", "--depth", "1", "--workers", "1", "--config", str(cfg),
-         "--out", str(runs), "--run-id", "r"])
+         "--runs-dir", str(runs), "--run-id", "r"])
     return runs
 
 
@@ -60,8 +60,8 @@ def test_pst_run_plays_stores_and_exports(tmp_path, strategy, extra):
 def test_pst_run_plots_and_reports(tmp_path, strategy, extra):
     """Slow: until the plots draw tables as heatmaps, a 778-line convergence plot takes minutes."""
     runs, reports = _pst_run(tmp_path, strategy, extra), tmp_path / "reports"
-    _ok(["plot", "r", "--runs-dir", str(runs), "--out", str(reports)])
-    _ok(["report", "r", "--runs-dir", str(runs), "--out", str(reports)])
+    _ok(["plot", "r", "--runs-dir", str(runs), "--reports", str(reports)])
+    _ok(["report", "r", "--runs-dir", str(runs), "--reports", str(reports)])
     assert any(reports.rglob("*.png")) and any(reports.rglob("*.md"))
 
 

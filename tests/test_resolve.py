@@ -132,7 +132,7 @@ def test_bad_player_strings_exit_2_with_one_line(tmp_path, capsys, player, messa
         player = player.replace(key, str(tmp_path / name))
     make_fake_run(tmp_path, "r1", generations=1)
     for args in (["match", "reference", player, "--games", "2"],
-                 ["verify", "r1", "--opponent", "shannon", "--opponent", player, "--runs-dir",
+                 ["verify", "r1", "--opponents", "shannon", "--opponents", player, "--runs-dir",
                   str(tmp_path), "--games", "2"]):
         with pytest.raises(SystemExit) as exc:
             main(args)

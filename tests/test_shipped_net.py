@@ -33,3 +33,16 @@ def test_a_shipped_net_is_the_one_the_page_names(name):
     assert net.hidden == 128
     r = search(chess.STARTING_FEN, net, depth=2, features="nnue")
     assert chess.Move.from_uci(r.move) in chess.Board().legal_moves
+
+
+def test_net11_is_a_packaged_engine_spec_usable_by_name():
+    """`net11` names the best net wherever an engine spec is named (match, run, uci, verify):
+    the packaged spec plays the very file the study page ships."""
+    from evotune.players.spec import player_from_engine_spec
+    from evotune.specfile import load_engine_spec
+
+    spec = load_engine_spec("net11")
+    assert spec.features == "nnue" and Path(spec.net).name == "net11.nnue"
+    assert Path(spec.net).read_bytes() == (RESULTS / "nn-study-net11.nnue").read_bytes()
+    player = player_from_engine_spec(spec, None, name="net11")
+    assert player.name == "net11"

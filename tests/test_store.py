@@ -220,7 +220,7 @@ def test_damage_is_refused_with_one_line_and_nothing_changes(finished_run, tmp_p
     damage, message = DAMAGES[name]
     damage(store)
     before = _snapshot(store.root)
-    res = _evotune("resume", "done", "--out", str(tmp_path), "--generations", "4")
+    res = _evotune("resume", "done", "--runs-dir", str(tmp_path), "--generations", "4")
     assert res.returncode == 2, res.stderr
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
@@ -234,7 +234,7 @@ def test_damage_is_refused_with_one_line_and_nothing_changes(finished_run, tmp_p
 def test_readers_refuse_damage_with_one_line(finished_run, tmp_path, name, command):
     store = _copy(finished_run, tmp_path)
     DAMAGES[name][0](store)
-    extra = {"status": ["--out"], "report": ["--out", str(tmp_path / "rep"), "--runs-dir"],
+    extra = {"status": ["--runs-dir"], "report": ["--reports", str(tmp_path / "rep"), "--runs-dir"],
              "export": ["--format", "json", "--runs-dir"]}[command]
     res = _evotune(command, "done", *extra, str(tmp_path))
     if name == "log line not utf-8":  # the readers do not read the game log
@@ -247,7 +247,7 @@ def test_readers_refuse_damage_with_one_line(finished_run, tmp_path, name, comma
 def test_a_verify_document_that_is_a_list_is_one_line(finished_run, tmp_path):
     store = _copy(finished_run, tmp_path)
     (store.root / "verify.json").write_text("[]")
-    res = _evotune("report", "done", "--out", str(tmp_path / "rep"), "--runs-dir", str(tmp_path))
+    res = _evotune("report", "done", "--reports", str(tmp_path / "rep"), "--runs-dir", str(tmp_path))
     assert res.returncode == 2 and "verify.json is damaged" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
 
@@ -269,14 +269,14 @@ def _wait_for_lock_holder(store: Store, proc, timeout=120.0) -> int:
 def test_a_second_writer_is_refused_naming_the_holder_and_a_dead_holder_is_no_obstacle(
         tmp_path):
     args = ["--np", "4", "--games", "2", "--depth", "2", "--seed", "3", "--workers", "1",
-            "--out", str(tmp_path), "--run-id", "live"]
+            "--runs-dir", str(tmp_path), "--run-id", "live"]
     proc = subprocess.Popen([sys.executable, "-m", "evotune.cli", "run", "--generations", "500",
                              *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         store = Store(tmp_path / "live")
         holder = _wait_for_lock_holder(store, proc)
         assert holder == proc.pid
-        for cmd in (["resume", "live", "--out", str(tmp_path)],
+        for cmd in (["resume", "live", "--runs-dir", str(tmp_path)],
                     ["run", "--generations", "500", *args]):
             res = _evotune(*cmd)
             assert res.returncode == 2, res.stderr
@@ -287,7 +287,7 @@ def test_a_second_writer_is_refused_naming_the_holder_and_a_dead_holder_is_no_ob
         proc.kill()
         proc.wait()
     g = store.read_state().generation
-    res = _evotune("resume", "live", "--out", str(tmp_path), "--generations", str(g + 1))
+    res = _evotune("resume", "live", "--runs-dir", str(tmp_path), "--generations", str(g + 1))
     assert res.returncode == 0, res.stderr
     games = store.read_games()
     assert len(games) == store.read_state().games == len({tuple(r["key"]) for r in games})
@@ -295,7 +295,7 @@ def test_a_second_writer_is_refused_naming_the_holder_and_a_dead_holder_is_no_ob
 
 def test_two_runs_started_together_one_wins_and_no_game_is_doubled(tmp_path):
     args = ["run", "--np", "4", "--games", "2", "--depth", "1", "--generations", "2",
-            "--workers", "1", "--out", str(tmp_path), "--run-id", "same"]
+            "--workers", "1", "--runs-dir", str(tmp_path), "--run-id", "same"]
     procs = [subprocess.Popen([sys.executable, "-m", "evotune.cli", *args],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]
@@ -319,7 +319,7 @@ def test_disk_full_is_one_line_and_resume_continues(tmp_path, stored_generations
         pytest.skip(f"cannot mount a small tmpfs here ({mounted.stderr.decode().strip()})")
     try:
         args = ["--np", "4", "--games", "2", "--depth", "1", "--seed", "9", "--workers", "1"]
-        res = _evotune("run", *args, "--generations", "400", "--out", str(mnt), "--run-id", "f")
+        res = _evotune("run", *args, "--generations", "400", "--runs-dir", str(mnt), "--run-id", "f")
         assert res.returncode == 2, res.stderr
         lines = res.stderr.strip().splitlines()
         last = lines[-1]
@@ -330,9 +330,9 @@ def test_disk_full_is_one_line_and_resume_continues(tmp_path, stored_generations
     finally:
         subprocess.run(["umount", str(mnt)], check=False)
     done = Store(tmp_path / "f").read_state().generation
-    res = _evotune("resume", "f", "--out", str(tmp_path), "--generations", str(done + 2))
+    res = _evotune("resume", "f", "--runs-dir", str(tmp_path), "--generations", str(done + 2))
     assert res.returncode == 0, res.stderr
-    truth = _evotune("run", *args, "--generations", str(done + 2), "--out", str(tmp_path),
+    truth = _evotune("run", *args, "--generations", str(done + 2), "--runs-dir", str(tmp_path),
                      "--run-id", "t")
     assert truth.returncode == 0
     assert stored_generations(tmp_path / "f") == stored_generations(tmp_path / "t")

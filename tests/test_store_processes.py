@@ -41,7 +41,7 @@ def _descendants(pid: int) -> dict[int, bytes]:
 def test_sigkill_of_a_run_leaves_no_process_after_5_seconds(tmp_path, moment):
     proc = subprocess.Popen(
         [sys.executable, "-m", "evotune.cli", "run", "--np", "6", "--generations", "50",
-         "--games", "2", "--depth", "2", "--workers", "2", "--out", str(tmp_path),
+         "--games", "2", "--depth", "2", "--workers", "2", "--runs-dir", str(tmp_path),
          "--run-id", "k"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     state = tmp_path / "k" / "state.json"
     seen: dict[int, bytes] = {}

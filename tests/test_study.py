@@ -30,7 +30,7 @@ def _evotune(*args: str, **kw) -> subprocess.CompletedProcess:
 def test_end_to_end_de_run_from_the_cli(tmp_path):
     res = CliRunner().invoke(cli, ["run", "--strategy", "de", "--np", "4", "--generations", "3",
                                    "--games", "2", "--depth", "2", "--workers", "1",
-                                   "--out", str(tmp_path), "--run-id", "e2e"])
+                                   "--runs-dir", str(tmp_path), "--run-id", "e2e"])
     assert res.exit_code == 0, res.output
     store = Store(tmp_path / "e2e")
     gens = store.generations()
@@ -51,7 +51,7 @@ def test_end_to_end_de_run_from_the_cli(tmp_path):
     assert store.pgn_path.read_text().count("[Event ") == len(games)
     state = store.read_state()
     assert state.finished and state.generation == 3
-    status = CliRunner().invoke(cli, ["status", "e2e", "--out", str(tmp_path), "--json"])
+    status = CliRunner().invoke(cli, ["status", "e2e", "--runs-dir", str(tmp_path), "--json"])
     assert json.loads(status.output)["games"] == len(games)
 
 
@@ -71,7 +71,7 @@ def test_same_seed_same_generations_for_1_and_2_workers(tmp_path, strategy, stor
 def test_resume_after_sigkill_equals_an_uninterrupted_run(tmp_path, kill_at_generation,
                                                           stored_generations, stored_games):
     args = ["--strategy", "de", "--np", "6", "--generations", "5", "--games", "2", "--depth", "2",
-            "--seed", "11", "--workers", "1", "--out", str(tmp_path)]
+            "--seed", "11", "--workers", "1", "--runs-dir", str(tmp_path)]
     full = _evotune("run", *args, "--run-id", "full")
     assert full.returncode == 0, full.stderr
     proc = subprocess.Popen([sys.executable, "-m", "evotune.cli", "run", *args,
@@ -81,7 +81,7 @@ def test_resume_after_sigkill_equals_an_uninterrupted_run(tmp_path, kill_at_gene
     killed_at = kill_at_generation(proc, state)
     assert killed_at is not None and killed_at < 5, "the run ended before it could be killed"
     assert proc.returncode == -signal.SIGKILL
-    res = _evotune("resume", "killed", "--out", str(tmp_path))
+    res = _evotune("resume", "killed", "--runs-dir", str(tmp_path))
     assert res.returncode == 0, res.stderr
     assert stored_generations(tmp_path / "killed") == stored_generations(tmp_path / "full")
     assert stored_games(tmp_path / "killed") == stored_games(tmp_path / "full")
@@ -109,7 +109,7 @@ def test_resume_with_the_same_seed_continues_identically_in_process(tmp_path,
     (["--param", "Fx=0.3"], "Fx"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, msg):
-    res = _evotune("run", *args, "--out", str(tmp_path))
+    res = _evotune("run", *args, "--runs-dir", str(tmp_path))
     assert res.returncode == 2
     assert msg in res.stderr
     assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
@@ -118,12 +118,12 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, msg):
 def test_config_key_that_does_not_exist_and_bounds_excluding_the_fixed_weight(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("np = 6\npopulation = 3\n")
-    res = _evotune("run", "--config", str(bad), "--out", str(tmp_path))
+    res = _evotune("run", "--config", str(bad), "--runs-dir", str(tmp_path))
     assert res.returncode == 2 and "unknown key 'population'" in res.stderr
     spec = tmp_path / "eng.toml"
     spec.write_text('name = "x"\n[[weight]]\nname = "pawn"\nreference = 100\nlower = 0\n'
                     'upper = 50\nfixed = true\n[[weight]]\nname = "knight"\nreference = 300\n')
-    res = _evotune("run", "--engine", str(spec), "--out", str(tmp_path))
+    res = _evotune("run", "--engine", str(spec), "--runs-dir", str(tmp_path))
     assert res.returncode == 2 and "fixed at 100" in res.stderr
 
 
@@ -132,7 +132,7 @@ def test_corrupt_state_is_refused_not_restarted(tmp_path):
     store, plan = new_run(cfg, out_dir=tmp_path, run_id="c")
     execute(store, plan)
     store.state_path.write_text('{"generation": 2, "games": ')
-    res = _evotune("resume", "c", "--out", str(tmp_path))
+    res = _evotune("resume", "c", "--runs-dir", str(tmp_path))
     assert res.returncode == 2 and "corrupt" in res.stderr
     assert len(list(store.generations_dir.glob("gen-*.json"))) == 3  # nothing was restarted
 

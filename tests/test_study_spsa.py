@@ -24,7 +24,7 @@ def test_resume_after_sigkill_equals_an_uninterrupted_run(tmp_path, strategy, ex
                                                           kill_at_generation, stored_generations,
                                                           stored_games):
     args = ["--strategy", strategy, *extra, "--generations", "0", "--max-games", "48",
-            "--games", "2", "--depth", "1", "--seed", "3", "--workers", "1", "--out",
+            "--games", "2", "--depth", "1", "--seed", "3", "--workers", "1", "--runs-dir",
             str(tmp_path)]
     full = _evotune("run", *args, "--run-id", "full")
     assert full.returncode == 0, full.stderr
@@ -33,7 +33,7 @@ def test_resume_after_sigkill_equals_an_uninterrupted_run(tmp_path, strategy, ex
     state = tmp_path / "killed" / "state.json"
     killed_at = kill_at_generation(proc, state)
     assert killed_at is not None, "the run ended before it could be killed"
-    res = _evotune("resume", "killed", "--out", str(tmp_path))
+    res = _evotune("resume", "killed", "--runs-dir", str(tmp_path))
     assert res.returncode == 0, res.stderr
     assert stored_generations(tmp_path / "killed") == stored_generations(tmp_path / "full")
     assert stored_games(tmp_path / "killed") == stored_games(tmp_path / "full")
@@ -50,7 +50,7 @@ def test_spsa_params_file_sets_start_bounds_and_schedule(tmp_path):
     f.write_text(FISHTEST)
     res = CliRunner().invoke(cli, ["run", "--strategy", "spsa", "--spsa-params", str(f),
                                    "--generations", "1", "--games", "2", "--param", "batch=2",
-                                   "--depth", "1", "--workers", "1", "--out", str(tmp_path),
+                                   "--depth", "1", "--workers", "1", "--runs-dir", str(tmp_path),
                                    "--run-id", "t"])
     assert res.exit_code == 0, res.output
     store = Store(tmp_path / "t")
@@ -75,7 +75,7 @@ def test_bad_spsa_params_file_is_one_line_and_nothing_is_written(tmp_path, text,
     f = tmp_path / "bad.txt"
     f.write_text(text)
     res = _evotune("run", "--strategy", "spsa", "--spsa-params", str(f), "--generations", "1",
-                   "--out", str(tmp_path / "pop"))
+                   "--runs-dir", str(tmp_path / "pop"))
     assert res.returncode == 2
     assert len(res.stderr.strip().splitlines()) == 1 and pattern in res.stderr
     assert not (tmp_path / "pop").exists()
@@ -85,14 +85,14 @@ def test_bad_spsa_params_file_is_one_line_and_nothing_is_written(tmp_path, text,
 def test_export_then_spsa_params_round_trips_exactly(tmp_path, fmt):
     res = CliRunner().invoke(cli, ["run", "--strategy", "cmaes", "--np", "4", "--games", "2",
                                    "--generations", "2", "--depth", "1", "--workers", "1",
-                                   "--out", str(tmp_path), "--run-id", "a"])
+                                   "--runs-dir", str(tmp_path), "--run-id", "a"])
     assert res.exit_code == 0, res.output
     exported = export_run("a", fmt=fmt, runs_dir=tmp_path)
     f = tmp_path / "tuned.txt"
     f.write_text(exported.text)
     res = CliRunner().invoke(cli, ["run", "--strategy", "spsa", "--spsa-params", str(f),
                                    "--generations", "1", "--games", "2", "--depth", "1",
-                                   "--workers", "1", "--out", str(tmp_path), "--run-id", "b"])
+                                   "--workers", "1", "--runs-dir", str(tmp_path), "--run-id", "b"])
     assert res.exit_code == 0, res.output
     a_rec = Store(tmp_path / "a").read_generation(2).stats["recommended"]
     b0 = Store(tmp_path / "b").read_generation(0).stats["recommended"]
@@ -111,9 +111,9 @@ def test_export_then_spsa_params_round_trips_exactly(tmp_path, fmt):
 
 def test_compare_new_strategies_with_checkpoint_verification(tmp_path):
     res = CliRunner().invoke(cli, [
-        "compare", "--strategies", "spsa,cmaes,ng:OnePlusOne", "--games-budget", "16",
+        "compare", "--strategies", "spsa,cmaes,ng:OnePlusOne", "--max-games", "16",
         "--np", "4", "--depth", "1", "--verify-games", "2", "--verify-every", "8",
-        "--workers", "1", "--out", str(tmp_path / "pop"), "--reports", str(tmp_path / "rep")])
+        "--workers", "1", "--runs-dir", str(tmp_path / "pop"), "--reports", str(tmp_path / "rep")])
     assert res.exit_code == 0, res.output
     rows = [ln.split() for ln in res.output.splitlines()
             if ln.startswith(("spsa ", "cmaes ", "ng:OnePlusOne "))]
@@ -134,7 +134,7 @@ def test_compare_new_strategies_with_checkpoint_verification(tmp_path):
 def test_cmaes_fitness_is_the_gauntlet_score_with_opponents(tmp_path):
     res = CliRunner().invoke(cli, ["run", "--strategy", "cmaes", "--np", "3", "--games", "2",
                                    "--generations", "1", "--depth", "1", "--workers", "1",
-                                   "--opponents", "reference", "--out", str(tmp_path),
+                                   "--opponents", "reference", "--runs-dir", str(tmp_path),
                                    "--run-id", "g"])
     assert res.exit_code == 0, res.output
     store = Store(tmp_path / "g")
@@ -147,7 +147,7 @@ def test_cmaes_fitness_is_the_gauntlet_score_with_opponents(tmp_path):
 
 def test_batch_sets_the_perturbations_of_a_generation(tmp_path, stored_generations):
     args = ["--strategy", "spsa", "--generations", "2", "--games", "2", "--depth", "1",
-            "--seed", "3", "--workers", "2", "--out", str(tmp_path)]
+            "--seed", "3", "--workers", "2", "--runs-dir", str(tmp_path)]
     res = CliRunner().invoke(cli, ["run", *args, "--batch", "3", "--run-id", "b"])
     assert res.exit_code == 0, res.output
     same = CliRunner().invoke(cli, ["run", *args, "--param", "batch=3", "--run-id", "p"])

@@ -177,7 +177,7 @@ def test_cli_bad_data_is_one_line_exit_2_and_writes_nothing(tmp_path):
     p = tmp_path / "d.txt"
     p.write_text(f"{FEN} [1.0]\n{FEN} [x]\n")
     out = tmp_path / "pops"
-    r = subprocess.run([sys.executable, "-m", "evotune.cli", "texel", str(p), "--out", str(out)],
+    r = subprocess.run([sys.executable, "-m", "evotune.cli", "texel", str(p), "--runs-dir", str(out)],
                        capture_output=True, text=True, env=ENV, cwd=tmp_path)
     assert r.returncode == 2
     assert r.stderr.strip().count("\n") == 0
@@ -203,7 +203,7 @@ def labelled_file(path: Path, n: int = 600, seed: int = 5) -> Path:
 
 
 def _fit_cmd(data, out, run_id, *extra):
-    return [sys.executable, "-m", "evotune.cli", "texel", str(data), "--out", str(out),
+    return [sys.executable, "-m", "evotune.cli", "texel", str(data), "--runs-dir", str(out),
             "--run-id", run_id, *extra]
 
 
@@ -223,7 +223,7 @@ def test_fit_run_works_with_status_export_and_plot(tmp_path):
 
     assert files[0]["sha256"] == hashlib.sha256(data.read_bytes()).hexdigest()
     assert manifest["kind"] == "fit" and len(manifest["identity"]["data"]) == 64
-    st = subprocess.run([sys.executable, "-m", "evotune.cli", "status", "f1", "--out", str(out)],
+    st = subprocess.run([sys.executable, "-m", "evotune.cli", "status", "f1", "--runs-dir", str(out)],
                         capture_output=True, text=True, env=ENV, cwd=tmp_path)
     assert st.returncode == 0 and "texel" in st.stdout and "finished" in st.stdout, st.stderr
     ex = subprocess.run([sys.executable, "-m", "evotune.cli", "export", "f1", "--format", "json",
@@ -255,7 +255,7 @@ def test_killed_fit_resumed_equals_uninterrupted(tmp_path):
     proc.wait()
     state = json.loads((out / "cut" / "state.json").read_text())
     assert not state["finished"] and 2 <= state["generation"] < 6
-    r = subprocess.run([sys.executable, "-m", "evotune.cli", "resume", "cut", "--out", str(out)],
+    r = subprocess.run([sys.executable, "-m", "evotune.cli", "resume", "cut", "--runs-dir", str(out)],
                        capture_output=True, text=True, env=ENV, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     for g in range(7):
@@ -275,7 +275,7 @@ def test_resume_refuses_changed_data(tmp_path):
     assert r.returncode == 0, r.stderr
     with open(data, "a") as fh:
         fh.write(f"{FEN} [0.5]\n")
-    r = subprocess.run([sys.executable, "-m", "evotune.cli", "resume", "f", "--out", str(out),
+    r = subprocess.run([sys.executable, "-m", "evotune.cli", "resume", "f", "--runs-dir", str(out),
                         "--generations", "3"], capture_output=True, text=True, env=ENV,
                        cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.count("\n") == 1

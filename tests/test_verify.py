@@ -25,7 +25,7 @@ def real_run(tmp_path_factory):
     """A tiny real run made by the CLI: DE, NP 4, 1 generation of 2-game matches at depth 1."""
     root = tmp_path_factory.mktemp("pops")
     res = CliRunner().invoke(cli, ["run", "--strategy", "de", "--np", "4", "--generations", "1",
-                                   "--games", "2", "--depth", "1", "--workers", "1", "--out",
+                                   "--games", "2", "--depth", "1", "--workers", "1", "--runs-dir",
                                    str(root), "--run-id", "tiny"])
     assert res.exit_code == 0, res.output
     return root
@@ -54,7 +54,7 @@ def test_cli_verify_stores_both_matches_and_the_report_shows_them(real_run, tmp_
                        settings=VerifySettings(games=4, workers=1))
     assert [m["pentanomial"] for m in again["matches"]] == [ref["pentanomial"],
                                                             init["pentanomial"]]
-    res = CliRunner().invoke(cli, ["report", "tiny", "--runs-dir", str(real_run), "--out",
+    res = CliRunner().invoke(cli, ["report", "tiny", "--runs-dir", str(real_run), "--reports",
                                    str(tmp_path)])
     assert res.exit_code == 0, res.output
     md = (tmp_path / "tiny" / "report.md").read_text()
@@ -149,8 +149,8 @@ def test_verify_against_named_opponents(real_run, tmp_path):
                                         '"queen": 100, "mobility": 0}')
     default = verify_run("tiny", runs_dir=real_run, settings=VerifySettings(games=4, workers=1))
     res = CliRunner().invoke(cli, ["verify", "tiny", "--games", "4", "--workers", "1",
-                                   "--runs-dir", str(real_run), "--opponent", "reference",
-                                   "--opponent", f"shannon:{tmp_path / 'weak.json'}"])
+                                   "--runs-dir", str(real_run), "--opponents", "reference",
+                                   "--opponents", f"shannon:{tmp_path / 'weak.json'}"])
     assert res.exit_code == 0, res.output
     doc = json.loads((real_run / "tiny" / "verify.json").read_text())
     ref, weak = doc["matches"]

@@ -101,6 +101,7 @@ def test_an_sdist_and_the_wheel_built_from_it_ship_the_engine_specs(tmp_path):
         names = tar.getnames()
     top = names[0].split("/")[0]
     assert all(f"{top}/evotune/engines/{n}" in names for n in SHIPPED_SPECS), names
+    assert f"{top}/evotune/engines/net11.nnue" in names  # the net the net11 spec plays
     wheel_dir = tmp_path / "wheel"
     built = _run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir",
                   str(wheel_dir), str(tarball)], timeout=600)
@@ -108,4 +109,5 @@ def test_an_sdist_and_the_wheel_built_from_it_ship_the_engine_specs(tmp_path):
     with zipfile.ZipFile(next(wheel_dir.glob("evotune-*.whl"))) as whl:
         inside = set(whl.namelist())
     assert {f"evotune/engines/{n}" for n in SHIPPED_SPECS} <= inside
+    assert "evotune/engines/net11.nnue" in inside
     assert {"evotune/data/pesto.json", "evotune/data/2moves_v1.epd"} <= inside

@@ -1,6 +1,8 @@
 """The ``evotune`` command line: a click group whose commands parse flags, build the library's
 settings records, call the library and print. Library errors (EvotuneError) are printed as one
 line and exit 2; a :class:`~evotune.errors.FieldError` is said as the flag that set the field.
+Ctrl-C is one line (:class:`~evotune.errors.Interrupted`: what is kept and how to continue) and
+exit 130.
 
 Commands by group: :mod:`.engine` (perft, search, features, bench, uci), :mod:`.match`,
 :mod:`.runs` (run, resume, status, runs), :mod:`.reports` (plot, report, verify, export),
@@ -16,7 +18,7 @@ import sys
 import click
 
 from .. import __version__
-from ..errors import EvotuneError, FieldError
+from ..errors import EvotuneError, FieldError, Interrupted
 from ..reaper import no_orphans
 from .options import FIELD_FLAGS
 
@@ -55,7 +57,7 @@ SHORT_HELP = {
             "(overlaid); for many weights also heatmaps of the piece-square tables.",
     "report": "Write report.md and a self-contained report.html for a run (with its plots).",
     "verify": "Match the recommended weights (a training: its net) against the reference and "
-              "the initial mean (a training: its initial net), or the --opponent players, on "
+              "the initial mean (a training: its initial net), or the --opponents players, on "
               "held-out openings; stores verify.json in the run (shown by 'evotune report').",
     "export": "Export a run's recommended weights (notes about left-out weights go to stderr).",
     "datagen": "Label quiet positions of self-play games with the games' results.",
@@ -128,18 +130,24 @@ def main(argv: list[str] | None = None) -> None:
     """Console entry point: runs the click group, turning EvotuneError into one line + exit 2."""
     try:
         cli.main(args=argv, prog_name="evotune", standalone_mode=False)
+    except Interrupted as exc:
+        click.echo(f"evotune: {_one_line(str(exc))}", err=True)
+        sys.exit(130)
     except EvotuneError as exc:
         click.echo(f"evotune: error: {_one_line(error_line(exc))}", err=True)
         sys.exit(2)
     except click.exceptions.Abort:
-        click.echo("evotune: aborted", err=True)
+        click.echo("evotune: interrupted", err=True)
         sys.exit(130)
     except click.ClickException as exc:  # usage errors too: one line, not usage + hint
         click.echo(f"evotune: error: {_one_line(exc.format_message())}", err=True)
         sys.exit(2 if exc.exit_code == 2 else exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except (BrokenPipeError, KeyboardInterrupt):
+    except KeyboardInterrupt:
+        click.echo("evotune: interrupted", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
         sys.exit(130)
     except Exception as exc:  # a bug, not a bad input: one line (EVOTUNE_DEBUG=1 shows it all)
         if os.environ.get("EVOTUNE_DEBUG"):

@@ -9,30 +9,30 @@ from ..errors import ConfigError
 from ..experiments import (compare_strategies, compare_table, paper_table, reproduce_de_paper,
                            write_compare_plots)
 from ..runs.config import STRATEGY_NAMES, known_strategy
-from .options import cluster_options, runs_dir_option, seed_option
-from .progress import generation_lines
+from .options import (cluster_options, renamed_option, reports_option, runs_dir_option,
+                      seed_option)
+from .progress import ExperimentBar, quiet_option
 
 _SEEDS = click.IntRange(min=1)
-
-_REPORTS = click.option("--reports", type=click.Path(file_okay=False), default="reports",
-                        show_default=True,
-                        help="Folder for reports (REPORTS/<run-id>/; compare: the Elo-vs-games "
-                             "plot in REPORTS/compare-b<budget>[-engine][-iref]/).")
-
 
 @click.command()
 @click.argument("experiment", type=click.Choice(["de-paper"]))
 @click.option("--seeds", type=_SEEDS, default=1, show_default=True, help="Independent runs.")
 @seed_option(1, "Seed of the first run (the others follow).", name="--first-seed")
-@cluster_options(workers=0, workers_help="Worker processes (0 = one per core).")
+@cluster_options(workers=0)
 @runs_dir_option(alias=True)
-@_REPORTS
+@reports_option("Folder for each run's report (REPORTS/<run-id>/).")
+@quiet_option
 def reproduce(experiment, seeds, first_seed, workers, backend, scheduler, runs_dir, reports):
     """Reproduce a published experiment (de-paper: the DE chess-tuning paper's set-up)."""
     t0 = time.perf_counter()
-    outcomes = reproduce_de_paper(seeds=seeds, first_seed=first_seed, workers=workers,
-                                  backend=backend, scheduler=scheduler, out_dir=runs_dir,
-                                  reports_dir=reports, progress=generation_lines)
+    bar = ExperimentBar()
+    try:
+        outcomes = reproduce_de_paper(seeds=seeds, first_seed=first_seed, workers=workers,
+                                      backend=backend, scheduler=scheduler, out_dir=runs_dir,
+                                      reports_dir=reports, progress=bar)
+    finally:
+        bar.close()
     wall = time.perf_counter() - t0
     click.echo(paper_table(outcomes))
     for o in outcomes:
@@ -44,12 +44,16 @@ def reproduce(experiment, seeds, first_seed, workers, backend, scheduler, runs_d
 @click.command()
 @click.option("--strategies", default="de,jde,ea,td", show_default=True,
               help="Comma-separated strategies, e.g. de,jde,ea,td,spsa,cmaes,ng:NGOpt.")
-@click.option("--games-budget", type=int, required=True,
-              help="Games each strategy may play (as run --max-games: whole generations, the "
-                   "last may pass it by up to one generation).")
-@click.option("--seeds", type=_SEEDS, default=1, show_default=True)
-@click.option("--np", "np_", type=int, default=20, show_default=True)
-@click.option("--depth", type=int, default=3, show_default=True)
+@click.option("--max-games", "games_budget", type=int, default=None,
+              help="Games each strategy may play (required; as run --max-games: whole "
+                   "generations, the last may pass it by up to one generation).")
+@renamed_option("--games-budget", "--max-games", "games_budget", type=int)
+@click.option("--seeds", type=_SEEDS, default=1, show_default=True,
+              help="Independent runs of each strategy (seeds 1..SEEDS).")
+@click.option("--np", "np_", type=int, default=20, show_default=True,
+              help="Population size / learners of each run (as run --np).")
+@click.option("--depth", type=int, default=3, show_default=True,
+              help="Search depth per move in plies, of the runs and the verification.")
 @click.option("--engine", type=str, default="shannon", show_default=True,
               help="Engine spec (name or .toml) whose free weights are tuned.")
 @click.option("--verify-games", type=int, default=200, show_default=True,
@@ -62,9 +66,11 @@ def reproduce(experiment, seeds, first_seed, workers, backend, scheduler, runs_d
               help="Start of every run: 'sample' = uniform in the initial range (the paper's "
                    "problem); 'reference' = the spec's reference values (de/jde/ea: a "
                    "population around them, +-init_spread of each bound width).")
-@cluster_options(workers=0, workers_help="Worker processes (0 = one per core).")
+@cluster_options(workers=0)
 @runs_dir_option(alias=True)
-@_REPORTS
+@reports_option("Folder of the Elo-vs-games plot (with --verify-every): "
+                "REPORTS/compare-b<max-games>[-engine][-iref]/.")
+@quiet_option
 def compare(strategies, games_budget, seeds, np_, depth, engine, verify_games, verify_every,
             init, workers, backend, scheduler, runs_dir, reports):
     """Compare strategies at an equal budget of games, verified on held-out openings.
@@ -72,16 +78,22 @@ def compare(strategies, games_budget, seeds, np_, depth, engine, verify_games, v
     cmaes and ng:NAME score each candidate against the current mean of their search
     distribution (colour-balanced mini-matches); spsa plays theta +- c_k Delta in game pairs.
     """
+    if games_budget is None:
+        raise click.UsageError("Missing option '--max-games'.")
     names = tuple(s.strip() for s in strategies.split(",") if s.strip())
     unknown = [s for s in names if not known_strategy(s)]
     if not names or unknown:
         raise ConfigError(f"--strategies: unknown {unknown or 'empty list'}; use some of "
                           f"{','.join(STRATEGY_NAMES)} or ng:NAME")
-    outcomes = compare_strategies(strategies=names, games_budget=games_budget, seeds=seeds,
-                                  np_=np_, depth=depth, engine=engine, workers=workers,
-                                  backend=backend, scheduler=scheduler,
-                                  verify_games=verify_games, verify_every=verify_every,
-                                  out_dir=runs_dir, init=init, progress=generation_lines)
+    bar = ExperimentBar()
+    try:
+        outcomes = compare_strategies(strategies=names, games_budget=games_budget, seeds=seeds,
+                                      np_=np_, depth=depth, engine=engine, workers=workers,
+                                      backend=backend, scheduler=scheduler,
+                                      verify_games=verify_games, verify_every=verify_every,
+                                      out_dir=runs_dir, init=init, progress=bar)
+    finally:
+        bar.close()
     click.echo(compare_table(outcomes, engine=engine))
     if verify_every:
         png, svg = write_compare_plots(outcomes, reports_dir=reports, games_budget=games_budget,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from ..errors import EvotuneError, FieldError
+from ..errors import FieldError, Interrupted
 from ..learn.datagen import DatagenSettings
 from ..learn.datagen import datagen as run_datagen
 from ..learn.nn.td import LAMBDA
@@ -12,7 +12,7 @@ from ..learn.relabel import label as run_label
 from ..learn.fitrun import execute_fit, new_fit
 from ..runs.fitconfig import TexelConfig
 from .options import limits_options, openings_option, runs_dir_option, seed_option, workers_option
-from .progress import CountBar
+from .progress import CountBar, Progress, quiet_option
 
 
 @click.command()
@@ -42,10 +42,11 @@ from .progress import CountBar
                    "learning.")
 @click.option("--td-lambda", type=float, default=None,
               help=f"lambda of --target td [default: {LAMBDA}].")
-@workers_option(1, "Worker processes (0 = one per core); the output does not depend on it.")
+@workers_option(0, "Worker processes (0 = one per core); the output does not depend on it.")
 @seed_option(1)
 @click.option("--chunk", type=int, default=32, show_default=True,
               help="Games per atomic write (part of the output's settings).")
+@quiet_option
 def datagen(games, positions, out_file, engine, limits, openings, random_plies, per_game, fmt,
             target, td_lambda, workers, seed, chunk):
     """Label quiet positions of self-play games with the games' results."""
@@ -56,8 +57,13 @@ def datagen(games, positions, out_file, engine, limits, openings, random_plies, 
                                chunk=chunk, positions=positions, target=target,
                                td_lambda=LAMBDA if td_lambda is None else td_lambda)
     bar = CountBar("datagen", "games")
-    summary = run_datagen(settings, out_file, workers=workers, progress=bar)
-    bar.close()
+    try:
+        summary = run_datagen(settings, out_file, workers=workers, progress=bar)
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted; every finished chunk of games is stored in {out_file}: "
+                          "the same command continues it") from None
+    finally:
+        bar.close()
     fmt_text = {"fen": "FEN [result]", "epd": 'EPD c9 "result";',
                 "text": "FEN | score | result" if target == "score" else
                 f"FEN | TD({settings.td_lambda:g}) target as a score | result"}[fmt]
@@ -81,9 +87,10 @@ def datagen(games, positions, out_file, engine, limits, openings, random_plies, 
                    "and inputs continues it).")
 @click.option("--max-bad", type=int, default=0, show_default=True,
               help="Malformed input lines to skip before stopping.")
-@workers_option(1, "Worker processes (0 = one per core); the output does not depend on it.")
+@workers_option(0, "Worker processes (0 = one per core); the output does not depend on it.")
 @click.option("--chunk", type=int, default=2048, show_default=True,
               help="Positions per atomic write (part of the output's settings).")
+@quiet_option
 def label(data, engine, limits, out_file, max_bad, workers, chunk):
     """Score labelled positions with another engine's search (Stockfish, a deeper search).
 
@@ -93,8 +100,13 @@ def label(data, engine, limits, out_file, max_bad, workers, chunk):
     """
     settings = LabelSettings(engine=engine, limits=limits, chunk=chunk, max_bad=max_bad)
     bar = CountBar("label", "positions", "scored")
-    summary = run_label(settings, data, out_file, workers=workers, progress=bar)
-    bar.close()
+    try:
+        summary = run_label(settings, data, out_file, workers=workers, progress=bar)
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted; every finished chunk of positions is stored in "
+                          f"{out_file}: the same command continues it") from None
+    finally:
+        bar.close()
     click.echo(f"{summary.out}: {summary.written} of {summary.read} positions scored by "
                f"{engine} (format text: FEN | score | result, White's view"
                + ("; it was already complete" if summary.resumed_from == summary.read else
@@ -146,6 +158,7 @@ def label(data, engine, limits, out_file, max_bad, workers, chunk):
                    "on it.")
 @click.option("--run-id", type=str, default=None, help="Name of the run directory.")
 @runs_dir_option(alias=True)
+@quiet_option
 def texel(data, engine, init, max_positions, k_value, epochs, optimizer, iters, lr, tol, qsearch,
           val_share, val_block, max_bad, l2, seed, workers, run_id, runs_dir):
     """Fit evaluation weights to game results of labelled positions (Texel's method)."""
@@ -160,18 +173,20 @@ def texel(data, engine, init, max_positions, k_value, epochs, optimizer, iters, 
 def fit_and_report(store, cfg, data=None, *, workers: int = 0) -> None:
     """Run (or continue) a Texel fit with one stderr line per epoch; print its summary."""
 
+    lines = Progress("fit", 0, "epochs")
+
     def show(ev) -> None:
         if ev.kind == "stage":
-            click.echo(ev.message, err=True)
+            lines.line(ev.message)
         else:
-            click.echo(f"  epoch {ev.epoch}/{ev.epochs}  error train {ev.loss_train:.6f}  "
-                       f"validation {ev.loss_val:.6f}", err=True)
+            lines.line(f"  epoch {ev.epoch}/{ev.epochs}  error train {ev.loss_train:.6f}  "
+                       f"validation {ev.loss_val:.6f}")
 
     click.echo(f"fit {store.run_id} in {store.root}", err=True)
     try:
         s = execute_fit(store, cfg, data=data, progress=show, workers=workers)
     except KeyboardInterrupt:
-        raise EvotuneError(f"interrupted; every finished epoch is stored: continue with "
+        raise Interrupted(f"interrupted; every finished epoch is stored: continue with "
                            f"'evotune resume {store.run_id}'") from None
     b, a = s["error_before_rounding"], s["error_after_rounding"]
     click.echo(f"fit {s['run_id']}: {s['train']} training + {s['validation']} validation "

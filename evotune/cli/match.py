@@ -13,9 +13,10 @@ from ..match.openings import check_openings
 from ..match.resolve import check_players, close_external_players, resolve_players
 from ..match.scoring import format_result, summary_dict
 from ..paths import resolve_openings_path
+from ..runs.lifecycle import resolve_workers
 from .options import (book_plies_option, json_option, limits_options, openings_option, seed_option,
                       sprt_option, workers_option)
-from .progress import GameBar
+from .progress import GameBar, quiet_option
 
 
 @click.command("match")
@@ -26,12 +27,13 @@ from .progress import GameBar
 @openings_option("2moves")
 @book_plies_option(8)
 @limits_options()
-@workers_option(1, "Worker processes.")
+@workers_option(0)
 @seed_option(0, "Seed of the openings.")
 @sprt_option
 @click.option("--pgn", "pgn_path", type=click.Path(dir_okay=False), default=None,
               help="Append the games to this PGN file.")
 @json_option
+@quiet_option
 def match_command(a, b, games, openings, book_plies, limits, workers, seed, sprt, pgn_path,
                   as_json) -> None:
     """Play a colour-balanced match between players A and B and print its statistics.
@@ -54,7 +56,8 @@ def match_command(a, b, games, openings, book_plies, limits, workers, seed, sprt
         check_players(a, b)  # as a run checks its engine: options declared, bounds in range
         with GameBar(games) as bar:
             result = play_match(pa, pb, games=games, settings=settings, seed=seed,
-                                workers=workers, stop="sprt" if params else "none", sprt=params,
+                                workers=resolve_workers(workers),
+                                stop="sprt" if params else "none", sprt=params,
                                 progress=bar.callback)
     finally:
         close_external_players()

@@ -45,7 +45,7 @@ def nn() -> None:
               help="Hidden size H (8..1024).")
 @click.option("--seed", type=int, default=1, show_default=True, help="The seed.")
 @click.option("--activation", type=click.Choice(ACTIVATIONS), default="screlu",
-              show_default=True)
+              show_default=True, help="The hidden layer's activation.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="evotune",
               show_default=True, help="evotune's file, or bullet's raw quantised layout.")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), required=True,

@@ -3,13 +3,12 @@ report, export) do with a training (verify: :func:`evotune.reporting.verify.veri
 from __future__ import annotations
 
 import json
-import sys
-import time
 from pathlib import Path
 
 import click
 
-from ..errors import ConfigError, EvotuneError, FieldError
+from ..engine.netfile import ACTIVATIONS
+from ..errors import ConfigError, FieldError, Interrupted
 from ..fileio import atomic_write_bytes, check_writable
 from ..learn.nn.trainer import TrainSettings
 from ..engine.netfile import bullet_reader_note
@@ -20,42 +19,35 @@ from ..reporting.training import (export_training, load_training, status_lines,
 from ..runs.store import Store
 from ..runs.trainconfig import INIT_RANDOM, TrainConfig
 from .options import runs_dir_option, seed_option, workers_option
+from .progress import Progress, clock, quiet_option
 
 _D = TrainSettings()
 
 
-def _clock(seconds: float) -> str:
-    seconds = max(0, int(round(seconds)))
-    h, rest = divmod(seconds, 3600)
-    return f"{h}:{rest // 60:02d}:{rest % 60:02d}" if h else f"{rest // 60}:{rest % 60:02d}"
-
-
 class TrainBar:
-    """The progress line of a training on stderr: epoch, positions/s and the time left (on a
-    terminal after every batch at most 4 times a second; elsewhere only the epoch lines)."""
+    """A training's progress on stderr: the positions of the epoch being trained with the
+    trainer's rate and time left (:class:`~.progress.Progress`: a bar on a terminal, a line
+    now and then elsewhere), and one line per finished epoch."""
 
     def __init__(self, epochs: int) -> None:
         self.epochs = epochs
-        self.tty = sys.stderr.isatty()
-        self.shown = 0.0
+        self.bar = Progress(f"epoch 1/{epochs}", 0, "positions")
         self.rate = 0.0
         self.left = 0.0
 
     def __call__(self, p) -> None:
         self.rate, self.left = p.rate, p.seconds_left
-        now = time.monotonic()
-        if self.tty and (now - self.shown >= 0.25 or p.done == p.total):
-            self.shown = now
-            line = (f"epoch {p.epoch}/{self.epochs}  {p.done:,}/{p.total:,} positions  "
-                    f"{p.rate:,.0f} pos/s  {_clock(p.seconds_left)} left")
-            click.echo("\r" + line.ljust(90), nl=False, err=True)
+        self.bar.update(p.done, p.total, label=f"epoch {p.epoch}/{self.epochs}", rate=p.rate,
+                        left=p.seconds_left)
 
     def epoch(self, e) -> None:
         val = f"{e.val_loss:.6f}" if e.val_loss is not None else "-"
-        click.echo(("\r" if self.tty else "")
-                   + f"  epoch {e.epoch}/{self.epochs}  loss train {e.train_loss:.6f}  "
-                     f"validation {val}  lr {e.lr:.3g}  {self.rate:,.0f} pos/s  "
-                     f"{_clock(self.left)} left  net {e.checksum}".ljust(90), err=True)
+        self.bar.line(f"  epoch {e.epoch}/{self.epochs}  loss train {e.train_loss:.6f}  "
+                      f"validation {val}  lr {e.lr:.3g}  {self.rate:,.0f} positions/s  "
+                      f"{clock(self.left)} left  net {e.checksum}")
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 def train_and_report(store: Store, cfg: TrainConfig, data=None, *, workers: int = 1) -> None:
@@ -66,8 +58,10 @@ def train_and_report(store: Store, cfg: TrainConfig, data=None, *, workers: int 
                              workers=workers, on_start=lambda: click.echo(
                                  f"training {store.run_id} in {store.root}", err=True))
     except KeyboardInterrupt:
-        raise EvotuneError(f"interrupted; every finished epoch is stored: continue with "
-                           f"'evotune resume {store.run_id}'") from None
+        raise Interrupted(f"interrupted; every finished epoch is stored: continue with "
+                          f"'evotune resume {store.run_id}'") from None
+    finally:
+        bar.close()
     last = s.epochs[-1] if s.epochs else None
     losses = (f"loss train {last.train_loss:.6f}, validation "
               + (f"{last.val_loss:.6f}" if last.val_loss is not None else "-")) if last else ""
@@ -107,8 +101,8 @@ def few_steps_note(train_positions: int, batch: int) -> str:
 @click.argument("data", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--hidden", type=int, default=_D.hidden, show_default=True,
               help="Hidden neurons per perspective (the net is (768 -> H) x 2 -> 1).")
-@click.option("--activation", default=_D.activation, show_default=True,
-              help="screlu or crelu.")
+@click.option("--activation", type=click.Choice(ACTIVATIONS), default=_D.activation,
+              show_default=True, help="The hidden layer's activation.")
 @click.option("--wdl", type=float, default=_D.wdl, show_default=True,
               help="Weight of the game result in the target (the score's: 1 - wdl); 1 for "
                    "data without scores.")
@@ -131,9 +125,10 @@ def few_steps_note(train_positions: int, batch: int) -> str:
 @click.option("--cache-dir", type=click.Path(file_okay=False), default=None,
               help="Folder of the packed data cache (default: beside the first data file).")
 @seed_option(_D.seed, "Seed of the initial net, the shuffles and the validation split.")
-@workers_option(1, "Threads (0 = every core); the net does not depend on it.")
+@workers_option(0, "Threads (0 = one per core); the net does not depend on it.")
 @click.option("--run-id", type=str, default=None, help="Name of the run directory.")
 @runs_dir_option(alias=True)
+@quiet_option
 def train(data, hidden, activation, wdl, epochs, batch, lr, lr_drop, gamma, init, val_share,
           val_block, max_bad, cache_dir, seed, workers, run_id, runs_dir):
     """Train a net on labelled positions ('FEN | score | result', datagen's files, EPD c9) as a
@@ -164,7 +159,7 @@ def resume_training(store: Store, generations: int | None, workers: int | None) 
             if exc.field != "epochs":
                 raise
             raise ConfigError(f"--generations {exc.problem}") from None
-    train_and_report(store, cfg, workers=1 if workers is None else workers)
+    train_and_report(store, cfg, workers=0 if workers is None else workers)
 
 
 def show_status(store: Store, as_json: bool) -> None:

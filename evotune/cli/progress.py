@@ -1,102 +1,283 @@
-"""Progress on stderr, shared by the commands: a game bar (on a terminal only), a run's status
-line, a count bar of games and positions, and one line per generation."""
+"""Progress on stderr, one renderer for every command (:class:`Progress`): on a terminal a bar
+with done/total, the rate and the time left, redrawn in place; off a terminal (a file, a pipe,
+CI) a plain line now and then (at most every :data:`PLAIN_EVERY` seconds, as fastchess and
+cutechess-cli print interim results), never a carriage return; with ``--quiet`` nothing.
+
+The commands' adapters turn the library's events into it: :class:`GameBar` (match, verify),
+:class:`RunBar` (run, resume: the games of the generation being played, then a line per
+generation), :class:`CountBar` (datagen, label), :class:`ExperimentBar` (compare, reproduce: their
+runs' games and generations, then the verification games) and :func:`steps` (plot, report)."""
 from __future__ import annotations
 
-import contextlib
-import sys
+import os
+import shutil
+import time
 
 import click
 
 from ..reporting.tables import brief
 
+PLAIN_EVERY = float(os.environ.get("EVOTUNE_PROGRESS_SECONDS") or 30.0)
+"""Seconds between two plain progress lines off a terminal (the environment variable
+EVOTUNE_PROGRESS_SECONDS sets it; 0: a line at every step)."""
+TTY_EVERY = 0.2
+"""Seconds between two redraws of the bar on a terminal."""
+QUIET = "evotune.quiet"
+"""The key of ``--quiet`` in the click context's meta."""
 
-class GameBar:
-    """A click progress bar of ``total`` games on a terminal's stderr (nothing otherwise); use
-    it as a context manager and pass :attr:`callback` as the library's ``progress``."""
 
-    def __init__(self, total: int, label: str = "games") -> None:
-        self.bar = click.progressbar(length=total, label=label, file=sys.stderr) \
-            if sys.stderr.isatty() else None
+def _set_quiet(ctx: click.Context, param, value: bool) -> None:
+    if value:
+        ctx.meta[QUIET] = True
 
-    def __enter__(self) -> "GameBar":
-        (self.bar if self.bar is not None else contextlib.nullcontext()).__enter__()
+
+quiet_option = click.option("--quiet", "-q", is_flag=True, expose_value=False, is_eager=True,
+                            callback=_set_quiet,
+                            help="No progress on stderr (results, notes and warnings still "
+                                 "print).")
+"""--quiet: no progress output (the command's results, notes and warnings are unchanged)."""
+
+
+def is_quiet() -> bool:
+    """True when the running command was given --quiet."""
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.meta.get(QUIET))
+
+
+def clock(seconds: float) -> str:
+    """Seconds as 'm:ss' or 'h:mm:ss'."""
+    seconds = max(0, int(round(seconds)))
+    h, rest = divmod(seconds, 3600)
+    return f"{h}:{rest // 60:02d}:{rest % 60:02d}" if h else f"{rest // 60}:{rest % 60:02d}"
+
+
+def _stderr():
+    return click.get_text_stream("stderr")
+
+
+class Progress:
+    """One progress display on stderr: :meth:`update` with the work done (and its total), :meth:`
+    line` for a line of its own (a generation's summary), :meth:`close` at the end; also a
+    context manager. ``rate`` and ``left`` may be given by the caller (a trainer knows its
+    own); otherwise they come from the work done since the display began."""
+
+    def __init__(self, label: str, total: int = 0, unit: str = "games") -> None:
+        self.label, self.total, self.unit = label, total, unit
+        self.stream = _stderr()
+        self.quiet = is_quiet()
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.t0 = time.monotonic()
+        self.shown = self.t0 if not self.tty else None
+        self.done = 0
+        self.note = ""
+        self.drawn = False  # a bar is on the terminal's current line
+        self.rate: float | None = None
+        self.left: float | None = None
+
+    def __enter__(self) -> "Progress":
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(*exc)
+        self.close()
+
+    def text(self) -> str:
+        """The progress as one line: label, bar (a terminal), done/total, rate, time left."""
+        elapsed = time.monotonic() - self.t0
+        rate = self.rate if self.rate is not None else (self.done / elapsed if elapsed > 0
+                                                         else 0.0)
+        parts = [self.label]
+        if self.total:
+            if self.tty:
+                fill = int(24 * min(self.done, self.total) / self.total)
+                parts.append(f"[{'#' * fill}{'.' * (24 - fill)}]")
+            parts.append(f"{self.done:,}/{self.total:,} {self.unit}")
+        else:
+            parts.append(f"{self.done:,} {self.unit}")
+        parts.append(f"{rate:,.1f} {self.unit}/s" if rate < 100 else f"{rate:,.0f} {self.unit}/s")
+        left = self.left
+        if left is None and self.total and rate > 0:
+            left = max(self.total - self.done, 0) / rate
+        if left is not None:
+            parts.append(f"{clock(left)} left")
+        if self.note:
+            parts.append(self.note)
+        return "  ".join(parts)
+
+    def update(self, done: int, total: int | None = None, *, label: str | None = None,
+               note: str | None = None, rate: float | None = None,
+               left: float | None = None) -> None:
+        """The work done so far (and, when given, the new total, label, note, rate, time left):
+        redrawn on a terminal at most every :data:`TTY_EVERY` s; elsewhere a line at most every
+        :data:`PLAIN_EVERY` s."""
+        self.done = done
+        if total is not None:
+            self.total = total
+        if label is not None:
+            self.label = label
+        if note is not None:
+            self.note = note
+        self.rate, self.left = rate, left
+        if self.quiet:
+            return
+        now = time.monotonic()
+        if self.tty:
+            if self.shown is None or now - self.shown >= TTY_EVERY or done == self.total:
+                width = max(20, shutil.get_terminal_size((100, 24)).columns - 1)
+                click.echo("\r" + self.text()[:width].ljust(width), nl=False, err=True)
+                self.drawn, self.shown = True, now
+        elif self.shown is None or now - self.shown >= PLAIN_EVERY:
+            click.echo(self.text(), err=True)
+            self.shown = now
+
+    def line(self, text: str) -> None:
+        """A line of its own (not progress: shown off a terminal too), over the bar on a
+        terminal; nothing with --quiet."""
+        if self.quiet:
+            return
+        if self.tty:
+            width = max(20, shutil.get_terminal_size((100, 24)).columns - 1)
+            click.echo("\r" + text.ljust(width) if self.drawn else text, err=True)
+            self.drawn = False
+        else:
+            click.echo(text, err=True)
+            self.shown = time.monotonic()
+
+    def close(self) -> None:
+        """End the bar's line on a terminal."""
+        if self.tty and self.drawn and not self.quiet:
+            click.echo("", err=True)
+        self.drawn = False
+
+
+class GameBar(Progress):
+    """Games of a match or a verification; pass :attr:`callback` as the library's
+    ``progress`` (one step per finished game, over however many matches)."""
+
+    def __init__(self, total: int, label: str = "games") -> None:
+        super().__init__(label, total, "games")
 
     @property
     def callback(self):
-        """One step per finished game (None without a terminal)."""
-        return None if self.bar is None else (lambda event: self.bar.update(1))
+        """One step per finished game."""
+        return lambda event: self.update(self.done + 1)
+
+
+def run_line(ev, names, total) -> str:
+    """A finished generation as one line: generation g/total, games, rate, weight means."""
+    st = ev.stats
+    means = brief(names, st.get("mean", []))
+    if "replacement_rate" in st:
+        rate = f"replaced {st['replacement_rate']:.2f}  "
+    elif "learning_rate" in st:
+        rate = f"lr {st['learning_rate']:.4g}  "
+    else:
+        rate = ""
+    return f"generation {ev.generation}/{total}  games {ev.games_total:,}  {rate}means {means}"
 
 
 class RunBar:
-    """One status line on stderr: generation, games, replacement rate, weight means."""
+    """A run's progress: the games of the generation being played (a bar, or a line now and
+    then) with the run's time left, and one line per stored generation."""
 
-    def __init__(self, cfg, names):
+    def __init__(self, cfg, names) -> None:
         self.cfg, self.names = cfg, names
-        self.tty = sys.stderr.isatty()
-        self.last = ""
+        self.total = cfg.generations or "-"
+        self.bar = Progress("generation", 0, "games")
+        self.start_games: int | None = None  # the run's games when this session began
+        self.stored = (0, 0)  # (generation, games) of the last stored generation seen
 
     def __call__(self, ev) -> None:
-        total = self.cfg.generations or "?"
-        if ev.kind == "guard":
-            if self.tty:
-                line = (f"final check: the tuned weights against the start, game "
-                        f"{ev.games_in_generation} of at most {self.cfg.guard_games}")
-                click.echo("\r" + line[:150].ljust(150), nl=False, err=True)
+        if self.start_games is None:
+            self.start_games = ev.games_total - ev.games_in_generation
+        elapsed = time.monotonic() - self.bar.t0
+        rate = (ev.games_total - self.start_games) / elapsed if elapsed > 0 else 0.0
+        if ev.kind == "guard":  # the final check of a run from given weights
+            self.bar.update(ev.games_in_generation,
+                            max(self.cfg.guard_games, ev.games_in_generation),
+                            label="final check", note="the tuned weights against the start",
+                            rate=rate)
             return
-        if ev.kind == "game":
-            if not self.tty:
-                return
-            line = (f"gen {ev.generation}/{total}  games {ev.games_total}  "
-                    f"(this generation {ev.games_in_generation})  {self.last}")
-            click.echo("\r" + line[:150].ljust(150), nl=False, err=True)
+        if ev.kind != "game":
+            self.stored = (ev.generation, ev.games_total)
+            self.bar.line(run_line(ev, self.names, self.total))
             return
-        st = ev.stats
-        means = brief(self.names, st.get("mean", []))
-        if "replacement_rate" in st:
-            rate = f"replaced {st['replacement_rate']:.2f}  "
-        elif "learning_rate" in st:
-            rate = f"lr {st['learning_rate']:.4g}  "
+        self.bar.update(ev.games_in_generation,
+                        max(ev.games_scheduled, ev.games_in_generation),
+                        label=f"generation {ev.generation}/{self.total}",
+                        note=self._run_left(ev.games_total, rate), rate=rate)
+
+    def _run_left(self, games: int, rate: float) -> str:
+        """The whole run's time left at ``rate`` games/s: to its --max-games, or its generations
+        at the games a stored generation took on average ('' when unknown)."""
+        cfg, (generation, stored_games) = self.cfg, self.stored
+        if rate <= 0:
+            return ""
+        if cfg.max_games:
+            todo = cfg.max_games - games
+        elif cfg.generations and generation > 0:
+            todo = round(cfg.generations * stored_games / generation) - games
         else:
-            rate = ""
-        self.last = f"{rate}means {means}"
-        line = f"gen {ev.generation}/{total}  games {ev.games_total}  {self.last}"
-        if self.tty:
-            click.echo("\r" + line[:150].ljust(150), err=True)
-        else:
-            click.echo(line, err=True)
-
-
-class CountBar:
-    """A one-line progress bar on stderr: done/total and a count of positions."""
-
-    def __init__(self, label: str, unit: str, count: str = "positions") -> None:
-        self.label, self.unit, self.count = label, unit, count
-        self.tty = sys.stderr.isatty()
-        self.shown = False
-
-    def __call__(self, done: int, total: int, positions: int) -> None:
-        width = 30
-        fill = int(width * done / max(total, 1))
-        line = (f"{self.label} [{'#' * fill}{'.' * (width - fill)}] {done}/{total} {self.unit}, "
-                f"{positions} {self.count}")
-        click.echo(("\r" + line) if self.tty else line, err=True, nl=not self.tty)
-        self.shown = True
+            return ""
+        return f"run {clock(max(todo, 0) / rate)} left"
 
     def close(self) -> None:
-        if self.tty and self.shown:
-            click.echo("", err=True)
+        self.bar.close()
 
 
-def generation_lines(ev) -> None:
-    """One stderr line per finished generation of an experiment's runs."""
-    if ev.kind != "generation":
-        return
-    st = ev.stats
-    means = brief(st.get("names") or [str(i) for i in range(len(st.get("mean", [])))],
-                  st.get("mean", []), lambda n, v: f"{v:.0f}")
-    click.echo(f"  gen {ev.generation}  games {ev.games_total}  means {means}", err=True)
+class CountBar(Progress):
+    """Work counted in units with a running count of what it made (datagen: games and
+    positions; label: positions and scored ones)."""
+
+    def __init__(self, label: str, unit: str, count: str = "positions") -> None:
+        super().__init__(label, 0, unit)
+        self.count = count
+
+    def __call__(self, done: int, total: int, positions: int) -> None:
+        self.update(done, total, note=f"{positions:,} {self.count}")
+
+
+class ExperimentBar:
+    """An experiment's progress (compare, reproduce): the games of each run's generation and a
+    line per generation, then the verification games (each a bar of its own)."""
+
+    def __init__(self) -> None:
+        self.bar: Progress | None = None
+        self.kind = ""
+
+    def _bar(self, kind: str, label: str, unit: str = "games") -> Progress:
+        if self.bar is None or self.kind != kind:
+            if self.bar is not None:
+                self.bar.close()
+            self.bar, self.kind = Progress(label, 0, unit), kind
+        return self.bar
+
+    def __call__(self, ev) -> None:
+        if hasattr(ev, "planned"):  # a verification game (match.GameProgress): its match's
+            bar = self._bar("verify", "verification")
+            if ev.done < bar.done:  # the next match: a rate of its own
+                bar.t0 = time.monotonic()
+            bar.update(ev.done, ev.planned)
+            return
+        bar = self._bar("run", "generation")
+        if ev.kind == "game":
+            bar.update(ev.games_in_generation, max(ev.games_scheduled, ev.games_in_generation),
+                       label=f"  generation {ev.generation}")
+            return
+        st = ev.stats
+        names = st.get("names") or [str(i) for i in range(len(st.get("mean", [])))]
+        means = brief(names, st.get("mean", []), lambda n, v: f"{v:.0f}")
+        bar.line(f"  generation {ev.generation}  games {ev.games_total:,}  means {means}")
+        bar.t0 = time.monotonic()  # each generation's rate of its own
+        bar.done = 0
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def steps(label: str, unit: str = "files"):
+    """A Progress for work in steps (plot, report: files written) and its callback
+    ``(done, total)``."""
+    bar = Progress(label, 0, unit)
+    return bar, lambda done, total: bar.update(done, total)
+

@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 
 from ..errors import ConfigError
-from ..fileio import atomic_write_bytes, check_writable
+from ..fileio import atomic_write_bytes, atomic_write_text, check_writable
 from ..match.resolve import close_external_players
 from ..reporting.data import load_run
 from ..reporting.export import NET_FORMATS, export_net, export_run
@@ -16,23 +16,26 @@ from ..reporting.verify import VerifySettings, verify_run
 from ..reporting.verifytext import describe_match, describe_verification, verdict_lines
 from ..runs.store import Store
 from .nntrain import export_training_net, is_training, plot_training, report_training
-from .options import (cluster_options, limits_options, openings_option, recommend_option,
-                      runs_dir_option, seed_option, sprt_option, squares_option)
-from .progress import GameBar
+from .options import (cluster_options, limits_options, openings_option, opponents_option,
+                      recommend_option, renamed_option, reports_option, runs_dir_option,
+                      seed_option, sprt_option, squares_option)
+from .progress import GameBar, quiet_option, steps
 
 
 @click.command()
 @click.argument("run_refs", nargs=-1, required=True, metavar="RUN [RUN2 ...]")
 @click.option("--x", "x_axis", default="generations", show_default=True,
               help="x axis: 'generations' or 'games'.")
-@click.option("--out", type=click.Path(file_okay=False), default="reports", show_default=True,
-              help="Folder for reports (plots go to OUT/<run-id>/ or OUT/compare-.../).")
+@reports_option("Folder for reports (plots go to REPORTS/<run-id>/ or REPORTS/compare-.../).",
+                alias=True)
 @runs_dir_option()
 @squares_option
-def plot(run_refs, x_axis, out, runs_dir, squares):
+@quiet_option
+def plot(run_refs, x_axis, reports, runs_dir, squares):
     """Plot convergence (mean +- std), deviations and strategy statistics of runs (overlaid);
     for many weights also heatmaps of the piece-square tables."""
-    check_writable(out, "--out", folder=True)
+    out = reports
+    check_writable(out, "--reports", folder=True)
     stores = [Store.open(r, runs_dir) for r in run_refs]
     trainings = [s for s in stores if is_training(s)]
     if trainings and len(stores) > 1:
@@ -40,8 +43,11 @@ def plot(run_refs, x_axis, out, runs_dir, squares):
     if trainings:
         plot_training(trainings[0], out)
         return
-    result = write_plots([load_run(s, out_dir=runs_dir) for s in stores], x=x_axis, out_dir=out,
-                         squares=squares.split(",") if squares else None)
+    bar, progress = steps("plot")
+    with bar:
+        result = write_plots([load_run(s, out_dir=runs_dir) for s in stores], x=x_axis,
+                             out_dir=out, squares=squares.split(",") if squares else None,
+                             progress=progress)
     for png, svg in result.paths.values():
         click.echo(f"{png}\n{svg}")
 
@@ -51,19 +57,23 @@ def plot(run_refs, x_axis, out, runs_dir, squares):
 @recommend_option
 @click.option("--x", "x_axis", default="generations", show_default=True,
               help="x axis of the plots: 'generations' or 'games'.")
-@click.option("--out", type=click.Path(file_okay=False), default="reports", show_default=True,
-              help="Folder for reports (written to OUT/<run-id>/).")
+@reports_option(alias=True)
 @runs_dir_option()
 @squares_option
-def report(run_ref, rule, x_axis, out, runs_dir, squares):
+@quiet_option
+def report(run_ref, rule, x_axis, reports, runs_dir, squares):
     """Write report.md and a self-contained report.html for a run (with its plots)."""
-    check_writable(out, "--out", folder=True)
+    out = reports
+    check_writable(out, "--reports", folder=True)
     store = Store.open(run_ref, runs_dir)
     if is_training(store):
         report_training(store, out)
         return
-    files = write_report(run_ref, out_dir=out, runs_dir=runs_dir, rule=rule, x=x_axis,
-                         squares=squares.split(",") if squares else None)
+    bar, progress = steps("report: plots")
+    with bar:
+        files = write_report(run_ref, out_dir=out, runs_dir=runs_dir, rule=rule, x=x_axis,
+                             squares=squares.split(",") if squares else None,
+                             progress=progress)
     click.echo(f"{files.html}\n{files.markdown}")
 
 
@@ -77,10 +87,10 @@ def report(run_ref, rule, x_axis, out, runs_dir, squares):
 @recommend_option
 @runs_dir_option()
 @cluster_options(workers=0)
-@click.option("--opponent", "opponents", multiple=True, metavar="SPEC[:WEIGHTS]",
-              help="Play this opponent instead of the run's reference and initial mean "
-                   "(a training's: initial net) (repeatable; e.g. shannon, pst:tuned.json, "
-                   "nnue:other.nnue).")
+@opponents_option("Play these players instead of the run's reference and initial mean (a "
+                  "training's: initial net), one match each (repeated or comma-separated; e.g. "
+                  "shannon, pst:tuned.json, nnue:other.nnue).")
+@renamed_option("--opponent", "--opponents", "opponents", multiple=True)
 @click.option("--engine", type=str, default=None,
               help="Engine spec (name or .toml) to play instead of the copy the run keeps (a "
                    "training: an nnue spec to play its nets with; default nnue).")
@@ -92,10 +102,11 @@ def report(run_ref, rule, x_axis, out, runs_dir, squares):
 @click.option("--also-tc", type=str, default=None, metavar="BASE+INC",
               help="A second limit: play every match again under this time control (external "
                    "engines, uct/probability specs).")
+@quiet_option
 def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend, scheduler,
            opponents, engine, openings, also_depth, also_tc):
     """Match the recommended weights (a training: its net) against the reference and the
-    initial mean (a training: its initial net), or the --opponent players, on held-out
+    initial mean (a training: its initial net), or the --opponents players, on held-out
     openings; stores verify.json in the run (shown by 'evotune report'). --depth, --movetime
     and --tc default to the run's (a training: depth 3).
 
@@ -165,10 +176,7 @@ def export(run_ref, fmt, engine, out_file, rule, runs_dir):
     if out_file is None:
         click.echo(result.text, nl=False)
     else:
-        try:
-            Path(out_file).write_text(result.text, encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"--out {out_file}: cannot write it ({exc.strerror})") from None
+        atomic_write_text(Path(out_file), result.text)
         click.echo(f"wrote {out_file}", err=True)
 
 

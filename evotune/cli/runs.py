@@ -3,14 +3,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from types import SimpleNamespace
 
 import click
 
-from ..errors import ConfigError, EvotuneError
+from ..errors import ConfigError, EvotuneError, Interrupted
 from ..learn.fitrun import open_fit
 from ..reporting.start import run_start
+from ..reporting.verifytext import describe_match
 from ..reporting.tables import brief
-from ..runs.config import (build_run_config, dump_config_toml, load_config_file,
+from ..runs.config import (RunConfig, build_run_config, dump_config_toml, load_config_file,
                            validate_run_config)
 from ..runs.lifecycle import check_backend, new_run, open_run, with_budget
 from ..runs.plan import load_run_engine, with_overrides
@@ -20,8 +22,10 @@ from ..tuning.loop import execute
 from ..weightsio import read_spsa_params
 from .learning import fit_and_report
 from .nntrain import is_training, resume_training, show_status
-from .options import cluster_options, json_option, limits_options, runs_dir_option, seed_option
-from .progress import RunBar
+from .options import (DefaultShown, cluster_options, json_option, limits_options,
+                      openings_option, opponents_option, runs_dir_option, seed_option)
+from .progress import RunBar, quiet_option
+from .runview import SUMMARY_WEIGHTS, of_total, started, table, weight_lines
 
 
 def parse_params(items: tuple[str, ...]) -> dict:
@@ -42,14 +46,17 @@ def run_and_report(store, plan) -> None:
     """Run (or continue) a run to its end, with a status line; print its summary."""
     names = plan.spec.names
     click.echo(f"run {store.run_id} in {store.root}", err=True)
+    bar = RunBar(plan.config, names)
     try:
-        summary = execute(store, plan, progress=RunBar(plan.config, names))
+        summary = execute(store, plan, progress=bar)
     except EvotuneError as exc:
         raise type(exc)(f"{exc} (run {store.run_id} is kept; continue it with "
                         f"'evotune resume {store.run_id}')") from None
     except KeyboardInterrupt:
-        raise EvotuneError(f"interrupted; every finished generation is stored: continue with "
-                           f"'evotune resume {store.run_id}'") from None
+        raise Interrupted(f"interrupted; every finished generation is stored: continue with "
+                          f"'evotune resume {store.run_id}'") from None
+    finally:
+        bar.close()
     rec = brief(names, summary.recommended, lambda n, v: f"{n} {v:g}", sep=", ")
     click.echo(f"run {summary.run_id}: {summary.generation} generations, {summary.games} games, "
                f"{summary.seconds:.1f} s ({summary.games / max(summary.seconds, 1e-9):.1f} games/s)")
@@ -60,27 +67,38 @@ def run_and_report(store, plan) -> None:
         click.echo(guard.sentence)
 
 
+_C = RunConfig()
+"""The defaults a run's help shows (a flag not given leaves the config file's value, else these)."""
+
+
 @click.command()
-@click.option("--strategy", type=str, default=None,
-              help="de, jde, ea, td, spsa, cmaes or ng:NAME (default de).")
-@click.option("--np", "np_", type=int, default=None, help="Population size / learners (default 20).")
-@click.option("--generations", type=int, default=None, help="Generations to run (default 50).")
-@click.option("--games", type=int, default=None, help="Games per mini-match, even (default 4).")
-@limits_options(layered=True)
-@seed_option(None, "The run's seed (default 1).")
-@cluster_options(workers=None, backend=None, scheduler=None, check=False,
-                 workers_help="Worker processes (default: one per core).")
-@click.option("--engine", type=str, default=None,
-              help="Engine spec name or .toml (default shannon), or nnue:FILE: a net, whose "
-                   "output layer and scale are tuned.")
-@click.option("--openings", type=str, default=None,
-              help="'book' (default), 'startpos', '2moves' or an EPD/PGN/.bin file.")
-@click.option("--max-games", type=int, default=None,
-              help="Stop after the generation in which the run's games reach this many. "
-                   "Generations are played whole, so the last one may pass the budget by up to "
-                   "one generation's games (NP x --games for de/jde/ea; e.g. 600 with "
+@click.option("--strategy", type=str, default=None, cls=DefaultShown, shown=_C.strategy,
+              help="de, jde, ea, td, spsa, cmaes or ng:NAME.")
+@click.option("--np", "np_", type=int, default=None, cls=DefaultShown, shown=_C.np,
+              help="Population size / learners.")
+@click.option("--generations", type=int, default=None, cls=DefaultShown, shown=_C.generations,
+              help="Generations to run (0 = no limit: --max-games or --max-seconds ends it).")
+@click.option("--games", type=int, default=None, cls=DefaultShown, shown=_C.games,
+              help="Games per mini-match, even.")
+@limits_options(layered=True, shown=_C)
+@seed_option(None, "The run's seed.", shown=_C.seed)
+@cluster_options(workers=None, backend=None, scheduler=None, check=False, shown=_C)
+@click.option("--engine", type=str, default=None, cls=DefaultShown, shown=_C.engine,
+              help="Engine spec name or .toml, or nnue:FILE: a net, whose output layer and "
+                   "scale are tuned.")
+@openings_option(None, "'book', 'startpos', '2moves' or an EPD/PGN/.bin file.",
+                 shown=_C.openings)
+@click.option("--max-games", type=int, default=None, cls=DefaultShown, shown=_C.max_games,
+              help="Stop after the generation in which the run's games reach this many (0 = no "
+                   "limit). Generations are played whole, so the last one may pass the budget "
+                   "by up to one generation's games (NP x --games for de/jde/ea; e.g. 600 with "
                    "32-game generations plays 608).")
-@click.option("--max-seconds", type=float, default=None, help="Stop after this much wall time.")
+@click.option("--max-seconds", type=float, default=None, cls=DefaultShown, shown=_C.max_seconds,
+              help="Stop after this much wall time (0 = no limit).")
+@click.option("--init", type=click.Choice(["sample", "reference"]), default=None,
+              cls=DefaultShown, shown="sample",
+              help="Start of the population: 'sample' = uniform in the initial range; "
+                   "'reference' = around the spec's reference values (--param init=...).")
 @click.option("--guard-games", type=int, default=None, metavar="N",
               help="A run from given weights (--init-from, SPEC:WEIGHTS, init=reference, a net, "
                    "a UCI engine) ends by playing its recommendation against that start, an "
@@ -89,20 +107,21 @@ def run_and_report(store, plan) -> None:
                    "games within [200, 4000]; 0: no final check.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="Strategy parameter, e.g. --param F=0.6 (repeatable).")
-@click.option("--batch", type=int, default=None, metavar="N",
-              help="SPSA: perturbations per generation (--param batch=N, default 8). A "
+@click.option("--batch", type=int, default=None, metavar="N", cls=DefaultShown, shown=8,
+              help="SPSA: perturbations per generation (--param batch=N). A "
                    "generation plays N x --games games, each a task of its own on the workers; "
                    "a larger batch leaves the cores less idle at each generation's end.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
               help="TOML config file (defaults < file < flags).")
-@click.option("--run-id", type=str, default=None, help="Name of the run directory.")
+@click.option("--run-id", type=str, default=None,
+              help="Name of the run directory (default: STRATEGY-DATE-TIME-HASH).")
 @runs_dir_option(alias=True)
 @click.option("--print-config", is_flag=True, help="Print the resolved config as TOML and exit.")
-@click.option("--opponents", type=str, default=None, metavar="SPEC[:WEIGHTS],...",
-              help="Gauntlet fitness: every candidate plays colour-balanced games (--games each) "
-                   "against these players, and candidates are compared by their points against "
-                   "them (default: trial-vs-target mini-matches). A player is 'reference', an "
-                   "engine spec (name or .toml; a UCI engine such as stockfish) or a weights file.")
+@opponents_option("Gauntlet fitness: every candidate plays colour-balanced games (--games "
+                  "each) against these players (repeated or comma-separated), and candidates are "
+                  "compared by their points against them (default: trial-vs-target "
+                  "mini-matches). A player is 'reference', an engine spec (name or .toml; a UCI "
+                  "engine such as stockfish) or a weights file.")
 @click.option("--spsa-params", "spsa_file", type=str, default=None, metavar="FILE",
               help="SPSA: the tuned weights as fishtest lines (name,start,min,max,c_end,r_end) or "
                    "OpenBench lines (name, int|float, start, min, max, c_end, r_end); names and "
@@ -111,11 +130,12 @@ def run_and_report(store, plan) -> None:
 @click.option("--init-from", "init_from", type=str, default=None, metavar="RUN",
               help="Start from the weights of an earlier run (a Texel fit or a tuning run: its "
                    "recommended weights, as 'evotune export' writes them): they become the "
-                   "reference the strategies start from (--param init=reference), within the "
+                   "reference the strategies start from (--init reference), within the "
                    "spec's bounds. --engine defaults to the run's engine spec.")
+@quiet_option
 def run(strategy, np_, generations, games, limits, seed, workers, backend, scheduler, engine,
-        openings, max_games, max_seconds, guard_games, params, batch, config_file, run_id, runs_dir,
-        print_config, opponents, spsa_file, init_from):
+        openings, max_games, max_seconds, guard_games, init, params, batch, config_file, run_id,
+        runs_dir, print_config, opponents, spsa_file, init_from):
     """Tune weights: evolve a population with mini-matches between weight vectors.
 
     With a 'uci' engine spec (--engine my-engine.toml) the external engine is tuned through its
@@ -135,9 +155,11 @@ def run(strategy, np_, generations, games, limits, seed, workers, backend, sched
                            openings=openings, max_games=max_games, max_seconds=max_seconds,
                            guard_games=guard_games, backend=backend, scheduler=scheduler,
                            params=parse_params(params) if params else None,
-                           opponents=opponents, **limits)
+                           opponents=",".join(opponents) if opponents else None, **limits)
     if batch is not None:
         cfg = build_run_config(base=cfg, params=batch_param(batch, cfg))
+    if init is not None:
+        cfg = build_run_config(base=cfg, params=init_param(init, cfg))
     named = engine is not None or (config_file is not None
                                    and "engine" in load_config_file(config_file))
     start = run_start(cfg.engine, init_from=init_from, engine_named=named, runs_dir=runs_dir)
@@ -179,13 +201,24 @@ def batch_param(batch: int, cfg) -> dict:
     return {"batch": batch}
 
 
+def init_param(init: str, cfg) -> dict:
+    """``--init sample|reference`` as the strategies' parameter ``init`` (one line when --param
+    init says otherwise)."""
+    given = cfg.params_dict().get("init")
+    if given is not None and given != init:
+        raise ConfigError(f"--init {init} and --param init={given} disagree; give one")
+    return {"init": init}
+
+
 @click.command()
 @click.argument("run_ref", metavar="RUN")
 @runs_dir_option(alias=True)
 @cluster_options(workers=None, backend="local", scheduler="", check=False,
-                 workers_help="Worker processes (results unchanged).")
+                 workers_help="Worker processes (0 = one per core; results do not depend on "
+                              "it).", shown=SimpleNamespace(workers="the run's"))
 @click.option("--generations", type=int, default=None,
               help="Raise the generation limit to continue a finished run.")
+@quiet_option
 def resume(run_ref, runs_dir, workers, backend, scheduler, generations):
     """Continue a stopped or killed run; results equal an uninterrupted run. Games run locally
     unless --backend dask --scheduler ADDR is given here (a stored address is never used)."""
@@ -208,37 +241,72 @@ def resume(run_ref, runs_dir, workers, backend, scheduler, generations):
     run_and_report(store, plan)
 
 
+POPULATION_STRATEGIES = ("de", "jde", "ea", "td")
+"""Strategies whose --np is a population (td: learners); the others' status leaves NP out."""
+
+
 @click.command()
 @click.argument("run_ref", metavar="RUN")
 @runs_dir_option(alias=True)
 @json_option
-def status(run_ref, runs_dir, as_json):
+@click.option("--all", "every", is_flag=True,
+              help=f"Every weight (a run of more than {2 * SUMMARY_WEIGHTS} weights shows "
+                   f"the {SUMMARY_WEIGHTS} that changed most).")
+def status(run_ref, runs_dir, as_json, every):
     """Show where a run stands: generation, games, means and deviations."""
     store = Store.open(run_ref, runs_dir)
     if is_training(store):
         show_status(store, as_json)
         return
-    cfg, state = store.manifest().config, store.current_state()
+    manifest = store.manifest()
+    cfg, state = manifest.config, store.current_state()
     gens = store.generations(state)
-    last = gens[-1] if gens else None
-    info = {"run_id": store.run_id, "strategy": cfg.strategy, "np": cfg.np,
-            "generation": state.generation if state else 0,
+    first, last = (gens[0], gens[-1]) if gens else (None, None)
+    fit = manifest.kind == "fit"
+    stats = dict(last.stats) if last and fit else {}
+    info = {"run_id": store.run_id, "kind": manifest.kind, "strategy": cfg.strategy,
+            "np": cfg.np, "generation": state.generation if state else 0,
             "generations": cfg.generations, "games": state.games if state else 0,
+            "max_games": 0 if fit else cfg.max_games,
             "seconds": round(state.seconds, 2) if state else 0.0,
-            "finished": bool(state and state.finished),
+            "finished": bool(state and state.finished), "started": started(store),
             "names": list(last.names) if last else [],
-            "mean": list(last.mean) if last else [], "std": list(last.std) if last else []}
-    guard = store.read_guard(len(info["names"]) or None) if cfg.kind == "games" else None
+            "mean": list(last.mean) if last else [], "std": list(last.std) if last else [],
+            "initial_mean": list(first.mean) if first else []}
+    if fit:
+        info.update(loss_train=stats.get("loss_train"), loss_val=stats.get("loss_val"))
+    guard = None if fit else store.read_guard(len(info["names"]) or None)
     if guard is not None:
         info["guard"] = {**guard.to_json(), "sentence": guard.sentence}
     if as_json:
         click.echo(json.dumps(info))
         return
-    click.echo(f"run {info['run_id']}: {info['strategy']} NP {info['np']}, generation "
-               f"{info['generation']}/{info['generations'] or '-'}, {info['games']} games, "
-               f"{info['seconds']:.1f} s, {'finished' if info['finished'] else 'not finished'}")
-    for n, m, s in zip(info["names"], info["mean"], info["std"]):
-        click.echo(f"  {n:<9} mean {m:9.2f}  std {s:8.2f}")
+    done = f"{info['seconds']:.1f} s, {'finished' if info['finished'] else 'not finished'}"
+    if fit:
+        doc = store.read_document("texel") or {}
+        positions = (f", {doc['train']:,} training + {doc['validation']:,} validation positions"
+                     if "train" in doc else "")
+        errors = ""
+        if info["loss_train"] is not None:
+            val = info["loss_val"]
+            errors = (f", error train {info['loss_train']:.6f} validation "
+                      + (f"{val:.6f}" if val is not None else "-"))
+        click.echo(f"fit {store.run_id}: texel on {cfg.engine}, epoch "
+                   f"{of_total(info['generation'], cfg.epochs)}{positions}{errors}, {done}")
+    else:
+        np_text = f"NP {cfg.np}, " if cfg.strategy in POPULATION_STRATEGIES else ""
+        budget = f" (budget {cfg.max_games:,})" if cfg.max_games else ""
+        click.echo(f"run {store.run_id}: {cfg.strategy}, {np_text}generation "
+                   f"{of_total(info['generation'], cfg.generations)}, {info['games']:,} games"
+                   f"{budget}, {done}")
+        verify = store.read_verify() or {}
+        for m in verify.get("matches", []):
+            click.echo(f"  verified: {describe_match(m)}")
+    start = info["initial_mean"] or info["mean"]
+    changes = [m - s for m, s in zip(info["mean"], start)]
+    for line in weight_lines(info["names"], info["mean"], changes,
+                             None if fit else info["std"], every=every):
+        click.echo(line)
     if guard is not None:
         click.echo(guard.sentence)
 
@@ -251,17 +319,8 @@ def runs(runs_dir):
     if not stores:
         click.echo(f"no runs in {runs_dir}/")
         return
-    for s in stores:
-        try:
-            cfg, state = s.manifest().config, s.current_state()
-        except EvotuneError as exc:
-            click.echo(f"{s.run_id:<40} unreadable: {exc}")
-            continue
-        g = state.generation if state else 0
-        games = state.games if state else 0
-        fin = "finished" if state and state.finished else "stopped"
-        click.echo(f"{s.run_id:<40} {cfg.strategy:<4} gen {g}/{cfg.generations} "
-                   f"games {games} {fin}")
+    for line in table(stores):
+        click.echo(line)
 
 
 COMMANDS = (run, resume, status, runs)

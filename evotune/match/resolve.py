@@ -1,6 +1,6 @@
 """Players named on the command line: ``SPEC[:WEIGHTS]`` -> PlayerSpec.
 
-Wherever evotune names a player (``evotune match A B``, ``verify --opponent``, gauntlet
+Wherever evotune names a player (``evotune match A B``, ``verify --opponents``, gauntlet
 opponents) it is written ``SPEC[:WEIGHTS]``:
 
 - ``SPEC`` is an engine spec: a name under ``engines/`` (``shannon``, ``pst``, ...) or a

@@ -28,6 +28,7 @@ from ..players import PlayerSpec
 from ..players.external import close_all
 from ..players.game import play_players_game
 from ..players.nets import evaluation
+from ..reaper import children_ignore_ctrl_c
 from ..space import SHANNON_REFERENCE
 from .fixtures import Fixture, GameTask, MatchSettings, decisive_settled, game_task, games_before_verdict
 from .openings import Opening, draw_opening, opening_generator
@@ -143,10 +144,13 @@ def map_games(tasks: Sequence[GameTask], *, workers: int = 1, backend: str = "lo
         raise ConfigError(f"joblib backend {backend!r}: {exc}; use 'loky' (local processes) "
                           "or 'dask' (inside a dask.distributed Client)") from None
     with config:
-        parallel = joblib.Parallel(return_as="generator")
-        for rec in parallel(joblib.delayed(play_task)(t) for t in tasks):
+        with children_ignore_ctrl_c():
+            games = joblib.Parallel(return_as="generator")(
+                joblib.delayed(play_task)(t) for t in tasks)
+        for rec in games:
             arrived(rec)
     return out
+
 
 
 # ---- fixtures in rounds --------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -74,8 +74,10 @@ def recommended_at(store: Store, gen) -> list[float]:
 
 
 def verify_checkpoints(store: Store, *, every: int, games: int, workers: int = 0,
-                       backend: str = "local", scheduler: str = "") -> dict:
-    """Play every checkpoint's weights against the reference (stored in verify-curve.json)."""
+                       backend: str = "local", scheduler: str = "",
+                       progress: Callable | None = None) -> dict:
+    """Play every checkpoint's weights against the reference (stored in verify-curve.json);
+    ``progress``: called after each game, as :func:`~evotune.match.play_match` calls it."""
     if every < 1:
         raise ConfigError(f"--verify-every must be at least 1 game, got {every}")
     data = load_run(store)
@@ -109,7 +111,8 @@ def verify_checkpoints(store: Store, *, every: int, games: int, workers: int = 0
                 player = player_from_engine_spec(spec, c["weights"],
                                                  name=f"{data.run_id}-at-{c['checkpoint']}")
                 result = play_match(player, reference, games=games, settings=settings,
-                                    seed=seed, workers=session.workers, backend=session.backend)
+                                    seed=seed, workers=session.workers, backend=session.backend,
+                                    progress=progress)
                 cache[tuple(c["weights"])] = result.to_dict()
     for c in checkpoint_weights(store, every):
         points.append({**c, "match": cache[tuple(c["weights"])]})

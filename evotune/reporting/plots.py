@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import matplotlib
 
@@ -243,16 +243,25 @@ def build_figures(runs: Sequence[RunData], *, x: str = "generations",
 
 
 def write_plots(runs: Sequence[RunData], *, x: str = "generations",
-                out_dir: str | Path = "reports", squares: Sequence[str] | None = None) -> PlotSet:
-    """Build the figures and write each as .png and .svg under :func:`report_dir`."""
+                out_dir: str | Path = "reports", squares: Sequence[str] | None = None,
+                progress: Callable[[int, int], None] | None = None) -> PlotSet:
+    """Build the figures and write each as .png and .svg under :func:`report_dir`;
+    ``progress(done, total)`` after the figures are built and after each file."""
     figs = build_figures(runs, x=x, squares=squares)
     folder = report_dir(runs, out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     paths = {}
-    for name, fig in figs.items():
+    total = 1 + 2 * len(figs)
+    if progress is not None:
+        progress(1, total)
+    for i, (name, fig) in enumerate(figs.items()):
         png, svg = folder / f"{name}.png", folder / f"{name}.svg"
         fig.savefig(png, dpi=100)
+        if progress is not None:
+            progress(2 + 2 * i, total)
         fig.savefig(svg)
+        if progress is not None:
+            progress(3 + 2 * i, total)
         paths[name] = (png, svg)
         log.info("wrote %s and %s", png, svg)
     return PlotSet(out_dir=folder, figures=figs, paths=paths)

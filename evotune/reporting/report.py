@@ -221,12 +221,13 @@ def html_report(run: RunData, rec: Recommendation, *, figures: dict) -> str:
 
 def write_report(run: str | Path | Store | RunData, *, out_dir: str | Path = "reports",
                  runs_dir: str | Path = "populations", rule: str = "mean",
-                 x: str = "generations", squares=None) -> ReportFiles:
+                 x: str = "generations", squares=None, progress=None) -> ReportFiles:
     """Write report.md, report.html and the plots under ``out_dir/<run-id>/`` (``squares``:
-    the weights of the 'squares' plot, see :func:`~evotune.reporting.manyplots.choose_squares`)."""
+    the weights of the 'squares' plot, see :func:`~evotune.reporting.manyplots.choose_squares`;
+    ``progress(done, total)``: the plots' files, as :func:`write_plots`)."""
     data = run if isinstance(run, RunData) else load_run(run, out_dir=runs_dir)
     rec = recommend(data, rule)
-    plots = write_plots([data], x=x, out_dir=out_dir, squares=squares)
+    plots = write_plots([data], x=x, out_dir=out_dir, squares=squares, progress=progress)
     md_path, html_path = plots.out_dir / "report.md", plots.out_dir / "report.html"
     images = {name: png.name for name, (png, _svg) in plots.paths.items()}
     md_path.write_text(markdown_report(data, rec, images=images), encoding="utf-8")

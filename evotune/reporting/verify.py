@@ -6,7 +6,7 @@ Two matches (both from the verified player's point of view, the same openings an
 they are paired): ``recommended vs reference`` and ``recommended vs initial mean`` (gen-0000's
 mean, rounded); for a training ``net vs reference`` (shannon's reference weights: a training
 names no engine spec) and ``net vs initial net`` (its initial.nnue); or one match per opponent
-named ``SPEC[:WEIGHTS]`` (``--opponent``, e.g. ``shannon`` or ``pst:tuned.json``; see
+named ``SPEC[:WEIGHTS]`` (``--opponents``, e.g. ``shannon`` or ``pst:tuned.json``; see
 :mod:`evotune.match.resolve`). With a second limit (``--also-depth`` / ``--also-tc``) every
 match, of a tuning run or a training, is played again under it, on the same openings with the
 same seed, and both verdicts are reported (a gain at depth 3 that holds at depth 5). Openings:
@@ -221,7 +221,7 @@ def verify_openings(settings: VerifySettings, run_openings: str | None, *,
 
 
 def _named_opponents(named: tuple[str, ...]) -> list[tuple[str, PlayerSpec]]:
-    """(label, PlayerSpec) of each ``--opponent SPEC[:WEIGHTS]`` (ConfigError when unknown)."""
+    """(label, PlayerSpec) of each ``--opponents SPEC[:WEIGHTS]`` (ConfigError when unknown)."""
     players = unique_names(resolve_player(arg) for arg in named)
     return [(p.name, p) for p in players]
 
@@ -406,7 +406,7 @@ def verify_training(store: Store, *, settings: VerifySettings = VerifySettings()
                     progress: Callable | None = None) -> dict:
     """Verify a net training: its last stored net (net.nnue, copied to verify.nnue) against
     shannon's reference weights and against its initial net (initial.nnue), or against the
-    ``--opponent`` players; stored as verify.json like a tuning run's verification.
+    ``--opponents`` players; stored as verify.json like a tuning run's verification.
 
     A training names no engine spec and no limits: the games take :class:`Limits`' defaults
     (depth 3) unless ``settings`` gives a depth, time per move or time control, and a second
@@ -436,7 +436,7 @@ def verify_training(store: Store, *, settings: VerifySettings = VerifySettings()
         if not initial_path.is_file():
             raise StoreError(f"{initial_path} is missing: the initial net of training "
                              f"'{store.run_id}' is kept there; restore it or verify against "
-                             "--opponent players")
+                             "--opponents players")
         opponents = [(REFERENCE_ALIAS, resolve_player(REFERENCE_ALIAS)),
                      ("initial net", player_from_engine_spec(spec, None, name="initial-net",
                                                              net=str(initial_path)))]

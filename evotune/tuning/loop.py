@@ -28,6 +28,7 @@ from ..match import GameRecord, write_pgn_text
 from ..match.cluster import backend_session
 from ..match.gauntlet import opponent_players
 from ..players.spec import player_from_engine_spec
+from ..reaper import children_ignore_ctrl_c
 from ..runs.guard import Guard
 from ..runs.lifecycle import resolve_workers, strategy_params, tuning_games
 from ..runs.plan import RunPlan
@@ -243,7 +244,9 @@ class Solver:
         records = [rec for r in ev.results for rec in r.records]
         store.append_games(records)
         self.flush_pgn(wait=False)
-        self.pgn_jobs.append(self.pgn_pool.submit(pgn_text, [rec.to_dict() for rec in records]))
+        with children_ignore_ctrl_c():  # the first submit starts the PGN process
+            self.pgn_jobs.append(self.pgn_pool.submit(pgn_text,
+                                                      [rec.to_dict() for rec in records]))
         pop = np.asarray(strategy.population, dtype=float)
         seconds_total = self.elapsed()
         gen = _generation(g, cfg.strategy, self.space.names, pop, matches=tuple(ev.summaries),

@@ -1,0 +1,113 @@
+"""Progress on every long command (issue 37, item 1): off a terminal plain lines at most every
+PLAIN_EVERY seconds and never a carriage return; on a terminal a bar with done/total, the rate
+and the time left; --quiet for none."""
+from __future__ import annotations
+
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from evotune.cli import cli
+from evotune.cli import progress as progress_mod
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+MATCH = ["match", "shannon", "shannon", "--games", "4", "--depth", "1", "--workers", "1"]
+
+
+@pytest.fixture
+def every_update(monkeypatch):
+    """A plain line at every update (PLAIN_EVERY 0), so that short commands show them."""
+    monkeypatch.setattr(progress_mod, "PLAIN_EVERY", 0.0)
+
+
+def _invoke(args: list[str]):
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0, (res.output, res.exception)
+    return res
+
+
+def test_match_off_a_terminal_prints_plain_lines_with_rate_and_time_left(every_update):
+    res = _invoke(MATCH)
+    lines = res.stderr.splitlines()
+    assert "\r" not in res.stderr
+    assert [re.match(r"games  (\d)/4 games  [\d.]+ games/s  \d+:\d\d left$", ln).group(1)
+            for ln in lines] == ["1", "2", "3", "4"]
+    assert "Score of shannon vs shannon" in res.stdout or "games" in res.stdout
+
+
+def test_off_a_terminal_lines_are_rare_and_quiet_has_none(every_update, monkeypatch):
+    assert _invoke([*MATCH, "--quiet"]).stderr == ""
+    monkeypatch.setattr(progress_mod, "PLAIN_EVERY", 30.0)
+    assert _invoke(MATCH).stderr == ""  # a match of a second: no line before 30 s
+
+
+def test_run_shows_the_games_inside_a_generation_off_a_terminal(tmp_path, every_update):
+    res = _invoke(["run", "--np", "4", "--games", "2", "--depth", "1", "--generations", "2",
+                   "--workers", "1", "--runs-dir", str(tmp_path), "--run-id", "r"])
+    assert "\r" not in res.stderr
+    inside = [ln for ln in res.stderr.splitlines()
+              if re.match(r"generation 2/2  \d+/\d+ games  [\d.]+ games/s  \d+:\d\d left  "
+                          r"run \d+:\d\d left$", ln)]
+    ends = [ln for ln in res.stderr.splitlines() if re.match(r"generation \d/2  games \d+  ", ln)]
+    assert len(inside) >= 4 and len(ends) == 2, res.stderr
+    quiet = _invoke(["run", "--np", "4", "--games", "2", "--depth", "1", "--generations", "1",
+                     "--workers", "1", "--runs-dir", str(tmp_path), "--run-id", "q", "--quiet"])
+    assert quiet.stderr.splitlines() == [f"run q in {tmp_path / 'q'}"]
+
+
+def test_plot_and_datagen_show_progress_off_a_terminal(tmp_path, every_update, make_fake_run):
+    make_fake_run(tmp_path, "p")
+    res = _invoke(["plot", "p", "--runs-dir", str(tmp_path), "--reports", str(tmp_path / "r")])
+    steps = [ln for ln in res.stderr.splitlines() if ln.startswith("plot  ")]
+    assert "\r" not in res.stderr
+    # convergence, deviation and strategy: built, then each as .png and .svg
+    assert len(steps) == 7 and steps[-1].startswith("plot  7/7 files"), steps
+    res = _invoke(["datagen", "--games", "4", "--depth", "1", "--chunk", "2", "--workers", "1",
+                   "--out", str(tmp_path / "d.txt")])
+    assert "\r" not in res.stderr
+    assert re.search(r"^datagen  4/4 games  [\d.]+ games/s  0:00 left  \d+ positions$",
+                     res.stderr, re.M), res.stderr
+
+
+def test_compare_shows_its_runs_and_its_verification(tmp_path, every_update):
+    res = _invoke(["compare", "--strategies", "de", "--max-games", "8", "--np", "4", "--depth",
+                   "1", "--verify-games", "2", "--workers", "1", "--runs-dir", str(tmp_path),
+                   "--reports", str(tmp_path / "r")])
+    assert "\r" not in res.stderr
+    assert re.search(r"^  generation 1  \d+/\d+ games", res.stderr, re.M), res.stderr
+    assert re.search(r"^  generation 1  games \d+  means", res.stderr, re.M), res.stderr
+    assert re.search(r"^verification  \d/\d games", res.stderr, re.M), res.stderr
+
+
+def test_on_a_terminal_match_draws_a_bar_with_rate_and_time_left():
+    """stderr a pty: the bar is redrawn in place ('\\r'), with done/total, rate and time left."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "evotune.cli", *MATCH], stdout=subprocess.PIPE,
+                            stderr=slave, env=ENV)
+    os.close(slave)
+    seen = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 120)
+        if not ready:
+            break
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the child closed the pty
+            break
+        if not chunk:
+            break
+        seen += chunk
+    proc.wait(timeout=120)
+    os.close(master)
+    text = seen.decode()
+    assert proc.returncode == 0, text
+    assert "\r" in text
+    assert re.search(r"games  \[#{24}\]  4/4 games  [\d.]+ games/s  0:00 left", text), text

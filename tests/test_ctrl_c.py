@@ -1,0 +1,52 @@
+"""Ctrl-C of a command with workers (issue 37, item 5): one line that is not an error, with the
+resume hint, exit 130, and no KeyboardInterrupt traceback from the worker processes (they start
+with SIGINT ignored; the command stops them)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def _ctrl_c_at_generation(args: list[str], state: Path, generation: int = 1
+                          ) -> subprocess.CompletedProcess:
+    """Start ``evotune ARGS`` in a process group of its own (SIGINT not ignored, as on a
+    terminal) and press Ctrl-C (SIGINT to the whole group) once its run stored ``generation``."""
+    proc = subprocess.Popen([sys.executable, "-m", "evotune.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, process_group=0, env=ENV,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.time() + 180
+    while time.time() < deadline and proc.poll() is None:
+        try:
+            if json.loads(state.read_text())["generation"] >= generation:
+                break
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.05)
+    time.sleep(0.5)  # the next generation's games under way in the workers
+    assert proc.poll() is None, proc.communicate()
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def test_ctrl_c_of_a_run_with_workers_is_one_line_exit_130(tmp_path):
+    runs = tmp_path / "runs"
+    r = _ctrl_c_at_generation(["run", "--np", "4", "--games", "2", "--depth", "2",
+                               "--generations", "50", "--workers", "2", "--runs-dir", str(runs),
+                               "--run-id", "c"], runs / "c" / "state.json")
+    assert r.returncode == 130, r.stderr
+    assert "Traceback" not in r.stderr and "KeyboardInterrupt" not in r.stderr, r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last == ("evotune: interrupted; every finished generation is stored: continue with "
+                    "'evotune resume c'"), r.stderr
+    assert "error" not in r.stderr
+    state = json.loads((runs / "c" / "state.json").read_text())
+    assert state["generation"] >= 1 and not state["finished"]
