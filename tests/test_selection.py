@@ -108,9 +108,9 @@ def test_guard_games_are_a_share_of_the_budget_and_none_from_random_weights(tmp_
 
 
 def test_bad_guard_games_is_one_line_and_exit_2(tmp_path):
-    res = _evotune("run", "--guard-games", "3", "--out", str(tmp_path))
+    res = _evotune("run", "--guard-games", "3", "--runs-dir", str(tmp_path))
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
-    assert "guard_games" in res.stderr and "even" in res.stderr
+    assert "--guard-games must be 0" in res.stderr and "even" in res.stderr
     assert not any(tmp_path.iterdir())
 
 
@@ -140,7 +140,7 @@ def test_a_racing_run_resumed_after_sigkill_equals_an_uninterrupted_one(
         tmp_path, kill_at_generation, stored_generations, stored_games):
     args = ["--strategy", "de", "--np", "4", "--generations", "5", "--depth", "2", "--seed", "11",
             "--workers", "1", "--param", "selection=race", "--param", "race_games=8",
-            "--param", "race_elo=100", "--out", str(tmp_path)]
+            "--param", "race_elo=100", "--runs-dir", str(tmp_path)]
     full = _evotune("run", *args, "--run-id", "full")
     assert full.returncode == 0, full.stderr
     proc = subprocess.Popen([sys.executable, "-m", "evotune.cli", "run", *args, "--run-id",
@@ -148,7 +148,7 @@ def test_a_racing_run_resumed_after_sigkill_equals_an_uninterrupted_one(
     killed_at = kill_at_generation(proc, tmp_path / "killed" / "state.json")
     assert killed_at is not None and killed_at < 5, "the run ended before it could be killed"
     assert proc.returncode == -signal.SIGKILL
-    res = _evotune("resume", "killed", "--out", str(tmp_path))
+    res = _evotune("resume", "killed", "--runs-dir", str(tmp_path))
     assert res.returncode == 0, res.stderr
     assert stored_generations(tmp_path / "killed") == stored_generations(tmp_path / "full")
     assert stored_games(tmp_path / "killed") == stored_games(tmp_path / "full")
@@ -162,7 +162,7 @@ def _worse_run(tmp_path, run_id: str, workers: int = 1):
         "run", "--strategy", "de", "--engine", f"shannon:{tmp_path / 'start.json'}", "--np", "4",
         "--generations", "1", "--games", "2", "--depth", "1", "--seed", "3", "--workers",
         str(workers), "--param", "selection=paper", "--param", "finetune=false", "--param",
-        "init_spread=0.5", "--guard-games", "40", "--out", str(tmp_path), "--run-id", run_id])
+        "init_spread=0.5", "--guard-games", "40", "--runs-dir", str(tmp_path), "--run-id", run_id])
 
 
 def test_a_run_worse_than_its_start_recommends_its_start(tmp_path):

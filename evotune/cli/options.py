@@ -24,7 +24,7 @@ FIELD_FLAGS = {
     "depth": "--depth", "nodes": "--nodes", "movetime": "--movetime", "tc": "--tc",
     "time_margin": "--time-margin", "max_plies": "--max-plies",
     "adjudication": "--resign SCORE MOVES / --draw SCORE MOVES FROM_PLY",
-    "games": "--games", "book_plies": "--book-plies", "seed": "--seed", "workers": "--workers",
+    "games": "--games", "guard_games": "--guard-games", "book_plies": "--book-plies", "seed": "--seed", "workers": "--workers",
     "per_game": "--per-game", "random_plies": "--random-plies", "chunk": "--chunk",
     "fmt": "--format", "positions": "--positions", "target": "--target",
     "td_lambda": "--td-lambda",

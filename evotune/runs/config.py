@@ -250,9 +250,9 @@ def validate_run_config(cfg: RunConfig) -> None:
         raise ConfigError("the run has no end: give --generations, max_games or max_seconds")
     if cfg.guard_games < -1 or cfg.guard_games % 2 or cfg.guard_games > LIMITS["games"]:
         if cfg.guard_games != -1:
-            raise FieldError("guard_games", f"must be -1 (auto), 0 (no final check) or an even "
-                                            f"number of games up to {LIMITS['games']}, got "
-                                            f"{cfg.guard_games}")
+            raise FieldError("guard_games", f"must be 0 (no final check) or an even number of "
+                                            f"games up to {LIMITS['games']} (-1: 10% of the "
+                                            f"budget), got {cfg.guard_games}")
     if cfg.workers < 0:
         raise ConfigError(f"--workers must be >= 0 (0 = one per core), got {cfg.workers}")
     if cfg.backend not in BACKENDS:
