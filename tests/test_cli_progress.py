@@ -111,3 +111,20 @@ def test_on_a_terminal_match_draws_a_bar_with_rate_and_time_left():
     assert proc.returncode == 0, text
     assert "\r" in text
     assert re.search(r"games  \[#{24}\]  4/4 games  [\d.]+ games/s  0:00 left", text), text
+
+
+def test_nn_train_shows_its_reading_and_its_epochs_off_a_terminal(tmp_path, every_update,
+                                                                   monkeypatch):
+    from evotune.learn.nn import data as nn_data
+
+    _invoke(["datagen", "--games", "4", "--depth", "1", "--format", "text", "--workers", "1",
+             "--out", str(tmp_path / "d.txt"), "--quiet"])
+    monkeypatch.setattr(nn_data, "_BLOCK", 8)  # a progress call every 8 positions read
+    res = _invoke(["nn", "train", str(tmp_path / "d.txt"), "--hidden", "8", "--epochs", "1",
+                   "--batch", "8", "--wdl", "0", "--workers", "1", "--runs-dir",
+                   str(tmp_path / "runs")])
+    assert "\r" not in res.stderr
+    assert re.search(r"^reading the data  8 positions  ", res.stderr, re.M), res.stderr
+    assert re.search(r"^epoch 1/1  \d+/\d+ positions  [\d,.]+ positions/s  \d+:\d\d left$",
+                     res.stderr, re.M), res.stderr
+    assert re.search(r"^  epoch 1/1  loss train ", res.stderr, re.M), res.stderr

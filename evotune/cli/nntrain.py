@@ -138,7 +138,9 @@ def train(data, hidden, activation, wdl, epochs, batch, lr, lr_drop, gamma, init
                              val_share=val_share, val_block=val_block)
     cfg = TrainConfig(data=tuple(data), settings=settings.record(), init=init, max_bad=max_bad,
                       cache_dir=cache_dir or "")
-    store, packed = new_training(cfg, out_dir=runs_dir, run_id=run_id, workers=workers)
+    with Progress("reading the data", 0, "positions") as reading:
+        store, packed = new_training(cfg, out_dir=runs_dir, run_id=run_id, workers=workers,
+                                     progress=reading.update)
     train_and_report(store, cfg, packed, workers=workers)
 
 

@@ -82,17 +82,20 @@ def initial_net(cfg: TrainConfig, settings: TrainSettings) -> FloatNet:
     return net
 
 
-def _load(cfg: TrainConfig, settings: TrainSettings) -> PackedData:
+def _load(cfg: TrainConfig, settings: TrainSettings,
+          progress: Callable[[int], None] | None = None) -> PackedData:
     return load_data(cfg.data, max_bad=cfg.max_bad, cache_dir=cfg.cache_dir or None,
-                     check=lambda d: check_data(d, settings))
+                     check=lambda d: check_data(d, settings), progress=progress)
 
 
 def new_training(cfg: TrainConfig, *, out_dir: str | Path = "populations",
-                 run_id: str | None = None, workers: int = 1) -> tuple[Store, PackedData]:
+                 run_id: str | None = None, workers: int = 1,
+                 progress: Callable[[int], None] | None = None) -> tuple[Store, PackedData]:
     """Create the run folder of a new training. Every input is checked first (settings, thread
     count, initial net, run id and folder, each data line, whether the data fits the settings),
     so a bad one leaves no run folder (the data cache beside the data is written only after
-    every check passed). Stores the manifest, the initial net and the epoch-0 checkpoint."""
+    every check passed). Stores the manifest, the initial net and the epoch-0 checkpoint.
+    ``progress(positions)``: the positions read so far, while the text is read (no cache yet)."""
     for p in cfg.data:
         if not Path(p).is_file():
             raise ConfigError(f"data file {p}: no such file")
@@ -105,7 +108,7 @@ def new_training(cfg: TrainConfig, *, out_dir: str | Path = "populations",
     if run_id is not None and (Path(out_dir) / run_id / "manifest.json").exists():
         raise StoreError(f"run '{run_id}' already exists in {out_dir}; continue it with "
                          f"'evotune resume {run_id}' or choose another --run-id")
-    data = _load(cfg, settings)
+    data = _load(cfg, settings, progress)
     files = data_files(cfg)
     identity = train_identity(cfg, files, str(data.info["key"]))
     run_id = run_id or f"nn-{time.strftime('%Y%m%d-%H%M%S')}-{identity['hash'][:6]}"
