@@ -67,11 +67,17 @@ def read_text(path: str | Path, what: str, *, error=ConfigError) -> str:
     return text
 
 
-def check_writable(path: str | Path, what: str, *, folder: bool = False) -> None:
+def check_writable(path: str | Path, what: str, *, folder: bool = False,
+                   parents: bool = True) -> None:
     """Refuse, before any work, an output path that cannot be written: a read-only place, a
     folder where a file is wanted (or the reverse), a parent that is a file, a FIFO or a device
-    (writing to one hangs or fails after the work is done). Creates nothing."""
+    (writing to one hangs or fails after the work is done), a name with a control character (a
+    newline: no listing or log line could show it). ``parents=False``: the folder that would
+    hold ``path`` must exist (a typo in it is not made into folders). Creates nothing."""
     p = Path(path)
+    if any(not c.isprintable() for c in str(p)):
+        raise ConfigError(f"{what} {str(p)!r} has a control character (a newline?) in its name; "
+                          "give a plain path")
     if p.exists():
         if not (p.is_dir() or p.is_file()):
             raise ConfigError(f"{what} {p} is not a regular file (a FIFO, socket or device); give "
@@ -82,6 +88,9 @@ def check_writable(path: str | Path, what: str, *, folder: bool = False) -> None
         target = p
     else:
         target = p.parent
+        if not parents and not target.exists() and not target.is_symlink():
+            raise ConfigError(f"{what} {p}: the folder {target} does not exist; make it first "
+                              "(nothing makes it for you)")
         while not target.exists() and target != target.parent:
             target = target.parent
         if not target.is_dir():

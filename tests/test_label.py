@@ -190,4 +190,29 @@ def test_a_max_bad_overflow_is_the_only_line_label_and_nn_train_print(tmp_path):
                              cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=300)
         assert got.returncode == 2 and got.stderr.count("\n") == 1, got.stderr
         assert f"{bad}:3: " in got.stderr and "bad lines allowed: 1" in got.stderr
+    # item 16: missing folders were made without a word (--cache-dir /nonexistent/dir made a
+    # folder at the root); the skip notices of the lines --max-bad allows come only after every
+    # check passed, so these refusals are one line too
+    for args, says in (
+            (["label", str(bad), "--engine", "shannon", "--depth", "1", "--out", "miss/o.txt"],
+             "output file miss/o.txt: the folder miss does not exist"),
+            (["datagen", "--games", "2", "--depth", "1", "--out", "miss/o.txt"],
+             "output file miss/o.txt: the folder miss does not exist"),
+            (["nn", "train", str(bad), "--hidden", "8", "--epochs", "1", "--runs-dir", "r",
+              "--cache-dir", f"/nonexistent-{os.getpid()}/dir"], "/dir does not exist"),
+            (["nn", "train", str(bad), "--hidden", "8", "--epochs", "1", "--runs-dir", "miss/r"],
+             "runs folder miss/r: the folder miss does not exist"),
+            (["texel", str(bad), "--epochs", "1", "--runs-dir", "miss/r"],
+             "runs folder miss/r: the folder miss does not exist"),
+            (["run", "--generations", "1", "--np", "4", "--games", "2", "--depth", "1",
+              "--runs-dir", "miss/r"], "runs folder miss/r: the folder miss does not exist"),
+            (["label", str(bad), "--engine", "shannon", "--depth", "1", "--out", "o\n.txt"],
+             "has a control character")):
+        got = subprocess.run([sys.executable, "-m", "evotune.cli", *args, "--max-bad", "2"]
+                             if args[0] in ("label", "nn", "texel") else
+                             [sys.executable, "-m", "evotune.cli", *args],
+                             cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=300)
+        assert got.returncode == 2 and got.stderr.count("\n") == 1, got.stderr
+        assert says in got.stderr, got.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt"]
+    assert not os.path.exists(f"/nonexistent-{os.getpid()}")

@@ -7,6 +7,8 @@ import math
 import os
 import subprocess
 import sys
+import threading
+import time
 
 import chess
 import chess.engine
@@ -237,6 +239,28 @@ def test_a_node_budget_counts_positions_between_simulations():
         # the last simulation starts below the budget and may pass it by its own cost
         assert 20000 <= r.nodes < 20000 + 5000 and r.simulations < 20000
     assert uct(budget_unit="nodes").budget(0) == 20000 and uct().budget(0) == 1000
+
+
+def test_the_stop_flag_cuts_a_deep_alphabeta_leaf():
+    """Issue 38 item 14: with policy alphabeta:8 the first simulation (millions of nodes) was
+    not cut, so 'go movetime 500' answered after 1.25 s. A stop set 0.2 s in now ends the leaf
+    search (every 1024 nodes), the stopped simulation stands in by the leaf's evaluation when it
+    is the first and is dropped otherwise; a move comes back at once."""
+    fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
+    settings = uct(policy="alphabeta", policy_depth=8)
+    search(fen, W, nodes=1, settings=uct(policy="alphabeta", policy_depth=1))  # compiled
+    stop = np.zeros(1, dtype=np.int64)
+    timer = threading.Timer(0.2, lambda: stop.__setitem__(0, 1))
+    t0 = time.perf_counter()
+    timer.start()
+    r = search(fen, W, nodes=1000, settings=settings, stop=stop)
+    seconds = time.perf_counter() - t0
+    assert seconds < 1.0 and r.simulations == 1, (seconds, r.simulations)
+    assert chess.Move.from_uci(r.move) in chess.Board(fen).legal_moves
+    # without a stop the same budget of shallow leaves is unchanged (deterministic)
+    a = search(fen, W, nodes=50, settings=uct(policy="alphabeta", policy_depth=2))
+    b = search(fen, W, nodes=50, settings=uct(policy="alphabeta", policy_depth=2))
+    assert (a.move, a.nodes, a.simulations) == (b.move, b.nodes, 50)
 
 
 def test_a_full_tree_stops_growing_and_the_search_goes_on():

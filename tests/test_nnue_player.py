@@ -346,6 +346,11 @@ def test_nn_init_info_export(tmp_path, capsys):
      "is the net file being exported"),
     (["nn", "export", "{tmp}/ok.nnue", "--format", "bullet", "--out", "{tmp}/../{tmpname}/ok.nnue"],
      "is the net file being exported"),
+    # item 16: a missing folder was made without a word, a newline accepted in a name
+    (["nn", "init", "--hidden", "8", "--out", "{tmp}/miss/x.nnue"], "the folder"),
+    (["nn", "export", "{tmp}/ok.nnue", "--format", "bullet", "--out", "{tmp}/miss/x.bin"],
+     "does not exist; make it first"),
+    (["nn", "init", "--hidden", "8", "--out", "{tmp}/a\nb.nnue"], "has a control character"),
 ])
 def test_nn_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, args, message):
     write_net(random_net(8, 1), tmp_path / "ok.nnue")

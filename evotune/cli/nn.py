@@ -54,7 +54,7 @@ def init(hidden: int, seed: int, activation: str, fmt: str, out_file: str) -> No
     """Write a random net: every weight uniform in +-1/sqrt(fan in), quantised as bullet saves
     it (a start for training or evolution; it knows nothing, so search it with a node limit)."""
     net = random_net(hidden, seed, activation)
-    check_writable(out_file, "--out")
+    check_writable(out_file, "--out", parents=False)
     write_net(net, out_file, fmt)
     click.echo(f"{out_file}: {fmt} net, {net.describe()}")
 
@@ -89,7 +89,7 @@ def export(net_file: str, fmt: str, out_file: str, input_format: str, hidden: in
            activation: str | None) -> None:
     """Write NET_FILE in another format (the arrays are copied exactly)."""
     net = _read(net_file, input_format, hidden, activation)
-    check_writable(out_file, "--out")
+    check_writable(out_file, "--out", parents=False)
     if Path(out_file).exists() and Path(out_file).samefile(net_file):
         raise ConfigError(f"--out {out_file} is the net file being exported; give another file")
     write_net(net, out_file, fmt)

@@ -289,7 +289,7 @@ def check_progress(out: Path, ident: dict, *, total: int, tail_bound: int,
     units (games, or positions for ``evotune label``) make the whole output, and one chunk's
     lines are at most ``tail_bound`` bytes."""
     prog_path = _progress_path(out)
-    check_writable(out, "output file")
+    check_writable(out, "output file", parents=False)
     check_writable(prog_path, "progress file")
     check_writable(out.with_name(out.name + LOCK_SUFFIX), "lock file")
     if not prog_path.exists():

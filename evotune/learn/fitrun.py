@@ -99,7 +99,7 @@ def new_fit(cfg: TexelConfig, *, out_dir: str | Path = "populations",
     identity = fit_identity(cfg, files)
     run_id = run_id or f"texel-{time.strftime('%Y%m%d-%H%M%S')}-{identity['hash'][:6]}"
     check_run_id(run_id)
-    check_writable(out_dir, "runs folder", folder=True)
+    check_writable(out_dir, "runs folder", folder=True, parents=False)
     if (Path(out_dir) / run_id / "manifest.json").exists():
         raise StoreError(f"run '{run_id}' already exists in {out_dir}; continue it with "
                          f"'evotune resume {run_id}' or choose another --run-id")

@@ -187,14 +187,15 @@ BAD_KEPT = 1000
 
 
 def iter_labelled(paths, *, max_bad: int = 0, max_positions: int = 0,
-                  stats: ReadStats | None = None):
+                  stats: ReadStats | None = None, notices: list[str] | None = None):
     """Yield (fen, result, score or None) of every labelled line of ``paths`` in order
     (``max_positions`` > 0: stop there); ``stats`` (when given) collects the files read and
     the lines skipped.
 
     More than ``max_bad`` malformed lines raise DataError naming the first one beyond the limit
     as ``file:line``. The skipped lines are logged (warnings) once every file is read, so a
-    refusal is not preceded by them.
+    refusal is not preceded by them; with ``notices`` they are added to it instead, for the
+    caller to log (:func:`log_notices`) once its own checks passed.
     """
     stats = ReadStats() if stats is None else stats
     count = 0
@@ -234,14 +235,23 @@ def iter_labelled(paths, *, max_bad: int = 0, max_positions: int = 0,
             raise DataError(f"data file {path}: cannot read it ({exc.strerror})") from None
         rec["positions"] = count - start
         stats.files.append(rec)
-    for notice in skipped:
-        log.warning("%s", notice)
     if stats.bad - bad_before > len(skipped):
-        log.warning("... %d more malformed lines skipped (--max-bad)",
-                    stats.bad - bad_before - len(skipped))
+        skipped.append(f"... {stats.bad - bad_before - len(skipped)} more malformed lines "
+                       "skipped (--max-bad)")
+    if notices is None:
+        log_notices(skipped)
+    else:
+        notices.extend(skipped)
 
 
-def read_positions(paths, *, max_bad: int = 0, max_positions: int = 0) -> Positions:
+def log_notices(notices: list[str]) -> None:
+    """Log the skipped-line notices :func:`iter_labelled` collected (warnings)."""
+    for notice in notices:
+        log.warning("%s", notice)
+
+
+def read_positions(paths, *, max_bad: int = 0, max_positions: int = 0,
+                   notices: list[str] | None = None) -> Positions:
     """Read labelled positions from ``paths`` in order (``max_positions`` > 0: stop there).
 
     More than ``max_bad`` malformed lines raise DataError naming the first one beyond the limit
@@ -250,7 +260,7 @@ def read_positions(paths, *, max_bad: int = 0, max_positions: int = 0) -> Positi
     out = Positions()
     stats = ReadStats()
     for fen, result, _ in iter_labelled(paths, max_bad=max_bad, max_positions=max_positions,
-                                        stats=stats):
+                                        stats=stats, notices=notices):
         out.fens.append(fen)
         out.results.append(result)
     out.bad, out.files = stats.bad, stats.files

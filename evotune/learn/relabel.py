@@ -41,7 +41,7 @@ from ..players.spec import check_engine_spec
 from ..runs.lifecycle import resolve_workers
 from .datagen import (LINE_BYTES, check_progress, engine_identity, output_lock, resolve_engine,
                       write_chunks)
-from .labels import TEXT_SCORE_LIMIT, format_line, read_positions
+from .labels import TEXT_SCORE_LIMIT, format_line, log_notices, read_positions
 
 WRITER = "evotune label"
 
@@ -135,7 +135,8 @@ def label(settings: LabelSettings, inputs, out: str | Path, *, workers: int = 1,
     if any(p.resolve() == out.resolve() for p in paths):
         raise ConfigError(f"{out} is both an input and the output; choose another --out")
     spec, player, _, _ = resolve_engine(settings.engine)
-    pos = read_positions(paths, max_bad=settings.max_bad)
+    notices: list[str] = []  # skipped lines: said once every check passed
+    pos = read_positions(paths, max_bad=settings.max_bad, notices=notices)
     if not len(pos):
         raise ConfigError(f"{', '.join(map(str, paths))}: no positions to label")
     ident = {"engine": settings.engine, **limits_record(settings.limits),
@@ -152,6 +153,7 @@ def label(settings: LabelSettings, inputs, out: str | Path, *, workers: int = 1,
     lock = output_lock(out, WRITER)
     try:
         at = check_progress(out, ident, total=len(pos), tail_bound=tail_bound, writer=WRITER)
+        log_notices(notices)
         resumed_from = int(at.state["games"])
         state = write_chunks(
             out, ident, at, total=len(pos), chunk=settings.chunk, positions=0,

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..enginespec import EngineSpec
 from ..errors import ConfigError, EvotuneError, NetError, StoreError
 from ..featuresets import NNUE
-from ..fileio import atomic_write_json
+from ..fileio import atomic_write_json, check_writable
 from ..limits import check_workers
 from ..match.cluster import backend_session
 from ..match.gauntlet import check_opponents
@@ -223,6 +223,7 @@ def new_run(cfg: RunConfig, *, out_dir: str | Path = "populations",
     plan = plan_run(with_budget(cfg, spec), spec=spec)
     cfg, identity = plan.config, plan.identity
     preflight(plan)
+    check_writable(out_dir, "runs folder", folder=True, parents=False)
     run_id = run_id or default_run_id(cfg, identity)
     existing = Path(out_dir) / run_id / "manifest.json"
     if existing.exists():

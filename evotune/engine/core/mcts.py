@@ -35,7 +35,7 @@ from .attacks import in_check
 from .evaluate import evaluate
 from .layout import (MAXHIST, MAXMOVES, MAXPLY, S_HALF, S_ITER, S_LIMIT,
                      S_MOVES, S_NHIST, S_NODES, S_ROOTPV, S_ROOTPVLEN, S_SCORES, S_SIDE,
-                     U_HASH)
+                     S_STOPPED, U_HASH)
 from .movegen import gen_legal
 from .position import insufficient_material, make_move, repetitions, unmake_move
 from .prior import prior_log_norm, probability_score, win_probability, zero_score
@@ -346,7 +346,9 @@ def playout(U, S, meta, cap, k, moves):
 
 @njit(cache=True)
 def simulate(U, S, stop, meta, params, moves):
-    """The value of the current (not terminal) position for its side to move, by the policy."""
+    """The value of the current (not terminal) position for its side to move, by the policy;
+    -1.0 when ``stop[0]`` cut the leaf's alpha-beta search short (a deep ``alphabeta:D`` leaf
+    can take millions of nodes: the clock must not wait for it)."""
     policy = np.int64(params[P_POLICY])
     k = params[P_K]
     if policy == POLICY_RANDOM:
@@ -357,10 +359,16 @@ def simulate(U, S, stop, meta, params, moves):
     # never pass literals into the recursion (numba issue 6061): derive typed values
     zero = S[S_NODES] - S[S_NODES]
     inf = zero + INF
+    S[S_STOPPED] = 0
+    S[S_ITER] = 2  # the leaf search reads the stop flag (every 1024 nodes), as a search does
     if policy == POLICY_QSEARCH:
         s = quiesce(U, S, stop, -inf, inf, zero)
     else:
         s = negamax(U, S, stop, zero + np.int64(params[P_DEPTH]), -inf, inf, zero)
+    S[S_ITER] = 0
+    if S[S_STOPPED] != 0:
+        S[S_STOPPED] = 0
+        return -1.0
     return win_probability(s, k)
 
 
@@ -439,10 +447,16 @@ def uct_search(U, S, stop, TI, TF, meta, params, sims):
             moves[d] = m
             d += 1
             node = child
+        cut = False
         if r < 0.0:
             r = simulate(U, S, stop, meta, params, moves[d:])
+            if r < 0.0:  # stopped inside the leaf: its score is no value
+                cut = True
+                r = win_probability(evaluate(U, S), k)  # the first simulation's stand-in
         for i in range(d - 1, -1, -1):
             unmake_move(U, S, moves[i])
+        if cut and sim > 0:
+            break  # the stopped simulation is dropped
         if d > meta[M_DEPTH]:
             meta[M_DEPTH] = d
         backpropagate(TI, TF, node, r, solver)

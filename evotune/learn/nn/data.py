@@ -34,7 +34,7 @@ import numpy as np
 
 from ...errors import ConfigError
 from ...fileio import atomic_write_bytes, check_writable
-from ..labels import DataError, ReadStats, file_record, iter_labelled
+from ..labels import DataError, ReadStats, file_record, iter_labelled, log_notices
 
 log = logging.getLogger(__name__)
 
@@ -156,13 +156,15 @@ def _check_bad(info: dict, max_bad: int, where: Path) -> None:
                         "lines)")
 
 
-def _parse(paths, max_bad: int, progress) -> tuple[PackedData, ReadStats]:
+def _parse(paths, max_bad: int, progress,
+           notices: list[str]) -> tuple[PackedData, ReadStats]:
     stats = ReadStats()
     blocks: list[list[np.ndarray]] = []
     cur = _empty(_BLOCK)
     n = k = 0
     clipped = 0
-    for fen, result, score in iter_labelled(paths, max_bad=max_bad, stats=stats):
+    for fen, result, score in iter_labelled(paths, max_bad=max_bad, stats=stats,
+                                            notices=notices):
         occ, nib, stm = pack_fen(fen)
         cur[0][k] = occ
         cur[1][k] = np.frombuffer(nib, dtype=np.uint8)
@@ -306,10 +308,11 @@ def load_data(paths, *, max_bad: int = 0, cache_dir: str | Path | None = None,
             log.info("%s: %d positions from the cache", path, len(data))
             return data
     try:
-        check_writable(path, "data cache")
+        check_writable(path, "data cache", parents=False)
     except ConfigError as exc:
         raise DataError(f"{exc}; give a writable cache folder") from None
-    data, stats = _parse(paths, max_bad, progress)
+    notices: list[str] = []  # skipped lines: said once every check passed
+    data, stats = _parse(paths, max_bad, progress, notices)
     for rec, got in zip(records, stats.files):
         if rec["sha256"] != got["sha256"]:
             raise DataError(f"data file {rec['path']} changed while it was read; read it again")
@@ -321,6 +324,7 @@ def load_data(paths, *, max_bad: int = 0, cache_dir: str | Path | None = None,
         raise DataError(f"{', '.join(str(p) for p in paths)}: no labelled positions")
     if check is not None:
         check(data)
+    log_notices(notices)
     write_cache(path, data)
     log.info("%s: %d positions packed (%d bytes)", path, len(data), data.nbytes)
     return data

@@ -104,7 +104,7 @@ def new_training(cfg: TrainConfig, *, out_dir: str | Path = "populations",
     net = initial_net(cfg, settings)
     if run_id is not None:
         check_run_id(run_id)
-    check_writable(out_dir, "runs folder", folder=True)
+    check_writable(out_dir, "runs folder", folder=True, parents=False)
     if run_id is not None and (Path(out_dir) / run_id / "manifest.json").exists():
         raise StoreError(f"run '{run_id}' already exists in {out_dir}; continue it with "
                          f"'evotune resume {run_id}' or choose another --run-id")
