@@ -227,12 +227,8 @@ class Buffers:
     """Work arrays of one batch size and hidden size (allocated once per training)."""
 
     def __init__(self, batch: int, hidden: int) -> None:
-        self.feats = np.zeros((batch, 2, kernels.MAX_FEATURES), np.int16)
-        self.nfeat = np.zeros(batch, np.int32)
-        self.dacc = np.zeros((batch, 2, hidden), np.float32)
-        self.part = np.zeros(((batch + kernels.CHUNK - 1) // kernels.CHUNK, 2 * hidden),
-                             np.float32)
-        self.gout = np.zeros(batch, np.float32)
+        self.sliced = np.zeros((kernels.SLICES, param_count(hidden)), np.float32)
+        """Each slice's gradient sum (see :mod:`~evotune.learn.nn.kernels`)."""
         self.loss = np.zeros(batch, np.float32)
         self.flat = np.zeros(param_count(hidden), np.float32)
         self.grads = _views(self.flat, hidden)
@@ -244,16 +240,10 @@ def gradients(state: TrainState, data: PackedData, idx: np.ndarray, wdl: float,
     """The mean loss of positions ``idx`` and its gradients (into ``buf.grads``)."""
     b = idx.size
     net = state.net
-    screlu = net.activation == "screlu"
-    kernels.forward_backward(idx, data.occ, data.pcs, data.score, data.result, data.stm,
-                             np.float32(wdl), net.l0w, net.l0b, net.l1w, net.l1b, screlu,
-                             buf.feats[:b], buf.nfeat[:b], buf.dacc[:b],
-                             buf.part[:(b + kernels.CHUNK - 1) // kernels.CHUNK],
-                             buf.gout[:b], buf.loss[:b])
-    g = buf.grads
-    kernels.scatter(buf.feats[:b], buf.nfeat[:b], buf.dacc[:b],
-                    buf.part[:(b + kernels.CHUNK - 1) // kernels.CHUNK], buf.gout[:b],
-                    g["l0w"], g["l0b"], g["l1w"], g["l1b"], numba.get_num_threads())
+    kernels.slice_gradients(idx, data.occ, data.pcs, data.score, data.result, data.stm,
+                            np.float32(wdl), net.l0w, net.l0b, net.l1w, net.l1b,
+                            net.activation == "screlu", buf.sliced, buf.loss[:b])
+    kernels.reduce_slices(buf.sliced, buf.flat, numba.get_num_threads())
     return kernels.ordered_sum(buf.loss[:b]) / b
 
 
