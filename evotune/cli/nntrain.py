@@ -130,8 +130,9 @@ def few_steps_note(train_positions: int, batch: int) -> str:
 @runs_dir_option(alias=True)
 def train(data, hidden, activation, wdl, epochs, batch, lr, lr_drop, gamma, init, val_share,
           val_block, max_bad, cache_dir, seed, workers, run_id, runs_dir):
-    """Train a net on labelled positions ('FEN | score | result', datagen's files, EPD c9) as a
-    run: one record and one checkpoint per epoch; 'evotune resume RUN' continues it."""
+    """Train a net on labelled positions ('FEN | score | result', datagen's files, EPD c9; or
+    bullet's binary data, files ending in .bin or .data) as a run: one record and one checkpoint
+    per epoch; 'evotune resume RUN' continues it."""
     settings = TrainSettings(hidden=hidden, activation=activation, wdl=wdl, epochs=epochs,
                              batch=batch, lr=lr, lr_drop=lr_drop, gamma=gamma, seed=seed,
                              val_share=val_share, val_block=val_block)

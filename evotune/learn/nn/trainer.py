@@ -36,7 +36,8 @@ from ...runs.trainconfig import EpochLine as EpochRecord
 from ...seeding import STREAM_NN_TRAIN, generator
 from ..fitdata import split_indices
 from . import kernels
-from .data import PackedData, load_data
+from .bulletdata import load_positions
+from .data import PackedData
 
 PARAMS = ("l0w", "l0b", "l1w", "l1b")
 
@@ -383,8 +384,9 @@ def train(data_paths, *, workers: int = 1, init: FloatNet | Net | str | Path | N
           progress: Callable[[Progress], None] | None = None,
           on_epoch: Callable[[EpochRecord, TrainState], None] | None = None,
           **settings) -> TrainResult:
-    """Train a net on the labelled positions of ``data_paths`` (read once into the cache beside
-    them, :func:`evotune.learn.nn.data.load_data`); ``settings`` are :class:`TrainSettings`'
+    """Train a net on the labelled positions of ``data_paths``: text read once into the cache
+    beside them (:func:`evotune.learn.nn.data.load_data`), or bullet's binary data files
+    (``.bin``, ``.data``: :mod:`evotune.learn.nn.bulletdata`); ``settings`` are :class:`TrainSettings`'
     fields (hidden, activation, wdl, epochs, batch, lr, lr_drop, gamma, seed, val_share,
     val_block ...). Returns the per-epoch records and the float net.
 
@@ -403,7 +405,7 @@ def train(data_paths, *, workers: int = 1, init: FloatNet | Net | str | Path | N
     if init is not None and (init.hidden != cfg.hidden or init.activation != cfg.activation):
         raise FieldError("init", f"is a {init.hidden}-neuron {init.activation} net; the "
                                  f"training is {cfg.hidden} {cfg.activation}")
-    data = load_data(data_paths, max_bad=max_bad, cache_dir=cache_dir,
-                     check=lambda d: check_data(d, cfg))
+    data = load_positions(data_paths, max_bad=max_bad, cache_dir=cache_dir,
+                          check=lambda d: check_data(d, cfg))
     return train_packed(data, cfg, workers=workers, init=init, state=state, progress=progress,
                         on_epoch=on_epoch)

@@ -33,7 +33,8 @@ from ...runs.records import State
 from ...runs.store import Store
 from ...runs.trainconfig import INIT_RANDOM, EpochLine, TrainConfig
 from ..labels import file_record
-from .data import PackedData, load_data
+from .bulletdata import load_positions
+from .data import PackedData
 from .trainer import (EpochRecord, FloatNet, Progress, TrainSettings, TrainState, check_data,
                       resolve_threads, train_packed)
 
@@ -82,8 +83,8 @@ def initial_net(cfg: TrainConfig, settings: TrainSettings) -> FloatNet:
 
 
 def _load(cfg: TrainConfig, settings: TrainSettings) -> PackedData:
-    return load_data(cfg.data, max_bad=cfg.max_bad, cache_dir=cfg.cache_dir or None,
-                     check=lambda d: check_data(d, settings))
+    return load_positions(cfg.data, max_bad=cfg.max_bad, cache_dir=cfg.cache_dir or None,
+                          check=lambda d: check_data(d, settings))
 
 
 def new_training(cfg: TrainConfig, *, out_dir: str | Path = "populations",
