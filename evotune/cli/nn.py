@@ -37,8 +37,9 @@ def _reading_options(f):
 
 @click.group()
 def nn() -> None:
-    """Networks: make, inspect, export and train NNUE nets. They are the built-in engine's
-    (768 -> H) x 2 -> 1 nets in bullet's simple layout; play one as the player nnue:FILE."""
+    """Networks: make, inspect, export and train NNUE nets; convert their data. They are the
+    built-in engine's (768 -> H) x 2 -> 1 nets in bullet's simple layout; play one as the player
+    nnue:FILE."""
 
 
 @nn.command()
