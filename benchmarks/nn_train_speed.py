@@ -1,7 +1,7 @@
 """Net trainer speed: positions/s of one training step, numba against numpy (prints figures).
 
     python benchmarks/nn_train_speed.py [--hidden 32 128 256] [--threads 1 2] [--batch 16384]
-                                        [--memory 10000000] [--no-numpy] [--rounds 1]
+                                        [--memory 10000000] [--no-numpy] [--rounds 1] [--pair]
 
 A training step is forward, backward and AdamW on one mini-batch of ``--batch`` positions
 (feature expansion from the packed boards included). The positions are 20,000 positions of
@@ -13,13 +13,17 @@ and in the same process the same step in plain numpy
 as a second baseline a dense numpy step (one-hot input matrix, BLAS matrix products for the input
 layer; same maths; ``--no-numpy`` leaves both out). ``--rounds R`` measures the thread counts
 R times in turn and keeps each one's best (a shared machine's load comes and goes).
-``--memory N``: one epoch on N positions (the 20,000 repeated) at H=128 and the process's peak
-resident memory. Prints the machine's load before and after: on a shared
-machine the figures of 2 threads depend on it.
+``--pair``: also two single-thread steps at once in two processes (their positions/s added, and
+the ratio to one thread): what two independent trainers get from the machine, the ceiling of a
+2-thread step whatever its code (the cores' shared cache, memory and clock, or vCPUs that share a
+physical core, show here). ``--memory N``: one epoch on N positions (the 20,000 repeated) at
+H=128 and the process's peak resident memory. Prints the machine's load before and after: on a
+shared machine the figures of 2 threads depend on it.
 """
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import platform
 import random
@@ -109,6 +113,31 @@ def rate(fn, batch: int, seconds: float) -> tuple[float, float]:
     return n * batch / wall, (time.process_time() - c0) / wall
 
 
+def _alone(h: int, data: PackedData, idx: np.ndarray, seconds: float, barrier, out) -> None:
+    """One process of ``--pair``: the 1-thread step's rate, started with its twin."""
+    numba.set_num_threads(1)
+    state = TrainState.start(FloatNet.random(h, 1))
+    buf = Buffers(idx.size, h)
+    settings = TrainSettings(hidden=h, wdl=0.25)
+    step(state, data, idx, settings, 1e-3, buf)  # warm-up before the start line
+    barrier.wait()
+    out.put(rate(lambda: step(state, data, idx, settings, 1e-3, buf), idx.size, seconds))
+
+
+def pair_rate(h: int, data: PackedData, idx: np.ndarray, seconds: float) -> tuple[float, float]:
+    """(positions/s of two 1-thread steps in two processes at once, added; their cores)."""
+    ctx = multiprocessing.get_context("spawn")  # no fork of a process with OpenMP threads
+    barrier, out = ctx.Barrier(2), ctx.Queue()
+    procs = [ctx.Process(target=_alone, args=(h, data, idx, seconds, barrier, out))
+             for _ in range(2)]
+    for proc in procs:
+        proc.start()
+    got = [out.get() for _ in procs]
+    for proc in procs:
+        proc.join()
+    return sum(r for r, _ in got), sum(c for _, c in got)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--hidden", type=int, nargs="+", default=[32, 128, 256])
@@ -117,6 +146,8 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=3.0, help="time per figure")
     ap.add_argument("--memory", type=int, default=0, help="positions of the memory epoch")
     ap.add_argument("--no-numpy", action="store_true", help="leave out the numpy baselines")
+    ap.add_argument("--pair", action="store_true", help="also two 1-thread steps in two "
+                    "processes at once")
     ap.add_argument("--rounds", type=int, default=1, help="measure the thread counts R times, "
                     "keep each one's best")
     args = ap.parse_args()
@@ -141,6 +172,10 @@ def main() -> None:
         for threads, (r, cores) in figures.items():
             line.append(f"numba {threads} thread{'s' if threads > 1 else ''} {r:>9,.0f} pos/s "
                         f"({cores:.2f} cores, {r / base:.2f}x)")
+        if args.pair:
+            r, cores = pair_rate(h, data, idx, args.seconds)
+            line.append(f"two 1-thread processes {r:>9,.0f} pos/s ({cores:.2f} cores, "
+                        f"{r / base:.2f}x)")
         if args.no_numpy:
             print("  ".join(line), flush=True)
             continue
