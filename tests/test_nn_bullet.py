@@ -203,3 +203,17 @@ def test_nn_train_and_convert_from_the_command_line(sample, tmp_path):
                "--run-id", "b", "--runs-dir", "runs"], tmp_path)
     assert got.returncode == 0, got.stderr
     assert (tmp_path / "runs" / "b" / "net.nnue").is_file()
+
+
+def test_many_files_are_read_in_order_into_one_set(sample, tmp_path, monkeypatch):
+    _, reference = sample
+    raw = reference.read_bytes()
+    (tmp_path / "a.bin").write_bytes(raw[:10 * RECORD])
+    (tmp_path / "b.DATA").write_bytes(raw[10 * RECORD:])
+    monkeypatch.setattr(bulletdata, "_BLOCK", 7)  # blocks that end inside a file
+    data = load_positions([tmp_path / "a.bin", tmp_path / "b.DATA"])
+    whole, _ = read_bullet(reference)
+    assert len(data) == 64 and [f["positions"] for f in data.info["files"]] == [10, 54]
+    for name in ("occ", "pcs", "score", "result", "stm"):
+        assert np.array_equal(getattr(data, name), getattr(whole, name)), name
+    assert bullet_bytes(data).tobytes() == raw

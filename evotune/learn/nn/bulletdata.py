@@ -143,52 +143,83 @@ def _file_error(path: Path, problem: str) -> DataError:
                      f"{path.suffix}): {problem}")
 
 
+def _records(path: Path) -> int:
+    """The number of records of a bullet data file (DataError when its size is not whole)."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise DataError(f"data file {path}: cannot read it ({exc.strerror})") from None
+    if size % RECORD:
+        raise _file_error(path, f"{size} bytes is not a whole number of {RECORD}-byte "
+                                "ChessBoard records; is it bulletformat's chess data?")
+    return size // RECORD
+
+
+def _empty(n: int) -> PackedData:
+    return PackedData(np.zeros(n, np.uint64), np.zeros((n, 16), np.uint8),
+                      np.zeros(n, np.int16), np.zeros(n, np.uint8), np.zeros(n, np.uint8))
+
+
+def _read_into(path: Path, n: int, data: PackedData, start: int) -> int:
+    """Read the ``n`` records of ``path`` into ``data`` from position ``start``, in blocks of
+    :data:`_BLOCK`, each checked first; returns the number of scores clipped."""
+    clipped = 0
+    try:
+        with open(path, "rb") as fh:
+            for at in range(0, n, _BLOCK):
+                want = min(_BLOCK, n - at)
+                b = np.fromfile(fh, dtype=DTYPE, count=want)
+                if b.size != want:
+                    raise DataError(f"data file {path} changed while it was read; read it "
+                                    "again")
+                occ, pcs = np.ascontiguousarray(b["occ"]), np.ascontiguousarray(b["pcs"])
+                result = np.ascontiguousarray(b["result"])
+                i, why = _first_bad(occ, pcs, result, np.ascontiguousarray(b["ksq"]),
+                                    np.ascontiguousarray(b["opp_ksq"]))
+                if i >= 0:
+                    raise _file_error(path, f"record {at + i} (byte {(at + i) * RECORD}) is "
+                                            f"not a ChessBoard: {_WHY[int(why)]}")
+                score = b["score"].astype(np.int32)
+                clipped += int(np.count_nonzero(np.abs(score) > SCORE_LIMIT))
+                lo, hi = start + at, start + at + want
+                data.occ[lo:hi] = occ
+                data.pcs[lo:hi] = pcs
+                data.score[lo:hi] = np.clip(score, -SCORE_LIMIT, SCORE_LIMIT)
+                data.result[lo:hi] = result
+    except OSError as exc:
+        raise DataError(f"data file {path}: cannot read it ({exc.strerror})") from None
+    return clipped
+
+
 def read_bullet(path: str | Path) -> tuple[PackedData, int]:
     """(the positions of a bullet data file, White to move; the number of scores clipped)."""
     path = Path(path)
-    try:
-        size = path.stat().st_size
-        if size % RECORD:
-            raise _file_error(path, f"{size} bytes is not a whole number of {RECORD}-byte "
-                                    "ChessBoard records; is it bulletformat's chess data?")
-        rec = np.fromfile(path, dtype=DTYPE)
-    except OSError as exc:
-        raise DataError(f"data file {path}: cannot read it ({exc.strerror})") from None
-    for at in range(0, rec.size, _BLOCK):
-        b = rec[at:at + _BLOCK]
-        i, why = _first_bad(np.ascontiguousarray(b["occ"]), np.ascontiguousarray(b["pcs"]),
-                            np.ascontiguousarray(b["result"]), np.ascontiguousarray(b["ksq"]),
-                            np.ascontiguousarray(b["opp_ksq"]))
-        if i >= 0:
-            raise _file_error(path, f"record {at + i} (byte {(at + i) * RECORD}) is not a "
-                                    f"ChessBoard: {_WHY[int(why)]}")
-    score = rec["score"].astype(np.int32)
-    clipped = int(np.count_nonzero(np.abs(score) > SCORE_LIMIT))
-    data = PackedData(np.ascontiguousarray(rec["occ"]), np.ascontiguousarray(rec["pcs"]),
-                      np.clip(score, -SCORE_LIMIT, SCORE_LIMIT).astype(np.int16),
-                      np.ascontiguousarray(rec["result"]), np.zeros(rec.size, np.uint8))
-    return data, clipped
+    n = _records(path)
+    data = _empty(n)
+    return data, _read_into(path, n, data, 0)
 
 
 def load_bullet(paths, *, check: Callable[[PackedData], None] | None = None) -> PackedData:
-    """The positions of bullet data files, in order (no cache: the files are packed already);
+    """The positions of bullet data files, in order, read into the columns once (their memory:
+    28 bytes a position and one block of records; no cache: the files are packed already);
     ``info`` as a text cache's (key, files, counts; no bad lines)."""
     paths = [Path(p) for p in paths]
-    records, parts, clipped = [], [], 0
     for p in paths:
         if not p.is_file():
             raise DataError(f"data file {p}: no such file; give files of labelled positions")
-        data, c = read_bullet(p)
-        rec = file_record(p)
-        rec["positions"] = len(data)
-        records.append(rec)
-        parts.append(data)
-        clipped += c
-    cols = [np.concatenate([getattr(d, name) for d in parts])
-            for name in ("occ", "pcs", "score", "result", "stm")]
-    data = PackedData(*cols)
-    if len(data) == 0:
+    counts = [_records(p) for p in paths]
+    if sum(counts) == 0:
         raise DataError(f"{', '.join(str(p) for p in paths)}: no positions (empty files)")
+    data = _empty(sum(counts))
+    records, clipped, at = [], 0, 0
+    for p, n in zip(paths, counts):
+        clipped += _read_into(p, n, data, at)
+        at += n
+        rec = file_record(p)
+        if rec["size"] != n * RECORD:
+            raise DataError(f"data file {p} changed while it was read; read it again")
+        rec["positions"] = n
+        records.append(rec)
     data.info = {"key": data_key(records), "format": "bullet", "files": records,
                  "positions": len(data), "scored": len(data), "bad": 0, "bad_lines": [],
                  "clipped_scores": clipped}
