@@ -143,7 +143,7 @@ def _file_error(path: Path, problem: str) -> DataError:
                      f"{path.suffix}): {problem}")
 
 
-def _records(path: Path) -> int:
+def record_count(path: Path) -> int:
     """The number of records of a bullet data file (DataError when its size is not whole)."""
     try:
         size = path.stat().st_size
@@ -155,17 +155,20 @@ def _records(path: Path) -> int:
     return size // RECORD
 
 
-def _empty(n: int) -> PackedData:
+def empty_packed(n: int) -> PackedData:
+    """``n`` zeroed positions."""
     return PackedData(np.zeros(n, np.uint64), np.zeros((n, 16), np.uint8),
                       np.zeros(n, np.int16), np.zeros(n, np.uint8), np.zeros(n, np.uint8))
 
 
-def _read_into(path: Path, n: int, data: PackedData, start: int) -> int:
-    """Read the ``n`` records of ``path`` into ``data`` from position ``start``, in blocks of
-    :data:`_BLOCK`, each checked first; returns the number of scores clipped."""
+def read_into(path: Path, n: int, data: PackedData, start: int, first: int = 0) -> int:
+    """Read ``n`` records of ``path`` from its record ``first`` into ``data`` from position
+    ``start``, in blocks of :data:`_BLOCK`, each checked first; returns the number of scores
+    clipped."""
     clipped = 0
     try:
         with open(path, "rb") as fh:
+            fh.seek(first * RECORD)
             for at in range(0, n, _BLOCK):
                 want = min(_BLOCK, n - at)
                 b = np.fromfile(fh, dtype=DTYPE, count=want)
@@ -177,8 +180,9 @@ def _read_into(path: Path, n: int, data: PackedData, start: int) -> int:
                 i, why = _first_bad(occ, pcs, result, np.ascontiguousarray(b["ksq"]),
                                     np.ascontiguousarray(b["opp_ksq"]))
                 if i >= 0:
-                    raise _file_error(path, f"record {at + i} (byte {(at + i) * RECORD}) is "
-                                            f"not a ChessBoard: {_WHY[int(why)]}")
+                    k = first + at + i
+                    raise _file_error(path, f"record {k} (byte {k * RECORD}) is not a "
+                                            f"ChessBoard: {_WHY[int(why)]}")
                 score = b["score"].astype(np.int32)
                 clipped += int(np.count_nonzero(np.abs(score) > SCORE_LIMIT))
                 lo, hi = start + at, start + at + want
@@ -194,9 +198,9 @@ def _read_into(path: Path, n: int, data: PackedData, start: int) -> int:
 def read_bullet(path: str | Path) -> tuple[PackedData, int]:
     """(the positions of a bullet data file, White to move; the number of scores clipped)."""
     path = Path(path)
-    n = _records(path)
-    data = _empty(n)
-    return data, _read_into(path, n, data, 0)
+    n = record_count(path)
+    data = empty_packed(n)
+    return data, read_into(path, n, data, 0)
 
 
 def load_bullet(paths, *, check: Callable[[PackedData], None] | None = None) -> PackedData:
@@ -207,13 +211,13 @@ def load_bullet(paths, *, check: Callable[[PackedData], None] | None = None) -> 
     for p in paths:
         if not p.is_file():
             raise DataError(f"data file {p}: no such file; give files of labelled positions")
-    counts = [_records(p) for p in paths]
+    counts = [record_count(p) for p in paths]
     if sum(counts) == 0:
         raise DataError(f"{', '.join(str(p) for p in paths)}: no positions (empty files)")
-    data = _empty(sum(counts))
+    data = empty_packed(sum(counts))
     records, clipped, at = [], 0, 0
     for p, n in zip(paths, counts):
-        clipped += _read_into(p, n, data, at)
+        clipped += read_into(p, n, data, at)
         at += n
         rec = file_record(p)
         if rec["size"] != n * RECORD:

@@ -143,10 +143,14 @@ class TrainSettings:
     beta1: float = 0.9
     beta2: float = 0.999
     eps: float = 1e-8
+    stream: int = 0
+    """Positions held at once when streaming bullet data files larger than memory (a window,
+    :mod:`evotune.learn.nn.stream`); 0: every position in memory."""
 
     def __post_init__(self) -> None:
         ints = {"hidden": (HIDDEN_MIN, HIDDEN_MAX), "epochs": (1, 100_000), "batch": (1, 1 << 22),
-                "lr_drop": (0, 100_000), "seed": (0, 2**63 - 1), "val_block": (1, 1 << 30)}
+                "lr_drop": (0, 100_000), "seed": (0, 2**63 - 1), "val_block": (1, 1 << 30),
+                "stream": (0, 1 << 40)}
         for name, (low, high) in ints.items():
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
@@ -351,6 +355,10 @@ def train_packed(data: PackedData, settings: TrainSettings, *, workers: int = 1,
     continue ``state`` (a stored state of the same settings) up to ``settings.epochs`` epochs;
     ``on_epoch(record, state)`` is called after each epoch (a run's checkpoint)."""
     threads = resolve_threads(workers)
+    if settings.stream:
+        raise FieldError("stream", f"{settings.stream} streams the data files: train with "
+                                   "evotune.learn.nn.stream.train_stream (or a run), not on "
+                                   "positions in memory")
     train_idx, val_idx = check_data(data, settings)
     if state is None:
         net = init.copy() if init is not None else FloatNet.random(
@@ -398,6 +406,9 @@ def train(data_paths, *, workers: int = 1, init: FloatNet | Net | str | Path | N
     """
     cfg = TrainSettings(**settings)
     resolve_threads(workers)
+    if cfg.stream:
+        raise FieldError("stream", f"{cfg.stream}: stream bullet data with "
+                                   "evotune.learn.nn.stream.train_stream or a run")
     if isinstance(init, (str, Path)):
         init = read_net(init)
     if isinstance(init, Net):
