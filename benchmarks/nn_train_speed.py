@@ -17,8 +17,10 @@ R times in turn and keeps each one's best (a shared machine's load comes and goe
 the ratio to one thread): what two independent trainers get from the machine, the ceiling of a
 2-thread step whatever its code (the cores' shared cache, memory and clock, or vCPUs that share a
 physical core, show here). ``--memory N``: one epoch on N positions (the 20,000 repeated) at
-H=128 and the process's peak resident memory. Prints the machine's load before and after: on a
-shared machine the figures of 2 threads depend on it.
+H=128 and the process's peak resident memory; with ``--stream W`` the N positions are written
+to a temporary bullet data file and streamed, W at once (:mod:`evotune.learn.nn.stream`).
+Prints the machine's load before and after: on a shared machine the figures of 2 threads depend
+on it.
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ import platform
 import random
 import resource
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -40,7 +43,9 @@ import chess  # noqa: E402
 import numba  # noqa: E402
 
 from evotune.learn.nn import reference as ref  # noqa: E402
+from evotune.learn.nn.bulletdata import RECORD, bullet_bytes  # noqa: E402
 from evotune.learn.nn.data import NO_SCORE, PackedData, pack_fen  # noqa: E402
+from evotune.learn.nn.stream import BulletStream, train_stream  # noqa: E402
 from evotune.learn.nn.trainer import (Buffers, FloatNet, TrainSettings, TrainState,  # noqa: E402
                                       step, train_packed)
 
@@ -145,6 +150,8 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=16384)
     ap.add_argument("--seconds", type=float, default=3.0, help="time per figure")
     ap.add_argument("--memory", type=int, default=0, help="positions of the memory epoch")
+    ap.add_argument("--stream", type=int, default=0, help="with --memory: stream the positions "
+                    "from a bullet file, this many at once")
     ap.add_argument("--no-numpy", action="store_true", help="leave out the numpy baselines")
     ap.add_argument("--pair", action="store_true", help="also two 1-thread steps in two "
                     "processes at once")
@@ -194,7 +201,26 @@ def main() -> None:
             best = max(r for r, _ in figures.values())
             line.append(f"{name} {r:>9,.0f} pos/s (numba best {best / r:5.1f}x)")
         print("  ".join(line), flush=True)
-    if args.memory:
+    if args.memory and args.stream:
+        numba.set_num_threads(max(args.threads))
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "bench.bin"
+            rec = bullet_bytes(data).tobytes()
+            with open(path, "wb") as fh:
+                for at in range(0, args.memory, len(data)):
+                    fh.write(rec[:min(len(data), args.memory - at) * RECORD])
+            t0 = time.perf_counter()
+            settings = TrainSettings(hidden=128, epochs=1, batch=args.batch, stream=args.stream)
+            got = train_stream(BulletStream([path], args.stream), settings,
+                               workers=max(args.threads))
+            dt = time.perf_counter() - t0
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+        print(f"stream: {args.memory:,} positions in a {args.memory * RECORD / 2**20:,.0f} MiB "
+              f"bullet file, {args.stream:,} at once; one epoch at H=128 in {dt:.1f} s (every "
+              f"record read and checked, {got.records[0].positions:,} trained, the held-out "
+              f"evaluated: {got.records[0].positions / dt:,.0f} trained pos/s); peak resident "
+              f"memory {peak:,.2f} GiB")
+    elif args.memory:
         numba.set_num_threads(max(args.threads))
         reps = -(-args.memory // len(data))
         big = PackedData(*(np.ascontiguousarray(np.concatenate([getattr(data, c)] * reps)
