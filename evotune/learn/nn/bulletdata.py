@@ -32,6 +32,7 @@ are clipped as text scores are (-32,768 is evotune's "no score").
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 from pathlib import Path
 from typing import Callable
@@ -41,7 +42,7 @@ from numba import njit
 
 from ...fileio import atomic_write_bytes, check_writable
 from ..labels import DataError, file_record, format_line
-from .data import NO_SCORE, SCORE_LIMIT, PackedData, data_key, load_data
+from .data import NO_SCORE, SCORE_LIMIT, PackedData, load_data
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,15 @@ _WHY = {1: "more than 32 pieces", 2: "a piece code that is no piece (6, 7, 14 or
         3: "a non-zero nibble after the last piece", 4: "not one king a side",
         5: "ksq or opp_ksq is not its king's square", 6: "a result that is not 0, 1 or 2"}
 _PIECE = "PNBRQK"
+
+
+def bullet_key(records: list[dict]) -> str:
+    """The key of bullet data files (a run's ``cache`` identity): SHA-256 over a name of the
+    format and the files' digests, in order."""
+    h = hashlib.sha256(b"evotune-bullet-data 1\n")
+    for rec in records:
+        h.update(rec["sha256"].encode() + b"\n")
+    return h.hexdigest()
 
 
 def is_bullet(path: str | Path) -> bool:
@@ -224,7 +234,7 @@ def load_bullet(paths, *, check: Callable[[PackedData], None] | None = None) -> 
             raise DataError(f"data file {p} changed while it was read; read it again")
         rec["positions"] = n
         records.append(rec)
-    data.info = {"key": data_key(records), "format": "bullet", "files": records,
+    data.info = {"key": bullet_key(records), "format": "bullet", "files": records,
                  "positions": len(data), "scored": len(data), "bad": 0, "bad_lines": [],
                  "clipped_scores": clipped}
     if check is not None:

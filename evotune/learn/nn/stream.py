@@ -39,8 +39,8 @@ from ...errors import FieldError
 from ...runs.trainconfig import EpochLine as EpochRecord
 from ...seeding import STREAM_NN_TRAIN, game_seed, generator
 from ..labels import DataError, file_record
-from .bulletdata import empty_packed, is_bullet, read_into, record_count
-from .data import PackedData, data_key
+from .bulletdata import bullet_key, empty_packed, is_bullet, read_into, record_count
+from .data import PackedData
 from .trainer import (Buffers, FloatNet, Progress, TrainResult, TrainSettings, TrainState,
                       evaluate, resolve_threads, step)
 
@@ -114,7 +114,7 @@ class BulletStream:
             if rec["size"] != n * 32:
                 raise DataError(f"data file {p} changed while it was read; read it again")
             records.append({**rec, "positions": n})
-        self.info = {"key": data_key(records), "format": "bullet", "files": records,
+        self.info = {"key": bullet_key(records), "format": "bullet", "files": records,
                      "positions": len(self), "stream": self.window}
         train = len(self) - held
         if train == 0:
