@@ -41,6 +41,8 @@ CHUNK = 64
 SLICES = 8
 """Slices of consecutive positions a batch's gradient is summed in (fixed: results do not
 depend on the threads; more than SLICES threads gain nothing)."""
+GROUP = 64
+"""Positions whose forward passes run before their scatter-adds (see :func:`_slice`)."""
 MAX_FEATURES = 32
 _FM = {"reassoc", "contract", "nsz", "arcp"}
 """fastmath flags: vectorised reductions; no assumption of finite values."""
@@ -120,7 +122,10 @@ def _slice(i0, i1, inv_b, idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w,
            g, loss):
     """Forward and backward of positions ``i0..i1-1`` of the batch, in batch order: their
     squared errors into ``loss`` and the sum of their gradients into ``g`` (flat, the layout of
-    the parameters: l0w row by row, l0b, l1w, l1b), which is zeroed first."""
+    the parameters: l0w row by row, l0b, l1w, l1b), which is zeroed first. The positions go in
+    groups of ``GROUP``: the group's forward passes (reading input-weight rows), then its
+    scatter-adds into the gradient's rows, so that the two arrays are not both in use at once
+    (at H 1024 each is 3 MiB); every gradient entry is summed in batch order all the same."""
     h = l0b.size
     ob = l0w.shape[0] * h  # offsets in g: l0b, l1w, l1b
     ow = ob + h
@@ -129,40 +134,47 @@ def _slice(i0, i1, inv_b, idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w,
     acc = np.empty(2 * h, dtype=np.float32)
     act = np.empty(2 * h, dtype=np.float32)
     der = np.empty(2 * h, dtype=np.float32)
-    dacc = np.empty(2 * h, dtype=np.float32)
-    fs = np.empty(MAX_FEATURES, dtype=np.int16)
-    fn = np.empty(MAX_FEATURES, dtype=np.int16)
+    dacc = np.empty((GROUP, 2 * h), dtype=np.float32)
+    fs = np.empty((GROUP, MAX_FEATURES), dtype=np.int16)
+    fn = np.empty((GROUP, MAX_FEATURES), dtype=np.int16)
+    nf = np.empty(GROUP, dtype=np.int64)
     gb = g[ob:ow]
     gw1 = g[ow:o1]
-    for i in range(i0, i1):
-        p = idx[i]
-        n = expand(occ[p], pcs[p], stm[p], fs, fn)
-        _accumulate(l0w, l0b, fs, n, acc[:h])
-        _accumulate(l0w, l0b, fn, n, acc[h:])
-        out = _activate(acc, act, der, l1w, l1b, screlu)
-        pred = np.float32(1.0) / (np.float32(1.0) + math.exp(-out))
-        d = pred - target_of(score[p], result[p], stm[p], wdl)
-        loss[i] = d * d
-        go = np.float32(2.0) * d * pred * (np.float32(1.0) - pred) * inv_b
-        g[o1] += go
-        for j in range(2 * h):
-            gw1[j] += go * act[j]
-        for j in range(2 * h):
-            dacc[j] = go * l1w[j] * der[j]
-        ds = dacc[:h]
-        dn = dacc[h:]
-        for j in range(h):
-            gb[j] += ds[j] + dn[j]
-        for k in range(n):
-            at = np.int64(fs[k]) * h
-            row = g[at:at + h]
+    for c0 in range(i0, i1, GROUP):
+        c1 = min(i1, c0 + GROUP)
+        for i in range(c0, c1):
+            q = i - c0
+            p = idx[i]
+            n = expand(occ[p], pcs[p], stm[p], fs[q], fn[q])
+            nf[q] = n
+            _accumulate(l0w, l0b, fs[q], n, acc[:h])
+            _accumulate(l0w, l0b, fn[q], n, acc[h:])
+            out = _activate(acc, act, der, l1w, l1b, screlu)
+            pred = np.float32(1.0) / (np.float32(1.0) + math.exp(-out))
+            d = pred - target_of(score[p], result[p], stm[p], wdl)
+            loss[i] = d * d
+            go = np.float32(2.0) * d * pred * (np.float32(1.0) - pred) * inv_b
+            g[o1] += go
+            for j in range(2 * h):
+                gw1[j] += go * act[j]
+            da = dacc[q]
+            for j in range(2 * h):
+                da[j] = go * l1w[j] * der[j]
             for j in range(h):
-                row[j] += ds[j]
-        for k in range(n):
-            at = np.int64(fn[k]) * h
-            row = g[at:at + h]
-            for j in range(h):
-                row[j] += dn[j]
+                gb[j] += da[j] + da[h + j]
+        for q in range(c1 - c0):
+            ds = dacc[q, :h]
+            dn = dacc[q, h:]
+            for k in range(nf[q]):
+                at = np.int64(fs[q, k]) * h
+                row = g[at:at + h]
+                for j in range(h):
+                    row[j] += ds[j]
+            for k in range(nf[q]):
+                at = np.int64(fn[q, k]) * h
+                row = g[at:at + h]
+                for j in range(h):
+                    row[j] += dn[j]
 
 
 @njit(cache=True, parallel=True)
