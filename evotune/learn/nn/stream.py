@@ -48,16 +48,19 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 def held_out(start: int, count: int, settings: TrainSettings) -> np.ndarray:
-    """Whether each of the positions ``start .. start + count - 1`` is held out (a bool array)."""
-    if settings.val_share <= 0:
+    """Whether each of the positions ``start .. start + count - 1`` is held out (a bool array;
+    the hash is taken per block, so its temporaries are a few bytes a block)."""
+    if settings.val_share <= 0 or count == 0:
         return np.zeros(count, bool)
-    blocks = (np.arange(start, start + count, dtype=np.uint64)
-              // np.uint64(settings.val_block))
-    z = np.uint64(game_seed(settings.seed, STREAM_NN_TRAIN, 4)) + blocks * _GOLDEN
+    size = settings.val_block
+    first, last = start // size, (start + count - 1) // size
+    z = np.uint64(game_seed(settings.seed, STREAM_NN_TRAIN, 4)) \
+        + np.arange(first, last + 1, dtype=np.uint64) * _GOLDEN
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     z = z ^ (z >> np.uint64(31))
-    return (z >> np.uint64(11)).astype(np.float64) / float(1 << 53) < settings.val_share
+    held = (z >> np.uint64(11)).astype(np.float64) / float(1 << 53) < settings.val_share
+    return np.repeat(held, size)[start - first * size:start - first * size + count]
 
 
 class BulletStream:
