@@ -83,9 +83,12 @@ def test_batches_of_any_size_against_the_slices(material_data, size):
     loss = gradients(TrainState.start(net), material_data, idx, 0.3, buf)
     p64 = {k: a.astype(np.float64) for k, a in net.arrays().items()}
     loss64, g64 = ref.gradients(p64, material_data, idx, 0.3, True)
-    assert loss == pytest.approx(loss64, rel=1e-5)
+    # a batch of one position with a small error d = pred - target loses a few of float32's
+    # digits to the subtraction (relative 5e-5 at d ~ 1e-3): a looser bound than above
+    assert loss == pytest.approx(loss64, rel=2e-4)
     for name, g in g64.items():
-        assert np.abs(buf.grads[name] - g).max() <= 1e-5 * np.abs(g).max() + 1e-9, name
+        assert np.abs(buf.grads[name] - g).max() <= 2e-4 * np.abs(g).max() + 1e-9, name
+        assert np.abs(g).max() > 0, name
 
 
 def test_the_step_is_the_numpy_step(material_data):
