@@ -16,9 +16,10 @@ is cut into ``SLICES`` slices of consecutive positions (the cut depends on the b
 alone); a thread takes whole slices and runs each one's positions in batch order, forward and
 backward (in groups of ``GROUP`` positions: the group's forward passes, then its scatter-adds),
 summing their gradients (the input layer's as a scatter-add of the active rows) into the
-slice's own flat gradient buffer, which stays in the core's cache (H 128: 386 KiB). The batch's gradient is then the sum of the slices' buffers in slice order, the threads
-owning blocks of entries. No buffer is written by two threads, and no sum's order depends on
-them: 1, 2 or 8 threads give the same bytes.
+slice's own flat gradient buffer, which stays in the core's cache (H 128: 386 KiB). The
+batch's gradient is then the sum of the slices' buffers in slice order, the threads owning
+blocks of entries. No buffer is written by two threads, and no sum's order depends on them:
+1, 2 or 8 threads give the same bytes.
 """
 from __future__ import annotations
 
