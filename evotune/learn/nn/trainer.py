@@ -245,9 +245,10 @@ def gradients(state: TrainState, data: PackedData, idx: np.ndarray, wdl: float,
     """The mean loss of positions ``idx`` and its gradients (into ``buf.grads``)."""
     b = idx.size
     net = state.net
-    kernels.slice_gradients(idx, data.occ, data.pcs, data.score, data.result, data.stm,
-                            np.float32(wdl), net.l0w, net.l0b, net.l1w, net.l1b,
-                            net.activation == "screlu", buf.sliced, buf.loss[:b])
+    with numba.parallel_chunksize(1):  # slices dealt one at a time to the free thread
+        kernels.slice_gradients(idx, data.occ, data.pcs, data.score, data.result, data.stm,
+                                np.float32(wdl), net.l0w, net.l0b, net.l1w, net.l1b,
+                                net.activation == "screlu", buf.sliced, buf.loss[:b])
     kernels.reduce_slices(buf.sliced, buf.flat, numba.get_num_threads())
     return kernels.ordered_sum(buf.loss[:b]) / b
 
