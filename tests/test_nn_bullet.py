@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from evotune.errors import EvotuneError
 from evotune.learn.labels import DataError
 from evotune.learn.nn import bulletdata
 from evotune.learn.nn.bulletdata import (DTYPE, RECORD, bullet_bytes, convert, load_positions,
@@ -180,6 +181,13 @@ def test_other_refusals(sample, tmp_path):
     empty.write_bytes(b"")
     with pytest.raises(DataError, match="no positions"):
         load_positions([empty])
+    for missing in ("nosuch.bin", "nosuch.txt"):
+        with pytest.raises(DataError, match="no such file"):
+            convert([tmp_path / missing], tmp_path / "m.bin")
+    (tmp_path / "adir").mkdir()
+    with pytest.raises(EvotuneError, match="adir"):
+        convert([reference], tmp_path / "adir")
+    assert not (tmp_path / "m.bin").exists()
     got = cli(["nn", "convert", str(text), "--out", "o.bin", "--max-bad", "-1"], tmp_path)
     assert got.returncode == 2 and got.stderr.count("\n") == 1, got.stderr
 
