@@ -1,27 +1,37 @@
 """Net trainer speed: positions/s of one training step, numba against numpy (prints figures).
 
     python benchmarks/nn_train_speed.py [--hidden 32 128 256] [--threads 1 2] [--batch 16384]
-                                        [--memory 10000000]
+                                        [--memory 10000000] [--no-numpy] [--rounds 1] [--pair]
 
 A training step is forward, backward and AdamW on one mini-batch of ``--batch`` positions
 (feature expansion from the packed boards included). The positions are 20,000 positions of
 seeded random games (python-chess), scored by material; the batch is a seeded draw of them.
 For each hidden size: the numba step (:func:`evotune.learn.nn.trainer.step`) with each thread
-count, and in the same process the same step in plain numpy
+count (and the ratio of each to the first thread count's figure, the gain from threads),
+and in the same process the same step in plain numpy
 (:func:`evotune.learn.nn.reference.step`: gather of the active rows, ``np.add.at`` scatter), and
 as a second baseline a dense numpy step (one-hot input matrix, BLAS matrix products for the input
-layer; same maths). ``--memory N``: one epoch on N positions (the 20,000 repeated) at H=128 and
-the process's peak resident memory. Prints the machine's load before and after: on a shared
-machine the figures of 2 threads depend on it.
+layer; same maths; ``--no-numpy`` leaves both out). ``--rounds R`` measures the thread counts
+R times in turn and keeps each one's best (a shared machine's load comes and goes).
+``--pair``: also two single-thread steps at once in two processes (their positions/s added, and
+the ratio to one thread): what two independent trainers get from the machine, the ceiling of a
+2-thread step whatever its code (the cores' shared cache, memory and clock, or vCPUs that share a
+physical core, show here). ``--memory N``: one epoch on N positions (the 20,000 repeated) at
+H=128 and the process's peak resident memory; with ``--stream W`` the N positions are written
+to a temporary bullet data file and streamed, W at once (:mod:`evotune.learn.nn.stream`).
+Prints the machine's load before and after: on a shared machine the figures of 2 threads depend
+on it.
 """
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import platform
 import random
 import resource
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,7 +43,9 @@ import chess  # noqa: E402
 import numba  # noqa: E402
 
 from evotune.learn.nn import reference as ref  # noqa: E402
+from evotune.learn.nn.bulletdata import RECORD, bullet_bytes  # noqa: E402
 from evotune.learn.nn.data import NO_SCORE, PackedData, pack_fen  # noqa: E402
+from evotune.learn.nn.stream import BulletStream, train_stream  # noqa: E402
 from evotune.learn.nn.trainer import (Buffers, FloatNet, TrainSettings, TrainState,  # noqa: E402
                                       step, train_packed)
 
@@ -106,6 +118,31 @@ def rate(fn, batch: int, seconds: float) -> tuple[float, float]:
     return n * batch / wall, (time.process_time() - c0) / wall
 
 
+def _alone(h: int, data: PackedData, idx: np.ndarray, seconds: float, barrier, out) -> None:
+    """One process of ``--pair``: the 1-thread step's rate, started with its twin."""
+    numba.set_num_threads(1)
+    state = TrainState.start(FloatNet.random(h, 1))
+    buf = Buffers(idx.size, h)
+    settings = TrainSettings(hidden=h, wdl=0.25)
+    step(state, data, idx, settings, 1e-3, buf)  # warm-up before the start line
+    barrier.wait()
+    out.put(rate(lambda: step(state, data, idx, settings, 1e-3, buf), idx.size, seconds))
+
+
+def pair_rate(h: int, data: PackedData, idx: np.ndarray, seconds: float) -> tuple[float, float]:
+    """(positions/s of two 1-thread steps in two processes at once, added; their cores)."""
+    ctx = multiprocessing.get_context("spawn")  # no fork of a process with OpenMP threads
+    barrier, out = ctx.Barrier(2), ctx.Queue()
+    procs = [ctx.Process(target=_alone, args=(h, data, idx, seconds, barrier, out))
+             for _ in range(2)]
+    for proc in procs:
+        proc.start()
+    got = [out.get() for _ in procs]
+    for proc in procs:
+        proc.join()
+    return sum(r for r, _ in got), sum(c for _, c in got)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--hidden", type=int, nargs="+", default=[32, 128, 256])
@@ -113,6 +150,13 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=16384)
     ap.add_argument("--seconds", type=float, default=3.0, help="time per figure")
     ap.add_argument("--memory", type=int, default=0, help="positions of the memory epoch")
+    ap.add_argument("--stream", type=int, default=0, help="with --memory: stream the positions "
+                    "from a bullet file, this many at once")
+    ap.add_argument("--no-numpy", action="store_true", help="leave out the numpy baselines")
+    ap.add_argument("--pair", action="store_true", help="also two 1-thread steps in two "
+                    "processes at once")
+    ap.add_argument("--rounds", type=int, default=1, help="measure the thread counts R times, "
+                    "keep each one's best")
     args = ap.parse_args()
     print(f"machine: {platform.machine()} {platform.processor() or ''} {os.cpu_count()} cores, "
           f"numba {numba.__version__}, numpy {np.__version__}; load before: "
@@ -122,15 +166,26 @@ def main() -> None:
     for h in args.hidden:
         settings = TrainSettings(hidden=h, wdl=0.25)
         line = [f"H={h:4d}:"]
-        figures = {}
-        for threads in args.threads:
-            numba.set_num_threads(threads)
-            state = TrainState.start(FloatNet.random(h, 1))
-            buf = Buffers(args.batch, h)
-            figures[threads], cores = rate(
-                lambda: step(state, data, idx, settings, 1e-3, buf), args.batch, args.seconds)
-            line.append(f"numba {threads} thread{'s' if threads > 1 else ''} "
-                        f"{figures[threads]:>9,.0f} pos/s ({cores:.2f} cores)")
+        figures: dict[int, tuple[float, float]] = {}
+        for _ in range(args.rounds):
+            for threads in args.threads:
+                numba.set_num_threads(threads)
+                state = TrainState.start(FloatNet.random(h, 1))
+                buf = Buffers(args.batch, h)
+                got = rate(lambda: step(state, data, idx, settings, 1e-3, buf), args.batch,
+                           args.seconds)
+                figures[threads] = max(figures.get(threads, got), got)
+        base = figures[args.threads[0]][0]
+        for threads, (r, cores) in figures.items():
+            line.append(f"numba {threads} thread{'s' if threads > 1 else ''} {r:>9,.0f} pos/s "
+                        f"({cores:.2f} cores, {r / base:.2f}x)")
+        if args.pair:
+            r, cores = pair_rate(h, data, idx, args.seconds)
+            line.append(f"two 1-thread processes {r:>9,.0f} pos/s ({cores:.2f} cores, "
+                        f"{r / base:.2f}x)")
+        if args.no_numpy:
+            print("  ".join(line), flush=True)
+            continue
         for name, fn in (("numpy", ref.step), ("numpy dense", dense_step)):
             params = {k: a.copy() for k, a in FloatNet.random(h, 1).arrays().items()}
             m = {k: np.zeros_like(a) for k, a in params.items()}
@@ -143,10 +198,29 @@ def main() -> None:
                     {"screlu": True} if fn is ref.step else {}))
 
             r, _ = rate(one, args.batch, args.seconds)
-            best = max(figures.values())
+            best = max(r for r, _ in figures.values())
             line.append(f"{name} {r:>9,.0f} pos/s (numba best {best / r:5.1f}x)")
         print("  ".join(line), flush=True)
-    if args.memory:
+    if args.memory and args.stream:
+        numba.set_num_threads(max(args.threads))
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "bench.bin"
+            rec = bullet_bytes(data).tobytes()
+            with open(path, "wb") as fh:
+                for at in range(0, args.memory, len(data)):
+                    fh.write(rec[:min(len(data), args.memory - at) * RECORD])
+            t0 = time.perf_counter()
+            settings = TrainSettings(hidden=128, epochs=1, batch=args.batch, stream=args.stream)
+            got = train_stream(BulletStream([path], args.stream), settings,
+                               workers=max(args.threads))
+            dt = time.perf_counter() - t0
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+        print(f"stream: {args.memory:,} positions in a {args.memory * RECORD / 2**20:,.0f} MiB "
+              f"bullet file, {args.stream:,} at once; one epoch at H=128 in {dt:.1f} s (every "
+              f"record read and checked, {got.records[0].positions:,} trained, the held-out "
+              f"evaluated: {got.records[0].positions / dt:,.0f} trained pos/s); peak resident "
+              f"memory {peak:,.2f} GiB")
+    elif args.memory:
         numba.set_num_threads(max(args.threads))
         reps = -(-args.memory // len(data))
         big = PackedData(*(np.ascontiguousarray(np.concatenate([getattr(data, c)] * reps)

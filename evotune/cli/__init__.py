@@ -7,7 +7,7 @@ exit 130.
 Commands by group: :mod:`.engine` (perft, search, features, bench, uci), :mod:`.match`,
 :mod:`.runs` (run, resume, status, runs), :mod:`.reports` (plot, report, verify, export),
 :mod:`.learning` (datagen, label, texel), :mod:`.experiments` (reproduce, compare) and :mod:`.nn`
-(the ``nn`` group: init, info, export, and train from :mod:`.nntrain`).
+(the ``nn`` group: init, info, export, convert, and train from :mod:`.nntrain`).
 """
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ SHORT_HELP = {
     "reproduce": "Reproduce a published experiment (de-paper: the DE chess-tuning paper's "
                  "set-up).",
     "compare": "Compare strategies at an equal budget of games, verified on held-out openings.",
-    "nn": "Networks: make, inspect, export and train NNUE nets.",
+    "nn": "Networks: make, inspect, export and train NNUE nets; convert their data.",
 }
 """Each command's short help (the first sentence of its docstring), so that ``evotune --help``
 lists the commands without importing them; tests/test_cli_lazy.py keeps it equal to the

@@ -1,5 +1,6 @@
 """Network commands, the ``evotune nn`` group: init (a random net), info, export (evotune's file
-or bullet's raw layout), and train (:mod:`.nntrain`). The nets are those of
+or bullet's raw layout), convert (training data between text and bullet's binary records), and
+train (:mod:`.nntrain`). The nets are those of
 :mod:`evotune.engine.netfile`."""
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from ..engine.netfile import (ACTIVATIONS, FORMATS, HIDDEN_DEFAULT, bullet_reade
                               evaluate_reference, net_bytes, random_net, read_net, write_net)
 from ..errors import ConfigError
 from ..fileio import check_writable
+from ..learn.nn.bulletdata import SUFFIXES, convert as convert_data, is_bullet
 from .nntrain import train
 
 
@@ -36,8 +38,9 @@ def _reading_options(f):
 
 @click.group()
 def nn() -> None:
-    """Networks: make, inspect, export and train NNUE nets. They are the built-in engine's
-    (768 -> H) x 2 -> 1 nets in bullet's simple layout; play one as the player nnue:FILE."""
+    """Networks: make, inspect, export and train NNUE nets; convert their data. They are the
+    built-in engine's (768 -> H) x 2 -> 1 nets in bullet's simple layout; play one as the player
+    nnue:FILE."""
 
 
 @nn.command()
@@ -98,6 +101,27 @@ def export(net_file: str, fmt: str, out_file: str, input_format: str, hidden: in
         note = bullet_reader_note(net)
         if note:
             click.echo(f"evotune: note: {out_file}: {note}", err=True)
+
+
+@nn.command()
+@click.argument("data", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), required=True,
+              help=f"The file to write: bullet's binary records when it ends in "
+                   f"{' or '.join(SUFFIXES)}, else 'FEN | score | result' lines.")
+@click.option("--max-bad", type=int, default=0, show_default=True,
+              help="Malformed text lines to skip before stopping.")
+@click.option("--cache-dir", type=click.Path(file_okay=False), default=None,
+              help="Folder of the packed cache of text data (default: beside the first file).")
+def convert(data, out_file, max_bad, cache_dir) -> None:
+    """Convert training data between evotune's labelled text (any format 'nn train' reads) and
+    bullet's binary data (bulletformat's 32-byte ChessBoard records, files ending in .bin or
+    .data). Every position needs a score for bullet's records; a position with Black to move is
+    stored from Black's side (the records keep no side to move)."""
+    if max_bad < 0:
+        raise click.BadParameter("must be >= 0", param_hint="--max-bad")
+    packed, out = convert_data(data, out_file, max_bad=max_bad, cache_dir=cache_dir)
+    kind = "bullet records" if is_bullet(out) else "text lines"
+    click.echo(f"{out}: {len(packed)} positions as {kind} ({out.stat().st_size} bytes)")
 
 
 nn.add_command(train)

@@ -122,6 +122,10 @@ def few_steps_note(train_positions: int, batch: int) -> str:
               help="Hold out positions in blocks of this many consecutive lines.")
 @click.option("--max-bad", type=int, default=0, show_default=True,
               help="Malformed lines to skip before stopping.")
+@click.option("--stream", type=int, default=_D.stream, show_default=True,
+              help="Stream bullet data files (.bin, .data) larger than memory: hold this many "
+                   "positions at once, shuffled within them (0 = read every position into "
+                   "memory).")
 @click.option("--cache-dir", type=click.Path(file_okay=False), default=None,
               help="Folder of the packed data cache (default: beside the first data file).")
 @seed_option(_D.seed, "Seed of the initial net, the shuffles and the validation split.")
@@ -130,12 +134,13 @@ def few_steps_note(train_positions: int, batch: int) -> str:
 @runs_dir_option(alias=True)
 @quiet_option
 def train(data, hidden, activation, wdl, epochs, batch, lr, lr_drop, gamma, init, val_share,
-          val_block, max_bad, cache_dir, seed, workers, run_id, runs_dir):
-    """Train a net on labelled positions ('FEN | score | result', datagen's files, EPD c9) as a
-    run: one record and one checkpoint per epoch; 'evotune resume RUN' continues it."""
+          val_block, max_bad, stream, cache_dir, seed, workers, run_id, runs_dir):
+    """Train a net on labelled positions ('FEN | score | result', datagen's files, EPD c9; or
+    bullet's binary data, files ending in .bin or .data) as a run: one record and one checkpoint
+    per epoch; 'evotune resume RUN' continues it."""
     settings = TrainSettings(hidden=hidden, activation=activation, wdl=wdl, epochs=epochs,
                              batch=batch, lr=lr, lr_drop=lr_drop, gamma=gamma, seed=seed,
-                             val_share=val_share, val_block=val_block)
+                             val_share=val_share, val_block=val_block, stream=stream)
     cfg = TrainConfig(data=tuple(data), settings=settings.record(), init=init, max_bad=max_bad,
                       cache_dir=cache_dir or "")
     with Progress("reading the data", 0, "positions") as reading:

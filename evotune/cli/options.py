@@ -24,13 +24,15 @@ FIELD_FLAGS = {
     "depth": "--depth", "nodes": "--nodes", "movetime": "--movetime", "tc": "--tc",
     "time_margin": "--time-margin", "max_plies": "--max-plies",
     "adjudication": "--resign SCORE MOVES / --draw SCORE MOVES FROM_PLY",
-    "games": "--games", "guard_games": "--guard-games", "book_plies": "--book-plies", "seed": "--seed", "workers": "--workers",
+    "games": "--games", "guard_games": "--guard-games", "book_plies": "--book-plies",
+    "seed": "--seed", "workers": "--workers",
     "per_game": "--per-game", "random_plies": "--random-plies", "chunk": "--chunk",
     "fmt": "--format", "positions": "--positions", "target": "--target",
     "td_lambda": "--td-lambda",
     "hidden": "--hidden", "activation": "--activation", "wdl": "--wdl", "epochs": "--epochs",
     "batch": "--batch", "lr": "--lr", "lr_drop": "--lr-drop", "gamma": "--gamma",
     "val_share": "--val-share", "val_block": "--val-block", "init": "--init",
+    "stream": "--stream",
     "also_depth": "--also-depth", "also_tc": "--also-tc", "games_budget": "--max-games",
 }
 """Settings field (as a :class:`~evotune.errors.FieldError` names it) -> the flag that sets it."""

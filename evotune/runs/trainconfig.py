@@ -81,7 +81,9 @@ class TrainConfig:
         """(label, value) lines that describe the training (the report's configuration)."""
         s = self.settings
         net = f"(768 -> {s.get('hidden')}) x 2 -> 1, {s.get('activation')}"
-        return [("kind", "net training"), ("data", ", ".join(self.data)), ("net", net),
+        data = ", ".join(self.data) + (f" (streamed, {s['stream']} positions at once)"
+                                       if s.get("stream") else "")
+        return [("kind", "net training"), ("data", data), ("net", net),
                 ("initial net", self.init),
                 ("target", f"wdl {s.get('wdl')} x result + (1 - wdl) x sigmoid(score / 400)"),
                 ("optimiser", f"AdamW, lr {s.get('lr')}, x {s.get('gamma')} every "

@@ -11,11 +11,15 @@ Loss per position: ``(sigmoid(out) - target)^2``, target = wdl * result + (1 - w
 sigmoid(score / SCALE), result and score seen from the side to move; the step minimises the mean
 over the batch.
 
-Determinism: a step's result does not depend on the number of threads. The forward pass and the
-per-position gradients are computed per position; the sums over positions are taken in a fixed
-order: the output layer's in fixed chunks of ``CHUNK`` positions, then over the chunks in order;
-the input layer's per hidden column (threads own whole columns and walk every position in batch
-order, so no gradient buffer is shared or reduced).
+Threads and determinism: a step's result does not depend on the number of threads. A batch
+is cut into ``SLICES`` slices of consecutive positions (the cut depends on the batch size
+alone); a thread takes whole slices and runs each one's positions in batch order, forward and
+backward (in groups of ``GROUP`` positions: the group's forward passes, then its scatter-adds),
+summing their gradients (the input layer's as a scatter-add of the active rows) into the
+slice's own flat gradient buffer, which stays in the core's cache (H 128: 386 KiB). The
+batch's gradient is then the sum of the slices' buffers in slice order, the threads owning
+blocks of entries. No buffer is written by two threads, and no sum's order depends on them:
+1, 2 or 8 threads give the same bytes.
 """
 from __future__ import annotations
 
@@ -34,8 +38,12 @@ from numba import njit, prange  # noqa: E402
 SCALE = 400.0
 """Centipawns per unit of the net's float output (the quantised net's ``scale``)."""
 CHUNK = 64
-"""Positions per partial sum of the output layer's gradient (fixed: results do not depend on
-the threads)."""
+"""Positions per parallel task of the forward-only pass (:func:`outputs`)."""
+SLICES = 8
+"""Slices of consecutive positions a batch's gradient is summed in (fixed: results do not
+depend on the threads; more than SLICES threads gain nothing)."""
+GROUP = 64
+"""Positions whose forward passes run before their scatter-adds (see :func:`_slice`)."""
 MAX_FEATURES = 32
 _FM = {"reassoc", "contract", "nsz", "arcp"}
 """fastmath flags: vectorised reductions; no assumption of finite values."""
@@ -111,84 +119,98 @@ def _activate(acc, act, der, l1w, l1b, screlu):
 
 
 @njit(cache=True, fastmath=_FM)
-def _chunk(i0, i1, inv_b, idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w, l1b, screlu,
-           feats, nfeat, dacc, pc, gout, loss):
+def _slice(i0, i1, inv_b, idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w, l1b, screlu,
+           g, loss):
+    """Forward and backward of positions ``i0..i1-1`` of the batch, in batch order: their
+    squared errors into ``loss`` and the sum of their gradients into ``g`` (flat, the layout of
+    the parameters: l0w row by row, l0b, l1w, l1b), which is zeroed first. The positions go in
+    groups of ``GROUP``: the group's forward passes (reading input-weight rows), then its
+    scatter-adds into the gradient's rows, so that the two arrays are not both in use at once
+    (at H 1024 each is 3 MiB); every gradient entry is summed in batch order all the same."""
     h = l0b.size
+    ob = l0w.shape[0] * h  # offsets in g: l0b, l1w, l1b
+    ow = ob + h
+    o1 = ow + 2 * h
+    g[:] = 0.0
     acc = np.empty(2 * h, dtype=np.float32)
     act = np.empty(2 * h, dtype=np.float32)
     der = np.empty(2 * h, dtype=np.float32)
-    pc[:] = 0.0
-    for i in range(i0, i1):
-        p = idx[i]
-        n = expand(occ[p], pcs[p], stm[p], feats[i, 0], feats[i, 1])
-        nfeat[i] = n
-        _accumulate(l0w, l0b, feats[i, 0], n, acc[:h])
-        _accumulate(l0w, l0b, feats[i, 1], n, acc[h:])
-        out = _activate(acc, act, der, l1w, l1b, screlu)
-        pred = np.float32(1.0) / (np.float32(1.0) + math.exp(-out))
-        d = pred - target_of(score[p], result[p], stm[p], wdl)
-        loss[i] = d * d
-        g = np.float32(2.0) * d * pred * (np.float32(1.0) - pred) * inv_b
-        gout[i] = g
-        ds = dacc[i, 0]
-        dn = dacc[i, 1]
-        for j in range(2 * h):
-            pc[j] += g * act[j]
-        for j in range(h):
-            ds[j] = g * l1w[j] * der[j]
-        for j in range(h):
-            dn[j] = g * l1w[h + j] * der[h + j]
+    dacc = np.empty((GROUP, 2 * h), dtype=np.float32)
+    fs = np.empty((GROUP, MAX_FEATURES), dtype=np.int16)
+    fn = np.empty((GROUP, MAX_FEATURES), dtype=np.int16)
+    nf = np.empty(GROUP, dtype=np.int64)
+    gb = g[ob:ow]
+    gw1 = g[ow:o1]
+    for c0 in range(i0, i1, GROUP):
+        c1 = min(i1, c0 + GROUP)
+        for i in range(c0, c1):
+            q = i - c0
+            p = idx[i]
+            n = expand(occ[p], pcs[p], stm[p], fs[q], fn[q])
+            nf[q] = n
+            _accumulate(l0w, l0b, fs[q], n, acc[:h])
+            _accumulate(l0w, l0b, fn[q], n, acc[h:])
+            out = _activate(acc, act, der, l1w, l1b, screlu)
+            pred = np.float32(1.0) / (np.float32(1.0) + math.exp(-out))
+            d = pred - target_of(score[p], result[p], stm[p], wdl)
+            loss[i] = d * d
+            go = np.float32(2.0) * d * pred * (np.float32(1.0) - pred) * inv_b
+            g[o1] += go
+            for j in range(2 * h):
+                gw1[j] += go * act[j]
+            da = dacc[q]
+            for j in range(2 * h):
+                da[j] = go * l1w[j] * der[j]
+            for j in range(h):
+                gb[j] += da[j] + da[h + j]
+        for q in range(c1 - c0):
+            ds = dacc[q, :h]
+            dn = dacc[q, h:]
+            for k in range(nf[q]):
+                at = np.int64(fs[q, k]) * h
+                row = g[at:at + h]
+                for j in range(h):
+                    row[j] += ds[j]
+            for k in range(nf[q]):
+                at = np.int64(fn[q, k]) * h
+                row = g[at:at + h]
+                for j in range(h):
+                    row[j] += dn[j]
 
 
 @njit(cache=True, parallel=True)
-def forward_backward(idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w, l1b, screlu,
-                     feats, nfeat, dacc, part, gout, loss):
-    """Forward and per-position backward of the positions ``idx`` (one batch): fills the
-    features, ``loss[i]`` (squared error), ``gout[i]`` (d mean loss / d out), ``dacc[i, p]`` (d
-    mean loss / d accumulator p) and ``part[c]`` (chunk c's output-layer weight gradient)."""
+def slice_gradients(idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w, l1b, screlu,
+                    sliced, loss):
+    """Forward and backward of the positions ``idx`` (one batch) cut into ``sliced.shape[0]``
+    slices of consecutive positions (slice s: ``s * b // S`` to ``(s + 1) * b // S``), the
+    slices shared by the threads: ``loss[i]`` (squared error of position i) and ``sliced[s]``
+    (the gradient of the mean loss summed over slice s, flat). The slices, not the threads,
+    decide every sum: a thread computes whole slices."""
     b = idx.size
+    s_count = sliced.shape[0]
     inv_b = np.float32(1.0) / np.float32(b)
-    for c in prange((b + CHUNK - 1) // CHUNK):
-        _chunk(c * CHUNK, min(b, (c + 1) * CHUNK), inv_b, idx, occ, pcs, score, result, stm,
-               wdl, l0w, l0b, l1w, l1b, screlu, feats, nfeat, dacc, part[c], gout, loss)
-
-
-@njit(cache=True)
-def _columns(feats, nfeat, dacc, gl0w, gl0b, j0, j1):
-    """Columns j0..j1-1 of the input layer's gradient, every position in batch order."""
-    w = j1 - j0
-    gl0w[:, j0:j1] = 0.0
-    gb = gl0b[j0:j1]
-    gb[:] = 0.0
-    for i in range(nfeat.size):
-        for side in range(2):
-            d = dacc[i, side, j0:j1]
-            for k in range(nfeat[i]):
-                row = gl0w[feats[i, side, k], j0:j1]
-                for j in range(w):
-                    row[j] += d[j]
-            for j in range(w):
-                gb[j] += d[j]
+    for s in prange(s_count):
+        _slice(s * b // s_count, (s + 1) * b // s_count, inv_b, idx, occ, pcs, score, result,
+               stm, wdl, l0w, l0b, l1w, l1b, screlu, sliced[s], loss)
 
 
 @njit(cache=True, parallel=True)
-def scatter(feats, nfeat, dacc, part, gout, gl0w, gl0b, gl1w, gl1b, threads):
-    """The batch's gradients from :func:`forward_backward`'s per-position ones: the input layer
-    by blocks of columns, one per thread (a column's sum runs over the positions in batch order
-    whatever the blocks), the output layer over the chunks in order."""
-    h = gl0b.size
-    nblocks = max(1, min(threads, (h + 7) // 8))
-    cols = ((h + nblocks - 1) // nblocks + 7) // 8 * 8
-    for blk in prange(nblocks):
-        _columns(feats, nfeat, dacc, gl0w, gl0b, min(h, blk * cols), min(h, (blk + 1) * cols))
-    gl1w[:] = 0.0
-    for c in range(part.shape[0]):
-        for j in range(2 * h):
-            gl1w[j] += part[c, j]
-    s = np.float32(0.0)
-    for i in range(nfeat.size):
-        s += gout[i]
-    gl1b[0] = s
+def reduce_slices(sliced, g, threads):
+    """``g[e]`` = the sum of ``sliced[s, e]`` over the slices in order (s = 0, 1, ...): the
+    batch's gradient, the same bytes whatever the threads (they own blocks of entries)."""
+    size = g.size
+    s_count = sliced.shape[0]
+    blocks = max(1, threads)
+    width = (size + blocks - 1) // blocks
+    for blk in prange(blocks):
+        e0 = min(size, blk * width)
+        e1 = min(size, e0 + width)
+        out = g[e0:e1]
+        out[:] = sliced[0, e0:e1]
+        for s in range(1, s_count):
+            src = sliced[s, e0:e1]
+            for e in range(e1 - e0):
+                out[e] += src[e]
 
 
 @njit(cache=True, parallel=True, fastmath=_FM)

@@ -36,7 +36,8 @@ from ...runs.trainconfig import EpochLine as EpochRecord
 from ...seeding import STREAM_NN_TRAIN, generator
 from ..fitdata import split_indices
 from . import kernels
-from .data import PackedData, load_data
+from .bulletdata import load_positions
+from .data import PackedData
 
 PARAMS = ("l0w", "l0b", "l1w", "l1b")
 
@@ -142,10 +143,14 @@ class TrainSettings:
     beta1: float = 0.9
     beta2: float = 0.999
     eps: float = 1e-8
+    stream: int = 0
+    """Positions held at once when streaming bullet data files larger than memory (a window,
+    :mod:`evotune.learn.nn.stream`); 0: every position in memory."""
 
     def __post_init__(self) -> None:
         ints = {"hidden": (HIDDEN_MIN, HIDDEN_MAX), "epochs": (1, 100_000), "batch": (1, 1 << 22),
-                "lr_drop": (0, 100_000), "seed": (0, 2**63 - 1), "val_block": (1, 1 << 30)}
+                "lr_drop": (0, 100_000), "seed": (0, 2**63 - 1), "val_block": (1, 1 << 30),
+                "stream": (0, 1 << 40)}
         for name, (low, high) in ints.items():
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
@@ -227,12 +232,8 @@ class Buffers:
     """Work arrays of one batch size and hidden size (allocated once per training)."""
 
     def __init__(self, batch: int, hidden: int) -> None:
-        self.feats = np.zeros((batch, 2, kernels.MAX_FEATURES), np.int16)
-        self.nfeat = np.zeros(batch, np.int32)
-        self.dacc = np.zeros((batch, 2, hidden), np.float32)
-        self.part = np.zeros(((batch + kernels.CHUNK - 1) // kernels.CHUNK, 2 * hidden),
-                             np.float32)
-        self.gout = np.zeros(batch, np.float32)
+        self.sliced = np.zeros((kernels.SLICES, param_count(hidden)), np.float32)
+        """Each slice's gradient sum (see :mod:`~evotune.learn.nn.kernels`)."""
         self.loss = np.zeros(batch, np.float32)
         self.flat = np.zeros(param_count(hidden), np.float32)
         self.grads = _views(self.flat, hidden)
@@ -244,16 +245,11 @@ def gradients(state: TrainState, data: PackedData, idx: np.ndarray, wdl: float,
     """The mean loss of positions ``idx`` and its gradients (into ``buf.grads``)."""
     b = idx.size
     net = state.net
-    screlu = net.activation == "screlu"
-    kernels.forward_backward(idx, data.occ, data.pcs, data.score, data.result, data.stm,
-                             np.float32(wdl), net.l0w, net.l0b, net.l1w, net.l1b, screlu,
-                             buf.feats[:b], buf.nfeat[:b], buf.dacc[:b],
-                             buf.part[:(b + kernels.CHUNK - 1) // kernels.CHUNK],
-                             buf.gout[:b], buf.loss[:b])
-    g = buf.grads
-    kernels.scatter(buf.feats[:b], buf.nfeat[:b], buf.dacc[:b],
-                    buf.part[:(b + kernels.CHUNK - 1) // kernels.CHUNK], buf.gout[:b],
-                    g["l0w"], g["l0b"], g["l1w"], g["l1b"], numba.get_num_threads())
+    with numba.parallel_chunksize(1):  # slices dealt one at a time to the free thread
+        kernels.slice_gradients(idx, data.occ, data.pcs, data.score, data.result, data.stm,
+                                np.float32(wdl), net.l0w, net.l0b, net.l1w, net.l1b,
+                                net.activation == "screlu", buf.sliced, buf.loss[:b])
+    kernels.reduce_slices(buf.sliced, buf.flat, numba.get_num_threads())
     return kernels.ordered_sum(buf.loss[:b]) / b
 
 
@@ -360,6 +356,10 @@ def train_packed(data: PackedData, settings: TrainSettings, *, workers: int = 1,
     continue ``state`` (a stored state of the same settings) up to ``settings.epochs`` epochs;
     ``on_epoch(record, state)`` is called after each epoch (a run's checkpoint)."""
     threads = resolve_threads(workers)
+    if settings.stream:
+        raise FieldError("stream", f"{settings.stream} streams the data files: train with "
+                                   "evotune.learn.nn.stream.train_stream (or a run), not on "
+                                   "positions in memory")
     train_idx, val_idx = check_data(data, settings)
     if state is None:
         net = init.copy() if init is not None else FloatNet.random(
@@ -393,8 +393,9 @@ def train(data_paths, *, workers: int = 1, init: FloatNet | Net | str | Path | N
           progress: Callable[[Progress], None] | None = None,
           on_epoch: Callable[[EpochRecord, TrainState], None] | None = None,
           **settings) -> TrainResult:
-    """Train a net on the labelled positions of ``data_paths`` (read once into the cache beside
-    them, :func:`evotune.learn.nn.data.load_data`); ``settings`` are :class:`TrainSettings`'
+    """Train a net on the labelled positions of ``data_paths``: text read once into the cache
+    beside them (:func:`evotune.learn.nn.data.load_data`), or bullet's binary data files
+    (``.bin``, ``.data``: :mod:`evotune.learn.nn.bulletdata`); ``settings`` are :class:`TrainSettings`'
     fields (hidden, activation, wdl, epochs, batch, lr, lr_drop, gamma, seed, val_share,
     val_block ...). Returns the per-epoch records and the float net.
 
@@ -406,6 +407,9 @@ def train(data_paths, *, workers: int = 1, init: FloatNet | Net | str | Path | N
     """
     cfg = TrainSettings(**settings)
     resolve_threads(workers)
+    if cfg.stream:
+        raise FieldError("stream", f"{cfg.stream}: stream bullet data with "
+                                   "evotune.learn.nn.stream.train_stream or a run")
     if isinstance(init, (str, Path)):
         init = read_net(init)
     if isinstance(init, Net):
@@ -413,7 +417,7 @@ def train(data_paths, *, workers: int = 1, init: FloatNet | Net | str | Path | N
     if init is not None and (init.hidden != cfg.hidden or init.activation != cfg.activation):
         raise FieldError("init", f"is a {init.hidden}-neuron {init.activation} net; the "
                                  f"training is {cfg.hidden} {cfg.activation}")
-    data = load_data(data_paths, max_bad=max_bad, cache_dir=cache_dir,
-                     check=lambda d: check_data(d, cfg))
+    data = load_positions(data_paths, max_bad=max_bad, cache_dir=cache_dir,
+                          check=lambda d: check_data(d, cfg))
     return train_packed(data, cfg, workers=workers, init=init, state=state, progress=progress,
                         on_epoch=on_epoch)

@@ -34,7 +34,9 @@ from ...runs.records import State
 from ...runs.store import Store
 from ...runs.trainconfig import INIT_RANDOM, EpochLine, TrainConfig
 from ..labels import file_record
-from .data import PackedData, load_data
+from .bulletdata import load_positions
+from .data import PackedData
+from .stream import BulletStream, train_stream
 from .trainer import (EpochRecord, FloatNet, Progress, TrainSettings, TrainState, check_data,
                       resolve_threads, train_packed)
 
@@ -83,14 +85,21 @@ def initial_net(cfg: TrainConfig, settings: TrainSettings) -> FloatNet:
 
 
 def _load(cfg: TrainConfig, settings: TrainSettings,
-          progress: Callable[[int], None] | None = None) -> PackedData:
-    return load_data(cfg.data, max_bad=cfg.max_bad, cache_dir=cfg.cache_dir or None,
-                     check=lambda d: check_data(d, settings), progress=progress)
+          progress: Callable[[int], None] | None = None) -> PackedData | BulletStream:
+    """The training's positions: in memory, or (``stream``) bullet files read and checked once
+    and then streamed."""
+    if settings.stream:
+        source = BulletStream(cfg.data, settings.stream)
+        source.check(settings)
+        return source
+    return load_positions(cfg.data, max_bad=cfg.max_bad, cache_dir=cfg.cache_dir or None,
+                          check=lambda d: check_data(d, settings), progress=progress)
 
 
 def new_training(cfg: TrainConfig, *, out_dir: str | Path = "populations",
                  run_id: str | None = None, workers: int = 1,
-                 progress: Callable[[int], None] | None = None) -> tuple[Store, PackedData]:
+                 progress: Callable[[int], None] | None = None
+                 ) -> tuple[Store, PackedData | BulletStream]:
     """Create the run folder of a new training. Every input is checked first (settings, thread
     count, initial net, run id and folder, each data line, whether the data fits the settings),
     so a bad one leaves no run folder (the data cache beside the data is written only after
@@ -203,7 +212,8 @@ class TrainSummary:
     seconds: float
 
 
-def execute_training(store: Store, cfg: TrainConfig, *, data: PackedData | None = None,
+def execute_training(store: Store, cfg: TrainConfig, *,
+                     data: PackedData | BulletStream | None = None,
                      progress: Callable[[Progress], None] | None = None,
                      on_epoch: Callable[[EpochLine], None] | None = None,
                      on_start: Callable[[], None] | None = None,
@@ -233,13 +243,19 @@ def execute_training(store: Store, cfg: TrainConfig, *, data: PackedData | None 
         if on_epoch is not None:
             on_epoch(store.epoch_lines(st.epoch)[-1])
 
-    train_packed(data, settings, workers=workers, state=state, progress=progress,
-                 on_epoch=commit)
+    if isinstance(data, BulletStream):
+        train_stream(data, settings, workers=workers, state=state, progress=progress,
+                     on_epoch=commit)
+        train_positions = data.check(settings)[0]
+    else:
+        train_packed(data, settings, workers=workers, state=state, progress=progress,
+                     on_epoch=commit)
+        train_positions = check_data(data, settings)[0].size
     seconds = seconds_before + time.perf_counter() - t_start
     net = state.net.quantised()
     store.write_state(State(generation=state.epoch, games=0, seconds=seconds, finished=True,
                             strategy={"kind": "nn-train", "checksum": net.checksum}))
     store.unlock()
     return TrainSummary(run_id=store.run_id, epochs=store.epoch_lines(state.epoch),
-                        positions=len(data), train_positions=check_data(data, settings)[0].size,
+                        positions=len(data), train_positions=train_positions,
                         checksum=net.checksum, net_path=store.root / NET_FILE, seconds=seconds)
