@@ -144,9 +144,13 @@ def choose_l2(train: tx.Problem, val: tx.Problem, w0: np.ndarray, K: float, cfg:
         t["se"] = tx.difference_se(diff, groups)
         if t["above_lowest"] <= t["se"]:
             chosen = i  # the grid increases: the last one within is the strongest
-    say(f"ridge --l2 {tried[chosen]['l2']:g} chosen: the strongest of {len(tried)} whose "
-        f"validation error is within one standard error of the lowest "
-        f"({tried[best]['validation']:.6f}, --l2 {tried[best]['l2']:g}; "
-        f"+{tried[chosen]['above_lowest']:.6f} <= {tried[chosen]['se']:.6f}); give --l2 to "
-        "set it")
+    if chosen == best:
+        why = (f"the lowest validation error of {len(tried)}; no stronger ridge is within one "
+               "standard error of it")
+    else:
+        why = (f"the strongest of {len(tried)} whose validation error is within one standard "
+               f"error of the lowest ({tried[best]['validation']:.6f}, --l2 "
+               f"{tried[best]['l2']:g}): +{tried[chosen]['above_lowest']:.6f}, standard error "
+               f"{tried[chosen]['se']:.6f}")
+    say(f"ridge --l2 {tried[chosen]['l2']:g} chosen: {why} (give --l2 to set it)")
     return float(tried[chosen]["l2"]), tried
