@@ -161,3 +161,15 @@ def test_a_fit_stored_before_the_rule_reads_and_resumes_with_the_lowest_error(tm
     s = json.loads((tmp_path / "runs" / "old" / "texel.json").read_text())
     assert [t["l2"] for t in s["l2_tried"]] == list(tx.L2_GRID)
     assert "chosen: the lowest validation error of 5" in r.stderr
+
+
+@pytest.mark.slow
+def test_the_quality_check_script_runs_at_a_tiny_scale(tmp_path):
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "texel_small_data.py"),
+                        "--out", str(tmp_path), "--games", "40", "--match-games", "2"],
+                       capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=900)
+    assert r.returncode == 0, r.stderr
+    last = r.stdout.strip().splitlines()[-1]
+    assert last.startswith("extended (fitted) vs shannon, depth 3, 2 games: +")
+    fit = json.loads((tmp_path / "runs" / "extended-40-s1" / "texel.json").read_text())
+    assert fit["l2_chosen_by_validation"] and len(fit["l2_tried"]) == len(tx.L2_GRID_ONE_SE)
