@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -78,12 +79,15 @@ def main(argv: list[str] | None = None) -> int:
             f"{fit['error_after_rounding']['validation']:.6f}")
     if fit["warning"]:
         print(f"fit warning: {fit['warning']}")
-    worse = match["elo"] + match["elo_error"] < 0
+    elo, err = match["elo"], match["elo_error"]
+    if elo is None or err is None or not math.isfinite(elo + err):
+        verdict = f"Elo {elo}, too few games for an error bar"
+    else:
+        verdict = (f"Elo {elo:+.1f} +- {err:.1f} (95%): "
+                   + ("significantly worse than shannon" if elo + err < 0 else
+                      "not significantly worse than shannon"))
     print(f"extended (fitted) vs shannon, depth 3, {args.match_games} games: "
-          f"+{match['wins']} ={match['draws']} -{match['losses']}, Elo {match['elo']:+.1f} +- "
-          f"{match['elo_error']:.1f} (95%): "
-          + ("significantly worse than shannon" if worse else "not significantly worse than "
-                                                              "shannon"))
+          f"+{match['wins']} ={match['draws']} -{match['losses']}, {verdict}")
     return 0
 
 
