@@ -348,7 +348,8 @@ def texel_config_from_v1(config: dict) -> tuple[TexelConfig, tuple[DataFile, ...
         if not isinstance(data, list):
             raise ConfigError("'data' must be a list of file names")
         cfg = TexelConfig(**{k: params[k] for k in _V1_PARAMS if k != "data"},
-                          l2_rule=_LATER_SETTINGS["l2_rule"], data=tuple(data), epochs=stored["generations"], limits=limits,
+                          l2_rule=_LATER_SETTINGS["l2_rule"], data=tuple(data),
+                          epochs=stored["generations"], limits=limits,
                           seed=stored["seed"], engine=stored["engine"],
                           openings=stored["openings"])
     except (KeyError, TypeError) as exc:
