@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
+from evotune.errors import ConfigError
 from evotune.learn import texel as tx
 from evotune.learn.fitdata import choose_l2
 from evotune.learn.fitrun import execute_fit, new_fit, weaker_warning
@@ -161,6 +162,17 @@ def test_a_fit_stored_before_the_rule_reads_and_resumes_with_the_lowest_error(tm
     s = json.loads((tmp_path / "runs" / "old" / "texel.json").read_text())
     assert [t["l2"] for t in s["l2_tried"]] == list(tx.L2_GRID)
     assert "chosen: the lowest validation error of 5" in r.stderr
+
+
+def test_a_bad_l2_rule_is_one_line_and_writes_nothing(tmp_path):
+    data = labelled_file(tmp_path / "d.txt", n=20)
+    r = subprocess.run([sys.executable, "-m", "evotune.cli", "texel", str(data), "--l2-rule",
+                        "median", "--runs-dir", str(tmp_path / "runs")], capture_output=True,
+                       text=True, env=ENV, cwd=tmp_path, timeout=600)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--l2-rule" in r.stderr
+    assert not (tmp_path / "runs").exists()
+    with pytest.raises(ConfigError, match="--l2-rule median: use one of one-se, lowest"):
+        TexelConfig(data=("d.txt",), l2_rule="median")
 
 
 @pytest.mark.slow
