@@ -169,12 +169,15 @@ def test_a_fit_and_a_games_run_are_opened_by_their_own_kind(v1):
 def test_a_format_1_fit_reads_as_its_settings(v1):
     manifest = Store(v1 / "fit").manifest()
     assert manifest.format == 1 and manifest.kind == "fit"
-    assert manifest.config == TexelConfig(data=("d.txt",), epochs=2, iters=3, tol=0.0)
+    # stored before --l2-rule: their ridge was (and on resume is) chosen by the lowest error
+    assert manifest.config == TexelConfig(data=("d.txt",), epochs=2, iters=3, tol=0.0,
+                                          l2_rule="lowest")
     old = json.loads((v1 / "fit" / "manifest.json").read_text())
     assert [f.to_json() for f in manifest.data_files] == old["config"]["params"]["data_files"]
     fit2 = Store(v1 / "fit2").manifest().config
     assert fit2 == TexelConfig(data=("d.txt",), epochs=2, iters=50, lr=3.0, tol=0.0, l2=0.0,
-                               optimizer="adam", val_block=1, init="w.json")
+                               optimizer="adam", val_block=1, init="w.json",
+                               l2_rule="lowest")
     # the identity the format-1 code hashed is the one this code hashes
     assert open_fit(Store(v1 / "fit")) == manifest.config
     assert open_fit(Store(v1 / "fit2")) == fit2

@@ -151,8 +151,14 @@ def label(data, engine, limits, out_file, max_bad, workers, chunk):
               help="Ridge toward the initial weights: error + L2 * sum(((w - w0) / 100)^2) over "
                    "the free weights (0 = plain Texel); keeps weights the data barely "
                    "determine (endgame terms in opening-heavy data) near their start. 'auto': "
-                   "fit with each of 0, 1e-5, 5e-5, 2e-4, 1e-3 and keep the one with the lowest "
-                   "validation error.")
+                   "fit with each of 0, 1e-5, 5e-5, 2e-4, 1e-3, 5e-3, 2e-2, 1e-1 and keep one "
+                   "by --l2-rule.")
+@click.option("--l2-rule", type=click.Choice(["one-se", "lowest"]), default="one-se",
+              show_default=True,
+              help="How --l2 auto chooses: one-se, the strongest ridge whose validation error is "
+                   "within one standard error of the lowest (on small data the fit stays near "
+                   "its start); lowest, the lowest validation error (of 0, 1e-5, 5e-5, 2e-4, "
+                   "1e-3: what fits did before this option).")
 @seed_option(1, "Seed of the validation split.")
 @workers_option(0, "Threads extracting features (0 = one per core); the fit does not depend "
                    "on it.")
@@ -160,12 +166,12 @@ def label(data, engine, limits, out_file, max_bad, workers, chunk):
 @runs_dir_option(alias=True)
 @quiet_option
 def texel(data, engine, init, max_positions, k_value, epochs, optimizer, iters, lr, tol, qsearch,
-          val_share, val_block, max_bad, l2, seed, workers, run_id, runs_dir):
+          val_share, val_block, max_bad, l2, l2_rule, seed, workers, run_id, runs_dir):
     """Fit evaluation weights to game results of labelled positions (Texel's method)."""
     cfg = TexelConfig(data=tuple(data), engine=engine, init=init, max_positions=max_positions,
                       k=k_value, epochs=epochs, optimizer=optimizer, iters=iters, lr=lr,
                       tol=tol, qsearch=qsearch, val_share=val_share, val_block=val_block,
-                      max_bad=max_bad, seed=seed, l2=l2)
+                      max_bad=max_bad, seed=seed, l2=l2, l2_rule=l2_rule)
     store, data = new_fit(cfg, out_dir=runs_dir, run_id=run_id, workers=workers)
     fit_and_report(store, cfg, data, workers=workers)
 

@@ -102,22 +102,55 @@ def fit_data(cfg: TexelConfig, *, positions: Positions | None = None,
 
 
 def choose_l2(train: tx.Problem, val: tx.Problem, w0: np.ndarray, K: float, cfg: TexelConfig,
-              say: Callable[[str], None]) -> tuple[float, list[dict]]:
-    """The ridge of :data:`texel.L2_GRID` whose whole fit (from ``w0``, as the fit itself runs)
-    has the lowest validation error (the smallest on a tie); says each one's error."""
+              say: Callable[[str], None], *, groups: np.ndarray) -> tuple[float, list[dict]]:
+    """The ridge for ``--l2 auto``: each candidate's whole fit (from ``w0``, as the fit itself
+    runs) measured on the validation positions, one line each, then by ``cfg.l2_rule``:
+
+    - ``one-se`` (:data:`texel.L2_GRID_ONE_SE`): the strongest ridge whose validation error is
+      above the lowest by at most one standard error of that difference (paired, position by
+      position, with the positions of one validation block, ``groups``, taken together): on
+      small data the errors of weak and strong ridges cannot be told apart and the fit stays
+      near its start; on large data the standard error shrinks and the rule keeps the lowest;
+    - ``lowest`` (:data:`texel.L2_GRID`): the lowest validation error (the smallest ridge on a
+      tie).
+
+    Returns the ridge and what was tried (l2, validation error, epochs; ``one-se`` adds each
+    one's difference to the lowest and its standard error)."""
+    grid = tx.L2_GRID_ONE_SE if cfg.l2_rule == "one-se" else tx.L2_GRID
     start = val.error(w0, K)
-    tried = []
-    for l2 in tx.L2_GRID:
+    tried: list[dict] = []
+    fitted = []
+    for l2 in grid:
         problem = dataclasses.replace(train, l2=l2)
         w, n = w0, 0
         for n, w, _, _ in tx.epochs(problem, w0, K, optimizer=cfg.optimizer, iters=cfg.iters,
                                     lr=cfg.lr, tol=cfg.tol, adam=tx.AdamState.zeros(w0.size),
                                     start=0, stop=cfg.epochs, last=problem.error(w0, K)):
             pass
+        fitted.append(w)
         tried.append({"l2": l2, "validation": val.error(w, K), "epochs": n})
         say(f"ridge --l2 {l2:g}: validation error {tried[-1]['validation']:.6f} after {n} "
             f"epochs (start {start:.6f})")
-    best = min(tried, key=lambda t: t["validation"])
-    say(f"ridge --l2 {best['l2']:g} chosen: the lowest validation error of {len(tried)} "
-        "(give --l2 to set it)")
-    return float(best["l2"]), tried
+    best = min(range(len(tried)), key=lambda i: tried[i]["validation"])
+    if cfg.l2_rule == "lowest":
+        say(f"ridge --l2 {tried[best]['l2']:g} chosen: the lowest validation error of "
+            f"{len(tried)} (give --l2 to set it)")
+        return float(tried[best]["l2"]), tried
+    lowest = val.squared_errors(fitted[best], K)
+    chosen = best
+    for i, t in enumerate(tried):
+        diff = val.squared_errors(fitted[i], K) - lowest
+        t["above_lowest"] = float(diff.mean()) if diff.size else 0.0
+        t["se"] = tx.difference_se(diff, groups)
+        if t["above_lowest"] <= t["se"]:
+            chosen = i  # the grid increases: the last one within is the strongest
+    if chosen == best:
+        why = (f"the lowest validation error of {len(tried)}; no stronger ridge is within one "
+               "standard error of it")
+    else:
+        why = (f"the strongest of {len(tried)} whose validation error is within one standard "
+               f"error of the lowest ({tried[best]['validation']:.6f}, --l2 "
+               f"{tried[best]['l2']:g}): +{tried[chosen]['above_lowest']:.6f}, standard error "
+               f"{tried[chosen]['se']:.6f}")
+    say(f"ridge --l2 {tried[chosen]['l2']:g} chosen: {why} (give --l2 to set it)")
+    return float(tried[chosen]["l2"]), tried

@@ -186,7 +186,8 @@ def execute_fit(store: Store, cfg: TexelConfig, *, data: FitData | None = None,
             "validation with the initial weights)")
         l2 = cfg.l2 if cfg.l2 != "auto" else None
         if l2 is None:
-            l2, tried = choose_l2(train, val, w0, K, cfg, say)
+            l2, tried = choose_l2(train, val, w0, K, cfg, say,
+                                  groups=data.val_idx // cfg.val_block)
         train.l2 = float(l2)
         stats, st = commit(0, w0, K, 0.0, converged=False)
     else:
@@ -213,13 +214,7 @@ def execute_fit(store: Store, cfg: TexelConfig, *, data: FitData | None = None,
                                         "validation": val.error(w, K)},
               "error_after_rounding": {"train": train.error(wr, K),
                                        "validation": val.error(wr, K)}}
-    warning = ""
-    if val.n and errors["error_after_rounding"]["validation"] > \
-            errors["error_initial"]["validation"]:
-        warning = (f"the fitted weights' validation error "
-                   f"{errors['error_after_rounding']['validation']:.6f} is worse than the start's "
-                   f"{errors['error_initial']['validation']:.6f}: they predict held-out games "
-                   "worse than the initial weights (overfitting); try a larger --l2 or more data")
+    warning = weaker_warning(errors) if val.n else ""
     summary = {
         "run_id": store.run_id, "engine": cfg.engine, "names": list(space.names),
         "positions_read": len(positions), "bad_lines": positions.bad,
@@ -236,6 +231,18 @@ def execute_fit(store: Store, cfg: TexelConfig, *, data: FitData | None = None,
                             seconds=seconds_before + time.perf_counter() - t_start))
     store.unlock()
     return summary
+
+
+def weaker_warning(errors: dict) -> str:
+    """One sentence when the fitted (rounded) weights' validation error is not below the
+    start's: the fit is then likely weaker than its start; '' otherwise."""
+    after = errors["error_after_rounding"]["validation"]
+    start = errors["error_initial"]["validation"]
+    if after < start:
+        return ""
+    return (f"the fit is likely weaker than its start: the fitted weights' validation error "
+            f"{after:.6f} is not below the initial weights' {start:.6f} (they predict held-out "
+            "games no better); keep the initial weights, or give more data or a larger --l2")
 
 
 def fit_k_value(cfg: TexelConfig, problem: tx.Problem, w0: np.ndarray) -> float:

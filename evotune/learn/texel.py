@@ -28,8 +28,11 @@ from ..errors import ConfigError
 LN10 = math.log(10.0)
 K_RANGE = (0.05, 10.0)
 L2_GRID = (0.0, 1e-5, 5e-5, 2e-4, 1e-3)
-"""Ridge strengths tried when none is given (``--l2 auto``): the one whose fit has the lowest
-validation error is kept."""
+"""Ridge strengths the ``lowest`` rule of ``--l2 auto`` tries
+(:data:`evotune.runs.fitconfig.L2_RULES`)."""
+L2_GRID_ONE_SE = (0.0, 1e-5, 5e-5, 2e-4, 1e-3, 5e-3, 2e-2, 1e-1)
+"""Ridge strengths the ``one-se`` rule tries, increasing: up to 1e-1, where a fit stays near its
+start (a 100-unit move of one weight costs about as much as the whole error)."""
 
 
 def require_scipy():
@@ -88,6 +91,11 @@ class Problem:
         d = self.y - sigmoid(K * self.evals(w) / 400.0)
         return float(d @ d / self.n)
 
+    def squared_errors(self, w: np.ndarray, K: float) -> np.ndarray:
+        """(n,) squared error of every row's prediction (their mean is :meth:`error`)."""
+        d = self.y - sigmoid(K * self.evals(w) / 400.0)
+        return d * d
+
     def error_and_gradient(self, w: np.ndarray, K: float) -> tuple[float, np.ndarray]:
         """The error and its gradient with respect to every weight (fixed ones included)."""
         p = sigmoid(K * self.evals(w) / 400.0)
@@ -106,6 +114,19 @@ class Problem:
             e += self.l2 * float(d @ d)
             g = g + (2.0 * self.l2 / 100.0) * d
         return e, g
+
+
+def difference_se(diff: np.ndarray, groups: np.ndarray) -> float:
+    """Standard error of ``diff.mean()`` where the rows of one group (one block of consecutive
+    positions: a game's) are dependent and the groups independent: the spread of the groups'
+    sums (0 with fewer than 2 groups)."""
+    if diff.size == 0:
+        return 0.0
+    _, inv = np.unique(groups, return_inverse=True)
+    sums = np.bincount(inv, weights=diff)
+    if sums.size < 2:
+        return 0.0
+    return float(math.sqrt(sums.size * float(sums.var(ddof=1))) / diff.size)
 
 
 def fit_k(problem: Problem, w: np.ndarray, *, bounds: tuple[float, float] = K_RANGE) -> float:

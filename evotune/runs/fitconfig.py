@@ -23,6 +23,12 @@ STRATEGY = "texel"
 """What a fit's generation files and ``evotune status`` name as its strategy."""
 OPTIMIZERS = ("lbfgs", "adam")
 """scipy's L-BFGS-B and full-batch Adam (:func:`evotune.learn.texel.epochs`)."""
+L2_RULES = ("one-se", "lowest")
+"""How ``--l2 auto`` chooses the ridge (:func:`evotune.learn.fitdata.choose_l2`): ``one-se``,
+the strongest ridge of :data:`evotune.learn.texel.L2_GRID_ONE_SE` whose validation error is
+within one standard error of the lowest (the default); ``lowest``, the ridge of
+:data:`evotune.learn.texel.L2_GRID` with the lowest validation error (fits stored before the rule
+existed)."""
 BOOK_PLIES = 8
 """Plies of a Polyglot book opening in the matches that verify a fit (the match default)."""
 
@@ -71,6 +77,11 @@ class TexelConfig:
     """Ridge strength toward the initial weights (0 = none; see :class:`texel.Problem`), or
     'auto': the value of :data:`evotune.learn.texel.L2_GRID` whose fit has the lowest
     validation error."""
+    l2_rule: str = "one-se"
+    """How ``l2 = 'auto'`` chooses (:data:`L2_RULES`): 'one-se', the
+    strongest ridge whose validation error is within one standard error of the lowest, or
+    'lowest', the lowest validation error (what fits stored before this setting did: a stored
+    config without it reads as 'lowest')."""
     limits: Limits = Limits()
     """Limits of the matches that verify the fitted weights (``evotune verify``)."""
     openings: str = "2moves"
@@ -108,6 +119,8 @@ class TexelConfig:
                 k = float("nan")
             if not k > 0 or not math.isfinite(k):
                 raise ConfigError(f"--k {self.k}: give 'auto' or a positive number")
+        if self.l2_rule not in L2_RULES:
+            raise ConfigError(f"--l2-rule {self.l2_rule}: use one of {', '.join(L2_RULES)}")
         if self.l2 == "auto":
             if self.val_share == 0:
                 raise ConfigError("--l2 auto chooses the ridge by validation error and "
@@ -154,7 +167,8 @@ class TexelConfig:
                 ("initial weights", self.init), ("optimizer", f"{self.optimizer}, {self.iters} "
                                                                "iterations per epoch"),
                 ("epoch limit", str(self.epochs)), ("K", self.k),
-                ("ridge (l2)", f"{self.l2:g}" if self.l2 != "auto" else "auto"),
+                ("ridge (l2)", f"{self.l2:g}" if self.l2 != "auto" else
+                 f"auto ({L2_RULE_TEXT[self.l2_rule]})"),
                 ("validation", f"{self.val_share:g} of the positions in blocks of "
                                f"{self.val_block}"),
                 ("positions", "quiescence leaves" if self.qsearch else "quiet positions only"),
@@ -171,13 +185,15 @@ class TexelConfig:
 
     def identity_dict(self) -> dict:
         """The settings the identity hashes, in the form fits have hashed them since they were
-        first stored (with the 'strategy' and 'np' a fit's config held then); ``l2 = 0`` and
-        ``val_block = 1`` are left out, so fits stored before those settings keep their
-        identity."""
+        first stored (with the 'strategy' and 'np' a fit's config held then); ``l2 = 0``,
+        ``val_block = 1`` and ``l2_rule = 'lowest'`` are left out, so fits stored before those
+        settings keep their identity."""
         d = {k: v for k, v in self.to_dict().items() if k not in self.NON_IDENTITY + ("data",)}
         d.update(strategy=STRATEGY, np=1)
         if not d["l2"]:
             del d["l2"]
+        if d["l2_rule"] == "lowest":
+            del d["l2_rule"]
         if d["val_block"] == 1:
             del d["val_block"]
         return d
@@ -189,7 +205,15 @@ _STORED_TYPES: dict[str, tuple[type, ...]] = {
     "max_bad": (int,), "seed": (int,), "depth": (int,), "nodes": (int,), "max_plies": (int,),
     "lr": (int, float), "tol": (int, float), "val_share": (int, float), "l2": (int, float, str),
     "movetime": (int, float), "time_margin": (int, float), "tc": (str,), "qsearch": (bool,),
+    "l2_rule": (str,),
 }
+_LATER_SETTINGS = {"l2_rule": "lowest"}
+"""Settings added after fits were first stored, with the value a stored config without them
+means (what those fits did)."""
+L2_RULE_TEXT = {"one-se": "the strongest ridge within one standard error of the lowest "
+                          "validation error",
+                "lowest": "the lowest validation error"}
+"""The report's words for each rule of choosing the ridge."""
 _LIMIT_KEYS = ("depth", "nodes", "max_plies")
 _OPTIONAL_LIMIT_KEYS = ("movetime", "tc", "time_margin", "adjudication")
 
@@ -210,6 +234,7 @@ def texel_config_from_dict(d: dict) -> TexelConfig:
     """The one validator of a stored TexelConfig (:meth:`TexelConfig.to_dict`'s form): every
     key present with its type, no unknown key, the values valid (ConfigError naming the key)."""
     settings = [f.name for f in fields(TexelConfig) if f.name != "limits"]
+    d = {**_LATER_SETTINGS, **d}
     required = set(settings) | set(_LIMIT_KEYS)
     missing = sorted(required - set(d))
     unknown = sorted(set(d) - required - set(_OPTIONAL_LIMIT_KEYS))
@@ -323,7 +348,8 @@ def texel_config_from_v1(config: dict) -> tuple[TexelConfig, tuple[DataFile, ...
         if not isinstance(data, list):
             raise ConfigError("'data' must be a list of file names")
         cfg = TexelConfig(**{k: params[k] for k in _V1_PARAMS if k != "data"},
-                          data=tuple(data), epochs=stored["generations"], limits=limits,
+                          l2_rule=_LATER_SETTINGS["l2_rule"], data=tuple(data),
+                          epochs=stored["generations"], limits=limits,
                           seed=stored["seed"], engine=stored["engine"],
                           openings=stored["openings"])
     except (KeyError, TypeError) as exc:
