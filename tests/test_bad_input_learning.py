@@ -121,6 +121,7 @@ def stored(tmp_path_factory) -> Path:
     """A finished datagen output with the settings of the cases (out/pos.txt), a larger one
     (good.txt) and a finished fit of it (fit)."""
     base = tmp_path_factory.mktemp("stored")
+    (base / "out").mkdir()  # an output's folder is not made for it (issue 38 item 16)
     res = run_cli(D, base, timeout=600, env=ENV)
     assert res.returncode == 0, res.stderr
     res = run_cli(["datagen", "--games", "4", "--chunk", "2", "--depth", "1", "--out",
@@ -169,6 +170,8 @@ def _prepare(case_dir: Path, args: list[str], stored: Path, read_only) -> list[s
     (case_dir / "afile").write_text("x")
     os.mkfifo(case_dir / "fifo")
     shutil.copy(stored / "good.txt", case_dir / "good.txt")
+    if not any(a.startswith("@OUT") for a in args):
+        (case_dir / "out").mkdir()  # each case is refused for its own reason, not a missing out/
     argv = []
     for a in args:
         if a.startswith("@OUT"):
