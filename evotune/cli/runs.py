@@ -99,7 +99,8 @@ _C = RunConfig()
               cls=DefaultShown, shown="sample",
               help="Start of the population: 'sample' = uniform in the initial range; "
                    "'reference' = around the spec's reference values (--param init=...).")
-@click.option("--guard-games", type=int, default=None, metavar="N",
+@click.option("--guard-games", type=int, default=None, metavar="N", cls=DefaultShown,
+              shown="10% of the budget",
               help="A run from given weights (--init-from, SPEC:WEIGHTS, init=reference, a net, "
                    "a UCI engine) ends by playing its recommendation against that start, an "
                    "SPRT [0, 5] of at most N games taken from --max-games, and recommends the "
