@@ -184,7 +184,8 @@ def artefacts(results: Results, out: Path, texel: Path, order: list[str], folder
                  "sha256": hashlib.sha256(w.read_bytes()).hexdigest(),
                  "recommends": ("start" if info.get("guard") and not info["guard"]["better"]
                                 else "tuned"),
-                 "final_check": info.get("guard")}
+                 "final_check": {k: v for k, v in (info.get("guard") or {}).items()
+                                 if k not in ("tuned", "start")} or None}
         for key, depth in (("sprt3", 3), ("sprt5", 5)):
             m = results.get(f"{key}:{rid}")
             if m:
