@@ -330,9 +330,10 @@ def test_a_net_runs_net_file_is_part_of_its_identity_for_every_command(tmp_path,
     commands = (["verify", "r", "--games", "2", "--workers", "1"],
                 ["export", "r", "--format", "json"],
                 ["export", "r", "--format", "evotune", "--out", tmp_path / "x.nnue"],
-                ["report", "r", "--out", tmp_path / "rep"],
-                ["plot", "r", "--out", tmp_path / "rep"],
-                ["resume", "r", "--generations", "2"])
+                ["report", "r", "--reports", tmp_path / "rep"],
+                ["plot", "r", "--reports", tmp_path / "rep"],
+                ["resume", "r", "--generations", "2"],
+                ["status", "r"], ["status", "r", "--json"])
     other_input_layer = random_net(8, 9)
     for change, says in (("smaller", "changed since the run started"),
                          ("input layer", "changed since the run started"),

@@ -14,7 +14,7 @@ from ..reporting.verifytext import describe_match
 from ..reporting.tables import brief
 from ..runs.config import (RunConfig, build_run_config, dump_config_toml, load_config_file,
                            validate_run_config)
-from ..runs.lifecycle import check_backend, new_run, open_run, with_budget
+from ..runs.lifecycle import check_backend, check_run_net, new_run, open_run, with_budget
 from ..runs.plan import load_run_engine, with_overrides
 from ..runs.store import Store, list_runs
 from ..strategies.spsa import SPSA
@@ -276,6 +276,8 @@ def status(run_ref, runs_dir, as_json, every):
             "initial_mean": list(first.mean) if first else []}
     if fit:
         info.update(loss_train=stats.get("loss_train"), loss_val=stats.get("loss_val"))
+    else:
+        check_run_net(store.root, cfg)  # a net-tuning run without its net is not read
     guard = None if fit else store.read_guard(len(info["names"]) or None)
     if guard is not None:
         info["guard"] = {**guard.to_json(), "sentence": guard.sentence}

@@ -279,6 +279,18 @@ def _check_run_net(root: Path, spec: EngineSpec) -> None:
                           "file the run was started with")
 
 
+def check_run_net(root: str | Path, cfg: RunConfig) -> None:
+    """RunNetError when the run in ``root`` plays a net that is missing or changed since it
+    started (as :func:`run_engine_spec` finds); any other trouble with its spec is left to the
+    commands that need the spec (``status`` shows the stored numbers without it)."""
+    try:
+        run_engine_spec(root, cfg)
+    except RunNetError:
+        raise
+    except EvotuneError:
+        pass
+
+
 def run_engine_spec(root: str | Path, cfg: RunConfig | TexelConfig,
                     engine: str | Path | None = None) -> EngineSpec:
     """The engine spec of the run in ``root``: ``engine`` when given (a name or path), else the
