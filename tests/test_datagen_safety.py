@@ -234,9 +234,10 @@ def _synthetic(seed: int = 5):
 
 def test_auto_ridge_keeps_the_grid_value_with_the_lowest_validation_error():
     train, val, w0 = _synthetic()
-    cfg = fitrun.TexelConfig(data=("x",))
+    cfg = fitrun.TexelConfig(data=("x",), l2_rule="lowest")  # the rule of fits before one-se
     said: list[str] = []
-    l2, tried = fitrun.choose_l2(train, val, w0, 1.0, cfg, said.append)
+    l2, tried = fitrun.choose_l2(train, val, w0, 1.0, cfg, said.append,
+                                 groups=np.arange(3000))  # each validation position its own block
     assert [t["l2"] for t in tried] == list(tx.L2_GRID)
     assert len(said) == len(tx.L2_GRID) + 1 and said[-1].startswith(f"ridge --l2 {l2:g} chosen")
     for t in tried:  # each error is the whole fit's, as the fit would run with that ridge
