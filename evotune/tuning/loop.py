@@ -198,18 +198,24 @@ class Solver:
         stored = current_guard(self.store, g, tuned)
         if stored is not None:
             return stored
+        return play_guard(self.store, self.plan, tuned, generation=g, player=self.player,
+                          backend=self.backend, workers=self.workers,
+                          progress=self._game_events("guard", g))
+
+    def _game_events(self, kind: str, g: int) -> Callable:
+        """The runner's per-game callback: a :class:`RunProgress` of ``kind`` for each game of
+        generation ``g`` (or of its final check)."""
         done = [0]
 
         def on_game(event) -> None:
             done[0] += 1
             if self.progress is not None:
-                self.progress(RunProgress(kind="guard", generation=g,
+                self.progress(RunProgress(kind=kind, generation=g,
                                           games_total=self.games_total + done[0],
                                           games_in_generation=done[0],
                                           games_scheduled=int(getattr(event, "scheduled", 0))))
 
-        return play_guard(self.store, self.plan, tuned, generation=g, player=self.player,
-                          backend=self.backend, workers=self.workers, progress=on_game)
+        return on_game
 
     def __iter__(self) -> Solver:
         return self
@@ -225,18 +231,8 @@ class Solver:
         g = strategy.generation + 1
         t0 = time.perf_counter()
         requests = strategy.ask()
-        done = [0]
-
-        def on_game(event) -> None:
-            done[0] += 1
-            if self.progress is not None:
-                self.progress(RunProgress(kind="game", generation=g,
-                                          games_total=self.games_total + done[0],
-                                          games_in_generation=done[0],
-                                          games_scheduled=int(getattr(event, "scheduled", 0))))
-
         ev = self.fitness.evaluate(g, requests, backend=self.backend, workers=self.workers,
-                                   progress=on_game)
+                                   progress=self._game_events("game", g))
         stats = strategy.tell(ev.outcomes)
         stats["recommended"] = [float(v) for v in strategy.recommended()]  # for compare's curves
         games_gen = sum(int(r.games) for r in ev.results)

@@ -32,7 +32,6 @@ import time
 from pathlib import Path
 from typing import Callable
 
-import numba
 import numpy as np
 
 from ...errors import FieldError
@@ -42,7 +41,7 @@ from ..labels import DataError, file_record
 from .bulletdata import bullet_key, empty_packed, is_bullet, read_into, record_count
 from .data import PackedData
 from .trainer import (Buffers, FloatNet, Progress, TrainResult, TrainSettings, TrainState,
-                      evaluate, resolve_threads, step)
+                      evaluate, resolve_threads, run_epochs, start_state, step)
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
@@ -174,27 +173,8 @@ def train_stream(source: BulletStream, settings: TrainSettings, *, workers: int 
     (default a random net of the seed) or continue ``state`` up to ``settings.epochs``."""
     threads = resolve_threads(workers)
     train_total, held_total = source.check(settings)
-    if state is None:
-        net = init.copy() if init is not None else FloatNet.random(
-            settings.hidden, settings.seed, settings.activation)
-        if net.hidden != settings.hidden or net.activation != settings.activation:
-            raise FieldError("init", f"is a {net.hidden}-neuron {net.activation} net; the "
-                                     f"training is {settings.hidden} {settings.activation}")
-        state = TrainState.start(net)
+    state = start_state(settings, init, state)
     buf = Buffers(settings.batch, settings.hidden)
-    result = TrainResult(state.net, [], state)
-    before = numba.get_num_threads()
-    numba.set_num_threads(threads)
-    try:
-        started, done = time.perf_counter(), 0
-        while state.epoch < settings.epochs:
-            rec = _epoch(state, source, settings, buf, train_total, held_total, progress,
-                         started, done)
-            done += rec.positions
-            result.records.append(rec)
-            if on_epoch is not None:
-                on_epoch(rec, state)
-    finally:
-        numba.set_num_threads(before)
-    result.net = state.net
-    return result
+    return run_epochs(state, settings, threads, on_epoch,
+                      lambda started, done: _epoch(state, source, settings, buf, train_total,
+                                                   held_total, progress, started, done))

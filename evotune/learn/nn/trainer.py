@@ -361,22 +361,41 @@ def train_packed(data: PackedData, settings: TrainSettings, *, workers: int = 1,
                                    "evotune.learn.nn.stream.train_stream (or a run), not on "
                                    "positions in memory")
     train_idx, val_idx = check_data(data, settings)
-    if state is None:
-        net = init.copy() if init is not None else FloatNet.random(
-            settings.hidden, settings.seed, settings.activation)
-        if net.hidden != settings.hidden or net.activation != settings.activation:
-            raise FieldError("init", f"is a {net.hidden}-neuron {net.activation} net; the "
-                                     f"training is {settings.hidden} {settings.activation}")
-        state = TrainState.start(net)
+    state = start_state(settings, init, state)
     buf = Buffers(min(settings.batch, train_idx.size), settings.hidden)
+    return run_epochs(state, settings, threads, on_epoch,
+                      lambda started, done: run_epoch(state, data, train_idx, val_idx, settings,
+                                                      buf, progress=progress, started=started,
+                                                      done_before=done))
+
+
+def start_state(settings: TrainSettings, init: FloatNet | None,
+                state: TrainState | None) -> TrainState:
+    """``state`` when continuing, else a new state at ``init`` (default: a random net of
+    ``settings.seed``), which must have the training's size and activation."""
+    if state is not None:
+        return state
+    net = init.copy() if init is not None else FloatNet.random(
+        settings.hidden, settings.seed, settings.activation)
+    if net.hidden != settings.hidden or net.activation != settings.activation:
+        raise FieldError("init", f"is a {net.hidden}-neuron {net.activation} net; the "
+                                 f"training is {settings.hidden} {settings.activation}")
+    return TrainState.start(net)
+
+
+def run_epochs(state: TrainState, settings: TrainSettings, threads: int,
+               on_epoch: Callable[[EpochRecord, TrainState], None] | None,
+               epoch: Callable[[float, int], EpochRecord]) -> TrainResult:
+    """Epochs until ``settings.epochs`` on ``threads`` numba threads (restored afterwards):
+    ``epoch(started, positions_done)`` plays one (in memory or streamed), ``on_epoch(record,
+    state)`` follows each (a run's checkpoint)."""
     result = TrainResult(state.net, [], state)
     before = numba.get_num_threads()
     numba.set_num_threads(threads)
     try:
         started, done = time.perf_counter(), 0
         while state.epoch < settings.epochs:
-            rec = run_epoch(state, data, train_idx, val_idx, settings, buf, progress=progress,
-                            started=started, done_before=done)
+            rec = epoch(started, done)
             done += rec.positions
             result.records.append(rec)
             if on_epoch is not None:
