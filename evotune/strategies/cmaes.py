@@ -42,8 +42,9 @@ class CMAES(ReplayedStrategy):
     @classmethod
     def _check_params(cls, params: dict) -> None:
         if params["mirrored"] and params["np"] % 2:
-            raise ConfigError(f"strategy 'cmaes': mirrored = true needs an even np (pairs), got "
-                              f"{params['np']}")
+            raise ConfigError(f"strategy 'cmaes': mirrored = true (the default of a run from "
+                              f"earlier weights) needs an even --np (pairs), got {params['np']}; "
+                              "give an even --np or --param mirrored=false")
 
     def _mirrored(self) -> bool:
         return bool(self.params["mirrored"])
