@@ -41,7 +41,7 @@ def main() -> None:
                              "extended)")
     args = parser.parse_args()
     first, second = fresh_ready_seconds()
-    from evotune.specfile import load_engine_spec
+    from evotune.spec.file import load_engine_spec
 
     results = []
     for name in args.engine or ["shannon", "pst", "extended"]:

@@ -146,7 +146,7 @@ def _jobs(openings, depth, tc, max_plies):
 
 def _players(external: bool):
     from evotune.players.spec import player_from_engine_spec
-    from evotune.specfile import load_engine_spec
+    from evotune.spec.file import load_engine_spec
 
     spec = load_engine_spec("shannon-uci" if external else "shannon")
     return (player_from_engine_spec(spec, A_WEIGHTS, name="a"),

@@ -58,7 +58,7 @@ def overhead(args) -> None:
 def batches(args) -> None:
     from evotune.reporting.start import start_from_file
     from evotune.runs.lifecycle import with_budget
-    from evotune.specfile import load_engine_spec
+    from evotune.spec.file import load_engine_spec
 
     start = start_from_file(f"{args.engine}:{args.init_weights}") if args.init_weights else None
     spec = start.spec if start else load_engine_spec(args.engine)

@@ -79,7 +79,7 @@ def bench_extraction(fens: list[str], features: str, count: int) -> float:
     from evotune.space import SHANNON_REFERENCE
 
     try:
-        from evotune.specfile import load_engine_spec
+        from evotune.spec.file import load_engine_spec
 
         w = load_engine_spec(features).space().reference_array
     except Exception:  # noqa: BLE001  (no such spec in this evotune)
@@ -183,7 +183,7 @@ def main() -> None:
         sys.exit(2)
     nnz = bench_extraction(fens, a.features, a.extract) or a.nnz
     try:
-        from evotune.featuresets import feature_names
+        from evotune.spec.features import feature_names
 
         p = len(feature_names(a.features))
     except Exception:  # noqa: BLE001  (feature sets not in this evotune: the expected size)

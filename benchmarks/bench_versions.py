@@ -82,7 +82,7 @@ def main() -> None:
     from evotune.engine import api
     from evotune.engine.bench import BENCH_WEIGHTS
     from evotune.errors import EvotuneError
-    from evotune.specfile import load_engine_spec
+    from evotune.spec.file import load_engine_spec
 
     try:
         spec = load_engine_spec(args.engine)

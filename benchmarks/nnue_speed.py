@@ -33,7 +33,7 @@ from evotune.engine.core.game import eval_core
 from evotune.engine.core.nnue import timing_core
 from evotune.engine.netfile import evaluate_reference, random_net, write_net
 from evotune.engine.netstate import rows
-from evotune.specfile import load_engine_spec
+from evotune.spec.file import load_engine_spec
 
 
 def part_ns(net, which: int, reps: int) -> float:

@@ -76,7 +76,7 @@ def write_spec(folder: Path, name: str, search: dict | None, *, nodes_budget: bo
     for w, ref, opt in SHANNON_WEIGHTS:
         lines += ["[[weight]]", f'name = "{w}"', f"reference = {ref}", "fixed = true",
                   f'option = "{opt}"']
-    from evotune.searchsettings import SEARCH_WEIGHTS, search_settings
+    from evotune.spec.search import SEARCH_WEIGHTS, search_settings
     for w in search_settings(search or {}).weight_names():
         if w not in free:
             ref = (values or {}).get(w, SEARCH_WEIGHTS[w].reference)
@@ -101,7 +101,7 @@ def match(a_spec: Path, b_spec: Path, *, games: int, limits, workers: int, seed:
     from evotune.match.resolve import close_external_players
     from evotune.paths import HELD_OUT_OPENINGS
     from evotune.players.spec import check_engine_spec, player_from_engine_spec
-    from evotune.specfile import load_engine_spec
+    from evotune.spec.file import load_engine_spec
 
     specs = [load_engine_spec(str(a_spec)), load_engine_spec(str(b_spec))]
     for s in specs:
@@ -161,7 +161,7 @@ def part_wac(args, specs, results) -> None:
 
     from evotune.engine import search
     from evotune.players.spec import player_from_engine_spec
-    from evotune.specfile import load_engine_spec
+    from evotune.spec.file import load_engine_spec
 
     wac = Path(__file__).resolve().parent.parent / "tests" / "data" / "win_at_chess_test.epd"
     positions = []

@@ -32,7 +32,7 @@ from .runs.config import RunConfig, build_run_config
 from .runs.lifecycle import new_run, open_run, with_budget
 from .runs.plan import with_overrides
 from .runs.store import Store
-from .specfile import load_engine_spec
+from .spec.file import load_engine_spec
 from .tuning.loop import execute
 
 log = logging.getLogger(__name__)

@@ -24,12 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .enginespec import EngineSpec
+from .spec.model import EngineSpec
 from .errors import ConfigError, WeightsError
-from .featuresets import PHASES, PIECES, SQUARES, pst_cell
+from .spec.features import PHASES, PIECES, SQUARES, pst_cell
 from .fileio import read_text
 from .space import check_weights
-from .specfile import load_engine_spec
+from .spec.file import load_engine_spec
 from .strategies.spsa import SpsaLine, fishtest_line, openbench_line, parse_spsa_lines
 
 FORMATS = ("json", "csv", "uci", "cutechess", "spsa", "spsa-fishtest", "header", "python")

@@ -76,7 +76,7 @@ _PST_MATERIAL = {"mg": (100, 300, 330, 500, 900), "eg": (120, 280, 300, 520, 950
 
 def _pst_weights(extra: bool = False) -> list[dict]:
     """The [[weight]] tables: material (pawn mg fixed at 100), zero tables in [-150, 150]."""
-    from evotune.featuresets import PIECES, PST_SIZE, SQUARES, feature_names
+    from evotune.spec.features import PIECES, PST_SIZE, SQUARES, feature_names
 
     out = []
     for phase, values in _PST_MATERIAL.items():
@@ -135,7 +135,7 @@ def _make_fake_run(tmp_path, run_id="fake", *, strategy="de", np_=6, generations
     from evotune.runs.plan import plan_run
     from evotune.runs.records import Generation, MatchSummary, State
     from evotune.runs.store import Store
-    from evotune.specfile import load_engine_spec
+    from evotune.spec.file import load_engine_spec
     from evotune.strategies import make_strategy
 
     cfg = build_run_config(strategy=strategy, np=np_, generations=max(generations, 1),

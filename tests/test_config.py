@@ -6,7 +6,7 @@ from evotune.errors import ConfigError
 from evotune.runs.config import RunConfig, build_run_config, dump_config_toml, run_config_from_dict
 from evotune.runs.identity import config_differences
 from evotune.runs.plan import plan_run
-from evotune.specfile import engine_spec_from_dict, load_engine_spec
+from evotune.spec.file import engine_spec_from_dict, load_engine_spec
 
 
 def test_defaults_are_the_papers_setup():

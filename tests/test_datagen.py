@@ -202,7 +202,7 @@ def test_uci_engine_games_through_the_external_runner(tmp_path):
 def test_batch_quiescence_equals_one_position_path(spec_name):
     from evotune.engine.quiet import qsearch_batch
     from evotune.paths import DEFAULT_OPENINGS
-    from evotune.specfile import load_engine_spec
+    from evotune.spec.file import load_engine_spec
 
     spec = load_engine_spec(spec_name)
     w = spec.space().reference_array

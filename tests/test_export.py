@@ -11,7 +11,7 @@ from evotune.cli import cli, main
 from evotune.errors import ConfigError
 from evotune.reporting.data import load_run, recommend
 from evotune.reporting.export import export_run
-from evotune.specfile import load_engine_spec
+from evotune.spec.file import load_engine_spec
 from evotune.weightsio import FORMATS, export_params, parse, render
 
 SHANNON = load_engine_spec("shannon")
@@ -71,7 +71,7 @@ def test_formats_look_like_what_the_tools_read():
 
 
 def test_option_names_with_spaces_survive_cutechess_and_header():
-    from evotune.specfile import engine_spec_from_dict
+    from evotune.spec.file import engine_spec_from_dict
 
     spec = engine_spec_from_dict({"name": "odd", "kind": "uci", "command": ["odd"], "weight": [
         {"name": "knight", "reference": 300, "option": "Knight Value", "scale": 10}]})

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from evotune import engine
-from evotune import featuresets as fs
+from evotune.spec import features as fs
 from evotune.engine import reference as ref
 from evotune.errors import ConfigError, PositionError, WeightsError
-from evotune.specfile import engine_spec_from_dict, load_engine_spec
+from evotune.spec.file import engine_spec_from_dict, load_engine_spec
 
 TAPERED = ("pst", "extended")
 

@@ -222,7 +222,7 @@ def test_a_forfeit_is_reported_where_the_game_arrives_not_where_it_is_played(
     from evotune.match.openings import Opening
     from evotune.players.external import close_all
     from evotune.players.spec import player_from_engine_spec
-    from evotune.specfile import load_engine_spec
+    from evotune.spec.file import load_engine_spec
 
     crash = player_from_engine_spec(load_engine_spec(fake_engine_spec(
         tmp_path, "crash", "--after", "2", name="crasher")), None, name="crasher")

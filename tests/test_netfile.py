@@ -14,7 +14,7 @@ from evotune.engine.netfile import (BULLET_PAD, HEADER_SIZE, MAX_FILE_SIZE, Net,
                                     evaluate_reference, feature_index, features, from_floats,
                                     net_bytes, random_net, read_net, write_net)
 from evotune.errors import ConfigError, NetError
-from evotune.featuresets import NNUE_EVAL_LIMIT
+from evotune.spec.features import NNUE_EVAL_LIMIT
 
 
 def big_net(hidden=16, seed=1, activation="screlu"):

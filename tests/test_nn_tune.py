@@ -27,7 +27,7 @@ from evotune.reporting.data import load_run, recommend
 from evotune.runs.config import build_run_config
 from evotune.runs.lifecycle import new_run, open_run
 from evotune.runs.plan import load_run_engine, with_overrides
-from evotune.specfile import load_engine_spec
+from evotune.spec.file import load_engine_spec
 from evotune.strategies import strategy_class
 from evotune.tuning.loop import execute
 

@@ -15,7 +15,7 @@ import pytest
 from evotune.engine import api
 from evotune.engine import reference as ref
 from evotune.engine.netfile import Net, evaluate_reference
-from evotune.featuresets import NNUE_EVAL_LIMIT
+from evotune.spec.features import NNUE_EVAL_LIMIT
 
 
 def make_net(hidden, seed, activation="screlu", *, qa=255, w0=300, w1=64):

@@ -29,7 +29,7 @@ from evotune.match.resolve import resolve_player, resolve_player_list
 from evotune.match.runner import map_games
 from evotune.players.game import play_players_game
 from evotune.players.spec import player_from_engine_spec
-from evotune.specfile import load_engine_spec
+from evotune.spec.file import load_engine_spec
 
 TERMINATIONS = {"checkmate", "stalemate", "repetition", "fifty-move", "insufficient-material",
                 "ply-cap"}

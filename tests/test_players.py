@@ -16,7 +16,7 @@ from evotune.players import PlayerSpec, builtin, external, uciproto
 from evotune.players.external import ExternalEngine, Forfeit, MoveLimit, engine_for
 from evotune.players.game import play_players_game
 from evotune.players.spec import player_from_engine_spec
-from evotune.specfile import load_engine_spec
+from evotune.spec.file import load_engine_spec
 
 HERE = Path(__file__).resolve().parent
 REF = (100.0, 300.0, 330.0, 500.0, 900.0, 10.0)

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from evotune.cli import cli, main
-from evotune.featuresets import feature_names
+from evotune.spec.features import feature_names
 from evotune.runs.store import Store
 
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"

@@ -12,7 +12,7 @@ from evotune.errors import ConfigError, WeightsError
 from evotune.match.resolve import resolve_player, resolve_player_list, resolve_players, split_player
 from evotune.reporting.data import load_run, recommend
 from evotune.reporting.export import export_run
-from evotune.specfile import load_engine_spec
+from evotune.spec.file import load_engine_spec
 from evotune.weightsio import weights_for
 
 SHANNON_REF = (100.0, 300.0, 330.0, 500.0, 900.0, 10.0)

@@ -15,8 +15,8 @@ from evotune.runs.config import build_run_config, run_config_from_dict
 from evotune.runs.lifecycle import new_run, resolve_guard, tuning_games, with_budget, with_start
 from evotune.runs.store import Store
 from evotune.space import WeightSpace
-from evotune.specfile import load_engine_spec
-from evotune.specstart import with_start_values
+from evotune.spec.file import load_engine_spec
+from evotune.spec.start import with_start_values
 from evotune.strategies import make_strategy
 from evotune.strategies.base import MatchOutcome
 from evotune.tuning.loop import execute

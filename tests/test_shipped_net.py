@@ -39,7 +39,7 @@ def test_net11_is_a_packaged_engine_spec_usable_by_name():
     """`net11` names the best net wherever an engine spec is named (match, run, uci, verify):
     the packaged spec plays the very file the study page ships."""
     from evotune.players.spec import player_from_engine_spec
-    from evotune.specfile import load_engine_spec
+    from evotune.spec.file import load_engine_spec
 
     spec = load_engine_spec("net11")
     assert spec.features == "nnue" and Path(spec.net).name == "net11.nnue"

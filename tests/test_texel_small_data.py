@@ -19,7 +19,7 @@ from evotune.learn import texel as tx
 from evotune.learn.fitdata import choose_l2
 from evotune.learn.fitrun import execute_fit, new_fit, weaker_warning
 from evotune.runs.fitconfig import TexelConfig, texel_config_from_dict
-from evotune.specfile import load_engine_spec
+from evotune.spec.file import load_engine_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}

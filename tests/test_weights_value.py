@@ -20,7 +20,7 @@ from evotune.players.spec import player_from_engine_spec
 from evotune.runs.config import RunConfig
 from evotune.runs.plan import plan_run
 from evotune.space import MAX_ABS_WEIGHT, WeightSpace, Weights
-from evotune.specfile import load_engine_spec
+from evotune.spec.file import load_engine_spec
 from evotune.tuning.loop import Solver
 
 REF = (100.0, 300.0, 330.0, 500.0, 900.0, 10.0)

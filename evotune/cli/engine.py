@@ -15,13 +15,13 @@ from ..engine.explain import contributions
 from ..engine.perftsuite import perft_suite
 from ..engine.bench import QUICK, BenchSettings, format_bench, run_bench
 from ..engine.uci import run as run_uci
-from ..enginespec import EngineSpec
+from ..spec.model import EngineSpec
 from ..errors import ConfigError
-from ..featuresets import NNUE
+from ..spec.features import NNUE
 from ..match.resolve import split_player
 from ..players.nets import check_net_tables, evaluation
 from ..players.spec import player_from_engine_spec
-from ..specfile import load_engine_spec, resolve_engine_spec_path
+from ..spec.file import load_engine_spec, resolve_engine_spec_path
 from ..weightsio import load_weights_file, parse_weights_text
 
 

@@ -16,10 +16,10 @@ import chess.polyglot
 import numpy as np
 
 from ..errors import ConfigError, PositionError
-from ..featuresets import (FEATURE_SETS, FS_NNUE, NNUE, denominator, feature_names,
+from ..spec.features import (FEATURE_SETS, FS_NNUE, NNUE, denominator, feature_names,
                            feature_set_code, phi_size)
 from ..rules import MATE, RESULTS, TERMINATIONS, Adjudication
-from ..searchsettings import SearchSettings
+from ..spec.search import SearchSettings
 from ..space import Weights, check_weights
 from . import searches
 from .core import layout as T

@@ -44,10 +44,10 @@ from dataclasses import asdict, dataclass, replace
 import chess
 
 from ..errors import ConfigError
-from ..featuresets import NNUE
+from ..spec.features import NNUE
 from ..limits import Limits
 from ..paths import DEFAULT_OPENINGS
-from ..searchsettings import SearchSettings
+from ..spec.search import SearchSettings
 from ..space import SHANNON_REFERENCE
 from . import api as core
 from . import reference

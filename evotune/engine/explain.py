@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ConfigError
-from ..featuresets import NNUE
+from ..spec.features import NNUE
 from .api import engine_weights, evaluate, feature_names, phi
 
 

@@ -26,7 +26,7 @@ import chess
 import numpy as np
 
 from ..errors import NetError
-from ..featuresets import NNUE_EVAL_LIMIT
+from ..spec.features import NNUE_EVAL_LIMIT
 from ..fileio import atomic_write_bytes, read_input
 from ..seeding import STREAM_NET_INIT, generator
 

@@ -20,7 +20,7 @@ import chess
 import numpy as np
 
 from ..errors import PositionError
-from ..featuresets import NNUE, denominator, phi_size
+from ..spec.features import NNUE, denominator, phi_size
 from .api import board_arrays, engine_weights, to_board
 from .core import layout as L
 from .core.batch import qsearch_batch_core

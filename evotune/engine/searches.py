@@ -1,5 +1,5 @@
 """The Python boundary of the core's other searches: UCT (core/mcts.py) and probability-limited
-alpha-beta (core/probability.py), given by :class:`~evotune.searchsettings.SearchSettings`.
+alpha-beta (core/probability.py), given by :class:`~evotune.spec.search.SearchSettings`.
 
 :func:`search_params` packs the settings for the core; a :class:`SearchTree` holds one player's
 UCT tree between its searches (tree reuse) and knows which moves led from its root to the next
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import chess
 import numpy as np
 
-from ..searchsettings import ALGORITHMS, POLICIES, SearchSettings
+from ..spec.search import ALGORITHMS, POLICIES, SearchSettings
 from ..seeding import game_seed
 from .core import mcts as M
 from .core.game import probability_core, uct_core

@@ -31,10 +31,10 @@ import chess
 import numpy as np
 
 from .. import __version__
-from ..enginespec import EngineSpec
+from ..spec.model import EngineSpec
 from ..errors import ConfigError, EvotuneError
-from ..featuresets import NNUE
-from ..specfile import load_engine_spec
+from ..spec.features import NNUE
+from ..spec.file import load_engine_spec
 from ..weightsio import load_weights_file
 from .netfile import Net, read_net
 from .searches import SearchTree

@@ -5,7 +5,7 @@ Their ``option`` lines for the ``uci`` answer, and ``setoption`` read and checke
 (:class:`~evotune.engine.uci.UciEngine`) applies what they return."""
 from __future__ import annotations
 
-from ..enginespec import EngineSpec
+from ..spec.model import EngineSpec
 
 EVAL_FILE = "EvalFile"
 """The string option of an ``nnue`` spec's net (the file's path)."""

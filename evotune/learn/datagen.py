@@ -43,7 +43,7 @@ import chess
 import numpy as np
 
 from ..engine.quiet import qsearch
-from ..enginespec import EngineSpec
+from ..spec.model import EngineSpec
 from ..errors import ConfigError, EvotuneError, FieldError, StoreError
 from ..fileio import atomic_write_json, check_writable
 from ..limits import LIMITS, Limits, check_workers
@@ -59,7 +59,7 @@ from ..runs.lock import RunLock
 from ..seeding import STREAM_DATAGEN, generator
 from ..space import SHANNON_REFERENCE
 from ..players.nets import evaluation
-from ..specfile import load_engine_spec
+from ..spec.file import load_engine_spec
 from .labels import FORMATS, TEXT_SCORE_LIMIT, file_record, format_line
 from .nn.data import SCORE_LIMIT
 from .nn.td import LAMBDA, td_scores

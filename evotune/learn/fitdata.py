@@ -14,7 +14,7 @@ from ..errors import ConfigError
 from ..runs.fitconfig import TexelConfig
 from ..runs.lifecycle import resolve_workers
 from ..seeding import STREAM_TEXEL, generator
-from ..specfile import load_engine_spec
+from ..spec.file import load_engine_spec
 from ..weightsio import load_weights_file
 from . import texel as tx
 from .features import Extracted, extract, feature_set

@@ -35,7 +35,7 @@ from ..runs.fitconfig import STRATEGY, DataFile, TexelConfig
 from ..runs.manifest import check_run_id
 from ..runs.records import Generation, State
 from ..runs.store import Store
-from ..specfile import load_engine_spec, resolve_engine_spec_path
+from ..spec.file import load_engine_spec, resolve_engine_spec_path
 from . import texel as tx
 from .features import feature_set
 from .fitdata import FitData, choose_l2, fit_data, initial_weights

@@ -25,14 +25,14 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from ..enginespec import EngineSpec
+from ..spec.model import EngineSpec
 from ..errors import ConfigError
-from ..featuresets import NNUE
+from ..spec.features import NNUE
 from ..paths import ENGINES_DIR
 from ..players import PlayerSpec
 from ..players.external import engine_for
 from ..players.spec import check_engine_spec, player_from_engine_spec
-from ..specfile import load_engine_spec
+from ..spec.file import load_engine_spec
 from ..weightsio import weights_for
 
 REFERENCE_ALIAS = "reference"

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..featuresets import feature_names
-from ..searchsettings import SearchSettings
+from ..spec.features import feature_names
+from ..spec.search import SearchSettings
 from ..space import Weights
 
 
@@ -36,7 +36,7 @@ class PlayerSpec:
     """The weights as UCI options (mapped to engine names and scales): sent with ``setoption``
     before each game to the same live process, never a reason to restart it."""
     features: str = "shannon"
-    """Feature set of a builtin player's weights (evotune/featuresets.py), or 'nnue'."""
+    """Feature set of a builtin player's weights (evotune/spec/features.py), or 'nnue'."""
     search: SearchSettings = SearchSettings()
     """How a builtin player searches (its numeric parameters set from the spec's weights)."""
     net: str = ""

@@ -24,7 +24,7 @@ from ..engine import Adjudication, GameOutcome, SearchResult, SearchTree, featur
 from ..engine.api import MAX_NODES
 from ..engine.timeman import allot
 from ..errors import EngineError
-from ..featuresets import NNUE, phi_size
+from ..spec.features import NNUE, phi_size
 from ..limits import DEFAULT_MARGIN, TimeControl
 from ..rules import Adjudicator, game_over
 from . import PlayerSpec

@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 
 from ..engine.netfile import Net, output_names, output_ranges, output_values, read_net, with_output
-from ..enginespec import EngineSpec
+from ..spec.model import EngineSpec
 from ..errors import NetError
-from ..featuresets import NNUE
-from ..searchsettings import SearchSettings
-from ..specfile import engine_spec_from_text
+from ..spec.features import NNUE
+from ..spec.search import SearchSettings
+from ..spec.file import engine_spec_from_text
 from ..space import Weights
 from . import PlayerSpec
 
@@ -42,7 +42,7 @@ def net_player(path: str | Path, name: str = "nnue", *, output: Weights | None =
 
 def output_weights(path: str) -> list[tuple[str, float, float, float, float, float]]:
     """The output layer of the net in ``path`` as weights (an engine spec's
-    :data:`~evotune.enginespec.NetWeights`): per weight (name, the file's value, default lower
+    :data:`~evotune.spec.model.NetWeights`): per weight (name, the file's value, default lower
     and upper bounds, and the range a bound may not leave), as
     :func:`~evotune.engine.netfile.output_ranges` states them."""
     net = read_net(path)

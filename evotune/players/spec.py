@@ -9,9 +9,9 @@ weights mapped to the engine's option names and scales
 """
 from __future__ import annotations
 
-from ..enginespec import EngineSpec
+from ..spec.model import EngineSpec
 from ..errors import ConfigError, EngineError, WeightsError
-from ..featuresets import NNUE
+from ..spec.features import NNUE
 from ..space import Weights
 from . import PlayerSpec, builtin
 from .external import ExternalEngine
@@ -27,7 +27,7 @@ def player_from_engine_spec(spec: EngineSpec, weights=None, *, name: str | None 
     weight space (length, finite, bounds) here, so a player never carries a vector its engine
     does not accept. An 'nnue' spec's player evaluates with the network file ``net`` (None: the
     spec's own ``net``), read and checked here; a spec read with its net's output layer as
-    weights (:data:`~evotune.enginespec.NetWeights`, a run's) plays ``weights`` as that layer.
+    weights (:data:`~evotune.spec.model.NetWeights`, a run's) plays ``weights`` as that layer.
     """
     if spec.kind == "builtin" and spec.features == NNUE:
         check_net_tables(spec)

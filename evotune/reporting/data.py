@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..enginespec import EngineSpec
+from ..spec.model import EngineSpec
 from ..errors import ConfigError, EvotuneError, StoreError
 from ..runs.config import RunConfig
 from ..runs.fitconfig import TexelConfig

@@ -22,7 +22,7 @@ from pathlib import Path
 from ..engine.netfile import FORMATS as NET_FORMATS
 from ..engine.netfile import SCALE, Net, net_bytes, read_net, with_output
 from ..errors import ConfigError, NetError, StoreError
-from ..featuresets import NNUE
+from ..spec.features import NNUE
 from ..runs.store import Store
 from ..strategies import strategy_class
 from ..strategies.spsa import default_ends, parse_spsa_lines

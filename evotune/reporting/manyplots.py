@@ -21,7 +21,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..errors import ConfigError
-from ..featuresets import PIECES, pst_cell
+from ..spec.features import PIECES, pst_cell
 from .data import RunData
 from .tables import MAX_LINES, board, pst_layout, scalar_groups, short_label, table_name
 

@@ -2,7 +2,7 @@
 weights file (``evotune run --engine SPEC:WEIGHTS``).
 
 Either way the weights become the reference values of the run's engine spec
-(:func:`evotune.specstart.with_start_values`; the bounds stay the spec's), the strategies start
+(:func:`evotune.spec.start.with_start_values`; the bounds stay the spec's), the strategies start
 from them (``init = "reference"``, :func:`evotune.runs.lifecycle.with_start`), the run's copy of
 its spec keeps them (resume never reads the source again) and its manifest records where they
 came from, with their checksum (:class:`~evotune.runs.manifest.StartFrom`). ``evotune verify``
@@ -17,15 +17,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..enginespec import EngineSpec
+from ..spec.model import EngineSpec
 from ..errors import ConfigError
-from ..featuresets import NNUE
+from ..spec.features import NNUE
 from ..match.resolve import REFERENCE_ALIAS, split_player
 from ..runs.manifest import StartFrom
 from ..runs.plan import load_run_engine
 from ..runs.store import Store
-from ..specfile import load_engine_spec, resolve_engine_spec_path
-from ..specstart import start_checksum, with_start_values
+from ..spec.file import load_engine_spec, resolve_engine_spec_path
+from ..spec.start import start_checksum, with_start_values
 from ..weightsio import weights_for
 from .data import load_run, recommend
 

@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ..featuresets import PHASES, PIECES, pst_cell
+from ..spec.features import PHASES, PIECES, pst_cell
 
 MAX_LINES = 8
 """Most lines a scalar convergence panel carries."""

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import ConfigError, EvotuneError, FieldError, StoreError
-from ..featuresets import NNUE
+from ..spec.features import NNUE
 from ..learn.nn.trainrun import INITIAL_FILE, NET_FILE, initial_net, settings_of
 from ..limits import Limits, parse_tc
 from ..match import MatchSettings, play_match
@@ -46,7 +46,7 @@ from ..players.spec import player_from_engine_spec
 from ..runs.lifecycle import resolve_workers
 from ..runs.store import Store
 from ..runs.trainconfig import INIT_RANDOM, TrainConfig
-from ..specfile import load_engine_spec
+from ..spec.file import load_engine_spec
 from ..tuning.fitness import match_settings as run_match_settings
 from .data import RunData, initial_mean, load_run, open_store, recommend, run_spec
 from .verifytext import describe_match

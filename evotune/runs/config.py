@@ -15,7 +15,7 @@ from ..fileio import read_text
 from ..limits import LIMITS, Limits, check_limits, parse_tc
 from ..match.fixtures import check_games
 from ..rules import Adjudication
-from ..specfile import _unknown
+from ..spec.file import _unknown
 
 STRATEGY_NAMES = ("de", "jde", "ea", "td", "spsa", "cmaes")
 NG_PREFIX = "ng:"

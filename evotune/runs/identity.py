@@ -7,7 +7,7 @@ import json
 import time
 from pathlib import Path
 
-from ..enginespec import EngineSpec
+from ..spec.model import EngineSpec
 from ..fileio import file_digest
 from .config import RunConfig
 

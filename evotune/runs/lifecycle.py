@@ -7,9 +7,9 @@ import hashlib
 import os
 from pathlib import Path
 
-from ..enginespec import EngineSpec
+from ..spec.model import EngineSpec
 from ..errors import ConfigError, EvotuneError, NetError, StoreError
-from ..featuresets import NNUE
+from ..spec.features import NNUE
 from ..fileio import atomic_write_json, check_writable
 from ..limits import check_workers
 from ..match.cluster import backend_session
@@ -17,8 +17,8 @@ from ..match.gauntlet import check_opponents
 from ..match.openings import check_openings
 from ..players.nets import output_weights
 from ..players.spec import check_engine_spec, player_from_engine_spec
-from ..specfile import engine_spec_from_text, resolve_command
-from ..specstart import start_checksum
+from ..spec.file import engine_spec_from_text, resolve_command
+from ..spec.start import start_checksum
 from ..strategies import make_strategy, strategy_class
 from ..strategies import strategy_params as strategy_params_for
 from .config import RunConfig

@@ -45,7 +45,7 @@ class StartFrom:
     """The absolute path of the run folder or the file."""
     weights_sha256: str
     """sha256 of the start values as the run's spec copy holds them
-    (:func:`evotune.specstart.start_checksum`)."""
+    (:func:`evotune.spec.start.start_checksum`)."""
     engine: str = ""
     """The source run's engine spec (a weights file: the spec named with it)."""
     strategy: str = ""

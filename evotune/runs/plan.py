@@ -11,14 +11,14 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..enginespec import EngineSpec
+from ..spec.model import EngineSpec
 from ..errors import ConfigError
-from ..featuresets import NNUE
+from ..spec.features import NNUE
 from ..limits import Limits
 from ..paths import resolve_openings_path
 from ..players.nets import output_weights
 from ..space import WeightSpace
-from ..specfile import engine_spec_with_net, load_engine_spec, resolve_engine_spec_path
+from ..spec.file import engine_spec_with_net, load_engine_spec, resolve_engine_spec_path
 from .config import RunConfig
 from .identity import run_identity
 

@@ -23,7 +23,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import EvotuneError, StoreError
-from ..featuresets import NNUE, denominator
+from ..spec.features import NNUE, denominator
 from ..match import GameRecord, write_pgn_text
 from ..match.cluster import backend_session
 from ..match.gauntlet import opponent_players

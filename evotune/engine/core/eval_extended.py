@@ -1,5 +1,5 @@
 """The ``extended`` feature set: ``pst`` plus classical terms, each tapered (docs/internals.md,
-"Feature sets", defines every term; evotune/featuresets.py fixes their order).
+"Feature sets", defines every term; evotune/spec/features.py fixes their order).
 
 The raw terms (White minus Black) are computed from bitboards into the scratch slots
 ``S[S_RAW:S_RAW + N_RAW]``; material and PST come from the incremental sums of eval_pst.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ...featuresets import (EXT_EG_INDEX, EXT_MG_INDEX, N_RAW, PHASE_MAX, R_BACKWARD,
+from ...spec.features import (EXT_EG_INDEX, EXT_MG_INDEX, N_RAW, PHASE_MAX, R_BACKWARD,
                             R_BISHOP_PAIR, R_DOUBLED, R_ISOLATED, R_KING_ATTACK, R_MOBILITY,
                             R_PASSED, R_ROOK_OPEN, R_ROOK_SEMIOPEN, R_SHELTER_FAR,
                             R_SHELTER_NEAR, R_TEMPO)

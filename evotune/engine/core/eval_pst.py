@@ -1,7 +1,7 @@
 """The ``pst`` feature set: tapered material and piece-square tables (docs/internals.md,
 "Feature sets"), and the incremental material + PST sums that make/unmake keep.
 
-The weights (``S[S_W:]``, layout in ``evotune/featuresets.py``) are expanded once per search into
+The weights (``S[S_W:]``, layout in ``evotune/spec/features.py``) are expanded once per search into
 ``S[S_PSQ + phase * PSQ_PHASE + piece * 64 + square]``: material + table value of the piece on
 that square, positive for White, negative for Black (a black piece on s uses the table at s ^ 56).
 ``S[S_MGSUM]`` / ``S[S_EGSUM]`` hold the sums over the board, kept by make/unmake.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ...featuresets import MAT_EG, MAT_MG, PHASE_MAX, PST_EG, PST_MG, PST_SIZE
+from ...spec.features import MAT_EG, MAT_MG, PHASE_MAX, PST_EG, PST_MG, PST_SIZE
 from .bits import popcount
 from .layout import PSQ_PHASE, S_EGSUM, S_MB, S_MGSUM, S_PSQ, S_SIDE, S_W
 

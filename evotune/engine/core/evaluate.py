@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ...featuresets import FS_EXTENDED, FS_NNUE, FS_SHANNON
+from ...spec.features import FS_EXTENDED, FS_NNUE, FS_SHANNON
 from .eval_extended import eval_extended, phi_extended
 from .eval_pst import eval_pst, load_psq, phi_pst
 from .eval_shannon import eval_shannon, phi_shannon

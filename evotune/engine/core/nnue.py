@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ...featuresets import NNUE_EVAL_LIMIT
+from ...spec.features import NNUE_EVAL_LIMIT
 from .layout import MAXHIST, S_MB, S_NHIST, S_SIDE, S_TT, S_TTMASK, S_W
 
 N_HIDDEN = 0

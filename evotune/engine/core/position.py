@@ -9,7 +9,7 @@ from numba import njit
 
 from .attacks import BIT, PAWN_ATT, attackers
 from .bits import ONE, ZERO, lsb, popcount
-from ...featuresets import FS_NNUE
+from ...spec.features import FS_NNUE
 from .eval_pst import psq_add
 from .layout import (S_CASTLE, S_EGSUM, S_EP, S_FSET, S_HALF, S_MB, S_MGSUM, S_NHIST, S_SIDE,
                      S_UNDO, U_ALL, U_HASH, U_HIST, U_OCC, UNDO)

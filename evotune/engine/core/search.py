@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ...featuresets import FS_NNUE
+from ...spec.features import FS_NNUE
 from ...rules import INF, MATE
 from .attacks import in_check
 from .evaluate import evaluate

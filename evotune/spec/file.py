@@ -1,5 +1,5 @@
 """Engine spec files (``engines/*.toml``): finding, reading and validating them into an
-:class:`~evotune.enginespec.EngineSpec`, with the checks of the names they hold. This module is
+:class:`~evotune.spec.model.EngineSpec`, with the checks of the names they hold. This module is
 the only reader of engine spec files."""
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ import tomllib
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from .enginespec import EngineSpec, NetWeights, WeightParam
-from .errors import ConfigError, NetError
-from .featuresets import NNUE, feature_names
-from .fileio import file_digest, read_text
-from .paths import DATA_DIR, ENGINES_DIR
-from .searchsettings import SEARCH_WEIGHTS, SearchSettings, search_settings
-from .specstart import with_start_values
+from .model import EngineSpec, NetWeights, WeightParam
+from ..errors import ConfigError, NetError
+from .features import NNUE, feature_names
+from ..fileio import file_digest, read_text
+from ..paths import DATA_DIR, ENGINES_DIR
+from .search import SEARCH_WEIGHTS, SearchSettings, search_settings
+from .start import with_start_values
 
 _WEIGHT_KEYS = {"name", "reference", "lower", "upper", "fixed", "option", "scale"}
 _GROUP_KEYS = {"match", "reference", "lower", "upper", "fixed", "scale"}
@@ -86,7 +86,7 @@ def engine_spec_from_text(text: str, *, where: str, digest: str, reference_text:
     """An engine spec from the text of its file (a copy a run stored): ``digest`` is the sha256
     of the file it was read from, ``reference_text`` the text of the reference file it names and
     ``command`` the command resolved when it was stored (both replace what ``where`` would
-    find); ``start_values`` (a run's start, :func:`~evotune.specstart.with_start_values`)
+    find); ``start_values`` (a run's start, :func:`~evotune.spec.start.with_start_values`)
     replace its reference values; ``net_weights`` reads an 'nnue' spec's net as weights
     (:func:`load_engine_spec`). The same checks as :func:`load_engine_spec`, and the same
     digest."""
@@ -339,7 +339,7 @@ def _weight_settings(data: dict, names, ref_values: dict, where: str, search_nam
     feature set; [[group]] tables give settings to every weight whose name matches their glob
     ``match`` (later groups win), then the reference file, then a [[weight]] table by name. The
     search's weights ``search_names`` follow, with the defaults of
-    :data:`~evotune.searchsettings.SEARCH_WEIGHTS` that a [[weight]] table overrides. ``base``:
+    :data:`~evotune.spec.search.SEARCH_WEIGHTS` that a [[weight]] table overrides. ``base``:
     ``{name: (reference, lower, upper, ...)}`` of a net's output weights, the settings the
     tables start from; ``unnamed``: an 'nnue' spec read without its output weights (a table
     naming one is kept for the run that reads them, not checked here)."""

@@ -1,6 +1,6 @@
 """An engine spec as values: :class:`EngineSpec` (the weights an engine exposes, how to start it,
-how names and scales map) and :class:`WeightParam` (one weight). :mod:`evotune.specfile` reads
-spec files (``engines/*.toml``) into them; :mod:`evotune.specstart` gives a spec other start
+how names and scales map) and :class:`WeightParam` (one weight). :mod:`evotune.spec.file` reads
+spec files (``engines/*.toml``) into them; :mod:`evotune.spec.start` gives a spec other start
 values."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from .featuresets import NNUE
-from .searchsettings import SearchSettings
-from .space import WeightSpace
+from .features import NNUE
+from .search import SearchSettings
+from ..space import WeightSpace
 
 NET_MAX_ABS = 100_000
 """The largest magnitude of a net's output layer as weights: its weights and bias are int16, its
@@ -60,7 +60,7 @@ class EngineSpec:
     path: str = ""
     """The file the spec was read from."""
     features: str = "shannon"
-    """Feature set of a 'builtin' engine: shannon, pst or extended (evotune/featuresets.py), or
+    """Feature set of a 'builtin' engine: shannon, pst or extended (evotune/spec/features.py), or
     nnue (a network, no weights)."""
     net: str = ""
     """The network file an 'nnue' spec names (absolute path), or ''."""
@@ -80,7 +80,7 @@ class EngineSpec:
     last weights, :meth:`SearchSettings.weight_names`, here at their reference values)."""
     start_values: str = dataclasses.field(default="", repr=False, compare=False)
     """Reference values that replaced the spec's own
-    (:func:`~evotune.specstart.with_start_values`): a JSON object ``{name: value}`` over every
+    (:func:`~evotune.spec.start.with_start_values`): a JSON object ``{name: value}`` over every
     weight, as a run started from earlier weights stores it; '' when the spec's own reference
     values stand."""
     start_source: str = ""

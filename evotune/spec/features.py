@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .errors import ConfigError
-from .space import SHANNON_NAMES
+from ..errors import ConfigError
+from ..space import SHANNON_NAMES
 
 FEATURE_SETS = ("shannon", "pst", "extended")
 """The linear feature sets, in the order of their codes (0, 1, 2) in the core."""
@@ -70,7 +70,10 @@ its eg details (``passed.mg.rank2 .. passed.mg.rank7, passed.eg.rank2 ..``)."""
 
 
 def _ext_layout():
-    raw, mg_index, eg_index, names = [], [], [], []
+    raw: list[tuple[str, str]] = []
+    mg_index: list[int] = []
+    eg_index: list[int] = []
+    names: list[str] = []
     at = PST_SIZE
     for term, details in EXT_TERMS:
         n = len(details)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 ALGORITHMS = ("alphabeta", "uct", "probability")
 """The searches, in the order of their codes in the core."""
