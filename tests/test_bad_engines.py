@@ -4,6 +4,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 ENGINE = r'''
 import os, sys, chess
 mode, marker = sys.argv[1], sys.argv[2]
@@ -56,6 +58,7 @@ def _match(tmp_path, spec, games=4):
     return res, pgn.read_text() if pgn.exists() else ""
 
 
+@pytest.mark.slow  # over 10 s on 2 loaded cores: run by the full suite (python -m pytest)
 def test_a_huge_score_is_clamped_and_the_match_completes(tmp_path):
     res, pgn = _match(tmp_path, _spec(tmp_path, "huge-score"), games=2)
     assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr

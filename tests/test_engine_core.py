@@ -390,6 +390,7 @@ print(" ".join(g.moves), g.result, g.termination, g.nodes, list(e.features(KIWI)
 """
 
 
+@pytest.mark.slow  # over 10 s on 2 loaded cores: run by the full suite (python -m pytest)
 def test_numba_cache_compile_then_load_gives_identical_results(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"))
     outs = []

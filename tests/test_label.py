@@ -178,6 +178,7 @@ def test_stockfish_labels_deterministically(positions, tmp_path):
     assert abs(scores[4]) < 150 and scores[6] < -200
 
 
+@pytest.mark.slow  # over 10 s on 2 loaded cores: run by the full suite (python -m pytest)
 def test_a_max_bad_overflow_is_the_only_line_label_and_nn_train_print(tmp_path):
     """Issue 38 item 15: the skip notices of the lines --max-bad allowed were printed before
     the refusal of the line beyond it; they are logged once every file is read now."""

@@ -130,6 +130,7 @@ def test_report_of_many_weights_lists_the_largest_changes(runs, tmp_path):
     assert "<code>evotune export de --format json</code>" in html
 
 
+@pytest.mark.slow  # over 10 s on 2 loaded cores: run by the full suite (python -m pytest)
 def test_cli_report_with_squares_and_a_bad_square(runs, tmp_path, capsys):
     root, _, _ = runs
     main(["report", "de", "--runs-dir", str(root), "--reports", str(tmp_path), "--squares",

@@ -201,6 +201,7 @@ def test_scores_beyond_the_limit_are_clipped_as_text_scores(sample, tmp_path):
     assert bulletdata.load_bullet([path]).info["clipped_scores"] == 1
 
 
+@pytest.mark.slow  # over 10 s on 2 loaded cores: run by the full suite (python -m pytest)
 def test_nn_train_and_convert_from_the_command_line(sample, tmp_path):
     text, reference = sample
     got = cli(["nn", "convert", "sample.txt", "--out", "c.bin"], tmp_path)

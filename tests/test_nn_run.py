@@ -221,6 +221,7 @@ def test_few_optimiser_steps_an_epoch_draw_a_note(data_file, tmp_path):
     assert "evotune: note:" not in enough.stderr
 
 
+@pytest.mark.slow  # over 10 s on 2 loaded cores: run by the full suite (python -m pytest)
 def test_a_training_stopped_before_its_first_checkpoint_resumes(data_file, tmp_path):
     """Issue 38 item 3: `ulimit -f 200; evotune nn train ... --hidden 64` fails writing
     checkpoint.npz; resume said the checkpoint was missing and nn train that the run existed.
@@ -253,6 +254,7 @@ def test_a_training_stopped_before_its_first_checkpoint_resumes(data_file, tmp_p
     assert stored_lines(root) == stored_lines(tmp_path / "runs" / "twin")
 
 
+@pytest.mark.slow  # over 10 s on 2 loaded cores: run by the full suite (python -m pytest)
 def test_an_empty_checkpoint_is_one_line_exit_2_for_every_command(stored, tmp_path):
     """Issue 38 item 4: numpy's EOFError on an empty checkpoint.npz became click's Abort:
     'evotune: aborted', exit 130. Item 15: resume printed 'training X in ...' before its error,

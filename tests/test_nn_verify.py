@@ -109,6 +109,7 @@ def test_same_seed_same_result_for_any_worker_count_and_named_opponents(trained)
     assert named["initial"]["checksum"] == one["initial"]["checksum"]
 
 
+@pytest.mark.slow  # over 10 s on 2 loaded cores: run by the full suite (python -m pytest)
 def test_verify_on_a_training_at_a_second_depth_plays_both_legs(trained, tmp_path):
     """--also-depth 2 on a training: both matches at depth 1, then both again at depth 2 (the
     same openings and seed); the depth-1 leg is the games of a depth-1 verification alone, the

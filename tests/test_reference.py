@@ -168,10 +168,12 @@ def test_core_root_scores_equal_reference_shallow(depth, search_boards):
     assert _same_root_scores(search_boards, depth) == []
 
 
+@pytest.mark.slow  # over 10 s on 2 loaded cores: run by the full suite (python -m pytest)
 def test_core_root_scores_equal_reference_depth3_odd_weights(search_boards):
     assert _same_root_scores(search_boards[:12], 3, ODD_W) == []
 
 
+@pytest.mark.slow  # over 10 s on 2 loaded cores: run by the full suite (python -m pytest)
 def test_core_root_scores_equal_reference_depth3(search_boards):
     assert _same_root_scores(search_boards, 3) == []
 

@@ -136,6 +136,7 @@ def test_a_racing_run_is_the_same_for_1_and_2_workers(tmp_path, stored_generatio
     assert all(m.games % 2 == 0 for g in gens[1:] for m in g.matches)
 
 
+@pytest.mark.slow  # over 10 s on 2 loaded cores: run by the full suite (python -m pytest)
 def test_a_racing_run_resumed_after_sigkill_equals_an_uninterrupted_one(
         tmp_path, kill_at_generation, stored_generations, stored_games):
     args = ["--strategy", "de", "--np", "4", "--generations", "5", "--depth", "2", "--seed", "11",

@@ -266,6 +266,7 @@ def _wait_for_lock_holder(store: Store, proc, timeout=120.0) -> int:
     raise AssertionError("the first run never started")
 
 
+@pytest.mark.slow  # over 10 s on 2 loaded cores: run by the full suite (python -m pytest)
 def test_a_second_writer_is_refused_naming_the_holder_and_a_dead_holder_is_no_obstacle(
         tmp_path):
     args = ["--np", "4", "--games", "2", "--depth", "2", "--seed", "3", "--workers", "1",
@@ -310,6 +311,7 @@ def test_two_runs_started_together_one_wins_and_no_game_is_doubled(tmp_path):
 
 # ---- disk full -----------------------------------------------------------------------------------
 
+@pytest.mark.slow  # over 10 s on 2 loaded cores: run by the full suite (python -m pytest)
 def test_disk_full_is_one_line_and_resume_continues(tmp_path, stored_generations, stored_games):
     mnt = tmp_path / "small"
     mnt.mkdir()

@@ -37,7 +37,8 @@ def _descendants(pid: int) -> dict[int, bytes]:
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads processes from /proc")
-@pytest.mark.parametrize("moment", [0, 1, 2])
+@pytest.mark.parametrize("moment", [0, pytest.param(1, marks=pytest.mark.slow),
+                                    pytest.param(2, marks=pytest.mark.slow)])  # 15 s each
 def test_sigkill_of_a_run_leaves_no_process_after_5_seconds(tmp_path, moment):
     proc = subprocess.Popen(
         [sys.executable, "-m", "evotune.cli", "run", "--np", "6", "--generations", "50",

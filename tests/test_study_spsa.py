@@ -18,8 +18,8 @@ def _evotune(*args: str) -> subprocess.CompletedProcess:
                           text=True)
 
 
-@pytest.mark.parametrize("strategy,extra", [("spsa", ["--param", "batch=3"]),
-                                            ("cmaes", ["--np", "4"])])
+@pytest.mark.parametrize("strategy,extra", [  # cmaes: 18 s, in the full suite
+    ("spsa", ["--param", "batch=3"]), pytest.param("cmaes", ["--np", "4"], marks=pytest.mark.slow)])
 def test_resume_after_sigkill_equals_an_uninterrupted_run(tmp_path, strategy, extra,
                                                           kill_at_generation, stored_generations,
                                                           stored_games):

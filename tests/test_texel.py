@@ -239,6 +239,7 @@ def test_fit_run_works_with_status_export_and_plot(tmp_path):
     assert np.all(np.diff(run.stats["loss_train"]) <= 1e-12)
 
 
+@pytest.mark.slow  # over 10 s on 2 loaded cores: run by the full suite (python -m pytest)
 def test_killed_fit_resumed_equals_uninterrupted(tmp_path):
     data = labelled_file(tmp_path / "d.txt", n=600)
     out = tmp_path / "pops"

@@ -137,6 +137,7 @@ def connect(address: str, *, timeout: float | None = None):
             from None
     if not address:
         raise ConfigError("backend 'dask' needs --scheduler tcp://HOST:PORT")
+    _check_address(address)
     fail = f"cannot reach the Dask scheduler at {address} within {timeout:g} s; {_START_HINT}"
     try:
         ok, client = _with_deadline(lambda: Client(address, timeout=timeout), timeout + 5.0)
@@ -148,6 +149,19 @@ def connect(address: str, *, timeout: float | None = None):
     if not ok:
         raise ClusterError(fail)
     return client
+
+
+def _check_address(address: str) -> None:
+    """A TCP address without a port (or with a bad one) is refused before any Client is made
+    (a Client that fails on it leaves an event loop registered in distributed's globals)."""
+    from distributed.comm import parse_address, parse_host_port
+    try:
+        scheme, location = parse_address(address)
+        if scheme in ("tcp", "tls"):
+            parse_host_port(location)
+    except ValueError as exc:
+        raise ClusterError(f"Dask scheduler address {address!r} is not valid ({exc}); give "
+                           "tcp://HOST:PORT, e.g. tcp://10.0.0.5:8786") from None
 
 
 def _wait_for_workers(client, address: str, timeout: float) -> None:
