@@ -158,9 +158,10 @@ def execute_fit(store: Store, cfg: TexelConfig, *, data: FitData | None = None,
     for message in data.messages:
         say(message)
     ex, positions, X, y = data.extracted, data.positions, data.extracted.X, data.y
-    bounds = dict(free=space.free, lower=space.lower_array, upper=space.upper_array)
-    train = tx.Problem(X[data.train_idx], y[data.train_idx], **bounds, l2=0.0, center=w0)
-    val = tx.Problem(X[data.val_idx], y[data.val_idx], **bounds)
+    free, lower, upper = space.free, space.lower_array, space.upper_array
+    train = tx.Problem(X[data.train_idx], y[data.train_idx], free=free, lower=lower, upper=upper,
+                       l2=0.0, center=w0)
+    val = tx.Problem(X[data.val_idx], y[data.val_idx], free=free, lower=lower, upper=upper)
 
     def commit(epoch: int, w: np.ndarray, K: float, seconds: float, *,
                converged: bool) -> tuple[dict, dict]:

@@ -294,6 +294,7 @@ class Strategy(abc.ABC):
             if out.games > req.games or out.points_a + out.points_b != 2 * out.games:
                 raise ValueError(f"strategy '{self.name}': outcome {out} does not fit request "
                                  f"tag {req.tag} ({req.games} games, 2 points per game)")
+        assert self._pending is not None  # ask() above set it
         stats = self._update(requests, self._pending[1], outcomes)
         self.generation += 1
         self._mark()
