@@ -200,10 +200,10 @@ def execute_fit(store: Store, cfg: TexelConfig, *, data: FitData | None = None,
     epoch = state.generation if state is not None else 0
     if not st["converged"]:
         t_ep = time.perf_counter()
-        for epoch, w, _, converged in tx.epochs(train, w, K, optimizer=cfg.optimizer,
-                                                iters=cfg.iters, lr=cfg.lr, tol=cfg.tol,
-                                                adam=opt, start=epoch, stop=cfg.epochs,
-                                                last=float(st["loss_train"])):
+        steps = tx.epochs(train, w, K, optimizer=cfg.optimizer, iters=cfg.iters, lr=cfg.lr,
+                          tol=cfg.tol, adam=opt, start=epoch, stop=cfg.epochs,
+                          last=float(st["loss_train"]))
+        for epoch, w, _, converged in steps:
             stats, st = commit(epoch, w, K, time.perf_counter() - t_ep, converged=converged)
             if progress is not None:
                 progress(FitProgress(kind="epoch", epoch=epoch, epochs=cfg.epochs,

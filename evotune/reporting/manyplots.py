@@ -106,7 +106,7 @@ def heatmap_figure(runs: Sequence[RunData], phase: str) -> Figure:
                             bottom=0.25 / height, top=1 - 0.8 / height, wspace=0.12, hspace=0.3)
     for row, piece in enumerate(pieces):
         boards = []
-        for title, kind in columns:
+        for _title, kind in columns:
             if kind.startswith("final:"):
                 run, kind = runs[int(kind.split(":")[1])], "final"
             else:

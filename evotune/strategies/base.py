@@ -238,7 +238,7 @@ class Strategy(abc.ABC):
         cls._check_params(out)
         return out
 
-    @classmethod
+    @classmethod  # noqa: B027 (an optional hook: the default checks nothing)
     def _check_params(cls, params: dict) -> None:
         """Cross-parameter checks (subclasses)."""
 
@@ -353,7 +353,7 @@ class Strategy(abc.ABC):
         """Per-individual values of the subclass (JSON-safe)."""
         return {}
 
-    def _load_extra_state(self, state: dict) -> None:
+    def _load_extra_state(self, state: dict) -> None:  # noqa: B027 (an optional hook)
         """Restore what :meth:`_extra_state` saved."""
 
     @classmethod
