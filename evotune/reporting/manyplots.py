@@ -89,7 +89,8 @@ def heatmap_figure(runs: Sequence[RunData], phase: str) -> Figure:
     pieces = [p for p in PIECES if any((phase, p) in lay for lay in layouts)]
     columns = heatmap_columns(runs)
     # grid columns: the boards, a colour bar after the shared-scale boards and after 'change'
-    slots, widths = [], []
+    slots: list[int] = []
+    widths: list[float] = []
     for k, (_, kind) in enumerate(columns):
         slots.append(len(widths))
         widths.append(1.0)
