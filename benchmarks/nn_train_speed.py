@@ -25,6 +25,7 @@ on it.
 from __future__ import annotations
 
 import argparse
+import functools
 import multiprocessing
 import os
 import platform
@@ -172,8 +173,8 @@ def main() -> None:
                 numba.set_num_threads(threads)
                 state = TrainState.start(FloatNet.random(h, 1))
                 buf = Buffers(args.batch, h)
-                got = rate(lambda: step(state, data, idx, settings, 1e-3, buf), args.batch,
-                           args.seconds)
+                got = rate(functools.partial(step, state, data, idx, settings, 1e-3, buf),
+                           args.batch, args.seconds)
                 figures[threads] = max(figures.get(threads, got), got)
         base = figures[args.threads[0]][0]
         for threads, (r, cores) in figures.items():

@@ -236,8 +236,9 @@ def compare_strategies(*, strategies: tuple[str, ...], games_budget: int, seeds:
             store = Store(Path(out_dir) / compare_run_id(strategy, games_budget, seed, engine,
                                                          init))
             doc = store.read_document("verify")
+            state = store.current_state()
             if doc is None or doc.get("games") != verify_games \
-                    or doc.get("generation") != store.current_state().generation:
+                    or doc.get("generation") != (state.generation if state else None):
                 doc = verify_run(store, settings=VerifySettings(
                     games=verify_games, workers=workers, backend=backend, scheduler=scheduler),
                     runs_dir=out_dir, progress=progress)
@@ -313,13 +314,13 @@ def compare_table(outcomes: list[RunOutcome], *, engine: str = "shannon") -> str
     lines.append(f"{'run':<32}{'games':>7}{'Elo vs reference':>20}{'distance':>10}"
                  f"{'wall s':>8}   recommended (free weights)")
     for o in outcomes:
-        dist = distance_to_reference(o, space.reference, space.fixed)
+        distance = distance_to_reference(o, space.reference, space.fixed)
         w = o.recommended or o.final_mean
         rec = " ".join(f"{v:.0f}" for v, f in zip(w, space.fixed) if not f)
         if len(rec) > 60:
             rec = rec[:57] + "..."
         lines.append(f"{o.run_id:<32}{o.games:>7}{_elo_text(_reference_match(o)):>20}"
-                     f"{dist:>10.0f}{o.seconds:>8.0f}   {rec}")
+                     f"{distance:>10.0f}{o.seconds:>8.0f}   {rec}")
     return "\n".join(lines)
 
 

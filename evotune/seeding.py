@@ -6,6 +6,9 @@ same for 1 and N workers, and for a resumed run and an uninterrupted one.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 # Streams for the different consumers of randomness in a run; part of the spawn key so that
@@ -35,13 +38,13 @@ def game_seed(seed: int, *key: int) -> int:
     return int(seed_sequence(seed, *key).generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
 
 
-def generator_state(rng: np.random.Generator) -> dict:
+def generator_state(rng: np.random.Generator) -> dict[str, Any]:
     """JSON-safe state of a generator (for the store)."""
-    return rng.bit_generator.state
+    return dict(rng.bit_generator.state)
 
 
-def restore_generator(state: dict) -> np.random.Generator:
+def restore_generator(state: Mapping[str, Any]) -> np.random.Generator:
     """A generator restored from :func:`generator_state` output."""
-    bitgen = np.random.PCG64()
+    bitgen: np.random.BitGenerator = np.random.PCG64()
     bitgen.state = state
     return np.random.Generator(bitgen)

@@ -18,13 +18,14 @@ import io
 import json
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from .spec.model import EngineSpec
+from .spec.model import EngineSpec, WeightParam
 from .errors import ConfigError, WeightsError
 from .spec.features import PHASES, PIECES, SQUARES, pst_cell
 from .fileio import read_text
@@ -249,9 +250,9 @@ def _csv_cell(key: str) -> str:
     return '"' + key.replace('"', '""') + '"' if any(c in key for c in ',"\n') else key
 
 
-def _lookup(spec: EngineSpec) -> dict:
+def _lookup(spec: EngineSpec) -> dict[str, WeightParam]:
     """Accepted key -> WeightParam: option names, evotune names, and their C identifiers."""
-    table = {}
+    table: dict[str, WeightParam] = {}
     for w in spec.weights:
         for k in (w.option_name, w.name):
             table.setdefault(k, w)
@@ -259,7 +260,9 @@ def _lookup(spec: EngineSpec) -> dict:
     return table
 
 
-def _pairs(fmt: str, text: str) -> list[tuple[str, float]]:
+def _pairs(fmt: str, text: str) -> Sequence[tuple[object, Any]]:
+    """The export's (key, raw value) pairs as written: :func:`parse` checks the keys and turns
+    the values (text, numbers or whatever a literal held) into floats."""
     def bad(what: str) -> ConfigError:
         return ConfigError(f"cannot read this {fmt} export: {what}")
 
@@ -286,7 +289,7 @@ def _pairs(fmt: str, text: str) -> list[tuple[str, float]]:
             raise bad("the first row must be 'name,value'")
         return [(r[0], r[1]) for r in rows[1:]]
     if fmt == "uci":
-        out = []
+        out: list[tuple[str, str]] = []
         for ln in text.splitlines():
             m = re.fullmatch(r"\s*setoption\s+name\s+(.+?)\s+value\s+(\S+)\s*", ln)
             if m:
@@ -404,12 +407,12 @@ def weights_for(spec: EngineSpec, path: str | Path) -> np.ndarray:
                                    f"{spec.name} has {space.size} weights "
                                    f"({names_line(space.names)})")
             try:
-                values = [float(v) if isinstance(v, (int, float)) and not isinstance(v, bool)
+                listed = [float(v) if isinstance(v, (int, float)) and not isinstance(v, bool)
                           else float("x") for v in data]
             except (TypeError, ValueError):
                 raise WeightsError(f"weights file {p}: the list holds a value that is not a "
                                    "number") from None
-            return full_vector(spec, dict(zip(space.names, values)), where=f"weights file {p}")
+            return full_vector(spec, dict(zip(space.names, listed)), where=f"weights file {p}")
         if not isinstance(data, dict):
             raise WeightsError(f"weights file {p}: expected a list of {space.size} numbers or "
                                f"an object {{name: value}}, got {type(data).__name__}")
@@ -470,10 +473,10 @@ def read_spsa_params(path: str | Path, spec: EngineSpec) -> str:
     scale). A fishtest line's kind is 'int' when the engine spec's weights are integral."""
     p = Path(path)
     text = read_text(p, "--spsa-params")
-    table = {}
-    for w in spec.weights:
-        table.setdefault(w.option_name, w)
-        table.setdefault(w.name, w)
+    table: dict[str, WeightParam] = {}
+    for param in spec.weights:
+        table.setdefault(param.option_name, param)
+        table.setdefault(param.name, param)
     lines = []
     for ln in parse_spsa_lines(text, where=f"--spsa-params {p}"):
         w = table.get(ln.name)

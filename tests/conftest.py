@@ -296,7 +296,7 @@ class SyntheticOracle:
             return self.td_match(req, rng)
         pw, pd, _ = self.game_probs(req.a, req.b)
         pa = pb = played = 0
-        for g in range(req.games):
+        for _ in range(req.games):
             u = rng.random()
             if u < pw:
                 pa += 2

@@ -243,10 +243,10 @@ def test_auto_ridge_keeps_the_grid_value_with_the_lowest_validation_error():
     for t in tried:  # each error is the whole fit's, as the fit would run with that ridge
         problem = dataclasses.replace(train, l2=t["l2"])
         w = w0
-        for _, w, _, _ in tx.epochs(problem, w0, 1.0, optimizer="lbfgs", iters=cfg.iters,
-                                    lr=cfg.lr, tol=cfg.tol, adam=tx.AdamState.zeros(w0.size),
-                                    start=0, stop=cfg.epochs, last=problem.error(w0, 1.0)):
-            pass
+        for step in tx.epochs(problem, w0, 1.0, optimizer="lbfgs", iters=cfg.iters,
+                              lr=cfg.lr, tol=cfg.tol, adam=tx.AdamState.zeros(w0.size),
+                              start=0, stop=cfg.epochs, last=problem.error(w0, 1.0)):
+            w = step[1]  # the last epoch's
         assert t["validation"] == pytest.approx(val.error(w, 1.0), rel=1e-12)
     errors = [t["validation"] for t in tried]
     assert l2 == tx.L2_GRID[int(np.argmin(errors))] and l2 > 0

@@ -97,7 +97,7 @@ def test_perft_divide_matches_python_chess_moves(random_positions):
 
 def test_zobrist_equals_polyglot_incrementally():
     rng = random.Random(11)
-    for game in range(30):
+    for _game in range(30):
         board = chess.Board()
         U, S = board_arrays(board, 10)
         played = []

@@ -216,7 +216,7 @@ def test_gauntlet_run_against_two_opponents_one_of_them_a_uci_engine(tmp_path):
     for g in games:
         fixture = g["key"][1]
         by_opp.setdefault(fixture % 2, set()).add((fixture // 2, json.dumps(g["opening"])))
-    for opp, seen in by_opp.items():
+    for seen in by_opp.values():
         assert len({o for _, o in seen}) == 1  # one opening pair per opponent (games=2)
     # the report plots the score against each opponent
     from evotune.reporting.data import load_run

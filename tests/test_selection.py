@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from evotune.cli import cli
+from evotune.reporting.export import export_run
 from evotune.runs.config import build_run_config, run_config_from_dict
 from evotune.runs.lifecycle import new_run, resolve_guard, tuning_games, with_budget, with_start
 from evotune.runs.store import Store
@@ -181,6 +182,8 @@ def test_a_run_worse_than_its_start_recommends_its_start(tmp_path):
     assert exported.exit_code == 0, exported.output
     assert json.loads(exported.stdout) == START
     assert guard.sentence in exported.stderr
+    notes = export_run("worse", fmt="json", runs_dir=tmp_path).notes
+    assert notes == (guard.sentence,)  # a tuple, as Export declares (it was a list here)
     status = CliRunner().invoke(cli, ["status", "worse", "--runs-dir", str(tmp_path)])
     assert status.output.strip().splitlines()[-1] == guard.sentence
     as_json = json.loads(CliRunner().invoke(cli, ["status", "worse", "--runs-dir", str(tmp_path),

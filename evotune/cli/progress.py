@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from typing import Self
 
 import click
 
@@ -74,7 +75,7 @@ class Progress:
         self.rate: float | None = None
         self.left: float | None = None
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

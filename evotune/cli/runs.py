@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from types import SimpleNamespace
+from typing import Any
 
 import click
 
@@ -14,6 +15,7 @@ from ..reporting.verifytext import describe_match
 from ..reporting.tables import brief
 from ..runs.config import (RunConfig, build_run_config, dump_config_toml, load_config_file,
                            validate_run_config)
+from ..runs.fitconfig import TexelConfig
 from ..runs.lifecycle import check_backend, check_run_net, new_run, open_run, with_budget
 from ..runs.plan import load_run_engine, with_overrides
 from ..runs.store import Store, list_runs
@@ -265,10 +267,11 @@ def status(run_ref, runs_dir, as_json, every):
     first, last = (gens[0], gens[-1]) if gens else (None, None)
     fit = manifest.kind == "fit"
     stats = dict(last.stats) if last and fit else {}
+    info: dict[str, Any]
     info = {"run_id": store.run_id, "kind": manifest.kind, "strategy": cfg.strategy,
             "np": cfg.np, "generation": state.generation if state else 0,
             "generations": cfg.generations, "games": state.games if state else 0,
-            "max_games": 0 if fit else cfg.max_games,
+            "max_games": cfg.max_games if isinstance(cfg, RunConfig) else 0,
             "seconds": round(state.seconds, 2) if state else 0.0,
             "finished": bool(state and state.finished), "started": started(store),
             "names": list(last.names) if last else [],
@@ -276,7 +279,7 @@ def status(run_ref, runs_dir, as_json, every):
             "initial_mean": list(first.mean) if first else []}
     if fit:
         info.update(loss_train=stats.get("loss_train"), loss_val=stats.get("loss_val"))
-    else:
+    elif isinstance(cfg, RunConfig):
         check_run_net(store.root, cfg)  # a net-tuning run without its net is not read
     guard = None if fit else store.read_guard(len(info["names"]) or None)
     if guard is not None:
@@ -285,7 +288,7 @@ def status(run_ref, runs_dir, as_json, every):
         click.echo(json.dumps(info))
         return
     done = f"{info['seconds']:.1f} s, {'finished' if info['finished'] else 'not finished'}"
-    if fit:
+    if isinstance(cfg, TexelConfig):
         doc = store.read_document("texel") or {}
         positions = (f", {doc['train']:,} training + {doc['validation']:,} validation positions"
                      if "train" in doc else "")
@@ -296,7 +299,7 @@ def status(run_ref, runs_dir, as_json, every):
                       + (f"{val:.6f}" if val is not None else "-"))
         click.echo(f"fit {store.run_id}: texel on {cfg.engine}, epoch "
                    f"{of_total(info['generation'], cfg.epochs)}{positions}{errors}, {done}")
-    else:
+    elif isinstance(cfg, RunConfig):
         np_text = f"NP {cfg.np}, " if cfg.strategy in POPULATION_STRATEGIES else ""
         budget = f" (budget {cfg.max_games:,})" if cfg.max_games else ""
         click.echo(f"run {store.run_id}: {cfg.strategy}, {np_text}generation "

@@ -190,11 +190,11 @@ def board_arrays(board: chess.Board, tt_bits: int, *, reuse: bool = False,
     # earlier positions of the game, within the reversible window
     keep = min(board.halfmove_clock, len(board.move_stack), T.MAXHIST - T.MAXPLY - 1)
     if keep:
-        b = board.copy()
+        past = board.copy()
         hashes = []
         for _ in range(keep):
-            b.pop()
-            hashes.append(chess.polyglot.zobrist_hash(b))
+            past.pop()
+            hashes.append(chess.polyglot.zobrist_hash(past))
         U[T.U_HIST:T.U_HIST + keep] = np.array(hashes[::-1], dtype=np.uint64)
     S[T.S_NHIST] = keep
     return U, S
@@ -394,6 +394,7 @@ def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarra
         phi_core(U, S, np.zeros(w.size, dtype=np.int64))
         _contexts.warm = True
     t0 = time.perf_counter()
+    children: tuple[tuple[str, int, float], ...]
     if settings is None or settings.is_alphabeta:
         score, children, sims = search_core(U, S, stop, np.int64(depth), np.int64(nodes)), (), 0
     else:

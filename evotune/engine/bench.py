@@ -197,18 +197,19 @@ def run_bench(settings: BenchSettings = BenchSettings(), spec=None, *,
             raise ConfigError(f"bench: engine spec '{name}' needs its net; give nnue:FILE")
         weights = BENCH_WEIGHTS if spec is None else spec.space().reference_array
         weights = weights[:len(weights) - len(how.weight_names())]  # the evaluation's
-    fs = {"features": features}
     net = features == NNUE
     limit = settings.net_nodes if net else 0
     game_limits = replace(settings.game_limits, nodes=settings.net_game_nodes) if net \
         else settings.game_limits
-    core.search(chess.STARTING_FEN, weights, depth=1, **fs)  # compile or load the cache, untimed
+    # compile or load the cache, untimed
+    core.search(chess.STARTING_FEN, weights, depth=1, features=features)
     core.perft(chess.STARTING_FEN, 1)
 
     nodes = 0
     start = time.perf_counter()
     for fen in BENCH_FENS:
-        nodes += core.search(fen, weights, depth=settings.depth, nodes=limit, **fs).nodes
+        nodes += core.search(fen, weights, depth=settings.depth, nodes=limit,
+                             features=features).nodes
     search_seconds = time.perf_counter() - start
 
     ref_nodes = 0
@@ -216,7 +217,7 @@ def run_bench(settings: BenchSettings = BenchSettings(), spec=None, *,
     for fen in BENCH_FENS[:settings.reference_positions]:
         ref_nodes += reference.search(fen, weights, depth=settings.reference_depth,
                                       nodes=settings.net_reference_nodes if net else 0,
-                                      **fs).nodes
+                                      features=features).nodes
     ref_seconds = time.perf_counter() - start
 
     perft_nodes = 0
@@ -230,7 +231,7 @@ def run_bench(settings: BenchSettings = BenchSettings(), spec=None, *,
     if not how.is_alphabeta:
         other_nodes = 0
         for fen in BENCH_FENS:
-            res = core.search(fen, weights, settings=how, **fs)
+            res = core.search(fen, weights, settings=how, features=features)
             other_nodes += res.nodes
             sims += res.simulations
     other_seconds = time.perf_counter() - start if not how.is_alphabeta else search_seconds
@@ -238,7 +239,7 @@ def run_bench(settings: BenchSettings = BenchSettings(), spec=None, *,
     game_seconds = []
     for fen in bench_openings(settings.games):
         start = time.perf_counter()
-        outcome = core.play_game(fen, weights, weights, depth=game_limits.depth, **fs,
+        outcome = core.play_game(fen, weights, weights, depth=game_limits.depth, features=features,
                                  nodes=game_limits.nodes, max_plies=game_limits.max_plies,
                                  adjudication=game_limits.adjudication, settings=(how, how))
         game_seconds.append(time.perf_counter() - start)

@@ -175,6 +175,7 @@ def _side_terms(board: chess.Board, c: chess.Color) -> dict[tuple[str, str], int
             t[("backward", "")] += 1
     own = board.occupied_co[c]
     king = board.king(not c)
+    assert king is not None  # the positions evaluated are legal: both kings are on the board
     zone = chess.BB_KING_ATTACKS[king] | chess.BB_SQUARES[king]
     names = {chess.KNIGHT: "knight", chess.BISHOP: "bishop", chess.ROOK: "rook",
              chess.QUEEN: "queen"}
@@ -191,6 +192,7 @@ def _side_terms(board: chess.Board, c: chess.Color) -> dict[tuple[str, str], int
                 elif not any(chess.square_file(q) == f for q in own_pawns):
                     t[("rook_semiopen", "")] += 1
     k = board.king(c)
+    assert k is not None
     kf, kr = chess.square_file(k), _relative_rank(k, c)
     for p in own_pawns:
         if abs(chess.square_file(p) - kf) <= 1:
@@ -275,7 +277,9 @@ class Search:
                 + (100 * MVV_LVA_VALUE[move.promotion] if move.promotion else 0)
             if not gain:
                 return 0
-            return MVV_LVA_VALUE[board.piece_type_at(move.from_square)] - gain
+            mover = board.piece_type_at(move.from_square)
+            assert mover is not None  # a legal move's square holds the mover
+            return MVV_LVA_VALUE[mover] - gain
 
         return sorted(moves, key=key)
 
@@ -312,17 +316,18 @@ class Search:
         if self.nodes == self.limit:
             raise _Stopped
         board = self.board
+        best_pv: list[chess.Move] = []
         if board.is_check():
             moves = list(board.legal_moves)
             if not moves:
                 return -(MATE - ply), []
-            best, best_pv = -INF, []
+            best = -INF
         else:
             stand = _evaluate(board, self.w, self.features)
             if stand >= beta:
                 return stand, []
             alpha = max(alpha, stand)
-            best, best_pv = stand, []
+            best = stand
             moves = [m for m in board.legal_moves if m.promotion or board.is_capture(m)]
         for move in self.ordered(moves):
             board.push(move)

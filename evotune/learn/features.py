@@ -19,7 +19,7 @@ import numpy as np
 from ..engine.quiet import qsearch_batch
 from ..errors import ConfigError
 from ..rules import MATE_BOUND
-from .texel import require_scipy
+from .texel import FeatureMatrix, require_scipy
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 class Extracted:
     """Feature rows of the kept positions."""
 
-    X: object
+    X: FeatureMatrix
     """scipy.sparse CSR (n_kept, p) float64, White's view."""
     kept: np.ndarray
     """int64 (n_kept,): index of each kept position in the input."""

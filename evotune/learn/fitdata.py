@@ -123,10 +123,10 @@ def choose_l2(train: tx.Problem, val: tx.Problem, w0: np.ndarray, K: float, cfg:
     for l2 in grid:
         problem = dataclasses.replace(train, l2=l2)
         w, n = w0, 0
-        for n, w, _, _ in tx.epochs(problem, w0, K, optimizer=cfg.optimizer, iters=cfg.iters,
-                                    lr=cfg.lr, tol=cfg.tol, adam=tx.AdamState.zeros(w0.size),
-                                    start=0, stop=cfg.epochs, last=problem.error(w0, K)):
-            pass
+        for step in tx.epochs(problem, w0, K, optimizer=cfg.optimizer, iters=cfg.iters,
+                              lr=cfg.lr, tol=cfg.tol, adam=tx.AdamState.zeros(w0.size),
+                              start=0, stop=cfg.epochs, last=problem.error(w0, K)):
+            n, w = step[0], step[1]  # the last epoch's
         fitted.append(w)
         tried.append({"l2": l2, "validation": val.error(w, K), "epochs": n})
         say(f"ridge --l2 {l2:g}: validation error {tried[-1]['validation']:.6f} after {n} "

@@ -158,9 +158,10 @@ def execute_fit(store: Store, cfg: TexelConfig, *, data: FitData | None = None,
     for message in data.messages:
         say(message)
     ex, positions, X, y = data.extracted, data.positions, data.extracted.X, data.y
-    bounds = dict(free=space.free, lower=space.lower_array, upper=space.upper_array)
-    train = tx.Problem(X[data.train_idx], y[data.train_idx], **bounds, l2=0.0, center=w0)
-    val = tx.Problem(X[data.val_idx], y[data.val_idx], **bounds)
+    free, lower, upper = space.free, space.lower_array, space.upper_array
+    train = tx.Problem(X[data.train_idx], y[data.train_idx], free=free, lower=lower, upper=upper,
+                       l2=0.0, center=w0)
+    val = tx.Problem(X[data.val_idx], y[data.val_idx], free=free, lower=lower, upper=upper)
 
     def commit(epoch: int, w: np.ndarray, K: float, seconds: float, *,
                converged: bool) -> tuple[dict, dict]:
@@ -199,10 +200,10 @@ def execute_fit(store: Store, cfg: TexelConfig, *, data: FitData | None = None,
     epoch = state.generation if state is not None else 0
     if not st["converged"]:
         t_ep = time.perf_counter()
-        for epoch, w, _, converged in tx.epochs(train, w, K, optimizer=cfg.optimizer,
-                                                iters=cfg.iters, lr=cfg.lr, tol=cfg.tol,
-                                                adam=opt, start=epoch, stop=cfg.epochs,
-                                                last=float(st["loss_train"])):
+        steps = tx.epochs(train, w, K, optimizer=cfg.optimizer, iters=cfg.iters, lr=cfg.lr,
+                          tol=cfg.tol, adam=opt, start=epoch, stop=cfg.epochs,
+                          last=float(st["loss_train"]))
+        for epoch, w, _, converged in steps:
             stats, st = commit(epoch, w, K, time.perf_counter() - t_ep, converged=converged)
             if progress is not None:
                 progress(FitProgress(kind="epoch", epoch=epoch, epochs=cfg.epochs,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -33,6 +34,11 @@ L2_GRID = (0.0, 1e-5, 5e-5, 2e-4, 1e-3)
 L2_GRID_ONE_SE = (0.0, 1e-5, 5e-5, 2e-4, 1e-3, 5e-3, 2e-2, 1e-1)
 """Ridge strengths the ``one-se`` rule tries, increasing: up to 1e-1, where a fit stays near its
 start (a 100-unit move of one weight costs about as much as the whole error)."""
+
+
+FeatureMatrix: TypeAlias = Any
+"""(n, p) feature rows: a scipy.sparse CSR matrix or a dense array (scipy is optional and has no
+stubs, so its matrices are Any to mypy)."""
 
 
 def require_scipy():
@@ -55,7 +61,7 @@ def sigmoid(s: np.ndarray) -> np.ndarray:
 class Problem:
     """A Texel problem: the feature matrix, the results, which weights are free and their bounds."""
 
-    X: object
+    X: FeatureMatrix
     """(n, p) feature rows, White's view (scipy.sparse CSR or a dense array)."""
     y: np.ndarray
     """(n,) results, White's view: 1, 0.5 or 0."""

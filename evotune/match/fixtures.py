@@ -161,7 +161,8 @@ def limits_record(limits: Limits) -> dict:
     """The stored form of ``limits`` in records that predate :class:`Limits` (datagen progress
     files, Texel fit configs): ``depth``, ``nodes`` and ``max_plies`` always, the other fields
     only when they differ from their defaults, so what was stored before keeps its form."""
-    out = {"depth": limits.depth, "nodes": limits.nodes, "max_plies": limits.max_plies}
+    out: dict[str, object] = {"depth": limits.depth, "nodes": limits.nodes,
+                              "max_plies": limits.max_plies}
     default = Limits()
     if limits.movetime != default.movetime:
         out["movetime"] = limits.movetime

@@ -24,6 +24,11 @@ def _ints(xs) -> tuple[int, ...]:
     return tuple(int(x) for x in xs)
 
 
+def _key(xs) -> tuple[int, int, int, int]:
+    generation, fixture, pair, game = _ints(xs)
+    return generation, fixture, pair, game
+
+
 def leaf_array(rows) -> np.ndarray:
     """Per-ply phi rows as one read-only int64 (plies, width) array (the form TD learning keeps
     from the engine's core to the strategy)."""
@@ -123,7 +128,7 @@ class GameRecord:
     def from_dict(cls, d: dict) -> GameRecord:
         """Inverse of :meth:`to_dict`."""
         return cls(
-            key=_ints(d["key"]), white_name=str(d["white"]), black_name=str(d["black"]),
+            key=_key(d["key"]), white_name=str(d["white"]), black_name=str(d["black"]),
             white_weights=tuple(float(x) for x in d["white_weights"]),
             black_weights=tuple(float(x) for x in d["black_weights"]),
             opening=Opening.from_dict(d["opening"]), moves=tuple(str(m) for m in d["moves"]),
@@ -188,7 +193,7 @@ def record_to_pgn_game(rec: GameRecord, *, event: str = "evotune match", site: s
     if rec.opening.label:
         game.headers["OpeningSource"] = rec.opening.label  # suite:line, or book:file
     game.headers["PlyCount"] = str(len(rec.opening.moves) + rec.plies)
-    node = game
+    node: chess.pgn.GameNode = game
     for k, uci in enumerate(rec.opening.moves + rec.moves):
         node = node.add_variation(chess.Move.from_uci(uci))
         if k == len(rec.opening.moves) - 1:

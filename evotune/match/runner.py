@@ -210,7 +210,7 @@ class _FixtureRun:
                 pa = sum(self.records[i].points_a() for i in range(n))
                 if n < fx.games and decisive_settled(pa, 2 * n - pa, fx.games - n):
                     self._stop()
-            elif fx.stop == "sprt" and n % 2 == 0 and n < fx.games:
+            elif fx.stop == "sprt" and fx.sprt is not None and n % 2 == 0 and n < fx.games:
                 recs = [self.records[i] for i in range(n)]
                 if sprt(pentanomial_from_records(recs), fx.sprt).verdict is not None:
                     self._stop()

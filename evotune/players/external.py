@@ -163,6 +163,7 @@ class ExternalEngine:
     # -- the pipes -------------------------------------------------------------------------------
     def send(self, line: str) -> None:
         """Write one line to the engine; Forfeit('crash') when its input is closed."""
+        assert self._proc.stdin is not None  # started with stdin=PIPE
         try:
             os.write(self._proc.stdin.fileno(), (line + "\n").encode())
         except (BrokenPipeError, OSError, ValueError):
@@ -172,6 +173,7 @@ class ExternalEngine:
     def read_line(self, deadline: float) -> str:
         """The next output line; Forfeit('timeout') past ``deadline`` (perf_counter), 'crash' at
         end of output."""
+        assert self._proc.stdout is not None  # started with stdout=PIPE
         fd = self._proc.stdout.fileno()
         while True:
             nl = self._buffer.find(b"\n")
@@ -183,7 +185,7 @@ class ExternalEngine:
                 raise Forfeit("timeout", f"engine '{self.name}' did not answer in time")
             chunk = os.read(fd, 65536)
             if not chunk:
-                code = self._proc.poll()
+                code: int | str | None = self._proc.poll()
                 if code is None:
                     try:
                         code = self._proc.wait(0.2)
@@ -328,7 +330,8 @@ class ExternalEngine:
             pass
         for stream in (self._proc.stdin, self._proc.stdout):
             try:
-                stream.close()
+                if stream is not None:
+                    stream.close()
             except OSError:
                 pass
 

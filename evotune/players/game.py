@@ -119,6 +119,7 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
 
     moves: list[str] = []
     scores: list[int] = []
+    score: int | None  # the mover's; an external engine may give none
     leaves: list[np.ndarray] = []
     pvs: list[tuple[str, ...]] = []
     total_nodes = 0

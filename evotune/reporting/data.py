@@ -22,6 +22,7 @@ from ..runs.lifecycle import RunNetError, run_engine_spec, strategy_params
 from ..runs.manifest import StartFrom
 from ..runs.records import Generation, State
 from ..runs.store import Store
+from ..runs.trainconfig import TrainConfig
 from ..space import SHANNON_NAMES, SHANNON_REFERENCE, WeightSpace
 from ..strategies import strategy_class
 
@@ -190,6 +191,8 @@ def load_run(run: str | Path | Store, *, out_dir: str | Path = "populations") ->
     games = np.array([g.games_total for g in gens], dtype=np.int64)
     seconds = np.array([g.seconds_total for g in gens], dtype=np.float64)
     config = manifest.config
+    if isinstance(config, TrainConfig):  # (a training stores epochs, not generations)
+        raise StoreError(f"run {store.run_id} is a net training: it has no population to read")
     fixed, reference, spec = _engine_space(store.root, config, names)
     return RunData(run_id=store.run_id, root=store.root, config=config,
                    strategy=gens[-1].strategy, names=names, fixed=fixed, reference=reference,
@@ -225,6 +228,7 @@ def _run_space(run: RunData, cfg: RunConfig) -> WeightSpace:
 def _restored_strategy(run: RunData, cfg: RunConfig):
     params = strategy_params(cfg)
     cls = strategy_class(cfg.strategy)
+    assert run.state is not None  # recommend() restores only a run with a state
     return cls.from_state(_run_space(run, cfg), params=params, seed=cfg.seed,
                           state=run.state.strategy)
 

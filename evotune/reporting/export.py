@@ -23,6 +23,7 @@ from ..engine.netfile import FORMATS as NET_FORMATS
 from ..engine.netfile import SCALE, Net, net_bytes, read_net, with_output
 from ..errors import ConfigError, NetError, StoreError
 from ..spec.features import NNUE
+from ..runs.config import RunConfig
 from ..runs.store import Store
 from ..strategies import strategy_class
 from ..strategies.spsa import default_ends, parse_spsa_lines
@@ -44,7 +45,7 @@ def export_run(run: str | Path | Store | RunData, *, fmt: str, engine: str | Pat
                                            option_keys=keys_are_options(fmt, engine is not None),
                                            spsa_ends=spsa_ends(data))
     if data.guard is not None and rec.description == data.guard.sentence:
-        notes = [*notes, data.guard.sentence]  # the start, not the tuned weights
+        notes = (*notes, data.guard.sentence)  # the start, not the tuned weights
     comment = (f"evotune run {data.run_id}: {rec.description.rstrip('.')}.\n"
                f"Engine {spec.name}: engine value = round(evotune value * scale).")
     text = render(fmt, params, comment=comment)
@@ -56,7 +57,7 @@ def spsa_ends(data: RunData) -> dict[str, tuple[float, float]]:
     or the ends :func:`~evotune.strategies.spsa.default_ends` gave it (c_end a fraction of each
     weight's width, or with ``finetune`` from each weight's scale); {} for a run of another
     strategy (the export's default ends apply)."""
-    if data.strategy != "spsa":
+    if data.strategy != "spsa" or not isinstance(data.config, RunConfig):
         return {}
     params = data.config.params_dict()
     if params.get("table"):

@@ -18,7 +18,8 @@ from .data import RunData
 def gauntlet_series(run: RunData) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray]:
     """(opponents, generations, mean score (G, k), best score (G, k)) of a run's gauntlets;
     scores are fractions of the points available (0..1). Empty when the run has none."""
-    rows, gens, best, opponents = [], [], [], ()
+    rows, gens, best = [], [], []
+    opponents: tuple[str, ...] = ()
     for g in Store(run.root).generations():
         gauntlet = g.gauntlet
         if gauntlet is None or not gauntlet.candidates:

@@ -89,7 +89,8 @@ def heatmap_figure(runs: Sequence[RunData], phase: str) -> Figure:
     pieces = [p for p in PIECES if any((phase, p) in lay for lay in layouts)]
     columns = heatmap_columns(runs)
     # grid columns: the boards, a colour bar after the shared-scale boards and after 'change'
-    slots, widths = [], []
+    slots: list[int] = []
+    widths: list[float] = []
     for k, (_, kind) in enumerate(columns):
         slots.append(len(widths))
         widths.append(1.0)
@@ -106,7 +107,7 @@ def heatmap_figure(runs: Sequence[RunData], phase: str) -> Figure:
                             bottom=0.25 / height, top=1 - 0.8 / height, wspace=0.12, hspace=0.3)
     for row, piece in enumerate(pieces):
         boards = []
-        for title, kind in columns:
+        for _title, kind in columns:
             if kind.startswith("final:"):
                 run, kind = runs[int(kind.split(":")[1])], "final"
             else:

@@ -146,11 +146,11 @@ def markdown_report(run: RunData, rec: Recommendation, *, images: dict | None = 
                       "|---|" + "---:|" * (len(header) - 1)]
             lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
     else:
-        names, rows = weight_table(run)
+        names, table = weight_table(run)
         lines += ["Population statistics per free weight (engine units, pawn = 100).", "",
                   "| | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
         for label in TABLE_ROWS:
-            lines.append(f"| {label} | " + " | ".join(_fmt(v) for v in rows[label]) + " |")
+            lines.append(f"| {label} | " + " | ".join(_fmt(v) for v in table[label]) + " |")
         rec_free = [rec.weights[i] for i in run.free]
         lines.append("| recommended | " + " | ".join(f"{v:g}" for v in rec_free) + " |")
     sentence, weights = _recommended_text(run, rec)
@@ -197,12 +197,12 @@ def html_report(run: RunData, rec: Recommendation, *, figures: dict) -> str:
                       for row in rows]
             parts.append("</table>")
     else:
-        names, rows = weight_table(run)
+        names, table = weight_table(run)
         parts += ["<p>Population statistics per free weight (engine units, pawn = 100).</p>",
                   "<table><tr><th></th>" + "".join(f"<th>{e(n)}</th>" for n in names) + "</tr>"]
         for label in TABLE_ROWS:
             parts.append(f"<tr><td>{e(label)}</td>"
-                         + "".join(f"<td>{_fmt(v)}</td>" for v in rows[label]) + "</tr>")
+                         + "".join(f"<td>{_fmt(v)}</td>" for v in table[label]) + "</tr>")
         parts.append("<tr><td>recommended</td>"
                      + "".join(f"<td>{rec.weights[i]:g}</td>" for i in run.free)
                      + "</tr></table>")

@@ -241,7 +241,7 @@ def validate_run_config(cfg: RunConfig) -> None:
     if cfg.np < 1:
         raise ConfigError(f"--np must be at least 1, got {cfg.np}")
     check_games(cfg.games)
-    cfg.limits  # depth, nodes, movetime, tc, time margin, ply cap, adjudication: Limits checks
+    _ = cfg.limits  # depth, nodes, movetime, tc, time margin, ply cap, adjudication: Limits checks
     if cfg.book_plies < 0:
         raise FieldError("book_plies", f"must be >= 0, got {cfg.book_plies}")
     if cfg.generations < 0 or cfg.max_games < 0 or cfg.max_seconds < 0:

@@ -335,7 +335,7 @@ class Store:
                 json.dumps(r.data, sort_keys=True) + "\n" for r in keep))
             notes.append(f"dropped {len(lines) - len(keep)} games of the unfinished generation "
                          f"{committed + 1}" + (" and a torn last line" if torn else ""))
-        for g, p in extra:
+        for _g, p in extra:
             p.unlink()
         if to_pgn is not None and not self._pgn_complete(len(keep)):
             atomic_write_text(self.pgn_path, to_pgn([r.data for r in keep]))

@@ -47,7 +47,7 @@ def strategy_params(name: str, *, np: int, games: int, budget: int,
     """The parameters a run gives strategy ``name``: its explicit ``params``, plus the run's
     ``np``, ``games`` and game ``budget`` where the strategy has such a parameter."""
     cls = strategy_class(name)
-    out = {k: v for k, v in (("np", np), ("games", games), ("budget", budget))
+    out: dict[str, object] = {k: v for k, v in (("np", np), ("games", games), ("budget", budget))
            if k in cls.PARAMS and not (k == "budget" and v <= 0)}
     out.update(params or {})
     return out

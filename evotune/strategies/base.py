@@ -238,7 +238,7 @@ class Strategy(abc.ABC):
         cls._check_params(out)
         return out
 
-    @classmethod
+    @classmethod  # noqa: B027 (an optional hook: the default checks nothing)
     def _check_params(cls, params: dict) -> None:
         """Cross-parameter checks (subclasses)."""
 
@@ -294,6 +294,7 @@ class Strategy(abc.ABC):
             if out.games > req.games or out.points_a + out.points_b != 2 * out.games:
                 raise ValueError(f"strategy '{self.name}': outcome {out} does not fit request "
                                  f"tag {req.tag} ({req.games} games, 2 points per game)")
+        assert self._pending is not None  # ask() above set it
         stats = self._update(requests, self._pending[1], outcomes)
         self.generation += 1
         self._mark()
@@ -352,7 +353,7 @@ class Strategy(abc.ABC):
         """Per-individual values of the subclass (JSON-safe)."""
         return {}
 
-    def _load_extra_state(self, state: dict) -> None:
+    def _load_extra_state(self, state: dict) -> None:  # noqa: B027 (an optional hook)
         """Restore what :meth:`_extra_state` saved."""
 
     @classmethod

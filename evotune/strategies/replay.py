@@ -50,6 +50,8 @@ class ReplayedStrategy(Strategy):
 
     PARAMS = COMMON_PARAMS
     RECOMMENDS = "the search distribution's mean (the optimiser's recommendation)"
+    _np_state: dict[str, Any] | tuple[str, np.ndarray, int, int, float]
+    """numpy's global generator state of this strategy's library calls."""
 
     # -- what a library adapter provides ---------------------------------------------------------
     @abc.abstractmethod

@@ -25,7 +25,7 @@ race's result is the same for any number of workers and after a resume.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Any, Mapping
 
 from .base import MatchOutcome, MatchRequest, Param
 
@@ -55,7 +55,7 @@ def check_selection_params(strategy: str, params: Mapping[str, object]) -> None:
     del strategy, params
 
 
-def comparison(a: tuple[float, ...], b: tuple[float, ...], params: Mapping[str, object], *,
+def comparison(a: tuple[float, ...], b: tuple[float, ...], params: Mapping[str, Any], *,
                tag: tuple[int, ...]) -> MatchRequest:
     """The request that decides whether challenger ``a`` replaces incumbent ``b``."""
     if params["selection"] == "race":

@@ -263,6 +263,8 @@ class SPSA(Strategy):
         index = {n: i for i, n in enumerate(space.names)}
         lower, upper = space.lower_array.copy(), space.upper_array.copy()
         integer = np.full(space.size, bool(space.integer))
+        c_end: list[float] | np.ndarray
+        r_end: list[float] | np.ndarray
         if lines:
             theta = space.reference_array.copy()
             tuned, c_end, r_end = [], [], []

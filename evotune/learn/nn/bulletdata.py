@@ -213,7 +213,7 @@ def read_bullet(path: str | Path) -> tuple[PackedData, int]:
     return data, read_into(path, n, data, 0)
 
 
-def load_bullet(paths, *, check: Callable[[PackedData], None] | None = None) -> PackedData:
+def load_bullet(paths, *, check: Callable[[PackedData], object] | None = None) -> PackedData:
     """The positions of bullet data files, in order, read into the columns once (their memory:
     28 bytes a position and one block of records; no cache: the files are packed already);
     ``info`` as a text cache's (key, files, counts; no bad lines)."""
@@ -245,7 +245,7 @@ def load_bullet(paths, *, check: Callable[[PackedData], None] | None = None) -> 
 
 def load_positions(paths, *, max_bad: int = 0, cache_dir: str | Path | None = None,
                    progress: Callable[[int], None] | None = None,
-                   check: Callable[[PackedData], None] | None = None) -> PackedData:
+                   check: Callable[[PackedData], object] | None = None) -> PackedData:
     """The packed positions of data files: bullet's binary data (:func:`load_bullet`) when
     every file has a bullet extension, text (:func:`evotune.learn.nn.data.load_data`, cached)
     when none has; a mix is a DataError."""
@@ -322,7 +322,7 @@ def convert(paths, out: str | Path, *, max_bad: int = 0,
         raise DataError(f"the output file {out} is one of the inputs; give another file")
     data = load_positions(paths, max_bad=max_bad, cache_dir=cache_dir)
     if is_bullet(out):
-        atomic_write_bytes(out, memoryview(bullet_bytes(data).view(np.uint8)))
+        atomic_write_bytes(out, bullet_bytes(data).view(np.uint8).data)
     else:
         atomic_write_bytes(out, "".join(text_lines(data)).encode())
     return data, out

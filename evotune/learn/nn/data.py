@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -78,10 +79,16 @@ class PackedData:
     def nbytes(self) -> int:
         return sum(getattr(self, name).nbytes for name, _, _ in _COLUMNS)
 
+    @classmethod
+    def from_columns(cls, cols: Sequence[np.ndarray], info: dict | None = None) -> "PackedData":
+        """The data of the columns in :data:`_COLUMNS` order."""
+        occ, pcs, score, result, stm = cols
+        return cls(occ, pcs, score, result, stm, info={} if info is None else info)
+
     def subset(self, idx: np.ndarray) -> "PackedData":
         """The positions ``idx`` (a copy), same info."""
-        return PackedData(*(getattr(self, name)[idx] for name, _, _ in _COLUMNS),
-                          info=dict(self.info))
+        return PackedData.from_columns([getattr(self, name)[idx] for name, _, _ in _COLUMNS],
+                                       dict(self.info))
 
 
 def pack_fen(fen: str) -> tuple[int, bytes, int]:
@@ -188,8 +195,7 @@ def _parse(paths, max_bad: int, progress,
     blocks.append([a[:k] for a in cur])
     cols = [np.ascontiguousarray(np.concatenate([b[c] for b in blocks]))
             for c in range(len(_COLUMNS))]
-    data = PackedData(*cols)
-    data.info = {"clipped_scores": clipped}
+    data = PackedData.from_columns(cols, {"clipped_scores": clipped})
     return data, stats
 
 
@@ -203,7 +209,7 @@ def write_cache(path: Path, data: PackedData) -> None:
     arrays = [getattr(data, name) for name, _, _ in _COLUMNS]
     data.info["digest"] = _columns_digest(arrays)
     header = json.dumps(data.info, sort_keys=True).encode()
-    cols = [memoryview(np.ascontiguousarray(a)).cast("B") for a in arrays]
+    cols = [np.ascontiguousarray(a).data.cast("B") for a in arrays]
     atomic_write_bytes(path, MAGIC, CACHE_VERSION.to_bytes(4, "little"),
                        len(header).to_bytes(8, "little"), header, *cols)
 
@@ -216,7 +222,7 @@ class CacheDamaged(DataError):
 def _columns_digest(cols) -> str:
     h = hashlib.sha256()
     for col in cols:
-        h.update(memoryview(np.ascontiguousarray(col)).cast("B"))
+        h.update(np.ascontiguousarray(col).data.cast("B"))
     return h.hexdigest()
 
 
@@ -275,12 +281,12 @@ def read_cache(path: Path) -> PackedData:
         at += size
     if digest != _columns_digest(cols) or not _check_codes(cols):
         raise damaged
-    return PackedData(*cols, info=info)
+    return PackedData.from_columns(cols, info)
 
 
 def load_data(paths, *, max_bad: int = 0, cache_dir: str | Path | None = None,
               progress: Callable[[int], None] | None = None,
-              check: Callable[[PackedData], None] | None = None) -> PackedData:
+              check: Callable[[PackedData], object] | None = None) -> PackedData:
     """The packed positions of ``paths`` (in order): from the cache when it exists, else read
     from the text (``progress(positions)`` every 65,536 positions) and cached.
 

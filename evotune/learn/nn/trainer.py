@@ -159,13 +159,13 @@ class TrainSettings:
                  "decay": (0.0, 1.0, True), "clip": (0.0, 2.0, False),
                  "val_share": (0.0, 0.9, True), "beta1": (0.0, 1.0, True),
                  "beta2": (0.0, 1.0, True), "eps": (0.0, 1.0, False)}
-        for name, (low, high, low_ok) in reals.items():
+        for name, (lowf, highf, low_ok) in reals.items():
             v = getattr(self, name)
             ok = (isinstance(v, (int, float)) and not isinstance(v, bool)
-                  and np.isfinite(v) and (low <= v if low_ok else low < v) and v <= high)
+                  and np.isfinite(v) and (lowf <= v if low_ok else lowf < v) and v <= highf)
             if not ok:
-                raise FieldError(name, f"must be a number in {'[' if low_ok else '('}{low:g}, "
-                                        f"{high:g}], got {v!r}")
+                raise FieldError(name, f"must be a number in {'[' if low_ok else '('}{lowf:g}, "
+                                        f"{highf:g}], got {v!r}")
         if self.activation not in ACTIVATIONS:
             raise FieldError("activation", f"{self.activation!r} is unknown: use one of "
                                            f"{', '.join(ACTIVATIONS)}")
