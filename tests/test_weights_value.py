@@ -13,6 +13,7 @@ import evotune.engine.api as api
 import evotune.space as space_module
 from evotune.engine import play_game, search
 from evotune.errors import WeightsError
+from evotune.limits import Limits
 from evotune.match import Fixture, MatchSettings, run_fixtures
 from evotune.players import builtin
 from evotune.players.game import play_players_game
@@ -75,7 +76,8 @@ def test_a_pickled_weights_comes_back_equal_without_a_check(checks):
 
 
 def test_a_run_checks_each_candidate_once_from_the_plan_to_the_engine(tmp_path, checks):
-    plan = plan_run(RunConfig(np=4, generations=1, games=2, depth=1, openings="startpos"))
+    plan = plan_run(RunConfig(np=4, generations=1, games=2, limits=Limits(depth=1),
+                              openings="startpos"))
     solver = Solver.__new__(Solver)  # the plan's player factory, without a store
     solver.spec, solver.space = plan.spec, plan.space
     a, b = solver.player(CAND, "a"), solver.player(REF, "b")
