@@ -4,13 +4,15 @@ runs stored before open, resume and keep their identity. The expected bytes and 
 were made by that code (evotune at 2c5a025)."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
-from evotune.runs.config import build_run_config, dump_config_toml, run_config_from_dict
+from evotune.runs.config import (LIMIT_KEYS, STORED_KEYS, RunConfig, build_run_config,
+                                 dump_config_toml, run_config_from_dict)
 
 V1_GAMES = Path(__file__).resolve().parent / "data" / "store-v1" / "games" / "manifest.json"
 
@@ -71,3 +73,10 @@ def test_a_config_is_stored_as_before_and_reads_back_to_the_same_bytes(flags, st
     back = run_config_from_dict(json.loads(stored))
     assert back == cfg
     assert json.dumps(back.to_dict(), sort_keys=True) == stored and _identity(back) == identity
+
+
+def test_every_setting_is_stored_once():
+    """A field added to RunConfig without a stored key would be dropped from every manifest."""
+    fields = {f.name for f in dataclasses.fields(RunConfig)} - {"limits"}
+    assert len(STORED_KEYS) == len(set(STORED_KEYS))
+    assert set(STORED_KEYS) == fields | set(LIMIT_KEYS) == set(RunConfig().to_dict())

@@ -189,10 +189,11 @@ def _coerce(name: str, value, typ):
 # The scalar stored keys of RunConfig and their types, in STORED_KEYS order: the dataclass's
 # fields (annotations are strings under `from __future__ import annotations`) and the limits';
 # `params` is handled on its own.
-_FIELD_TYPES = {f.name: {"int": int, "float": float, "str": str}.get(str(f.type))
-                for f in dataclasses.fields(RunConfig)}
-_TYPES: dict[str, type] = {k: _LIMIT_TYPES.get(k) or _FIELD_TYPES[k]  # type: ignore[misc]
-                           for k in STORED_KEYS if k != "params"}
+_SCALAR_TYPES: dict[str, type] = {
+    **{f.name: {"int": int, "float": float, "str": str}[str(f.type)]
+       for f in dataclasses.fields(RunConfig) if f.name not in ("params", "limits")},
+    **_LIMIT_TYPES}
+_TYPES: dict[str, type] = {k: _SCALAR_TYPES[k] for k in STORED_KEYS if k != "params"}
 
 
 def load_config_file(path: str | Path) -> dict:
