@@ -178,9 +178,6 @@ class Limits:
                              "start ply >= 0), e.g. resign 1000 3; 0 turns a rule off")
 
 
-_CLOCK = ("movetime", "tc")
-
-
 @dataclass(frozen=True)
 class LimitChanges:
     """Limits given over a lower layer's (``evotune run``: flags over its config file;

@@ -131,7 +131,7 @@ class VerifySettings:
         return self.limits.over(run)
 
     def second_limits(self, run: Limits) -> Limits | None:
-        """The second limit's: :meth:`limits` with ``also_depth`` and ``also_tc`` (None when
+        """The second limit's: :meth:`first_limits` with ``also_depth`` and ``also_tc`` (None when
         neither is given). ConfigError when it equals the first."""
         if self.also_depth is None and self.also_tc is None:
             return None
