@@ -53,6 +53,7 @@ def fit(source: str, path: Path, size: int, args) -> dict:
 
 
 def verify(run_id: str, args) -> dict:
+    from evotune.limits import LimitChanges
     from evotune.reporting.verify import VerifySettings, verify_run
     from evotune.runs.store import Store
 
@@ -60,7 +61,8 @@ def verify(run_id: str, args) -> dict:
     doc = store.read_document("verify")
     if not (doc and doc.get("games") == args.games and doc.get("depth") == args.depth
             and [m["opponent"] for m in doc["matches"]] == [args.opponent]):
-        doc = verify_run(store, settings=VerifySettings(games=args.games, depth=args.depth,
+        doc = verify_run(store, settings=VerifySettings(games=args.games,
+                                                        limits=LimitChanges(depth=args.depth),
                                                         workers=args.workers,
                                                         opponents=(args.opponent,)),
                          runs_dir=args.runs)

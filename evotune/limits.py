@@ -1,14 +1,17 @@
 """How a game is limited: search depth, nodes, time per move, a time control, a ply cap and
 adjudication. :class:`Limits` is one value object validated in its constructor (as python-chess's
 ``chess.engine.Limit`` is a value); every settings record (runs, matches, datagen, fits, verify)
-embeds one instead of repeating the fields. :data:`LIMITS` bounds every integer setting."""
+embeds one instead of repeating the fields; :class:`LimitChanges` is the limits a command line
+gives over another layer's (a config file, a run's own). :data:`LIMITS` bounds every integer
+setting."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import operator
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 
 from .errors import ConfigError, FieldError
 from .rules import Adjudication
@@ -26,13 +29,25 @@ class TimeControl:
     """Seconds on each clock at the start."""
     inc: float = 0.0
     """Seconds added after each own move."""
+    text: str = field(default="", compare=False, repr=False)
+    """The text it was read from, as given ('': made from numbers); a run's stored config keeps
+    it, so '60' stays '60' (equality and the PGN tag go by base and inc)."""
 
     def __str__(self) -> str:
         return f"{self.base:g}+{self.inc:g}"
 
+    def given(self) -> str:
+        """The text it was read from, else 'BASE+INC'."""
+        return self.text or str(self)
+
     def pgn(self) -> str:
         """The PGN ``TimeControl`` tag value (seconds): '10+0.1'."""
         return str(self)
+
+
+def tc_text(tc: TimeControl | None) -> str:
+    """A time control's text as given ('' for none): what stored configs and records hold."""
+    return "" if tc is None else tc.given()
 
 
 MAX_SECONDS = 86_400.0
@@ -54,7 +69,7 @@ def parse_tc(text: str | None) -> TimeControl | None:
         raise ConfigError(f"--tc {raw!r}: give BASE+INC in seconds with 0 < BASE <= "
                           f"{MAX_SECONDS:g} and 0 <= INC <= {MAX_SECONDS:g}, e.g. --tc 10+0.1 or "
                           "--tc 60")
-    return TimeControl(base=base, inc=inc)
+    return TimeControl(base=base, inc=inc, text=str(text))
 
 
 # Upper bounds of the run settings (an int the engine's int64 counters hold, a depth its
@@ -161,3 +176,44 @@ class Limits:
                 or bool(a.draw_score) != bool(a.draw_moves):
             raise FieldError("adjudication", "takes positive scores and move counts (the draw's "
                              "start ply >= 0), e.g. resign 1000 3; 0 turns a rule off")
+
+
+@dataclass(frozen=True)
+class LimitChanges:
+    """Limits given over a lower layer's (``evotune run``: flags over its config file;
+    ``evotune verify``: over the run's own limits): each field None when not given. The fields
+    given are a valid :class:`Limits` on their own (checked when made), so a bad flag is named
+    before anything below it is read."""
+
+    depth: int | None = None
+    """Search depth per move in plies."""
+    nodes: int | None = None
+    """Node limit per move (0 = none)."""
+    movetime: float | None = None
+    """Seconds per move (0 = use depth / nodes)."""
+    tc: str | None = None
+    """A time control 'BASE+INC' as given ('' = none)."""
+    time_margin: float | None = None
+    """Seconds a side may overrun its clock before it loses on time."""
+    max_plies: int | None = None
+    """Ply cap per game."""
+    adjudication: Adjudication | None = None
+    """When a game is stopped early."""
+
+    def __post_init__(self) -> None:
+        Limits(**self.given())  # validates every field given
+
+    def given(self) -> dict:
+        """The fields given, by name."""
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if getattr(self, f.name) is not None}
+
+    def over(self, base: Limits) -> Limits:
+        """``base`` with the fields given; a clock given replaces the base's other clock (a time
+        control its time per move, a time per move > 0 its time control)."""
+        changes = self.given()
+        if self.movetime is not None and "tc" not in changes:
+            changes["tc"] = None if self.movetime else base.tc
+        if self.tc is not None and "movetime" not in changes:
+            changes["movetime"] = 0.0 if parse_tc(self.tc) is not None else base.movetime
+        return dataclasses.replace(base, **changes)

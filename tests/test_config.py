@@ -11,7 +11,7 @@ from evotune.spec.file import engine_spec_from_dict, load_engine_spec
 
 def test_defaults_are_the_papers_setup():
     cfg = build_run_config()
-    assert (cfg.strategy, cfg.np, cfg.games, cfg.depth, cfg.generations) == ("de", 20, 4, 3, 50)
+    assert (cfg.strategy, cfg.np, cfg.games, cfg.limits.depth, cfg.generations) == ("de", 20, 4, 3, 50)
     space = load_engine_spec("shannon").space()
     assert space.reference == (100, 300, 330, 500, 900, 10)
     assert space.fixed == (True, False, False, False, False, False)

@@ -12,7 +12,7 @@ from evotune.runs.store import Store
 
 def test_paper_config_is_the_papers_setup():
     cfg = experiments.paper_config(seed=3)
-    assert (cfg.strategy, cfg.np, cfg.generations, cfg.games, cfg.depth) == ("de", 20, 50, 4, 3)
+    assert (cfg.strategy, cfg.np, cfg.generations, cfg.games, cfg.limits.depth) == ("de", 20, 50, 4, 3)
     assert cfg.params_dict() == {"F": 0.5, "CR": 0.9}
     assert (cfg.init_low, cfg.init_high, cfg.openings) == (0.0, 1000.0, "book")
 

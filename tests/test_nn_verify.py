@@ -16,7 +16,7 @@ from evotune.engine.netfile import random_net, read_net, write_net
 from evotune.learn.nn.trainer import TrainSettings
 from evotune.learn.nn.trainrun import execute_training, new_training
 from evotune.match import MatchSettings, play_match
-from evotune.limits import Limits
+from evotune.limits import LimitChanges, Limits
 from evotune.paths import HELD_OUT_OPENINGS
 from evotune.players.nets import net_player
 from evotune.match.scoring import SprtParams
@@ -95,7 +95,7 @@ def test_same_seed_same_result_for_any_worker_count_and_named_opponents(trained)
     """Determinism: the default verification again with 2 workers, and with the same two
     opponents named by --opponent, plays the same games; another seed other openings."""
     runs, store, _ = trained
-    settings = dict(games=4, depth=1, seed=11)
+    settings = dict(games=4, limits=LimitChanges(depth=1), seed=11)
     one = verify_run("t", runs_dir=runs, settings=VerifySettings(workers=1, **settings))
     two = verify_run("t", runs_dir=runs, settings=VerifySettings(workers=2, **settings))
     assert one["matches"] == two["matches"]
@@ -119,7 +119,8 @@ def test_verify_on_a_training_at_a_second_depth_plays_both_legs(trained, tmp_pat
     root = store.root
     sprt = (-400, 400)
     one = verify_run("t", runs_dir=runs,
-                     settings=VerifySettings(games=4, depth=1, workers=1, sprt=sprt))
+                     settings=VerifySettings(games=4, limits=LimitChanges(depth=1), workers=1,
+                                             sprt=sprt))
     res = CliRunner().invoke(cli, ["verify", "t", "--games", "4", "--depth", "1",
                                    "--also-depth", "2", "--sprt", "-400", "400", "--workers",
                                    "1", "--runs-dir", str(runs)])

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from evotune.cli import cli, main
 from evotune.errors import ConfigError
-from evotune.limits import Limits
+from evotune.limits import LimitChanges, Limits
 from evotune.match import play_match
 from evotune.paths import DEFAULT_BOOK, DEFAULT_OPENINGS, HELD_OUT_OPENINGS
 from evotune.players.spec import player_from_engine_spec
@@ -93,11 +93,13 @@ def test_openings_flag_replaces_the_held_out_suite(tmp_path, make_fake_run):
     """--openings: the games start from those openings; the run's own tuning openings are said
     not to be held out (the fake run tuned on the packaged book)."""
     store = make_fake_run(tmp_path, "op", generations=1)
-    doc = verify_run(store, settings=VerifySettings(games=2, workers=1, depth=1,
+    doc = verify_run(store, settings=VerifySettings(games=2, workers=1,
+                                                    limits=LimitChanges(depth=1),
                                                     openings="startpos"))
     assert (doc["openings"], doc["note"], doc["held_out"]) == ("startpos", "", True)
     assert describe_verification(doc)[1] == "held-out openings startpos, depth 1, seed 7"
-    own = verify_run(store, settings=VerifySettings(games=2, workers=1, depth=1,
+    own = verify_run(store, settings=VerifySettings(games=2, workers=1,
+                                                    limits=LimitChanges(depth=1),
                                                     openings="book"))
     assert own["openings"] == DEFAULT_BOOK.name and own["held_out"] is False
     assert "not on held-out openings" in own["note"]
@@ -119,7 +121,7 @@ def test_verify_bad_input(tmp_path, capsys, make_fake_run):
     with pytest.raises(ConfigError, match="games must be a positive even number"):
         verify_run("r1", runs_dir=tmp_path, settings=VerifySettings(games=3))
     with pytest.raises(ConfigError, match="depth must be an integer from 1"):
-        verify_run("r1", runs_dir=tmp_path, settings=VerifySettings(depth=0))
+        verify_run("r1", runs_dir=tmp_path, settings=VerifySettings(limits=LimitChanges(depth=0)))
     with pytest.raises(SystemExit) as exc:
         main(["verify", "nope", "--runs-dir", str(tmp_path)])
     assert exc.value.code == 2
@@ -191,13 +193,14 @@ def test_verify_at_a_second_depth_reports_both_results_and_verdicts(real_run):
         assert line in res.output
     # played again at depth 2 alone, the second leg's games are the same
     two = verify_run("tiny", runs_dir=real_run,
-                     settings=VerifySettings(games=6, workers=1, sprt=(-400, 400), depth=2))
+                     settings=VerifySettings(games=6, workers=1, sprt=(-400, 400),
+                                             limits=LimitChanges(depth=2)))
     assert [m["pentanomial"] for m in two["matches"]] == \
         [m["pentanomial"] for m in doc["matches"][2:]]
 
 
 def test_the_second_limit_is_checked_before_any_game(real_run, capsys):
-    assert VerifySettings(depth=3, also_tc="10+0.1").second_limits(Limits()) == \
+    assert VerifySettings(limits=LimitChanges(depth=3), also_tc="10+0.1").second_limits(Limits()) == \
         Limits(depth=3, tc="10+0.1")
     assert VerifySettings(also_depth=5).second_limits(Limits(depth=2, nodes=7)) == \
         Limits(depth=5, nodes=7)

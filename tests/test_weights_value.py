@@ -13,12 +13,14 @@ import evotune.engine.api as api
 import evotune.space as space_module
 from evotune.engine import play_game, search
 from evotune.errors import WeightsError
+from evotune.limits import Limits
 from evotune.match import Fixture, MatchSettings, run_fixtures
 from evotune.players import builtin
 from evotune.players.game import play_players_game
 from evotune.players.spec import player_from_engine_spec
 from evotune.runs.config import RunConfig
 from evotune.runs.plan import plan_run
+from evotune.runs.store import Store
 from evotune.space import MAX_ABS_WEIGHT, WeightSpace, Weights
 from evotune.spec.file import load_engine_spec
 from evotune.tuning.loop import Solver
@@ -75,9 +77,10 @@ def test_a_pickled_weights_comes_back_equal_without_a_check(checks):
 
 
 def test_a_run_checks_each_candidate_once_from_the_plan_to_the_engine(tmp_path, checks):
-    plan = plan_run(RunConfig(np=4, generations=1, games=2, depth=1, openings="startpos"))
-    solver = Solver.__new__(Solver)  # the plan's player factory, without a store
-    solver.spec, solver.space = plan.spec, plan.space
+    plan = plan_run(RunConfig(np=4, generations=1, games=2, limits=Limits(depth=1),
+                              openings="startpos"))
+    solver = Solver(Store(tmp_path / "r"), plan)  # made, not opened: the store is not touched
+    assert not (tmp_path / "r").exists()
     a, b = solver.player(CAND, "a"), solver.player(REF, "b")
     assert checks == ["shannon weights", "shannon weights"]
     assert a.weights == CAND and type(a.weights) is Weights

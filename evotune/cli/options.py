@@ -15,7 +15,7 @@ import functools
 import click
 from click.core import ParameterSource
 
-from ..limits import Limits, check_limits, check_workers
+from ..limits import LimitChanges, Limits, check_limits, check_workers, tc_text
 from ..rules import Adjudication
 
 DEFAULT_RUNS_DIR = "populations"
@@ -134,9 +134,9 @@ def limits_options(*, layered: bool = False, fields: tuple[str, ...] = LIMIT_FIE
     --draw) and pass the command one ``limits`` argument.
 
     Plain: a :class:`Limits` of the flags over its defaults. ``layered`` (run: defaults < config
-    file < flags): the RunConfig fields of the flags given, as a dict (the flags are a valid
-    Limits on their own, so a bad flag is named before the config is read); ``shown``: an object
-    whose attributes are the defaults the help shows (run: a RunConfig)."""
+    file < flags; verify: the run's limits < flags): a :class:`LimitChanges` of the flags given
+    (a valid Limits on their own, so a bad flag is named before the config or the run is read);
+    ``shown``: the :class:`Limits` whose values the help shows as defaults (run: a RunConfig's)."""
 
     def decorate(f):
         @functools.wraps(f)
@@ -148,15 +148,8 @@ def limits_options(*, layered: bool = False, fields: tuple[str, ...] = LIMIT_FIE
                 adjudication = _adjudication(kwargs.pop("resign"), kwargs.pop("draw_adj"))
             if adjudication is not None:
                 given["adjudication"] = adjudication
-            limits = Limits(**given)  # validates every flag given
-            if layered:
-                flags = {k: v for k, v in given.items() if k != "adjudication"}
-                if adjudication is not None:
-                    flags.update(zip(("resign_score", "resign_moves", "draw_score", "draw_moves",
-                                      "draw_start_ply"), adjudication.as_tuple()))
-                kwargs["limits"] = flags
-            else:
-                kwargs["limits"] = limits
+            # either validates every flag given
+            kwargs["limits"] = LimitChanges(**given) if layered else Limits(**given)
             return f(*args, **kwargs)
 
         for name in reversed(fields):
@@ -165,7 +158,10 @@ def limits_options(*, layered: bool = False, fields: tuple[str, ...] = LIMIT_FIE
                 default = getattr(_DEFAULT, name)
                 option = _with_default(option, default)
             elif name != "adjudication" and shown is not None:
-                option = _with_shown(option, getattr(shown, name))
+                value = getattr(shown, name)
+                if name == "tc":  # the text a flag gives ('' = none)
+                    value = tc_text(value)
+                option = _with_shown(option, value)
             wrapper = option(wrapper)
         return wrapper
 

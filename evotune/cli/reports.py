@@ -117,7 +117,7 @@ def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend,
                               sprt=tuple(sprt) if sprt else None, rule=rule, backend=backend,
                               scheduler=scheduler, opponents=tuple(opponents), engine=engine,
                               openings=openings, also_depth=also_depth, also_tc=also_tc,
-                              **limits)
+                              limits=limits)
     Store.open(run_ref, runs_dir)  # an unknown run is named before the engine loads
     legs = 1 if also_depth is None and also_tc is None else 2
     try:

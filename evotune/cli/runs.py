@@ -82,7 +82,7 @@ _C = RunConfig()
               help="Generations to run (0 = no limit: --max-games or --max-seconds ends it).")
 @click.option("--games", type=int, default=None, cls=DefaultShown, shown=_C.games,
               help="Games per mini-match, even.")
-@limits_options(layered=True, shown=_C)
+@limits_options(layered=True, shown=_C.limits)
 @seed_option(None, "The run's seed.", shown=_C.seed)
 @cluster_options(workers=None, backend=None, scheduler=None, check=False, shown=_C)
 @click.option("--engine", type=str, default=None, cls=DefaultShown, shown=_C.engine,
@@ -158,7 +158,8 @@ def run(strategy, np_, generations, games, limits, seed, workers, backend, sched
                            openings=openings, max_games=max_games, max_seconds=max_seconds,
                            guard_games=guard_games, backend=backend, scheduler=scheduler,
                            params=parse_params(params) if params else None,
-                           opponents=",".join(opponents) if opponents else None, **limits)
+                           opponents=",".join(opponents) if opponents else None,
+                           limits=limits)
     if batch is not None:
         cfg = build_run_config(base=cfg, params=batch_param(batch, cfg))
     if init is not None:

@@ -32,7 +32,7 @@ from typing import Callable
 from ..errors import ConfigError, EvotuneError, FieldError, StoreError
 from ..spec.features import NNUE
 from ..learn.nn.trainrun import INITIAL_FILE, NET_FILE, initial_net, settings_of
-from ..limits import Limits, parse_tc
+from ..limits import LimitChanges, Limits, parse_tc, tc_text
 from ..match import MatchSettings, play_match
 from ..match.cluster import backend_session
 from ..match.fixtures import check_games
@@ -68,8 +68,9 @@ class VerifySettings:
 
     games: int = DEFAULT_VERIFY_GAMES
     """Games per match (even: each opening twice, colours swapped)."""
-    depth: int | None = None
-    """Search depth per move instead of the run's (None: the run's limits keep theirs)."""
+    limits: LimitChanges = LimitChanges()
+    """Depth, time per move or time control instead of the run's (a field None: the run's;
+    ``tc`` '' = none): :meth:`first_limits`."""
     workers: int = 0
     """Worker processes (0 = one per core); results do not depend on it."""
     seed: int | None = None
@@ -86,14 +87,9 @@ class VerifySettings:
     """Opponents as ``SPEC[:WEIGHTS]`` (:func:`evotune.match.resolve.resolve_player`); empty:
     the run's reference weights and its initial mean (a training: shannon's reference weights
     and its initial net)."""
-    tc: str | None = None
-    """Time control 'BASE+INC' for external engines instead of the run's (None: the run's;
-    '' = none)."""
     engine: str | None = None
     """Engine spec (name or path) to play instead of the copy the run keeps (None: the run's; a
     training: an nnue spec to play its nets with, default 'nnue')."""
-    movetime: float | None = None
-    """Seconds per move for external engines instead of the run's limit (None: the run's)."""
     openings: str | None = None
     """Openings instead of the held-out suite ('2moves', 'book', 'startpos' or a file; None:
     8moves_v3, or 2moves_v1 for a run that tuned on 8moves_v3)."""
@@ -108,7 +104,6 @@ class VerifySettings:
         if self.scheduler and self.backend != "dask":
             raise ConfigError(f"--scheduler {self.scheduler}: a scheduler is for --backend dask "
                               f"(games run on '{self.backend}' here)")
-        self.limits(Limits())  # depth and tc are valid limits
         if self.also_depth is not None:
             try:
                 Limits(depth=self.also_depth)
@@ -129,25 +124,18 @@ class VerifySettings:
             object.__setattr__(self, "sprt", tuple(self.sprt))
             SprtParams(*self.sprt)
 
-    def limits(self, run: Limits) -> Limits:
-        """The verification games' limits: the run's ``run`` limits with this depth, time per
-        move and time control (a time control given here replaces the run's time per move, a
-        time per move the run's time control)."""
-        changes: dict = {}
-        if self.depth is not None:
-            changes["depth"] = self.depth
-        if self.movetime is not None:
-            changes.update(movetime=self.movetime, tc=None if self.movetime else run.tc)
-        if self.tc is not None:
-            changes.update(tc=parse_tc(self.tc), movetime=0.0 if self.tc else run.movetime)
-        return dataclasses.replace(run, **changes)
+    def first_limits(self, run: Limits) -> Limits:
+        """The verification games' limits: the run's ``run`` limits with :attr:`limits` over
+        them (a time control given here replaces the run's time per move, a time per move the
+        run's time control: :meth:`LimitChanges.over`)."""
+        return self.limits.over(run)
 
     def second_limits(self, run: Limits) -> Limits | None:
-        """The second limit's: :meth:`limits` with ``also_depth`` and ``also_tc`` (None when
+        """The second limit's: :meth:`first_limits` with ``also_depth`` and ``also_tc`` (None when
         neither is given). ConfigError when it equals the first."""
         if self.also_depth is None and self.also_tc is None:
             return None
-        first = self.limits(run)
+        first = self.first_limits(run)
         changes: dict = {}
         if self.also_depth is not None:
             changes["depth"] = self.also_depth
@@ -332,7 +320,7 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
         log.warning(note)
     seed = int(settings.seed if settings.seed is not None else cfg.seed)
     # the run's limits, time control and adjudication; held-out openings, maybe another depth
-    limits = settings.limits(cfg.limits)
+    limits = settings.first_limits(cfg.limits)
     second = settings.second_limits(cfg.limits)
     legs = [limits] if second is None else [limits, second]
     run_openings = None if openings is None else str(openings)
@@ -350,7 +338,8 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
            "held_out": note != NOT_HELD_OUT,
            "depth": limits.depth, "nodes": limits.nodes, "games": settings.games,
            "movetime": limits.movetime,
-           "tc": (cfg.tc if settings.tc is None else settings.tc) or "", "engine": spec.name,
+           "tc": tc_text(cfg.limits.tc) if settings.limits.tc is None else settings.limits.tc,
+           "engine": spec.name,
            **_second_limit_fields(legs),
            "seed": seed, "sprt": list(settings.sprt) if settings.sprt else None,
            "seconds": time.perf_counter() - t0, "matches": matches,
@@ -424,7 +413,7 @@ def verify_training(store: Store, *, settings: VerifySettings = VerifySettings()
     if note:
         log.warning(note)
     seed = int(settings.seed if settings.seed is not None else cfg.seed)
-    limits = settings.limits(Limits())
+    limits = settings.first_limits(Limits())
     second = settings.second_limits(Limits())  # refused before verify.nnue is written
     legs = [limits] if second is None else [limits, second]
     legs_settings = [MatchSettings(limits=leg, openings=None if openings is None
@@ -481,7 +470,7 @@ def verify_training(store: Store, *, settings: VerifySettings = VerifySettings()
            "initial": initial, "openings": _openings_name(openings), "note": note,
            "held_out": True,
            "depth": limits.depth, "nodes": limits.nodes, "games": settings.games,
-           "movetime": limits.movetime, "tc": settings.tc or "", "engine": spec.name,
+           "movetime": limits.movetime, "tc": settings.limits.tc or "", "engine": spec.name,
            **_second_limit_fields(legs),
            "seed": seed, "sprt": list(settings.sprt) if settings.sprt else None,
            "seconds": time.perf_counter() - t0, "matches": matches,

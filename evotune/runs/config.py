@@ -1,5 +1,10 @@
 """The configuration of a run (:class:`RunConfig`): defaults < TOML file < flags given, validated
-with fix hints, dumped back as TOML (``evotune run --print-config``)."""
+with fix hints, dumped back as TOML (``evotune run --print-config``).
+
+The config embeds its game limits as one :class:`~evotune.limits.Limits`; its stored forms (the
+manifest's ``config``, the TOML file, the identity) keep them as the flat keys runs have always
+stored (:data:`LIMIT_KEYS`: ``depth``, ``nodes``, ..., ``tc`` as given, the adjudication as
+``resign_score`` ... ``draw_start_ply``), so runs stored before read, resume and hash as then."""
 from __future__ import annotations
 
 import dataclasses
@@ -12,7 +17,7 @@ from typing import ClassVar
 
 from ..errors import ConfigError, FieldError
 from ..fileio import read_text
-from ..limits import LIMITS, Limits, check_limits, parse_tc
+from ..limits import LIMITS, LimitChanges, Limits, check_limits, tc_text
 from ..match.fixtures import check_games
 from ..rules import Adjudication
 from ..spec.file import _unknown
@@ -44,12 +49,10 @@ class RunConfig:
     """Stop after this many generations (0 = no generation limit)."""
     games: int = 4
     """Games per mini-match (even; colour-balanced pairs)."""
-    depth: int = 3
-    """Search depth per move (plies)."""
-    nodes: int = 0
-    """Node limit per move (0 = none; the depth still applies)."""
-    max_plies: int = 400
-    """Ply cap per game (reaching it is a draw)."""
+    limits: Limits = Limits()
+    """The games' limits: depth, nodes, time per move or time control (external engines and
+    built-in uct/probability specs; built-in alpha-beta players keep depth / nodes), ply cap and
+    adjudication (stored as the flat :data:`LIMIT_KEYS`)."""
     seed: int = 1
     """The run's seed; every random draw is addressed by position under it."""
     engine: str = "shannon"
@@ -74,23 +77,6 @@ class RunConfig:
     """'local' (loky processes) or 'dask' (a dask.distributed cluster). Does not change results."""
     scheduler: str = ""
     """Dask scheduler address, e.g. tcp://host:8786 (backend 'dask')."""
-    movetime: float = 0.0
-    """Seconds per move for external engines (0 = use depth / nodes)."""
-    tc: str = ""
-    """Time control 'BASE+INC' in seconds for external engines ('' = none; built-in players keep
-    depth / nodes)."""
-    time_margin: float = 0.1
-    """Seconds a side may overrun its clock before it loses on time (with ``tc``)."""
-    resign_score: int = 0
-    """Resign adjudication: score (> 0 enables it) ..."""
-    resign_moves: int = 0
-    """... held for this many own moves (the opponent agreeing) loses."""
-    draw_score: int = 0
-    """Draw adjudication: |score| <= draw_score (> 0 enables it) ..."""
-    draw_moves: int = 0
-    """... for this many moves of each side ..."""
-    draw_start_ply: int = 0
-    """... counted from this ply, is a draw."""
     opponents: str = ""
     """Gauntlet fitness: comma-separated players 'SPEC[:WEIGHTS]' every candidate plays
     colour-balanced games against ('' = the default trial-vs-target mini-matches)."""
@@ -100,11 +86,11 @@ class RunConfig:
     -1 = auto (10% of the planned games within [200, 4000], 0 for a run from random weights),
     resolved when the run is created; 0 = no check."""
 
-    # fields that never change results: excluded from the run's identity
+    # stored keys that never change results: excluded from the run's identity
     NON_IDENTITY = ("workers", "backend", "scheduler", "generations", "max_games", "max_seconds",
                     "guard_games")
-    # fields added after runs were stored: left out of the identity while at their default, so
-    # runs stored before them keep their identity (and can be resumed)
+    # stored keys added after runs were stored: left out of the identity while at their default,
+    # so runs stored before them keep their identity (and can be resumed)
     LATER_FIELDS = ("movetime", "tc", "time_margin", "resign_score", "resign_moves",
                     "draw_score", "draw_moves", "draw_start_ply", "opponents")
 
@@ -112,24 +98,28 @@ class RunConfig:
         return dict(self.params)
 
     def to_dict(self) -> dict:
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        d["params"] = self.params_dict()
-        return d
+        """The stored form (the manifest's ``config``): every setting as a flat key, the limits
+        as :data:`LIMIT_KEYS`, in the order of :data:`STORED_KEYS`."""
+        flat = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.name != "limits"}
+        flat.update(flat_limits(self.limits), params=self.params_dict())
+        return {k: flat[k] for k in STORED_KEYS}
 
     def identity_dict(self) -> dict:
         d = {k: v for k, v in self.to_dict().items() if k not in self.NON_IDENTITY}
+        defaults = _stored_defaults()
         for k in self.LATER_FIELDS:
-            if d[k] == RunConfig.__dataclass_fields__[k].default:
+            if d[k] == defaults[k]:
                 del d[k]
-        if not self.tc and "time_margin" in d:
+        if self.limits.tc is None and "time_margin" in d:
             del d["time_margin"]  # the margin matters only with a time control
         return d
 
     def summary_items(self) -> list[tuple[str, str]]:
         """(label, value) lines that describe the run (the report's configuration)."""
         items = [("strategy", self.strategy), ("population (NP)", str(self.np)),
-                 ("games per match", str(self.games)), ("depth", str(self.depth)),
-                 ("node limit", str(self.nodes or "none")), ("seed", str(self.seed)),
+                 ("games per match", str(self.games)), ("depth", str(self.limits.depth)),
+                 ("node limit", str(self.limits.nodes or "none")), ("seed", str(self.seed)),
                  ("engine", self.engine), ("openings", self.openings),
                  ("generation limit", str(self.generations or "none")),
                  ("initial range", f"[{self.init_low}, {self.init_high}]")]
@@ -139,18 +129,46 @@ class RunConfig:
                                                            sorted(params.items()))))
         return items
 
-    def adjudication(self) -> Adjudication:
-        """The run's adjudication rules (all zero: none)."""
-        return Adjudication(resign_score=self.resign_score, resign_moves=self.resign_moves,
-                            draw_score=self.draw_score, draw_moves=self.draw_moves,
-                            draw_start_ply=self.draw_start_ply)
 
-    @property
-    def limits(self) -> Limits:
-        """The run's game limits as one value."""
-        return Limits(depth=self.depth, nodes=self.nodes, movetime=self.movetime,
-                      tc=parse_tc(self.tc), time_margin=self.time_margin,
-                      max_plies=self.max_plies, adjudication=self.adjudication())
+ADJUDICATION_KEYS = ("resign_score", "resign_moves", "draw_score", "draw_moves",
+                     "draw_start_ply")
+"""The stored keys of the adjudication's rules, in :meth:`Adjudication.as_tuple` order."""
+LIMIT_KEYS = ("depth", "nodes", "max_plies", "movetime", "tc", "time_margin") + ADJUDICATION_KEYS
+"""The stored keys of a config's :class:`Limits` (a time control as the text given, '' = none)."""
+STORED_KEYS = ("strategy", "np", "generations", "games", "depth", "nodes", "max_plies", "seed",
+               "engine", "openings", "book_plies", "init_low", "init_high", "max_games",
+               "max_seconds", "params", "workers", "backend", "scheduler", "movetime", "tc",
+               "time_margin") + ADJUDICATION_KEYS + ("opponents", "guard_games")
+"""A stored config's keys, in the order runs have always stored them and ``--print-config``
+writes them."""
+_LIMIT_TYPES: dict[str, type] = {"depth": int, "nodes": int, "max_plies": int, "movetime": float,
+                                 "tc": str, "time_margin": float,
+                                 **{k: int for k in ADJUDICATION_KEYS}}
+
+
+def flat_limits(limits: Limits | LimitChanges) -> dict:
+    """``limits`` as :data:`LIMIT_KEYS` (a :class:`LimitChanges`: the keys of the fields given)."""
+    given = limits.given() if isinstance(limits, LimitChanges) else {
+        f.name: getattr(limits, f.name) for f in dataclasses.fields(limits)}
+    flat = {k: v for k, v in given.items() if k not in ("tc", "adjudication")}
+    if "tc" in given:
+        tc = given["tc"]
+        flat["tc"] = tc if isinstance(tc, str) else tc_text(tc)
+    if "adjudication" in given:
+        flat.update(zip(ADJUDICATION_KEYS, given["adjudication"].as_tuple()))
+    return flat
+
+
+def limits_from_flat(flat: dict) -> Limits:
+    """The :class:`Limits` of :data:`LIMIT_KEYS` (each key absent: its default); validated."""
+    values = {k: flat[k] for k in LIMIT_KEYS if k in flat and k not in ADJUDICATION_KEYS}
+    if any(k in flat for k in ADJUDICATION_KEYS):
+        values["adjudication"] = Adjudication(**{k: flat.get(k, 0) for k in ADJUDICATION_KEYS})
+    return Limits(**values)
+
+
+def _stored_defaults() -> dict:
+    return RunConfig().to_dict()
 
 
 def _coerce(name: str, value, typ):
@@ -168,10 +186,14 @@ def _coerce(name: str, value, typ):
     return typ(value)
 
 
-# The scalar fields of RunConfig and their types, taken from the dataclass (annotations are
-# strings under `from __future__ import annotations`); `params` is handled on its own.
-_TYPES: dict[str, type] = {f.name: {"int": int, "float": float, "str": str}[str(f.type)]
-          for f in dataclasses.fields(RunConfig) if f.name != "params"}
+# The scalar stored keys of RunConfig and their types, in STORED_KEYS order: the dataclass's
+# fields (annotations are strings under `from __future__ import annotations`) and the limits';
+# `params` is handled on its own.
+_SCALAR_TYPES: dict[str, type] = {
+    **{f.name: {"int": int, "float": float, "str": str}[str(f.type)]
+       for f in dataclasses.fields(RunConfig) if f.name not in ("params", "limits")},
+    **_LIMIT_TYPES}
+_TYPES: dict[str, type] = {k: _SCALAR_TYPES[k] for k in STORED_KEYS if k != "params"}
 
 
 def load_config_file(path: str | Path) -> dict:
@@ -205,11 +227,15 @@ def load_config_file(path: str | Path) -> dict:
 
 
 def build_run_config(*, file: str | Path | None = None, base: RunConfig | None = None,
-                     **flags) -> RunConfig:
-    """Defaults < config file < flags given (flags whose value is None are 'not given')."""
+                     limits: LimitChanges | None = None, **flags) -> RunConfig:
+    """Defaults < config file < flags given (flags whose value is None are 'not given'), the
+    flags as stored keys; ``limits``: the limit flags given, each over the file's key (a flag's
+    time control with the file's time per move is refused, as both in one file are)."""
     values = (base or RunConfig()).to_dict()
     if file is not None:
         values.update(load_config_file(file))
+    if limits is not None:
+        flags = {**flat_limits(limits), **flags}
     for key, value in flags.items():
         if value is None:
             continue
@@ -224,7 +250,8 @@ def build_run_config(*, file: str | Path | None = None, base: RunConfig | None =
     for key, typ in _TYPES.items():
         values[key] = _coerce(key, values[key], typ)
     params = values.pop("params") or {}
-    cfg = RunConfig(**values, params=tuple(sorted(params.items())))
+    cfg = RunConfig(**{k: v for k, v in values.items() if k not in LIMIT_KEYS},
+                    limits=limits_from_flat(values), params=tuple(sorted(params.items())))
     validate_run_config(cfg)
     return cfg
 
@@ -241,7 +268,7 @@ def validate_run_config(cfg: RunConfig) -> None:
     if cfg.np < 1:
         raise ConfigError(f"--np must be at least 1, got {cfg.np}")
     check_games(cfg.games)
-    _ = cfg.limits  # depth, nodes, movetime, tc, time margin, ply cap, adjudication: Limits checks
+    # depth, nodes, clocks, ply cap, adjudication: the Limits checked them when made
     if cfg.book_plies < 0:
         raise FieldError("book_plies", f"must be >= 0, got {cfg.book_plies}")
     if cfg.generations < 0 or cfg.max_games < 0 or cfg.max_seconds < 0:
@@ -266,9 +293,8 @@ def validate_run_config(cfg: RunConfig) -> None:
 
 def _check_bounds(cfg: RunConfig) -> None:
     """Every number finite and within what the engine, numpy and the OS can hold."""
-    check_limits(**{k: getattr(cfg, k) for k in LIMITS},
-                 **{k: getattr(cfg, k) for k in ("init_low", "init_high", "max_seconds",
-                                                 "movetime", "time_margin")})
+    check_limits(**{k: getattr(cfg, k) for k in LIMITS if k not in LIMIT_KEYS},
+                 **{k: getattr(cfg, k) for k in ("init_low", "init_high", "max_seconds")})
     for key in cfg.params_dict():
         if key in _TYPES:
             flag = "--" + key.replace("_", "-")
@@ -298,10 +324,11 @@ def _toml_value(v) -> str:
 def dump_config_toml(cfg: RunConfig) -> str:
     """The resolved config as a TOML file that ``--config`` reads back to the same config."""
     lines = ["# evotune run configuration (evotune run --config FILE)"]
+    stored = cfg.to_dict()
     for key in _TYPES:
         if key in ("backend", "scheduler"):
             continue
-        lines.append(f"{key} = {_toml_value(getattr(cfg, key))}")
+        lines.append(f"{key} = {_toml_value(stored[key])}")
     lines.append("")
     lines.append("[params]")
     for k, v in cfg.params:

@@ -308,7 +308,7 @@ def _v1_config(cfg: TexelConfig, files: tuple[DataFile, ...]) -> dict:
     params: dict = {k: stored[k] for k in _V1_PARAMS}
     params["data_files"] = [f.to_json() for f in files]
     lim, adj = cfg.limits, cfg.limits.adjudication
-    base = {f.name: f.default for f in fields(RunConfig) if f.name not in V1_ABSENT}
+    base = {k: v for k, v in RunConfig().to_dict().items() if k not in V1_ABSENT}
     base.update(strategy=STRATEGY, np=1, generations=cfg.epochs, depth=lim.depth,
                 nodes=lim.nodes, max_plies=lim.max_plies, movetime=lim.movetime, tc=cfg.tc,
                 time_margin=lim.time_margin, resign_score=adj.resign_score,
@@ -335,7 +335,8 @@ def texel_config_from_v1(config: dict) -> tuple[TexelConfig, tuple[DataFile, ...
     if unknown or missing:
         raise ConfigError(f"stored texel config: unknown key(s) {unknown}, missing {missing}")
     files = data_files_from_list(params.get("data_files"))
-    later = {k: RunConfig.__dataclass_fields__[k].default for k in RunConfig.LATER_FIELDS}
+    default = RunConfig().to_dict()
+    later = {k: default[k] for k in RunConfig.LATER_FIELDS}
     stored = {**later, **config, "params": params}
     try:
         limits = Limits(depth=stored["depth"], nodes=stored["nodes"],

@@ -8,7 +8,13 @@ strategy from the stored state and drops any games of an unfinished generation, 
 equals an uninterrupted one, for any number of workers.
 
 As scipy's ``DifferentialEvolutionSolver`` exposes ``__next__``, a :class:`Solver` can be stepped
-by the caller (``for stats in solver: ...``) or run to its stop condition with :func:`execute`.
+by the caller or run to its stop condition with :func:`execute`. Opening one checks and repairs
+the store and writes generation 0 (:meth:`Solver.open`); it is a context manager that writes the
+PGN still being made and stops its process on exit, an exception's included::
+
+    with Solver.open(store, plan) as solver:
+        for generation in solver:   # each a stored Generation record
+            ...
 """
 from __future__ import annotations
 
@@ -100,14 +106,18 @@ def _generation(g: int, strategy, names, pop: np.ndarray, **fields) -> Generatio
 class Solver:
     """One run being played: the strategy, its fitness, the counters and the PGN writer.
 
-    Creating a Solver checks the whole stored history (repairing only what a crash leaves
-    behind) and restores the strategy; each :meth:`step` plays, tells and stores one generation.
-    The caller holds the run's writer lock (:func:`execute` does).
+    :meth:`open` checks the whole stored history (repairing only what a crash leaves behind),
+    restores the strategy (or makes it and stores generation 0) and returns the Solver; each
+    :meth:`step` plays, tells and stores one generation. Use it as a context manager (``with
+    Solver.open(store, plan) as solver:``): leaving it calls :meth:`close`. The caller holds the
+    run's writer lock (:func:`execute` does).
     """
 
     def __init__(self, store: Store, plan: RunPlan, *,
                  progress: Callable[[RunProgress], None] | None = None,
                  backend: str = "loky", workers: int = 1) -> None:
+        """The run's fitness and settings; reads and writes nothing, and has no strategy until
+        :meth:`open` (which makes it) restores or starts one from the store."""
         cfg = plan.config
         self.store, self.plan, self.cfg, self.progress = store, plan, cfg, progress
         self.backend, self.workers = backend, workers
@@ -124,6 +134,29 @@ class Solver:
             self.fitness = MatchFitness(self.player, settings=settings, seed=cfg.seed,
                                         denominator=1 if self.spec.features == NNUE
                                         else denominator(self.spec.features))
+        self.games_total, self.seconds_before = 0, 0.0
+        self.t_session = time.perf_counter()
+        # PGN text (python-chess SAN export, ~3 ms a game) is made in a separate process while
+        # the next generation plays: in a thread it would hold the GIL the run loop needs between
+        # games. The game log is written first and is the source of truth; a run killed before
+        # its PGN caught up gets it rebuilt on resume (Store.prepare_resume). The process starts
+        # with the first generation's PGN.
+        self.pgn_pool: ProcessPoolExecutor | None = None
+        self.pgn_jobs: list = []
+
+    @classmethod
+    def open(cls, store: Store, plan: RunPlan, *,
+             progress: Callable[[RunProgress], None] | None = None,
+             backend: str = "loky", workers: int = 1) -> Solver:
+        """The solver of ``store``'s run: the whole stored history checked (a crash's leftovers
+        repaired) and the strategy restored from the stored state, or, for a run with no
+        generation yet, made and stored as generation 0."""
+        solver = cls(store, plan, progress=progress, backend=backend, workers=workers)
+        solver._restore()
+        return solver
+
+    def _restore(self) -> None:
+        cfg, store = self.cfg, self.store
         params = strategy_params(cfg)
         # the whole stored history is checked (and a crash's leftovers repaired) first
         point = store.prepare_resume(to_pgn=pgn_text)
@@ -132,7 +165,6 @@ class Solver:
         state = point.state
         if state is None:
             self.strategy = make_strategy(cfg.strategy, self.space, params=params, seed=cfg.seed)
-            self.games_total, self.seconds_before = 0, 0.0
             pop = np.asarray(self.strategy.population, dtype=float)
             gen0 = _generation(0, cfg.strategy, self.space.names, pop, games=0, games_total=0,
                                stats={"recommended": [float(v) for v in
@@ -142,22 +174,21 @@ class Solver:
             store.write_state(gen0.as_state())
         else:
             try:
-                cls = strategy_class(cfg.strategy)
+                restore = strategy_class(cfg.strategy)
             except EvotuneError as exc:
                 raise StoreError(f"stored strategy '{cfg.strategy}' cannot be restored: "
                                  f"{exc}") from None
-            self.strategy = cls.from_state(
+            self.strategy = restore.from_state(
                 self.space, params=params, seed=cfg.seed, state=state.strategy)
             self.games_total = state.games
             self.seconds_before = state.seconds
         self.t_session = time.perf_counter()
-        # PGN text (python-chess SAN export, ~3 ms a game) is made in a separate process while
-        # the next generation plays: in a thread it would hold the GIL the run loop needs between
-        # games. The game log is written first and is the source of truth; a run killed before
-        # its PGN caught up gets it rebuilt on resume (Store.prepare_resume).
-        self.pgn_pool = ProcessPoolExecutor(max_workers=1,
-                                            mp_context=multiprocessing.get_context("spawn"))
-        self.pgn_jobs: list = []
+
+    def __enter__(self) -> Solver:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def player(self, weights, name: str):
         """The run's engine (built-in or the spec's UCI engine) playing ``weights``, checked
@@ -171,11 +202,14 @@ class Solver:
             self.store.append_pgn(self.pgn_jobs.pop(0).result())
 
     def close(self) -> None:
-        """Write the PGN still being made and stop its process."""
+        """Write the PGN still being made and stop its process (leaving a ``with`` block calls
+        it, an exception's or Ctrl-C's too)."""
         try:
             self.flush_pgn(wait=True)
         finally:
-            self.pgn_pool.shutdown(wait=True, cancel_futures=True)
+            if self.pgn_pool is not None:
+                self.pgn_pool.shutdown(wait=True, cancel_futures=True)
+                self.pgn_pool = None
 
     def elapsed(self) -> float:
         """Wall time of the whole run so far (earlier sessions included)."""
@@ -220,13 +254,14 @@ class Solver:
     def __iter__(self) -> Solver:
         return self
 
-    def __next__(self) -> dict:
+    def __next__(self) -> Generation:
         if self.stop_reached():
             raise StopIteration
         return self.step()
 
-    def step(self) -> dict:
-        """Play, tell and store one generation; return its statistics."""
+    def step(self) -> Generation:
+        """Play, tell and store one generation; return its record as stored (its ``stats``: the
+        strategy's statistics with the recommended weights)."""
         store, cfg, strategy = self.store, self.cfg, self.strategy
         g = strategy.generation + 1
         t0 = time.perf_counter()
@@ -240,6 +275,9 @@ class Solver:
         records = [rec for r in ev.results for rec in r.records]
         store.append_games(records)
         self.flush_pgn(wait=False)
+        if self.pgn_pool is None:
+            self.pgn_pool = ProcessPoolExecutor(max_workers=1,
+                                                mp_context=multiprocessing.get_context("spawn"))
         with children_ignore_ctrl_c():  # the first submit starts the PGN process
             self.pgn_jobs.append(self.pgn_pool.submit(pgn_text,
                                                       [rec.to_dict() for rec in records]))
@@ -256,7 +294,7 @@ class Solver:
                                       games_total=self.games_total,
                                       games_in_generation=games_gen,
                                       stats={**stats, "mean": pop.mean(axis=0).tolist()}))
-        return stats
+        return gen
 
 
 def execute(store: Store, plan: RunPlan, *,
@@ -269,14 +307,11 @@ def execute(store: Store, plan: RunPlan, *,
         # where games run ('local' processes or a Dask cluster), opened once per run
         with backend_session(cfg.backend, cfg.scheduler,
                              workers=resolve_workers(cfg.workers)) as session:
-            solver = Solver(store, plan, progress=progress, backend=session.backend,
-                            workers=session.workers)
-            try:
+            with Solver.open(store, plan, progress=progress, backend=session.backend,
+                             workers=session.workers) as solver:
                 for _ in solver:
                     pass
                 guard = solver.guard()
-            finally:
-                solver.close()
         seconds_total = solver.elapsed()
         state = store.read_state()
         assert state is not None  # the solver wrote one before its first generation
