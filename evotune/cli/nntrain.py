@@ -1,5 +1,5 @@
 """``evotune nn train``: train a net as a run; and what the run commands (resume, status, plot,
-report, export) do with a training (verify: :func:`evotune.reporting.verify.verify_training`)."""
+report, export) do with a training (verify: :func:`evotune.verify.run.verify_training`)."""
 from __future__ import annotations
 
 import json

@@ -8,12 +8,12 @@ import click
 from ..errors import ConfigError
 from ..fileio import atomic_write_bytes, atomic_write_text, check_writable
 from ..match.resolve import close_external_players
-from ..reporting.data import load_run
+from ..runs.rundata import load_run
 from ..reporting.export import NET_FORMATS, export_net, export_run
 from ..reporting.plots import write_plots
 from ..reporting.report import write_report
-from ..reporting.verify import VerifySettings, verify_run
-from ..reporting.verifytext import describe_match, describe_verification, verdict_lines
+from ..verify.run import VerifySettings, verify_run
+from ..verify.text import describe_match, describe_verification, verdict_lines
 from ..runs.store import Store
 from .nntrain import export_training_net, is_training, plot_training, report_training
 from .options import (cluster_options, limits_options, openings_option, opponents_option,

@@ -9,8 +9,8 @@ import click
 
 from ..errors import ConfigError, EvotuneError, Interrupted
 from ..learn.fitrun import open_fit
-from ..reporting.start import run_start
-from ..reporting.verifytext import describe_match
+from ..runs.start import run_start
+from ..verify.text import describe_match
 from ..reporting.tables import brief
 from ..runs.config import (RunConfig, build_run_config, dump_config_toml, load_config_file,
                            validate_run_config)

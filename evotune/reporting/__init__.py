@@ -6,7 +6,7 @@ results go back into the run through ``Store.write_document('verify', ...)``.
 """
 from __future__ import annotations
 
-from .data import RECOMMEND_RULES, Recommendation, RunData, initial_mean, load_run, recommend
+from ..runs.rundata import RECOMMEND_RULES, Recommendation, RunData, initial_mean, load_run, recommend
 
 __all__ = ["RECOMMEND_RULES", "Recommendation", "RunData", "initial_mean", "load_run",
            "recommend"]

@@ -48,8 +48,8 @@ from ..runs.store import Store
 from ..runs.trainconfig import INIT_RANDOM, TrainConfig
 from ..spec.file import load_engine_spec
 from ..tuning.fitness import match_settings as run_match_settings
-from .data import RunData, initial_mean, load_run, open_store, recommend, run_spec
-from .verifytext import describe_match
+from ..runs.rundata import RunData, initial_mean, load_run, open_store, recommend, run_spec
+from .text import describe_match
 
 log = logging.getLogger(__name__)
 

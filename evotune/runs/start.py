@@ -9,7 +9,7 @@ came from, with their checksum (:class:`~evotune.runs.manifest.StartFrom`). ``ev
 then plays the tuned weights against that start (its "reference" match).
 
 This sits above the run store because a run's weights are its recommendation
-(:func:`~evotune.reporting.data.recommend`): a fit's last epoch, SPSA's theta, a population's
+(:func:`~evotune.runs.rundata.recommend`): a fit's last epoch, SPSA's theta, a population's
 mean, as ``evotune export`` writes them.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ from ..runs.store import Store
 from ..spec.file import load_engine_spec, resolve_engine_spec_path
 from ..spec.start import start_checksum, with_start_values
 from ..weightsio import weights_for
-from .data import load_run, recommend
+from .rundata import load_run, recommend
 
 
 @dataclass(frozen=True)
