@@ -15,10 +15,13 @@ import pytest
 from evotune.cli import main
 from evotune.errors import ConfigError, StoreError
 from evotune.kinds import FIT, GAMES, TRAINING, kind_named, kind_of, kinds
+from evotune.runs.config import RunConfig
+from evotune.runs.fitconfig import TexelConfig
 from evotune.runs.kinds import (Exported, Job, KindConfig, RunKind, Status, StoredKind, Summary,
                                 register, unregister)
 from evotune.runs.rundata import Recommendation
 from evotune.runs.store import Store
+from evotune.runs.trainconfig import TrainConfig
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,12 @@ class ToyKind:
     name = "toy"
     stored = StoredKind("toy", _read_toy)
     overlays = False
+    config_class = ToyConfig
+
+    def new(self, config, *, out_dir, run_id, workers, ui, **start) -> Job:
+        store = Store.create(out_dir, run_id or "toy", config=config, identity={})
+        store.unlock()
+        return Job(store=store, plan=config)
 
     def resume(self, store, *, generations, workers, backend, scheduler) -> Job:
         return Job(store=store, plan=store.manifest().config)
@@ -118,8 +127,8 @@ def cli(capsys, *args: str) -> tuple[int, str, str]:
 
 
 def test_a_toy_kind_registered_in_a_test_is_listed_shown_and_resumed(toy, tmp_path, capsys):
-    store = Store.create(tmp_path, "toy-1", config=ToyConfig(steps=3), identity={})
-    store.unlock()
+    store = toy.new(ToyConfig(steps=3), out_dir=tmp_path, run_id="toy-1", workers=0,
+                    ui=None).store
     manifest = json.loads(store.manifest_path.read_text())
     assert manifest["kind"] == "toy" and manifest["config"] == {"steps": 3}
     assert "data_files" not in manifest and isinstance(store.manifest().config, ToyConfig)
@@ -165,10 +174,12 @@ def test_the_built_in_kinds_follow_the_protocol():
                                                                              TRAINING)
     for kind in (GAMES, FIT, TRAINING, ToyKind()):
         assert kind.stored.name == kind.name
-        for method in ("resume", "execute", "status", "row", "plot", "report", "export",
+        for method in ("new", "resume", "execute", "status", "row", "plot", "report", "export",
                        "verify", "recommend"):
             assert callable(getattr(kind, method)), (kind.name, method)
     assert (GAMES.overlays, FIT.overlays, TRAINING.overlays) == (True, True, False)
+    assert (GAMES.config_class, FIT.config_class, TRAINING.config_class) == (
+        RunConfig, TexelConfig, TrainConfig)
     assert (GAMES.stored.takes_start, FIT.stored.data_files, TRAINING.stored.data_files) == (
         True, True, True)
     assert isinstance(ToyConfig(), KindConfig)

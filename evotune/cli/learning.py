@@ -10,11 +10,9 @@ from ..learn.datagen import datagen as run_datagen
 from ..learn.nn.td import LAMBDA
 from ..learn.relabel import LabelSettings
 from ..learn.relabel import label as run_label
-from ..learn.fitrun import new_fit
 from ..runs.fitconfig import TexelConfig
-from ..runs.kinds import Job
 from .options import limits_options, openings_option, runs_dir_option, seed_option, workers_option
-from .progress import CountBar, quiet_option, run_job
+from .progress import CommandUI, CountBar, quiet_option, run_job
 
 
 @click.command()
@@ -174,8 +172,7 @@ def texel(data, engine, init, max_positions, k_value, epochs, optimizer, iters, 
                       k=k_value, epochs=epochs, optimizer=optimizer, iters=iters, lr=lr,
                       tol=tol, qsearch=qsearch, val_share=val_share, val_block=val_block,
                       max_bad=max_bad, seed=seed, l2=l2, l2_rule=l2_rule)
-    store, data = new_fit(cfg, out_dir=runs_dir, run_id=run_id, workers=workers)
-    run_job(FIT, Job(store=store, plan=cfg, data=data, workers=workers))
+    run_job(FIT, FIT.new(cfg, out_dir=runs_dir, run_id=run_id, workers=workers, ui=CommandUI()))
 
 
 COMMANDS = (datagen, label, texel)

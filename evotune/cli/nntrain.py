@@ -7,11 +7,9 @@ import click
 from ..engine.netfile import ACTIVATIONS
 from ..kinds import TRAINING
 from ..learn.nn.trainer import TrainSettings
-from ..learn.nn.trainrun import new_training
-from ..runs.kinds import Job
 from ..runs.trainconfig import INIT_RANDOM, TrainConfig
 from .options import runs_dir_option, seed_option, workers_option
-from .progress import Progress, quiet_option, run_job
+from .progress import CommandUI, quiet_option, run_job
 
 _D = TrainSettings()
 
@@ -62,7 +60,5 @@ def train(data, hidden, activation, wdl, epochs, batch, lr, lr_drop, gamma, init
                              val_share=val_share, val_block=val_block, stream=stream)
     cfg = TrainConfig(data=tuple(data), settings=settings.record(), init=init, max_bad=max_bad,
                       cache_dir=cache_dir or "")
-    with Progress("reading the data", 0, "positions") as reading:
-        store, packed = new_training(cfg, out_dir=runs_dir, run_id=run_id, workers=workers,
-                                     progress=reading.update)
-    run_job(TRAINING, Job(store=store, plan=cfg, data=packed, workers=workers))
+    run_job(TRAINING, TRAINING.new(cfg, out_dir=runs_dir, run_id=run_id, workers=workers,
+                                   ui=CommandUI()))

@@ -10,8 +10,7 @@ from ..errors import ConfigError
 from ..kinds import GAMES, kind_of
 from ..kinds.view import SUMMARY_WEIGHTS
 from ..runs.config import RunConfig, build_run_config, dump_config_toml, load_config_file
-from ..runs.kinds import Job
-from ..runs.lifecycle import new_run, with_budget
+from ..runs.lifecycle import with_budget
 from ..runs.plan import load_run_engine
 from ..runs.start import run_start
 from ..runs.store import Store, list_runs
@@ -19,7 +18,7 @@ from ..strategies.spsa import SPSA
 from ..weightsio import read_spsa_params
 from .options import (DefaultShown, cluster_options, json_option, limits_options,
                       openings_option, opponents_option, runs_dir_option, seed_option)
-from .progress import quiet_option, run_job
+from .progress import CommandUI, quiet_option, run_job
 from .runview import table
 
 
@@ -149,12 +148,12 @@ def run(strategy, np_, generations, games, limits, seed, workers, backend, sched
                        "SPEC:WEIGHTS with --config")
         click.echo(dump_config_toml(cfg), nl=False)
         return
-    store, plan = new_run(cfg, out_dir=runs_dir, run_id=run_id, spec=spec,
-                          init_from=start.init_from if start else None)  # checks first
+    job = GAMES.new(cfg, out_dir=runs_dir, run_id=run_id, workers=cfg.workers, ui=CommandUI(),
+                    spec=spec, init_from=start.init_from if start else None)  # checks first
     if start is not None:
         click.echo(f"starting from {start.spec.start_source}: {start.init_from.description} "
                    f"(weights sha256 {start.init_from.weights_sha256[:12]})", err=True)
-    run_job(GAMES, Job(store=store, plan=plan))
+    run_job(GAMES, job)
 
 
 def batch_param(batch: int, cfg) -> dict:

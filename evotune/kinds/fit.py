@@ -4,12 +4,13 @@ epoch lines and summary, status, row and the weights it recommends (its last epo
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import Interrupted
-from ..learn.fitrun import execute_fit, open_fit
+from ..learn.fitrun import execute_fit, new_fit, open_fit
 from ..runs.fitconfig import TexelConfig
 from ..runs.kinds import Job, RunUI, Summary
 from ..runs.manifest import FIT_STORED
@@ -25,7 +26,13 @@ class FitKind(WeightsKind):
 
     name = TexelConfig.kind
     stored = FIT_STORED
+    config_class = TexelConfig
     stds = False
+
+    def new(self, config: TexelConfig, *, out_dir: str | Path, run_id: str | None,
+            workers: int, ui: RunUI, **start: Any) -> Job:
+        store, data = new_fit(config, out_dir=out_dir, run_id=run_id, workers=workers)
+        return Job(store=store, plan=config, data=data, workers=workers)
 
     def resume(self, store: Store, *, generations: int | None, workers: int | None,
                backend: str, scheduler: str) -> Job:

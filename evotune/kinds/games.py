@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
@@ -16,7 +17,7 @@ from ..reporting.tables import brief, clock
 from ..runs.config import RunConfig, validate_run_config
 from ..runs.kinds import Bar, Job, RunUI, Summary
 from ..runs.manifest import GAMES_STORED
-from ..runs.lifecycle import check_backend, check_run_net, open_run, strategy_params
+from ..runs.lifecycle import check_backend, check_run_net, new_run, open_run, strategy_params
 from ..runs.plan import with_overrides
 from ..runs.records import Generation
 from ..runs.rundata import Recommendation, RunData, run_spec
@@ -106,6 +107,12 @@ class GamesKind(WeightsKind):
 
     name = RunConfig.kind
     stored = GAMES_STORED
+    config_class = RunConfig
+
+    def new(self, config: RunConfig, *, out_dir: str | Path, run_id: str | None, workers: int,
+            ui: RunUI, **start: Any) -> Job:
+        store, plan = new_run(config, out_dir=out_dir, run_id=run_id, **start)
+        return Job(store=store, plan=plan, workers=workers)
 
     def budget(self, cfg: Any) -> int:
         return cfg.max_games

@@ -10,7 +10,8 @@ from typing import Any, Callable, Sequence
 
 from ..engine.netfile import bullet_reader_note
 from ..errors import ConfigError, FieldError, Interrupted
-from ..learn.nn.trainrun import execute_training, open_training, settings_of, stored_net
+from ..learn.nn.trainrun import (execute_training, new_training, open_training, settings_of,
+                                 stored_net)
 from ..reporting.tables import clock
 from ..reporting.training import (export_training, load_training, status_lines,
                                   write_loss_plot, write_training_report)
@@ -77,6 +78,17 @@ class TrainingKind:
     name = TrainConfig.kind
     stored = TRAIN_STORED
     overlays = False
+    config_class = TrainConfig
+
+    def new(self, config: TrainConfig, *, out_dir: str | Path, run_id: str | None,
+            workers: int, ui: RunUI, **start: Any) -> Job:
+        reading = ui.progress("reading the data", 0, "positions")
+        try:
+            store, packed = new_training(config, out_dir=out_dir, run_id=run_id,
+                                         workers=workers, progress=reading.update)
+        finally:
+            reading.close()
+        return Job(store=store, plan=config, data=packed, workers=workers)
 
     def resume(self, store: Store, *, generations: int | None, workers: int | None,
                backend: str, scheduler: str) -> Job:

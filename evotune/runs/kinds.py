@@ -160,6 +160,17 @@ class RunKind(Protocol):
     overlays: bool
     """Whether its plots overlay with other runs' (``evotune plot RUN RUN2``)."""
 
+    @property
+    def config_class(self) -> type:
+        """Its configuration's class (a :class:`KindConfig`)."""
+        ...
+
+    def new(self, config: Any, *, out_dir: str | Path, run_id: str | None, workers: int,
+            ui: RunUI, **start: Any) -> Job:
+        """Creates a new run of ``config`` (every input checked first; ``start``: what the kind
+        starts from, e.g. a games run's engine spec and ``init_from``)."""
+        ...
+
     def resume(self, store: Store, *, generations: int | None, workers: int | None,
                backend: str, scheduler: str) -> Job:
         """Opens a stopped run to continue (``evotune resume``; ``generations``: a new limit)."""
