@@ -184,3 +184,24 @@ def test_the_built_in_kinds_follow_the_protocol():
         True, True, True)
     assert isinstance(ToyConfig(), KindConfig)
     _: RunKind = ToyKind()  # `mypy tests/test_run_kinds.py` checks the toy against the protocol
+
+
+def test_a_kind_that_does_not_overlay_or_store_weights_is_refused_in_one_line(tmp_path, capsys):
+    class NoWeights(ToyKind):
+        stored = StoredKind("toy", _read_toy, weights=False)
+
+    register(NoWeights())
+    try:
+        for run_id in ("toy-a", "toy-b"):
+            NoWeights().new(ToyConfig(), out_dir=tmp_path, run_id=run_id, workers=0, ui=None)
+        code, _, err = cli(capsys, "plot", "toy-a", "toy-b", "--runs-dir", str(tmp_path),
+                           "--reports", str(tmp_path / "reports"))
+        assert code == 2
+        assert err == "evotune: error: run 'toy-a' (toy) is plotted alone: give one run\n"
+        code, _, err = cli(capsys, "run", "--init-from", "toy-a", "--runs-dir", str(tmp_path))
+        assert code == 2 and err.count("\n") == 1
+        assert "run toy-a is a toy run, which stores no vector of evaluation weights" in err
+        assert not (tmp_path / "reports").exists()
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["toy-a", "toy-b"]
+    finally:
+        unregister("toy")
