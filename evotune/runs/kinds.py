@@ -220,8 +220,17 @@ def register_stored(stored: StoredKind) -> None:
 
 
 def stored_kind(name: str) -> StoredKind | None:
-    """How the store reads a manifest of kind ``name``; None for an unknown kind."""
+    """How the store reads a manifest of kind ``name``; None for an unknown kind (the built-in
+    kinds are loaded first: a kind added there is read without importing them by hand)."""
+    if name not in _STORED:
+        _load_builtin()
     return _STORED.get(name)
+
+
+def _load_builtin() -> None:
+    """Registers the built-in kinds (:data:`BUILTIN`) unless they are registered already."""
+    if BUILTIN not in sys.modules:
+        importlib.import_module(BUILTIN)
 
 
 def stored_kinds() -> tuple[str, ...]:
@@ -246,8 +255,7 @@ def unregister(name: str) -> None:
 
 def kind_named(name: str) -> RunKind:
     """The registered kind ``name``; StoreError naming the known ones otherwise."""
-    if BUILTIN not in sys.modules:
-        importlib.import_module(BUILTIN)
+    _load_builtin()
     try:
         return _KINDS[name]
     except KeyError:
@@ -262,6 +270,5 @@ def kind_of(store: Store) -> RunKind:
 
 def kinds() -> tuple[RunKind, ...]:
     """Every registered kind, in registration order."""
-    if BUILTIN not in sys.modules:
-        importlib.import_module(BUILTIN)
+    _load_builtin()
     return tuple(_KINDS.values())
