@@ -29,7 +29,7 @@ from evotune.tuning.loop import execute
 
 def timed_run(cfg, start=None) -> tuple[object, float, float]:
     """(summary, wall seconds, summed game seconds) of one run in a temporary folder (from
-    ``start``, a :class:`~evotune.reporting.start.RunStart`, when given)."""
+    ``start``, a :class:`~evotune.runs.start.RunStart`, when given)."""
     with tempfile.TemporaryDirectory() as tmp:
         store, plan = new_run(cfg, out_dir=tmp, run_id="bench",
                               spec=start.spec if start else None,
@@ -56,7 +56,7 @@ def overhead(args) -> None:
 
 
 def batches(args) -> None:
-    from evotune.reporting.start import start_from_file
+    from evotune.runs.start import start_from_file
     from evotune.runs.lifecycle import with_budget
     from evotune.spec.file import load_engine_spec
 

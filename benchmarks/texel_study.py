@@ -54,7 +54,7 @@ def fit(source: str, path: Path, size: int, args) -> dict:
 
 def verify(run_id: str, args) -> dict:
     from evotune.limits import LimitChanges
-    from evotune.reporting.verify import VerifySettings, verify_run
+    from evotune.verify.run import VerifySettings, verify_run
     from evotune.runs.store import Store
 
     store = Store(Path(args.runs) / run_id)

@@ -27,7 +27,7 @@ from .reporting.compare import (WITHIN_ELO, curve_summary, games_within, match_e
                                 recommended_at, verify_checkpoints, write_compare_plot)
 from .reporting.plots import write_plots
 from .reporting.report import write_report
-from .reporting.verify import VerifySettings, verify_run
+from .verify.run import VerifySettings, verify_run
 from .runs.config import RunConfig, build_run_config
 from .runs.lifecycle import new_run, open_run, with_budget
 from .runs.plan import with_overrides

@@ -8,6 +8,7 @@ import pytest
 
 from evotune.cli import COMMAND_GROUPS, cli, main
 from evotune.cli import reports as reports_cli
+from evotune.kinds import weights as weights_kind
 
 NOTE = "evotune: note: {old} is now called {new}; the old name will be removed in a later release"
 
@@ -62,7 +63,7 @@ def test_verify_opponent_is_opponents_repeated_or_comma_list(tmp_path, make_fake
         seen.append(settings.opponents)
         return {"note": "", "matches": []}
 
-    monkeypatch.setattr(reports_cli, "verify_run", fake_verify)
+    monkeypatch.setattr(weights_kind, "verify_run", fake_verify)  # what the games kind plays
     monkeypatch.setattr(reports_cli, "describe_verification", lambda doc: [])
     monkeypatch.setattr(reports_cli, "verdict_lines", lambda doc: [])
     base = ["verify", "fake", "--runs-dir", str(tmp_path), "--games", "2"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from evotune.cli import main
-from evotune.cli.runview import SUMMARY_WEIGHTS
+from evotune.kinds.view import SUMMARY_WEIGHTS
 
 V1 = Path(__file__).resolve().parent / "data" / "store-v1"
 DATE = r"\d{4}-\d\d-\d\d \d\d:\d\d"

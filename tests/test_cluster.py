@@ -66,7 +66,7 @@ def test_dask_run_equals_local_run(tmp_path, dask_cluster, stored_generations, s
 
 
 def test_verification_on_the_cluster_equals_the_local_one(tmp_path, dask_cluster):
-    from evotune.reporting.verify import VerifySettings, verify_run
+    from evotune.verify.run import VerifySettings, verify_run
 
     lc, _ = dask_cluster
     _run(tmp_path, "v", workers=1, **SMALL)

@@ -80,7 +80,7 @@ def test_a_uci_run_reuses_one_engine_process_per_side(tmp_path, fake_engine_spec
     assert json.loads(status.stdout)["games"] == len(games)
     # verify plays the engine with the recommended values against its reference values
     from evotune.reporting.export import export_run
-    from evotune.reporting.verify import VerifySettings, verify_run
+    from evotune.verify.run import VerifySettings, verify_run
 
     doc = verify_run(store, settings=VerifySettings(games=2, workers=1))
     assert doc["engine"] == "fake" and [m["opponent"] for m in doc["matches"]] == [
@@ -219,7 +219,7 @@ def test_gauntlet_run_against_two_opponents_one_of_them_a_uci_engine(tmp_path):
     for seen in by_opp.values():
         assert len({o for _, o in seen}) == 1  # one opening pair per opponent (games=2)
     # the report plots the score against each opponent
-    from evotune.reporting.data import load_run
+    from evotune.runs.rundata import load_run
     from evotune.reporting.gauntlet import gauntlet_series
     from evotune.reporting.report import write_report
 

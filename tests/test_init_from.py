@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from evotune.cli import cli, main
-from evotune.reporting.data import load_run, recommend, run_spec
+from evotune.runs.rundata import load_run, recommend, run_spec
 from evotune.reporting.export import export_run
 from evotune.reporting.report import config_items
 from evotune.runs.lifecycle import strategy_params

@@ -10,7 +10,7 @@ import pytest
 
 from evotune.cli import main
 from evotune.errors import ConfigError
-from evotune.reporting.data import load_run, recommend
+from evotune.runs.rundata import load_run, recommend
 from evotune.reporting.manyplots import (choose_squares, heatmap_figure, scalar_convergence_figure,
                                          squares_figure)
 from evotune.reporting.plots import build_figures, strategy_figure

@@ -267,7 +267,7 @@ def test_mirror_image_pairs_say_no_information_instead_of_a_zero_error_bar(tmp_p
 def test_verify_and_compare_lines_say_no_information_too():
     from evotune.experiments import _elo_text
     from evotune.match.scoring import elo_error, uninformative
-    from evotune.reporting.verifytext import describe_match
+    from evotune.verify.text import describe_match
 
     m = {"label": "recommended vs reference", "games": 6, "wins": 2, "draws": 2, "losses": 2,
          "score": 0.5, "elo": 0.0, "elo_error": None, "pentanomial": [0, 0, 3, 0, 0],

@@ -279,7 +279,7 @@ def test_an_empty_checkpoint_is_one_line_exit_2_for_every_command(stored, tmp_pa
 def test_the_few_steps_note_never_advises_a_larger_batch():
     """Issue 38 item 11: at --batch 32 the note advised 'a smaller --batch (e.g. 64, 2 steps)':
     larger, with fewer steps (the suggestion is floored at 64)."""
-    from evotune.cli.nntrain import few_steps_note
+    from evotune.kinds.training import few_steps_note
 
     note = few_steps_note(100, 32)
     assert "make 4 optimiser step(s) an epoch at --batch 32" in note

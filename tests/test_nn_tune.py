@@ -23,7 +23,7 @@ from evotune.errors import ConfigError, NetError, WeightsError
 from evotune.match.resolve import resolve_player
 from evotune.players.nets import evaluation
 from evotune.players.spec import player_from_engine_spec
-from evotune.reporting.data import load_run, recommend
+from evotune.runs.rundata import load_run, recommend
 from evotune.runs.config import build_run_config
 from evotune.runs.lifecycle import new_run, open_run
 from evotune.runs.plan import load_run_engine, with_overrides

@@ -20,8 +20,8 @@ from evotune.limits import LimitChanges, Limits
 from evotune.paths import HELD_OUT_OPENINGS
 from evotune.players.nets import net_player
 from evotune.match.scoring import SprtParams
-from evotune.reporting.verify import VerifySettings, verify_run
-from evotune.reporting.verifytext import describe_match, verdict_text
+from evotune.verify.run import VerifySettings, verify_run
+from evotune.verify.text import describe_match, verdict_text
 from evotune.runs.trainconfig import TrainConfig
 
 VALUES = {chess.PAWN: 100, chess.KNIGHT: 300, chess.BISHOP: 320, chess.ROOK: 500,

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from evotune.errors import ConfigError
-from evotune.reporting.data import load_run
+from evotune.runs.rundata import load_run
 from evotune.reporting.plots import (build_figures, convergence_figure, deviation_figure,
                                      strategy_figure, write_plots)
 

@@ -20,7 +20,7 @@ from evotune.runs.store import Store
 # ---- data ---------------------------------------------------------------------------------------
 
 def test_load_run_arrays_equal_the_stored_generations(tmp_path, make_fake_run):
-    from evotune.reporting.data import load_run
+    from evotune.runs.rundata import load_run
 
     store = make_fake_run(tmp_path, generations=3)
     run = load_run("fake", out_dir=tmp_path)
@@ -38,7 +38,7 @@ def test_load_run_arrays_equal_the_stored_generations(tmp_path, make_fake_run):
 
 
 def test_load_run_bad_input(tmp_path):
-    from evotune.reporting.data import load_run
+    from evotune.runs.rundata import load_run
 
     with pytest.raises(StoreError, match="no run 'nope'"):
         load_run("nope", out_dir=tmp_path)
@@ -50,7 +50,7 @@ def test_load_run_bad_input(tmp_path):
 
 def test_load_run_ignores_a_generation_written_after_the_last_state(tmp_path, make_fake_run):
     """A crash between the generation file and the state: the report shows the stored state."""
-    from evotune.reporting.data import load_run
+    from evotune.runs.rundata import load_run
 
     store = make_fake_run(tmp_path, generations=2)
     state = store.read_state()
@@ -60,7 +60,7 @@ def test_load_run_ignores_a_generation_written_after_the_last_state(tmp_path, ma
 
 
 def test_recommend_mean_and_better_half(tmp_path, make_fake_run):
-    from evotune.reporting.data import load_run, recommend
+    from evotune.runs.rundata import load_run, recommend
 
     store = make_fake_run(tmp_path, generations=3, np_=6)
     run = load_run(store)
@@ -80,7 +80,7 @@ def test_recommend_mean_and_better_half(tmp_path, make_fake_run):
 
 
 def test_recommend_mean_falls_back_to_the_stored_population(tmp_path, make_fake_run):
-    from evotune.reporting.data import load_run, recommend
+    from evotune.runs.rundata import load_run, recommend
 
     store = make_fake_run(tmp_path, generations=1)
     state = store.read_state()
@@ -146,7 +146,7 @@ def test_report_of_a_run_with_only_the_initial_population(tmp_path, make_fake_ru
 
 def test_better_half_of_an_ea_run_is_the_first_half_of_its_ranked_survivors(tmp_path,
                                                                              make_fake_run):
-    from evotune.reporting.data import load_run, recommend
+    from evotune.runs.rundata import load_run, recommend
 
     store = make_fake_run(tmp_path, "ea", strategy="ea", generations=2, np_=6)
     pop = np.array(store.read_generation(2).population)  # survivors, best first
@@ -155,7 +155,7 @@ def test_better_half_of_an_ea_run_is_the_first_half_of_its_ranked_survivors(tmp_
 
 
 def test_report_says_when_the_verification_is_older_than_the_run(tmp_path, make_fake_run):
-    from evotune.reporting.data import load_run, recommend
+    from evotune.runs.rundata import load_run, recommend
     from evotune.reporting.report import markdown_report
 
     store = make_fake_run(tmp_path, generations=2)

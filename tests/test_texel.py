@@ -232,7 +232,7 @@ def test_fit_run_works_with_status_export_and_plot(tmp_path):
     assert ex.returncode == 0, ex.stderr
     assert json.loads(ex.stdout) == dict(zip(doc["names"], [int(v) for v in
                                                              doc["weights_rounded"]]))
-    from evotune.reporting.data import load_run
+    from evotune.runs.rundata import load_run
 
     run = load_run(out / "f1")
     assert run.strategy == "texel" and run.stats["loss_train"].shape == (run.last + 1,)

@@ -4,15 +4,15 @@ from __future__ import annotations
 import click
 
 from ..errors import FieldError, Interrupted
+from ..kinds import FIT
 from ..learn.datagen import DatagenSettings
 from ..learn.datagen import datagen as run_datagen
 from ..learn.nn.td import LAMBDA
 from ..learn.relabel import LabelSettings
 from ..learn.relabel import label as run_label
-from ..learn.fitrun import execute_fit, new_fit
 from ..runs.fitconfig import TexelConfig
 from .options import limits_options, openings_option, runs_dir_option, seed_option, workers_option
-from .progress import CountBar, Progress, quiet_option
+from .progress import CommandUI, CountBar, quiet_option, run_job
 
 
 @click.command()
@@ -172,40 +172,7 @@ def texel(data, engine, init, max_positions, k_value, epochs, optimizer, iters, 
                       k=k_value, epochs=epochs, optimizer=optimizer, iters=iters, lr=lr,
                       tol=tol, qsearch=qsearch, val_share=val_share, val_block=val_block,
                       max_bad=max_bad, seed=seed, l2=l2, l2_rule=l2_rule)
-    store, data = new_fit(cfg, out_dir=runs_dir, run_id=run_id, workers=workers)
-    fit_and_report(store, cfg, data, workers=workers)
-
-
-def fit_and_report(store, cfg, data=None, *, workers: int = 0) -> None:
-    """Run (or continue) a Texel fit with one stderr line per epoch; print its summary."""
-
-    lines = Progress("fit", 0, "epochs")
-
-    def show(ev) -> None:
-        if ev.kind == "stage":
-            lines.line(ev.message)
-        else:
-            lines.line(f"  epoch {ev.epoch}/{ev.epochs}  error train {ev.loss_train:.6f}  "
-                       f"validation {ev.loss_val:.6f}")
-
-    click.echo(f"fit {store.run_id} in {store.root}", err=True)
-    try:
-        s = execute_fit(store, cfg, data=data, progress=show, workers=workers)
-    except KeyboardInterrupt:
-        raise Interrupted(f"interrupted; every finished epoch is stored: continue with "
-                           f"'evotune resume {store.run_id}'") from None
-    b, a = s["error_before_rounding"], s["error_after_rounding"]
-    click.echo(f"fit {s['run_id']}: {s['train']} training + {s['validation']} validation "
-               f"positions, K {s['K']:.4f}, --l2 {s['l2']:g}"
-               + (" (chosen by validation error)" if s["l2_chosen_by_validation"] else "")
-               + f", {s['epochs']} epochs" + (" (converged)" if s["converged"] else ""))
-    valid = (f"validation {s['error_initial']['validation']:.6f} -> {b['validation']:.6f} "
-             f"(rounded {a['validation']:.6f})" if s["validation"] else
-             "no validation positions (--val-share 0): nothing measures overfitting")
-    click.echo(f"error train {s['error_initial']['train']:.6f} -> {b['train']:.6f} "
-               f"(rounded {a['train']:.6f}); {valid}")
-    if s["warning"]:
-        click.echo(f"evotune: warning: {s['warning']}", err=True)
+    run_job(FIT, FIT.new(cfg, out_dir=runs_dir, run_id=run_id, workers=workers, ui=CommandUI()))
 
 
 COMMANDS = (datagen, label, texel)

@@ -4,9 +4,10 @@ CI) a plain line now and then (at most every :data:`PLAIN_EVERY` seconds, as fas
 cutechess-cli print interim results), never a carriage return; with ``--quiet`` nothing.
 
 The commands' adapters turn the library's events into it: :class:`GameBar` (match, verify),
-:class:`RunBar` (run, resume: the games of the generation being played, then a line per
-generation), :class:`CountBar` (datagen, label), :class:`ExperimentBar` (compare, reproduce: their
-runs' games and generations, then the verification games) and :func:`steps` (plot, report)."""
+:class:`CountBar` (datagen, label), :class:`ExperimentBar` (compare, reproduce: their
+runs' games and generations, then the verification games) and :func:`steps` (plot, report);
+a run's kind turns its own events into it (:class:`CommandUI`, :func:`run_job`: run, resume,
+texel, nn train)."""
 from __future__ import annotations
 
 import os
@@ -16,7 +17,8 @@ from typing import Self
 
 import click
 
-from ..reporting.tables import brief
+from ..reporting.tables import brief, clock
+from ..runs.kinds import Job, RunKind
 
 PLAIN_EVERY = float(os.environ.get("EVOTUNE_PROGRESS_SECONDS") or 30.0)
 """Seconds between two plain progress lines off a terminal (the environment variable
@@ -43,13 +45,6 @@ def is_quiet() -> bool:
     """True when the running command was given --quiet."""
     ctx = click.get_current_context(silent=True)
     return bool(ctx is not None and ctx.meta.get(QUIET))
-
-
-def clock(seconds: float) -> str:
-    """Seconds as 'm:ss' or 'h:mm:ss'."""
-    seconds = max(0, int(round(seconds)))
-    h, rest = divmod(seconds, 3600)
-    return f"{h}:{rest // 60:02d}:{rest % 60:02d}" if h else f"{rest // 60}:{rest % 60:02d}"
 
 
 def _stderr():
@@ -163,68 +158,6 @@ class GameBar(Progress):
         return lambda event: self.update(self.done + 1)
 
 
-def run_line(ev, names, total) -> str:
-    """A finished generation as one line: generation g/total, games, rate, weight means."""
-    st = ev.stats
-    means = brief(names, st.get("mean", []))
-    if "replacement_rate" in st:
-        rate = f"replaced {st['replacement_rate']:.2f}  "
-    elif "learning_rate" in st:
-        rate = f"lr {st['learning_rate']:.4g}  "
-    else:
-        rate = ""
-    return f"generation {ev.generation}/{total}  games {ev.games_total:,}  {rate}means {means}"
-
-
-class RunBar:
-    """A run's progress: the games of the generation being played (a bar, or a line now and
-    then) with the run's time left, and one line per stored generation."""
-
-    def __init__(self, cfg, names) -> None:
-        self.cfg, self.names = cfg, names
-        self.total = cfg.generations or "-"
-        self.bar = Progress("generation", 0, "games")
-        self.start_games: int | None = None  # the run's games when this session began
-        self.stored = (0, 0)  # (generation, games) of the last stored generation seen
-
-    def __call__(self, ev) -> None:
-        if self.start_games is None:
-            self.start_games = ev.games_total - ev.games_in_generation
-        elapsed = time.monotonic() - self.bar.t0
-        rate = (ev.games_total - self.start_games) / elapsed if elapsed > 0 else 0.0
-        if ev.kind == "guard":  # the final check of a run from given weights
-            self.bar.update(ev.games_in_generation,
-                            max(self.cfg.guard_games, ev.games_in_generation),
-                            label="final check", note="the tuned weights against the start",
-                            rate=rate)
-            return
-        if ev.kind != "game":
-            self.stored = (ev.generation, ev.games_total)
-            self.bar.line(run_line(ev, self.names, self.total))
-            return
-        self.bar.update(ev.games_in_generation,
-                        max(ev.games_scheduled, ev.games_in_generation),
-                        label=f"generation {ev.generation}/{self.total}",
-                        note=self._run_left(ev.games_total, rate), rate=rate)
-
-    def _run_left(self, games: int, rate: float) -> str:
-        """The whole run's time left at ``rate`` games/s: to its --max-games, or its generations
-        at the games a stored generation took on average ('' when unknown)."""
-        cfg, (generation, stored_games) = self.cfg, self.stored
-        if rate <= 0:
-            return ""
-        if cfg.max_games:
-            todo = cfg.max_games - games
-        elif cfg.generations and generation > 0:
-            todo = round(cfg.generations * stored_games / generation) - games
-        else:
-            return ""
-        return f"run {clock(max(todo, 0) / rate)} left"
-
-    def close(self) -> None:
-        self.bar.close()
-
-
 class CountBar(Progress):
     """Work counted in units with a running count of what it made (datagen: games and
     positions; label: positions and scored ones)."""
@@ -282,3 +215,23 @@ def steps(label: str, unit: str = "files"):
     bar = Progress(label, 0, unit)
     return bar, lambda done, total: bar.update(done, total)
 
+
+class CommandUI:
+    """What a run shows while it runs (:class:`evotune.runs.kinds.RunUI`): progress displays
+    on stderr (:class:`Progress`) and lines on stderr."""
+
+    def progress(self, label: str, total: int = 0, unit: str = "games") -> Progress:
+        return Progress(label, total, unit)
+
+    def info(self, text: str) -> None:
+        click.echo(text, err=True)
+
+
+def run_job(kind: RunKind, job: Job) -> None:
+    """Run (or continue) a run of ``kind`` with its progress; print its summary (stdout) and
+    notes (stderr)."""
+    summary = kind.execute(job, CommandUI())
+    for line in summary.lines:
+        click.echo(line)
+    for note in summary.notes:
+        click.echo(note, err=True)

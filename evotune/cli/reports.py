@@ -7,15 +7,11 @@ import click
 
 from ..errors import ConfigError
 from ..fileio import atomic_write_bytes, atomic_write_text, check_writable
+from ..kinds import kind_of
 from ..match.resolve import close_external_players
-from ..reporting.data import load_run
-from ..reporting.export import NET_FORMATS, export_net, export_run
-from ..reporting.plots import write_plots
-from ..reporting.report import write_report
-from ..reporting.verify import VerifySettings, verify_run
-from ..reporting.verifytext import describe_match, describe_verification, verdict_lines
+from ..verify.run import VerifySettings
+from ..verify.text import describe_match, describe_verification, verdict_lines
 from ..runs.store import Store
-from .nntrain import export_training_net, is_training, plot_training, report_training
 from .options import (cluster_options, limits_options, openings_option, opponents_option,
                       recommend_option, renamed_option, reports_option, runs_dir_option,
                       seed_option, sprt_option, squares_option)
@@ -37,19 +33,16 @@ def plot(run_refs, x_axis, reports, runs_dir, squares):
     out = reports
     check_writable(out, "--reports", folder=True)
     stores = [Store.open(r, runs_dir) for r in run_refs]
-    trainings = [s for s in stores if is_training(s)]
-    if trainings and len(stores) > 1:
-        raise ConfigError("a training's loss curves are plotted alone: give one run")
-    if trainings:
-        plot_training(trainings[0], out)
-        return
+    kinds = [kind_of(s) for s in stores]
+    for s, kind in zip(stores, kinds):
+        if len(stores) > 1 and not kind.overlays:
+            raise ConfigError(f"run '{s.run_id}' ({kind.name}) is plotted alone: give one run")
     bar, progress = steps("plot")
     with bar:
-        result = write_plots([load_run(s, out_dir=runs_dir) for s in stores], x=x_axis,
-                             out_dir=out, squares=squares.split(",") if squares else None,
-                             progress=progress)
-    for png, svg in result.paths.values():
-        click.echo(f"{png}\n{svg}")
+        paths = kinds[0].plot(stores, out=out, x=x_axis, runs_dir=runs_dir, progress=progress,
+                              squares=squares.split(",") if squares else None)
+    for path in paths:
+        click.echo(str(path))
 
 
 @click.command()
@@ -66,15 +59,13 @@ def report(run_ref, rule, x_axis, reports, runs_dir, squares):
     out = reports
     check_writable(out, "--reports", folder=True)
     store = Store.open(run_ref, runs_dir)
-    if is_training(store):
-        report_training(store, out)
-        return
     bar, progress = steps("report: plots")
     with bar:
-        files = write_report(run_ref, out_dir=out, runs_dir=runs_dir, rule=rule, x=x_axis,
-                             squares=squares.split(",") if squares else None,
-                             progress=progress)
-    click.echo(f"{files.html}\n{files.markdown}")
+        paths = kind_of(store).report(store, out=out, rule=rule, x=x_axis, runs_dir=runs_dir,
+                                      squares=squares.split(",") if squares else None,
+                                      progress=progress)
+    for path in paths:
+        click.echo(str(path))
 
 
 @click.command()
@@ -118,12 +109,12 @@ def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend,
                               scheduler=scheduler, opponents=tuple(opponents), engine=engine,
                               openings=openings, also_depth=also_depth, also_tc=also_tc,
                               limits=limits)
-    Store.open(run_ref, runs_dir)  # an unknown run is named before the engine loads
+    store = Store.open(run_ref, runs_dir)  # an unknown run is named before the engine loads
+    kind = kind_of(store)
     legs = 1 if also_depth is None and also_tc is None else 2
     try:
         with GameBar(legs * (len(opponents) or 2) * games, "verification games") as bar:
-            doc = verify_run(run_ref, settings=settings, runs_dir=runs_dir,
-                             progress=bar.callback)
+            doc = kind.verify(store, settings=settings, runs_dir=runs_dir, progress=bar.callback)
     finally:
         close_external_players()
     if doc["note"]:
@@ -154,30 +145,21 @@ def export(run_ref, fmt, engine, out_file, rule, runs_dir):
     if out_file is not None:
         check_writable(out_file, "--out")
     store = Store.open(run_ref, runs_dir)
-    if is_training(store):
-        export_training_net(store, fmt, out_file)
-        return
-    if fmt in NET_FORMATS:
-        if engine is not None:
-            raise ConfigError(f"--engine maps weights onto another spec; --format {fmt} writes "
-                              "the run's own net: leave --engine out")
-        if out_file is None:
-            raise ConfigError(f"--format {fmt} writes a net, which is binary; give --out FILE")
-        net = export_net(run_ref, fmt=fmt, rule=rule, runs_dir=runs_dir)
-        for note in net.notes:
-            click.echo(f"note: {note}", err=True)
-        atomic_write_bytes(Path(out_file), net.data)
-        what = f"; {net.net.describe()}" if fmt == "evotune" else ""  # bullet's has no scale
-        click.echo(f"wrote {out_file} ({fmt}, {len(net.data)} bytes{what})", err=True)
-        return
-    result = export_run(run_ref, fmt=fmt, engine=engine, rule=rule, runs_dir=runs_dir)
+    result = kind_of(store).export(store, fmt=fmt, engine=engine, rule=rule, runs_dir=runs_dir,
+                                   out_file=out_file)
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
-    if out_file is None:
-        click.echo(result.text, nl=False)
+    if isinstance(result.data, bytes):
+        assert out_file is not None  # a kind refuses a binary export without --out
+        atomic_write_bytes(Path(out_file), result.data)
+        click.echo(f"wrote {out_file} ({result.what})", err=True)
+    elif out_file is None:
+        click.echo(result.data, nl=False)
     else:
-        atomic_write_text(Path(out_file), result.text)
+        atomic_write_text(Path(out_file), result.data)
         click.echo(f"wrote {out_file}", err=True)
+    for note in result.after:
+        click.echo(note, err=True)
 
 
 COMMANDS = (plot, report, verify, export)

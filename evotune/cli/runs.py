@@ -1,33 +1,25 @@
 """Run commands: run, resume, status, runs."""
 from __future__ import annotations
 
-import dataclasses
 import json
 from types import SimpleNamespace
-from typing import Any
 
 import click
 
-from ..errors import ConfigError, EvotuneError, Interrupted
-from ..learn.fitrun import open_fit
-from ..reporting.start import run_start
-from ..reporting.verifytext import describe_match
-from ..reporting.tables import brief
-from ..runs.config import (RunConfig, build_run_config, dump_config_toml, load_config_file,
-                           validate_run_config)
-from ..runs.fitconfig import TexelConfig
-from ..runs.lifecycle import check_backend, check_run_net, new_run, open_run, with_budget
-from ..runs.plan import load_run_engine, with_overrides
+from ..errors import ConfigError
+from ..kinds import GAMES, kind_of
+from ..kinds.view import SUMMARY_WEIGHTS
+from ..runs.config import RunConfig, build_run_config, dump_config_toml, load_config_file
+from ..runs.lifecycle import with_budget
+from ..runs.plan import load_run_engine
+from ..runs.start import run_start
 from ..runs.store import Store, list_runs
 from ..strategies.spsa import SPSA
-from ..tuning.loop import execute
 from ..weightsio import read_spsa_params
-from .learning import fit_and_report
-from .nntrain import is_training, resume_training, show_status
 from .options import (DefaultShown, cluster_options, json_option, limits_options,
                       openings_option, opponents_option, runs_dir_option, seed_option)
-from .progress import RunBar, quiet_option
-from .runview import SUMMARY_WEIGHTS, of_total, started, table, weight_lines
+from .progress import CommandUI, quiet_option, run_job
+from .runview import table
 
 
 def parse_params(items: tuple[str, ...]) -> dict:
@@ -42,31 +34,6 @@ def parse_params(items: tuple[str, ...]) -> dict:
         except json.JSONDecodeError:
             out[key.strip()] = value
     return out
-
-
-def run_and_report(store, plan) -> None:
-    """Run (or continue) a run to its end, with a status line; print its summary."""
-    names = plan.spec.names
-    click.echo(f"run {store.run_id} in {store.root}", err=True)
-    bar = RunBar(plan.config, names)
-    try:
-        summary = execute(store, plan, progress=bar)
-    except EvotuneError as exc:
-        raise type(exc)(f"{exc} (run {store.run_id} is kept; continue it with "
-                        f"'evotune resume {store.run_id}')") from None
-    except KeyboardInterrupt:
-        raise Interrupted(f"interrupted; every finished generation is stored: continue with "
-                          f"'evotune resume {store.run_id}'") from None
-    finally:
-        bar.close()
-    rec = brief(names, summary.recommended, lambda n, v: f"{n} {v:g}", sep=", ")
-    click.echo(f"run {summary.run_id}: {summary.generation} generations, {summary.games} games, "
-               f"{summary.seconds:.1f} s ({summary.games / max(summary.seconds, 1e-9):.1f} games/s)")
-    guard = summary.guard
-    what = "the strategy's" if guard is None or guard.better else "the start"
-    click.echo(f"recommended weights ({what}): {rec}")
-    if guard is not None:
-        click.echo(guard.sentence)
 
 
 _C = RunConfig()
@@ -182,12 +149,12 @@ def run(strategy, np_, generations, games, limits, seed, workers, backend, sched
                        "SPEC:WEIGHTS with --config")
         click.echo(dump_config_toml(cfg), nl=False)
         return
-    store, plan = new_run(cfg, out_dir=runs_dir, run_id=run_id, spec=spec,
-                          init_from=start.init_from if start else None)  # checks first
+    job = GAMES.new(cfg, out_dir=runs_dir, run_id=run_id, workers=cfg.workers, ui=CommandUI(),
+                    spec=spec, init_from=start.init_from if start else None)  # checks first
     if start is not None:
         click.echo(f"starting from {start.spec.start_source}: {start.init_from.description} "
                    f"(weights sha256 {start.init_from.weights_sha256[:12]})", err=True)
-    run_and_report(store, plan)
+    run_job(GAMES, job)
 
 
 def batch_param(batch: int, cfg) -> dict:
@@ -226,27 +193,10 @@ def init_param(init: str, cfg) -> dict:
 def resume(run_ref, runs_dir, workers, backend, scheduler, generations):
     """Continue a stopped or killed run; results equal an uninterrupted run. Games run locally
     unless --backend dask --scheduler ADDR is given here (a stored address is never used)."""
-    fit_store = Store.open(run_ref, runs_dir)
-    if is_training(fit_store):
-        resume_training(fit_store, generations, workers)
-        return
-    if fit_store.manifest().kind == "fit":
-        cfg = open_fit(fit_store)
-        if generations is not None:
-            cfg = dataclasses.replace(cfg, epochs=generations)
-        fit_and_report(fit_store, cfg)
-        return
-    store, plan = open_run(run_ref, out_dir=runs_dir)
-    changes = {k: v for k, v in (("workers", workers), ("generations", generations))
-               if v is not None}
-    plan = with_overrides(plan, backend=backend, scheduler=scheduler, **changes)
-    validate_run_config(plan.config)
-    check_backend(plan.config)
-    run_and_report(store, plan)
-
-
-POPULATION_STRATEGIES = ("de", "jde", "ea", "td")
-"""Strategies whose --np is a population (td: learners); the others' status leaves NP out."""
+    store = Store.open(run_ref, runs_dir)
+    kind = kind_of(store)
+    run_job(kind, kind.resume(store, generations=generations, workers=workers, backend=backend,
+                              scheduler=scheduler))
 
 
 @click.command()
@@ -259,63 +209,12 @@ POPULATION_STRATEGIES = ("de", "jde", "ea", "td")
 def status(run_ref, runs_dir, as_json, every):
     """Show where a run stands: generation, games, means and deviations."""
     store = Store.open(run_ref, runs_dir)
-    if is_training(store):
-        show_status(store, as_json)
-        return
-    manifest = store.manifest()
-    cfg, state = manifest.config, store.current_state()
-    gens = store.generations(state)
-    first, last = (gens[0], gens[-1]) if gens else (None, None)
-    fit = manifest.kind == "fit"
-    stats = dict(last.stats) if last and fit else {}
-    info: dict[str, Any]
-    info = {"run_id": store.run_id, "kind": manifest.kind, "strategy": cfg.strategy,
-            "np": cfg.np, "generation": state.generation if state else 0,
-            "generations": cfg.generations, "games": state.games if state else 0,
-            "max_games": cfg.max_games if isinstance(cfg, RunConfig) else 0,
-            "seconds": round(state.seconds, 2) if state else 0.0,
-            "finished": bool(state and state.finished), "started": started(store),
-            "names": list(last.names) if last else [],
-            "mean": list(last.mean) if last else [], "std": list(last.std) if last else [],
-            "initial_mean": list(first.mean) if first else []}
-    if fit:
-        info.update(loss_train=stats.get("loss_train"), loss_val=stats.get("loss_val"))
-    elif isinstance(cfg, RunConfig):
-        check_run_net(store.root, cfg)  # a net-tuning run without its net is not read
-    guard = None if fit else store.read_guard(len(info["names"]) or None)
-    if guard is not None:
-        info["guard"] = {**guard.to_json(), "sentence": guard.sentence}
+    status_ = kind_of(store).status(store, every=every)
     if as_json:
-        click.echo(json.dumps(info))
+        click.echo(json.dumps(status_.info))
         return
-    done = f"{info['seconds']:.1f} s, {'finished' if info['finished'] else 'not finished'}"
-    if isinstance(cfg, TexelConfig):
-        doc = store.read_document("texel") or {}
-        positions = (f", {doc['train']:,} training + {doc['validation']:,} validation positions"
-                     if "train" in doc else "")
-        errors = ""
-        if info["loss_train"] is not None:
-            val = info["loss_val"]
-            errors = (f", error train {info['loss_train']:.6f} validation "
-                      + (f"{val:.6f}" if val is not None else "-"))
-        click.echo(f"fit {store.run_id}: texel on {cfg.engine}, epoch "
-                   f"{of_total(info['generation'], cfg.epochs)}{positions}{errors}, {done}")
-    elif isinstance(cfg, RunConfig):
-        np_text = f"NP {cfg.np}, " if cfg.strategy in POPULATION_STRATEGIES else ""
-        budget = f" (budget {cfg.max_games:,})" if cfg.max_games else ""
-        click.echo(f"run {store.run_id}: {cfg.strategy}, {np_text}generation "
-                   f"{of_total(info['generation'], cfg.generations)}, {info['games']:,} games"
-                   f"{budget}, {done}")
-        verify = store.read_verify() or {}
-        for m in verify.get("matches", []):
-            click.echo(f"  verified: {describe_match(m)}")
-    start = info["initial_mean"] or info["mean"]
-    changes = [m - s for m, s in zip(info["mean"], start)]
-    for line in weight_lines(info["names"], info["mean"], changes,
-                             None if fit else info["std"], every=every):
+    for line in status_.lines:
         click.echo(line)
-    if guard is not None:
-        click.echo(guard.sentence)
 
 
 @click.command()

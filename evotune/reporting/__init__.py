@@ -1,12 +1,13 @@
-"""Reports of stored runs: arrays (data), plots, the report page, verification and export.
+"""Reports of stored runs: plots, the report page, export, comparison curves, a training's views.
 
-Everything here reads a run through :class:`evotune.store.Store`, so it works on any checkpoint
-(finished, stopped or crashed). Only this package writes under ``reports/``; verification
-results go back into the run through ``Store.write_document('verify', ...)``.
+Everything here only reads a run (through :class:`evotune.runs.store.Store` and
+:mod:`evotune.runs.rundata`), so it works on any checkpoint (finished, stopped or crashed).
+Only this package writes under ``reports/``; starting runs (:mod:`evotune.runs.start`) and
+verifying them (:mod:`evotune.verify`, which stores verify.json in the run) live elsewhere.
 """
 from __future__ import annotations
 
-from .data import RECOMMEND_RULES, Recommendation, RunData, initial_mean, load_run, recommend
+from ..runs.rundata import RECOMMEND_RULES, Recommendation, RunData, initial_mean, load_run, recommend
 
 __all__ = ["RECOMMEND_RULES", "Recommendation", "RunData", "initial_mean", "load_run",
            "recommend"]

@@ -31,8 +31,8 @@ from ..match.cluster import backend_session
 from ..players.spec import player_from_engine_spec
 from ..runs.lifecycle import resolve_workers
 from ..runs.store import Store
-from .data import load_run, run_spec
-from .verify import held_out_openings
+from ..runs.rundata import load_run, run_spec
+from ..verify.run import held_out_openings
 
 log = logging.getLogger(__name__)
 

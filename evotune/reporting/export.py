@@ -28,7 +28,7 @@ from ..runs.store import Store
 from ..strategies import strategy_class
 from ..strategies.spsa import default_ends, parse_spsa_lines
 from ..weightsio import Export, check_format, export_params, keys_are_options, render
-from .data import RunData, load_run, recommend, run_spec
+from ..runs.rundata import RunData, load_run, recommend, run_spec
 
 log = logging.getLogger(__name__)
 

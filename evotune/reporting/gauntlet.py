@@ -12,7 +12,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..runs.store import Store
-from .data import RunData
+from ..runs.rundata import RunData
 
 
 def gauntlet_series(run: RunData) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray]:

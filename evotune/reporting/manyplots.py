@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 
 from ..errors import ConfigError
 from ..spec.features import PIECES, pst_cell
-from .data import RunData
+from ..runs.rundata import RunData
 from .tables import MAX_LINES, board, pst_layout, scalar_groups, short_label, table_name
 
 DEFAULT_SQUARES = 6

@@ -9,7 +9,7 @@ Three figures, as in the differential-evolution paper's figures:
   sizes, TD learning rate), when the runs have any.
 
 Several runs overlay on the same axes with a legend by run id. Figures are built from
-:class:`~evotune.reporting.data.RunData` only, so every stored checkpoint can be plotted.
+:class:`~evotune.runs.rundata.RunData` only, so every stored checkpoint can be plotted.
 
 Runs with many weights (more than ``MANY_WEIGHTS`` free, or any piece-square table) get the
 figures of :mod:`evotune.reporting.manyplots` instead of one panel per weight: heatmaps of the
@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from ..errors import ConfigError  # noqa: E402
-from .data import RunData  # noqa: E402
+from ..runs.rundata import RunData  # noqa: E402
 from .gauntlet import gauntlet_figure
 from .manyplots import choose_squares, many_weight_figures, squares_figure  # noqa: E402
 from .tables import MAX_LINES, is_many  # noqa: E402

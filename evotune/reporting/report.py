@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..runs.store import Store
-from .data import Recommendation, RunData, load_run, recommend
+from ..runs.rundata import Recommendation, RunData, load_run, recommend
 from .plots import PlotSet, write_plots
 from .summary import largest_changes, scalar_rows, table_rows
 from .tables import is_many, pst_layout, scalar_indices
-from .verifytext import describe_match
+from ..verify.text import describe_match
 
 log = logging.getLogger(__name__)
 

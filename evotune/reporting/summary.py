@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .data import RunData
+from ..runs.rundata import RunData
 from .tables import pst_layout, scalar_indices, table_name
 
 LARGEST_CHANGES = 20

@@ -104,3 +104,10 @@ def brief(names: Sequence[str], values, fmt=lambda n, v: f"{n}={v:.0f}", *,
     scalars = [(n, v) for n, v in items if pst_cell(n) is None][:MAX_LINES]
     return sep.join(fmt(n, v) for n, v in scalars) + \
         f"{sep}... ({len(items)} weights; evotune report / export show them all)"
+
+
+def clock(seconds: float) -> str:
+    """Seconds as 'm:ss' or 'h:mm:ss'."""
+    seconds = max(0, int(round(seconds)))
+    h, rest = divmod(seconds, 3600)
+    return f"{h}:{rest // 60:02d}:{rest % 60:02d}" if h else f"{rest // 60}:{rest % 60:02d}"

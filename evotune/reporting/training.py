@@ -23,7 +23,7 @@ from ..fileio import atomic_write_bytes, atomic_write_text  # noqa: E402
 from ..learn.nn.trainrun import stored_net  # noqa: E402
 from ..runs.store import Store  # noqa: E402
 from ..runs.trainconfig import EpochLine, TrainConfig  # noqa: E402
-from .verifytext import describe_match, describe_verification  # noqa: E402
+from ..verify.text import describe_match, describe_verification  # noqa: E402
 
 
 @dataclass(frozen=True)

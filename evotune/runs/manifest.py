@@ -7,12 +7,14 @@ import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import __version__
 from ..errors import EvotuneError, StoreError
 from .config import RunConfig, run_config_from_dict
 from .fitconfig import (DataFile, TexelConfig, data_files_from_list, is_v1_fit,
                         texel_config_from_dict, texel_config_from_v1)
+from .kinds import KindConfig, StoredKind, register_stored, stored_kind, stored_kinds
 from .recordio import damaged, int_field, json_object
 from .trainconfig import TrainConfig, train_config_from_dict
 
@@ -21,9 +23,35 @@ FORMAT_VERSION = 2
 TexelConfig and the data files read). Format 1 (every manifest a RunConfig, a fit's with strategy
 'texel') is still read: its fits exactly (:func:`texel_config_from_v1`) or refused in one line."""
 READ_FORMATS = (1, 2)
-KINDS = ("games", "fit", "train")
-"""Run kinds: tuning by games (:class:`RunConfig`), fits to positions (:class:`TexelConfig`) and
-net trainings (:class:`TrainConfig`)."""
+
+
+def _read_games(d: dict, config: dict, fmt: int) -> tuple[KindConfig, tuple[DataFile, ...]]:
+    return run_config_from_dict(config), ()
+
+
+def _read_fit(d: dict, config: dict, fmt: int) -> tuple[KindConfig, tuple[DataFile, ...]]:
+    if fmt == 1:
+        return texel_config_from_v1(config)
+    return texel_config_from_dict(config), data_files_from_list(d.get("data_files"))
+
+
+def _read_train(d: dict, config: dict, fmt: int) -> tuple[KindConfig, tuple[DataFile, ...]]:
+    return train_config_from_dict(config), data_files_from_list(d.get("data_files"))
+
+
+GAMES_STORED = StoredKind(RunConfig.kind, _read_games, takes_start=True)
+"""Tuning runs by games (:class:`RunConfig`) as the store reads them."""
+FIT_STORED = StoredKind(TexelConfig.kind, _read_fit, data_files=True)
+"""Fits to positions (:class:`TexelConfig`) as the store reads them."""
+TRAIN_STORED = StoredKind(TrainConfig.kind, _read_train, data_files=True, weights=False)
+"""Net trainings (:class:`TrainConfig`) as the store reads them."""
+STORED_KINDS = (GAMES_STORED, FIT_STORED, TRAIN_STORED)
+"""The built-in run kinds as the store reads them; a kind registered later
+(:func:`evotune.runs.kinds.register`) adds its own."""
+for _stored in STORED_KINDS:
+    register_stored(_stored)
+KINDS = tuple(k.name for k in STORED_KINDS)
+"""The built-in run kinds' names."""
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
@@ -82,9 +110,10 @@ class Manifest:
 
     run_id: str
     """The run's id (its folder name)."""
-    config: RunConfig | TexelConfig | TrainConfig
-    """The resolved configuration, validated: a RunConfig (kind 'games'), a TexelConfig
-    (kind 'fit') or a TrainConfig (kind 'train')."""
+    config: Any
+    """The resolved configuration, validated (a :class:`~evotune.runs.kinds.KindConfig`): a
+    RunConfig (kind 'games'), a TexelConfig (kind 'fit'), a TrainConfig (kind 'train') or a
+    registered kind's."""
     identity: dict
     """Hashes: config, engine_spec, openings, hash (all strings); a fit's init and data too."""
     data_files: tuple[DataFile, ...] = ()
@@ -98,13 +127,14 @@ class Manifest:
 
     @property
     def kind(self) -> str:
-        """'games', 'fit' or 'train' (:data:`KINDS`)."""
+        """'games', 'fit', 'train' (:data:`KINDS`) or a registered kind's name."""
         return self.config.kind
 
     def to_json(self) -> dict:
         d = {"format": FORMAT_VERSION, "kind": self.kind, "evotune": self.evotune,
              "run_id": self.run_id, "config": self.config.to_dict()}
-        if isinstance(self.config, (TexelConfig, TrainConfig)):
+        stored = stored_kind(self.kind)
+        if stored is not None and stored.data_files:
             d["data_files"] = [f.to_json() for f in self.data_files]
         d["identity"] = dict(self.identity)
         if self.init_from is not None:
@@ -126,29 +156,19 @@ def parse_manifest(data, path: Path) -> Manifest:
     ident = d.get("identity")
     if not isinstance(ident, dict) or not all(isinstance(v, str) for v in ident.values()):
         raise damaged(path, "'identity' must be an object of strings")
-    kind = d.get("kind") if fmt > 1 else ("fit" if is_v1_fit(config) else "games")
-    if kind not in KINDS:
-        raise damaged(path, f"'kind' must be one of {', '.join(KINDS)}, not {kind!r}")
-    cfg: RunConfig | TexelConfig | TrainConfig
-    files: tuple[DataFile, ...] = ()
+    kind = d.get("kind") if fmt > 1 else (TexelConfig if is_v1_fit(config) else RunConfig).kind
+    stored = stored_kind(kind) if isinstance(kind, str) else None
+    if stored is None:
+        raise damaged(path, f"'kind' must be one of {', '.join(stored_kinds())}, not {kind!r}")
     try:
-        if kind == "games":
-            cfg = run_config_from_dict(config)
-        elif kind == "train":
-            cfg = train_config_from_dict(config)
-            files = data_files_from_list(d.get("data_files"))
-        elif fmt == 1:
-            cfg, files = texel_config_from_v1(config)
-        else:
-            cfg = texel_config_from_dict(config)
-            files = data_files_from_list(d.get("data_files"))
+        cfg, files = stored.read(d, config, fmt)
     except EvotuneError as exc:
         raise damaged(path, f"its config: {exc}") from None
     run_id = d.get("run_id")
     if not isinstance(run_id, str):
         raise damaged(path, "'run_id' must be a string")
     start = d.get("init_from")
-    if start is not None and kind != "games":
+    if start is not None and not stored.takes_start:
         raise damaged(path, f"'init_from' belongs to a games run, not a {kind} run")
     return Manifest(run_id=run_id, config=cfg, identity=dict(ident), data_files=files,
                     evotune=str(d.get("evotune", "")), format=fmt,

@@ -18,15 +18,16 @@ import numpy as np
 from ..errors import StoreError
 from ..fileio import append_text, atomic_write_bytes, atomic_write_json, atomic_write_text
 from ..match.records import GameRecord
-from .config import RunConfig, run_config_from_dict
-from .fitconfig import DataFile, TexelConfig
+from .config import run_config_from_dict
+from .fitconfig import DataFile
+from .kinds import KindConfig, stored_kind
 from .lock import RunLock
 from .manifest import Manifest, StartFrom, check_run_id, parse_manifest
 from .recordio import damaged, json_object, read_json
 from .guard import GUARD_DOCUMENT, Guard, parse_guard
 from .records import (EPOCH_FILE_RE, GEN_FILE_RE, GameLine, Generation, ResumePoint, State,
                       check_verify, parse_game_line, parse_generation, parse_state)
-from .trainconfig import EpochLine, TrainConfig, parse_checkpoint, parse_epoch
+from .trainconfig import EpochLine, parse_checkpoint, parse_epoch
 
 log = logging.getLogger(__name__)
 
@@ -71,20 +72,23 @@ class Store:
 
     @classmethod
     def create(cls, out_dir: str | Path, run_id: str, *,
-               config: RunConfig | TexelConfig | TrainConfig | dict,
+               config: KindConfig | dict,
                identity: dict, data_files: tuple[DataFile, ...] = (),
                init_from: StartFrom | None = None) -> "Store":
         """Make a new run directory and hold its writer lock; refuses an existing run.
-        ``config``: a games run's RunConfig (or its dict form), a fit's TexelConfig or a
-        training's TrainConfig; the last two come with the ``data_files`` they read.
+        ``config``: a games run's RunConfig (or its dict form), a fit's TexelConfig, a
+        training's TrainConfig (the last two come with the ``data_files`` they read) or a
+        registered kind's config (:mod:`evotune.runs.kinds`).
         ``init_from``: where a games run's start came from."""
         check_run_id(run_id)
-        cfg = config if isinstance(config, (RunConfig, TexelConfig, TrainConfig)) \
-            else run_config_from_dict(config)
-        if isinstance(cfg, (TexelConfig, TrainConfig)) != bool(data_files):
+        cfg = run_config_from_dict(config) if isinstance(config, dict) else config
+        stored = stored_kind(cfg.kind)
+        if stored is None:
+            raise StoreError(f"no run kind '{cfg.kind}' is known to the store")
+        if stored.data_files != bool(data_files):
             raise StoreError("a fit's manifest names its data files (so does a training's), a "
                              "games run's none")
-        if init_from is not None and not isinstance(cfg, RunConfig):
+        if init_from is not None and not stored.takes_start:
             raise StoreError("only a games run starts from earlier weights (init_from)")
         root = Path(out_dir) / run_id
         try:

@@ -196,6 +196,9 @@ class Strategy(abc.ABC):
     NEEDS_FEATURES: ClassVar[bool] = False
     """True when it learns from the evaluation's feature vector (TD): it then needs the built-in
     engine, since a UCI engine does not expose phi."""
+    RECOMMENDS: ClassVar[str] = ""
+    """What :meth:`recommended` returns whatever the rule, when it is one vector (SPSA's theta,
+    a search distribution's mean); '' for a population, whose rule chooses."""
 
     generation: int
     """Generations completed (tell calls)."""

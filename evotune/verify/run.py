@@ -44,12 +44,13 @@ from ..paths import DEFAULT_OPENINGS, HELD_OUT_OPENINGS, resolve_openings_path
 from ..players import PlayerSpec
 from ..players.spec import player_from_engine_spec
 from ..runs.lifecycle import resolve_workers
+from ..runs.kinds import stored_kind
 from ..runs.store import Store
 from ..runs.trainconfig import INIT_RANDOM, TrainConfig
 from ..spec.file import load_engine_spec
 from ..tuning.fitness import match_settings as run_match_settings
-from .data import RunData, initial_mean, load_run, open_store, recommend, run_spec
-from .verifytext import describe_match
+from ..runs.rundata import RunData, initial_mean, load_run, open_store, recommend, run_spec
+from .text import describe_match
 
 log = logging.getLogger(__name__)
 
@@ -305,7 +306,8 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     """Play the two verification matches, store them as verify.json and return that document
     (a training: :func:`verify_training`)."""
     store = open_store(run, out_dir=runs_dir)
-    if isinstance(store.manifest().config, TrainConfig):
+    stored = stored_kind(store.manifest().kind)
+    if stored is not None and not stored.weights:  # a training: its net
         return verify_training(store, settings=settings, progress=progress)
     data: RunData = load_run(store)
     cfg = data.config

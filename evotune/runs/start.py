@@ -8,9 +8,10 @@ its spec keeps them (resume never reads the source again) and its manifest recor
 came from, with their checksum (:class:`~evotune.runs.manifest.StartFrom`). ``evotune verify``
 then plays the tuned weights against that start (its "reference" match).
 
-This sits above the run store because a run's weights are its recommendation
-(:func:`~evotune.reporting.data.recommend`): a fit's last epoch, SPSA's theta, a population's
-mean, as ``evotune export`` writes them.
+A run's weights are its recommendation as its kind chooses them
+(:func:`~evotune.runs.rundata.recommend`): a fit's last epoch, SPSA's theta, a population's
+mean, as ``evotune export`` writes them; a kind that stores no weight vector (a training) is no
+start.
 """
 from __future__ import annotations
 
@@ -21,13 +22,14 @@ from ..spec.model import EngineSpec
 from ..errors import ConfigError
 from ..spec.features import NNUE
 from ..match.resolve import REFERENCE_ALIAS, split_player
+from ..runs.kinds import stored_kind
 from ..runs.manifest import StartFrom
 from ..runs.plan import load_run_engine
 from ..runs.store import Store
 from ..spec.file import load_engine_spec, resolve_engine_spec_path
 from ..spec.start import start_checksum, with_start_values
 from ..weightsio import weights_for
-from .data import load_run, recommend
+from .rundata import load_run, recommend
 
 
 @dataclass(frozen=True)
@@ -51,10 +53,11 @@ def start_from_run(run_ref: str, *, runs_dir: str | Path = "populations",
     the source's weights (same names, in the same order). ConfigError in one line otherwise."""
     store = Store.open(run_ref, runs_dir)
     manifest = store.manifest()
-    if manifest.kind == "train":
-        raise ConfigError(f"--init-from {run_ref}: run {store.run_id} trained a net, which is "
-                          "not a vector of evaluation weights; play it as nnue:FILE, or continue "
-                          "it with 'evotune nn train --init'")
+    stored = stored_kind(manifest.kind)
+    if stored is not None and not stored.weights:
+        raise ConfigError(f"--init-from {run_ref}: run {store.run_id} is a {manifest.kind} run, "
+                          "which stores no vector of evaluation weights (a training's net: play "
+                          "it as nnue:FILE, or continue it with 'evotune nn train --init')")
     data = load_run(store)
     rec = recommend(data)
     source_engine = data.config.engine

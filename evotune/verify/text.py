@@ -1,5 +1,5 @@
 """A stored verification in words: the lines ``evotune verify`` prints and the report shows
-(:mod:`evotune.reporting.verify` plays and stores the matches; these read ``verify.json``)."""
+(:mod:`evotune.verify.run` plays and stores the matches; these read ``verify.json``)."""
 from __future__ import annotations
 
 import math

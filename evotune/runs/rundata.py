@@ -1,13 +1,13 @@
-"""A stored run read into arrays: generations, games axis, means and deviations, statistics.
+"""A stored run read into arrays: generations, games axis, means and deviations, statistics; and
+the weights it recommends (:func:`recommend`, as its kind chooses them).
 
-Everything here reads the run directory only (through :class:`evotune.store.Store`), so it works
+Everything here reads the run directory only (through :class:`evotune.runs.store.Store`), so it works
 on any checkpoint: a finished run, a stopped one or one that crashed mid-generation (the store
 only lists generations up to the stored state).
 """
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,21 +18,16 @@ from ..errors import ConfigError, EvotuneError, StoreError
 from ..runs.config import RunConfig
 from ..runs.fitconfig import TexelConfig
 from ..runs.guard import Guard
-from ..runs.lifecycle import RunNetError, run_engine_spec, strategy_params
+from ..runs.lifecycle import RunNetError, run_engine_spec
 from ..runs.manifest import StartFrom
 from ..runs.records import Generation, State
 from ..runs.store import Store
-from ..runs.trainconfig import TrainConfig
-from ..space import SHANNON_NAMES, SHANNON_REFERENCE, WeightSpace
-from ..strategies import strategy_class
+from ..space import SHANNON_NAMES, SHANNON_REFERENCE
+from .kinds import kind_named, stored_kind
 
 log = logging.getLogger(__name__)
 
 RECOMMEND_RULES = ("mean", "better-half")
-RANKED_BY = {"de": "the points of each individual's selection matches",
-             "jde": "the points of each individual's selection matches",
-             "ea": "the score in the last tournament",
-             "td": "the TD error of each learner"}
 
 
 @dataclass(frozen=True)
@@ -80,7 +75,7 @@ class RunData:
 
     @property
     def kind(self) -> str:
-        """'games' or 'fit' (the manifest's kind)."""
+        """The manifest's kind ('games', 'fit' or a registered kind's)."""
         return self.config.kind
 
     @property
@@ -191,15 +186,23 @@ def load_run(run: str | Path | Store, *, out_dir: str | Path = "populations") ->
     games = np.array([g.games_total for g in gens], dtype=np.int64)
     seconds = np.array([g.seconds_total for g in gens], dtype=np.float64)
     config = manifest.config
-    if isinstance(config, TrainConfig):  # (a training stores epochs, not generations)
-        raise StoreError(f"run {store.run_id} is a net training: it has no population to read")
+    stored = stored_kind(config.kind)
+    if stored is not None and not stored.weights:  # (a training stores epochs, not generations)
+        raise StoreError(f"run {store.run_id} is a {config.kind} run: it has no population to "
+                         "read")
     fixed, reference, spec = _engine_space(store.root, config, names)
     return RunData(run_id=store.run_id, root=store.root, config=config,
                    strategy=gens[-1].strategy, names=names, fixed=fixed, reference=reference,
                    generations=generations, games=games, seconds=seconds, mean=mean, std=std,
                    stats=_stat_series(gens), populations=pops, state=state,
                    verify=store.read_verify(), spec=spec, init_from=manifest.init_from,
-                   guard=store.read_guard(len(names)) if config.kind == "games" else None)
+                   guard=store.read_guard(len(names)) if _takes_start(config.kind) else None)
+
+
+def _takes_start(kind: str) -> bool:
+    """Whether runs of ``kind`` start from given weights, and so end with a final check."""
+    stored = stored_kind(kind)
+    return stored is not None and stored.takes_start
 
 
 # ---- recommended weights ------------------------------------------------------------------------
@@ -221,72 +224,15 @@ class Recommendation:
         return {n: float(v) for n, v in zip(names, self.weights)}
 
 
-def _run_space(run: RunData, cfg: RunConfig) -> WeightSpace:
-    return run_spec(run).space(init_low=cfg.init_low, init_high=cfg.init_high)
-
-
-def _restored_strategy(run: RunData, cfg: RunConfig):
-    params = strategy_params(cfg)
-    cls = strategy_class(cfg.strategy)
-    assert run.state is not None  # recommend() restores only a run with a state
-    return cls.from_state(_run_space(run, cfg), params=params, seed=cfg.seed,
-                          state=run.state.strategy)
-
-
 def recommend(run: RunData, rule: str = "mean") -> Recommendation:
-    """The recommended weights of the last stored generation: never the luckiest single winner.
-
-    'mean': the population mean; 'better-half': the mean of the better half by the strategy's own
-    ranking (DE/jDE: points of each individual's last match; EA: tournament score; TD: TD error).
-    Both come from the strategy restored from the stored state; when that cannot be restored
-    (e.g. the engine spec changed), 'mean' falls back to the stored population's mean.
-    """
+    """The recommended weights of the last stored generation (never the luckiest single
+    winner), as the run's kind chooses them (:meth:`evotune.runs.kinds.RunKind.recommend`: a
+    games run's restored strategy, a fit's last epoch); ``rule``: one of
+    :data:`RECOMMEND_RULES`."""
     if rule not in RECOMMEND_RULES:
         raise ConfigError(f"unknown recommendation rule '{rule}'; use one of "
                           f"{', '.join(RECOMMEND_RULES)}")
-    g = run.last
-    size = len(run.populations[-1])
-    strategy = None
-    cfg = run.config
-    if isinstance(cfg, TexelConfig):  # a fit: one weight vector per epoch
-        space = run_spec(run).space()
-        w = space.round(np.clip(run.populations[-1][0], space.lower_array, space.upper_array))
-        return Recommendation(rule=rule, weights=tuple(float(v) for v in w), generation=g,
-                              description=f"Texel fit after epoch {g}, rounded")
-    if run.state is not None and run.state.generation == g:
-        try:
-            strategy = _restored_strategy(run, cfg)
-        except (EvotuneError, KeyError, TypeError, ValueError) as exc:
-            log.warning("run %s: cannot restore the strategy (%s)", run.run_id, exc)
-    if strategy is not None:
-        w = strategy.recommended(rule)
-        if getattr(strategy, "RECOMMENDS", ""):  # one vector, whatever the rule (spsa, cmaes, ng)
-            what = f"{strategy.RECOMMENDS} after generation {g}"
-        elif rule == "mean":
-            what = f"population mean of generation {g} ({size} individuals)"
-        else:
-            what = (f"mean of the better half ({max(1, size // 2)} of {size}) of generation {g}, "
-                    f"ranked by {RANKED_BY.get(run.strategy, 'the strategy ranking')}")
-    elif rule == "mean":
-        mean = run.populations[-1].mean(axis=0)
-        try:
-            space = _run_space(run, cfg)
-            w = space.round(np.clip(mean, space.lower_array, space.upper_array))
-        except EvotuneError:
-            w = np.rint(mean)
-        what = f"population mean of generation {g} ({size} individuals, from the stored population)"
-    else:
-        raise StoreError(f"run {run.run_id}: the better half needs the strategy state of "
-                         f"generation {g}, which cannot be restored; use --recommend mean")
-    weights = tuple(float(v) for v in w)
-    if not all(math.isfinite(v) for v in weights):
-        raise StoreError(f"run {run.run_id}: recommended weights are not finite ({weights})")
-    guard = run.guard
-    if guard is not None and guard.generation == g and guard.tuned == weights \
-            and not guard.better:  # the final check found them not better than the start
-        return Recommendation(rule=rule, weights=guard.start, generation=g,
-                              description=guard.sentence)
-    return Recommendation(rule=rule, weights=weights, generation=g, description=what + ", rounded")
+    return kind_named(run.kind).recommend(run, rule)
 
 
 def initial_mean(run: RunData) -> tuple[float, ...]:

@@ -1,0 +1,21 @@
+"""The run kinds, each registered once: games runs (:mod:`.games`), Texel fits (:mod:`.fit`) and
+net trainings (:mod:`.training`), each a :class:`~evotune.runs.kinds.RunKind`. The commands ask
+a run's kind (:func:`kind_of`) for its status, row, continuation, report, plots, export,
+verification and recommendation, and never test a kind's name.
+
+This package sits between the commands (cli, experiments) and reporting: a kind binds its
+lifecycle (runs, tuning, learn) to its readers (reporting) and its verification (verify). A new
+kind is a module here and one line below (its config, lifecycle and views live where such code
+lives; ``tests/test_run_kinds.py`` adds a toy kind from a test alone).
+"""
+from __future__ import annotations
+
+from ..runs.kinds import RunKind, kind_named, kind_of, kinds, register
+from .fit import FIT
+from .games import GAMES
+from .training import TRAINING
+
+for _kind in (GAMES, FIT, TRAINING):
+    register(_kind)
+
+__all__ = ["FIT", "GAMES", "TRAINING", "RunKind", "kind_named", "kind_of", "kinds", "register"]

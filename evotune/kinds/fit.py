@@ -1,0 +1,117 @@
+"""The fit kind: Texel fits of evaluation weights to positions (``evotune texel``). Its lifecycle
+is :mod:`evotune.learn.fitrun` (new, open, execute); here is what the commands ask of it: its
+epoch lines and summary, status, row and the weights it recommends (its last epoch's)."""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import Interrupted
+from ..learn.fitrun import execute_fit, new_fit, open_fit
+from ..runs.fitconfig import TexelConfig
+from ..runs.kinds import Job, RunUI, Summary
+from ..runs.manifest import FIT_STORED
+from ..runs.records import Generation
+from ..runs.rundata import Recommendation, RunData, run_spec
+from ..runs.store import Store
+from .view import of_total, started
+from .weights import WeightsKind
+
+
+class FitKind(WeightsKind):
+    """Texel fits: one weight vector per epoch."""
+
+    name = TexelConfig.kind
+    stored = FIT_STORED
+    config_class = TexelConfig
+    stds = False
+
+    def new(self, config: TexelConfig, *, out_dir: str | Path, run_id: str | None,
+            workers: int, ui: RunUI, **start: Any) -> Job:
+        store, data = new_fit(config, out_dir=out_dir, run_id=run_id, workers=workers)
+        return Job(store=store, plan=config, data=data, workers=workers)
+
+    def resume(self, store: Store, *, generations: int | None, workers: int | None,
+               backend: str, scheduler: str) -> Job:
+        cfg = open_fit(store)
+        if generations is not None:
+            cfg = dataclasses.replace(cfg, epochs=generations)
+        return Job(store=store, plan=cfg)
+
+    def execute(self, job: Job, ui: RunUI) -> Summary:
+        """Runs (or continues) a fit with one stderr line per epoch; its summary lines."""
+        store = job.store
+        lines = ui.progress("fit", 0, "epochs")
+
+        def show(ev) -> None:
+            if ev.kind == "stage":
+                lines.line(ev.message)
+            else:
+                lines.line(f"  epoch {ev.epoch}/{ev.epochs}  error train {ev.loss_train:.6f}  "
+                           f"validation {ev.loss_val:.6f}")
+
+        ui.info(f"fit {store.run_id} in {store.root}")
+        try:
+            s = execute_fit(store, job.plan, data=job.data, progress=show, workers=job.workers)
+        except KeyboardInterrupt:
+            raise Interrupted(f"interrupted; every finished epoch is stored: continue with "
+                              f"'evotune resume {store.run_id}'") from None
+        b, a = s["error_before_rounding"], s["error_after_rounding"]
+        valid = (f"validation {s['error_initial']['validation']:.6f} -> {b['validation']:.6f} "
+                 f"(rounded {a['validation']:.6f})" if s["validation"] else
+                 "no validation positions (--val-share 0): nothing measures overfitting")
+        out = (f"fit {s['run_id']}: {s['train']} training + {s['validation']} validation "
+               f"positions, K {s['K']:.4f}, --l2 {s['l2']:g}"
+               + (" (chosen by validation error)" if s["l2_chosen_by_validation"] else "")
+               + f", {s['epochs']} epochs" + (" (converged)" if s["converged"] else ""),
+               f"error train {s['error_initial']['train']:.6f} -> {b['train']:.6f} "
+               f"(rounded {a['train']:.6f}); {valid}")
+        notes = (f"evotune: warning: {s['warning']}",) if s["warning"] else ()
+        return Summary(run_id=s["run_id"], lines=out, notes=notes, record=s)
+
+    def status_info(self, store: Store, info: dict, last: Generation | None) -> dict:
+        stats = dict(last.stats) if last else {}
+        info.update(loss_train=stats.get("loss_train"), loss_val=stats.get("loss_val"))
+        return info
+
+    def status_head(self, store: Store, info: dict, done: str) -> list[str]:
+        cfg = store.manifest().config
+        doc = store.read_document("texel") or {}
+        positions = (f", {doc['train']:,} training + {doc['validation']:,} validation positions"
+                     if "train" in doc else "")
+        errors = ""
+        if info["loss_train"] is not None:
+            val = info["loss_val"]
+            errors = (f", error train {info['loss_train']:.6f} validation "
+                      + (f"{val:.6f}" if val is not None else "-"))
+        return [f"fit {store.run_id}: texel on {cfg.engine}, epoch "
+                f"{of_total(info['generation'], cfg.epochs)}{positions}{errors}, {done}"]
+
+    def row(self, store: Store) -> tuple[str, ...]:
+        cfg, state = store.manifest().config, store.current_state()
+        done = state.generation if state else 0
+        fin = "finished" if state and state.finished else "stopped"
+        summary = store.read_document("texel") or {}
+        positions = (f"{summary['train'] + summary['validation']:,} positions"
+                     if "train" in summary else "-")
+        error = "-"
+        if state is not None and state.generation > 0:
+            stats = store.read_generation(state.generation).stats
+            error = f"error {stats.get('loss_val', stats.get('loss_train', 0.0)):.5f}"
+        return (store.run_id, "texel", f"epoch {of_total(done, cfg.epochs)}", positions, error,
+                fin, started(store))
+
+    def recommend(self, run: RunData, rule: Any) -> Recommendation:
+        """The last epoch's weights, rounded into the space (one vector whatever the rule)."""
+        g = run.last
+        space = run_spec(run).space()
+        w = space.round(np.clip(run.populations[-1][0], space.lower_array, space.upper_array))
+        return Recommendation(rule=rule, weights=tuple(float(v) for v in w), generation=g,
+                              description=f"Texel fit after epoch {g}, rounded")
+
+
+FIT = FitKind()
+"""The fit kind (registered by :mod:`evotune.kinds`)."""

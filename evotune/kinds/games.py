@@ -1,0 +1,247 @@
+"""The games kind: tuning runs by games (``evotune run``). Its lifecycle is
+:mod:`evotune.runs.lifecycle` (new, open, plan) and :mod:`evotune.tuning.loop` (execute); here is
+what the commands ask of it: its progress and summary lines, status, row, and the weights it
+recommends (its strategy restored from the stored state)."""
+from __future__ import annotations
+
+import logging
+import math
+import time
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+
+from ..errors import EvotuneError, Interrupted, StoreError
+from ..reporting.tables import brief, clock
+from ..runs.config import RunConfig, validate_run_config
+from ..runs.kinds import Bar, Job, RunUI, Summary
+from ..runs.manifest import GAMES_STORED
+from ..runs.lifecycle import check_backend, check_run_net, new_run, open_run, strategy_params
+from ..runs.plan import with_overrides
+from ..runs.records import Generation
+from ..runs.rundata import Recommendation, RunData, run_spec
+from ..runs.store import Store
+from ..space import WeightSpace
+from ..strategies import strategy_class
+from ..tuning.loop import execute
+from ..verify.text import describe_match
+from .view import elo_text, of_total, started
+from .weights import WeightsKind
+
+log = logging.getLogger(__name__)
+
+POPULATION_STRATEGIES = ("de", "jde", "ea", "td")
+"""Strategies whose --np is a population (td: learners); the others' status leaves NP out."""
+RANKED_BY = {"de": "the points of each individual's selection matches",
+             "jde": "the points of each individual's selection matches",
+             "ea": "the score in the last tournament",
+             "td": "the TD error of each learner"}
+
+
+def run_line(ev, names, total) -> str:
+    """A finished generation as one line: generation g/total, games, rate, weight means."""
+    st = ev.stats
+    means = brief(names, st.get("mean", []))
+    if "replacement_rate" in st:
+        rate = f"replaced {st['replacement_rate']:.2f}  "
+    elif "learning_rate" in st:
+        rate = f"lr {st['learning_rate']:.4g}  "
+    else:
+        rate = ""
+    return f"generation {ev.generation}/{total}  games {ev.games_total:,}  {rate}means {means}"
+
+
+class RunBar:
+    """A run's progress: the games of the generation being played (a bar, or a line now and
+    then) with the run's time left, and one line per stored generation."""
+
+    def __init__(self, cfg, names, bar: Bar) -> None:
+        self.cfg, self.names = cfg, names
+        self.total = cfg.generations or "-"
+        self.bar = bar
+        self.t0 = time.monotonic()
+        self.start_games: int | None = None  # the run's games when this session began
+        self.stored = (0, 0)  # (generation, games) of the last stored generation seen
+
+    def __call__(self, ev) -> None:
+        if self.start_games is None:
+            self.start_games = ev.games_total - ev.games_in_generation
+        elapsed = time.monotonic() - self.t0
+        rate = (ev.games_total - self.start_games) / elapsed if elapsed > 0 else 0.0
+        if ev.kind == "guard":  # the final check of a run from given weights
+            self.bar.update(ev.games_in_generation,
+                            max(self.cfg.guard_games, ev.games_in_generation),
+                            label="final check", note="the tuned weights against the start",
+                            rate=rate)
+            return
+        if ev.kind != "game":
+            self.stored = (ev.generation, ev.games_total)
+            self.bar.line(run_line(ev, self.names, self.total))
+            return
+        self.bar.update(ev.games_in_generation,
+                        max(ev.games_scheduled, ev.games_in_generation),
+                        label=f"generation {ev.generation}/{self.total}",
+                        note=self._run_left(ev.games_total, rate), rate=rate)
+
+    def _run_left(self, games: int, rate: float) -> str:
+        """The whole run's time left at ``rate`` games/s: to its --max-games, or its generations
+        at the games a stored generation took on average ('' when unknown)."""
+        cfg, (generation, stored_games) = self.cfg, self.stored
+        if rate <= 0:
+            return ""
+        if cfg.max_games:
+            todo = cfg.max_games - games
+        elif cfg.generations and generation > 0:
+            todo = round(cfg.generations * stored_games / generation) - games
+        else:
+            return ""
+        return f"run {clock(max(todo, 0) / rate)} left"
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+class GamesKind(WeightsKind):
+    """Tuning runs by games: a population (or a search distribution) of weight vectors."""
+
+    name = RunConfig.kind
+    stored = GAMES_STORED
+    config_class = RunConfig
+
+    def new(self, config: RunConfig, *, out_dir: str | Path, run_id: str | None, workers: int,
+            ui: RunUI, **start: Any) -> Job:
+        store, plan = new_run(config, out_dir=out_dir, run_id=run_id, **start)
+        return Job(store=store, plan=plan, workers=workers)
+
+    def budget(self, cfg: Any) -> int:
+        return cfg.max_games
+
+    def resume(self, store: Store, *, generations: int | None, workers: int | None,
+               backend: str, scheduler: str) -> Job:
+        store, plan = open_run(store.root)
+        changes = {k: v for k, v in (("workers", workers), ("generations", generations))
+                   if v is not None}
+        plan = with_overrides(plan, backend=backend, scheduler=scheduler, **changes)
+        validate_run_config(plan.config)
+        check_backend(plan.config)
+        return Job(store=store, plan=plan)
+
+    def execute(self, job: Job, ui: RunUI) -> Summary:
+        """Runs (or continues) a run to its end with a progress display; its summary lines."""
+        store, plan = job.store, job.plan
+        names = plan.spec.names
+        ui.info(f"run {store.run_id} in {store.root}")
+        bar = RunBar(plan.config, names, ui.progress("generation", 0, "games"))
+        try:
+            summary = execute(store, plan, progress=bar)
+        except EvotuneError as exc:
+            raise type(exc)(f"{exc} (run {store.run_id} is kept; continue it with "
+                            f"'evotune resume {store.run_id}')") from None
+        except KeyboardInterrupt:
+            raise Interrupted(f"interrupted; every finished generation is stored: continue with "
+                              f"'evotune resume {store.run_id}'") from None
+        finally:
+            bar.close()
+        rec = brief(names, summary.recommended, lambda n, v: f"{n} {v:g}", sep=", ")
+        guard = summary.guard
+        what = "the strategy's" if guard is None or guard.better else "the start"
+        lines = [f"run {summary.run_id}: {summary.generation} generations, {summary.games} "
+                 f"games, {summary.seconds:.1f} s "
+                 f"({summary.games / max(summary.seconds, 1e-9):.1f} games/s)",
+                 f"recommended weights ({what}): {rec}"]
+        if guard is not None:
+            lines.append(guard.sentence)
+        return Summary(run_id=summary.run_id, lines=tuple(lines), record=summary)
+
+    def status_info(self, store: Store, info: dict, last: Generation | None) -> dict:
+        check_run_net(store.root, store.manifest().config)  # a net-tuning run needs its net
+        guard = store.read_guard(len(info["names"]) or None)
+        if guard is not None:
+            info["guard"] = {**guard.to_json(), "sentence": guard.sentence}
+        return info
+
+    def status_head(self, store: Store, info: dict, done: str) -> list[str]:
+        cfg = store.manifest().config
+        np_text = f"NP {cfg.np}, " if cfg.strategy in POPULATION_STRATEGIES else ""
+        budget = f" (budget {cfg.max_games:,})" if cfg.max_games else ""
+        lines = [f"run {store.run_id}: {cfg.strategy}, {np_text}generation "
+                 f"{of_total(info['generation'], cfg.generations)}, {info['games']:,} games"
+                 f"{budget}, {done}"]
+        verify = store.read_verify() or {}
+        lines += [f"  verified: {describe_match(m)}" for m in verify.get("matches", [])]
+        return lines
+
+    def row(self, store: Store) -> tuple[str, ...]:
+        cfg, state = store.manifest().config, store.current_state()
+        done = state.generation if state else 0
+        fin = "finished" if state and state.finished else "stopped"
+        games = state.games if state else 0
+        amount = f"{games:,}/{cfg.max_games:,} games" if cfg.max_games else f"{games:,} games"
+        verify = store.read_verify() or {}
+        return (store.run_id, cfg.strategy, f"generation {of_total(done, cfg.generations)}",
+                amount, elo_text(verify.get("matches", [])) or "-", fin, started(store))
+
+    def recommend(self, run: RunData, rule: str) -> Recommendation:
+        """'mean': the population mean; 'better-half': the mean of the better half by the
+        strategy's own ranking (DE/jDE: points of each individual's last match; EA: tournament
+        score; TD: TD error). Both come from the strategy restored from the stored state; when
+        that cannot be restored (e.g. the engine spec changed), 'mean' falls back to the stored
+        population's mean. A run whose final check found its weights no better than its start
+        recommends the start."""
+        g = run.last
+        size = len(run.populations[-1])
+        cfg = cast(RunConfig, run.config)  # the games kind's runs hold a RunConfig
+        strategy = None
+        if run.state is not None and run.state.generation == g:
+            try:
+                strategy = _restored_strategy(run, cfg)
+            except (EvotuneError, KeyError, TypeError, ValueError) as exc:
+                log.warning("run %s: cannot restore the strategy (%s)", run.run_id, exc)
+        if strategy is not None:
+            w = strategy.recommended(rule)
+            if strategy.RECOMMENDS:  # one vector, whatever the rule (spsa, cmaes, ng)
+                what = f"{strategy.RECOMMENDS} after generation {g}"
+            elif rule == "mean":
+                what = f"population mean of generation {g} ({size} individuals)"
+            else:
+                what = (f"mean of the better half ({max(1, size // 2)} of {size}) of generation "
+                        f"{g}, ranked by {RANKED_BY.get(run.strategy, 'the strategy ranking')}")
+        elif rule == "mean":
+            mean = run.populations[-1].mean(axis=0)
+            try:
+                space = _run_space(run, cfg)
+                w = space.round(np.clip(mean, space.lower_array, space.upper_array))
+            except EvotuneError:
+                w = np.rint(mean)
+            what = (f"population mean of generation {g} ({size} individuals, from the stored "
+                    "population)")
+        else:
+            raise StoreError(f"run {run.run_id}: the better half needs the strategy state of "
+                             f"generation {g}, which cannot be restored; use --recommend mean")
+        weights = tuple(float(v) for v in w)
+        if not all(math.isfinite(v) for v in weights):
+            raise StoreError(f"run {run.run_id}: recommended weights are not finite ({weights})")
+        guard = run.guard
+        if guard is not None and guard.generation == g and guard.tuned == weights \
+                and not guard.better:  # the final check found them not better than the start
+            return Recommendation(rule=rule, weights=guard.start, generation=g,
+                                  description=guard.sentence)
+        return Recommendation(rule=rule, weights=weights, generation=g,
+                              description=what + ", rounded")
+
+
+def _run_space(run: RunData, cfg: RunConfig) -> WeightSpace:
+    return run_spec(run).space(init_low=cfg.init_low, init_high=cfg.init_high)
+
+
+def _restored_strategy(run: RunData, cfg: RunConfig):
+    params = strategy_params(cfg)
+    cls = strategy_class(cfg.strategy)
+    assert run.state is not None
+    return cls.from_state(_run_space(run, cfg), params=params, seed=cfg.seed,
+                          state=run.state.strategy)
+
+
+GAMES = GamesKind()
+"""The games kind (registered by :mod:`evotune.kinds`)."""

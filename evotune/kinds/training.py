@@ -1,0 +1,176 @@
+"""The training kind: net trainings (``evotune nn train``). Its lifecycle is
+:mod:`evotune.learn.nn.trainrun` (new, open, execute) and its views
+:mod:`evotune.reporting.training`; here is what the commands ask of it: its epoch lines and
+summary, status, row, loss plot, report, net export and verification. A training recommends a
+net, not a weight vector."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..engine.netfile import bullet_reader_note
+from ..errors import ConfigError, FieldError, Interrupted
+from ..learn.nn.trainrun import (execute_training, new_training, open_training, settings_of,
+                                 stored_net)
+from ..reporting.tables import clock
+from ..reporting.training import (export_training, load_training, status_lines,
+                                  write_loss_plot, write_training_report)
+from ..runs.kinds import Bar, Exported, Job, RunUI, Status, Summary
+from ..runs.manifest import TRAIN_STORED
+from ..runs.rundata import Recommendation, RunData
+from ..runs.store import Store
+from ..runs.trainconfig import TrainConfig
+from ..verify.run import verify_training
+from .view import of_total, started
+
+FEW_STEPS = 20
+"""Fewer optimiser steps an epoch than this draw a note after the training."""
+
+
+def few_steps_note(train_positions: int, batch: int) -> str:
+    """A note when ``train_positions`` make fewer than :data:`FEW_STEPS` mini-batches of
+    ``batch`` an epoch ('' otherwise): on 40k positions the default batch (16,384) makes 3 AdamW
+    steps an epoch, and 20 epochs left a net far from converged (it lost 2-0-398 to the Texel
+    evaluation its data came from; docs/results/nn-study.md)."""
+    if batch <= 0:
+        return ""
+    steps = -(-train_positions // batch)
+    if steps >= FEW_STEPS:
+        return ""
+    smaller = max(64, 1 << max(0, (train_positions // FEW_STEPS).bit_length() - 1))
+    if smaller >= batch:  # the batch is small already: only more positions make more steps
+        return (f"{train_positions} training positions make {steps} optimiser step(s) an epoch "
+                f"at --batch {batch}; a data set this small trains a net little: more "
+                "positions (or more epochs) train further")
+    return (f"{train_positions} training positions make {steps} optimiser step(s) an epoch at "
+            f"--batch {batch}; on a data set this small a smaller --batch (e.g. {smaller}, "
+            f"{-(-train_positions // smaller)} steps) trains further in the same epochs")
+
+
+class TrainBar:
+    """A training's progress: the positions of the epoch being trained with the trainer's rate
+    and time left, and one line per finished epoch."""
+
+    def __init__(self, epochs: int, bar: Bar) -> None:
+        self.epochs = epochs
+        self.bar = bar
+        self.rate = 0.0
+        self.left = 0.0
+
+    def __call__(self, p) -> None:
+        self.rate, self.left = p.rate, p.seconds_left
+        self.bar.update(p.done, p.total, label=f"epoch {p.epoch}/{self.epochs}", rate=p.rate,
+                        left=p.seconds_left)
+
+    def epoch(self, e) -> None:
+        val = f"{e.val_loss:.6f}" if e.val_loss is not None else "-"
+        self.bar.line(f"  epoch {e.epoch}/{self.epochs}  loss train {e.train_loss:.6f}  "
+                      f"validation {val}  lr {e.lr:.3g}  {self.rate:,.0f} positions/s  "
+                      f"{clock(self.left)} left  net {e.checksum}")
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+class TrainingKind:
+    """Net trainings: one net checkpoint and one record per epoch."""
+
+    name = TrainConfig.kind
+    stored = TRAIN_STORED
+    overlays = False
+    config_class = TrainConfig
+
+    def new(self, config: TrainConfig, *, out_dir: str | Path, run_id: str | None,
+            workers: int, ui: RunUI, **start: Any) -> Job:
+        reading = ui.progress("reading the data", 0, "positions")
+        try:
+            store, packed = new_training(config, out_dir=out_dir, run_id=run_id,
+                                         workers=workers, progress=reading.update)
+        finally:
+            reading.close()
+        return Job(store=store, plan=config, data=packed, workers=workers)
+
+    def resume(self, store: Store, *, generations: int | None, workers: int | None,
+               backend: str, scheduler: str) -> Job:
+        cfg = open_training(store)
+        if generations is not None:
+            cfg = TrainConfig(data=cfg.data, settings={**cfg.settings, "epochs": generations},
+                              init=cfg.init, max_bad=cfg.max_bad, cache_dir=cfg.cache_dir)
+            try:
+                settings_of(cfg)
+            except FieldError as exc:  # resume's flag is --generations (a training's epochs)
+                if exc.field != "epochs":
+                    raise
+                raise ConfigError(f"--generations {exc.problem}") from None
+        return Job(store=store, plan=cfg, workers=0 if workers is None else workers)
+
+    def execute(self, job: Job, ui: RunUI) -> Summary:
+        """Runs (or continues) a training with its progress line; its summary lines."""
+        store, cfg = job.store, job.plan
+        bar = TrainBar(cfg.generations, ui.progress(f"epoch 1/{cfg.generations}", 0,
+                                                    "positions"))
+        try:
+            s = execute_training(store, cfg, data=job.data, progress=bar, on_epoch=bar.epoch,
+                                 workers=job.workers, on_start=lambda: ui.info(
+                                     f"training {store.run_id} in {store.root}"))
+        except KeyboardInterrupt:
+            raise Interrupted(f"interrupted; every finished epoch is stored: continue with "
+                              f"'evotune resume {store.run_id}'") from None
+        finally:
+            bar.close()
+        last = s.epochs[-1] if s.epochs else None
+        losses = (f"loss train {last.train_loss:.6f}, validation "
+                  + (f"{last.val_loss:.6f}" if last.val_loss is not None else "-")) if last else ""
+        lines = (f"training {s.run_id}: {len(s.epochs)} epochs on {s.train_positions} of "
+                 f"{s.positions} positions, {s.seconds:.1f} s; {losses}",
+                 f"net {s.net_path} (checksum {s.checksum})")
+        note = few_steps_note(s.train_positions, int(cfg.settings.get("batch", 0)))
+        return Summary(run_id=s.run_id, lines=lines,
+                       notes=(f"evotune: note: {note}",) if note else (), record=s)
+
+    def status(self, store: Store, *, every: bool) -> Status:
+        view = load_training(store)
+        return Status(info=view.info(), lines=tuple(status_lines(view)))
+
+    def row(self, store: Store) -> tuple[str, ...]:
+        view = load_training(store)
+        last = view.epochs[-1] if view.epochs else None
+        positions = f"{last.positions:,} positions" if last else "-"
+        loss = "-"
+        if last is not None:
+            loss = (f"loss {last.val_loss:.5f} (validation)" if last.val_loss is not None
+                    else f"loss {last.train_loss:.5f} (training)")
+        return (store.run_id, view.config.strategy,
+                f"epoch {of_total(len(view.epochs), view.total)}", positions, loss,
+                "finished" if view.finished else "stopped", started(store))
+
+    def plot(self, stores: Sequence[Store], *, out: str, x: str, squares: list[str] | None,
+             runs_dir: str, progress: Callable[[int, int], None]) -> list[Path]:
+        return list(write_loss_plot(load_training(stores[0]), out))
+
+    def report(self, store: Store, *, out: str, rule: str, x: str, squares: list[str] | None,
+               runs_dir: str, progress: Callable[[int, int], None]) -> list[Path]:
+        md, page = write_training_report(load_training(store), out)
+        return [page, md]
+
+    def export(self, store: Store, *, fmt: str, engine: str | None, rule: str, runs_dir: str,
+               out_file: str | None) -> Exported:
+        if out_file is None:
+            raise ConfigError(f"run '{store.run_id}' is a training: its net is binary; give "
+                              "--out FILE")
+        data = export_training(store, fmt)
+        note = bullet_reader_note(stored_net(store)) if fmt == "bullet" else ""
+        return Exported(data=data, what=f"{fmt}, {len(data)} bytes",
+                        after=(f"evotune: note: {out_file}: {note}",) if note else ())
+
+    def verify(self, store: Store, *, settings: Any, runs_dir: str,
+               progress: Callable | None) -> dict:
+        return verify_training(store, settings=settings, progress=progress)
+
+    def recommend(self, run: RunData, rule: str) -> Recommendation:
+        raise ConfigError(f"run '{run.run_id}' trained a net, which is not a vector of "
+                          "evaluation weights")
+
+
+TRAINING = TrainingKind()
+"""The training kind (registered by :mod:`evotune.kinds`)."""

@@ -1,0 +1,99 @@
+"""What the two kinds that tune a weight vector (games runs, :mod:`.games`; Texel fits,
+:mod:`.fit`) share: their generations are stored alike (one weight vector per population member
+and generation, :func:`evotune.runs.rundata.load_run`), so their status record, plots, report,
+export and verification are one (:class:`WeightsKind`); each kind adds its status line, its row,
+its lifecycle and its recommendation."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..errors import ConfigError
+from ..reporting.export import NET_FORMATS, export_net, export_run
+from ..reporting.plots import write_plots
+from ..reporting.report import write_report
+from ..runs.store import Store
+from ..runs.kinds import Exported, Status
+from ..runs.records import Generation
+from ..runs.rundata import load_run
+from ..verify.run import verify_run
+from .view import started, weight_lines
+
+
+class WeightsKind:
+    """The commands' side of a kind whose runs tune a weight vector (subclasses: games, fit)."""
+
+    overlays = True
+    """Runs of these kinds plot overlaid (``evotune plot RUN RUN2``)."""
+    stds = True
+    """Whether its status shows the population's deviations."""
+
+    def budget(self, cfg: Any) -> int:
+        """The run's games budget (0: none)."""
+        return 0
+
+    def status_head(self, store: Store, info: dict, done: str) -> list[str]:
+        """The first line(s) of the status (below: the weights)."""
+        raise NotImplementedError
+
+    def status_info(self, store: Store, info: dict, last: Generation | None) -> dict:
+        """The status record (``evotune status --json``) with the kind's fields added."""
+        return info
+
+    def status(self, store: Store, *, every: bool) -> Status:
+        manifest = store.manifest()
+        cfg, state = manifest.config, store.current_state()
+        gens = store.generations(state)
+        first, last = (gens[0], gens[-1]) if gens else (None, None)
+        info: dict[str, Any] = {
+            "run_id": store.run_id, "kind": manifest.kind, "strategy": cfg.strategy,
+            "np": cfg.np, "generation": state.generation if state else 0,
+            "generations": cfg.generations, "games": state.games if state else 0,
+            "max_games": self.budget(cfg),
+            "seconds": round(state.seconds, 2) if state else 0.0,
+            "finished": bool(state and state.finished), "started": started(store),
+            "names": list(last.names) if last else [],
+            "mean": list(last.mean) if last else [], "std": list(last.std) if last else [],
+            "initial_mean": list(first.mean) if first else []}
+        info = self.status_info(store, info, last)
+        done = f"{info['seconds']:.1f} s, {'finished' if info['finished'] else 'not finished'}"
+        lines = self.status_head(store, info, done)
+        start = info["initial_mean"] or info["mean"]
+        changes = [m - s for m, s in zip(info["mean"], start)]
+        lines += weight_lines(info["names"], info["mean"], changes,
+                              info["std"] if self.stds else None, every=every)
+        if "guard" in info:
+            lines.append(info["guard"]["sentence"])
+        return Status(info=info, lines=tuple(lines))
+
+    def plot(self, stores: Sequence[Store], *, out: str, x: str, squares: list[str] | None,
+             runs_dir: str, progress: Callable[[int, int], None]) -> list[Path]:
+        result = write_plots([load_run(s, out_dir=runs_dir) for s in stores], x=x,
+                             out_dir=out, squares=squares, progress=progress)
+        return [p for pair in result.paths.values() for p in pair]
+
+    def report(self, store: Store, *, out: str, rule: str, x: str, squares: list[str] | None,
+               runs_dir: str, progress: Callable[[int, int], None]) -> list[Path]:
+        files = write_report(store, out_dir=out, runs_dir=runs_dir, rule=rule, x=x,
+                             squares=squares, progress=progress)
+        return [files.html, files.markdown]
+
+    def export(self, store: Store, *, fmt: str, engine: str | None, rule: str, runs_dir: str,
+               out_file: str | None) -> Exported:
+        if fmt in NET_FORMATS:
+            if engine is not None:
+                raise ConfigError(f"--engine maps weights onto another spec; --format {fmt} "
+                                  "writes the run's own net: leave --engine out")
+            if out_file is None:
+                raise ConfigError(f"--format {fmt} writes a net, which is binary; give --out "
+                                  "FILE")
+            net = export_net(store, fmt=fmt, rule=rule, runs_dir=runs_dir)
+            what = f"{fmt}, {len(net.data)} bytes"
+            what += f"; {net.net.describe()}" if fmt == "evotune" else ""  # bullet's: no scale
+            return Exported(data=net.data, what=what, notes=tuple(net.notes))
+        result = export_run(store, fmt=fmt, engine=engine, rule=rule, runs_dir=runs_dir)
+        return Exported(data=result.text, notes=tuple(result.notes))
+
+    def verify(self, store: Store, *, settings: Any, runs_dir: str,
+               progress: Callable | None) -> dict:
+        return verify_run(store, settings=settings, runs_dir=runs_dir, progress=progress)

@@ -1,0 +1,274 @@
+"""What a run kind is: the protocols every kind follows (:class:`RunKind`), its configuration's
+(:class:`KindConfig`), the record of what a run did (:class:`Summary`), and the one registry of kinds
+(:func:`register`, :func:`kind_named`, :func:`kind_of`).
+
+A kind is one object: games runs (:mod:`evotune.kinds.games`), Texel fits
+(:mod:`evotune.kinds.fit`) and net trainings (:mod:`evotune.kinds.training`) each register one
+(:mod:`evotune.kinds` does, once, on import); the commands ask it for a run's status, its row
+in ``evotune runs``, how it continues, its report, plots, export, verification and
+recommendation, and never test a kind's name. How the store reads a kind's manifest is the
+kind's :class:`StoredKind` (:mod:`evotune.runs.manifest` knows the three built-in ones).
+
+This module sits low (runs/) so that every layer can name the protocol; the kinds themselves sit
+above reporting and verify, whose readers and matches they use.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Protocol, Sequence, runtime_checkable
+
+from ..errors import StoreError
+
+if TYPE_CHECKING:  # type names only: the store imports this module
+    from .fitconfig import DataFile
+    from .rundata import Recommendation, RunData
+    from .store import Store
+
+
+@runtime_checkable
+class KindConfig(Protocol):
+    """What every kind's configuration is (:class:`~evotune.runs.config.RunConfig`,
+    :class:`~evotune.runs.fitconfig.TexelConfig`, :class:`~evotune.runs.trainconfig.
+    TrainConfig`): frozen, validated when made, stored as a dict in the manifest."""
+
+    kind: ClassVar[str]
+
+    @property
+    def strategy(self) -> str: ...
+
+    @property
+    def np(self) -> int: ...
+
+    @property
+    def generations(self) -> int: ...
+
+    def summary_items(self) -> list[tuple[str, str]]: ...
+
+    def to_dict(self) -> dict: ...
+
+    def identity_dict(self) -> dict: ...
+
+
+ConfigReader = Callable[[dict, dict, int], "tuple[KindConfig, tuple[DataFile, ...]]"]
+"""``(manifest, config, format) -> (config, data files)``: a manifest's config read, validated."""
+
+
+@dataclass(frozen=True)
+class StoredKind:
+    """How the store reads and checks the manifest of one kind."""
+
+    name: str
+    """The manifest's ``kind``."""
+    read: ConfigReader
+    """Reads the manifest's config (and data files); EvotuneError when invalid."""
+    data_files: bool = False
+    """Whether its manifest names the data files it read (fits, trainings)."""
+    takes_start: bool = False
+    """Whether a run of it may start from earlier weights (``init_from``: games runs)."""
+    weights: bool = True
+    """Whether its runs store a weight vector per generation (:func:`evotune.runs.rundata.
+    load_run` reads them; a training stores nets)."""
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a run of any kind did when it stopped, as the command prints it; ``record`` is the
+    kind's own summary (:class:`evotune.tuning.loop.RunSummary`, a fit's dict,
+    :class:`evotune.learn.nn.trainrun.TrainSummary`)."""
+
+    run_id: str
+    """The run's id."""
+    lines: tuple[str, ...]
+    """What the command prints on stdout."""
+    notes: tuple[str, ...] = ()
+    """Notes and warnings for stderr (whole lines, ``evotune: note: ...``)."""
+    record: Any = None
+    """The kind's own summary record."""
+
+
+class Bar(Protocol):
+    """A progress display (the command line's :class:`~evotune.cli.progress.Progress`)."""
+
+    def update(self, done: int, total: int | None = None, *, label: str | None = None,
+               note: str | None = None, rate: float | None = None,
+               left: float | None = None) -> None: ...
+
+    def line(self, text: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class RunUI(Protocol):
+    """What a kind may show while it runs (the command line gives one)."""
+
+    def progress(self, label: str, total: int = 0, unit: str = "games") -> Bar: ...
+
+    def info(self, text: str) -> None:
+        """A line on stderr (where the run is, what it starts from)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Status:
+    """``evotune status`` of a run: its record (``--json``) and its lines."""
+
+    info: dict
+    """The JSON record."""
+    lines: tuple[str, ...]
+    """What the command prints."""
+
+
+@dataclass(frozen=True)
+class Exported:
+    """What ``evotune export`` writes: text or binary data, and the lines around it."""
+
+    data: str | bytes
+    """The export (bytes: a net, written only to a file)."""
+    what: str = ""
+    """How the 'wrote FILE (...)' line describes a binary export ('' for text)."""
+    notes: tuple[str, ...] = ()
+    """Notes for stderr before the export is written."""
+    after: tuple[str, ...] = field(default=())
+    """Notes for stderr after it is written."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """A run ready to execute, new or reopened: its store and what its kind continues."""
+
+    store: Store
+    """The run's store (its writer lock is taken by the kind's lifecycle)."""
+    plan: Any
+    """What the kind's :meth:`RunKind.execute` runs: a games run's plan, a fit's or a
+    training's config."""
+    data: Any = None
+    """Data read already (a new fit's or training's positions); None: the kind reads them."""
+    workers: int = 0
+    """Worker processes or threads (0: one per core)."""
+
+
+class RunKind(Protocol):
+    """One kind of run: its stored form, its lifecycle and how the commands show it."""
+
+    name: str
+    """The manifest's ``kind`` ('games', 'fit', 'train')."""
+    stored: StoredKind
+    """How the store reads its manifest."""
+    overlays: bool
+    """Whether its plots overlay with other runs' (``evotune plot RUN RUN2``)."""
+
+    @property
+    def config_class(self) -> type:
+        """Its configuration's class (a :class:`KindConfig`)."""
+        ...
+
+    def new(self, config: Any, *, out_dir: str | Path, run_id: str | None, workers: int,
+            ui: RunUI, **start: Any) -> Job:
+        """Creates a new run of ``config`` (every input checked first; ``start``: what the kind
+        starts from, e.g. a games run's engine spec and ``init_from``)."""
+        ...
+
+    def resume(self, store: Store, *, generations: int | None, workers: int | None,
+               backend: str, scheduler: str) -> Job:
+        """Opens a stopped run to continue (``evotune resume``; ``generations``: a new limit)."""
+        ...
+
+    def execute(self, job: Job, ui: RunUI) -> Summary:
+        """Runs (or continues) the run to its end."""
+        ...
+
+    def status(self, store: Store, *, every: bool) -> Status: ...
+
+    def row(self, store: Store) -> tuple[str, ...]:
+        """Its row in ``evotune runs`` (RUN, KIND, PROGRESS, AMOUNT, RESULT, STATE, STARTED)."""
+        ...
+
+    def plot(self, stores: Sequence[Store], *, out: str, x: str, squares: list[str] | None,
+             runs_dir: str, progress: Callable[[int, int], None]) -> list[Path]: ...
+
+    def report(self, store: Store, *, out: str, rule: str, x: str, squares: list[str] | None,
+               runs_dir: str, progress: Callable[[int, int], None]) -> list[Path]: ...
+
+    def export(self, store: Store, *, fmt: str, engine: str | None, rule: str,
+               runs_dir: str, out_file: str | None) -> Exported: ...
+
+    def verify(self, store: Store, *, settings: Any, runs_dir: str,
+               progress: Callable | None) -> dict:
+        """Plays the verification matches and stores verify.json (:mod:`evotune.verify`)."""
+        ...
+
+    def recommend(self, run: RunData, rule: str) -> Recommendation:
+        """The weights a stored run recommends (:func:`evotune.runs.rundata.recommend` asks);
+        ConfigError for a kind without a weight vector (a training: its net)."""
+        ...
+
+
+BUILTIN = "evotune.kinds"
+"""The package whose import registers the built-in kinds (loaded on the first lookup, as a
+plugin's entry point would be: the kinds sit above this layer)."""
+
+_KINDS: dict[str, RunKind] = {}
+_STORED: dict[str, StoredKind] = {}
+
+
+def register_stored(stored: StoredKind) -> None:
+    """Lets the store read manifests of ``stored.name`` (the built-in ones: by the manifest)."""
+    _STORED[stored.name] = stored
+
+
+def stored_kind(name: str) -> StoredKind | None:
+    """How the store reads a manifest of kind ``name``; None for an unknown kind (the built-in
+    kinds are loaded first: a kind added there is read without importing them by hand)."""
+    if name not in _STORED:
+        _load_builtin()
+    return _STORED.get(name)
+
+
+def _load_builtin() -> None:
+    """Registers the built-in kinds (:data:`BUILTIN`) unless they are registered already."""
+    if BUILTIN not in sys.modules:
+        importlib.import_module(BUILTIN)
+
+
+def stored_kinds() -> tuple[str, ...]:
+    """The names of the kinds the store reads."""
+    return tuple(_STORED)
+
+
+def register(kind: RunKind) -> RunKind:
+    """Adds a kind (once per name); the store then reads its manifests too."""
+    if kind.name in _KINDS and _KINDS[kind.name] is not kind:
+        raise StoreError(f"a run kind '{kind.name}' is registered already")
+    _KINDS[kind.name] = kind
+    register_stored(kind.stored)
+    return kind
+
+
+def unregister(name: str) -> None:
+    """Removes a kind added by :func:`register` (a test's toy kind)."""
+    _KINDS.pop(name, None)
+    _STORED.pop(name, None)
+
+
+def kind_named(name: str) -> RunKind:
+    """The registered kind ``name``; StoreError naming the known ones otherwise."""
+    _load_builtin()
+    try:
+        return _KINDS[name]
+    except KeyError:
+        raise StoreError(f"no run kind '{name}' is known here (known: "
+                         f"{', '.join(sorted(_KINDS)) or 'none'})") from None
+
+
+def kind_of(store: Store) -> RunKind:
+    """The kind of the run in ``store`` (its manifest's)."""
+    return kind_named(store.manifest().kind)
+
+
+def kinds() -> tuple[RunKind, ...]:
+    """Every registered kind, in registration order."""
+    _load_builtin()
+    return tuple(_KINDS.values())

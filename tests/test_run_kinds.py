@@ -1,0 +1,207 @@
+"""Run kinds are one protocol (issue 36, item 1): the commands ask a run's kind, so a new kind
+plugs in without editing them. A toy kind, registered here alone (no file of evotune changes),
+is created, listed by ``evotune runs``, shown by ``evotune status`` (text and --json) and
+continued by ``evotune resume``; the built-in kinds answer the same protocol."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from evotune.cli import main
+from evotune.errors import ConfigError, StoreError
+from evotune.kinds import FIT, GAMES, TRAINING, kind_named, kind_of, kinds
+from evotune.runs.config import RunConfig
+from evotune.runs.fitconfig import TexelConfig
+from evotune.runs.kinds import (Exported, Job, KindConfig, RunKind, Status, StoredKind, Summary,
+                                register, unregister)
+from evotune.runs.rundata import Recommendation
+from evotune.runs.store import Store
+from evotune.runs.trainconfig import TrainConfig
+
+
+@dataclass(frozen=True)
+class ToyConfig:
+    """A toy kind's config: count to ``steps``."""
+
+    kind: ClassVar[str] = "toy"
+    steps: int = 3
+    """How far the toy counts."""
+
+    @property
+    def strategy(self) -> str:
+        return "count"
+
+    @property
+    def np(self) -> int:
+        return 1
+
+    @property
+    def generations(self) -> int:
+        return self.steps
+
+    def summary_items(self) -> list[tuple[str, str]]:
+        return [("kind", "toy"), ("steps", str(self.steps))]
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def identity_dict(self) -> dict:
+        return self.to_dict()
+
+
+def _read_toy(manifest: dict, config: dict, fmt: int):
+    if not isinstance(config.get("steps"), int) or config["steps"] < 1:
+        raise ConfigError("a toy counts at least one step")
+    return ToyConfig(steps=config["steps"]), ()
+
+
+class ToyKind:
+    """Counts to its config's steps, one step per resume, in toy.json."""
+
+    name = "toy"
+    stored = StoredKind("toy", _read_toy)
+    overlays = False
+    config_class = ToyConfig
+
+    def new(self, config, *, out_dir, run_id, workers, ui, **start) -> Job:
+        store = Store.create(out_dir, run_id or "toy", config=config, identity={})
+        store.unlock()
+        return Job(store=store, plan=config)
+
+    def resume(self, store, *, generations, workers, backend, scheduler) -> Job:
+        return Job(store=store, plan=store.manifest().config)
+
+    def execute(self, job: Job, ui) -> Summary:
+        done = (job.store.read_document("toy") or {"done": 0})["done"] + 1
+        job.store.write_document("toy", {"done": done})
+        return Summary(run_id=job.store.run_id,
+                       lines=(f"toy {job.store.run_id}: step {done}/{job.plan.steps}",))
+
+    def status(self, store, *, every: bool) -> Status:
+        done = (store.read_document("toy") or {"done": 0})["done"]
+        steps = store.manifest().config.steps
+        return Status(info={"run_id": store.run_id, "kind": self.name, "done": done},
+                      lines=(f"toy {store.run_id}: counted {done} of {steps}",))
+
+    def row(self, store) -> tuple[str, ...]:
+        done = (store.read_document("toy") or {"done": 0})["done"]
+        return (store.run_id, "count", f"step {done}/{store.manifest().config.steps}", "-",
+                "-", "stopped", "now")
+
+    def plot(self, stores, *, out, x, squares, runs_dir, progress) -> list[Path]:
+        raise ConfigError("a toy has no plots")
+
+    def report(self, store, *, out, rule, x, squares, runs_dir, progress) -> list[Path]:
+        raise ConfigError("a toy has no report")
+
+    def export(self, store, *, fmt, engine, rule, runs_dir, out_file) -> Exported:
+        raise ConfigError("a toy exports nothing")
+
+    def verify(self, store, *, settings, runs_dir, progress) -> dict:
+        raise ConfigError("a toy plays no games")
+
+    def recommend(self, run, rule) -> Recommendation:
+        raise ConfigError("a toy recommends nothing")
+
+
+@pytest.fixture
+def toy():
+    kind = register(ToyKind())
+    yield kind
+    unregister(kind.name)
+
+
+def cli(capsys, *args: str) -> tuple[int, str, str]:
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_toy_kind_registered_in_a_test_is_listed_shown_and_resumed(toy, tmp_path, capsys):
+    store = toy.new(ToyConfig(steps=3), out_dir=tmp_path, run_id="toy-1", workers=0,
+                    ui=None).store
+    manifest = json.loads(store.manifest_path.read_text())
+    assert manifest["kind"] == "toy" and manifest["config"] == {"steps": 3}
+    assert "data_files" not in manifest and isinstance(store.manifest().config, ToyConfig)
+    assert kind_of(store) is toy
+
+    code, out, _ = cli(capsys, "resume", "toy-1", "--runs-dir", str(tmp_path))
+    assert code == 0 and out == "toy toy-1: step 1/3\n"
+    code, out, _ = cli(capsys, "status", "toy-1", "--runs-dir", str(tmp_path))
+    assert code == 0 and out == "toy toy-1: counted 1 of 3\n"
+    code, out, _ = cli(capsys, "status", "toy-1", "--runs-dir", str(tmp_path), "--json")
+    assert code == 0 and json.loads(out) == {"run_id": "toy-1", "kind": "toy", "done": 1}
+    code, out, _ = cli(capsys, "runs", "--runs-dir", str(tmp_path))
+    assert code == 0
+    assert out.splitlines()[1].split() == ["toy-1", "count", "step", "1/3", "-", "-",
+                                           "stopped", "now"]
+    code, _, err = cli(capsys, "report", "toy-1", "--runs-dir", str(tmp_path),
+                       "--reports", str(tmp_path / "reports"))
+    assert code == 2 and err.strip() == "evotune: error: a toy has no report"
+
+
+def test_a_run_of_an_unregistered_kind_is_refused_in_one_line(tmp_path, capsys):
+    register(ToyKind())
+    try:
+        Store.create(tmp_path, "toy-2", config=ToyConfig(steps=2), identity={}).unlock()
+    finally:
+        unregister("toy")
+    with pytest.raises(StoreError, match="'kind' must be one of games, fit, train, not 'toy'"):
+        Store.open("toy-2", tmp_path).manifest()
+    code, out, err = cli(capsys, "runs", "--runs-dir", str(tmp_path))
+    assert code == 0 and "toy-2  unreadable:" in out
+    with pytest.raises(StoreError, match="no run kind 'toy' is known"):
+        kind_named("toy")
+
+
+def test_a_kind_name_is_registered_once():
+    with pytest.raises(StoreError, match="a run kind 'games' is registered already"):
+        register(ToyKind.__new__(type("Other", (ToyKind,), {"name": "games"})))
+
+
+def test_the_built_in_kinds_follow_the_protocol():
+    assert [k.name for k in kinds()][:3] == ["games", "fit", "train"]
+    assert (kind_named("games"), kind_named("fit"), kind_named("train")) == (GAMES, FIT,
+                                                                             TRAINING)
+    for kind in (GAMES, FIT, TRAINING, ToyKind()):
+        assert kind.stored.name == kind.name
+        for method in ("new", "resume", "execute", "status", "row", "plot", "report", "export",
+                       "verify", "recommend"):
+            assert callable(getattr(kind, method)), (kind.name, method)
+    assert (GAMES.overlays, FIT.overlays, TRAINING.overlays) == (True, True, False)
+    assert (GAMES.config_class, FIT.config_class, TRAINING.config_class) == (
+        RunConfig, TexelConfig, TrainConfig)
+    assert (GAMES.stored.takes_start, FIT.stored.data_files, TRAINING.stored.data_files) == (
+        True, True, True)
+    assert isinstance(ToyConfig(), KindConfig)
+    _: RunKind = ToyKind()  # `mypy tests/test_run_kinds.py` checks the toy against the protocol
+
+
+def test_a_kind_that_does_not_overlay_or_store_weights_is_refused_in_one_line(tmp_path, capsys):
+    class NoWeights(ToyKind):
+        stored = StoredKind("toy", _read_toy, weights=False)
+
+    register(NoWeights())
+    try:
+        for run_id in ("toy-a", "toy-b"):
+            NoWeights().new(ToyConfig(), out_dir=tmp_path, run_id=run_id, workers=0, ui=None)
+        code, _, err = cli(capsys, "plot", "toy-a", "toy-b", "--runs-dir", str(tmp_path),
+                           "--reports", str(tmp_path / "reports"))
+        assert code == 2
+        assert err == "evotune: error: run 'toy-a' (toy) is plotted alone: give one run\n"
+        code, _, err = cli(capsys, "run", "--init-from", "toy-a", "--runs-dir", str(tmp_path))
+        assert code == 2 and err.count("\n") == 1
+        assert "run toy-a is a toy run, which stores no vector of evaluation weights" in err
+        assert not (tmp_path / "reports").exists()
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["toy-a", "toy-b"]
+    finally:
+        unregister("toy")
