@@ -22,7 +22,7 @@ from pathlib import Path
 from ..engine.netfile import FORMATS as NET_FORMATS
 from ..engine.netfile import SCALE, Net, net_bytes, read_net, with_output
 from ..errors import ConfigError, NetError, StoreError
-from ..spec.features import NNUE
+from ..engine.evaluation import spec_evaluation
 from ..runs.store import Store
 from ..strategies import strategy_class
 from ..strategies.spsa import default_ends, parse_spsa_lines
@@ -85,7 +85,8 @@ class NetExport:
 
 def is_net_run(data: RunData) -> bool:
     """True when ``data`` tuned a net's output layer (its engine spec evaluates with a net)."""
-    return data.spec is not None and data.spec.features == NNUE and bool(data.spec.net)
+    evaluation = None if data.spec is None else spec_evaluation(data.spec)
+    return evaluation is not None and evaluation.reads_file and bool(data.spec.net)
 
 
 def export_net(run: str | Path | Store | RunData, *, fmt: str, rule: str = "mean",
