@@ -38,7 +38,7 @@ def test_each_kind_knows_its_sizes_phi_and_code():
 
 
 def test_the_api_takes_an_evaluation_as_it_takes_its_name():
-    spec = load_engine_spec("pst")
+    spec = load_engine_spec("pst-pesto")
     w = spec.space().reference_array[:spec.eval_size]
     pst = evaluation_of("pst")
     assert api.evaluate(FEN, w, pst) == api.evaluate(FEN, w, "pst") != 0
