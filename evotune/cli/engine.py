@@ -61,11 +61,10 @@ def engine_and_net(engine: str) -> tuple[EngineSpec, str | None]:
     None)."""
     ref = parse_engine_ref(engine)
     spec = load_engine_spec(ref.spec)
-    if ref.spec != engine:  # SPEC:FILE
-        if spec.kind != "builtin" or not evaluation_of(spec.features).reads_file \
-                or ref.file is None:
+    if ref.file is not None:  # SPEC:FILE
+        if spec.kind != "builtin" or not evaluation_of(spec.features).reads_file:
             raise ConfigError(f"--engine {engine}: give an engine spec (weights go in "
-                              "--weights), or nnue:FILE for a network") from None
+                              "--weights), or nnue:FILE for a network")
         return spec, ref.file
     check_net_tables(spec)  # a spec naming its net: its tables as a run checks them
     return spec, None
