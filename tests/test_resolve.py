@@ -13,6 +13,7 @@ from evotune.match.resolve import resolve_player, resolve_player_list, resolve_p
 from evotune.runs.rundata import load_run, recommend
 from evotune.reporting.export import export_run
 from evotune.spec.file import load_engine_spec
+from evotune.spec.player import PlayerRef, parse_engine_ref, parse_player_ref
 from evotune.weightsio import weights_for
 
 SHANNON_REF = (100.0, 300.0, 330.0, 500.0, 900.0, 10.0)
@@ -27,6 +28,23 @@ def test_bare_spec_and_the_reference_alias():
         w.reference for w in load_engine_spec("example-centipawn").weights)
     assert split_player("reference:w.json") == ("reference", "w.json")
     assert split_player("engines/shannon.toml:x:y.json") == ("engines/shannon.toml", "x:y.json")
+
+
+def test_one_typed_parser_of_players_and_engines(tmp_path):
+    """spec/player.py reads SPEC[:WEIGHTS|NET] for players and --engine alike (issue 36)."""
+    ref = parse_player_ref("reference:w.json")
+    assert ref == PlayerRef("reference:w.json", "reference", "w.json")
+    assert (ref.spec_name, ref.is_reference, ref.bare_file) == ("shannon", True, False)
+    (tmp_path / "t.json").write_text("[1, 2, 3, 4, 5, 6]")
+    bare = parse_player_ref(str(tmp_path / "t.json"))
+    assert (bare.spec, bare.file, bare.bare_file) == ("shannon", str(tmp_path / "t.json"), True)
+    assert parse_player_ref("nnue:a:b.nnue").as_pair() == ("nnue", "a:b.nnue")
+    assert parse_engine_ref("pst") == PlayerRef("pst", "pst")
+    assert parse_engine_ref("nnue:x.nnue") == PlayerRef("nnue:x.nnue", "nnue", "x.nnue")
+    with pytest.raises(ConfigError, match="engine spec 'nope' not found"):
+        parse_engine_ref("nope")
+    with pytest.raises(ConfigError, match="player 'nope:x': 'nope' is not an engine spec"):
+        parse_engine_ref("nope:x")
 
 
 def test_spec_with_weights_list_flat_and_nested(tmp_path):

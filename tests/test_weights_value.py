@@ -9,7 +9,7 @@ import chess
 import numpy as np
 import pytest
 
-import evotune.engine.api as api
+import evotune.engine.evaluation as evaluation_module
 import evotune.space as space_module
 from evotune.engine import play_game, search
 from evotune.errors import WeightsError
@@ -40,7 +40,7 @@ def checks(monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(space_module, "check_weights", counted)
-    monkeypatch.setattr(api, "check_weights", counted)
+    monkeypatch.setattr(evaluation_module, "check_weights", counted)
     return calls
 
 

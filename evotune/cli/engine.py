@@ -17,11 +17,11 @@ from ..engine.bench import QUICK, BenchSettings, format_bench, run_bench
 from ..engine.uci import run as run_uci
 from ..spec.model import EngineSpec
 from ..errors import ConfigError
-from ..spec.features import NNUE
-from ..match.resolve import split_player
+from ..engine.evaluation import evaluation_of
 from ..players.nets import check_net_tables, evaluation
 from ..players.spec import player_from_engine_spec
-from ..spec.file import load_engine_spec, resolve_engine_spec_path
+from ..spec.file import load_engine_spec
+from ..spec.player import parse_engine_ref
 from ..weightsio import load_weights_file, parse_weights_text
 
 
@@ -59,18 +59,13 @@ def perft(fen: str | None, depth: int | None, divide: bool, suite: str | None,
 def engine_and_net(engine: str) -> tuple[EngineSpec, str | None]:
     """``--engine``: a spec, or ``nnue:FILE`` (a net spec and a net file) -> (spec, net file or
     None)."""
-    try:
-        resolve_engine_spec_path(engine)
-    except ConfigError:
-        if ":" not in engine:
-            raise
-        token, path = split_player(engine)
-        spec = load_engine_spec(token)
-        if spec.features != NNUE or path is None:
+    ref = parse_engine_ref(engine)
+    spec = load_engine_spec(ref.spec)
+    if ref.file is not None:  # SPEC:FILE
+        if spec.kind != "builtin" or not evaluation_of(spec.features).reads_file:
             raise ConfigError(f"--engine {engine}: give an engine spec (weights go in "
-                              "--weights), or nnue:FILE for a network") from None
-        return spec, path
-    spec = load_engine_spec(engine)
+                              "--weights), or nnue:FILE for a network")
+        return spec, ref.file
     check_net_tables(spec)  # a spec naming its net: its tables as a run checks them
     return spec, None
 
@@ -83,7 +78,7 @@ def builtin_weights(engine: str, weights: str | None):
     if spec.kind != "builtin":
         raise ConfigError(f"engine '{engine}' is a '{spec.kind}' engine; give a builtin spec "
                           "(shannon, pst, extended, pst-pesto, nnue:FILE or a .toml file)")
-    if spec.features == NNUE:
+    if evaluation_of(spec.features).reads_file:
         if weights is not None:
             raise ConfigError("--weights: an nnue engine has no weights; give its net as "
                               "--engine nnue:FILE")
@@ -116,7 +111,7 @@ def search(fen: str, depth: int, nodes: int, weights: str | None, engine: str) -
     """Search FEN with the built-in engine; print move, score, depth, nodes, nodes/s and PV
     (a uct spec: then the root's moves with their visits and mean values)."""
     spec, w = builtin_weights(engine, weights)
-    if spec.features == NNUE:  # a net: alpha-beta over the net's evaluation
+    if evaluation_of(spec.features).reads_file:  # a net: alpha-beta over its evaluation
         r = run_search(fen, w, depth=depth, nodes=nodes, features=spec.features)
     else:
         player = player_from_engine_spec(spec, w)
@@ -171,7 +166,8 @@ def bench(as_json: bool, quick: bool, engine: str | None) -> None:
     search changes). Speeds are wall-clock and depend on the machine's load."""
     spec, net = (None, None) if engine is None else builtin_weights(engine, None)
     result = run_bench(QUICK if quick else BenchSettings(), spec,
-                       weights=net if spec is not None and spec.features == NNUE else None)
+                       weights=net if spec is not None
+                       and evaluation_of(spec.features).reads_file else None)
     click.echo(json.dumps(result.as_dict()) if as_json else format_bench(result))
 
 

@@ -16,11 +16,9 @@ import chess.polyglot
 import numpy as np
 
 from ..errors import ConfigError, PositionError
-from ..spec.features import (FEATURE_SETS, FS_NNUE, NNUE, denominator, feature_names,
-                           feature_set_code, phi_size)
+from ..spec.features import FEATURE_SETS, denominator, feature_names, feature_set_code
 from ..rules import MATE, RESULTS, TERMINATIONS, Adjudication
 from ..spec.search import SearchSettings
-from ..space import Weights, check_weights
 from . import searches
 from .core import layout as T
 from .core.batch import phi_batch_core
@@ -28,7 +26,8 @@ from .core.game import (eval_core, eval_line_core, phi_core, play_game_core, qse
                         search_core)
 from .core.moves import F_CASTLE, F_DOUBLE, F_EP, encode, unpack
 from .core.perft import perft_divide_core
-from .netstate import Tail, as_net, rows
+from .evaluation import Evaluation, engine_weights, evaluation_of
+from .netstate import Tail, rows
 
 logger = logging.getLogger(__name__)
 
@@ -114,19 +113,6 @@ def to_board(position) -> chess.Board:
     return board
 
 
-def engine_weights(weights, what: str, features: str = "shannon"):
-    """The core's int64 vector of a linear set (a Weights of the set's names as made, others
-    checked here); for ``nnue`` the Net itself."""
-    if features == NNUE:
-        return as_net(weights, what)
-    names = feature_names(features)
-    if isinstance(weights, Weights) and weights.names == names:
-        return weights.engine
-    label = names if len(names) <= 8 else (f"the {len(names)} weights of feature set "
-                                           f"'{features}'",)
-    return np.rint(check_weights(weights, size=len(names), names=label, what=what)).astype(np.int64)
-
-
 def _check_limits(depth: int, nodes: int) -> None:
     if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) \
             or not 1 <= depth <= MAX_DEPTH:
@@ -141,7 +127,7 @@ _contexts = threading.local()
 
 
 def board_arrays(board: chess.Board, tt_bits: int, *, reuse: bool = False,
-                 features: str = "shannon", tail: Tail | None = None
+                 features: str | Evaluation = "shannon", tail: Tail | None = None
                  ) -> tuple[np.ndarray, np.ndarray]:
     """The core's state arrays (U, S) for ``board``, history from its move stack, evaluating with
     the feature set ``features`` (its weights are set by the caller; ``tail``: the nets behind
@@ -175,7 +161,7 @@ def board_arrays(board: chess.Board, tt_bits: int, *, reuse: bool = False,
         U[T.U_OCC + (p - 1) // 6] |= b
         S[T.S_MB + sq] = p
     U[T.U_ALL] = U[T.U_OCC] | U[T.U_OCC + 1]
-    S[T.S_FSET] = FS_NNUE if features == NNUE else feature_set_code(features)
+    S[T.S_FSET] = evaluation_of(features).code
     if tail is not None:
         tail.install(S, size)
     cr = board.clean_castling_rights()
@@ -251,7 +237,7 @@ def phi(position, features: str = "shannon") -> np.ndarray:
 features_int = features
 
 
-def evaluate(position, weights, features: str = "shannon") -> int:
+def evaluate(position, weights, features: str | Evaluation = "shannon") -> int:
     """The core's evaluation of ``position`` with ``weights`` (rounded), side to move's view:
     ``round(w) . phi_int`` for shannon, ``round(w) . phi_int / 24`` rounded toward zero for the
     tapered sets; for ``nnue`` the net's integer output (``weights`` is a Net), clamped."""
@@ -271,7 +257,8 @@ def encode_move(board: chess.Board, move: chess.Move) -> int:
     return int(encode.py_func(move.from_square, move.to_square, move.promotion or 0, flags))
 
 
-def evaluate_line(position, moves, weights, features: str = "shannon") -> np.ndarray:
+def evaluate_line(position, moves, weights,
+                  features: str | Evaluation = "shannon") -> np.ndarray:
     """int64 (len(moves) + 1,): :func:`evaluate` of ``position`` and after each of ``moves``
     (UCI strings or chess.Moves, legal, played in turn), each from its side to move's view,
     kept incrementally by the core as its search does (a net's accumulators by make_move)."""
@@ -364,7 +351,7 @@ def phi_batch(fens, features: str = "shannon") -> PhiBatch:
 
 
 def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarray | None = None,
-           tt_bits: int = DEFAULT_TT_BITS, features: str = "shannon",
+           tt_bits: int = DEFAULT_TT_BITS, features: str | Evaluation = "shannon",
            settings: SearchSettings | None = None,
            tree: searches.SearchTree | None = None) -> SearchResult:
     """Search ``position`` to ``depth`` (and at most about ``nodes`` nodes when > 0).
@@ -372,8 +359,9 @@ def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarra
     ``stop`` is an int64 array of length >= 1; setting ``stop[0] = 1`` from another thread ends
     the search like the node limit (the first iteration always completes, except with a net:
     then the best root move searched so far is played, ``depth`` 0). ``tt_bits``: the
-    transposition table holds 2**tt_bits entries (16 bytes each). ``features``: the feature set
-    the weights belong to (``nnue``: ``weights`` is a Net). ``settings``: another search than
+    transposition table holds 2**tt_bits entries (16 bytes each). ``features``: the evaluation
+    the weights belong to, a name or an :class:`~evotune.engine.evaluation.Evaluation` (``nnue``:
+    ``weights`` is a Net). ``settings``: another search than
     alpha-beta (uct: ``nodes`` simulations, probability: ``nodes`` nodes; 0: the settings'
     default budget; ``depth`` does not apply); ``tree``: the player's UCT tree, reused when
     ``position`` continues the game of its last search.
@@ -421,7 +409,7 @@ class QuiescenceResult:
     ``score == trunc(round(w) . leaf_phi)`` unless the leaf is mate (a net: empty)."""
 
 
-def qsearch(position, weights, features: str = "shannon") -> QuiescenceResult:
+def qsearch(position, weights, features: str | Evaluation = "shannon") -> QuiescenceResult:
     """Quiescence search of ``position`` (the search's quiescence: stand pat, captures and
     promotions, all evasions in check), full window."""
     board = to_board(position)
@@ -433,18 +421,18 @@ def qsearch(position, weights, features: str = "shannon") -> QuiescenceResult:
     score = int(qsearch_core(U, S, np.zeros(1, dtype=np.int64), out))
     pv = _uci(S[T.S_PV:T.S_PV + S[T.S_PVLEN]])
     return QuiescenceResult(static=static, score=score, pv=pv,
-                            leaf_phi=out / float(1 if features == NNUE else denominator(features)))
+                            leaf_phi=out / float(evaluation_of(features).denominator))
 
 
 def _phi_width(sets) -> int:
-    """The width of phi rows for players of the feature sets ``sets`` (a net has no phi)."""
-    return max(phi_size(s) for s in sets)
+    """The width of phi rows for players of the evaluations ``sets`` (a net has no phi)."""
+    return max(evaluation_of(s).phi_width for s in sets)
 
 
 def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_plies: int = 400,
               adjudication: Adjudication = Adjudication(),
               tt_bits: int = DEFAULT_TT_BITS,
-              features: str | tuple[str, str] = "shannon",
+              features: str | Evaluation | tuple[str | Evaluation, str | Evaluation] = "shannon",
               settings: tuple[SearchSettings, SearchSettings] | None = None) -> GameOutcome:
     """Play a whole game from ``position`` inside one core call; ``white``/``black`` are weights
     of the feature set ``features`` (or of ``features[0]`` and ``features[1]``; Nets for
@@ -457,7 +445,7 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
     settings reuse it, so its scores depend on the game before; a probability side searches
     ``nodes`` nodes (0: its default).
     """
-    sets = (features, features) if isinstance(features, str) else tuple(features)
+    sets = tuple(features) if isinstance(features, (tuple, list)) else (features, features)
     if len(sets) != 2:
         raise ConfigError(f"features must be a feature set or a (white, black) pair, got "
                           f"{features!r}")
@@ -467,8 +455,7 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
     weights = np.zeros((2, width), dtype=np.int64)
     weights[0, :ww.size] = ww
     weights[1, :wb.size] = wb
-    fsets = np.array([FS_NNUE if s == NNUE else feature_set_code(s) for s in sets],
-                     dtype=np.int64)
+    fsets = np.array([evaluation_of(s).code for s in sets], dtype=np.int64)
     _check_limits(depth, nodes)
     if isinstance(max_plies, bool) or not isinstance(max_plies, (int, np.integer)) \
             or max_plies < 0:

@@ -44,13 +44,13 @@ from dataclasses import asdict, dataclass, replace
 import chess
 
 from ..errors import ConfigError
-from ..spec.features import NNUE
 from ..limits import Limits
 from ..paths import DEFAULT_OPENINGS
 from ..spec.search import SearchSettings
 from ..space import SHANNON_REFERENCE
 from . import api as core
 from . import reference
+from .evaluation import evaluation_of
 
 logger = logging.getLogger(__name__)
 
@@ -193,11 +193,11 @@ def run_bench(settings: BenchSettings = BenchSettings(), spec=None, *,
     features = "shannon" if spec is None else spec.features
     how = SearchSettings() if spec is None else spec.search
     if weights is None:
-        if features == NNUE:
+        if evaluation_of(features).reads_file:
             raise ConfigError(f"bench: engine spec '{name}' needs its net; give nnue:FILE")
         weights = BENCH_WEIGHTS if spec is None else spec.space().reference_array
         weights = weights[:len(weights) - len(how.weight_names())]  # the evaluation's
-    net = features == NNUE
+    net = evaluation_of(features).reads_file
     limit = settings.net_nodes if net else 0
     game_limits = replace(settings.game_limits, nodes=settings.net_game_nodes) if net \
         else settings.game_limits

@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ConfigError
-from ..spec.features import NNUE
-from .api import engine_weights, evaluate, feature_names, phi
+from .api import evaluate, feature_names, phi
+from .evaluation import engine_weights, evaluation_of
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ def contributions(position, weights, features: str = "shannon", *,
                   nonzero: bool = True) -> tuple[list[Contribution], int]:
     """(the features of ``position`` with their weighted contributions, the core's evaluation).
     ``nonzero``: only the features whose value is not zero."""
-    if features == NNUE:
+    if not evaluation_of(features).phi_width:
         raise ConfigError("a network has no linear features to list; its evaluation is "
                           "'evotune search FEN --depth 1 --engine nnue:FILE' or the nn commands")
     w = engine_weights(weights, "weights", features)

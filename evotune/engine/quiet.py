@@ -20,11 +20,11 @@ import chess
 import numpy as np
 
 from ..errors import PositionError
-from ..spec.features import NNUE, denominator, phi_size
-from .api import board_arrays, engine_weights, to_board
+from .api import board_arrays, to_board
 from .core import layout as L
 from .core.batch import qsearch_batch_core
 from .core.game import quiescence_core
+from .evaluation import engine_weights, evaluation_of
 from .netstate import rows
 
 _MAX_NNZ = 128
@@ -57,7 +57,7 @@ def _state(features: str, weights, board=None) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _denominator(features: str) -> float:
-    return 1.0 if features == NNUE else float(denominator(features))
+    return float(evaluation_of(features).denominator)
 
 
 def qsearch(position, weights, features: str = "shannon") -> tuple[int, int, bool, np.ndarray]:
@@ -66,7 +66,7 @@ def qsearch(position, weights, features: str = "shannon") -> tuple[int, int, boo
     board = to_board(position)
     board = chess.Board(board.fen()) if board.move_stack else board
     U, S = _state(features, weights, board)
-    out = np.zeros(phi_size(features), dtype=np.int64)
+    out = np.zeros(evaluation_of(features).phi_width, dtype=np.int64)
     static, score, check = quiescence_core(U, S, np.zeros(1, dtype=np.int64), out)
     return int(static), int(score), bool(check), out / _denominator(features)
 
@@ -83,7 +83,7 @@ def qsearch_batch(fens, weights, features: str = "shannon") -> QSearch:
 
     fens = list(fens)
     n = len(fens)
-    width = phi_size(features)
+    width = evaluation_of(features).phi_width
     den = _denominator(features)
     encoded = [f.strip().encode("ascii", "replace") for f in fens]
     offsets = np.zeros(n + 1, dtype=np.int64)

@@ -33,9 +33,9 @@ import numpy as np
 from .. import __version__
 from ..spec.model import EngineSpec
 from ..errors import ConfigError, EvotuneError
-from ..spec.features import NNUE
 from ..spec.file import load_engine_spec
 from ..weightsio import load_weights_file
+from .evaluation import evaluation_of
 from .netfile import Net, read_net
 from .searches import SearchTree
 from .timeman import LAG_WEIGHT
@@ -58,7 +58,7 @@ class UciEngine:
         self.spec = spec or load_engine_spec("shannon")
         space = self.spec.space()
         self.net_path = ""
-        if self.spec.features == NNUE:  # the evaluation is a net (the file named or the spec's)
+        if evaluation_of(self.spec.features).reads_file:  # a net: the file named or the spec's
             self.net_path = str(net or self.spec.net)
             if not self.net_path:
                 raise ConfigError(f"engine spec '{self.spec.name}' names no net; give "
@@ -417,7 +417,7 @@ def run(*, weights_file: str | Path | None = None, engine: str | EngineSpec = "s
     if spec.kind != "builtin":
         raise ConfigError(f"evotune uci plays the built-in engine; '{spec.name}' is a "
                            f"'{spec.kind}' spec")
-    if weights_file and spec.features == NNUE:
+    if weights_file and evaluation_of(spec.features).reads_file:
         raise ConfigError("--weights: an nnue engine has no weights; give its net as "
                           "--engine nnue:FILE")
     weights = load_weights_file(weights_file, spec) if weights_file else None

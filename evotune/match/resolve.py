@@ -16,8 +16,9 @@ opponents) it is written ``SPEC[:WEIGHTS]``:
   ``nnue:FILE`` plays the built-in engine with that net (evotune's file or bullet's).
 - For compatibility a bare weights file (``tuned.json``) means ``shannon:tuned.json``.
 
-:func:`resolve_player` is the one parser; bad strings raise ConfigError / WeightsError with one
-line saying what to give (the CLI turns that into exit 2 before anything is played).
+:func:`evotune.spec.player.parse_player_ref` is the one parser of the text, :func:`resolve_player`
+makes the player; bad strings raise ConfigError / WeightsError with one line saying what to give
+(the CLI turns that into exit 2 before anything is played).
 """
 from __future__ import annotations
 
@@ -26,28 +27,18 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..spec.model import EngineSpec
+from ..engine.evaluation import spec_evaluation
 from ..errors import ConfigError
-from ..spec.features import NNUE
-from ..paths import ENGINES_DIR
 from ..players import PlayerSpec
 from ..players.external import engine_for
 from ..players.spec import check_engine_spec, player_from_engine_spec
 from ..spec.file import load_engine_spec
+from ..spec.player import REFERENCE_ALIAS, parse_player_ref
 from ..weightsio import weights_for
 
-REFERENCE_ALIAS = "reference"
-_SYNTAX = ("give SPEC[:WEIGHTS]: an engine spec (reference, shannon, a name under engines/ or a "
-           ".toml path), optionally ':' and a weights file (.json, e.g. an 'evotune export "
-           "--format json' output)")
-
-
-def _is_spec(token: str) -> bool:
-    if token == REFERENCE_ALIAS:
-        return True
-    p = Path(token)
-    if p.suffix.lower() == ".toml":
-        return p.is_file()
-    return bool(token) and "/" not in token and (ENGINES_DIR / f"{token}.toml").is_file()
+__all__ = ["REFERENCE_ALIAS", "check_player_starts", "check_players", "close_external_players",
+           "resolve_player", "resolve_player_list", "resolve_players", "split_player",
+           "unique_names"]
 
 
 def _spec(token: str) -> EngineSpec:
@@ -55,42 +46,24 @@ def _spec(token: str) -> EngineSpec:
 
 
 def split_player(arg: str) -> tuple[str, str | None]:
-    """``SPEC[:WEIGHTS]`` -> (spec token, weights path or None); ConfigError when neither a
-    spec nor a file is named. A bare existing non-.toml file is ('shannon', file)."""
-    if not arg or not arg.strip():
-        raise ConfigError(f"empty player name; {_SYNTAX}")
-    if _is_spec(arg):
-        return arg, None
-    p = Path(arg)
-    if p.is_file():
-        if p.suffix.lower() == ".toml":
-            return arg, None
-        return "shannon", arg
-    for i, ch in enumerate(arg):
-        if ch == ":" and _is_spec(arg[:i]):
-            weights = arg[i + 1:]
-            if not weights:
-                raise ConfigError(f"player '{arg}': nothing after ':'; give a weights file, "
-                                  f"e.g. {arg}tuned.json, or the bare spec {arg[:i]}")
-            return arg[:i], weights
-    head = arg.split(":", 1)[0]
-    if ":" in arg:
-        raise ConfigError(f"player '{arg}': '{head}' is not an engine spec; {_SYNTAX}")
-    raise ConfigError(f"player '{arg}': no such file or engine spec; {_SYNTAX}")
+    """``SPEC[:WEIGHTS]`` -> (spec token, weights path or None): :func:`parse_player_ref`'s
+    pair."""
+    return parse_player_ref(arg).as_pair()
 
 
 def resolve_player(arg: str, *, name: str | None = None) -> PlayerSpec:
     """The player named by ``SPEC[:WEIGHTS]`` (see the module docstring); ``name`` overrides
     the label shown in PGN headers and results (default: 'reference', the spec's name, or
     'SPEC:STEM' with weights; a bare weights file: its stem)."""
-    token, weights_path = split_player(arg)
-    spec = _spec(token)
+    ref = parse_player_ref(arg)
+    spec, weights_path = load_engine_spec(ref.spec_name), ref.file
     if weights_path is None:
-        label = REFERENCE_ALIAS if token == REFERENCE_ALIAS else spec.name
+        label = REFERENCE_ALIAS if ref.is_reference else spec.name
         return player_from_engine_spec(spec, None, name=name or label)
     stem = Path(weights_path).stem
-    label = stem if weights_path == arg else f"{spec.name}:{stem}"
-    if spec.kind == "builtin" and spec.features == NNUE:
+    label = stem if ref.bare_file else f"{spec.name}:{stem}"
+    evaluation = spec_evaluation(spec)
+    if evaluation is not None and evaluation.reads_file:  # the file is a net
         return player_from_engine_spec(spec, None, name=name or label, net=weights_path)
     weights = weights_for(spec, weights_path)
     return player_from_engine_spec(spec, weights, name=name or label)
@@ -134,7 +107,7 @@ def check_players(*args: str) -> None:
     run checks its engine (:func:`~evotune.players.spec.check_engine_spec`: a UCI engine is
     started once, every option the spec names must be declared, and every weight's bounds must
     map into its option's range). EngineError with one line otherwise."""
-    for spec in dict.fromkeys(split_player(arg)[0] for arg in args):  # each engine once
+    for spec in dict.fromkeys(parse_player_ref(arg).spec for arg in args):  # each engine once
         check_engine_spec(_spec(spec))
 
 

@@ -1,7 +1,7 @@
 """Players: things that play moves.
 
 A :class:`PlayerSpec` is plain data (it crosses process boundaries): either the built-in engine
-with a weight vector or a network file (``features = "nnue"``), or an external UCI engine started
+with a weight vector or a network file (its :attr:`PlayerSpec.evaluation`), or an external UCI engine started
 by a command with UCI options. Worker processes turn specs into live players (one engine process
 per side, reused); two built-in players play a whole game inside the numba core
 (``evotune.engine.play_game``), any other pairing is played move by move on a python-chess board
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..engine.evaluation import Evaluation, evaluation_of
 from ..spec.features import feature_names
 from ..spec.search import SearchSettings
 from ..space import Weights
@@ -47,6 +48,12 @@ class PlayerSpec:
     @property
     def is_builtin(self) -> bool:
         return self.kind == "builtin"
+
+    @property
+    def evaluation(self) -> Evaluation:
+        """How a builtin player evaluates: its feature set or net as an Evaluation
+        (engine/evaluation.py), which says what the engine takes for it."""
+        return evaluation_of(self.features)
 
 
 def builtin(weights, name: str = "evotune", features: str = "shannon",

@@ -22,9 +22,9 @@ import numpy as np
 
 from ..engine import Adjudication, GameOutcome, SearchResult, SearchTree, features, search
 from ..engine.api import MAX_NODES
+from ..engine.evaluation import evaluation_of
 from ..engine.timeman import allot
 from ..errors import EngineError
-from ..spec.features import NNUE, phi_size
 from ..limits import DEFAULT_MARGIN, TimeControl
 from ..rules import Adjudicator, game_over
 from . import PlayerSpec
@@ -110,8 +110,8 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
     adjudicator = Adjudicator(adjudication)
     # phi rows are as wide as the wider builtin side's feature set (external sides and nets:
     # zeros)
-    width = max([phi_size(p.features) for p in players.values() if p.is_builtin]
-                or [phi_size("shannon")])
+    width = max([p.evaluation.phi_width for p in players.values() if p.is_builtin]
+                or [evaluation_of("shannon").phi_width])
     root = board.root() if board.move_stack else board
     fen = root.fen()
     head = "position startpos" if fen == chess.STARTING_FEN else f"position fen {fen}"
@@ -169,7 +169,7 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
                                   "over by the rules: this is a bug, please report it")
             move, score, pv = chess.Move.from_uci(res.move), int(res.score), tuple(res.pv)
             total_nodes += int(res.nodes)
-            leaf = _leaf_phi(board, pv, spec.features) if spec.features != NNUE \
+            leaf = _leaf_phi(board, pv, spec.features) if spec.evaluation.phi_width \
                 else np.zeros(width, dtype=np.int64)
         else:
             if clocks is not None:

@@ -9,12 +9,10 @@ output layer (:func:`~evotune.engine.netfile.with_output`), made once per proces
 """
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 
-import numpy as np
-
-from ..engine.netfile import Net, output_names, output_ranges, output_values, read_net, with_output
+from ..engine.evaluation import spec_evaluation
+from ..engine.netfile import output_names, output_ranges, output_values, read_net
 from ..spec.model import EngineSpec
 from ..errors import NetError
 from ..spec.features import NNUE
@@ -25,17 +23,18 @@ from . import PlayerSpec
 
 
 def net_player(path: str | Path, name: str = "nnue", *, output: Weights | None = None,
-               search: SearchSettings = SearchSettings()) -> PlayerSpec:
+               search: SearchSettings = SearchSettings(), features: str = NNUE) -> PlayerSpec:
     """The built-in engine evaluating with the network in ``path`` (evotune's or bullet's file;
     read and checked now, NetError naming the file); ``output``: its output layer and scale
-    instead of the file's (the weights of :func:`output_weights`, checked when made)."""
+    instead of the file's (the weights of :func:`output_weights`, checked when made);
+    ``features``: the spec's name of its evaluation."""
     p = Path(path).resolve()
     net = read_net(p)
     if output is not None and len(output) != 2 * net.hidden + 2:
         raise NetError(f"net file {p} has hidden size {net.hidden}: its output layer is "
                        f"{2 * net.hidden + 2} weights, not the {len(output)} given (did the "
                        "file change?)")
-    return PlayerSpec(name=name, kind="builtin", features=NNUE, net=str(p),
+    return PlayerSpec(name=name, kind="builtin", features=features, net=str(p),
                       net_checksum=net.checksum, weights=() if output is None else output,
                       search=search)
 
@@ -57,7 +56,8 @@ def check_net_tables(spec: EngineSpec) -> None:
     playing, not tuning) has its [[weight]] and [[group]] tables checked against that layer as
     a run checks them (names, references, bounds the file can hold, whole numbers): a spec is
     refused alike by every command. ConfigError naming the spec otherwise."""
-    if not (spec.kind == "builtin" and spec.features == NNUE and spec.net and spec.text):
+    evaluation = spec_evaluation(spec)
+    if not (evaluation is not None and evaluation.reads_file and spec.net and spec.text):
         return
     if spec.names == output_names(read_net(spec.net).hidden):
         return  # read with its net's output layer as weights: checked then
@@ -65,28 +65,8 @@ def check_net_tables(spec: EngineSpec) -> None:
                           net_weights=output_weights)
 
 
-@lru_cache(maxsize=8)
-def _net(path: str, checksum: str) -> Net:
-    net = read_net(path)
-    if net.checksum != checksum:
-        raise NetError(f"net file {path} changed since the player was made (checksum "
-                       f"{net.checksum}, was {checksum}); restart with the file you mean")
-    return net
-
-
-@lru_cache(maxsize=64)
-def _tuned(path: str, checksum: str, output: tuple[float, ...]) -> Net:
-    return with_output(_net(path, checksum), output)
-
-
 def evaluation(player: PlayerSpec):
     """What the engine API takes for a builtin player: its weights (a Weights, checked when the
     player was made, is passed as it is), or its Net (read once per process; with the player's
-    output layer when it carries one)."""
-    if player.features == NNUE:
-        if len(player.weights):
-            return _tuned(player.net, player.net_checksum, tuple(player.weights))
-        return _net(player.net, player.net_checksum)
-    if isinstance(player.weights, Weights):
-        return player.weights
-    return np.asarray(player.weights, dtype=np.float64)
+    output layer when it carries one): :meth:`~evotune.engine.evaluation.Evaluation.value`."""
+    return player.evaluation.value(player.weights, net=player.net, checksum=player.net_checksum)

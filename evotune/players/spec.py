@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..spec.model import EngineSpec
 from ..errors import ConfigError, EngineError, WeightsError
-from ..spec.features import NNUE
+from ..engine.evaluation import spec_evaluation
 from ..space import Weights
 from . import PlayerSpec, builtin
 from .external import ExternalEngine
@@ -29,14 +29,16 @@ def player_from_engine_spec(spec: EngineSpec, weights=None, *, name: str | None 
     spec's own ``net``), read and checked here; a spec read with its net's output layer as
     weights (:data:`~evotune.spec.model.NetWeights`, a run's) plays ``weights`` as that layer.
     """
-    if spec.kind == "builtin" and spec.features == NNUE:
+    evaluation = spec_evaluation(spec)
+    if evaluation is not None and evaluation.reads_file:
         check_net_tables(spec)
         path = net or spec.net
         if not path:
             raise ConfigError(f"engine spec '{spec.name}' names no net; give the player as "
                               f"{spec.name}:FILE (a net file) or put net = \"FILE\" in the spec")
         if weights is None or not len(weights):  # the net as it is, searching as the spec says
-            return net_player(path, name=name or spec.name, search=spec.search)
+            return net_player(path, name=name or spec.name, search=spec.search,
+                              features=spec.features)
         if net is not None or not spec.eval_size:
             raise WeightsError(f"engine spec '{spec.name}' evaluates with a network and takes no "
                                "weights (a run's spec takes its net's output layer)")
@@ -44,7 +46,7 @@ def player_from_engine_spec(spec: EngineSpec, weights=None, *, name: str | None 
             spec.space().weights(weights, what=f"{spec.name} weights")
         label = name or spec.name
         n = spec.eval_size
-        return net_player(path, name=label, output=w.head(n),
+        return net_player(path, name=label, output=w.head(n), features=spec.features,
                           search=spec.search.with_weights(w[n:], where=f"{label} weights"))
     if net is not None:
         raise ConfigError(f"engine spec '{spec.name}' has no network (features = "

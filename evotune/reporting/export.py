@@ -22,8 +22,8 @@ from pathlib import Path
 from ..engine.netfile import FORMATS as NET_FORMATS
 from ..engine.netfile import SCALE, Net, net_bytes, read_net, with_output
 from ..errors import ConfigError, NetError, StoreError
-from ..spec.features import NNUE
 from ..runs.config import RunConfig
+from ..engine.evaluation import spec_evaluation
 from ..runs.store import Store
 from ..strategies import strategy_class
 from ..strategies.spsa import default_ends, parse_spsa_lines
@@ -86,7 +86,11 @@ class NetExport:
 
 def is_net_run(data: RunData) -> bool:
     """True when ``data`` tuned a net's output layer (its engine spec evaluates with a net)."""
-    return data.spec is not None and data.spec.features == NNUE and bool(data.spec.net)
+    spec = data.spec
+    if spec is None:
+        return False
+    evaluation = spec_evaluation(spec)
+    return evaluation is not None and evaluation.reads_file and bool(spec.net)
 
 
 def export_net(run: str | Path | Store | RunData, *, fmt: str, rule: str = "mean",

@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 from ..spec.model import EngineSpec
+from ..engine.evaluation import spec_evaluation
 from ..errors import ConfigError, EvotuneError, NetError, StoreError
-from ..spec.features import NNUE
 from ..fileio import atomic_write_json, check_writable
 from ..limits import check_workers
 from ..match.cluster import backend_session
@@ -45,7 +45,8 @@ def starts_at_reference(spec: EngineSpec) -> bool:
     """A run of ``spec`` starts from its reference values unless its params say otherwise: a
     'uci' engine's (its options' defaults) and a net's output layer (the file's, the net's
     training)."""
-    return spec.kind == "uci" or spec.features == NNUE
+    evaluation = spec_evaluation(spec)
+    return evaluation is None or evaluation.reads_file
 
 
 def with_start(cfg: RunConfig, spec: EngineSpec) -> RunConfig:
@@ -147,7 +148,9 @@ def check_run_players(plan: RunPlan) -> None:
     EvotuneError with one line naming what is wrong.
     """
     cfg, spec = plan.config, plan.spec
-    if spec.features == NNUE and strategy_class(cfg.strategy).NEEDS_FEATURES:
+    evaluation = spec_evaluation(spec)
+    if evaluation is not None and not evaluation.phi_width \
+            and strategy_class(cfg.strategy).NEEDS_FEATURES:
         raise ConfigError(f"strategy '{cfg.strategy}' learns a linear evaluation from its "
                           f"features; the net of '{cfg.engine}' has none: tune its output layer "
                           "with de, jde, ea, spsa, cmaes or ng:NAME")

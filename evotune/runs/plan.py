@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..spec.model import EngineSpec
+from ..engine.evaluation import spec_evaluation
 from ..errors import ConfigError
-from ..spec.features import NNUE
 from ..limits import Limits
 from ..paths import resolve_openings_path
 from ..players.nets import output_weights
 from ..space import WeightSpace
-from ..spec.file import engine_spec_with_net, load_engine_spec, resolve_engine_spec_path
+from ..spec.file import engine_spec_with_net, load_engine_spec
+from ..spec.player import parse_engine_ref
 from .config import RunConfig
 from .identity import run_identity
 
@@ -46,29 +47,16 @@ def load_run_engine(engine: str | Path) -> EngineSpec:
     an 'nnue' spec playing the net file FILE (``nnue:net.nnue``). An 'nnue' spec is read with
     its net's output layer and scale as its weights (what a run tunes:
     :func:`~evotune.players.nets.output_weights`); one that names no net is refused."""
-    engine = str(engine)
-    try:
-        resolve_engine_spec_path(engine)
-    except ConfigError:
-        head = next((engine[:i] for i, ch in enumerate(engine)
-                     if ch == ":" and 0 < i < len(engine) - 1 and _is_spec(engine[:i])), None)
-        if head is None:
-            raise
-        spec = engine_spec_with_net(head, engine[len(head) + 1:], net_weights=output_weights)
+    ref = parse_engine_ref(str(engine))
+    if ref.file is None:
+        spec = load_engine_spec(ref.spec, net_weights=output_weights)
     else:
-        spec = load_engine_spec(engine, net_weights=output_weights)
-    if spec.kind == "builtin" and spec.features == NNUE and not spec.net:
+        spec = engine_spec_with_net(ref.spec, ref.file, net_weights=output_weights)
+    evaluation = spec_evaluation(spec)
+    if evaluation is not None and evaluation.reads_file and not spec.net:
         raise ConfigError(f"engine spec '{spec.name}' names no net; give --engine "
                           f"{spec.name}:FILE (a net file) or put net = \"FILE\" in the spec")
     return spec
-
-
-def _is_spec(token: str) -> bool:
-    try:
-        resolve_engine_spec_path(token)
-    except ConfigError:
-        return False
-    return True
 
 
 def plan_run(cfg: RunConfig, *, spec: EngineSpec | None = None) -> RunPlan:

@@ -20,13 +20,13 @@ from pathlib import Path
 
 from ..spec.model import EngineSpec
 from ..errors import ConfigError
-from ..spec.features import NNUE
-from ..match.resolve import REFERENCE_ALIAS, split_player
 from ..runs.kinds import stored_kind
+from ..engine.evaluation import spec_evaluation
 from ..runs.manifest import StartFrom
 from ..runs.plan import load_run_engine
 from ..runs.store import Store
-from ..spec.file import load_engine_spec, resolve_engine_spec_path
+from ..spec.file import load_engine_spec
+from ..spec.player import parse_engine_ref
 from ..spec.start import start_checksum, with_start_values
 from ..weightsio import weights_for
 from .rundata import load_run, recommend
@@ -89,18 +89,13 @@ def start_from_run(run_ref: str, *, runs_dir: str | Path = "populations",
 def start_from_file(engine: str) -> RunStart | None:
     """``--engine SPEC:WEIGHTS``: the spec SPEC starting from the weights file (any format a
     ``SPEC:WEIGHTS`` player reads); None when ``engine`` is an engine spec itself."""
-    try:
-        resolve_engine_spec_path(engine)
+    ref = parse_engine_ref(engine)
+    if ref.file is None:  # an engine spec itself
         return None
-    except ConfigError:
-        if ":" not in engine:
-            raise
-    token, path = split_player(engine)
-    if path is None:  # a bare spec (split_player found it after all)
-        return None
-    token = "shannon" if token == REFERENCE_ALIAS else token
+    token, path = ref.spec_name, ref.file
     spec = load_engine_spec(token)
-    if spec.features == NNUE:  # nnue:NET names the net whose output layer the run tunes
+    evaluation = spec_evaluation(spec)
+    if evaluation is not None and evaluation.reads_file:  # nnue:NET: the net the run tunes
         return None
     spec = with_start_values(spec, weights_for(spec, path), source=f"weights file {path}")
     return RunStart(engine=token, spec=spec, init_from=StartFrom(

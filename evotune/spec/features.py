@@ -31,6 +31,9 @@ FS_SHANNON, FS_PST, FS_EXTENDED = 0, 1, 2
 NNUE = "nnue"
 """The network evaluation (engine/netfile.py, engine/core/nnue.py): not a linear feature set (no
 weight vector, no phi), but it shares the core's dispatch on the code below."""
+NETS = (NNUE,)
+"""The evaluations that are networks read from a file (a spec's ``net``, ``SPEC:FILE``); the
+engine's values of every evaluation are in engine/evaluation.py."""
 FS_NNUE = 3
 NNUE_EVAL_LIMIT = 100_000
 """The core clamps a network's evaluation to +-this (far from the mate scores of rules.py)."""
@@ -137,9 +140,11 @@ def size(features: str) -> int:
     return len(feature_names(features))
 
 
-def phi_size(features: str) -> int:
-    """Width of phi rows of a player of ``features``: the set's size; 0 for a net (no phi)."""
-    return 0 if features == NNUE else size(features)
+def is_net(features: str) -> bool:
+    """True when a spec's ``features`` names a network (:data:`NETS`), not a feature set: the one
+    test of the name, for the spec's own rules (a ``net`` key, no ``reference_file``, alpha-beta
+    only); everything else asks the engine's Evaluation (engine/evaluation.py)."""
+    return features in NETS
 
 
 def denominator(features: str) -> int:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .model import EngineSpec, NetWeights, WeightParam
 from ..errors import ConfigError, NetError
-from .features import NNUE, feature_names
+from .features import feature_names, is_net
 from ..fileio import file_digest, read_text
 from ..paths import DATA_DIR, ENGINES_DIR
 from .search import SEARCH_WEIGHTS, SearchSettings, search_settings
@@ -65,7 +65,7 @@ def engine_spec_with_net(name_or_path: str | Path, net: str | Path, *,
     path = resolve_engine_spec_path(name_or_path)
     text = read_text(path, "engine spec").removeprefix("\ufeff")
     data = _toml(text, str(path))
-    if data.get("kind", "builtin") != "builtin" or data.get("features") != NNUE:
+    if data.get("kind", "builtin") != "builtin" or not is_net(str(data.get("features"))):
         raise ConfigError(f"engine spec {path} does not evaluate with a net (features = "
                           f"\"nnue\"); a net file goes with an nnue spec, e.g. nnue:{net}")
     if "net" in data:
@@ -209,13 +209,13 @@ def engine_spec_from_dict(data: dict, *, where: str = "engine spec",
     try:
         # a spec that names its feature set has that set's weights; one that does not declares
         # its weights in its [[weight]] tables (as before feature sets existed)
-        names = ((() if features == NNUE else feature_names(features))
+        names = ((() if is_net(features) else feature_names(features))
                  if kind == "builtin" and "features" in data else None)
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     net = _net_file(data, where, features if kind == "builtin" else "")
     base: dict = {}
-    if kind == "builtin" and features == NNUE:
+    if kind == "builtin" and is_net(features):
         if "reference_file" in data:
             raise ConfigError(f"{where}: reference_file sets weights of a feature set; a net's "
                               "output layer has its own values as reference")
@@ -235,14 +235,14 @@ def engine_spec_from_dict(data: dict, *, where: str = "engine spec",
             raise ConfigError(f"{where}: [search] sets the search of a builtin engine; a "
                               f"'{kind}' engine searches its own way")
         search = search_settings(data["search"], where)
-        if features == NNUE and search.algorithm != "alphabeta":
+        if is_net(features) and search.algorithm != "alphabeta":
             raise ConfigError(f"{where}: [search] algorithm = {search.algorithm!r} with a net "
                               "(features = \"nnue\"): a net is searched by alpha-beta only; "
                               "remove the algorithm or give \"alphabeta\"")
     params = [_weight_param(name, settings, where)
               for name, settings in _weight_settings(
                   data, names, ref_values, where, search.weight_names(), base=base,
-                  unnamed=features == NNUE and kind == "builtin" and not base)]
+                  unnamed=is_net(features) and kind == "builtin" and not base)]
     for p in params[:len(base)]:
         _check_net_weight(p, base[p.name], where)
     if search.weight_names():
@@ -283,7 +283,7 @@ def _net_file(data: dict, where: str, features: str) -> str:
     if "net" not in data:
         return ""
     name = _typed(data["net"], str, f"{where}: net")
-    if features != NNUE:
+    if not is_net(features):
         raise ConfigError(f"{where}: net is for a builtin engine with features = \"nnue\"")
     for cand in (Path(where).parent / name, Path(name)):
         if cand.is_file():

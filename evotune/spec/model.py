@@ -8,7 +8,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from .features import NNUE
+from .features import is_net
 from .search import SearchSettings
 from ..space import WeightSpace
 
@@ -100,7 +100,7 @@ class EngineSpec:
         output layer (an 'nnue' spec read with :data:`NetWeights`) takes values up to
         :data:`NET_MAX_ABS` (its bounds, which the spec checked, keep each within what its
         field holds)."""
-        if self.features == NNUE and self.weights:
+        if is_net(self.features) and self.weights:
             overrides.setdefault("max_abs", NET_MAX_ABS)
         return WeightSpace(
             names=self.names,

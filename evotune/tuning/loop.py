@@ -28,8 +28,8 @@ from typing import Callable
 
 import numpy as np
 
+from ..engine.evaluation import evaluation_of
 from ..errors import EvotuneError, StoreError
-from ..spec.features import NNUE, denominator
 from ..match import GameRecord, write_pgn_text
 from ..match.cluster import backend_session
 from ..match.gauntlet import opponent_players
@@ -130,10 +130,9 @@ class Solver:
             self.fitness = GauntletFitness(self.player, opponent_players(cfg.opponents),
                                            games=cfg.games, settings=settings, seed=cfg.seed)
         else:
-            # the denominator of a linear set's features (td's leaves); a net has none
+            # the denominator of the evaluation's phi (td's leaves); a net's is 1 (no phi)
             self.fitness = MatchFitness(self.player, settings=settings, seed=cfg.seed,
-                                        denominator=1 if self.spec.features == NNUE
-                                        else denominator(self.spec.features))
+                                        denominator=evaluation_of(self.spec.features).denominator)
         self.games_total, self.seconds_before = 0, 0.0
         self.t_session = time.perf_counter()
         # PGN text (python-chess SAN export, ~3 ms a game) is made in a separate process while

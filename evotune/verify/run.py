@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import ConfigError, EvotuneError, FieldError, StoreError
-from ..spec.features import NNUE
+from ..engine.evaluation import spec_evaluation
 from ..learn.nn.trainrun import INITIAL_FILE, NET_FILE, initial_net, settings_of
 from ..limits import LimitChanges, Limits, parse_tc, tc_text
 from ..match import MatchSettings, play_match
@@ -240,7 +240,8 @@ def _opponents(data: RunData, spec, named: tuple[str, ...]) -> list[tuple[str, P
 
 def _net_of(player: PlayerSpec) -> dict | None:
     """The net a player evaluates with, as a record names it (None: it has weights)."""
-    if player.features != NNUE:
+    evaluation = spec_evaluation(player)
+    if evaluation is None or not evaluation.reads_file:
         return None
     return {"file": Path(player.net).name, "checksum": player.net_checksum}
 
@@ -371,7 +372,8 @@ def _net_engine(name: str | None):
     """The nnue engine spec a training's nets play with (ConfigError for a spec that
     evaluates with weights)."""
     spec = load_engine_spec(name or NET_ENGINE)
-    if spec.kind != "builtin" or spec.features != NNUE:
+    evaluation = spec_evaluation(spec)
+    if evaluation is None or not evaluation.reads_file:
         raise ConfigError(f"--engine {name}: a training's nets play with a builtin nnue spec "
                           f"(features = \"nnue\", e.g. {NET_ENGINE}); '{spec.name}' is a "
                           f"{spec.kind} spec with features {spec.features!r}")
