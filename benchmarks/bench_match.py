@@ -24,8 +24,7 @@ import time
 
 from evotune.engine import play_game
 from evotune.limits import Limits
-from evotune.match import (Fixture, MatchSettings, draw_opening, opening_generator, run_fixtures,
-                           warm_up)
+from evotune.match import Fixture, MatchSettings, draw_opening, opening_generator, run_fixtures, warm_up
 from evotune.paths import DEFAULT_OPENINGS
 from evotune.players import builtin
 

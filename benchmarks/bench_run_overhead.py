@@ -56,8 +56,8 @@ def overhead(args) -> None:
 
 
 def batches(args) -> None:
-    from evotune.runs.start import start_from_file
     from evotune.runs.lifecycle import with_budget
+    from evotune.runs.start import start_from_file
     from evotune.spec.file import load_engine_spec
 
     start = start_from_file(f"{args.engine}:{args.init_weights}") if args.init_weights else None

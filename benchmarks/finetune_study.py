@@ -165,6 +165,7 @@ def artefacts(results: Results, out: Path, texel: Path, order: list[str], folder
     """The start, each run's tuned weights and index.json (name, strategy, engine spec, games,
     Elo against the start, SPRT verdicts, the final check, file, SHA-256, the replay command)."""
     import hashlib
+
     from evotune.paths import HELD_OUT_OPENINGS
 
     folder.mkdir(parents=True, exist_ok=True)

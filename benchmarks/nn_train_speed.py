@@ -47,8 +47,7 @@ from evotune.learn.nn import reference as ref  # noqa: E402
 from evotune.learn.nn.bulletdata import RECORD, bullet_bytes  # noqa: E402
 from evotune.learn.nn.data import NO_SCORE, PackedData, pack_fen  # noqa: E402
 from evotune.learn.nn.stream import BulletStream, train_stream  # noqa: E402
-from evotune.learn.nn.trainer import (Buffers, FloatNet, TrainSettings, TrainState,  # noqa: E402
-                                      step, train_packed)
+from evotune.learn.nn.trainer import Buffers, FloatNet, TrainSettings, TrainState, step, train_packed  # noqa: E402
 
 VALUES = {1: 100, 2: 300, 3: 320, 4: 500, 5: 900, 6: 0}
 

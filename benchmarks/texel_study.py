@@ -54,8 +54,8 @@ def fit(source: str, path: Path, size: int, args) -> dict:
 
 def verify(run_id: str, args) -> dict:
     from evotune.limits import LimitChanges
-    from evotune.verify.run import VerifySettings, verify_run
     from evotune.runs.store import Store
+    from evotune.verify.run import VerifySettings, verify_run
 
     store = Store(Path(args.runs) / run_id)
     doc = store.read_document("verify")

@@ -14,26 +14,34 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 from .errors import ConfigError, FieldError
 from .match.scoring import uninformative
 from .reporting import load_run
-from .reporting.compare import (WITHIN_ELO, curve_summary, games_within, match_elo, mean_band,
-                                recommended_at, verify_checkpoints, write_compare_plot)
+from .reporting.compare import (
+    WITHIN_ELO,
+    curve_summary,
+    games_within,
+    match_elo,
+    mean_band,
+    recommended_at,
+    verify_checkpoints,
+    write_compare_plot,
+)
 from .reporting.plots import write_plots
 from .reporting.report import write_report
-from .verify.run import VerifySettings, verify_run
 from .runs.config import RunConfig, build_run_config
 from .runs.lifecycle import new_run, open_run, with_budget
 from .runs.plan import with_overrides
 from .runs.store import Store
 from .spec.file import load_engine_spec
 from .tuning.loop import execute
+from .verify.run import VerifySettings, verify_run
 
 log = logging.getLogger(__name__)
 

@@ -203,14 +203,14 @@ class WeightSpace:
         return check_weights(w, size=self.size, names=self.names, what=what,
                              lower=self.lower_array, upper=self.upper_array, limit=self.max_abs)
 
-    def weights(self, w, *, what: str = "weights") -> "Weights":
+    def weights(self, w, *, what: str = "weights") -> Weights:
         """``w`` as a :class:`Weights` of this space: checked once (length, finite, bounds)."""
         if isinstance(w, Weights) and w.names == self.names and w.within(self):
             return w
         return Weights(w, self.names, what=what, lower=self.lower_array, upper=self.upper_array,
                        limit=self.max_abs)
 
-    def reference_weights(self) -> "Weights":
+    def reference_weights(self) -> Weights:
         """The reference values as a :class:`Weights` (not checked against the bounds: a free
         weight's reference may lie outside them)."""
         return Weights(self.reference, self.names, what="reference weights", limit=self.max_abs)
@@ -290,7 +290,7 @@ class Weights(tuple):
     array: np.ndarray
 
     def __new__(cls, values, names, *, what: str = "weights", lower=None, upper=None,
-                label=None, limit: float = MAX_ABS_WEIGHT) -> "Weights":
+                label=None, limit: float = MAX_ABS_WEIGHT) -> Weights:
         names = tuple(names)
         if label is None:
             label = names if len(names) <= 8 else (f"the {len(names)} weights",)
@@ -299,7 +299,7 @@ class Weights(tuple):
         return cls._made(arr, names)
 
     @classmethod
-    def _made(cls, arr: np.ndarray, names: tuple[str, ...]) -> "Weights":
+    def _made(cls, arr: np.ndarray, names: tuple[str, ...]) -> Weights:
         """A Weights of values already checked (construction and unpickling)."""
         self = tuple.__new__(cls, arr.tolist())
         arr = np.array(arr, dtype=np.float64)
@@ -324,7 +324,7 @@ class Weights(tuple):
         out.flags.writeable = False
         return out
 
-    def head(self, n: int) -> "Weights":
+    def head(self, n: int) -> Weights:
         """The first ``n`` weights with their names (checked already, as part of this one): an
         engine spec's evaluation weights ahead of its search's."""
         return self if n == len(self) else Weights._made(self.array[:n], self.names[:n])

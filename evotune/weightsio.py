@@ -25,12 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from .spec.model import EngineSpec, WeightParam
 from .errors import ConfigError, WeightsError
-from .spec.features import PHASES, PIECES, SQUARES, pst_cell
 from .fileio import read_text
 from .space import check_weights
+from .spec.features import PHASES, PIECES, SQUARES, pst_cell
 from .spec.file import load_engine_spec
+from .spec.model import EngineSpec, WeightParam
 from .strategies.spsa import SpsaLine, fishtest_line, openbench_line, parse_spsa_lines
 
 FORMATS = ("json", "csv", "uci", "cutechess", "spsa", "spsa-fishtest", "header", "python")
@@ -261,8 +261,7 @@ def _lookup(spec: EngineSpec) -> dict[str, WeightParam]:
 
 
 def _pairs(fmt: str, text: str) -> Sequence[tuple[object, Any]]:
-    """The export's (key, raw value) pairs as written: :func:`parse` checks the keys and turns
-    the values (text, numbers or whatever a literal held) into floats."""
+    """The export's (key, raw value) pairs as written; :func:`parse` checks and converts them."""
     def bad(what: str) -> ConfigError:
         return ConfigError(f"cannot read this {fmt} export: {what}")
 
@@ -473,10 +472,7 @@ def read_spsa_params(path: str | Path, spec: EngineSpec) -> str:
     scale). A fishtest line's kind is 'int' when the engine spec's weights are integral."""
     p = Path(path)
     text = read_text(p, "--spsa-params")
-    table: dict[str, WeightParam] = {}
-    for param in spec.weights:
-        table.setdefault(param.option_name, param)
-        table.setdefault(param.name, param)
+    table = _lookup(spec)  # option names, evotune names (and their C identifiers)
     lines = []
     for ln in parse_spsa_lines(text, where=f"--spsa-params {p}"):
         w = table.get(ln.name)

@@ -14,9 +14,9 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable, Sequence
 
 FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 RUN = ["--np", "4", "--generations", "1", "--games", "2", "--depth", "1", "--workers", "1"]

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from badinput import RUN_FILES, assert_refused, play, prepare_run_case
 
 FAKE = Path(__file__).resolve().parent / "fake_engines"

@@ -11,8 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from evotune.runs.config import (LIMIT_KEYS, STORED_KEYS, RunConfig, build_run_config,
-                                 dump_config_toml, run_config_from_dict)
+from evotune.runs.config import (
+    LIMIT_KEYS,
+    STORED_KEYS,
+    RunConfig,
+    build_run_config,
+    dump_config_toml,
+    run_config_from_dict,
+)
 
 V1_GAMES = Path(__file__).resolve().parent / "data" / "store-v1" / "games" / "manifest.json"
 

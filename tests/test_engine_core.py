@@ -17,9 +17,9 @@ import pytest
 from evotune.cli import main
 from evotune.engine import MATE, Adjudication, evaluate, features, perft, perft_divide, play_game, search
 from evotune.engine.api import board_arrays, decode_move
-from evotune.engine.perftsuite import perft_suite
 from evotune.engine.core import layout as T
 from evotune.engine.core.position import compute_hash, make_move, unmake_move
+from evotune.engine.perftsuite import perft_suite
 from evotune.errors import ConfigError, PositionError, WeightsError
 
 DATA = Path(__file__).parent / "data"

@@ -8,8 +8,13 @@ import numpy as np
 import pytest
 
 from evotune.engine import api
-from evotune.engine.evaluation import (EVALUATIONS, LinearEvaluation, NetEvaluation,
-                                       evaluation_of, spec_evaluation)
+from evotune.engine.evaluation import (
+    EVALUATIONS,
+    LinearEvaluation,
+    NetEvaluation,
+    evaluation_of,
+    spec_evaluation,
+)
 from evotune.engine.netfile import random_net, write_net
 from evotune.errors import ConfigError
 from evotune.match.resolve import resolve_player

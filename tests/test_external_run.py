@@ -219,9 +219,9 @@ def test_gauntlet_run_against_two_opponents_one_of_them_a_uci_engine(tmp_path):
     for seen in by_opp.values():
         assert len({o for _, o in seen}) == 1  # one opening pair per opponent (games=2)
     # the report plots the score against each opponent
-    from evotune.runs.rundata import load_run
     from evotune.reporting.gauntlet import gauntlet_series
     from evotune.reporting.report import write_report
+    from evotune.runs.rundata import load_run
 
     opps, gens_x, mean, best = gauntlet_series(load_run(store))
     assert opps == ("reference", "shannon-uci") and list(gens_x) == [1]

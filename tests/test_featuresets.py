@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from evotune import engine
-from evotune.spec import features as fs
 from evotune.engine import reference as ref
 from evotune.errors import ConfigError, PositionError, WeightsError
+from evotune.spec import features as fs
 from evotune.spec.file import engine_spec_from_dict, load_engine_spec
 
 TAPERED = ("pst", "extended")

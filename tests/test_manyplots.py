@@ -10,12 +10,16 @@ import pytest
 
 from evotune.cli import main
 from evotune.errors import ConfigError
-from evotune.runs.rundata import load_run, recommend
-from evotune.reporting.manyplots import (choose_squares, heatmap_figure, scalar_convergence_figure,
-                                         squares_figure)
+from evotune.reporting.manyplots import (
+    choose_squares,
+    heatmap_figure,
+    scalar_convergence_figure,
+    squares_figure,
+)
 from evotune.reporting.plots import build_figures, strategy_figure
 from evotune.reporting.report import html_report, markdown_report
 from evotune.reporting.tables import MAX_LINES, pst_layout, scalar_groups
+from evotune.runs.rundata import load_run, recommend
 
 
 @pytest.fixture(scope="module")

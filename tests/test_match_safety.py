@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from test_store_processes import _descendants, _table
 
 needs_proc = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads processes from /proc")

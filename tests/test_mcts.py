@@ -22,8 +22,8 @@ from evotune.engine.searches import core_move, search_params, tree_arrays
 from evotune.errors import ConfigError
 from evotune.players.spec import player_from_engine_spec
 from evotune.rules import MATE_BOUND
-from evotune.spec.search import SearchSettings
 from evotune.spec.file import load_engine_spec
+from evotune.spec.search import SearchSettings
 
 W = (100, 300, 330, 500, 900, 10)
 MATES_IN_ONE = ("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1",       # back rank, White

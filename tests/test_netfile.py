@@ -10,9 +10,21 @@ import chess
 import numpy as np
 import pytest
 
-from evotune.engine.netfile import (BULLET_PAD, HEADER_SIZE, MAX_FILE_SIZE, Net, bullet_hidden,
-                                    evaluate_reference, feature_index, features, from_floats,
-                                    net_bytes, random_net, read_net, write_net)
+from evotune.engine.netfile import (
+    BULLET_PAD,
+    HEADER_SIZE,
+    MAX_FILE_SIZE,
+    Net,
+    bullet_hidden,
+    evaluate_reference,
+    feature_index,
+    features,
+    from_floats,
+    net_bytes,
+    random_net,
+    read_net,
+    write_net,
+)
 from evotune.errors import ConfigError, NetError
 from evotune.spec.features import NNUE_EVAL_LIMIT
 

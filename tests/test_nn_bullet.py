@@ -19,8 +19,7 @@ import pytest
 from evotune.errors import EvotuneError
 from evotune.learn.labels import DataError
 from evotune.learn.nn import bulletdata
-from evotune.learn.nn.bulletdata import (DTYPE, RECORD, bullet_bytes, convert, load_positions,
-                                         read_bullet)
+from evotune.learn.nn.bulletdata import DTYPE, RECORD, bullet_bytes, convert, load_positions, read_bullet
 from evotune.learn.nn.data import NO_SCORE, load_data
 from evotune.learn.nn.kernels import expand, target_of
 from evotune.learn.nn.trainer import train

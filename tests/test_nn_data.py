@@ -11,8 +11,7 @@ from evotune.engine.netfile import features
 from evotune.learn import labels
 from evotune.learn.labels import DataError, parse_line, parse_scored_line
 from evotune.learn.nn import data as nndata
-from evotune.learn.nn.data import (BYTES_PER_POSITION, NO_SCORE, cache_path, load_data,
-                                   unpack)
+from evotune.learn.nn.data import BYTES_PER_POSITION, NO_SCORE, cache_path, load_data, unpack
 from evotune.learn.nn.kernels import expand
 from evotune.learn.nn.reference import PAD, expand_batch
 

@@ -11,8 +11,18 @@ from evotune.errors import FieldError, NetError
 from evotune.learn.nn import data as nndata
 from evotune.learn.nn import reference as ref
 from evotune.learn.nn.data import PackedData, load_data, pack_fen
-from evotune.learn.nn.trainer import (Buffers, FloatNet, TrainSettings, TrainState, check_data,
-                                      evaluate, gradients, step, train, train_packed)
+from evotune.learn.nn.trainer import (
+    Buffers,
+    FloatNet,
+    TrainSettings,
+    TrainState,
+    check_data,
+    evaluate,
+    gradients,
+    step,
+    train,
+    train_packed,
+)
 
 VALUES = {chess.PAWN: 100, chess.KNIGHT: 300, chess.BISHOP: 320, chess.ROOK: 500,
           chess.QUEEN: 900, chess.KING: 0}

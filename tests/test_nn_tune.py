@@ -17,16 +17,25 @@ import pytest
 
 from evotune.cli import main
 from evotune.engine import api
-from evotune.engine.netfile import (Net, evaluate_reference, output_names, output_ranges,
-                                    output_values, random_net, read_net, with_output, write_net)
+from evotune.engine.netfile import (
+    Net,
+    evaluate_reference,
+    output_names,
+    output_ranges,
+    output_values,
+    random_net,
+    read_net,
+    with_output,
+    write_net,
+)
 from evotune.errors import ConfigError, NetError, WeightsError
 from evotune.match.resolve import resolve_player
 from evotune.players.nets import evaluation
 from evotune.players.spec import player_from_engine_spec
-from evotune.runs.rundata import load_run, recommend
 from evotune.runs.config import build_run_config
 from evotune.runs.lifecycle import new_run, open_run
 from evotune.runs.plan import load_run_engine, with_overrides
+from evotune.runs.rundata import load_run, recommend
 from evotune.spec.file import load_engine_spec
 from evotune.strategies import strategy_class
 from evotune.tuning.loop import execute

@@ -15,14 +15,14 @@ from evotune.cli import cli, main
 from evotune.engine.netfile import random_net, read_net, write_net
 from evotune.learn.nn.trainer import TrainSettings
 from evotune.learn.nn.trainrun import execute_training, new_training
-from evotune.match import MatchSettings, play_match
 from evotune.limits import LimitChanges, Limits
+from evotune.match import MatchSettings, play_match
+from evotune.match.scoring import SprtParams
 from evotune.paths import HELD_OUT_OPENINGS
 from evotune.players.nets import net_player
-from evotune.match.scoring import SprtParams
+from evotune.runs.trainconfig import TrainConfig
 from evotune.verify.run import VerifySettings, verify_run
 from evotune.verify.text import describe_match, verdict_text
-from evotune.runs.trainconfig import TrainConfig
 
 VALUES = {chess.PAWN: 100, chess.KNIGHT: 300, chess.BISHOP: 320, chess.ROOK: 500,
           chess.QUEEN: 900, chess.KING: 0}

@@ -5,9 +5,14 @@ import numpy as np
 import pytest
 
 from evotune.errors import ConfigError
+from evotune.reporting.plots import (
+    build_figures,
+    convergence_figure,
+    deviation_figure,
+    strategy_figure,
+    write_plots,
+)
 from evotune.runs.rundata import load_run
-from evotune.reporting.plots import (build_figures, convergence_figure, deviation_figure,
-                                     strategy_figure, write_plots)
 
 
 def test_convergence_panels_hold_the_stored_means_and_reference(tmp_path, make_fake_run):

@@ -15,8 +15,8 @@ from test_wac import mating_moves
 from evotune.engine import play_game, search
 from evotune.errors import WeightsError
 from evotune.players.spec import player_from_engine_spec
-from evotune.spec.search import SearchSettings
 from evotune.spec.file import load_engine_spec
+from evotune.spec.search import SearchSettings
 
 MIDDLEGAME = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
 

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from evotune.cli import cli, main
-from evotune.spec.features import feature_names
 from evotune.runs.store import Store
+from evotune.spec.features import feature_names
 
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 

@@ -155,8 +155,8 @@ def test_better_half_of_an_ea_run_is_the_first_half_of_its_ranked_survivors(tmp_
 
 
 def test_report_says_when_the_verification_is_older_than_the_run(tmp_path, make_fake_run):
-    from evotune.runs.rundata import load_run, recommend
     from evotune.reporting.report import markdown_report
+    from evotune.runs.rundata import load_run, recommend
 
     store = make_fake_run(tmp_path, generations=2)
     store.write_document("verify", {"generation": 1, "recommend": "mean", "weights": [],

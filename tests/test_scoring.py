@@ -8,9 +8,18 @@ import pytest
 from evotune.errors import ConfigError
 from evotune.match.openings import Opening
 from evotune.match.records import GameRecord
-from evotune.match.scoring import (SprtParams, elo_error, elo_from_score, los, match_result,
-                                   pentanomial_from_records, pentanomial_stats, sprt, sprt_llr,
-                                   trinomial_sigma)
+from evotune.match.scoring import (
+    SprtParams,
+    elo_error,
+    elo_from_score,
+    los,
+    match_result,
+    pentanomial_from_records,
+    pentanomial_stats,
+    sprt,
+    sprt_llr,
+    trinomial_sigma,
+)
 
 Z = 1.959963984540054
 

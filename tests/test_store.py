@@ -19,10 +19,10 @@ import pytest
 
 from evotune.errors import StoreError
 from evotune.fileio import atomic_write_json
+from evotune.match.records import GameRecord
 from evotune.runs.config import build_run_config
 from evotune.runs.lifecycle import new_run, open_run
 from evotune.runs.plan import with_overrides
-from evotune.match.records import GameRecord
 from evotune.runs.store import Store, list_runs
 from evotune.tuning.loop import execute
 

@@ -8,8 +8,14 @@ import pytest
 from evotune.errors import ConfigError
 from evotune.space import WeightSpace
 from evotune.strategies import STRATEGIES, MatchOutcome, make_strategy
-from evotune.strategies.spsa import (Schedule, SpsaLine, fishtest_line, openbench_line,
-                                     parse_spsa_lines, stochastic_round)
+from evotune.strategies.spsa import (
+    Schedule,
+    SpsaLine,
+    fishtest_line,
+    openbench_line,
+    parse_spsa_lines,
+    stochastic_round,
+)
 
 SPACE = WeightSpace()
 

@@ -14,16 +14,23 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evotune.spec.model import EngineSpec, WeightParam
 from evotune.errors import ConfigError, EngineError
 from evotune.players.spec import check_engine_spec
 from evotune.runs.config import build_run_config
 from evotune.runs.lifecycle import SPEC_FILE, run_engine_spec, with_budget, with_start
 from evotune.space import WeightSpace
 from evotune.spec.file import check_option_name, load_engine_spec
+from evotune.spec.model import EngineSpec, WeightParam
 from evotune.strategies.spsa import parse_spsa_lines
-from evotune.weightsio import (FORMATS, c_identifier, export_params, parse, read_spsa_params,
-                               render, weights_for)
+from evotune.weightsio import (
+    FORMATS,
+    c_identifier,
+    export_params,
+    parse,
+    read_spsa_params,
+    render,
+    weights_for,
+)
 
 FAKE = Path(__file__).resolve().parent / "fake_engines"
 SPACED = ("Knight Value (Middle Game)", "Mobility (Middle Game)")

@@ -21,7 +21,7 @@ from evotune.players.spec import player_from_engine_spec
 from evotune.runs.config import RunConfig
 from evotune.runs.plan import plan_run
 from evotune.runs.store import Store
-from evotune.space import MAX_ABS_WEIGHT, WeightSpace, Weights
+from evotune.space import MAX_ABS_WEIGHT, Weights, WeightSpace
 from evotune.spec.file import load_engine_spec
 from evotune.tuning.loop import Solver
 

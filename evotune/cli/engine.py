@@ -11,16 +11,16 @@ import numpy as np
 from ..engine import perft as count_leaves
 from ..engine import perft_divide
 from ..engine import search as run_search
+from ..engine.bench import QUICK, BenchSettings, format_bench, run_bench
+from ..engine.evaluation import evaluation_of
 from ..engine.explain import contributions
 from ..engine.perftsuite import perft_suite
-from ..engine.bench import QUICK, BenchSettings, format_bench, run_bench
 from ..engine.uci import run as run_uci
-from ..spec.model import EngineSpec
 from ..errors import ConfigError
-from ..engine.evaluation import evaluation_of
 from ..players.nets import check_net_tables, evaluation
 from ..players.spec import player_from_engine_spec
 from ..spec.file import load_engine_spec
+from ..spec.model import EngineSpec
 from ..spec.player import parse_engine_ref
 from ..weightsio import load_weights_file, parse_weights_text
 

@@ -6,11 +6,15 @@ import time
 import click
 
 from ..errors import ConfigError
-from ..experiments import (compare_strategies, compare_table, paper_table, reproduce_de_paper,
-                           write_compare_plots)
+from ..experiments import (
+    compare_strategies,
+    compare_table,
+    paper_table,
+    reproduce_de_paper,
+    write_compare_plots,
+)
 from ..runs.config import STRATEGY_NAMES, known_strategy
-from .options import (cluster_options, renamed_option, reports_option, runs_dir_option,
-                      seed_option)
+from .options import cluster_options, renamed_option, reports_option, runs_dir_option, seed_option
 from .progress import ExperimentBar, quiet_option
 
 _SEEDS = click.IntRange(min=1)

@@ -14,8 +14,15 @@ from ..match.resolve import check_players, close_external_players, resolve_playe
 from ..match.scoring import format_result, summary_dict
 from ..paths import resolve_openings_path
 from ..runs.lifecycle import resolve_workers
-from .options import (book_plies_option, json_option, limits_options, openings_option, seed_option,
-                      sprt_option, workers_option)
+from .options import (
+    book_plies_option,
+    json_option,
+    limits_options,
+    openings_option,
+    seed_option,
+    sprt_option,
+    workers_option,
+)
 from .progress import GameBar, quiet_option
 
 

@@ -9,11 +9,21 @@ from pathlib import Path
 import chess
 import click
 
-from ..engine.netfile import (ACTIVATIONS, FORMATS, HIDDEN_DEFAULT, bullet_reader_note,
-                              evaluate_reference, net_bytes, random_net, read_net, write_net)
+from ..engine.netfile import (
+    ACTIVATIONS,
+    FORMATS,
+    HIDDEN_DEFAULT,
+    bullet_reader_note,
+    evaluate_reference,
+    net_bytes,
+    random_net,
+    read_net,
+    write_net,
+)
 from ..errors import ConfigError
 from ..fileio import check_writable
-from ..learn.nn.bulletdata import SUFFIXES, convert as convert_data, is_bullet
+from ..learn.nn.bulletdata import SUFFIXES, is_bullet
+from ..learn.nn.bulletdata import convert as convert_data
 from .nntrain import train
 
 

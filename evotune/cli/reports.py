@@ -9,12 +9,22 @@ from ..errors import ConfigError
 from ..fileio import atomic_write_bytes, atomic_write_text, check_writable
 from ..kinds import kind_of
 from ..match.resolve import close_external_players
+from ..runs.store import Store
 from ..verify.run import VerifySettings
 from ..verify.text import describe_match, describe_verification, verdict_lines
-from ..runs.store import Store
-from .options import (cluster_options, limits_options, openings_option, opponents_option,
-                      recommend_option, renamed_option, reports_option, runs_dir_option,
-                      seed_option, sprt_option, squares_option)
+from .options import (
+    cluster_options,
+    limits_options,
+    openings_option,
+    opponents_option,
+    recommend_option,
+    renamed_option,
+    reports_option,
+    runs_dir_option,
+    seed_option,
+    sprt_option,
+    squares_option,
+)
 from .progress import GameBar, quiet_option, steps
 
 

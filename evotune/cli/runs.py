@@ -16,8 +16,16 @@ from ..runs.start import run_start
 from ..runs.store import Store, list_runs
 from ..strategies.spsa import SPSA
 from ..weightsio import read_spsa_params
-from .options import (DefaultShown, cluster_options, json_option, limits_options,
-                      openings_option, opponents_option, runs_dir_option, seed_option)
+from .options import (
+    DefaultShown,
+    cluster_options,
+    json_option,
+    limits_options,
+    openings_option,
+    opponents_option,
+    runs_dir_option,
+    seed_option,
+)
 from .progress import CommandUI, quiet_option, run_job
 from .runview import table
 

@@ -3,9 +3,25 @@ chosen feature set: shannon, pst, extended) with a python-chess boundary. See do
 for the exact contracts."""
 from __future__ import annotations
 
-from .api import (FEATURE_SETS, MATE, Adjudication, GameOutcome, PhiBatch, QuiescenceResult,
-                  SearchResult, evaluate, feature_names, features, perft, perft_divide, phi,
-                  phi_batch, play_game, qsearch, search)
+from .api import (
+                  FEATURE_SETS,
+                  MATE,
+                  Adjudication,
+                  GameOutcome,
+                  PhiBatch,
+                  QuiescenceResult,
+                  SearchResult,
+                  evaluate,
+                  feature_names,
+                  features,
+                  perft,
+                  perft_divide,
+                  phi,
+                  phi_batch,
+                  play_game,
+                  qsearch,
+                  search,
+)
 from .searches import SearchTree
 
 __all__ = ["FEATURE_SETS", "MATE", "Adjudication", "GameOutcome", "PhiBatch", "QuiescenceResult",

@@ -16,14 +16,13 @@ import chess.polyglot
 import numpy as np
 
 from ..errors import ConfigError, PositionError
-from ..spec.features import FEATURE_SETS, denominator, feature_names, feature_set_code
 from ..rules import MATE, RESULTS, TERMINATIONS, Adjudication
+from ..spec.features import FEATURE_SETS, denominator, feature_names, feature_set_code
 from ..spec.search import SearchSettings
 from . import searches
 from .core import layout as T
 from .core.batch import phi_batch_core
-from .core.game import (eval_core, eval_line_core, phi_core, play_game_core, qsearch_core,
-                        search_core)
+from .core.game import eval_core, eval_line_core, phi_core, play_game_core, qsearch_core, search_core
 from .core.moves import F_CASTLE, F_DOUBLE, F_EP, encode, unpack
 from .core.perft import perft_divide_core
 from .evaluation import Evaluation, engine_weights, evaluation_of

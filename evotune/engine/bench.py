@@ -46,8 +46,8 @@ import chess
 from ..errors import ConfigError
 from ..limits import Limits
 from ..paths import DEFAULT_OPENINGS
-from ..spec.search import SearchSettings
 from ..space import SHANNON_REFERENCE
+from ..spec.search import SearchSettings
 from . import api as core
 from . import reference
 from .evaluation import evaluation_of

@@ -26,9 +26,9 @@ import chess
 import numpy as np
 
 from ..errors import NetError
-from ..spec.features import NNUE_EVAL_LIMIT
 from ..fileio import atomic_write_bytes, read_input
 from ..seeding import STREAM_NET_INIT, generator
+from ..spec.features import NNUE_EVAL_LIMIT
 
 INPUTS = 768
 """Input features per perspective: 2 colours x 6 piece types x 64 squares (Chess768)."""

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 import chess
 import numpy as np
 
-from ..spec import features as fsets
 from ..errors import ConfigError, PositionError
 from ..rules import INF, MATE, MATE_BOUND  # noqa: F401  (MATE_BOUND: part of this module's API)
 from ..space import check_weights
+from ..spec import features as fsets
 from .netfile import Net, evaluate_reference
 
 logger = logging.getLogger(__name__)

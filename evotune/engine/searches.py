@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import chess
 import numpy as np
 
-from ..spec.search import ALGORITHMS, POLICIES, SearchSettings
 from ..seeding import game_seed
+from ..spec.search import ALGORITHMS, POLICIES, SearchSettings
 from .core import mcts as M
 from .core.game import probability_core, uct_core
 from .core.moves import F_CASTLE, F_DOUBLE, F_EP, encode, unpack

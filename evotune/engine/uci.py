@@ -31,9 +31,9 @@ import chess
 import numpy as np
 
 from .. import __version__
-from ..spec.model import EngineSpec
 from ..errors import ConfigError, EvotuneError
 from ..spec.file import load_engine_spec
+from ..spec.model import EngineSpec
 from ..weightsio import load_weights_file
 from .evaluation import evaluation_of
 from .netfile import Net, read_net

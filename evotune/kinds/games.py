@@ -16,8 +16,8 @@ from ..errors import EvotuneError, Interrupted, StoreError
 from ..reporting.tables import brief, clock
 from ..runs.config import RunConfig, validate_run_config
 from ..runs.kinds import Bar, Job, RunUI, Summary
-from ..runs.manifest import GAMES_STORED
 from ..runs.lifecycle import check_backend, check_run_net, new_run, open_run, strategy_params
+from ..runs.manifest import GAMES_STORED
 from ..runs.plan import with_overrides
 from ..runs.records import Generation
 from ..runs.rundata import Recommendation, RunData, run_spec

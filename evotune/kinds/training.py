@@ -5,16 +5,21 @@ summary, status, row, loss plot, report, net export and verification. A training
 net, not a weight vector."""
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..engine.netfile import bullet_reader_note
 from ..errors import ConfigError, FieldError, Interrupted
-from ..learn.nn.trainrun import (execute_training, new_training, open_training, settings_of,
-                                 stored_net)
+from ..learn.nn.trainrun import execute_training, new_training, open_training, settings_of, stored_net
 from ..reporting.tables import clock
-from ..reporting.training import (export_training, load_training, status_lines,
-                                  write_loss_plot, write_training_report)
+from ..reporting.training import (
+    export_training,
+    load_training,
+    status_lines,
+    write_loss_plot,
+    write_training_report,
+)
 from ..runs.kinds import Bar, Exported, Job, RunUI, Status, Summary
 from ..runs.manifest import TRAIN_STORED
 from ..runs.rundata import Recommendation, RunData

@@ -5,17 +5,18 @@ export and verification are one (:class:`WeightsKind`); each kind adds its statu
 its lifecycle and its recommendation."""
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..errors import ConfigError
 from ..reporting.export import NET_FORMATS, export_net, export_run
 from ..reporting.plots import write_plots
 from ..reporting.report import write_report
-from ..runs.store import Store
 from ..runs.kinds import Exported, Status
 from ..runs.records import Generation
 from ..runs.rundata import load_run
+from ..runs.store import Store
 from ..verify.run import verify_run
 from .view import started, weight_lines
 

@@ -35,15 +35,15 @@ import hashlib
 import json
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import chess
 import numpy as np
 
 from ..engine.quiet import qsearch
-from ..spec.model import EngineSpec
 from ..errors import ConfigError, EvotuneError, FieldError, StoreError
 from ..fileio import atomic_write_json, check_writable
 from ..limits import LIMITS, Limits, check_workers
@@ -53,13 +53,14 @@ from ..match.resolve import REFERENCE_ALIAS, close_external_players, resolve_pla
 from ..match.runner import map_games
 from ..paths import resolve_openings_path
 from ..players import PlayerSpec
+from ..players.nets import evaluation
 from ..players.spec import check_engine_spec
 from ..runs.lifecycle import resolve_workers
 from ..runs.lock import RunLock
 from ..seeding import STREAM_DATAGEN, generator
 from ..space import SHANNON_REFERENCE
-from ..players.nets import evaluation
 from ..spec.file import load_engine_spec
+from ..spec.model import EngineSpec
 from .labels import FORMATS, TEXT_SCORE_LIMIT, file_record, format_line
 from .nn.data import SCORE_LIMIT
 from .nn.td import LAMBDA, td_scores

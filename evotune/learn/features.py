@@ -10,9 +10,9 @@ static evaluation != quiescence score with the given weights) are rejected and c
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

@@ -27,9 +27,9 @@ Every input line is read and checked before anything is written.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
 
 from ..errors import ConfigError, FieldError
 from ..limits import LIMITS, Limits, check_workers
@@ -39,8 +39,7 @@ from ..match.resolve import REFERENCE_ALIAS, close_external_players, resolve_pla
 from ..match.runner import map_games
 from ..players.spec import check_engine_spec
 from ..runs.lifecycle import resolve_workers
-from .datagen import (LINE_BYTES, check_progress, engine_identity, output_lock, resolve_engine,
-                      write_chunks)
+from .datagen import LINE_BYTES, check_progress, engine_identity, output_lock, resolve_engine, write_chunks
 from .labels import TEXT_SCORE_LIMIT, format_line, log_notices, read_positions
 
 WRITER = "evotune label"

@@ -177,14 +177,14 @@ class AdamState:
     t: int = 0
 
     @classmethod
-    def zeros(cls, p: int) -> "AdamState":
+    def zeros(cls, p: int) -> AdamState:
         return cls(np.zeros(p), np.zeros(p), 0)
 
     def to_dict(self) -> dict:
         return {"m": self.m.tolist(), "v": self.v.tolist(), "t": self.t}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "AdamState":
+    def from_dict(cls, d: dict) -> AdamState:
         return cls(np.asarray(d["m"], dtype=np.float64), np.asarray(d["v"], dtype=np.float64),
                    int(d["t"]))
 

@@ -29,8 +29,9 @@ import asyncio
 import contextlib
 import logging
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from ..errors import ClusterError, ConfigError
 

@@ -16,8 +16,8 @@ results are identical for any number of workers, on Dask, and across resume.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from ..errors import ConfigError
 from ..players import PlayerSpec

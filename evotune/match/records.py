@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import io
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import IO, Iterable
+from typing import IO
 
 import chess
 import chess.pgn

@@ -26,13 +26,13 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from ..spec.model import EngineSpec
 from ..engine.evaluation import spec_evaluation
 from ..errors import ConfigError
 from ..players import PlayerSpec
 from ..players.external import engine_for
 from ..players.spec import check_engine_spec, player_from_engine_spec
 from ..spec.file import load_engine_spec
+from ..spec.model import EngineSpec
 from ..spec.player import REFERENCE_ALIAS, parse_player_ref
 from ..weightsio import weights_for
 

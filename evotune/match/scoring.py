@@ -29,8 +29,8 @@ Everything is from player A's point of view. Conventions:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from ..errors import ConfigError
 from .records import GameRecord

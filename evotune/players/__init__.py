@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..engine.evaluation import Evaluation, evaluation_of
+from ..space import Weights
 from ..spec.features import feature_names
 from ..spec.search import SearchSettings
-from ..space import Weights
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,12 @@ from pathlib import Path
 
 from ..engine.evaluation import spec_evaluation
 from ..engine.netfile import output_names, output_ranges, output_values, read_net
-from ..spec.model import EngineSpec
 from ..errors import NetError
-from ..spec.features import NNUE
-from ..spec.search import SearchSettings
-from ..spec.file import engine_spec_from_text
 from ..space import Weights
+from ..spec.features import NNUE
+from ..spec.file import engine_spec_from_text
+from ..spec.model import EngineSpec
+from ..spec.search import SearchSettings
 from . import PlayerSpec
 
 

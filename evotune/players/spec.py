@@ -9,10 +9,10 @@ weights mapped to the engine's option names and scales
 """
 from __future__ import annotations
 
-from ..spec.model import EngineSpec
-from ..errors import ConfigError, EngineError, WeightsError
 from ..engine.evaluation import spec_evaluation
+from ..errors import ConfigError, EngineError, WeightsError
 from ..space import Weights
+from ..spec.model import EngineSpec
 from . import PlayerSpec, builtin
 from .external import ExternalEngine
 from .nets import check_net_tables, net_player

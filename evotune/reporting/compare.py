@@ -18,9 +18,9 @@ import logging
 import math
 import textwrap
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -30,8 +30,8 @@ from ..match import MatchSettings, play_match
 from ..match.cluster import backend_session
 from ..players.spec import player_from_engine_spec
 from ..runs.lifecycle import resolve_workers
-from ..runs.store import Store
 from ..runs.rundata import load_run, run_spec
+from ..runs.store import Store
 from ..verify.run import held_out_openings
 
 log = logging.getLogger(__name__)

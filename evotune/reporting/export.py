@@ -18,17 +18,16 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-
+from ..engine.evaluation import spec_evaluation
 from ..engine.netfile import FORMATS as NET_FORMATS
 from ..engine.netfile import SCALE, Net, net_bytes, read_net, with_output
 from ..errors import ConfigError, NetError, StoreError
 from ..runs.config import RunConfig
-from ..engine.evaluation import spec_evaluation
+from ..runs.rundata import RunData, load_run, recommend, run_spec
 from ..runs.store import Store
 from ..strategies import strategy_class
 from ..strategies.spsa import default_ends, parse_spsa_lines
 from ..weightsio import Export, check_format, export_params, keys_are_options, render
-from ..runs.rundata import RunData, load_run, recommend, run_spec
 
 log = logging.getLogger(__name__)
 

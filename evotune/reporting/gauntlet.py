@@ -6,13 +6,13 @@ checkpoint; runs without a gauntlet have no such figure.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..runs.store import Store
 from ..runs.rundata import RunData
+from ..runs.store import Store
 
 
 def gauntlet_series(run: RunData) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray]:

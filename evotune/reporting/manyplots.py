@@ -15,14 +15,14 @@ Names are read by :mod:`evotune.reporting.tables` only (never positions or count
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
 
 from ..errors import ConfigError
-from ..spec.features import PIECES, pst_cell
 from ..runs.rundata import RunData
+from ..spec.features import PIECES, pst_cell
 from .tables import MAX_LINES, board, pst_layout, scalar_groups, short_label, table_name
 
 DEFAULT_SQUARES = 6

@@ -20,9 +20,9 @@ drawn as its median with a min-max band.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import matplotlib
 

@@ -18,12 +18,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..runs.store import Store
 from ..runs.rundata import Recommendation, RunData, load_run, recommend
+from ..runs.store import Store
+from ..verify.text import describe_match
 from .plots import PlotSet, write_plots
 from .summary import largest_changes, scalar_rows, table_rows
 from .tables import is_many, pst_layout, scalar_indices
-from ..verify.text import describe_match
 
 log = logging.getLogger(__name__)
 

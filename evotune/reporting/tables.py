@@ -11,7 +11,7 @@ never from positions in the vector or a count:
 """
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 

@@ -7,7 +7,6 @@ import hashlib
 import os
 from pathlib import Path
 
-from ..spec.model import EngineSpec
 from ..engine.evaluation import spec_evaluation
 from ..errors import ConfigError, EvotuneError, NetError, StoreError
 from ..fileio import atomic_write_json, check_writable
@@ -18,6 +17,7 @@ from ..match.openings import check_openings
 from ..players.nets import output_weights
 from ..players.spec import check_engine_spec, player_from_engine_spec
 from ..spec.file import engine_spec_from_text, resolve_command
+from ..spec.model import EngineSpec
 from ..spec.start import start_checksum
 from ..strategies import make_strategy, strategy_class
 from ..strategies import strategy_params as strategy_params_for

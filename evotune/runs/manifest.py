@@ -12,8 +12,14 @@ from typing import Any
 from .. import __version__
 from ..errors import EvotuneError, StoreError
 from .config import RunConfig, run_config_from_dict
-from .fitconfig import (DataFile, TexelConfig, data_files_from_list, is_v1_fit,
-                        texel_config_from_dict, texel_config_from_v1)
+from .fitconfig import (
+    DataFile,
+    TexelConfig,
+    data_files_from_list,
+    is_v1_fit,
+    texel_config_from_dict,
+    texel_config_from_v1,
+)
 from .kinds import KindConfig, StoredKind, register_stored, stored_kind, stored_kinds
 from .recordio import damaged, int_field, json_object
 from .trainconfig import TrainConfig, train_config_from_dict

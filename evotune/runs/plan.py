@@ -11,7 +11,6 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..spec.model import EngineSpec
 from ..engine.evaluation import spec_evaluation
 from ..errors import ConfigError
 from ..limits import Limits
@@ -19,6 +18,7 @@ from ..paths import resolve_openings_path
 from ..players.nets import output_weights
 from ..space import WeightSpace
 from ..spec.file import engine_spec_with_net, load_engine_spec
+from ..spec.model import EngineSpec
 from ..spec.player import parse_engine_ref
 from .config import RunConfig
 from .identity import run_identity

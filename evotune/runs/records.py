@@ -34,8 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import StoreError
-from .recordio import (damaged, float_field, int_field, ints_field, json_object, opt_int_field,
-                       vector_field)
+from .recordio import damaged, float_field, int_field, ints_field, json_object, opt_int_field, vector_field
 
 GEN_FILE_RE = re.compile(r"^gen-(\d{4,})\.json$")
 EPOCH_FILE_RE = re.compile(r"^epoch-(\d{4,})\.json$")

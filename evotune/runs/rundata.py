@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..spec.model import EngineSpec
 from ..errors import ConfigError, EvotuneError, StoreError
 from ..runs.config import RunConfig
 from ..runs.fitconfig import TexelConfig
@@ -23,6 +22,7 @@ from ..runs.manifest import StartFrom
 from ..runs.records import Generation, State
 from ..runs.store import Store
 from ..space import SHANNON_NAMES, SHANNON_REFERENCE
+from ..spec.model import EngineSpec
 from .kinds import kind_named, stored_kind
 
 log = logging.getLogger(__name__)

@@ -18,14 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..spec.model import EngineSpec
+from ..engine.evaluation import spec_evaluation
 from ..errors import ConfigError
 from ..runs.kinds import stored_kind
-from ..engine.evaluation import spec_evaluation
 from ..runs.manifest import StartFrom
 from ..runs.plan import load_run_engine
 from ..runs.store import Store
 from ..spec.file import load_engine_spec
+from ..spec.model import EngineSpec
 from ..spec.player import parse_engine_ref
 from ..spec.start import start_checksum, with_start_values
 from ..weightsio import weights_for

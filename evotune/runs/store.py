@@ -10,8 +10,8 @@ import io
 import json
 import logging
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 
@@ -20,13 +20,23 @@ from ..fileio import append_text, atomic_write_bytes, atomic_write_json, atomic_
 from ..match.records import GameRecord
 from .config import run_config_from_dict
 from .fitconfig import DataFile
+from .guard import GUARD_DOCUMENT, Guard, parse_guard
 from .kinds import KindConfig, stored_kind
 from .lock import RunLock
 from .manifest import Manifest, StartFrom, check_run_id, parse_manifest
 from .recordio import damaged, json_object, read_json
-from .guard import GUARD_DOCUMENT, Guard, parse_guard
-from .records import (EPOCH_FILE_RE, GEN_FILE_RE, GameLine, Generation, ResumePoint, State,
-                      check_verify, parse_game_line, parse_generation, parse_state)
+from .records import (
+    EPOCH_FILE_RE,
+    GEN_FILE_RE,
+    GameLine,
+    Generation,
+    ResumePoint,
+    State,
+    check_verify,
+    parse_game_line,
+    parse_generation,
+    parse_state,
+)
 from .trainconfig import EpochLine, parse_checkpoint, parse_epoch
 
 log = logging.getLogger(__name__)
@@ -74,7 +84,7 @@ class Store:
     def create(cls, out_dir: str | Path, run_id: str, *,
                config: KindConfig | dict,
                identity: dict, data_files: tuple[DataFile, ...] = (),
-               init_from: StartFrom | None = None) -> "Store":
+               init_from: StartFrom | None = None) -> Store:
         """Make a new run directory and hold its writer lock; refuses an existing run.
         ``config``: a games run's RunConfig (or its dict form), a fit's TexelConfig, a
         training's TrainConfig (the last two come with the ``data_files`` they read) or a
@@ -107,7 +117,7 @@ class Store:
         return store
 
     @classmethod
-    def open(cls, run: str | Path, out_dir: str | Path = "populations") -> "Store":
+    def open(cls, run: str | Path, out_dir: str | Path = "populations") -> Store:
         """Open a run by id (under ``out_dir``) or by path."""
         if "\x00" in str(run) or "\x00" in str(out_dir):
             raise StoreError("a run id or path cannot hold a NUL character")

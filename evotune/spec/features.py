@@ -20,7 +20,7 @@ learning vector ``phi = phi_int / 24`` (phase folded in). For ``shannon`` phi_in
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 
 from ..errors import ConfigError
 from ..space import SHANNON_NAMES
@@ -114,7 +114,7 @@ R_TEMPO = _raw("tempo")
 EXT_SIZE = PST_SIZE + 2 * N_RAW     # 824
 
 
-@lru_cache(maxsize=None)
+@cache
 def feature_names(features: str = "shannon") -> tuple[str, ...]:
     """The weight names of a feature set, in engine order."""
     code = feature_set_code(features)

@@ -14,11 +14,11 @@ import tomllib
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from .model import EngineSpec, NetWeights, WeightParam
 from ..errors import ConfigError, NetError
-from .features import feature_names, is_net
 from ..fileio import file_digest, read_text
 from ..paths import DATA_DIR, ENGINES_DIR
+from .features import feature_names, is_net
+from .model import EngineSpec, NetWeights, WeightParam
 from .search import SEARCH_WEIGHTS, SearchSettings, search_settings
 from .start import with_start_values
 

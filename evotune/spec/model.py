@@ -5,12 +5,12 @@ values."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
+from ..space import WeightSpace
 from .features import is_net
 from .search import SearchSettings
-from ..space import WeightSpace
 
 NET_MAX_ABS = 100_000
 """The largest magnitude of a net's output layer as weights: its weights and bias are int16, its

@@ -7,8 +7,8 @@ import hashlib
 import json
 import math
 
-from .model import EngineSpec
 from ..errors import ConfigError
+from .model import EngineSpec
 
 
 def start_checksum(values: str) -> str:

@@ -8,7 +8,7 @@ or touch disk.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..errors import ConfigError
 from ..space import WeightSpace

@@ -20,8 +20,9 @@ import abc
 import copy
 import logging
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -361,7 +362,7 @@ class Strategy(abc.ABC):
 
     @classmethod
     def from_state(cls, space: WeightSpace, *, params: Mapping[str, object] | None, seed: int,
-                   state: dict) -> "Strategy":
+                   state: dict) -> Strategy:
         """Exact restore: ``from_state(s.state()).ask() == s.ask()``; continuing is bit-identical."""
         obj = cls.__new__(cls)
         obj._setup(space, params, seed)

@@ -25,7 +25,8 @@ race's result is the same for any number of workers and after a resume.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .base import MatchOutcome, MatchRequest, Param
 

@@ -152,7 +152,7 @@ class Schedule:
 
     @classmethod
     def from_ends(cls, c_end, r_end, *, N: int, A_ratio: float = 0.1, alpha: float = 0.602,
-                  gamma: float = 0.101) -> "Schedule":
+                  gamma: float = 0.101) -> Schedule:
         c_end = np.asarray(c_end, dtype=np.float64)
         r_end = np.asarray(r_end, dtype=np.float64)
         A = A_ratio * N

@@ -11,8 +11,9 @@ solver").
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Protocol, Sequence
+from typing import Protocol
 
 from ..limits import Limits
 from ..match import Fixture, MatchResult, MatchSettings, SprtParams, run_fixtures

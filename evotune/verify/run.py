@@ -25,31 +25,36 @@ import dataclasses
 import logging
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
-from ..errors import ConfigError, EvotuneError, FieldError, StoreError
 from ..engine.evaluation import spec_evaluation
+from ..errors import ConfigError, EvotuneError, FieldError, StoreError
 from ..learn.nn.trainrun import INITIAL_FILE, NET_FILE, initial_net, settings_of
 from ..limits import LimitChanges, Limits, parse_tc, tc_text
 from ..match import MatchSettings, play_match
 from ..match.cluster import backend_session
 from ..match.fixtures import check_games
 from ..match.openings import check_openings
-from ..match.resolve import (REFERENCE_ALIAS, check_player_starts, close_external_players,
-                             resolve_player, unique_names)
+from ..match.resolve import (
+    REFERENCE_ALIAS,
+    check_player_starts,
+    close_external_players,
+    resolve_player,
+    unique_names,
+)
 from ..match.scoring import SprtParams
 from ..paths import DEFAULT_OPENINGS, HELD_OUT_OPENINGS, resolve_openings_path
 from ..players import PlayerSpec
 from ..players.spec import player_from_engine_spec
-from ..runs.lifecycle import resolve_workers
 from ..runs.kinds import stored_kind
+from ..runs.lifecycle import resolve_workers
+from ..runs.rundata import RunData, initial_mean, load_run, open_store, recommend, run_spec
 from ..runs.store import Store
 from ..runs.trainconfig import INIT_RANDOM, TrainConfig
 from ..spec.file import load_engine_spec
 from ..tuning.fitness import match_settings as run_match_settings
-from ..runs.rundata import RunData, initial_mean, load_run, open_store, recommend, run_spec
 from .text import describe_match
 
 log = logging.getLogger(__name__)

@@ -26,10 +26,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -80,12 +79,12 @@ class PackedData:
         return sum(getattr(self, name).nbytes for name, _, _ in _COLUMNS)
 
     @classmethod
-    def from_columns(cls, cols: Sequence[np.ndarray], info: dict | None = None) -> "PackedData":
+    def from_columns(cls, cols: Sequence[np.ndarray], info: dict | None = None) -> PackedData:
         """The data of the columns in :data:`_COLUMNS` order."""
         occ, pcs, score, result, stm = cols
         return cls(occ, pcs, score, result, stm, info={} if info is None else info)
 
-    def subset(self, idx: np.ndarray) -> "PackedData":
+    def subset(self, idx: np.ndarray) -> PackedData:
         """The positions ``idx`` (a copy), same info."""
         return PackedData.from_columns([getattr(self, name)[idx] for name, _, _ in _COLUMNS],
                                        dict(self.info))

@@ -29,8 +29,8 @@ DataError, before anything is trained or written).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -40,8 +40,19 @@ from ...seeding import STREAM_NN_TRAIN, game_seed, generator
 from ..labels import DataError, file_record
 from .bulletdata import bullet_key, empty_packed, is_bullet, read_into, record_count
 from .data import PackedData
-from .trainer import (Buffers, FloatNet, Progress, TrainResult, TrainSettings, TrainState,
-                      evaluate, resolve_threads, run_epochs, start_state, step)
+from .trainer import (
+    Buffers,
+    FloatNet,
+    Progress,
+    TrainResult,
+    TrainSettings,
+    TrainState,
+    evaluate,
+    resolve_threads,
+    run_epochs,
+    start_state,
+    step,
+)
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 

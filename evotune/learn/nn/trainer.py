@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Callable
 
 import numba
 import numpy as np
@@ -80,7 +80,7 @@ class FloatNet:
         return int(self.l0b.size)
 
     @classmethod
-    def random(cls, hidden: int, seed: int, activation: str = "screlu") -> "FloatNet":
+    def random(cls, hidden: int, seed: int, activation: str = "screlu") -> FloatNet:
         """Uniform in +-1/sqrt(fan-in) (768 for the input layer, 2H for the output layer),
         biases 0, drawn from ``generator(seed, STREAM_NN_TRAIN, 0)``."""
         rng = generator(seed, STREAM_NN_TRAIN, 0)
@@ -91,7 +91,7 @@ class FloatNet:
     def arrays(self) -> dict[str, np.ndarray]:
         return dict(self._v)
 
-    def copy(self) -> "FloatNet":
+    def copy(self) -> FloatNet:
         return FloatNet(self.activation, *(self._v[n] for n in PARAMS))
 
     def digest(self) -> str:
@@ -105,7 +105,7 @@ class FloatNet:
                            activation=self.activation)
 
     @classmethod
-    def from_net(cls, net: Net) -> "FloatNet":
+    def from_net(cls, net: Net) -> FloatNet:
         """The float net whose quantisation is ``net`` (a start from a net file: the training
         goes on from exactly the values the engine plays)."""
         if net.scale != kernels.SCALE:
@@ -193,7 +193,7 @@ class TrainState:
     """Epochs done."""
 
     @classmethod
-    def start(cls, net: FloatNet) -> "TrainState":
+    def start(cls, net: FloatNet) -> TrainState:
         return cls(net, np.zeros_like(net.flat), np.zeros_like(net.flat))
 
     def to_arrays(self) -> tuple[dict[str, np.ndarray], dict]:
@@ -203,7 +203,7 @@ class TrainState:
                  "steps": self.steps, "epoch": self.epoch})
 
     @classmethod
-    def from_arrays(cls, arrays: dict[str, np.ndarray], meta: dict) -> "TrainState":
+    def from_arrays(cls, arrays: dict[str, np.ndarray], meta: dict) -> TrainState:
         hidden = int(meta["hidden"])
         flat = np.asarray(arrays["params"], dtype=np.float32)
         net = FloatNet(str(meta["activation"]), *_views(flat, hidden).values())

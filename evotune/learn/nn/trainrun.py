@@ -21,9 +21,9 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from ...engine.netfile import Net, net_bytes, read_net
 from ...errors import ConfigError, FieldError, StoreError
@@ -37,8 +37,16 @@ from ..labels import file_record
 from .bulletdata import load_positions
 from .data import PackedData
 from .stream import BulletStream, train_stream
-from .trainer import (EpochRecord, FloatNet, Progress, TrainSettings, TrainState, check_data,
-                      resolve_threads, train_packed)
+from .trainer import (
+    EpochRecord,
+    FloatNet,
+    Progress,
+    TrainSettings,
+    TrainState,
+    check_data,
+    resolve_threads,
+    train_packed,
+)
 
 NET_FILE = "net.nnue"
 INITIAL_FILE = "initial.nnue"
