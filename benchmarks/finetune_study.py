@@ -21,7 +21,7 @@ go to OUT/results.json as they come, tables to OUT/tables.md, the plot to OUT/fi
    (``evotune run --engine nnue:NET``), starting from the file.
 3. Curve: every --every games (0, E, 2E, ...; let it divide the budgets) the run's recommended
    weights play its start over --games games on the held-out openings (the run's seed;
-   ``evotune.reporting.compare.verify_checkpoints``, stored in the run's verify-curve.json).
+   ``evotune.verify.curve.verify_checkpoints``, stored in the run's verify-curve.json).
 4. Final SPRT [0, 5] of each experiment's run at its largest budget: its exported weights against
    the start, ``evotune match --sprt 0 5`` at depth 3 (at most --sprt-games games) and, unless
    that rejected it, at depth 5 (at most --d5-games), seed 5.
@@ -99,8 +99,8 @@ def curve(results: Results, runs: Path, rid: str, *, every: int, games: int,
     key = f"curve:{rid}"
     if results.get(key):
         return results.get(key)
-    from evotune.reporting.compare import verify_checkpoints
     from evotune.runs.store import Store
+    from evotune.verify.curve import verify_checkpoints
 
     log(f"# {rid}: Elo against the start every {every} games ({games} games each)")
     store = Store.open(rid, runs)

@@ -29,8 +29,6 @@ from .reporting.compare import (
     games_within,
     match_elo,
     mean_band,
-    recommended_at,
-    verify_checkpoints,
     write_compare_plot,
 )
 from .reporting.plots import write_plots
@@ -41,6 +39,7 @@ from .runs.plan import with_overrides
 from .runs.store import Store
 from .spec.file import load_engine_spec
 from .tuning.loop import execute
+from .verify.curve import recommended_at, verify_checkpoints
 from .verify.run import VerifySettings, verify_run
 
 log = logging.getLogger(__name__)

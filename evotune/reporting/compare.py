@@ -1,11 +1,5 @@
-"""The strategy comparison's curves: Elo against the reference as the games are spent.
-
-:func:`verify_checkpoints` takes a stored run and, for every G games (0, G, 2G, ... up to the
-run's games), the recommended weights of the first generation that had spent that many games
-(``recommended`` in the generation file; the population mean for runs stored before it was
-kept), and plays them against the reference weights on the held-out openings, the same games
-and seed as ``evotune verify``. These verification games are not part of the tuning budget and
-are counted apart. The matches are stored in the run (``verify-curve.json``) and reused.
+"""The strategy comparison's curves: Elo against the reference as the games are spent, read
+from the runs' ``verify-curve.json`` (played by :func:`evotune.verify.curve.verify_checkpoints`).
 
 :func:`curve_summary` aggregates the runs of one strategy over seeds: the mean Elo per checkpoint
 with a 95% band (Student's t over seeds); :func:`write_compare_plot` draws one line per strategy;
@@ -13,26 +7,17 @@ with a 95% band (Student's t over seeds); :func:`write_compare_plot` draws one l
 """
 from __future__ import annotations
 
-import json
+import io
 import logging
 import math
 import textwrap
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..limits import Limits
-from ..match import MatchSettings, play_match
-from ..match.cluster import backend_session
-from ..players.spec import player_from_engine_spec
-from ..runs.lifecycle import resolve_workers
-from ..runs.rundata import load_run, run_spec
-from ..runs.store import Store
-from ..verify.run import held_out_openings
+from ..fileio import atomic_write_bytes
 
 log = logging.getLogger(__name__)
 
@@ -40,88 +25,6 @@ WITHIN_ELO = 20.0
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
        9: 2.262, 10: 2.228}
 """Student's t quantile (0.975) by degrees of freedom; 1.96 beyond."""
-
-
-def checkpoint_weights(store: Store, every: int) -> list[dict]:
-    """Per checkpoint c = 0, G, 2G, ...: the first generation with games_total >= c and its
-    recommended weights (rounded)."""
-    gens = store.generations()
-    out = []
-    c = 0
-    while True:
-        g = next((g for g in gens if g.games_total >= c), None)
-        if g is None:
-            break
-        out.append({"checkpoint": c, "generation": g.generation, "games": g.games_total,
-                    "weights": [float(v) for v in recommended_at(store, g)]})
-        c += every
-    if not out:
-        raise ConfigError(f"run {store.run_id} has no generation to verify")
-    return out
-
-
-def recommended_at(store: Store, gen) -> list[float]:
-    """The recommended weights stored with a generation (its stats), else the population mean."""
-    w = gen.stats.get("recommended")
-    if w is None:  # stored by the first version of this module, beside the stats
-        try:
-            w = json.loads(store.generation_path(gen.generation).read_text()).get("recommended")
-        except (OSError, ValueError):
-            w = None
-    if w is None:
-        w = np.rint(np.asarray(gen.population, dtype=np.float64).mean(axis=0)).tolist()
-    return [float(v) for v in w]
-
-
-def verify_checkpoints(store: Store, *, every: int, games: int, workers: int = 0,
-                       backend: str = "local", scheduler: str = "",
-                       progress: Callable | None = None) -> dict:
-    """Play every checkpoint's weights against the reference (stored in verify-curve.json);
-    ``progress``: called after each game, as :func:`~evotune.match.play_match` calls it."""
-    if every < 1:
-        raise ConfigError(f"--verify-every must be at least 1 game, got {every}")
-    data = load_run(store)
-    cfg = data.config
-    spec = run_spec(data)
-    openings, _ = held_out_openings(str(cfg.openings))
-    depth, seed = cfg.limits.depth, int(cfg.seed)
-    settings = MatchSettings(limits=Limits(depth=depth, nodes=cfg.limits.nodes,
-                                           max_plies=cfg.limits.max_plies),
-                             openings=str(openings))
-    old = store.read_document("verify-curve") or {}
-    same = (old.get("games_per_match") == games and old.get("depth") == depth
-            and old.get("openings") == openings.name and old.get("seed") == seed)
-    cache = {(tuple(p["weights"])): p["match"] for p in old.get("points", [])} if same else {}
-    final = store.read_document("verify") or {}
-    if (final.get("games") == games and final.get("depth") == depth and final.get("seed") == seed
-            and final.get("openings") == openings.name and not final.get("sprt")):
-        for m in final.get("matches", []):  # the same match as the last checkpoint's: reuse it
-            if m.get("opponent") == "reference":
-                cache.setdefault(tuple(float(v) for v in m["a"]),
-                                 {k: v for k, v in m.items()
-                                  if k not in ("label", "opponent", "a", "b")})
-    reference = player_from_engine_spec(spec, tuple(float(v) for v in data.reference),
-                                        name="reference")
-    points = []
-    t0 = time.perf_counter()
-    todo = [c for c in checkpoint_weights(store, every) if tuple(c["weights"]) not in cache]
-    if todo:
-        with backend_session(backend, scheduler, workers=resolve_workers(workers)) as session:
-            for c in todo:
-                player = player_from_engine_spec(spec, c["weights"],
-                                                 name=f"{data.run_id}-at-{c['checkpoint']}")
-                result = play_match(player, reference, games=games, settings=settings,
-                                    seed=seed, workers=session.workers, backend=session.backend,
-                                    progress=progress)
-                cache[tuple(c["weights"])] = result.to_dict()
-    for c in checkpoint_weights(store, every):
-        points.append({**c, "match": cache[tuple(c["weights"])]})
-    doc = {"run_id": data.run_id, "every": every, "games_per_match": games, "depth": depth,
-           "openings": openings.name, "seed": seed, "points": points,
-           "verification_games": sum(p["match"]["games"] for p in points),
-           "seconds": time.perf_counter() - t0}
-    store.write_document("verify-curve", doc)
-    return doc
 
 
 def match_elo(m: dict) -> float:
@@ -210,6 +113,8 @@ def write_compare_plot(curves: Sequence[Curve], out_dir: str | Path, *,
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     png, svg = out / "elo-vs-games.png", out / "elo-vs-games.svg"
-    fig.savefig(png, dpi=110)
-    fig.savefig(svg)
+    for path, dpi in ((png, 110), (svg, None)):
+        buf = io.BytesIO()
+        fig.savefig(buf, format=path.suffix[1:], dpi=dpi or "figure")
+        atomic_write_bytes(path, buf.getvalue())
     return png, svg

@@ -19,6 +19,7 @@ drawn as its median with a min-max band.
 """
 from __future__ import annotations
 
+import io
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from ..errors import ConfigError  # noqa: E402
+from ..fileio import atomic_write_bytes  # noqa: E402
 from ..runs.rundata import RunData  # noqa: E402
 from .gauntlet import gauntlet_figure
 from .manyplots import choose_squares, many_weight_figures, squares_figure  # noqa: E402
@@ -242,6 +244,13 @@ def build_figures(runs: Sequence[RunData], *, x: str = "generations",
     return figs
 
 
+def _save(fig: Figure, path: Path, *, dpi: float | str = "figure") -> None:
+    """A figure written atomically (a reader never sees half a PNG or SVG)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format=path.suffix[1:], dpi=dpi)
+    atomic_write_bytes(path, buf.getvalue())
+
+
 def write_plots(runs: Sequence[RunData], *, x: str = "generations",
                 out_dir: str | Path = "reports", squares: Sequence[str] | None = None,
                 progress: Callable[[int, int], None] | None = None) -> PlotSet:
@@ -256,10 +265,10 @@ def write_plots(runs: Sequence[RunData], *, x: str = "generations",
         progress(1, total)
     for i, (name, fig) in enumerate(figs.items()):
         png, svg = folder / f"{name}.png", folder / f"{name}.svg"
-        fig.savefig(png, dpi=100)
+        _save(fig, png, dpi=100)
         if progress is not None:
             progress(2 + 2 * i, total)
-        fig.savefig(svg)
+        _save(fig, svg)
         if progress is not None:
             progress(3 + 2 * i, total)
         paths[name] = (png, svg)

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..fileio import atomic_write_text
 from ..runs.rundata import Recommendation, RunData, load_run, recommend
 from ..runs.store import Store
 from ..verify.text import describe_match
@@ -230,8 +231,8 @@ def write_report(run: str | Path | Store | RunData, *, out_dir: str | Path = "re
     plots = write_plots([data], x=x, out_dir=out_dir, squares=squares, progress=progress)
     md_path, html_path = plots.out_dir / "report.md", plots.out_dir / "report.html"
     images = {name: png.name for name, (png, _svg) in plots.paths.items()}
-    md_path.write_text(markdown_report(data, rec, images=images), encoding="utf-8")
+    atomic_write_text(md_path, markdown_report(data, rec, images=images))
     pngs = {name: png for name, (png, _svg) in plots.paths.items()}
-    html_path.write_text(html_report(data, rec, figures=pngs), encoding="utf-8")
+    atomic_write_text(html_path, html_report(data, rec, figures=pngs))
     log.info("wrote %s and %s", md_path, html_path)
     return ReportFiles(markdown=md_path, html=html_path, plots=plots)
