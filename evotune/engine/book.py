@@ -1,6 +1,6 @@
 """A Polyglot opening book (read with ``chess.polyglot``), drawn from with the run's generator.
 
-The default book is the packaged public-domain gnuchess book (``evotune.config.DEFAULT_BOOK``,
+The default book is the packaged public-domain gnuchess book (``evotune.paths.DEFAULT_BOOK``,
 see evotune/data/README.md). Moves are drawn with probability proportional to their Polyglot
 weight, using a numpy Generator, so the same generator state always gives the same line.
 

@@ -308,7 +308,7 @@ class ExternalEngine:
 
         The engine leads a process group of its own (``setpgid``), not a session: a session of
         its own would put it in its own scheduler autogroup on Linux, which made engines ~25%
-        slower than in the caller's session on a loaded machine (bench_external.py)."""
+        slower than in the caller's session on a loaded machine (benchmarks/bench_external.py)."""
         try:
             os.killpg(self._proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError, OSError):

@@ -5,7 +5,7 @@ its search's numeric parameters; an 'nnue' spec: with a network file, the spec's
 given with the player); a 'uci' spec gives an external
 engine whose start-up options are the spec's fixed options and whose weight options are the
 weights mapped to the engine's option names and scales
-(:meth:`evotune.config.EngineSpec.engine_values`), set before each game on a reused process.
+(:meth:`evotune.spec.model.EngineSpec.engine_values`), set before each game on a reused process.
 """
 from __future__ import annotations
 
