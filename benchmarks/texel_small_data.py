@@ -8,7 +8,7 @@ worse than shannon (its Elo's 95% interval reaches 0 or above).
 
 Steps (each printed before it runs):
 
-    evotune datagen --games N --depth 2 --seed S --workers W --out selfplay-d2-N-sS.txt
+    evotune datagen --games N --depth D --seed S --workers W --out selfplay-dD-N-sS.txt
     evotune texel selfplay-d2-N-sS.txt --engine extended [--l2 L | --l2-rule R] --run-id ID
     evotune verify ID --games M --depth 3 --opponents shannon --workers W
 
@@ -41,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--match-games", type=int, default=200,
                     help="Games of the match against shannon (even).")
     ap.add_argument("--seed", type=int, default=1, help="Seed of the self-play games.")
+    ap.add_argument("--depth", type=int, default=2,
+                    help="Search depth of the self-play games (the README's datagen: 3).")
     ap.add_argument("--workers", type=int, default=1,
                     help="Worker processes of datagen and the match (results do not depend on "
                          "it).")
@@ -53,11 +55,11 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     workers = str(args.workers)
-    data = out / f"selfplay-d2-{args.games}-s{args.seed}.txt"
-    evotune("datagen", "--games", str(args.games), "--depth", "2", "--seed", str(args.seed),
+    data = out / f"selfplay-d{args.depth}-{args.games}-s{args.seed}.txt"
+    evotune("datagen", "--games", str(args.games), "--depth", str(args.depth), "--seed", str(args.seed),
             "--workers", workers, "--out", str(data))
     extra: list[str] = []
-    run_id = f"extended-{args.games}-s{args.seed}"
+    run_id = f"extended-{args.games}-s{args.seed}" + (f"-d{args.depth}" if args.depth != 2 else "")
     if args.l2 is not None:
         extra += ["--l2", args.l2]
         run_id += f"-l2-{args.l2}"
@@ -72,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
             "shannon", "--workers", workers, "--runs-dir", str(runs))
     fit = json.loads((runs / run_id / "texel.json").read_text())
     match = json.loads((runs / run_id / "verify.json").read_text())["matches"][0]
-    print(f"data: {fit['positions_read']} positions of {args.games} depth-2 self-play games "
+    print(f"data: {fit['positions_read']} positions of {args.games} depth-{args.depth} self-play games "
           f"(seed {args.seed}); fit: {fit['train']} + {fit['validation']} positions, --l2 "
           f"{fit['l2']:g}" + (" (chosen)" if fit["l2_chosen_by_validation"] else "")
           + f", validation error {fit['error_initial']['validation']:.6f} -> "
@@ -85,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         verdict = (f"Elo {elo:+.1f} +- {err:.1f} (95%): "
                    + ("significantly worse than shannon" if elo + err < 0 else
-                      "not significantly worse than shannon"))
+                      "significantly better than shannon" if elo - err > 0 else
+                      "not significantly different from shannon"))
     print(f"extended (fitted) vs shannon, depth 3, {args.match_games} games: "
           f"+{match['wins']} ={match['draws']} -{match['losses']}, {verdict}")
     return 0
