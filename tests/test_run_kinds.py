@@ -17,19 +17,10 @@ from evotune.errors import ConfigError, StoreError
 from evotune.kinds import FIT, GAMES, TRAINING, kind_named, kind_of, kinds
 from evotune.runs.config import RunConfig
 from evotune.runs.fitconfig import TexelConfig
-from evotune.runs.kinds import (
-    Exported,
-    Job,
-    KindConfig,
-    RunKind,
-    Status,
-    StoredKind,
-    Summary,
-    register,
-    unregister,
-)
+from evotune.runs.kinds import Exported, Job, RunKind, Status, Summary, register, unregister
 from evotune.runs.rundata import Recommendation
 from evotune.runs.store import Store
+from evotune.runs.storedkinds import KindConfig, StoredKind
 from evotune.runs.trainconfig import TrainConfig
 
 

@@ -7,7 +7,8 @@ verifying them (:mod:`evotune.verify`, which stores verify.json in the run) live
 """
 from __future__ import annotations
 
-from ..runs.rundata import RECOMMEND_RULES, Recommendation, RunData, initial_mean, load_run, recommend
+from ..runs.kinds import recommend
+from ..runs.rundata import RECOMMEND_RULES, Recommendation, RunData, initial_mean, load_run
 
 __all__ = ["RECOMMEND_RULES", "Recommendation", "RunData", "initial_mean", "load_run",
            "recommend"]

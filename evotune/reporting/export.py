@@ -23,7 +23,8 @@ from ..engine.netfile import FORMATS as NET_FORMATS
 from ..engine.netfile import SCALE, Net, net_bytes, read_net, with_output
 from ..errors import ConfigError, NetError, StoreError
 from ..runs.config import RunConfig
-from ..runs.rundata import RunData, load_run, recommend, run_spec
+from ..runs.kinds import recommend
+from ..runs.rundata import RunData, load_run, run_spec
 from ..runs.store import Store
 from ..strategies import strategy_class
 from ..strategies.spsa import default_ends, parse_spsa_lines

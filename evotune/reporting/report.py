@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..fileio import atomic_write_text
-from ..runs.rundata import Recommendation, RunData, load_run, recommend
+from ..runs.kinds import recommend
+from ..runs.rundata import Recommendation, RunData, load_run
 from ..runs.store import Store
 from ..verify.text import describe_match
 from .plots import PlotSet, write_plots

@@ -14,64 +14,15 @@ above reporting and verify, whose readers and matches they use.
 """
 from __future__ import annotations
 
-import importlib
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, Protocol
 
-from ..errors import StoreError
-
-if TYPE_CHECKING:  # type names only: the store imports this module
-    from .fitconfig import DataFile
-    from .rundata import Recommendation, RunData
-    from .store import Store
-
-
-@runtime_checkable
-class KindConfig(Protocol):
-    """What every kind's configuration is (:class:`~evotune.runs.config.RunConfig`,
-    :class:`~evotune.runs.fitconfig.TexelConfig`, :class:`~evotune.runs.trainconfig.
-    TrainConfig`): frozen, validated when made, stored as a dict in the manifest."""
-
-    kind: ClassVar[str]
-
-    @property
-    def strategy(self) -> str: ...
-
-    @property
-    def np(self) -> int: ...
-
-    @property
-    def generations(self) -> int: ...
-
-    def summary_items(self) -> list[tuple[str, str]]: ...
-
-    def to_dict(self) -> dict: ...
-
-    def identity_dict(self) -> dict: ...
-
-
-ConfigReader = Callable[[dict, dict, int], "tuple[KindConfig, tuple[DataFile, ...]]"]
-"""``(manifest, config, format) -> (config, data files)``: a manifest's config read, validated."""
-
-
-@dataclass(frozen=True)
-class StoredKind:
-    """How the store reads and checks the manifest of one kind."""
-
-    name: str
-    """The manifest's ``kind``."""
-    read: ConfigReader
-    """Reads the manifest's config (and data files); EvotuneError when invalid."""
-    data_files: bool = False
-    """Whether its manifest names the data files it read (fits, trainings)."""
-    takes_start: bool = False
-    """Whether a run of it may start from earlier weights (``init_from``: games runs)."""
-    weights: bool = True
-    """Whether its runs store a weight vector per generation (:func:`evotune.runs.rundata.
-    load_run` reads them; a training stores nets)."""
+from ..errors import ConfigError, StoreError
+from .rundata import RECOMMEND_RULES, Recommendation, RunData
+from .store import Store
+from .storedkinds import StoredKind, load_builtin_kinds, register_stored, unregister_stored
 
 
 @dataclass(frozen=True)
@@ -202,41 +153,12 @@ class RunKind(Protocol):
         ...
 
     def recommend(self, run: RunData, rule: str) -> Recommendation:
-        """The weights a stored run recommends (:func:`evotune.runs.rundata.recommend` asks);
+        """The weights a stored run recommends (:func:`recommend` asks);
         ConfigError for a kind without a weight vector (a training: its net)."""
         ...
 
 
-BUILTIN = "evotune.kinds"
-"""The package whose import registers the built-in kinds (loaded on the first lookup, as a
-plugin's entry point would be: the kinds sit above this layer)."""
-
 _KINDS: dict[str, RunKind] = {}
-_STORED: dict[str, StoredKind] = {}
-
-
-def register_stored(stored: StoredKind) -> None:
-    """Lets the store read manifests of ``stored.name`` (the built-in ones: by the manifest)."""
-    _STORED[stored.name] = stored
-
-
-def stored_kind(name: str) -> StoredKind | None:
-    """How the store reads a manifest of kind ``name``; None for an unknown kind (the built-in
-    kinds are loaded first: a kind added there is read without importing them by hand)."""
-    if name not in _STORED:
-        _load_builtin()
-    return _STORED.get(name)
-
-
-def _load_builtin() -> None:
-    """Registers the built-in kinds (:data:`BUILTIN`) unless they are registered already."""
-    if BUILTIN not in sys.modules:
-        importlib.import_module(BUILTIN)
-
-
-def stored_kinds() -> tuple[str, ...]:
-    """The names of the kinds the store reads."""
-    return tuple(_STORED)
 
 
 def register(kind: RunKind) -> RunKind:
@@ -251,12 +173,12 @@ def register(kind: RunKind) -> RunKind:
 def unregister(name: str) -> None:
     """Removes a kind added by :func:`register` (a test's toy kind)."""
     _KINDS.pop(name, None)
-    _STORED.pop(name, None)
+    unregister_stored(name)
 
 
 def kind_named(name: str) -> RunKind:
     """The registered kind ``name``; StoreError naming the known ones otherwise."""
-    _load_builtin()
+    load_builtin_kinds()
     try:
         return _KINDS[name]
     except KeyError:
@@ -271,5 +193,15 @@ def kind_of(store: Store) -> RunKind:
 
 def kinds() -> tuple[RunKind, ...]:
     """Every registered kind, in registration order."""
-    _load_builtin()
+    load_builtin_kinds()
     return tuple(_KINDS.values())
+
+
+def recommend(run: RunData, rule: str = "mean") -> Recommendation:
+    """The recommended weights of the last stored generation (never the luckiest single
+    winner), as the run's kind chooses them (:meth:`RunKind.recommend`: a games run's restored
+    strategy, a fit's last epoch); ``rule``: one of :data:`~evotune.runs.rundata.RECOMMEND_RULES`."""
+    if rule not in RECOMMEND_RULES:
+        raise ConfigError(f"unknown recommendation rule '{rule}'; use one of "
+                          f"{', '.join(RECOMMEND_RULES)}")
+    return kind_named(run.kind).recommend(run, rule)

@@ -20,8 +20,8 @@ from .fitconfig import (
     texel_config_from_dict,
     texel_config_from_v1,
 )
-from .kinds import KindConfig, StoredKind, register_stored, stored_kind, stored_kinds
 from .recordio import damaged, int_field, json_object
+from .storedkinds import KindConfig, StoredKind, register_stored, stored_kind, stored_kinds
 from .trainconfig import TrainConfig, train_config_from_dict
 
 FORMAT_VERSION = 2

@@ -23,7 +23,7 @@ from ..runs.records import Generation, State
 from ..runs.store import Store
 from ..space import SHANNON_NAMES, SHANNON_REFERENCE
 from ..spec.model import EngineSpec
-from .kinds import kind_named, stored_kind
+from .storedkinds import stored_kind
 
 log = logging.getLogger(__name__)
 
@@ -222,17 +222,6 @@ class Recommendation:
 
     def as_dict(self, names) -> dict[str, float]:
         return {n: float(v) for n, v in zip(names, self.weights)}
-
-
-def recommend(run: RunData, rule: str = "mean") -> Recommendation:
-    """The recommended weights of the last stored generation (never the luckiest single
-    winner), as the run's kind chooses them (:meth:`evotune.runs.kinds.RunKind.recommend`: a
-    games run's restored strategy, a fit's last epoch); ``rule``: one of
-    :data:`RECOMMEND_RULES`."""
-    if rule not in RECOMMEND_RULES:
-        raise ConfigError(f"unknown recommendation rule '{rule}'; use one of "
-                          f"{', '.join(RECOMMEND_RULES)}")
-    return kind_named(run.kind).recommend(run, rule)
 
 
 def initial_mean(run: RunData) -> tuple[float, ...]:

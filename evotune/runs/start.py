@@ -9,7 +9,7 @@ came from, with their checksum (:class:`~evotune.runs.manifest.StartFrom`). ``ev
 then plays the tuned weights against that start (its "reference" match).
 
 A run's weights are its recommendation as its kind chooses them
-(:func:`~evotune.runs.rundata.recommend`): a fit's last epoch, SPSA's theta, a population's
+(:func:`~evotune.runs.kinds.recommend`): a fit's last epoch, SPSA's theta, a population's
 mean, as ``evotune export`` writes them; a kind that stores no weight vector (a training) is no
 start.
 """
@@ -20,16 +20,17 @@ from pathlib import Path
 
 from ..engine.evaluation import spec_evaluation
 from ..errors import ConfigError
-from ..runs.kinds import stored_kind
 from ..runs.manifest import StartFrom
 from ..runs.plan import load_run_engine
 from ..runs.store import Store
+from ..runs.storedkinds import stored_kind
 from ..spec.file import load_engine_spec
 from ..spec.model import EngineSpec
 from ..spec.player import parse_engine_ref
 from ..spec.start import start_checksum, with_start_values
 from ..weightsio import weights_for
-from .rundata import load_run, recommend
+from .kinds import recommend
+from .rundata import load_run
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ from ..match.records import GameRecord
 from .config import run_config_from_dict
 from .fitconfig import DataFile
 from .guard import GUARD_DOCUMENT, Guard, parse_guard
-from .kinds import KindConfig, stored_kind
 from .lock import RunLock
 from .manifest import Manifest, StartFrom, check_run_id, parse_manifest
 from .recordio import damaged, json_object, read_json
@@ -37,6 +36,7 @@ from .records import (
     parse_generation,
     parse_state,
 )
+from .storedkinds import KindConfig, stored_kind
 from .trainconfig import EpochLine, parse_checkpoint, parse_epoch
 
 log = logging.getLogger(__name__)

@@ -48,10 +48,11 @@ from ..match.scoring import SprtParams
 from ..paths import DEFAULT_OPENINGS, HELD_OUT_OPENINGS, resolve_openings_path
 from ..players import PlayerSpec
 from ..players.spec import player_from_engine_spec
-from ..runs.kinds import stored_kind
+from ..runs.kinds import recommend
 from ..runs.lifecycle import resolve_workers
-from ..runs.rundata import RunData, initial_mean, load_run, open_store, recommend, run_spec
+from ..runs.rundata import RunData, initial_mean, load_run, open_store, run_spec
 from ..runs.store import Store
+from ..runs.storedkinds import stored_kind
 from ..runs.trainconfig import INIT_RANDOM, TrainConfig
 from ..spec.file import load_engine_spec
 from ..tuning.fitness import match_settings as run_match_settings
