@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -45,3 +46,16 @@ def test_the_default_signature_is_pinned():
 
     assert SIGNATURE == 26878611
     assert signature() == SIGNATURE
+
+
+def test_a_nets_signature_is_pinned_and_tells_nets_apart():
+    """A net's searches stop on the node limit (every count is the limit), so its signature is
+    the CRC of the searches' moves, scores, depths and PVs: net11's is pinned, net9's differs."""
+    from evotune.engine.bench import NET11_SIGNATURE, net_signature
+    from evotune.engine.netfile import read_net
+    from evotune.paths import ENGINES_DIR
+
+    net11 = read_net(ENGINES_DIR / "net11.nnue")
+    assert net_signature(net11) == NET11_SIGNATURE == 1028639392
+    net9 = read_net(Path(__file__).resolve().parents[1] / "docs/results/nn-study-net9.nnue")
+    assert net_signature(net9) != NET11_SIGNATURE

@@ -32,13 +32,16 @@ The search figures and the signature are always alpha-beta's (with the spec's ev
 A network (``--engine nnue:FILE``) is benched on the same positions, with a node limit on every
 core search (``net_nodes``), game move (``net_game_nodes``) and reference search
 (``net_reference_nodes``): a net's trees depend on the net, and an untrained one's are huge (its
-quiescence finds few cut-offs). Its signature is that of the net and these limits.
+quiescence finds few cut-offs). Its node count is then the limit, so a net's signature is the
+CRC-32 of the searches' moves, scores, depths and principal variations instead
+(:func:`results_signature`): it changes when the search or the net's evaluation changes.
 """
 from __future__ import annotations
 
 import logging
 import statistics
 import time
+import zlib
 from dataclasses import asdict, dataclass, replace
 
 import chess
@@ -80,6 +83,10 @@ BENCH_WEIGHTS = SHANNON_REFERENCE
 SIGNATURE = 26878611
 """The signature of the default settings with the Shannon reference weights (pinned by a test:
 a change of the core that alters it changes the search)."""
+NET11_SIGNATURE = 1028639392
+"""The signature of the shipped net11 (``evotune bench --engine net11``; pinned by a test: a
+change of the core's net code or search that alters it changes the net's play)."""
+
 
 BENCH_KEYS = ("engine", "features", "search_nps", "reference_search_nps", "speedup", "perft_nps",
               "game_seconds_median", "signature")
@@ -148,7 +155,7 @@ class BenchResult:
     game_seconds_median: float
     """Median wall time of one complete core game."""
     signature: int
-    """Total core nodes of the fixed search set."""
+    """Total core nodes of the fixed search set (a net: :func:`results_signature`)."""
     algorithm: str = "alphabeta"
     """The spec's search."""
     algorithm_nps: float = 0.0
@@ -182,6 +189,21 @@ def signature(depth: int = BenchSettings.depth, weights=BENCH_WEIGHTS,
                for fen in BENCH_FENS)
 
 
+def results_signature(results) -> int:
+    """A net's signature: its searches stop on the node limit, so their node count is the limit
+    whatever the net; the CRC-32 of each search's move, score, completed depth and principal
+    variation changes when the search or the evaluation does."""
+    text = "\n".join(f"{r.move} {r.score} {r.depth} {' '.join(r.pv)}" for r in results)
+    return zlib.crc32(text.encode("ascii"))
+
+
+def net_signature(net, *, depth: int = BenchSettings.depth,
+                  nodes: int = BenchSettings.net_nodes) -> int:
+    """The bench's signature of a net (:func:`results_signature` of the search set)."""
+    return results_signature([core.search(fen, net, depth=depth, nodes=nodes, features="nnue")
+                              for fen in BENCH_FENS])
+
+
 def run_bench(settings: BenchSettings = BenchSettings(), spec=None, *,
               weights=None) -> BenchResult:
     """Run the bench: core searches, reference searches, core perft, core games, with the
@@ -206,10 +228,12 @@ def run_bench(settings: BenchSettings = BenchSettings(), spec=None, *,
     core.perft(chess.STARTING_FEN, 1)
 
     nodes = 0
+    results = []
     start = time.perf_counter()
     for fen in BENCH_FENS:
-        nodes += core.search(fen, weights, depth=settings.depth, nodes=limit,
-                             features=features).nodes
+        results.append(core.search(fen, weights, depth=settings.depth, nodes=limit,
+                                   features=features))
+        nodes += results[-1].nodes
     search_seconds = time.perf_counter() - start
 
     ref_nodes = 0
@@ -252,7 +276,8 @@ def run_bench(settings: BenchSettings = BenchSettings(), spec=None, *,
                        speedup=search_nps / max(ref_nps, 1e-9),
                        perft_nps=perft_nodes / max(perft_seconds, 1e-9),
                        game_seconds_median=float(statistics.median(game_seconds)),
-                       signature=int(nodes), algorithm=how.algorithm,
+                       signature=results_signature(results) if net else int(nodes),
+                       algorithm=how.algorithm,
                        algorithm_nps=other_nodes / max(other_seconds, 1e-9),
                        simulations_per_second=sims / max(other_seconds, 1e-9))
 
