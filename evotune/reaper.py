@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 _WATCHDOG = r"""
@@ -100,17 +101,17 @@ def no_orphans() -> None:
 
 @contextlib.contextmanager
 def children_ignore_ctrl_c():
-    """SIGINT ignored while processes start inside the block, so that they inherit it ignored
-    (SIG_IGN outlives exec; a Python handler does not). Ctrl-C on a terminal signals the whole
-    process group, and only the command should see it: it stops its pools, whose workers would
-    otherwise each print a KeyboardInterrupt traceback. Outside the main thread, where signals
-    cannot be set, a no-op."""
-    try:
-        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    except ValueError:  # not the main thread
+    """SIGINT blocked while processes start inside the block, so that they never see it (the
+    signal mask outlives fork and exec; a Python handler does not). Ctrl-C on a terminal signals
+    the whole process group, and only the command should see it: it stops its pools, whose
+    workers would otherwise each print a KeyboardInterrupt traceback. The command's own Ctrl-C
+    that arrives inside the block is not lost (as it was when SIGINT was ignored here): it stays
+    pending and is raised when the block ends. Outside the main thread, a no-op."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, signal.SIG_DFL if old is None else old)
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)

@@ -1,6 +1,6 @@
 """Ctrl-C of a command with workers (issue 37, item 5): one line that is not an error, with the
 resume hint, exit 130, and no KeyboardInterrupt traceback from the worker processes (they start
-with SIGINT ignored; the command stops them)."""
+with SIGINT blocked; the command stops them)."""
 from __future__ import annotations
 
 import json
@@ -50,3 +50,28 @@ def test_ctrl_c_of_a_run_with_workers_is_one_line_exit_130(tmp_path):
     assert "error" not in r.stderr
     state = json.loads((runs / "c" / "state.json").read_text())
     assert state["generation"] >= 1 and not state["finished"]
+
+
+def test_ctrl_c_while_processes_start_is_kept_for_the_command_and_hidden_from_them():
+    """Inside children_ignore_ctrl_c a Ctrl-C is held, not lost: the command gets it when the
+    block ends (SIGINT ignored there lost it, and a run went on to its end); a process started
+    inside the block has SIGINT blocked for good, so it never prints a traceback."""
+    import pytest
+
+    from evotune.reaper import children_ignore_ctrl_c
+
+    child = None
+    with pytest.raises(KeyboardInterrupt):
+        with children_ignore_ctrl_c():
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.2)  # delivered now if it were not held
+            held = True
+    assert held and child is not None
+    try:
+        status = Path(f"/proc/{child.pid}/status").read_text()
+        blocked = int(next(ln for ln in status.splitlines() if ln.startswith("SigBlk:")).split()[1], 16)
+        assert blocked & (1 << (signal.SIGINT - 1))
+    finally:
+        child.kill()
+        child.wait()
