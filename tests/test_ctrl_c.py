@@ -61,12 +61,19 @@ def test_ctrl_c_while_processes_start_is_kept_for_the_command_and_hidden_from_th
     from evotune.reaper import children_ignore_ctrl_c
 
     child = None
-    with pytest.raises(KeyboardInterrupt):
-        with children_ignore_ctrl_c():
-            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-            os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(0.2)  # delivered now if it were not held
-            held = True
+    # as in a command: Python's handler, SIGINT not blocked (an earlier test may leave either)
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with children_ignore_ctrl_c():
+                child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.2)  # delivered now if it were not held
+                held = True
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     assert held and child is not None
     try:
         status = Path(f"/proc/{child.pid}/status").read_text()
