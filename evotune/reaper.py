@@ -106,7 +106,8 @@ def children_ignore_ctrl_c():
     the whole process group, and only the command should see it: it stops its pools, whose
     workers would otherwise each print a KeyboardInterrupt traceback. The command's own Ctrl-C
     that arrives inside the block is not lost (as it was when SIGINT was ignored here): it stays
-    pending and is raised when the block ends. Outside the main thread, a no-op."""
+    pending and is raised when the block ends, or at once when another thread of the process
+    (a pool's) takes the signal. Outside the main thread, a no-op."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
