@@ -5,6 +5,7 @@ export and verification are one (:class:`WeightsKind`); each kind adds its statu
 its lifecycle and its recommendation."""
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from ..verify.run import verify_run
 from .view import started, weight_lines
 
 
-class WeightsKind:
+class WeightsKind(ABC):
     """The commands' side of a kind whose runs tune a weight vector (subclasses: games, fit)."""
 
     overlays = True
@@ -33,9 +34,9 @@ class WeightsKind:
         """The run's games budget (0: none)."""
         return 0
 
+    @abstractmethod
     def status_head(self, store: Store, info: dict, done: str) -> list[str]:
-        """The first line(s) of the status (below: the weights)."""
-        raise NotImplementedError
+        """The first line(s) of the status (below: the weights); each kind writes its own."""
 
     def status_info(self, store: Store, info: dict, last: Generation | None) -> dict:
         """The status record (``evotune status --json``) with the kind's fields added."""
