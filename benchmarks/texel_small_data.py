@@ -34,26 +34,51 @@ def evotune(*args: str) -> None:
         sys.exit(res.returncode)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def study_parser(doc: str, *, games: int, workers: int) -> argparse.ArgumentParser:
+    """The options every small-data check shares (its own are added by the caller)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="Folder of the data file and the runs.")
-    ap.add_argument("--games", type=int, default=3000, help="Self-play games of the data.")
+    ap.add_argument("--games", type=int, default=games, help="Self-play games of the data.")
     ap.add_argument("--match-games", type=int, default=200,
-                    help="Games of the match against shannon (even).")
+                    help="Games of the match against shannon at depth 3 (even).")
     ap.add_argument("--seed", type=int, default=1, help="Seed of the self-play games.")
-    ap.add_argument("--depth", type=int, default=2,
-                    help="Search depth of the self-play games (the README's datagen: 3).")
-    ap.add_argument("--workers", type=int, default=1,
+    ap.add_argument("--workers", type=int, default=workers,
                     help="Worker processes of datagen and the match (results do not depend on "
                          "it).")
-    ap.add_argument("--l2", default=None, help="Give the fit this --l2 (default: the fit's own).")
-    ap.add_argument("--l2-rule", default=None,
-                    help="Give the fit this --l2-rule (default: the fit's own).")
+    return ap
+
+
+def parse_study_args(ap: argparse.ArgumentParser, argv: list[str] | None
+                     ) -> tuple[argparse.Namespace, Path]:
+    """The parsed options, checked, and the output folder (made)."""
     args = ap.parse_args(argv)
     if args.games < 1 or args.match_games < 2 or args.match_games % 2:
         ap.error("--games must be >= 1 and --match-games an even number >= 2")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    return args, out
+
+
+def verdict(match: dict) -> str:
+    """A stored match against shannon in one phrase: W/D/L, Elo and whether it is significant."""
+    elo, err = match["elo"], match["elo_error"]
+    wdl = f"+{match['wins']} ={match['draws']} -{match['losses']}"
+    if elo is None or err is None or not math.isfinite(elo + err):
+        return f"{wdl}, Elo {elo}, too few games for an error bar"
+    return (f"{wdl}, Elo {elo:+.1f} +- {err:.1f} (95%): "
+            + ("significantly worse than shannon" if elo + err < 0 else
+               "significantly better than shannon" if elo - err > 0 else
+               "not significantly different from shannon"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = study_parser(__doc__, games=3000, workers=1)
+    ap.add_argument("--depth", type=int, default=2,
+                    help="Search depth of the self-play games (the README's datagen: 3).")
+    ap.add_argument("--l2", default=None, help="Give the fit this --l2 (default: the fit's own).")
+    ap.add_argument("--l2-rule", default=None,
+                    help="Give the fit this --l2-rule (default: the fit's own).")
+    args, out = parse_study_args(ap, argv)
     workers = str(args.workers)
     data = out / f"selfplay-d{args.depth}-{args.games}-s{args.seed}.txt"
     evotune("datagen", "--games", str(args.games), "--depth", str(args.depth), "--seed", str(args.seed),
@@ -81,16 +106,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{fit['error_after_rounding']['validation']:.6f}")
     if fit["warning"]:
         print(f"fit warning: {fit['warning']}")
-    elo, err = match["elo"], match["elo_error"]
-    if elo is None or err is None or not math.isfinite(elo + err):
-        verdict = f"Elo {elo}, too few games for an error bar"
-    else:
-        verdict = (f"Elo {elo:+.1f} +- {err:.1f} (95%): "
-                   + ("significantly worse than shannon" if elo + err < 0 else
-                      "significantly better than shannon" if elo - err > 0 else
-                      "not significantly different from shannon"))
     print(f"extended (fitted) vs shannon, depth 3, {args.match_games} games: "
-          f"+{match['wins']} ={match['draws']} -{match['losses']}, {verdict}")
+          f"{verdict(match)}")
     return 0
 
 
