@@ -162,8 +162,9 @@ def features(fen: str, engine: str, weights: str | None, show_all: bool) -> None
                    "(default: the Shannon reference weights, signature 26878611).")
 def bench(as_json: bool, quick: bool, engine: str | None) -> None:
     """Engine speed and search signature: search_nps, reference_search_nps, speedup, perft_nps,
-    game_seconds_median, signature (total nodes of a fixed search set; changes only when the
-    search changes). Speeds are wall-clock and depend on the machine's load."""
+    game_seconds_median, signature (total nodes of a fixed search set; a net's: a CRC of its
+    searches' moves, scores, depths and PVs, which stop on a node limit; changes only when the
+    search or the evaluation changes). Speeds are wall-clock and depend on the machine's load."""
     spec, net = (None, None) if engine is None else builtin_weights(engine, None)
     result = run_bench(QUICK if quick else BenchSettings(), spec,
                        weights=net if spec is not None
