@@ -7,7 +7,6 @@ with a 95% band (Student's t over seeds); :func:`write_compare_plot` draws one l
 """
 from __future__ import annotations
 
-import io
 import logging
 import math
 import textwrap
@@ -17,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..fileio import atomic_write_bytes
+from .plots import save_figure
 
 log = logging.getLogger(__name__)
 
@@ -113,8 +112,6 @@ def write_compare_plot(curves: Sequence[Curve], out_dir: str | Path, *,
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     png, svg = out / "elo-vs-games.png", out / "elo-vs-games.svg"
-    for path, dpi in ((png, 110), (svg, None)):
-        buf = io.BytesIO()
-        fig.savefig(buf, format=path.suffix[1:], dpi=dpi or "figure")
-        atomic_write_bytes(path, buf.getvalue())
+    save_figure(fig, png, dpi=110)
+    save_figure(fig, svg)
     return png, svg

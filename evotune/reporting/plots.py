@@ -244,8 +244,9 @@ def build_figures(runs: Sequence[RunData], *, x: str = "generations",
     return figs
 
 
-def _save(fig: Figure, path: Path, *, dpi: float | str = "figure") -> None:
-    """A figure written atomically (a reader never sees half a PNG or SVG)."""
+def save_figure(fig: Figure, path: Path, *, dpi: float | str = "figure") -> None:
+    """A figure written atomically, in the format of ``path``'s suffix (a reader never sees
+    half a PNG or SVG); every figure of reporting/ is written here."""
     buf = io.BytesIO()
     fig.savefig(buf, format=path.suffix[1:], dpi=dpi)
     atomic_write_bytes(path, buf.getvalue())
@@ -265,10 +266,10 @@ def write_plots(runs: Sequence[RunData], *, x: str = "generations",
         progress(1, total)
     for i, (name, fig) in enumerate(figs.items()):
         png, svg = folder / f"{name}.png", folder / f"{name}.svg"
-        _save(fig, png, dpi=100)
+        save_figure(fig, png, dpi=100)
         if progress is not None:
             progress(2 + 2 * i, total)
-        _save(fig, svg)
+        save_figure(fig, svg)
         if progress is not None:
             progress(3 + 2 * i, total)
         paths[name] = (png, svg)

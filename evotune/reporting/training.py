@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,11 +18,12 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from ..engine.netfile import FORMATS, net_bytes  # noqa: E402
 from ..errors import ConfigError, StoreError  # noqa: E402
-from ..fileio import atomic_write_bytes, atomic_write_text  # noqa: E402
+from ..fileio import atomic_write_text  # noqa: E402
 from ..learn.nn.trainrun import stored_net  # noqa: E402
 from ..runs.store import Store  # noqa: E402
 from ..runs.trainconfig import EpochLine, TrainConfig  # noqa: E402
 from ..verify.text import describe_match, describe_verification  # noqa: E402
+from .plots import save_figure  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -128,10 +128,8 @@ def write_loss_plot(view: TrainingView, out_dir: str | Path) -> tuple[Path, Path
     fig = loss_figure(view)
     paths = []
     for fmt in ("png", "svg"):
-        buf = io.BytesIO()
-        fig.savefig(buf, format=fmt, dpi=100)
         path = folder / f"loss.{fmt}"
-        atomic_write_bytes(path, buf.getvalue())
+        save_figure(fig, path, dpi=100)
         paths.append(path)
     return paths[0], paths[1]
 
