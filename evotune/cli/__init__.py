@@ -45,7 +45,8 @@ SHORT_HELP = {
                 "evaluation.",
     "bench": "Engine speed and search signature: search_nps, reference_search_nps, speedup, "
              "perft_nps, game_seconds_median, signature (total nodes of a fixed search set; a "
-             "net's: a CRC of its searches; changes only when the search or evaluation does).",
+             "net's: a CRC of its searches' moves, scores, depths and PVs, which stop on a node "
+             "limit; changes only when the search or the evaluation changes).",
     "uci": "Speak UCI on stdin/stdout (for GUIs, cutechess, python-chess): the built-in engine "
            "with every weight as a spin option (a net: the EvalFile option).",
     "match": "Play a colour-balanced match between players A and B and print its statistics.",
