@@ -17,17 +17,8 @@ import pytest
 
 from evotune.cli import main
 from evotune.engine import api
-from evotune.engine.netfile import (
-    Net,
-    evaluate_reference,
-    output_names,
-    output_ranges,
-    output_values,
-    random_net,
-    read_net,
-    with_output,
-    write_net,
-)
+from evotune.engine.netfile import Net, evaluate_reference, random_net, read_net, write_net
+from evotune.engine.netoutput import output_names, output_ranges, output_values, with_output
 from evotune.errors import ConfigError, NetError, WeightsError
 from evotune.match.resolve import resolve_player
 from evotune.players.nets import evaluation

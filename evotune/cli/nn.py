@@ -20,6 +20,7 @@ from ..engine.netfile import (
     read_net,
     write_net,
 )
+from ..engine.netinputs import OUTPUT_BUCKETS_MAX, parse_king_buckets
 from ..errors import ConfigError
 from ..fileio import check_writable
 from ..learn.nn.bulletdata import SUFFIXES, is_bullet
@@ -27,14 +28,27 @@ from ..learn.nn.bulletdata import convert as convert_data
 from .nntrain import train
 
 
-def _read(path: str, input_format: str, hidden: int | None, activation: str | None):
+def _read(path: str, input_format: str, hidden: int | None, activation: str | None,
+          king_buckets: str | None = None, output_buckets: int | None = None):
     return read_net(path, format=None if input_format == "auto" else input_format,
-                    hidden=hidden, activation=activation)
+                    hidden=hidden, activation=activation,
+                    king_buckets=None if king_buckets is None else parse_king_buckets(king_buckets),
+                    output_buckets=output_buckets)
+
+
+_KING_BUCKETS_HELP = ("a preset's bucket count (1, 2, 4, 8, 16) or 32 comma-separated bucket ids "
+                      "of the mirrored king squares, rank 1's a-d first")
 
 
 def _reading_options(f):
     """How to read a net file: bullet's raw layout has no header (its hidden size comes from its
-    size; its activation must be given when it is not screlu)."""
+    size; its activation and buckets must be given when they are not screlu and none)."""
+    f = click.option("--output-buckets", type=int, default=None,
+                     help="A bullet file's output buckets (default 1); for an evotune file, a "
+                          "check.")(f)
+    f = click.option("--king-buckets", default=None,
+                     help=f"A bullet file's king buckets: {_KING_BUCKETS_HELP} (default none); "
+                          "for an evotune file, a check.")(f)
     f = click.option("--activation", type=click.Choice(ACTIVATIONS), default=None,
                      help="A bullet file's activation (default screlu); for an evotune file, a "
                           "check.")(f)
@@ -49,8 +63,8 @@ def _reading_options(f):
 @click.group()
 def nn() -> None:
     """Networks: make, inspect, export and train NNUE nets; convert their data. They are the
-    built-in engine's (768 -> H) x 2 -> 1 nets in bullet's simple layout; play one as the player
-    nnue:FILE."""
+    built-in engine's (768 x K -> H) x 2 -> N nets in bullet's layout (K king buckets, N output
+    buckets; 1 and 1: bullet's simple net); play one as the player nnue:FILE."""
 
 
 @nn.command()
@@ -59,14 +73,21 @@ def nn() -> None:
 @click.option("--seed", type=int, default=1, show_default=True, help="The seed.")
 @click.option("--activation", type=click.Choice(ACTIVATIONS), default="screlu",
               show_default=True, help="The hidden layer's activation.")
+@click.option("--king-buckets", default="1", show_default=True,
+              help=f"King buckets (bullet's ChessBucketsMirrored): {_KING_BUCKETS_HELP}; 1: none.")
+@click.option("--output-buckets", type=int, default=1, show_default=True,
+              help=f"Output buckets by material (bullet's MaterialCount), 1..{OUTPUT_BUCKETS_MAX}.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="evotune",
               show_default=True, help="evotune's file, or bullet's raw quantised layout.")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), required=True,
               help="The net file to write.")
-def init(hidden: int, seed: int, activation: str, fmt: str, out_file: str) -> None:
+def init(hidden: int, seed: int, activation: str, king_buckets: str, output_buckets: int,
+         fmt: str, out_file: str) -> None:
     """Write a random net: every weight uniform in +-1/sqrt(fan in), quantised as bullet saves
-    it (a start for training or evolution; it knows nothing, so search it with a node limit)."""
-    net = random_net(hidden, seed, activation)
+    it (a start for training or evolution; it knows nothing, so search it with a node limit).
+    Training nets with buckets is not yet supported; they play and convert."""
+    net = random_net(hidden, seed, activation, king_buckets=parse_king_buckets(king_buckets),
+                     output_buckets=output_buckets)
     check_writable(out_file, "--out", parents=False)
     write_net(net, out_file, fmt)
     click.echo(f"{out_file}: {fmt} net, {net.describe()}")
@@ -75,14 +96,16 @@ def init(hidden: int, seed: int, activation: str, fmt: str, out_file: str) -> No
 @nn.command()
 @click.argument("net_file", type=click.Path(dir_okay=False))
 @_reading_options
-def info(net_file: str, input_format: str, hidden: int | None, activation: str | None) -> None:
-    """Print a net's shape, quantisation, size and checksum, and its evaluation of the start
-    position."""
-    net = _read(net_file, input_format, hidden, activation)
+def info(net_file: str, input_format: str, hidden: int | None, activation: str | None,
+         king_buckets: str | None, output_buckets: int | None) -> None:
+    """Print a net's shape, buckets, quantisation, size and checksum, and its evaluation of the
+    start position."""
+    net = _read(net_file, input_format, hidden, activation, king_buckets, output_buckets)
     data = Path(net_file).read_bytes()
     fmt = "evotune" if data == net_bytes(net, "evotune") else "bullet"
     click.echo(f"file        {net_file} ({len(data)} bytes, {fmt} format)")
-    click.echo(f"shape       (768 -> {net.hidden}) x 2 -> 1")
+    click.echo(f"shape       {net.shape}")
+    click.echo(f"buckets     {net.describe_buckets()}")
     click.echo(f"activation  {net.activation}")
     click.echo(f"quantised   qa {net.qa}, qb {net.qb}, scale {net.scale}")
     click.echo(f"parameters  {net.parameters}")
@@ -94,14 +117,14 @@ def info(net_file: str, input_format: str, hidden: int | None, activation: str |
 @click.argument("net_file", type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), required=True,
               help="evotune's file, or bullet's raw quantised layout (padded to 64 bytes; it "
-                   "keeps neither the activation nor qa, qb, scale).")
+                   "keeps neither the activation, qa, qb, scale nor the buckets).")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), required=True,
               help="The file to write.")
 @_reading_options
 def export(net_file: str, fmt: str, out_file: str, input_format: str, hidden: int | None,
-           activation: str | None) -> None:
+           activation: str | None, king_buckets: str | None, output_buckets: int | None) -> None:
     """Write NET_FILE in another format (the arrays are copied exactly)."""
-    net = _read(net_file, input_format, hidden, activation)
+    net = _read(net_file, input_format, hidden, activation, king_buckets, output_buckets)
     check_writable(out_file, "--out", parents=False)
     if Path(out_file).exists() and Path(out_file).samefile(net_file):
         raise ConfigError(f"--out {out_file} is the net file being exported; give another file")

@@ -22,7 +22,8 @@ import numpy as np
 from ..errors import ConfigError, NetError
 from ..space import Weights, check_weights
 from ..spec.features import FEATURE_SETS, FS_NNUE, NETS, denominator, feature_names, feature_set_code
-from .netfile import Net, read_net, with_output
+from .netfile import Net, read_net
+from .netoutput import with_output
 from .netstate import as_net
 
 

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from ..engine.evaluation import spec_evaluation
 from ..engine.netfile import FORMATS as NET_FORMATS
-from ..engine.netfile import SCALE, Net, net_bytes, read_net, with_output
+from ..engine.netfile import SCALE, Net, net_bytes, read_net
+from ..engine.netoutput import with_output
 from ..errors import ConfigError, NetError, StoreError
 from ..runs.config import RunConfig
 from ..runs.kinds import recommend
