@@ -43,11 +43,11 @@ def part_ns(net, which: int, reps: int) -> float:
     U, S = api.board_arrays(board, 10, features="nnue", tail=tail)
     S[L.S_W:L.S_W + w.size] = w
     eval_core(U, S)                                  # refresh: offsets and accumulators
-    timing_core(S, np.int64(10), np.int64(which))    # compiled, warm
+    timing_core(U, S, np.int64(10), np.int64(which))    # compiled, warm
     best = float("inf")
     for _ in range(5):
         t0 = time.perf_counter()
-        timing_core(S, np.int64(reps), np.int64(which))
+        timing_core(U, S, np.int64(reps), np.int64(which))
         best = min(best, time.perf_counter() - t0)
     return best / reps * 1e9
 

@@ -40,35 +40,46 @@ class Tail:
         S.view(np.int16)[start:start + self.blocks.size] = self.blocks
 
 
-def header(net: Net, net_off: int, acc_off: int) -> np.ndarray:
-    """The int64 header of ``net`` (S[S_W:]) with its block at ``net_off`` and the accumulator
-    stack at ``acc_off`` (int16 units from the tail's start)."""
+def header(net: Net, net_off: int, acc_off: int, fin_off: int = 0) -> np.ndarray:
+    """The int64 header of ``net`` (S[S_W:]) with its block at ``net_off``, the accumulator
+    stack at ``acc_off`` and the Finny table (king buckets) at ``fin_off`` (int16 units from the
+    tail's start)."""
     row = np.zeros(N.HEADER, dtype=np.int64)
     row[N.N_HIDDEN] = net.hidden
     row[N.N_ACT] = net.activation_code
     row[N.N_QA] = net.qa
     row[N.N_QAQB] = net.qa * net.qb
     row[N.N_SCALE] = net.scale
-    row[N.N_L1B] = net.l1b
+    row[N.N_L1B] = net.l1b_values[0]
     row[N.N_NET] = net_off
     row[N.N_ACC] = acc_off
-    row[N.N_DOT16] = int(N.dot16_exact(net.qa, net.l1w))
+    row[N.N_DOT16] = int(all(N.dot16_exact(net.qa, w) for w in net.l1w_rows))
+    row[N.N_KB] = net.king_bucket_count
+    row[N.N_OB] = net.output_buckets
+    row[N.N_ODIV] = -(-32 // net.output_buckets)
+    row[N.N_FIN] = fin_off
+    row[N.N_L1BS:N.N_L1BS + net.output_buckets] = net.l1b_values
+    row[N.N_BMAP:N.N_BMAP + 32] = net.king_buckets
     return row
 
 
 def block(net: Net) -> np.ndarray:
-    """The int16 block of ``net``: l0w row by row, l0b, l1w, zero-padded to 64 bytes."""
-    out = np.zeros(N.net_block(net.hidden), dtype=np.int16)
-    n0 = N.INPUTS * net.hidden
+    """The int16 block of ``net``: l0w row by row, l0b, l1w bucket by bucket, zero-padded to 64
+    bytes."""
+    k, n, h = net.king_bucket_count, net.output_buckets, net.hidden
+    out = np.zeros(N.net_block(h, k, n), dtype=np.int16)
+    n0 = N.INPUTS * k * h
     out[:n0] = net.l0w.reshape(-1)
-    out[n0:n0 + net.hidden] = net.l0b
-    out[n0 + net.hidden:n0 + 3 * net.hidden] = net.l1w
+    out[n0:n0 + h] = net.l0b
+    out[n0 + h:n0 + h + 2 * h * n] = net.l1w.reshape(-1)
     return out
 
 
 def rows(values) -> tuple[list[np.ndarray], Tail | None]:
     """The weight rows of ``values`` (int64 arrays stay as they are, Nets become headers) and
-    the tail their nets need (None when there is no net). Two equal nets share one block."""
+    the tail their nets need (None when there is no net). Two equal nets share one block; the
+    accumulator stack and the Finny table (sized for the largest) are shared (every search's
+    refresh rebuilds them)."""
     out: list[np.ndarray] = []
     blocks: list[np.ndarray] = []
     placed: dict[str, int] = {}
@@ -82,7 +93,9 @@ def rows(values) -> tuple[list[np.ndarray], Tail | None]:
             blocks.append(block(v))
             at += blocks[-1].size
     acc = at
-    total16 = acc + N.stack_size(max(v.hidden for v in nets))
+    fin = acc + N.stack_size(max(v.hidden for v in nets))
+    fin = -(-fin // 32) * 32
+    total16 = fin + max(N.finny_size(v.hidden, v.king_bucket_count) for v in nets)
     for v in values:
-        out.append(header(v, placed[v.checksum], acc) if isinstance(v, Net) else v)
+        out.append(header(v, placed[v.checksum], acc, fin) if isinstance(v, Net) else v)
     return out, Tail(blocks=np.concatenate(blocks), slots=-(-total16 // 4))

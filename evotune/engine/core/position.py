@@ -237,7 +237,7 @@ def make_move(U, S, m):
                 rf, rt = t + 1, t - 1
             else:
                 rf, rt = t - 2, t + 1
-        acc_move(S, n, p, f, np_, t, cp, csq, rp, rf, rt)
+        acc_move(U, S, n, p, f, np_, t, cp, csq, rp, rf, rt)
 
 
 @njit(cache=True)
