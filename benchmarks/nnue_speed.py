@@ -12,7 +12,9 @@ For each hidden size H (random nets, seed 1, SCReLU), in this one process:
   capture_ns            the same for a capture (three rows per perspective)
   output_ns             the output layer (clamp, square, dot over 2 H, the integer rules), ns
   numpy_eval_us         one evaluate_reference (features, accumulators and output from scratch)
-With --shannon, also `evotune bench` of the Shannon reference weights (signature 26878611).
+With --shannon, also `evotune bench` of the Shannon reference weights (signature 26878611); with
+--king-buckets K and --output-buckets N, bucketed nets (random_net with the preset map of K
+buckets; update_ns then includes reading each king's bucket, a quiet move is not a king move).
 Timings are wall-clock on a shared machine: noisy.
 """
 from __future__ import annotations
@@ -32,6 +34,7 @@ from evotune.engine.core import layout as L
 from evotune.engine.core.game import eval_core
 from evotune.engine.core.nnue import timing_core
 from evotune.engine.netfile import evaluate_reference, random_net, write_net
+from evotune.engine.netinputs import KING_BUCKET_PRESETS
 from evotune.engine.netstate import rows
 from evotune.spec.file import load_engine_spec
 
@@ -65,15 +68,19 @@ def main() -> None:
     ap.add_argument("--hidden", type=int, nargs="+", default=[32, 128, 256])
     ap.add_argument("--reps", type=int, default=2_000_000)
     ap.add_argument("--shannon", action="store_true", help="also bench the Shannon weights")
+    ap.add_argument("--king-buckets", type=int, default=1, choices=sorted(KING_BUCKET_PRESETS),
+                    help="king buckets of the nets (a preset map)")
+    ap.add_argument("--output-buckets", type=int, default=1, help="output buckets of the nets")
     args = ap.parse_args()
     spec = load_engine_spec("nnue")
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
         for h in args.hidden:
-            net = random_net(h, 1)
+            net = random_net(h, 1, king_buckets=KING_BUCKET_PRESETS[args.king_buckets],
+                             output_buckets=args.output_buckets)
             write_net(net, Path(tmp) / f"h{h}.nnue")   # what `evotune bench --engine` reads
             r = run_bench(BenchSettings(), spec, weights=net)
-            out[f"H={h}"] = {
+            out[f"H={h}"] = {"shape": net.shape,
                 "search_nps": round(r.search_nps), "reference_nps": round(r.reference_search_nps),
                 "ratio": round(r.speedup, 1), "signature": r.signature,
                 "update_ns": round(part_ns(net, 0, args.reps), 1),

@@ -337,7 +337,7 @@ def test_nn_init_info_export(tmp_path, capsys):
     # overwrote the input
     (["nn", "info", "{tmp}/fifo.nnue"], "is not a regular file"),
     (["nn", "info", "/dev/zero"], "is not a regular file"),
-    (["nn", "info", "{tmp}/big.nnue"], "more than the 1579112 bytes any net file has"),
+    (["nn", "info", "{tmp}/big.nnue"], "more than the 25200784 bytes any net file has"),
     (["nn", "export", "{tmp}/fifo.nnue", "--format", "bullet", "--out", "{tmp}/x.bin"],
      "is not a regular file"),
     (["search", "--engine", "nnue:{tmp}/fifo.nnue", "--depth", "1",
@@ -355,7 +355,8 @@ def test_nn_init_info_export(tmp_path, capsys):
 def test_nn_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, args, message):
     write_net(random_net(8, 1), tmp_path / "ok.nnue")
     os.mkfifo(tmp_path / "fifo.nnue")
-    (tmp_path / "big.nnue").write_bytes(b"\0" * 1_600_000)
+    with open(tmp_path / "big.nnue", "wb") as f:      # sparse: one byte more than any net
+        f.truncate(25_200_785)
     (tmp_path / "short.nnue").write_bytes((tmp_path / "ok.nnue").read_bytes()[:500])
     before = sorted(p.name for p in tmp_path.iterdir())
     code, out, err = run(capsys, *[a.format(tmp=tmp_path, tmpname=tmp_path.name) for a in args])

@@ -222,8 +222,9 @@ class Net:
         """One line: shape, buckets, activation, quantisation, parameters and checksum."""
         buckets = ""
         if self.bucketed:
+            n = self.output_buckets
             buckets = (f"{self.king_bucket_count} king buckets (mirrored), "
-                       f"{self.output_buckets} output buckets, ")
+                       f"{n} output bucket{'s' if n > 1 else ''}, ")
         return (f"{self.shape}, {buckets}{self.activation}, qa {self.qa}, qb {self.qb}, scale "
                 f"{self.scale}, {self.parameters} parameters, checksum {self.checksum}")
 
@@ -318,10 +319,8 @@ def random_net(hidden: int = HIDDEN_DEFAULT, seed: int = 0, activation: str = "s
     b1 = 1.0 / np.sqrt(2 * hidden)
     l0w = rng.uniform(-b0, b0, (INPUTS * k, hidden))
     l0b = rng.uniform(-b0, b0, hidden)
-    if n == 1:
-        l1w, l1b = rng.uniform(-b1, b1, 2 * hidden), float(rng.uniform(-b1, b1))
-    else:
-        l1w, l1b = rng.uniform(-b1, b1, (n, 2 * hidden)), rng.uniform(-b1, b1, n)
+    l1w = rng.uniform(-b1, b1, 2 * hidden if n == 1 else (n, 2 * hidden))
+    l1b = float(rng.uniform(-b1, b1)) if n == 1 else rng.uniform(-b1, b1, n)
     return from_floats(l0w, l0b, l1w, l1b, activation=activation, king_buckets=king_buckets)
 
 

@@ -33,7 +33,8 @@ def output_values(net: Net) -> np.ndarray:
     """int64 (2 H + 2,): l1w, l1b and the scale, in the file's integer units (the order of
     :func:`output_names`)."""
     _one_bucket(net)
-    return np.concatenate((net.l1w.astype(np.int64), [net.l1b, net.scale]))
+    return np.concatenate((net.l1w.astype(np.int64),
+                           np.array([net.l1b_values[0], net.scale], dtype=np.int64)))
 
 
 def output_ranges(net: Net) -> list[tuple[int, int, int, int]]:

@@ -108,6 +108,10 @@ class FloatNet:
     def from_net(cls, net: Net) -> FloatNet:
         """The float net whose quantisation is ``net`` (a start from a net file: the training
         goes on from exactly the values the engine plays)."""
+        if net.bucketed:
+            raise FieldError("init", f"is a net with {net.king_bucket_count} king and "
+                                     f"{net.output_buckets} output buckets; training nets with "
+                                     "buckets is not yet supported")
         if net.scale != kernels.SCALE:
             raise FieldError("init", f"has scale {net.scale}; the trainer's nets have "
                                      f"{kernels.SCALE:g}")
