@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import chess
 import numpy as np
 
 from ..errors import WeightsError
 from .core import layout as T
 from .core import nnue as N
 from .netfile import Net
+from .netinputs import king_view
 
 
 def as_net(value, what: str) -> Net:
@@ -59,8 +61,16 @@ def header(net: Net, net_off: int, acc_off: int, fin_off: int = 0) -> np.ndarray
     row[N.N_ODIV] = -(-32 // net.output_buckets)
     row[N.N_FIN] = fin_off
     row[N.N_L1BS:N.N_L1BS + net.output_buckets] = net.l1b_values
-    row[N.N_BMAP:N.N_BMAP + 32] = net.king_buckets
+    row[N.N_KVIEW:N.N_KVIEW + 128] = king_views(net)
     return row
+
+
+def king_views(net: Net) -> np.ndarray:
+    """int64 (128,): for each perspective (White, Black) and square of its king, 8 x bucket +
+    flip (7 on files e-h, else 0), as netinputs.king_view states them (all 0 without king
+    buckets)."""
+    return np.array([8 * b + x for persp in (chess.WHITE, chess.BLACK) for sq in range(64)
+                     for b, x in [king_view(net.king_buckets, sq, persp)]], dtype=np.int64)
 
 
 def block(net: Net) -> np.ndarray:

@@ -50,8 +50,8 @@ N_ODIV = 13      # ceil(32 / N): MaterialCount's divisor
 N_FIN = 14       # the Finny table's offset in the tail (int16 units, a multiple of 4)
 N_FIN_ABS = 15   # the same, absolute in the int16 view of S (set by refresh)
 N_L1BS = 16      # 8 slots: the output bias of each output bucket
-N_BMAP = 24      # 32 slots: the king bucket of each mirrored king square
-HEADER = 56
+N_KVIEW = 24     # 128 slots, [perspective][king square]: 8 x bucket + flip (0 or 7)
+HEADER = 152
 """Header slots at S[S_W:]."""
 INPUTS = 768
 BOARDS = 12
@@ -114,11 +114,10 @@ def _tdiv(a, b):
 @njit(cache=True, inline="always")
 def king_view(S, persp, ksq):
     """(bucket, flip) of perspective ``persp`` (0 White, 1 Black) with its king on ``ksq``: the
-    bucket of the mirrored square in the perspective's view, and 7 on files e-h (else 0)."""
-    r = ksq ^ (56 * persp)
-    f = r & 7
-    flip = 7 if f > 3 else 0
-    return S[S_W + N_BMAP + 4 * (r >> 3) + (f ^ flip)], flip
+    bucket of the mirrored square in the perspective's view, and 7 on files e-h (else 0); one
+    load from the header's table (netstate.king_views)."""
+    v = S[S_W + N_KVIEW + 64 * persp + ksq]
+    return v >> 3, v & 7
 
 
 @njit(cache=True)
