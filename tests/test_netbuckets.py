@@ -276,3 +276,15 @@ def test_nn_train_refuses_a_bucketed_start_in_one_line(tmp_path, capsys):
     assert "--init is a net with 4 king and 1 output buckets; training nets with buckets is not " \
            "yet supported" in err
     assert not (tmp_path / "runs").exists()
+
+
+def test_the_output_layer_of_a_net_with_output_buckets_is_not_tuned_yet():
+    from evotune.engine.netoutput import output_values, with_output
+
+    assert output_values(random_net(8, 1, king_buckets=MAP4)).shape == (18,)   # K only: fine
+    net = random_net(8, 1, output_buckets=2)
+    with pytest.raises(NetError, match="output layer of a net with 2 output buckets as weights "
+                                       "is not yet supported"):
+        output_values(net)
+    with pytest.raises(NetError, match="not yet supported"):
+        with_output(net, np.zeros(18))

@@ -97,10 +97,11 @@ def bucketed_material_net(seed, bmap, n):
 SEARCH_NET = bucketed_material_net(7, KING_BUCKET_PRESETS[4], 8)
 
 
-@pytest.mark.parametrize("depth,count", [(1, 50), (2, 30), (3, 6)])
-def test_root_scores_equal_the_reference_search(depth, count, search_boards):
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_root_scores_equal_the_reference_search(depth, search_boards):
+    """All 50 search boards at depths 1-3 (about 13 s at depth 3)."""
     assert len(search_boards) >= 50
-    assert _same_root_scores(search_boards[:count], depth, SEARCH_NET) == []
+    assert _same_root_scores(search_boards, depth, SEARCH_NET) == []
 
 
 def test_a_game_between_a_bucketed_and_a_plain_net():
@@ -114,3 +115,18 @@ def test_a_game_between_a_bucketed_and_a_plain_net():
         mover = SEARCH_NET if i % 2 == 0 else plain
         assert api.search(board, mover, depth=2, features="nnue").score == score
         board.push_uci(move)
+
+
+def test_the_largest_net_along_a_game_equals_the_reference():
+    """H 1024, 16 king buckets, 8 output buckets (the int16 tail's largest: 25 MB of weights)."""
+    from evotune.engine.netfile import random_net
+
+    net = random_net(1024, 2, king_buckets=KING_BUCKET_PRESETS[16], output_buckets=8)
+    moves = GAMES[3][:60]
+    got = api.evaluate_line(chess.Board(), moves, net, "nnue").tolist()
+    board = chess.Board()
+    want = [evaluate_reference(net, board, clamp=True)]
+    for move in moves:
+        board.push(move)
+        want.append(evaluate_reference(net, board, clamp=True))
+    assert got == want and len(set(got)) > 10
