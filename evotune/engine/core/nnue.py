@@ -123,9 +123,10 @@ def king_view(S, persp, ksq):
 @njit(cache=True)
 def finny_refresh(U, S, persp, dst):
     """The accumulator of perspective ``persp`` for the board whose piece bitboards are
-    ``U[0:12]`` (the current one) into ``A[dst:dst + H]``
-    from its Finny entry (king bucket and side of the board of its king): apply the pieces that
-    differ between the entry's board and the current one, store the board and copy the result."""
+    ``U[0:12]`` (the current one) into ``A[dst:dst + H]``, from its Finny entry (the bucket and
+    side of the board of its king): apply the rows of the pieces that differ between the entry's
+    board and this one, store the board and copy the result. Intermediate sums may wrap in int16;
+    the result is exact (arithmetic mod 2^16 ending within int16, by the net's validation)."""
     A = S.view(np.int16)
     B = S.view(np.uint64)
     h = S[S_W + N_HIDDEN]
