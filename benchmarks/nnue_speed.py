@@ -12,6 +12,9 @@ For each hidden size H (random nets, seed 1, SCReLU), in this one process:
   capture_ns            the same for a capture (three rows per perspective)
   output_ns             the output layer (clamp, square, dot over 2 H, the integer rules), ns
   numpy_eval_us         one evaluate_reference (features, accumulators and output from scratch)
+  finny_ns, refresh_ns  with king buckets: a Finny refresh of one perspective whose entry differs
+                        from the board by two squares (a pawn on a2 / a4), and the root refresh
+                        (the table reset, both perspectives from empty boards), ns per call
 With --shannon, also `evotune bench` of the Shannon reference weights (signature 26878611); with
 --king-buckets K and --output-buckets N, bucketed nets (random_net with the preset map of K
 buckets; update_ns then includes reading each king's bucket, a quiet move is not a king move).
@@ -88,6 +91,9 @@ def main() -> None:
                 "output_ns": round(part_ns(net, 2, args.reps), 1),
                 "numpy_eval_us": round(numpy_eval_us(net), 1),
             }
+            if net.king_bucket_count > 1:
+                out[f"H={h}"]["finny_ns"] = round(part_ns(net, 3, args.reps), 1)
+                out[f"H={h}"]["refresh_ns"] = round(part_ns(net, 4, args.reps // 20), 1)
             print(f"H={h}", json.dumps(out[f"H={h}"]), flush=True)
     if args.shannon:
         r = run_bench()

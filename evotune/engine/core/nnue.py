@@ -400,14 +400,27 @@ def timing_core(U, S, reps, which):
     """Entry point for benchmarks/nnue_speed.py: ``reps`` calls of one part on the prepared
     state, returning a sum of the results (so nothing is optimised away). ``which``: 0, the
     accumulator update of a quiet move (the white knight b1-c3: two rows per perspective); 1,
-    a capture (three rows); 2, the output layer."""
+    a capture (three rows); 2, the output layer; with king buckets, 3: a Finny refresh of
+    White's perspective whose entry's board differs from the board by two squares (a white pawn
+    between a2 and a4, toggled each call: one of the two bits must be set; U is restored), and
+    4: the root refresh (the table's reset, then both perspectives from empty
+    boards)."""
     total = 0
     n = S[S_NHIST]
+    h = S[S_W + N_HIDDEN]
+    pawn = (ONE << np.uint64(8)) | (ONE << np.uint64(24))
     for k in range(reps):
         if which == 0:
             acc_move(U, S, n, 2, 1, 2, 18, 0, 0, 0, 0, 0)
         elif which == 1:
             acc_move(U, S, n, 2, 1, 2, 18, 7, 18, 0, 0, 0)
+        elif which == 3:
+            U[0] ^= pawn
+            finny_refresh(U, S, 0, S[S_W + N_ACC_ABS] + (n + 1) * 2 * h)
+        elif which == 4:
+            refresh(S)
         else:
             total += output(S, n + (k & 0), 0)
+    if which == 3 and reps % 2 == 1:
+        U[0] ^= pawn
     return total
