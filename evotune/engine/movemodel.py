@@ -39,8 +39,8 @@ MAGIC = b"EVOMOVE\0"
 VERSION = 1
 FEATURE_SET = 1
 """The feature set of :data:`BLOCKS` (a file of another set is refused)."""
-_HEADER = struct.Struct("<8sIIIi12s")
-"""magic, format version, feature set, number of weights, scale, checksum (12 bytes: 8 used)."""
+_HEADER = struct.Struct("<8sIIIi16s")
+"""magic, format version, feature set, number of weights, scale, checksum (16 bytes: 8 used, 8 zero)."""
 HEADER_SIZE = _HEADER.size  # 40
 SCALE_DEFAULT = 100
 """Score units per nat the trainer writes (a spec's prior_temperature of 100 plays the model's
@@ -114,7 +114,7 @@ def random_model(seed: int = 0, spread: int = 200) -> MoveModel:
 
 def move_model_bytes(model: MoveModel) -> bytes:
     """The bytes of ``model``'s file."""
-    check = bytes.fromhex(model.checksum) + bytes(4)
+    check = bytes.fromhex(model.checksum) + bytes(8)
     return (_HEADER.pack(MAGIC, VERSION, FEATURE_SET, N_FEATURES, model.scale, check)
             + model.weights.astype("<i4").tobytes())
 
@@ -139,6 +139,8 @@ def read_move_model(path: str | Path) -> MoveModel:
     not a move-model file, of another version or feature set, truncated or damaged."""
     p = Path(path)
     data = read_input(p, "move-model file", limit=FILE_SIZE, error=MoveModelError)
+    if not data:
+        raise MoveModelError(f"move-model file {p} is empty")
     if len(data) < HEADER_SIZE:
         if not MAGIC.startswith(data[:len(MAGIC)]):
             raise MoveModelError(f"move-model file {p} is not a move model (no "
@@ -163,7 +165,7 @@ def read_move_model(path: str | Path) -> MoveModel:
                           scale=scale)
     except MoveModelError as exc:
         raise MoveModelError(f"move-model file {p} is damaged: {exc}") from None
-    if model.checksum != check[:8].hex() or check[8:] != bytes(4):
+    if model.checksum != check[:8].hex() or check[8:] != bytes(8):
         raise MoveModelError(f"move-model file {p} is damaged: checksum {model.checksum} does "
                              f"not match its header's {check[:8].hex()}")
     return model
