@@ -8,6 +8,7 @@ import chess
 import numpy as np
 import pytest
 
+from evotune.engine import movecore
 from evotune.engine import movemodel as MM
 from evotune.errors import EvotuneError, MoveModelError
 
@@ -36,7 +37,7 @@ def test_core_features_equal_the_reference_on_random_games():
     assert len(boards) > 4000
     seen = {"ep": 0, "castle": 0, "promo": 0, "check": 0, "capture": 0, "defended": 0}
     for b in boards:
-        moves, feats = MM.move_features(b)
+        moves, feats = movecore.move_features(b)
         assert sorted(m.uci() for m in moves) == sorted(m.uci() for m in b.legal_moves)
         for mv, f in zip(moves, feats):
             ref = MM.reference_features(b, mv)
@@ -57,11 +58,11 @@ def test_core_scores_equal_the_reference_for_a_random_model():
     assert len(boards) > 2000
     clamped = 0
     for b in boards:
-        core = MM.move_scores(model, b)
+        core = movecore.move_scores(model, b)
         assert core == MM.reference_scores(model, b), b.fen()
     big = MM.MoveModel(weights=np.full(MM.N_FEATURES, 400, dtype=np.int32))
     for b in boards[:50]:
-        scores = MM.move_scores(big, b)
+        scores = movecore.move_scores(big, b)
         clamped += sum(s == MM.SCORE_CLAMP for s in scores.values())
         assert scores == MM.reference_scores(big, b)
     assert clamped > 0  # 8 x 400 = 3200 is clamped to 2000 alike
@@ -82,7 +83,7 @@ def test_gives_check_cases_the_core_must_see():
         b = chess.Board(fen)
         mv = chess.Move.from_uci(uci)
         assert mv in b.legal_moves, (fen, uci)
-        moves, feats = MM.move_features(b)
+        moves, feats = movecore.move_features(b)
         got = dict(zip((m.uci() for m in moves), feats))
         assert int(got[uci][4]) - MM.BLOCK_START[4] == int(b.gives_check(mv)) == expected, \
             (fen, uci)

@@ -24,6 +24,7 @@ from ..errors import ConfigError
 from ..fileio import check_writable
 from ..learn.nn.bulletdata import SUFFIXES, is_bullet
 from ..learn.nn.bulletdata import convert as convert_data
+from .nnmoves import is_move_model_file, move_model_info, train_moves_command
 from .nntrain import train
 
 
@@ -77,7 +78,11 @@ def init(hidden: int, seed: int, activation: str, fmt: str, out_file: str) -> No
 @_reading_options
 def info(net_file: str, input_format: str, hidden: int | None, activation: str | None) -> None:
     """Print a net's shape, quantisation, size and checksum, and its evaluation of the start
-    position."""
+    position (a move-model file: its features, scale, checksum and the start position's
+    likeliest moves)."""
+    if is_move_model_file(net_file):
+        move_model_info(net_file)
+        return
     net = _read(net_file, input_format, hidden, activation)
     data = Path(net_file).read_bytes()
     fmt = "evotune" if data == net_bytes(net, "evotune") else "bullet"
@@ -135,5 +140,6 @@ def convert(data, out_file, max_bad, cache_dir) -> None:
 
 
 nn.add_command(train)
+nn.add_command(train_moves_command)
 
 COMMANDS = (nn,)

@@ -7,17 +7,18 @@ block: the moving piece on its to- and from-squares, the capture, the promotion,
 least valuable enemy attacker of the to- and from-squares, whether the to-square is defended);
 the softmax of the scores over the legal moves, at temperature ``scale`` (score units per nat),
 is the move's probability. The numba core computes the same indices and scores
-(engine/core/movemodel.py, which defines the blocks); :func:`reference_features` is the test
-oracle. Files: a 40-byte header (magic, version, feature set, weights, scale, checksum), then
+(engine/core/movemodel.py, which defines the blocks; engine/movecore.py asks it);
+:func:`reference_features` is the test oracle. Files: a 40-byte header (magic, version, feature set, weights, scale, checksum), then
 the weights as int32 little-endian (docs/formats.md, "Move-model files"). A file that cannot be
 read, is damaged or truncated raises :class:`~evotune.errors.MoveModelError`, one line naming it.
 """
 from __future__ import annotations
 
 import hashlib
+import os
 import struct
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import chess
@@ -26,10 +27,6 @@ import numpy as np
 from ..errors import MoveModelError
 from ..fileio import atomic_write_bytes, read_input
 from ..seeding import STREAM_MOVE_MODEL, generator
-from .api import board_arrays, decode_move, to_board
-from .core import mcts as M
-from .core.game import move_features_core, move_scores_core
-from .core.layout import MAXMOVES
 from .core.movemodel import BLOCK_START, BLOCKS, N_BLOCKS, N_FEATURES, SCORE_CLAMP
 
 __all__ = ["BLOCKS", "N_BLOCKS", "N_FEATURES", "SCORE_CLAMP", "MoveModel", "read_move_model",
@@ -171,6 +168,20 @@ def read_move_model(path: str | Path) -> MoveModel:
     return model
 
 
+@lru_cache(maxsize=16)
+def _cached(path: str, stamp: tuple[int, int]) -> MoveModel:
+    return read_move_model(path)
+
+
+def cached_model(path: str | Path) -> MoveModel:
+    """:func:`read_move_model`, read once per process while the file's size and time stay."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return read_move_model(path)  # its one-line error
+    return _cached(str(path), (st.st_mtime_ns, st.st_size))
+
+
 # ---- the reference (python-chess) ---------------------------------------------------------------
 
 def _least_valuable(board: chess.Board, mask: int, colour: bool) -> int:
@@ -212,24 +223,17 @@ def reference_scores(model: MoveModel, board: chess.Board) -> dict[str, int]:
     return out
 
 
-# ---- the core -----------------------------------------------------------------------------------
-
-def move_features(position) -> tuple[list[chess.Move], np.ndarray]:
-    """The legal moves of ``position`` (a FEN or board; the core's generation order) and their
-    active feature indices from the core, int64 (moves, N_BLOCKS)."""
-    U, S = board_arrays(to_board(position), 10)
-    moves = np.zeros(MAXMOVES, dtype=np.int64)
-    feats = np.zeros(MAXMOVES * N_BLOCKS, dtype=np.int64)
-    n = int(move_features_core(U, S, moves, feats))
-    return [decode_move(int(m)) for m in moves[:n]], feats[:n * N_BLOCKS].reshape(n, N_BLOCKS)
+_ORDER_VALUE = (0, 1, 3, 3, 5, 9, 20)
 
 
-def move_scores(model: MoveModel, position) -> dict[str, int]:
-    """The model's score of every legal move of ``position`` from the core (UCI -> score)."""
-    U, S = board_arrays(to_board(position), 10)
-    params = np.zeros(M.NP, dtype=np.float64)
-    params[M.P_MODEL:] = model.params()
-    moves = np.zeros(MAXMOVES, dtype=np.int64)
-    out = np.zeros(MAXMOVES, dtype=np.int64)
-    n = int(move_scores_core(U, S, params, moves, out))
-    return {decode_move(int(m)).uci(): int(s) for m, s in zip(moves[:n], out[:n])}
+def ordering_scores(board: chess.Board, moves) -> np.ndarray:
+    """The core's ordering prior (``prior.prior_score``) of ``moves`` at the root of a search
+    (empty history): captures and promotions 100 x (victim + promotion) - 10 x attacker (piece
+    values 1, 3, 3, 5, 9, king 20), every quiet move 0. The baseline of the move model."""
+    out = np.zeros(len(moves), dtype=np.int64)
+    for i, mv in enumerate(moves):
+        victim = board.piece_type_at(mv.to_square) or (1 if board.is_en_passant(mv) else 0)
+        if victim or mv.promotion:
+            out[i] = (100 * (_ORDER_VALUE[victim] + _ORDER_VALUE[mv.promotion or 0])
+                      - 10 * _ORDER_VALUE[board.piece_type_at(mv.from_square)])
+    return out

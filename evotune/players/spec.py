@@ -10,6 +10,7 @@ weights mapped to the engine's option names and scales
 from __future__ import annotations
 
 from ..engine.evaluation import spec_evaluation
+from ..engine.movemodel import cached_model
 from ..errors import ConfigError, EngineError, WeightsError
 from ..space import Weights
 from ..spec.model import EngineSpec
@@ -62,6 +63,8 @@ def player_from_engine_spec(spec: EngineSpec, weights=None, *, name: str | None 
         # the search's weights follow the evaluation's
         n = spec.eval_size
         search = spec.search.with_weights(w[n:], where=f"{label} weights")
+        if search.model:  # read and checked now: a bad file is one line before any game
+            cached_model(search.model)
         return builtin(w.head(n), name=label, features=spec.features, search=search)
     return PlayerSpec(name=label, kind="uci", weights=w,
                       command=tuple(spec.command), options=tuple(spec.options),
