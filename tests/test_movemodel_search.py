@@ -10,8 +10,8 @@ import chess
 import numpy as np
 import pytest
 
-from evotune.engine import play_game, search
 from evotune.engine import movemodel as MM
+from evotune.engine import play_game, search
 from evotune.errors import ConfigError, MoveModelError
 from evotune.players.spec import player_from_engine_spec
 from evotune.spec.file import load_engine_spec

@@ -7,11 +7,10 @@ import math
 import chess
 import click
 
-from ..engine.movemodel import is_move_model_file, read_move_model, write_move_model
 from ..engine.movecore import move_scores as core_move_scores
+from ..engine.movemodel import is_move_model_file, read_move_model, write_move_model
 from ..fileio import check_writable
-from ..learn.movetrain import (EpochReport, MoveTrainSettings, baseline, read_move_data,
-                               train_moves)
+from ..learn.movetrain import EpochReport, MoveTrainSettings, baseline, read_move_data, train_moves
 from .options import seed_option
 
 _D = MoveTrainSettings()

@@ -1,16 +1,17 @@
-"""The move model: the value (:class:`MoveModel`), its files, the python-chess reference of its
-features and scores, and the core's features and scores of a position's legal moves.
+"""The move model: the value (:class:`MoveModel`), its files, and the python-chess reference of
+its features and scores (the core's are engine/movecore.py's).
 
 A move model scores a legal move by the sum of one integer weight per feature block of
-:data:`~evotune.engine.core.movemodel.BLOCKS` (each move activates exactly one feature of each
+:data:`~evotune.spec.movefeatures.BLOCKS` (each move activates exactly one feature of each
 block: the moving piece on its to- and from-squares, the capture, the promotion, check, the
 least valuable enemy attacker of the to- and from-squares, whether the to-square is defended);
 the softmax of the scores over the legal moves, at temperature ``scale`` (score units per nat),
 is the move's probability. The numba core computes the same indices and scores
-(engine/core/movemodel.py, which defines the blocks; engine/movecore.py asks it);
-:func:`reference_features` is the test oracle. Files: a 40-byte header (magic, version, feature set, weights, scale, checksum), then
-the weights as int32 little-endian (docs/formats.md, "Move-model files"). A file that cannot be
-read, is damaged or truncated raises :class:`~evotune.errors.MoveModelError`, one line naming it.
+(engine/core/movemodel.py; engine/movecore.py asks it; spec/movefeatures.py defines the blocks
+for both); :func:`reference_features` is the test oracle. Files: a 40-byte header (magic,
+version, feature set, weights, scale, checksum), then the weights as int32 little-endian
+(docs/formats.md, "Move-model files"). A file that cannot be read, is damaged or truncated
+raises :class:`~evotune.errors.MoveModelError`, one line naming it.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ import numpy as np
 from ..errors import MoveModelError
 from ..fileio import atomic_write_bytes, read_input
 from ..seeding import STREAM_MOVE_MODEL, generator
-from .core.movemodel import BLOCK_START, BLOCKS, N_BLOCKS, N_FEATURES, SCORE_CLAMP
+from ..spec.movefeatures import BLOCK_START, BLOCKS, N_BLOCKS, N_FEATURES, SCORE_CLAMP
 
 __all__ = ["BLOCKS", "N_BLOCKS", "N_FEATURES", "SCORE_CLAMP", "MoveModel", "read_move_model",
            "write_move_model", "is_move_model_file"]
@@ -198,7 +199,7 @@ def reference_features(board: chess.Board, move: chess.Move) -> tuple[int, ...]:
     them = not us
     flip = 0 if us == chess.WHITE else 56
     f, t = move.from_square, move.to_square
-    kind = board.piece_type_at(f) - 1
+    kind = int(board.piece_type_at(f) or 0) - 1
     victim = board.piece_type_at(t)
     cap = 1 if board.is_en_passant(move) else (victim or 0)
     promo = move.promotion - 1 if move.promotion else 0
@@ -235,5 +236,5 @@ def ordering_scores(board: chess.Board, moves) -> np.ndarray:
         victim = board.piece_type_at(mv.to_square) or (1 if board.is_en_passant(mv) else 0)
         if victim or mv.promotion:
             out[i] = (100 * (_ORDER_VALUE[victim] + _ORDER_VALUE[mv.promotion or 0])
-                      - 10 * _ORDER_VALUE[board.piece_type_at(mv.from_square)])
+                      - 10 * _ORDER_VALUE[board.piece_type_at(mv.from_square) or 0])
     return out

@@ -28,8 +28,7 @@ import numpy as np
 from numba import njit
 
 from ..engine.movecore import move_features
-from ..engine.movemodel import (N_BLOCKS, N_FEATURES, SCALE_DEFAULT, WEIGHT_MAX, MoveModel,
-                                ordering_scores)
+from ..engine.movemodel import N_BLOCKS, N_FEATURES, SCALE_DEFAULT, WEIGHT_MAX, MoveModel, ordering_scores
 from ..errors import ConfigError, FieldError
 from ..fileio import read_text
 from ..seeding import STREAM_MOVE_TRAIN, generator

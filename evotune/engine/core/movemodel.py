@@ -5,9 +5,10 @@ spec says ``prior = "model:FILE"`` (docs/engine.md, "The move model").
 Every move activates exactly one feature of each block of :data:`BLOCKS`, so its score is the sum
 of :data:`N_BLOCKS` integer weights (``S[S_MM + index]``), clamped to +-:data:`SCORE_CLAMP`.
 Squares are seen from the side to move (a black move's squares are mirrored, ``sq ^ 56``); piece
-types are python-chess's minus one (pawn 0 .. king 5). ``engine/movemodel.py`` is the numpy /
-python-chess reference of the same indices (the tests compare them on thousands of positions)
-and reads the block layout from here: this module is the one place it is defined.
+types are python-chess's minus one (pawn 0 .. king 5). The blocks are defined in one place,
+``spec/movefeatures.py`` (plain Python, compiled in: the core's cache key covers it), which
+``engine/movemodel.py``, the python-chess reference of the same indices, reads too (the tests
+compare them on every legal move of thousands of positions).
 """
 from __future__ import annotations
 
@@ -17,27 +18,8 @@ from .attacks import BIT, KNIGHT, PAWN_ATT, attackers, bishop_attacks, rook_atta
 from .bits import ZERO, lsb
 from .layout import MM_SLOTS, S_MB, S_MM, S_SIDE, U_ALL
 from .moves import F_CASTLE, F_EP, move_flags, move_from, move_promo, move_to
+from ...spec.movefeatures import BLOCK_START, N_BLOCKS, N_FEATURES, SCORE_CLAMP
 
-BLOCKS = (
-    ("piece_to", 6 * 64),      # moving piece type x to-square
-    ("piece_from", 6 * 64),    # moving piece type x from-square
-    ("capture", 6 * 6),        # captured type (0 none, 1 pawn .. 5 queen) x moving type
-    ("promotion", 5),          # 0 none, 1 knight, 2 bishop, 3 rook, 4 queen
-    ("check", 2),              # the move gives check
-    ("to_attacker", 7 * 6),    # the to-square's least valuable enemy attacker (0 none, 1 pawn ..
-    #                            6 king), the mover lifted off its square, x moving type
-    ("to_defended", 2),        # another own piece attacks the to-square (the mover lifted)
-    ("from_attacker", 7 * 6),  # the from-square's least valuable enemy attacker x moving type
-)
-"""The feature blocks (name, size), in index order."""
-N_BLOCKS = len(BLOCKS)
-BLOCK_START = tuple(sum(size for _, size in BLOCKS[:i]) for i in range(N_BLOCKS))
-"""The first index of each block."""
-N_FEATURES = sum(size for _, size in BLOCKS)
-"""Weights of a move model (897)."""
-SCORE_CLAMP = 2000
-"""A move's score is clamped to [-SCORE_CLAMP, SCORE_CLAMP] (the probability split packs it
-into 12 bits beside the ordering score)."""
 assert N_FEATURES <= MM_SLOTS
 
 O_TO, O_FROM, O_CAP, O_PROMO, O_CHECK, O_TOATT, O_TODEF, O_FROMATT = BLOCK_START

@@ -2,14 +2,14 @@
 
 Giraffe's search: the root has probability 1 and a node's probability is split among its
 children, uniformly (1 / number of legal moves) or by the move prior (the softmax over the move
-ordering's or the move model's score, :mod:`.prior`); a node whose probability is below the threshold is a leaf (the
-quiescence search), so forcing lines (few replies) are searched deeper than wide ones. Iterated
-like iterative deepening, with the threshold multiplied by a factor (< 1) each iteration. The
-rest is the alpha-beta of :mod:`.search`: fail-soft negamax, the same draw rules and mate scores,
-MVV/LVA, killers and history. The transposition table gives the move to try first, and a bound
-when its entry was searched with at least the log-probability budget left at the node
-(``log p - log threshold``, stored in half-nats rounded down, compared rounded up, so a cut-off
-never uses a smaller search). Probabilities are kept as logarithms.
+ordering's or the move model's score, :mod:`.prior`); a node whose probability is below the
+threshold is a leaf (the quiescence search), so forcing lines (few replies) are searched deeper
+than wide ones. Iterated like iterative deepening, with the threshold multiplied by a factor
+(< 1) each iteration. The rest is the alpha-beta of :mod:`.search`: fail-soft negamax, the same
+draw rules and mate scores, MVV/LVA, killers and history. The transposition table gives the move
+to try first, and a bound when its entry was searched with at least the log-probability budget
+left at the node (``log p - log threshold``, stored in half-nats rounded down, compared rounded
+up, so a cut-off never uses a smaller search). Probabilities are kept as logarithms.
 """
 from __future__ import annotations
 
