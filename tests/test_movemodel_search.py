@@ -160,3 +160,52 @@ def test_a_match_with_a_damaged_model_is_one_line_and_exit_2(tmp_path):
                           capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().count("\n") == 0 and "not a move model" in proc.stderr
+
+
+# ---- alpha-beta's quiet moves ordered by the model ------------------------------------------------
+
+AB_FENS = [MIDDLEGAME, "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+           "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1"]
+
+
+def test_alpha_beta_ordered_by_a_model_keeps_the_score_and_changes_the_tree(tmp_path):
+    rand = _model(tmp_path, MM.random_model(seed=7, spread=500).weights)
+    ab_model = SearchSettings(model=rand)
+    assert ab_model.is_alphabeta and ab_model.weight_names() == ()
+    changed = 0
+    for fen in AB_FENS:
+        plain = search(fen, W, depth=4)
+        ordered = search(fen, W, depth=4, settings=ab_model)
+        assert ordered.score == plain.score and ordered.depth == plain.depth == 4
+        changed += ordered.nodes != plain.nodes
+        again = search(fen, W, depth=4, settings=ab_model)
+        assert (again.nodes, again.pv) == (ordered.nodes, ordered.pv)
+        # the flag does not outlive its search: a plain search after it is plain again
+        assert search(fen, W, depth=4).nodes == plain.nodes
+    assert changed == len(AB_FENS)
+
+
+def test_a_game_orders_each_alpha_beta_side_by_its_own_model(tmp_path):
+    rand = _model(tmp_path, MM.random_model(seed=8, spread=500).weights)
+    sides = (SearchSettings(model=rand), SearchSettings())
+    g = play_game(chess.STARTING_FEN, W, W, depth=3, max_plies=12, settings=sides)
+    plain = play_game(chess.STARTING_FEN, W, W, depth=3, max_plies=12)
+    assert g.nodes != plain.nodes
+    board = chess.Board()
+    for i, move in enumerate(g.moves[:8]):
+        r = search(board, W, depth=3, settings=sides[i % 2])
+        assert r.score == g.scores[i] and r.move == move
+        board.push_uci(move)
+
+
+def test_alpha_beta_takes_a_model_but_not_the_ordering_prior(tmp_path):
+    _e4_model(tmp_path)
+    text = SPEC.replace('algorithm = "probability"\n', "")
+    (tmp_path / "ab.toml").write_text(text.format(prior='"model:e4.evomove"'))
+    spec = load_engine_spec(str(tmp_path / "ab.toml"))
+    assert spec.search.is_alphabeta and spec.search.model and not spec.search.prior
+    assert spec.names[-1] == "mobility"  # no prior_temperature
+    assert spec.search.describe() == "alphabeta, quiet moves by model e4.evomove"
+    (tmp_path / "ab.toml").write_text(text.format(prior="true"))
+    with pytest.raises(ConfigError, match="prior = true belongs to algorithm"):
+        load_engine_spec(str(tmp_path / "ab.toml"))

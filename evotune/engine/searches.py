@@ -21,6 +21,9 @@ from .core.moves import F_CASTLE, F_DOUBLE, F_EP, encode, unpack
 from .core.prior import PRIOR_MODEL, PRIOR_ORDERING
 from .movemodel import cached_model
 
+ALPHABETA = SearchSettings()
+"""Plain alpha-beta (quiet moves by history)."""
+
 
 def search_params(settings: SearchSettings) -> np.ndarray:
     """The core's parameter vector (float64, mcts.NP) of ``settings`` (a move model's weights
@@ -31,8 +34,8 @@ def search_params(settings: SearchSettings) -> np.ndarray:
     p[M.P_DEPTH] = settings.policy_depth
     p[M.P_C] = settings.c
     p[M.P_K] = settings.k
-    p[M.P_PRIOR] = 0.0 if not settings.prior else PRIOR_MODEL if settings.model else PRIOR_ORDERING
-    if settings.prior and settings.model:
+    p[M.P_PRIOR] = PRIOR_MODEL if settings.model else PRIOR_ORDERING if settings.prior else 0.0
+    if settings.model:
         p[M.P_MODEL:] = cached_model(settings.model).params()
     p[M.P_TEMP] = settings.temperature
     p[M.P_SOLVER] = 1.0 if settings.solver else 0.0

@@ -45,7 +45,7 @@ class MoveTrainSettings:
     """Passes over the training positions."""
     batch: int = 256
     """Positions per Adam step."""
-    lr: float = 0.05
+    lr: float = 0.01
     """Adam's learning rate (nats per step, roughly)."""
     l2: float = 1e-5
     """L2 penalty on the weights, per position."""

@@ -30,6 +30,8 @@ def player_from_engine_spec(spec: EngineSpec, weights=None, *, name: str | None 
     spec's own ``net``), read and checked here; a spec read with its net's output layer as
     weights (:data:`~evotune.spec.model.NetWeights`, a run's) plays ``weights`` as that layer.
     """
+    if spec.search.model:  # read and checked now: a bad file is one line before any game
+        cached_model(spec.search.model)
     evaluation = spec_evaluation(spec)
     if evaluation is not None and evaluation.reads_file:
         check_net_tables(spec)
@@ -63,8 +65,6 @@ def player_from_engine_spec(spec: EngineSpec, weights=None, *, name: str | None 
         # the search's weights follow the evaluation's
         n = spec.eval_size
         search = spec.search.with_weights(w[n:], where=f"{label} weights")
-        if search.model:  # read and checked now: a bad file is one line before any game
-            cached_model(search.model)
         return builtin(w.head(n), name=label, features=spec.features, search=search)
     return PlayerSpec(name=label, kind="uci", weights=w,
                       command=tuple(spec.command), options=tuple(spec.options),

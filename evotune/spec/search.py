@@ -78,7 +78,7 @@ class SearchSettings:
     """UCT: PUCT with the move prior; probability: split by the prior instead of uniformly."""
     model: str = ""
     """The prior's move model (``prior = "model:FILE"``, an absolute path; '': the prior is the
-    softmax of the move ordering's score)."""
+    softmax of the move ordering's score); alpha-beta: quiet moves ordered by it."""
     solver: bool = True
     """UCT: the solver rule for proven wins and losses."""
     reuse: bool = True
@@ -155,7 +155,8 @@ class SearchSettings:
     def describe(self) -> str:
         """One line: the algorithm and its settings."""
         if self.is_alphabeta:
-            return "alphabeta"
+            return f"alphabeta, quiet moves by model {Path(self.model).name}" if self.model \
+                else "alphabeta"
         parts = [self.algorithm]
         if self.algorithm == "uct":
             parts += [f"policy {self.policy_text}", f"c {self.c:g}", f"K {self.k:g}"]
@@ -263,7 +264,10 @@ def search_settings(table, where: str = "engine spec") -> SearchSettings:
         if only:
             raise ConfigError(f"{where}: [search] {', '.join(only)} belong(s) to algorithm "
                               f"'uct', not {algorithm!r}")
-    if algorithm == "alphabeta" and "prior" in table:
-        raise ConfigError(f"{where}: [search] prior belongs to algorithm 'uct' or "
-                          "'probability', not 'alphabeta'")
+    if algorithm == "alphabeta" and "prior" in table and not out.model:
+        raise ConfigError(f"{where}: [search] prior = true belongs to algorithm 'uct' or "
+                          "'probability'; alpha-beta takes a move model for its quiet moves "
+                          "(prior = \"model:FILE\")")
+    if algorithm == "alphabeta" and out.model:
+        out = replace(out, prior=False)  # no softmax, no temperature: the model orders
     return out

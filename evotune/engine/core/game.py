@@ -4,7 +4,7 @@ Entry points (the only functions Python calls; few, to keep the cache small and 
 ``perft_divide_core`` (perft.py), ``phi_batch_core`` and ``qsearch_batch_core`` (batch.py),
 ``search_core``, ``uct_core``, ``probability_core``, ``eval_core``, ``eval_line_core``,
 ``phi_core``, ``qsearch_core``, ``quiescence_core``, ``play_game_core`` and the move model's
-``move_features_core`` and ``move_scores_core``. Jitted code outside
+``move_features_core``, ``move_scores_core`` and ``ordering_core``. Jitted code outside
 the core must call these instead of compiling core functions into its own cache, which numba
 keys on that module's source only. The game rules
 (result and termination codes, adjudication) are those of ``evotune/rules.py``.
@@ -18,13 +18,14 @@ from ...rules import (INF, R_BLACK, R_DRAW, R_WHITE, T_ADJ_DRAW, T_CHECKMATE, T_
                       T_NONE, T_PLYCAP, T_REPETITION, T_RESIGN, T_STALEMATE)
 from .attacks import in_check
 from .evaluate import evaluate, phi_into, prepare
-from .layout import (S_FSET, S_HALF, S_ITER, S_LIMIT, S_MOVES, S_NHIST, S_NODES, S_PV, S_PVLEN,
+from .layout import (S_FSET, S_HALF, S_ITER, S_LIMIT, S_MM_ORDER, S_MOVES, S_NHIST, S_NODES, S_PV,
+                     S_PVLEN,
                      S_ROOTPV, S_ROOTPVLEN, S_SIDE, S_STOPPED, S_W, unowned)
 from .mcts import (ALGO_ALPHABETA, ALGO_UCT, M_USED, P_ALGO, P_FACTOR, P_MODEL, P_PRIOR, P_REUSE,
                    P_TEMP, reroot, uct_search)
 from .movegen import gen_legal
 from .movemodel import N_BLOCKS, model_score, move_features
-from .prior import PRIOR_MODEL, load_model
+from .prior import PRIOR_MODEL, load_model, set_ordering
 from .position import (compact_history, insufficient_material, make_move, repetitions,
                        unmake_move)
 from .probability import MAX_ITERATIONS, probability_root
@@ -87,8 +88,16 @@ def move_scores_core(U, S, params, moves, out):
 
 
 @njit(cache=True, nogil=True)
+def ordering_core(S, params):
+    """Entry point: alpha-beta's quiet-move ordering for the next searches, by the move model of
+    ``params`` (mcts.P_*) when its prior kind is PRIOR_MODEL, else by history."""
+    set_ordering(S, params, P_PRIOR, P_MODEL)
+
+
+@njit(cache=True, nogil=True)
 def search_core(U, S, stop, depth, nodes):
-    """Entry point: one iterative-deepening search with the weights in ``S[S_W:]``."""
+    """Entry point: one iterative-deepening search with the weights in ``S[S_W:]`` (quiet moves
+    by the move model when ``S[S_MM_ORDER]`` is set: :func:`ordering_core`)."""
     S[S_LIMIT] = nodes
     prepare(S)
     return search_root(unowned(U), unowned(S), unowned(stop), depth)
@@ -101,6 +110,7 @@ def uct_core(U, S, stop, TI, TF, meta, params, sims, path, npath):
     root moves along ``path[:npath]`` (the moves played since its last search), else the tree
     starts empty. A move model's weights ride in ``params[P_MODEL:]``."""
     prepare(S)
+    S[S_MM_ORDER] = 0
     if params[P_PRIOR] == PRIOR_MODEL:
         load_model(S, params, P_MODEL)
     if params[P_REUSE] != 0:
@@ -117,6 +127,7 @@ def probability_core(U, S, stop, params, nodes):
     ``params[P_MODEL:]``)."""
     S[S_LIMIT] = nodes
     prepare(S)
+    S[S_MM_ORDER] = 0
     if params[P_PRIOR] == PRIOR_MODEL:
         load_model(S, params, P_MODEL)
     return probability_root(unowned(U), unowned(S), unowned(stop), params[P_FACTOR],
@@ -133,6 +144,7 @@ def qsearch_core(U, S, stop, out):
     S[S_STOPPED] = 0
     S[S_ITER] = 0
     S[S_LIMIT] = 0
+    S[S_MM_ORDER] = 0
     prepare(S)
     # never pass literals into the recursion (numba issue 6061): derive typed values
     zero = S[S_NODES]
@@ -230,6 +242,7 @@ def play_game_core(U, S, stop, fsets, weights, depth, nodes, max_plies, adj,
             S[S_W + k] = weights[side, k]
         algo = np.int64(params[side, P_ALGO])
         if algo == ALGO_ALPHABETA:
+            set_ordering(S, params[side], P_PRIOR, P_MODEL)
             score = search_core(U, S, stop, depth, nodes)
         elif algo == ALGO_UCT:
             since = last_search[side]

@@ -20,7 +20,7 @@ from .layout import MM_SLOTS, S_MB, S_MM, S_SIDE, U_ALL
 from .moves import F_CASTLE, F_EP, move_flags, move_from, move_promo, move_to
 from ...spec.movefeatures import BLOCK_START, N_BLOCKS, N_FEATURES, SCORE_CLAMP
 
-assert N_FEATURES <= MM_SLOTS
+assert N_FEATURES < MM_SLOTS - 1  # the last slot is the ordering flag (layout.S_MM_ORDER)
 
 O_TO, O_FROM, O_CAP, O_PROMO, O_CHECK, O_TOATT, O_TODEF, O_FROMATT = BLOCK_START
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .layout import MM_SLOTS, S_HISTORY, S_MB, S_MM, S_MOVES, S_SCORES, S_SIDE
+from .layout import MM_SLOTS, S_HISTORY, S_MB, S_MM, S_MM_ORDER, S_MOVES, S_SCORES, S_SIDE
 from .movemodel import model_score
 from .moves import F_EP, from_to, move_flags, move_from, move_promo, move_to
 from .search import ORDER_VALUE, PIECE_ORDER
@@ -71,10 +71,21 @@ def move_prior(U, S, m, kind):
 @njit(cache=True)
 def load_model(S, params, start):
     """Copy the move model's weights from ``params[start:]`` (float64, whole numbers) into
-    ``S[S_MM:]`` (at most MM_SLOTS of them)."""
-    n = min(params.size - start, MM_SLOTS)
+    ``S[S_MM:]`` (at most MM_SLOTS - 1 of them: the last slot is the ordering flag)."""
+    n = min(params.size - start, MM_SLOTS - 1)
     for i in range(n):
         S[S_MM + i] = np.int64(params[start + i])
+
+
+@njit(cache=True)
+def set_ordering(S, params, prior_slot, start):
+    """Alpha-beta: order quiet moves by the move model in ``params[start:]`` when the prior
+    kind ``params[prior_slot]`` is PRIOR_MODEL (weights loaded), else by history alone."""
+    if params[prior_slot] == PRIOR_MODEL:
+        load_model(S, params, start)
+        S[S_MM_ORDER] = 1
+    else:
+        S[S_MM_ORDER] = 0
 
 
 @njit(cache=True)

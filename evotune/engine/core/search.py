@@ -1,7 +1,8 @@
 """The search of the numba core (docs/internals.md, "Search").
 
 Negamax alpha-beta (fail-soft) with iterative deepening, aspiration windows, a transposition
-table that cuts off only at exactly the remaining depth, MVV/LVA, killers, history, mate by
+table that cuts off only at exactly the remaining depth, MVV/LVA, killers, history (or, when
+``S[S_MM_ORDER]`` is set, the move model's score with history as the tie-break), mate by
 distance, quiescence with evasions in check, and draw detection. No extensions, reductions or
 pruning besides alpha-beta: the root score is the exact minimax value of the specified tree.
 
@@ -19,10 +20,12 @@ from ...spec.features import FS_NNUE
 from ...rules import INF, MATE
 from .attacks import in_check
 from .evaluate import evaluate
+from ...spec.movefeatures import SCORE_CLAMP
 from .layout import (MAXMOVES, MAXPLY, S_FSET, S_GEN, S_HALF, S_HISTORY, S_ITER, S_KILL, S_LIMIT,
-                     S_MB, S_MOVES, S_NODES, S_PV, S_PVLEN, S_ROOTPV, S_ROOTPVLEN, S_SCORES,
-                     S_SIDE, S_STOPPED, U_HASH)
+                     S_MB, S_MM_ORDER, S_MOVES, S_NODES, S_PV, S_PVLEN, S_ROOTPV, S_ROOTPVLEN,
+                     S_SCORES, S_SIDE, S_STOPPED, U_HASH)
 from .movegen import gen_legal
+from .movemodel import model_score
 from .moves import F_EP, from_to, move_flags, move_from, move_promo, move_to
 from .position import insufficient_material, make_move, repetitions, unmake_move
 from .tt import (TT_EXACT, TT_LOWER, TT_UPPER, info_depth, info_flag, info_move, tt_hit, tt_info,
@@ -38,9 +41,15 @@ PIECE_ORDER = np.array([ORDER_VALUE[(p - 1) % 6 + 1] if p else 0 for p in range(
 
 # ---- helpers ---------------------------------------------------------------------------------
 
+HISTORY_BITS = 21
+"""Quiet moves ordered by the move model: (model score + SCORE_CLAMP) << HISTORY_BITS, plus the
+history capped below 2^HISTORY_BITS as the tie-break (all below the killers' 2^34)."""
+
+
 @njit(cache=True)
-def _score_moves(S, base, n, ply, ttmove):
+def _score_moves(U, S, base, n, ply, ttmove):
     us = S[S_SIDE]
+    by_model = S[S_MM_ORDER] != 0
     k1 = S[S_KILL + 2 * ply]
     k2 = S[S_KILL + 2 * ply + 1]
     for i in range(n):
@@ -60,6 +69,9 @@ def _score_moves(S, base, n, ply, ttmove):
             sc = 1 << 34
         else:
             sc = S[S_HISTORY + 4096 * us + from_to(m)]
+            if by_model:
+                sc = ((model_score(U, S, m) + SCORE_CLAMP) << HISTORY_BITS) \
+                    + min(sc, (1 << HISTORY_BITS) - 1)
         S[base + i + (S_SCORES - S_MOVES)] = sc
 
 
@@ -154,7 +166,7 @@ def quiesce(U, S, stop, alpha, beta, ply):
     if check and n == 0:
         return -(MATE - ply)
     base = S_MOVES + ply * MAXMOVES
-    _score_moves(S, base, n, ply, ply - ply)
+    _score_moves(U, S, base, n, ply, ply - ply)
     for i in range(n):
         m = _pick(S, base, i, n)
         make_move(U, S, m)
@@ -204,7 +216,7 @@ def negamax(U, S, stop, depth, alpha, beta, ply):
             return -(MATE - ply)
         return 0
     base = S_MOVES + ply * MAXMOVES
-    _score_moves(S, base, n, ply, ttmove)
+    _score_moves(U, S, base, n, ply, ttmove)
     alpha0 = alpha
     best = -INF
     bestmove = 0
