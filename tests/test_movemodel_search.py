@@ -2,9 +2,11 @@
 probability-limited search and PUCT, per side in a core game, and its bad inputs."""
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import chess
 import numpy as np
@@ -13,11 +15,13 @@ import pytest
 from evotune.engine import movemodel as MM
 from evotune.engine import play_game, search
 from evotune.errors import ConfigError, MoveModelError
+from evotune.paths import ENGINES_DIR
 from evotune.players.spec import player_from_engine_spec
 from evotune.spec.file import load_engine_spec
 from evotune.spec.search import SearchSettings, search_settings
 
 W = (100, 300, 330, 500, 900, 10)
+SHIPPED_SHA256 = "f2c4b74925924becabe0d929d177c24a6994160711d30d5f02cc52325391a371"
 MIDDLEGAME = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
 
 
@@ -209,3 +213,19 @@ def test_alpha_beta_takes_a_model_but_not_the_ordering_prior(tmp_path):
     (tmp_path / "ab.toml").write_text(text.format(prior="true"))
     with pytest.raises(ConfigError, match="prior = true belongs to algorithm"):
         load_engine_spec(str(tmp_path / "ab.toml"))
+
+
+def test_the_shipped_model_and_its_specs():
+    model_path = ENGINES_DIR / "pesto-moves.evomove"
+    data = model_path.read_bytes()
+    assert hashlib.sha256(data).hexdigest() == SHIPPED_SHA256  # docs/results/move-model.md
+    model = MM.read_move_model(model_path)
+    assert model.scale == 100
+    for name, algorithm in (("pst-pesto-probability-moves", "probability"),
+                            ("pst-pesto-puct-moves", "uct")):
+        spec = load_engine_spec(name)
+        assert spec.search.algorithm == algorithm and spec.search.prior
+        assert Path(spec.search.model) == model_path.resolve()
+        assert spec.names[-1] == "prior_temperature"
+        player = player_from_engine_spec(spec)
+        assert player.search.temperature == 100
