@@ -112,7 +112,7 @@ def label(data, engine, limits, out_file, max_bad, workers, chunk, move):
     finally:
         bar.close()
     click.echo(f"{summary.out}: {summary.written} of {summary.read} positions scored by "
-               f"{engine} (format text: FEN | score | result, White's view"
+               f"{engine} (format text: FEN | score | result{' | move' if move else ''}, White's view"
                + ("; it was already complete" if summary.resumed_from == summary.read else
                   f"; continued after position {summary.resumed_from}"
                   if summary.resumed_from else "") + ")")

@@ -2,8 +2,8 @@
 
 Negamax alpha-beta (fail-soft) with iterative deepening, aspiration windows, a transposition
 table that cuts off only at exactly the remaining depth, MVV/LVA, killers, history (or, when
-``S[S_MM_ORDER]`` is set, the move model's score with history as the tie-break), mate by
-distance, quiescence with evasions in check, and draw detection. No extensions, reductions or
+``S[S_MM_ORDER]`` is set, the move model's score with history as the tie-break, computed when a
+node first reaches its quiet moves), mate by distance, quiescence with evasions in check, and draw detection. No extensions, reductions or
 pruning besides alpha-beta: the root score is the exact minimax value of the specified tree.
 
 The node limit and the stop flag end a search from its second iteration on (the first always
@@ -44,12 +44,13 @@ PIECE_ORDER = np.array([ORDER_VALUE[(p - 1) % 6 + 1] if p else 0 for p in range(
 HISTORY_BITS = 21
 """Quiet moves ordered by the move model: (model score + SCORE_CLAMP) << HISTORY_BITS, plus the
 history capped below 2^HISTORY_BITS as the tie-break (all below the killers' 2^34)."""
+KILLER = 1 << 34
+"""Ordering scores from here up: the hash move, captures and promotions, killers."""
 
 
 @njit(cache=True)
-def _score_moves(U, S, base, n, ply, ttmove):
+def _score_moves(S, base, n, ply, ttmove):
     us = S[S_SIDE]
-    by_model = S[S_MM_ORDER] != 0
     k1 = S[S_KILL + 2 * ply]
     k2 = S[S_KILL + 2 * ply + 1]
     for i in range(n):
@@ -69,10 +70,20 @@ def _score_moves(U, S, base, n, ply, ttmove):
             sc = 1 << 34
         else:
             sc = S[S_HISTORY + 4096 * us + from_to(m)]
-            if by_model:
-                sc = ((model_score(U, S, m) + SCORE_CLAMP) << HISTORY_BITS) \
-                    + min(sc, (1 << HISTORY_BITS) - 1)
         S[base + i + (S_SCORES - S_MOVES)] = sc
+
+
+@njit(cache=True)
+def _model_quiets(U, S, base, i, n):
+    """Re-score the moves of slots i..n-1 (all quiet, none a killer: what is left once the
+    hash move, captures, promotions and killers were tried) by the move model, history as the
+    tie-break. Done once per node, when the search first reaches a quiet move, so a node cut off
+    earlier never pays for the model."""
+    off = S_SCORES - S_MOVES
+    for j in range(i, n):
+        h = S[base + j + off]
+        S[base + j + off] = ((model_score(U, S, S[base + j]) + SCORE_CLAMP) << HISTORY_BITS) \
+            + min(h, (1 << HISTORY_BITS) - 1)
 
 
 @njit(cache=True)
@@ -166,7 +177,7 @@ def quiesce(U, S, stop, alpha, beta, ply):
     if check and n == 0:
         return -(MATE - ply)
     base = S_MOVES + ply * MAXMOVES
-    _score_moves(U, S, base, n, ply, ply - ply)
+    _score_moves(S, base, n, ply, ply - ply)
     for i in range(n):
         m = _pick(S, base, i, n)
         make_move(U, S, m)
@@ -216,13 +227,18 @@ def negamax(U, S, stop, depth, alpha, beta, ply):
             return -(MATE - ply)
         return 0
     base = S_MOVES + ply * MAXMOVES
-    _score_moves(U, S, base, n, ply, ttmove)
+    _score_moves(S, base, n, ply, ttmove)
     alpha0 = alpha
     best = -INF
     bestmove = 0
     us = S[S_SIDE]
+    staged = S[S_MM_ORDER] != 0
     for i in range(n):
         m = _pick(S, base, i, n)
+        if staged and S[base + i + (S_SCORES - S_MOVES)] < KILLER:
+            staged = False  # the first quiet move: order the rest by the move model
+            _model_quiets(U, S, base, i, n)
+            m = _pick(S, base, i, n)
         make_move(U, S, m)
         if depth > 1:  # the child probes the table
             tt_prefetch(U, S, U[U_HASH])
