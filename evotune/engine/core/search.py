@@ -3,8 +3,9 @@
 Negamax alpha-beta (fail-soft) with iterative deepening, aspiration windows, a transposition
 table that cuts off only at exactly the remaining depth, MVV/LVA, killers, history (or, when
 ``S[S_MM_ORDER]`` is set, the move model's score with history as the tie-break, computed when a
-node first reaches its quiet moves), mate by distance, quiescence with evasions in check, and draw detection. No extensions, reductions or
-pruning besides alpha-beta: the root score is the exact minimax value of the specified tree.
+node first reaches its quiet moves), mate by distance, quiescence with evasions in check, and
+draw detection. No extensions, reductions or pruning besides alpha-beta: the root score is the
+exact minimax value of the specified tree.
 
 The node limit and the stop flag end a search from its second iteration on (the first always
 completes), except for a network (``FS_NNUE``): an untrained net's quiescence finds few cut-offs
