@@ -2,6 +2,7 @@
 every legal move of random games; the file format round-trips and refuses bad files."""
 from __future__ import annotations
 
+import os
 import random
 
 import chess
@@ -155,6 +156,9 @@ def test_missing_file_and_folder(tmp_path):
     with pytest.raises(MoveModelError, match="move-model file"):
         MM.read_move_model(tmp_path)
     assert not MM.is_move_model_file(tmp_path / "nope")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert not MM.is_move_model_file(fifo)  # not opened: opening a FIFO would block
 
 
 @pytest.mark.parametrize("kwargs, match", [

@@ -123,11 +123,14 @@ def write_move_model(model: MoveModel, path: str | Path) -> None:
 
 
 def is_move_model_file(path: str | Path) -> bool:
-    """Whether ``path`` is a regular file that starts with the move-model magic."""
+    """Whether ``path`` is a regular file that starts with the move-model magic (anything else,
+    a FIFO or a device included, is not opened)."""
     p = Path(path)
     try:
+        if not p.is_file():
+            return False
         with p.open("rb") as fh:
-            return p.is_file() and fh.read(len(MAGIC)) == MAGIC
+            return fh.read(len(MAGIC)) == MAGIC
     except OSError:
         return False
 
