@@ -28,7 +28,8 @@ def test_the_fourth_field_is_a_legal_move():
     assert parse_scored_line(f"{START} | 20 | 0.5 | e2e4") == (START, 0.5, 20.0)
     assert "not a legal move" in parse_move_line(f"{START} | 20 | 0.5 | e2e5")
     assert "no move" in parse_move_line(f"{START} | 20 | 0.5")
-    assert "not a UCI move" in parse_scored_line(f"{START} | 20 | 0.5 | castle")
+    assert "a fourth is a UCI move, such as e2e4, not 'castle'" in \
+        parse_scored_line(f"{START} | 20 | 0.5 | castle")
     assert "not a legal FEN" in parse_move_line("rnbqk | 20 | 0.5 | e2e4")
 
 

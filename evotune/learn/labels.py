@@ -132,7 +132,8 @@ def parse_scored_line(line: str) -> tuple[str, float, float | None] | str:
     if s.count("|") == 3:
         s, move = s.rsplit("|", 1)
         if not _UCI.fullmatch(move.strip()):
-            return f"fourth field '{move.strip()[:12]}' is not a UCI move (such as e2e4)"
+            return ("more than 3 fields: expected 'FEN | result' or 'FEN | score | result' "
+                    f"(a fourth is a UCI move, such as e2e4, not '{move.strip()[:12]}')")
     score = None
     m = _BRACKET.match(s)
     if m:
