@@ -39,6 +39,11 @@ class NetError(ConfigError):
     network's arrays are malformed (the message names the file or the field)."""
 
 
+class MoveModelError(ConfigError):
+    """A move-model file is missing, damaged or truncated, or a model's weights are malformed
+    (the message names the file or the field)."""
+
+
 class EngineError(EvotuneError, RuntimeError):
     """An engine could not be started or did not behave (external UCI engines, engine specs)."""
 

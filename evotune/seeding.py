@@ -21,6 +21,8 @@ STREAM_DATAGEN = 10   # evotune datagen: openings, random plies and samples of g
 STREAM_TEXEL = 11     # evotune texel: the validation split
 STREAM_NET_INIT = 12  # evotune nn init: the weights of a random network
 STREAM_NN_TRAIN = 13  # net training: initial weights (key 0), epoch e's shuffle (1, e)
+STREAM_MOVE_MODEL = 20  # a random move model (tests, the trainer's start: zeros instead)
+STREAM_MOVE_TRAIN = 21  # move-model training: the held-out split (key 0), epoch e's order (1, e)
 
 
 def seed_sequence(seed: int, *key: int) -> np.random.SeedSequence:

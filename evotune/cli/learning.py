@@ -90,15 +90,19 @@ def datagen(games, positions, out_file, engine, limits, openings, random_plies, 
 @workers_option(0, "Worker processes (0 = one per core); the output does not depend on it.")
 @click.option("--chunk", type=int, default=2048, show_default=True,
               help="Positions per atomic write (part of the output's settings).")
+@click.option("--move", is_flag=True, default=False,
+              help="Also write the move the engine chose: 'FEN | score | result | move', the "
+                   "data of 'nn train-moves'.")
 @quiet_option
-def label(data, engine, limits, out_file, max_bad, workers, chunk):
+def label(data, engine, limits, out_file, max_bad, workers, chunk, move):
     """Score labelled positions with another engine's search (Stockfish, a deeper search).
 
     Reads any format the trainers read and writes 'FEN | score | result' (White's view), the
     game result kept: the data of 'nn train --wdl 0'. Both --depth and --nodes apply (an
     external engine gets 'go depth D nodes N'); give --depth 64 for a node count alone.
     """
-    settings = LabelSettings(engine=engine, limits=limits, chunk=chunk, max_bad=max_bad)
+    settings = LabelSettings(engine=engine, limits=limits, chunk=chunk, max_bad=max_bad,
+                             move=move)
     bar = CountBar("label", "positions", "scored")
     try:
         summary = run_label(settings, data, out_file, workers=workers, progress=bar)
@@ -108,7 +112,7 @@ def label(data, engine, limits, out_file, max_bad, workers, chunk):
     finally:
         bar.close()
     click.echo(f"{summary.out}: {summary.written} of {summary.read} positions scored by "
-               f"{engine} (format text: FEN | score | result, White's view"
+               f"{engine} (format text: FEN | score | result{' | move' if move else ''}, White's view"
                + ("; it was already complete" if summary.resumed_from == summary.read else
                   f"; continued after position {summary.resumed_from}"
                   if summary.resumed_from else "") + ")")

@@ -25,6 +25,7 @@ from ..errors import ConfigError
 from ..fileio import check_writable
 from ..learn.nn.bulletdata import SUFFIXES, is_bullet
 from ..learn.nn.bulletdata import convert as convert_data
+from .nnmoves import is_move_model_file, move_model_info, train_moves_command
 from .nntrain import train
 
 
@@ -99,7 +100,11 @@ def init(hidden: int, seed: int, activation: str, king_buckets: str, output_buck
 def info(net_file: str, input_format: str, hidden: int | None, activation: str | None,
          king_buckets: str | None, output_buckets: int | None) -> None:
     """Print a net's shape, buckets, quantisation, size and checksum, and its evaluation of the
-    start position."""
+    start position (a move-model file: its features, scale, checksum and the start position's
+    likeliest moves)."""
+    if is_move_model_file(net_file):
+        move_model_info(net_file)
+        return
     net = _read(net_file, input_format, hidden, activation, king_buckets, output_buckets)
     data = Path(net_file).read_bytes()
     fmt = "evotune" if data == net_bytes(net, "evotune") else "bullet"
@@ -158,5 +163,6 @@ def convert(data, out_file, max_bad, cache_dir) -> None:
 
 
 nn.add_command(train)
+nn.add_command(train_moves_command)
 
 COMMANDS = (nn,)

@@ -22,7 +22,15 @@ from ..spec.search import SearchSettings
 from . import searches
 from .core import layout as T
 from .core.batch import phi_batch_core
-from .core.game import eval_core, eval_line_core, phi_core, play_game_core, qsearch_core, search_core
+from .core.game import (
+    eval_core,
+    eval_line_core,
+    ordering_core,
+    phi_core,
+    play_game_core,
+    qsearch_core,
+    search_core,
+)
 from .core.moves import F_CASTLE, F_DOUBLE, F_EP, encode, unpack
 from .core.perft import perft_divide_core
 from .evaluation import Evaluation, engine_weights, evaluation_of
@@ -362,7 +370,8 @@ def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarra
     the weights belong to, a name or an :class:`~evotune.engine.evaluation.Evaluation` (``nnue``:
     ``weights`` is a Net). ``settings``: another search than
     alpha-beta (uct: ``nodes`` simulations, probability: ``nodes`` nodes; 0: the settings'
-    default budget; ``depth`` does not apply); ``tree``: the player's UCT tree, reused when
+    default budget; ``depth`` does not apply), or alpha-beta with a move model ordering its quiet
+    moves; ``tree``: the player's UCT tree, reused when
     ``position`` continues the game of its last search.
     """
     (w,), tail = rows([engine_weights(weights, "weights", features)])
@@ -383,6 +392,7 @@ def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarra
     t0 = time.perf_counter()
     children: tuple[tuple[str, int, float], ...]
     if settings is None or settings.is_alphabeta:
+        ordering_core(S, searches.search_params(settings or searches.ALPHABETA))
         score, children, sims = search_core(U, S, stop, np.int64(depth), np.int64(nodes)), (), 0
     else:
         score, children, sims = searches.run(U, S, stop, board, settings, nodes, tree)

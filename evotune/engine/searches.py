@@ -18,17 +18,25 @@ from ..spec.search import ALGORITHMS, POLICIES, SearchSettings
 from .core import mcts as M
 from .core.game import probability_core, uct_core
 from .core.moves import F_CASTLE, F_DOUBLE, F_EP, encode, unpack
+from .core.prior import PRIOR_MODEL, PRIOR_ORDERING
+from .movemodel import cached_model
+
+ALPHABETA = SearchSettings()
+"""Plain alpha-beta (quiet moves by history)."""
 
 
 def search_params(settings: SearchSettings) -> np.ndarray:
-    """The core's parameter vector (float64, mcts.NP) of ``settings``."""
+    """The core's parameter vector (float64, mcts.NP) of ``settings`` (a move model's weights
+    read from its file once per process, MoveModelError naming it)."""
     p = np.zeros(M.NP, dtype=np.float64)
     p[M.P_ALGO] = ALGORITHMS.index(settings.algorithm)
     p[M.P_POLICY] = POLICIES.index(settings.policy)
     p[M.P_DEPTH] = settings.policy_depth
     p[M.P_C] = settings.c
     p[M.P_K] = settings.k
-    p[M.P_PRIOR] = 1.0 if settings.prior else 0.0
+    p[M.P_PRIOR] = PRIOR_MODEL if settings.model else PRIOR_ORDERING if settings.prior else 0.0
+    if settings.model:
+        p[M.P_MODEL:] = cached_model(settings.model).params()
     p[M.P_TEMP] = settings.temperature
     p[M.P_SOLVER] = 1.0 if settings.solver else 0.0
     p[M.P_REUSE] = 1.0 if settings.reuse else 0.0

@@ -320,7 +320,7 @@ class UciEngine:
             if (plan.nodes and budget <= 0) or (self._stop[0] and best):
                 break
             res = search(board, weights, depth=depth, nodes=budget, stop=self._stop,
-                         features=self.spec.features)
+                         features=self.spec.features, settings=self.spec.search)
             total += res.nodes
             if not res.move:  # no legal move: mated or stalemate
                 self.say(f"info depth 0 score {format_score(res.score)}")

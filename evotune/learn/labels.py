@@ -81,14 +81,16 @@ def result_string(value: float) -> str:
     return {1.0: "1-0", 0.5: "1/2-1/2", 0.0: "0-1"}[float(value)]
 
 
-def format_line(fen: str, result: float, fmt: str = "fen", score: int | None = None) -> str:
+def format_line(fen: str, result: float, fmt: str = "fen", score: int | None = None,
+                move: str = "") -> str:
     """One output line (without the newline): ``FEN [1.0]``, EPD ``... c9 "1-0";`` or ``FEN |
-    score | 1.0`` (``score``: White's view, centipawns)."""
+    score | 1.0`` (``score``: White's view, centipawns), and `` | e2e4`` after it when ``move``
+    (the text format's optional fourth field: the move a search chose)."""
     if fmt == "text":
         if score is None or abs(int(score)) > TEXT_SCORE_LIMIT:
             raise DataError(f"the text format needs a score within +-{TEXT_SCORE_LIMIT}, got "
                             f"{score!r}")
-        return f"{fen} | {int(score)} | {float(result):.1f}"
+        return f"{fen} | {int(score)} | {float(result):.1f}" + (f" | {move}" if move else "")
     if fmt == "fen":
         return f"{fen} [{float(result):.1f}]"
     if fmt == "epd":
@@ -113,6 +115,9 @@ def _fen(text: str) -> str | None:
     return fen
 
 
+_UCI = re.compile(r"[a-h][1-8][a-h][1-8][nbrq]?")
+
+
 def parse_line(line: str) -> tuple[str, float] | str:
     """(fen, result) for a labelled line, or a short reason why it is not one."""
     got = parse_scored_line(line)
@@ -121,8 +126,14 @@ def parse_line(line: str) -> tuple[str, float] | str:
 
 def parse_scored_line(line: str) -> tuple[str, float, float | None] | str:
     """(fen, result, score or None) for a labelled line, or a short reason why it is not one.
-    Only ``FEN | score | result`` lines carry a score (White's view, centipawns)."""
+    Only ``FEN | score | result`` lines carry a score (White's view, centipawns); a fourth field
+    (``| move``, :func:`parse_move_line`) is checked there and ignored here."""
     s = line.strip()
+    if s.count("|") == 3:
+        s, move = s.rsplit("|", 1)
+        if not _UCI.fullmatch(move.strip()):
+            return ("more than 3 fields: expected 'FEN | result' or 'FEN | score | result' "
+                    f"(a fourth is a UCI move, such as e2e4, not '{move.strip()[:12]}')")
     score = None
     m = _BRACKET.match(s)
     if m:
@@ -158,6 +169,26 @@ def parse_scored_line(line: str) -> tuple[str, float, float | None] | str:
     if fen is None:
         return f"'{fen_text.strip()[:80]}' is not a legal FEN"
     return fen, res, score
+
+
+def parse_move_line(line: str) -> tuple[str, str] | str:
+    """(fen, UCI move) for a ``FEN | score | result | move`` line (``evotune label --move``), or
+    a short reason why it is not one (the move must be legal in the position)."""
+    s = line.strip()
+    if s.count("|") != 3:
+        return "no move: expected 'FEN | score | result | move' (evotune label --move)"
+    head, uci = s.rsplit("|", 1)
+    got = parse_scored_line(head)
+    if isinstance(got, str):
+        return got
+    board = chess.Board(got[0])
+    try:
+        move = chess.Move.from_uci(uci.strip())
+    except ValueError:
+        move = None
+    if move is None or move not in board.legal_moves:
+        return f"move '{uci.strip()[:12]}' is not a legal move of the position"
+    return got[0], move.uci()
 
 
 def file_record(path: Path) -> dict:

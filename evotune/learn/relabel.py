@@ -6,7 +6,8 @@ recipe is positions from cheap self-play, scores from a strong engine at a small
 (Debian's Stockfish here). ``label`` reads positions in any format the trainers read (``FEN |
 score | result``, datagen's ``fen``/``epd``/``text`` lines, EPD with ``c9``) and writes
 ``FEN | score | result`` lines (:func:`evotune.learn.labels.format_line`, White's view): the
-labelling engine's score, the input's game result kept.
+labelling engine's score, the input's game result kept; with ``move`` a fourth field, the move
+the engine chose (``FEN | score | result | move``: the move model's data).
 
 Position ``i`` is one game of a single engine move from that position (``Limits.max_plies`` 1)
 played through :func:`evotune.match.runner.map_games`, the single parallel path; the other side
@@ -59,6 +60,9 @@ class LabelSettings:
     restarted after each, ~0.25 s)."""
     max_bad: int = 0
     """Malformed input lines to skip before refusing the input."""
+    move: bool = False
+    """Write the move the engine chose as a fourth field (``FEN | score | result | move``: the
+    move model's training data, ``evotune nn train-moves``)."""
 
     def __post_init__(self) -> None:
         for name, low, high in (("chunk", 1, LIMITS["max_games"]),
@@ -89,9 +93,9 @@ class LabelSummary:
 
 
 def label_lines(fens: list[str], results: list[float], player, limits: Limits, *,
-                workers: int) -> tuple[list[str], int]:
+                workers: int, move: bool = False) -> tuple[list[str], int]:
     """The output lines of ``fens`` (in order) labelled by ``player`` under ``limits``, and how
-    many were left out."""
+    many were left out; ``move``: with the move the engine chose as a fourth field."""
     match = MatchSettings(limits=replace(limits, max_plies=1), openings=None)
     idle = resolve_player(REFERENCE_ALIAS, name="idle")  # the side not to move never moves
     tasks = []
@@ -113,7 +117,8 @@ def label_lines(fens: list[str], results: list[float], player, limits: Limits, *
             left += 1
             continue
         white = int(scores[0]) if fen.split()[1] == "w" else -int(scores[0])
-        lines.append(format_line(fen, result, "text", white) + "\n")
+        lines.append(format_line(fen, result, "text", white, rec.moves[0] if move else "")
+                     + "\n")
     return lines, left
 
 
@@ -141,6 +146,7 @@ def label(settings: LabelSettings, inputs, out: str | Path, *, workers: int = 1,
     ident = {"engine": settings.engine, **limits_record(settings.limits),
              "chunk": settings.chunk, "max_bad": settings.max_bad,
              **engine_identity(settings.engine, spec),
+             **({"move": True} if settings.move else {}),
              "inputs": [{k: f[k] for k in ("name", "size", "sha256")} for f in pos.files]}
     tail_bound = settings.chunk * LINE_BYTES
     check_progress(out, ident, total=len(pos), tail_bound=tail_bound, writer=WRITER)
@@ -159,7 +165,8 @@ def label(settings: LabelSettings, inputs, out: str | Path, *, workers: int = 1,
             progress=progress, unit="positions", verb="label",
             lines_of=lambda first, last: label_lines(pos.fens[first:last],
                                                      pos.results[first:last], player,
-                                                     settings.limits, workers=workers))
+                                                     settings.limits, workers=workers,
+                                                     move=settings.move))
     finally:
         lock.release()
     return LabelSummary(out=str(out), read=len(pos), written=int(state["positions"]),

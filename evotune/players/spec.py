@@ -10,6 +10,7 @@ weights mapped to the engine's option names and scales
 from __future__ import annotations
 
 from ..engine.evaluation import spec_evaluation
+from ..engine.movemodel import cached_model
 from ..errors import ConfigError, EngineError, WeightsError
 from ..space import Weights
 from ..spec.model import EngineSpec
@@ -29,6 +30,8 @@ def player_from_engine_spec(spec: EngineSpec, weights=None, *, name: str | None 
     spec's own ``net``), read and checked here; a spec read with its net's output layer as
     weights (:data:`~evotune.spec.model.NetWeights`, a run's) plays ``weights`` as that layer.
     """
+    if spec.search.model:  # read and checked now: a bad file is one line before any game
+        cached_model(spec.search.model)
     evaluation = spec_evaluation(spec)
     if evaluation is not None and evaluation.reads_file:
         check_net_tables(spec)

@@ -125,13 +125,16 @@ def _spec_from_text(text: str, *, where: str, digest: str, reference_text: str |
 
 def _with_text(spec: EngineSpec, text: str, digest: str) -> EngineSpec:
     """``spec`` with the text it was read from, that text's ``digest`` and the spec's digest
-    (the text's, combined with its net file's or its reference file's)."""
+    (the text's, combined with its net file's or its reference file's, and its move model's)."""
     combined = digest
     if spec.net:  # the net is part of the engine
         combined = hashlib.sha256((digest + file_digest(Path(spec.net))).encode()).hexdigest()
     if spec.reference_file:
         ref_digest = hashlib.sha256(spec.reference_text.encode()).hexdigest()  # its bytes'
         combined = hashlib.sha256((digest + ref_digest).encode()).hexdigest()
+    if spec.search.model:  # the move model too
+        combined = hashlib.sha256((combined + file_digest(Path(spec.search.model))).encode()
+                                  ).hexdigest()
     return dataclasses.replace(spec, digest=combined, text=text, file_digest=digest)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from ..errors import ConfigError
 
@@ -75,6 +76,9 @@ class SearchSettings:
     """Depth of the 'alphabeta' policy (written ``alphabeta:D``)."""
     prior: bool = False
     """UCT: PUCT with the move prior; probability: split by the prior instead of uniformly."""
+    model: str = ""
+    """The prior's move model (``prior = "model:FILE"``, an absolute path; '': the prior is the
+    softmax of the move ordering's score); alpha-beta: quiet moves ordered by it."""
     solver: bool = True
     """UCT: the solver rule for proven wins and losses."""
     reuse: bool = True
@@ -151,7 +155,8 @@ class SearchSettings:
     def describe(self) -> str:
         """One line: the algorithm and its settings."""
         if self.is_alphabeta:
-            return "alphabeta"
+            return f"alphabeta, quiet moves by model {Path(self.model).name}" if self.model \
+                else "alphabeta"
         parts = [self.algorithm]
         if self.algorithm == "uct":
             parts += [f"policy {self.policy_text}", f"c {self.c:g}", f"K {self.k:g}"]
@@ -161,7 +166,8 @@ class SearchSettings:
         else:
             parts += [f"factor {self.factor:g}"]
         if self.prior:
-            parts.append(f"prior T {self.temperature:g}")
+            what = f"model {Path(self.model).name}" if self.model else "ordering"
+            parts.append(f"prior {what} T {self.temperature:g}")
         return ", ".join(parts)
 
 
@@ -178,6 +184,26 @@ def _int(table: dict, key: str, where: str, default: int, low: int, high: int) -
         raise ConfigError(f"{where}: [search] {key} must be an integer from {low} to {high}, "
                           f"not {v!r}")
     return v
+
+
+MODEL_PREFIX = "model:"
+
+
+def _prior(table: dict, where: str) -> tuple[bool, str]:
+    """(prior on, the move model's absolute path or '') of ``prior``: true, false or
+    "model:FILE" (beside the spec, else as given)."""
+    v = table.get("prior", False)
+    if isinstance(v, bool):
+        return v, ""
+    if isinstance(v, str) and v.startswith(MODEL_PREFIX) and v[len(MODEL_PREFIX):].strip():
+        name = v[len(MODEL_PREFIX):].strip()
+        for cand in (Path(where).parent / name, Path(name)):
+            if cand.is_file():
+                return True, str(cand.resolve())
+        raise ConfigError(f"{where}: [search] prior {v!r}: move model '{name}' not found "
+                          "beside the spec or in the current folder")
+    raise ConfigError(f"{where}: [search] prior must be true, false or \"model:FILE\" (a move "
+                      f"model, evotune nn train-moves), not {v!r}")
 
 
 def _choice(table: dict, key: str, where: str, choices: tuple[str, ...]) -> str:
@@ -221,9 +247,10 @@ def search_settings(table, where: str = "engine spec") -> SearchSettings:
         raise ConfigError(f"{where}: [search] algorithm {algorithm!r} is unknown; use "
                           f"{', '.join(ALGORITHMS)}")
     policy, depth = parse_policy(table.get("policy", "qsearch"), where)
+    prior, model = _prior(table, where)
     out = SearchSettings(
         algorithm=algorithm, policy=policy, policy_depth=depth,
-        prior=_flag(table, "prior", where, False), solver=_flag(table, "solver", where, True),
+        prior=prior, model=model, solver=_flag(table, "solver", where, True),
         reuse=_flag(table, "reuse", where, True),
         unvisited=_unvisited(table.get("unvisited", 1.0), where),
         ply_cap=_int(table, "ply_cap", where, 200, 1, MAX_PLY_CAP),
@@ -237,7 +264,10 @@ def search_settings(table, where: str = "engine spec") -> SearchSettings:
         if only:
             raise ConfigError(f"{where}: [search] {', '.join(only)} belong(s) to algorithm "
                               f"'uct', not {algorithm!r}")
-    if algorithm == "alphabeta" and "prior" in table:
-        raise ConfigError(f"{where}: [search] prior belongs to algorithm 'uct' or "
-                          "'probability', not 'alphabeta'")
+    if algorithm == "alphabeta" and "prior" in table and not out.model:
+        raise ConfigError(f"{where}: [search] prior = true belongs to algorithm 'uct' or "
+                          "'probability'; alpha-beta takes a move model for its quiet moves "
+                          "(prior = \"model:FILE\")")
+    if algorithm == "alphabeta" and out.model:
+        out = replace(out, prior=False)  # no softmax, no temperature: the model orders
     return out

@@ -20,8 +20,9 @@
 
 Numba caches each compiled function keyed on its own source file only, so an edit of a constant
 in ``layout`` would leave stale machine code of ``search`` behind. The cache folder is therefore
-keyed on a hash of every source file of the core (and ``evotune/rules.py`` and
-``evotune/spec/features.py``, whose constants it compiles in): :func:`cache_dir` is set as numba's
+keyed on a hash of every source file of the core (and ``evotune/rules.py``,
+``evotune/spec/features.py`` and ``evotune/spec/movefeatures.py``, whose constants it compiles
+in): :func:`cache_dir` is set as numba's
 cache folder while the core's modules are imported (decorated), and any edit gives a new folder,
 hence a fresh compilation.
 """
@@ -32,7 +33,8 @@ import os
 from pathlib import Path
 
 CORE_DIR = Path(__file__).resolve().parent
-SHARED_FILES = (CORE_DIR.parent.parent / "rules.py", CORE_DIR.parent.parent / "spec" / "features.py")
+SHARED_FILES = (CORE_DIR.parent.parent / "rules.py", CORE_DIR.parent.parent / "spec" / "features.py",
+                CORE_DIR.parent.parent / "spec" / "movefeatures.py")
 """Modules outside the core whose constants it compiles in."""
 
 

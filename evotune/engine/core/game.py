@@ -3,7 +3,8 @@
 Entry points (the only functions Python calls; few, to keep the cache small and quick to load):
 ``perft_divide_core`` (perft.py), ``phi_batch_core`` and ``qsearch_batch_core`` (batch.py),
 ``search_core``, ``uct_core``, ``probability_core``, ``eval_core``, ``eval_line_core``,
-``phi_core``, ``qsearch_core``, ``quiescence_core`` and ``play_game_core``. Jitted code outside
+``phi_core``, ``qsearch_core``, ``quiescence_core``, ``play_game_core`` and the move model's
+``move_features_core``, ``move_scores_core`` and ``ordering_core``. Jitted code outside
 the core must call these instead of compiling core functions into its own cache, which numba
 keys on that module's source only. The game rules
 (result and termination codes, adjudication) are those of ``evotune/rules.py``.
@@ -17,11 +18,14 @@ from ...rules import (INF, R_BLACK, R_DRAW, R_WHITE, T_ADJ_DRAW, T_CHECKMATE, T_
                       T_NONE, T_PLYCAP, T_REPETITION, T_RESIGN, T_STALEMATE)
 from .attacks import in_check
 from .evaluate import evaluate, phi_into, prepare
-from .layout import (S_FSET, S_HALF, S_ITER, S_LIMIT, S_MOVES, S_NHIST, S_NODES, S_PV, S_PVLEN,
+from .layout import (S_FSET, S_HALF, S_ITER, S_LIMIT, S_MM_ORDER, S_MOVES, S_NHIST, S_NODES, S_PV,
+                     S_PVLEN,
                      S_ROOTPV, S_ROOTPVLEN, S_SIDE, S_STOPPED, S_W, unowned)
-from .mcts import (ALGO_ALPHABETA, ALGO_UCT, M_USED, P_ALGO, P_FACTOR, P_PRIOR, P_REUSE, P_TEMP,
-                   reroot, uct_search)
+from .mcts import (ALGO_ALPHABETA, ALGO_UCT, M_USED, P_ALGO, P_FACTOR, P_MODEL, P_PRIOR, P_REUSE,
+                   P_TEMP, reroot, uct_search)
 from .movegen import gen_legal
+from .movemodel import N_BLOCKS, model_score, move_features
+from .prior import PRIOR_MODEL, load_model, set_ordering
 from .position import (compact_history, insufficient_material, make_move, repetitions,
                        unmake_move)
 from .probability import MAX_ITERATIONS, probability_root
@@ -58,8 +62,42 @@ def eval_line_core(U, S, moves, out):
 
 
 @njit(cache=True, nogil=True)
+def move_features_core(U, S, moves, feats):
+    """Entry point: the legal moves of the loaded position into ``moves`` (generation order)
+    and the move model's active feature indices of each, N_BLOCKS per move, into ``feats``;
+    returns their number."""
+    n = gen_legal(U, S, moves.size - moves.size, False)
+    for i in range(n):
+        m = S[S_MOVES + i]
+        moves[i] = m
+        move_features(U, S, m, feats, N_BLOCKS * i)
+    return n
+
+
+@njit(cache=True, nogil=True)
+def move_scores_core(U, S, params, moves, out):
+    """Entry point: the move model's scores (weights in ``params[P_MODEL:]``) of the legal
+    moves of the loaded position into ``out``, the moves into ``moves``; returns their number."""
+    load_model(S, params, P_MODEL)
+    n = gen_legal(U, S, moves.size - moves.size, False)
+    for i in range(n):
+        m = S[S_MOVES + i]
+        moves[i] = m
+        out[i] = model_score(U, S, m)
+    return n
+
+
+@njit(cache=True, nogil=True)
+def ordering_core(S, params):
+    """Entry point: alpha-beta's quiet-move ordering for the next searches, by the move model of
+    ``params`` (mcts.P_*) when its prior kind is PRIOR_MODEL, else by history."""
+    set_ordering(S, params, P_PRIOR, P_MODEL)
+
+
+@njit(cache=True, nogil=True)
 def search_core(U, S, stop, depth, nodes):
-    """Entry point: one iterative-deepening search with the weights in ``S[S_W:]``."""
+    """Entry point: one iterative-deepening search with the weights in ``S[S_W:]`` (quiet moves
+    by the move model when ``S[S_MM_ORDER]`` is set: :func:`ordering_core`)."""
     S[S_LIMIT] = nodes
     prepare(S)
     return search_root(unowned(U), unowned(S), unowned(stop), depth)
@@ -70,8 +108,11 @@ def uct_core(U, S, stop, TI, TF, meta, params, sims, path, npath):
     """Entry point: a UCT search of ``sims`` simulations with the weights in ``S[S_W:]`` and the
     parameters ``params`` (mcts.P_*), in the tree ``TI``/``TF``/``meta``: with tree reuse its
     root moves along ``path[:npath]`` (the moves played since its last search), else the tree
-    starts empty."""
+    starts empty. A move model's weights ride in ``params[P_MODEL:]``."""
     prepare(S)
+    S[S_MM_ORDER] = 0
+    if params[P_PRIOR] == PRIOR_MODEL:
+        load_model(S, params, P_MODEL)
     if params[P_REUSE] != 0:
         reroot(TI, TF, meta, path, npath)
     else:
@@ -82,11 +123,15 @@ def uct_core(U, S, stop, TI, TF, meta, params, sims, path, npath):
 @njit(cache=True, nogil=True)
 def probability_core(U, S, stop, params, nodes):
     """Entry point: a probability-limited search (node limit ``nodes``, 0: none) with the
-    weights in ``S[S_W:]`` and the parameters ``params`` (mcts.P_*)."""
+    weights in ``S[S_W:]`` and the parameters ``params`` (mcts.P_*; a move model's weights in
+    ``params[P_MODEL:]``)."""
     S[S_LIMIT] = nodes
     prepare(S)
+    S[S_MM_ORDER] = 0
+    if params[P_PRIOR] == PRIOR_MODEL:
+        load_model(S, params, P_MODEL)
     return probability_root(unowned(U), unowned(S), unowned(stop), params[P_FACTOR],
-                            params[P_PRIOR] != 0, max(params[P_TEMP], 1e-9),
+                            np.int64(params[P_PRIOR]), max(params[P_TEMP], 1e-9),
                             nodes - nodes + MAX_ITERATIONS)
 
 
@@ -99,6 +144,7 @@ def qsearch_core(U, S, stop, out):
     S[S_STOPPED] = 0
     S[S_ITER] = 0
     S[S_LIMIT] = 0
+    S[S_MM_ORDER] = 0
     prepare(S)
     # never pass literals into the recursion (numba issue 6061): derive typed values
     zero = S[S_NODES]
@@ -196,6 +242,7 @@ def play_game_core(U, S, stop, fsets, weights, depth, nodes, max_plies, adj,
             S[S_W + k] = weights[side, k]
         algo = np.int64(params[side, P_ALGO])
         if algo == ALGO_ALPHABETA:
+            set_ordering(S, params[side], P_PRIOR, P_MODEL)
             score = search_core(U, S, stop, depth, nodes)
         elif algo == ALGO_UCT:
             since = last_search[side]

@@ -57,7 +57,10 @@ S_HISTORY = S_KILL + 2 * MAXPLY          # history heuristic, [side][from][to]
 S_PV = S_HISTORY + 2 * 64 * 64           # triangular PV table, MAXPLY x MAXPLY
 S_PVLEN = S_PV + MAXPLY * MAXPLY
 S_ROOTPV = S_PVLEN + MAXPLY              # root PV of the deepest completed iteration
-S_TT = S_ROOTPV + MAXPLY                 # TT data, 2 ints per entry: score, packed info
+MM_SLOTS = 1024                          # move model weights (core/movemodel.py: 897 used)
+S_MM = S_ROOTPV + MAXPLY
+S_MM_ORDER = S_MM + MM_SLOTS - 1         # 1: alpha-beta orders quiet moves by the move model
+S_TT = S_MM + MM_SLOTS                   # TT data, 2 ints per entry: score, packed info
 S_SIZE = S_TT
 
 

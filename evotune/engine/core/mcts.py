@@ -38,6 +38,7 @@ from .layout import (MAXHIST, MAXMOVES, MAXPLY, S_HALF, S_ITER, S_LIMIT,
                      S_STOPPED, U_HASH)
 from .movegen import gen_legal
 from .position import insufficient_material, make_move, repetitions, unmake_move
+from .movemodel import N_FEATURES
 from .prior import prior_log_norm, probability_score, win_probability, zero_score
 from .search import negamax, new_search, quiesce
 
@@ -70,7 +71,7 @@ P_POLICY = 1   # POLICY_*
 P_DEPTH = 2    # alpha-beta depth of the alphabeta policy
 P_C = 3        # exploration constant
 P_K = 4        # logistic K
-P_PRIOR = 5    # 1: PUCT with the move prior (probability: the prior split)
+P_PRIOR = 5    # prior kind (prior.PRIOR_*): PUCT with it (probability: the prior split); 0 none
 P_TEMP = 6     # softmax temperature of the prior, centipawns of prior score
 P_SOLVER = 7   # 1: solver rule
 P_REUSE = 8    # 1: keep the subtree of the position reached between searches
@@ -78,7 +79,8 @@ P_PLYCAP = 9   # random policy: plies per simulation
 P_FACTOR = 10  # probability: threshold factor per iteration
 P_UNVISITED = 11  # UCT: the value of an unvisited child (the seed's 1; inf: each child once first)
 P_NODE_BUDGET = 12  # UCT: 1 when the budget counts nodes (positions) instead of simulations
-NP = 13
+P_MODEL = 13   # the move model's weights (PRIOR_MODEL), movemodel.N_FEATURES of them
+NP = P_MODEL + N_FEATURES
 ALGO_ALPHABETA = 0
 ALGO_UCT = 1
 ALGO_PROBABILITY = 2
@@ -135,7 +137,7 @@ def expand(U, S, TI, TF, meta, node, use_prior, temp):
         return -1
     base = S_MOVES + PRIOR_SLOT * MAXMOVES
     if use_prior and n > 0:
-        top, lz = prior_log_norm(S, base, n, temp)
+        top, lz = prior_log_norm(U, S, base, n, temp, use_prior)
         off = S_SCORES - S_MOVES
         for i in range(n):
             p = math.exp((S[base + i + off] - top) / temp - lz)
@@ -389,7 +391,7 @@ def uct_search(U, S, stop, TI, TF, meta, params, sims):
     meta[M_SIMS] = 0
     meta[M_DEPTH] = 0
     solver = params[P_SOLVER] != 0
-    use_prior = params[P_PRIOR] != 0
+    use_prior = np.int64(params[P_PRIOR])
     temp = max(params[P_TEMP], 1e-9)
     k = params[P_K]
     if meta[M_USED] == 0:

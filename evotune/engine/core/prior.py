@@ -1,5 +1,6 @@
 """What UCT and probability-limited search share: the move prior (a softmax over the move
-ordering's score) and the logistic curve between scores and win probabilities (Texel's K)."""
+ordering's score, or over the move model's: :mod:`.movemodel`) and the logistic curve between
+scores and win probabilities (Texel's K)."""
 from __future__ import annotations
 
 import math
@@ -7,10 +8,15 @@ import math
 import numpy as np
 from numba import njit
 
-from .layout import S_HISTORY, S_MB, S_MOVES, S_SCORES, S_SIDE
+from .layout import MM_SLOTS, S_HISTORY, S_MB, S_MM, S_MM_ORDER, S_MOVES, S_SCORES, S_SIDE
+from .movemodel import model_score
 from .moves import F_EP, from_to, move_flags, move_from, move_promo, move_to
 from .search import ORDER_VALUE, PIECE_ORDER
 
+PRIOR_ORDERING = 1
+"""Prior kind (mcts.P_PRIOR): the softmax of the move ordering's score (:func:`prior_score`)."""
+PRIOR_MODEL = 2
+"""Prior kind: the softmax of the move model's score (weights from the parameters' tail)."""
 LOGIT_CLAMP = 1e-4
 """Win probabilities are clamped to [LOGIT_CLAMP, 1 - LOGIT_CLAMP] when turned into scores."""
 
@@ -55,14 +61,43 @@ def prior_score(S, m):
 
 
 @njit(cache=True)
-def prior_log_norm(S, base, n, temp):
-    """The move prior's softmax over the moves ``S[base:base+n]`` at temperature ``temp``:
+def move_prior(U, S, m, kind):
+    """The prior score of move ``m``: the move model's (``kind`` PRIOR_MODEL) or the ordering's."""
+    if kind == PRIOR_MODEL:
+        return model_score(U, S, m)
+    return prior_score(S, m)
+
+
+@njit(cache=True)
+def load_model(S, params, start):
+    """Copy the move model's weights from ``params[start:]`` (float64, whole numbers) into
+    ``S[S_MM:]`` (at most MM_SLOTS - 1 of them: the last slot is the ordering flag)."""
+    n = min(params.size - start, MM_SLOTS - 1)
+    for i in range(n):
+        S[S_MM + i] = np.int64(params[start + i])
+
+
+@njit(cache=True)
+def set_ordering(S, params, prior_slot, start):
+    """Alpha-beta: order quiet moves by the move model in ``params[start:]`` when the prior
+    kind ``params[prior_slot]`` is PRIOR_MODEL (weights loaded), else by history alone."""
+    if params[prior_slot] == PRIOR_MODEL:
+        load_model(S, params, start)
+        S[S_MM_ORDER] = 1
+    else:
+        S[S_MM_ORDER] = 0
+
+
+@njit(cache=True)
+def prior_log_norm(U, S, base, n, temp, kind):
+    """The move prior's softmax (prior ``kind``) over the moves ``S[base:base+n]`` at
+    temperature ``temp``:
     (the largest score, log of the normaliser), so that log P(m) = (score(m) - top) / temp - lz.
     The scores are left in the parallel ordering slots."""
     off = S_SCORES - S_MOVES
     top = -(1 << 40)
     for i in range(n):
-        sc = prior_score(S, S[base + i])
+        sc = move_prior(U, S, S[base + i], kind)
         S[base + i + off] = sc
         if sc > top:
             top = sc

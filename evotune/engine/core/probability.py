@@ -2,14 +2,14 @@
 
 Giraffe's search: the root has probability 1 and a node's probability is split among its
 children, uniformly (1 / number of legal moves) or by the move prior (the softmax over the move
-ordering of :mod:`.mcts`); a node whose probability is below the threshold is a leaf (the
-quiescence search), so forcing lines (few replies) are searched deeper than wide ones. Iterated
-like iterative deepening, with the threshold multiplied by a factor (< 1) each iteration. The
-rest is the alpha-beta of :mod:`.search`: fail-soft negamax, the same draw rules and mate scores,
-MVV/LVA, killers and history. The transposition table gives the move to try first, and a bound
-when its entry was searched with at least the log-probability budget left at the node
-(``log p - log threshold``, stored in half-nats rounded down, compared rounded up, so a cut-off
-never uses a smaller search). Probabilities are kept as logarithms.
+ordering's or the move model's score, :mod:`.prior`); a node whose probability is below the
+threshold is a leaf (the quiescence search), so forcing lines (few replies) are searched deeper
+than wide ones. Iterated like iterative deepening, with the threshold multiplied by a factor
+(< 1) each iteration. The rest is the alpha-beta of :mod:`.search`: fail-soft negamax, the same
+draw rules and mate scores, MVV/LVA, killers and history. The transposition table gives the move
+to try first, and a bound when its entry was searched with at least the log-probability budget
+left at the node (``log p - log threshold``, stored in half-nats rounded down, compared rounded
+up, so a cut-off never uses a smaller search). Probabilities are kept as logarithms.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from .layout import (MAXMOVES, S_HALF, S_ITER, S_MOVES,
                      U_HASH)
 from .movegen import gen_legal
 from .position import insufficient_material, make_move, repetitions, unmake_move
-from .prior import prior_score
+from .prior import move_prior
 from .search import (_count_node, _pick, _pv_update, _score_moves, new_search, quiesce,
                      remember_cutoff)
 from .tt import (TT_EXACT, TT_LOWER, TT_UPPER, info_depth, info_flag, info_move, tt_hit, tt_info,
@@ -84,7 +84,7 @@ def pnegamax(U, S, stop, logp, logt, alpha, beta, ply, use_prior, temp):
         # the prior score rides in the low bits of the ordering score (which it cannot reorder
         # but among equals), so it moves with its move when the ordering picks
         for i in range(n):
-            p = prior_score(S, S[base + i])
+            p = move_prior(U, S, S[base + i], use_prior)
             S[base + i + off] = S[base + i + off] * PRIOR_BITS + p + PRIOR_OFFSET
             top = max(top, p)
         z = 0.0

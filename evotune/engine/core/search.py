@@ -1,9 +1,11 @@
 """The search of the numba core (docs/internals.md, "Search").
 
 Negamax alpha-beta (fail-soft) with iterative deepening, aspiration windows, a transposition
-table that cuts off only at exactly the remaining depth, MVV/LVA, killers, history, mate by
-distance, quiescence with evasions in check, and draw detection. No extensions, reductions or
-pruning besides alpha-beta: the root score is the exact minimax value of the specified tree.
+table that cuts off only at exactly the remaining depth, MVV/LVA, killers, history (or, when
+``S[S_MM_ORDER]`` is set, the move model's score with history as the tie-break, computed when a
+node first reaches its quiet moves), mate by distance, quiescence with evasions in check, and
+draw detection. No extensions, reductions or pruning besides alpha-beta: the root score is the
+exact minimax value of the specified tree.
 
 The node limit and the stop flag end a search from its second iteration on (the first always
 completes), except for a network (``FS_NNUE``): an untrained net's quiescence finds few cut-offs
@@ -19,10 +21,12 @@ from ...spec.features import FS_NNUE
 from ...rules import INF, MATE
 from .attacks import in_check
 from .evaluate import evaluate
+from ...spec.movefeatures import SCORE_CLAMP
 from .layout import (MAXMOVES, MAXPLY, S_FSET, S_GEN, S_HALF, S_HISTORY, S_ITER, S_KILL, S_LIMIT,
-                     S_MB, S_MOVES, S_NODES, S_PV, S_PVLEN, S_ROOTPV, S_ROOTPVLEN, S_SCORES,
-                     S_SIDE, S_STOPPED, U_HASH)
+                     S_MB, S_MM_ORDER, S_MOVES, S_NODES, S_PV, S_PVLEN, S_ROOTPV, S_ROOTPVLEN,
+                     S_SCORES, S_SIDE, S_STOPPED, U_HASH)
 from .movegen import gen_legal
+from .movemodel import model_score
 from .moves import F_EP, from_to, move_flags, move_from, move_promo, move_to
 from .position import insufficient_material, make_move, repetitions, unmake_move
 from .tt import (TT_EXACT, TT_LOWER, TT_UPPER, info_depth, info_flag, info_move, tt_hit, tt_info,
@@ -37,6 +41,13 @@ PIECE_ORDER = np.array([ORDER_VALUE[(p - 1) % 6 + 1] if p else 0 for p in range(
 
 
 # ---- helpers ---------------------------------------------------------------------------------
+
+HISTORY_BITS = 21
+"""Quiet moves ordered by the move model: (model score + SCORE_CLAMP) << HISTORY_BITS, plus the
+history capped below 2^HISTORY_BITS as the tie-break (all below the killers' 2^34)."""
+KILLER = 1 << 34
+"""Ordering scores from here up: the hash move, captures and promotions, killers."""
+
 
 @njit(cache=True)
 def _score_moves(S, base, n, ply, ttmove):
@@ -61,6 +72,19 @@ def _score_moves(S, base, n, ply, ttmove):
         else:
             sc = S[S_HISTORY + 4096 * us + from_to(m)]
         S[base + i + (S_SCORES - S_MOVES)] = sc
+
+
+@njit(cache=True)
+def _model_quiets(U, S, base, i, n):
+    """Re-score the moves of slots i..n-1 (all quiet, none a killer: what is left once the
+    hash move, captures, promotions and killers were tried) by the move model, history as the
+    tie-break. Done once per node, when the search first reaches a quiet move, so a node cut off
+    earlier never pays for the model."""
+    off = S_SCORES - S_MOVES
+    for j in range(i, n):
+        h = S[base + j + off]
+        S[base + j + off] = ((model_score(U, S, S[base + j]) + SCORE_CLAMP) << HISTORY_BITS) \
+            + min(h, (1 << HISTORY_BITS) - 1)
 
 
 @njit(cache=True)
@@ -209,8 +233,13 @@ def negamax(U, S, stop, depth, alpha, beta, ply):
     best = -INF
     bestmove = 0
     us = S[S_SIDE]
+    staged = S[S_MM_ORDER] != 0
     for i in range(n):
         m = _pick(S, base, i, n)
+        if staged and S[base + i + (S_SCORES - S_MOVES)] < KILLER:
+            staged = False  # the first quiet move: order the rest by the move model
+            _model_quiets(U, S, base, i, n)
+            m = _pick(S, base, i, n)
         make_move(U, S, m)
         if depth > 1:  # the child probes the table
             tt_prefetch(U, S, U[U_HASH])

@@ -1,0 +1,92 @@
+"""The move model in the searches (docs/results/move-model.md): what its ordering and its prior
+cost and save, with PeSTO's tables (engines/pst-pesto.toml) on the bench's positions.
+
+Prints one JSON object:
+  score_ns              the core's model score of one legal move (move_scores_core over the
+                        positions' legal moves, generation and the weights' load included), ns
+  ab_nodes / ab_nodes_model, ab_seconds / ab_seconds_model
+                        alpha-beta to --depth on every position, quiet moves by history / by the
+                        model (the scores are checked equal), summed
+  ab_node_ratio         ab_nodes_model / ab_nodes
+  prob_nps_ordering / prob_nps_model
+                        probability-limited search of --nodes nodes per position, the prior the
+                        ordering's softmax / the model's, nodes per second
+Timings are wall-clock on a shared machine: noisy; node counts are exact.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import chess
+import numpy as np
+
+from evotune.engine import api
+from evotune.engine.bench import BENCH_FENS
+from evotune.engine.core import mcts as M
+from evotune.engine.core.game import move_scores_core
+from evotune.engine.core.layout import MAXMOVES
+from evotune.engine.movemodel import read_move_model
+from evotune.players.nets import evaluation
+from evotune.players.spec import player_from_engine_spec
+from evotune.spec.file import load_engine_spec
+from evotune.spec.search import SearchSettings
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def score_ns(model, fens, reps: int) -> float:
+    params = np.zeros(M.NP, dtype=np.float64)
+    params[M.P_MODEL:] = model.params()
+    moves = np.zeros(MAXMOVES, dtype=np.int64)
+    out = np.zeros(MAXMOVES, dtype=np.int64)
+    states = [api.board_arrays(chess.Board(f), 10) for f in fens]
+    n = sum(int(move_scores_core(U, S, params, moves, out)) for U, S in states)
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        for U, S in states:
+            move_scores_core(U, S, params, moves, out)
+    return (time.perf_counter() - t0) / (reps * n) * 1e9
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", default=str(ROOT / "evotune" / "engines" / "pesto-moves.evomove"))
+    ap.add_argument("--depth", type=int, default=6)
+    ap.add_argument("--nodes", type=int, default=100_000)
+    ap.add_argument("--reps", type=int, default=2000)
+    args = ap.parse_args()
+    model = read_move_model(args.model)
+    player = player_from_engine_spec(load_engine_spec("pst-pesto"))
+    w = evaluation(player)
+    ordered = SearchSettings(model=str(Path(args.model).resolve()))
+    out: dict = {"model": model.checksum, "depth": args.depth, "positions": len(BENCH_FENS)}
+    api.search(chess.STARTING_FEN, w, depth=2, features="pst", settings=ordered)  # warm up
+    out["score_ns"] = round(score_ns(model, BENCH_FENS, args.reps), 1)
+    for key, settings in (("", None), ("_model", ordered)):
+        nodes, secs = 0, 0.0
+        for fen in BENCH_FENS:
+            r = api.search(fen, w, depth=args.depth, features="pst", settings=settings)
+            nodes += r.nodes
+            secs += r.seconds
+            out.setdefault("scores" + key, []).append(r.score)
+        out["ab_nodes" + key] = nodes
+        out["ab_seconds" + key] = round(secs, 3)
+    assert out.pop("scores") == out.pop("scores_model"), "the ordering changed a score"
+    out["ab_node_ratio"] = round(out["ab_nodes_model"] / out["ab_nodes"], 4)
+    for key, settings in (("ordering", SearchSettings(algorithm="probability", prior=True)),
+                          ("model", SearchSettings(algorithm="probability", prior=True,
+                                                   model=ordered.model))):
+        nodes, secs = 0, 0.0
+        for fen in BENCH_FENS:
+            r = api.search(fen, w, nodes=args.nodes, features="pst", settings=settings)
+            nodes += r.nodes
+            secs += r.seconds
+        out[f"prob_nps_{key}"] = round(nodes / secs)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""``evotune nn train-moves`` (a move model from ``label --move`` data) and what ``nn info`` says
+of a move-model file (:mod:`evotune.engine.movemodel`, :mod:`evotune.learn.movetrain`)."""
+from __future__ import annotations
+
+import math
+
+import chess
+import click
+
+from ..engine.movecore import move_scores as core_move_scores
+from ..engine.movemodel import is_move_model_file, read_move_model, write_move_model
+from ..fileio import check_writable
+from ..learn.movetrain import EpochReport, MoveTrainSettings, baseline, read_move_data, train_moves
+from .options import seed_option
+
+_D = MoveTrainSettings()
+__all__ = ["is_move_model_file", "move_model_info", "train_moves_command"]
+
+
+def move_model_info(path: str) -> None:
+    """Print a move model's features, scale, checksum and its start position's likeliest
+    moves."""
+    model = read_move_model(path)
+    click.echo(f"file        {path} (move model)")
+    click.echo(f"model       {model.describe()}")
+    scores = core_move_scores(model, chess.Board())
+    z = sum(math.exp(s / model.scale) for s in scores.values())
+    best = sorted(scores.items(), key=lambda kv: -kv[1])[:3]
+    click.echo("startpos    " + ", ".join(f"{uci} {math.exp(s / model.scale) / z:.1%}"
+                                          for uci, s in best))
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+@click.command("train-moves")
+@click.argument("data", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), required=True,
+              help="The move-model file to write.")
+@click.option("--epochs", type=int, default=_D.epochs, show_default=True, help="Epochs.")
+@click.option("--batch", type=int, default=_D.batch, show_default=True,
+              help="Positions per Adam step.")
+@click.option("--lr", type=float, default=_D.lr, show_default=True, help="Adam's learning rate.")
+@click.option("--l2", type=float, default=_D.l2, show_default=True,
+              help="L2 penalty on the weights (nats).")
+@click.option("--val-share", type=float, default=_D.val_share, show_default=True,
+              help="Share of positions held out.")
+@click.option("--val-block", type=int, default=_D.val_block, show_default=True,
+              help="Hold out positions in blocks of this many consecutive lines.")
+@click.option("--max-bad", type=int, default=0, show_default=True,
+              help="Malformed lines to skip before stopping.")
+@seed_option(_D.seed, "Seed of the held-out split and the epochs' orders.")
+def train_moves_command(data, out_file, epochs, batch, lr, l2, val_share, val_block, max_bad,
+                        seed) -> None:
+    """Train a move model on 'FEN | score | result | move' lines ('evotune label --move'):
+    softmax cross-entropy of the chosen move over the legal moves. Prints the held-out loss,
+    top-1 and top-3 accuracy per epoch, and the engine's ordering prior's as the baseline; play
+    the model with '[search] prior = "model:FILE"'."""
+    if max_bad < 0:
+        raise click.BadParameter("must be >= 0", param_hint="--max-bad")
+    settings = MoveTrainSettings(epochs=epochs, batch=batch, lr=lr, l2=l2, val_share=val_share,
+                                 val_block=val_block, seed=seed)
+    check_writable(out_file, "--out", parents=False)
+    moves = read_move_data(data, max_bad=max_bad)
+    base = baseline(moves, settings)
+    click.echo(f"{len(moves)} positions, {moves.feats.shape[0]} legal moves; held-out "
+               f"baseline (ordering prior): loss {base.loss:.3f}, top-1 {_pct(base.top1)}, "
+               f"top-3 {_pct(base.top3)}")
+
+    def report(r: EpochReport) -> None:
+        h = r.held_out
+        click.echo(f"epoch {r.epoch}: train loss {r.train_loss:.3f}; held-out loss "
+                   f"{h.loss:.3f}, top-1 {_pct(h.top1)}, top-3 {_pct(h.top3)}")
+
+    model = train_moves(moves, settings, report=report)
+    write_move_model(model, out_file)
+    click.echo(f"{out_file}: {model.describe()}")

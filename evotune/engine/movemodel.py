@@ -1,0 +1,243 @@
+"""The move model: the value (:class:`MoveModel`), its files, and the python-chess reference of
+its features and scores (the core's are engine/movecore.py's).
+
+A move model scores a legal move by the sum of one integer weight per feature block of
+:data:`~evotune.spec.movefeatures.BLOCKS` (each move activates exactly one feature of each
+block: the moving piece on its to- and from-squares, the capture, the promotion, check, the
+least valuable enemy attacker of the to- and from-squares, whether the to-square is defended);
+the softmax of the scores over the legal moves, at temperature ``scale`` (score units per nat),
+is the move's probability. The numba core computes the same indices and scores
+(engine/core/movemodel.py; engine/movecore.py asks it; spec/movefeatures.py defines the blocks
+for both); :func:`reference_features` is the test oracle. Files: a 40-byte header (magic,
+version, feature set, weights, scale, checksum), then the weights as int32 little-endian
+(docs/formats.md, "Move-model files"). A file that cannot be read, is damaged or truncated
+raises :class:`~evotune.errors.MoveModelError`, one line naming it.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from pathlib import Path
+
+import chess
+import numpy as np
+
+from ..errors import MoveModelError
+from ..fileio import atomic_write_bytes, read_input
+from ..seeding import STREAM_MOVE_MODEL, generator
+from ..spec.movefeatures import BLOCK_START, BLOCKS, N_BLOCKS, N_FEATURES, SCORE_CLAMP
+
+__all__ = ["BLOCKS", "N_BLOCKS", "N_FEATURES", "SCORE_CLAMP", "MoveModel", "read_move_model",
+           "write_move_model", "is_move_model_file"]
+
+MAGIC = b"EVOMOVE\0"
+VERSION = 1
+FEATURE_SET = 1
+"""The feature set of :data:`BLOCKS` (a file of another set is refused)."""
+_HEADER = struct.Struct("<8sIIIi16s")
+"""magic, format version, feature set, number of weights, scale, checksum (16 bytes: 8 used, 8 zero)."""
+HEADER_SIZE = _HEADER.size  # 40
+SCALE_DEFAULT = 100
+"""Score units per nat the trainer writes (a spec's prior_temperature of 100 plays the model's
+own probabilities)."""
+SCALE_MAX = 10_000
+WEIGHT_MAX = 100_000
+"""|weight| at most (8 weights per move stay far inside int64 and the score clamp)."""
+FILE_SIZE = HEADER_SIZE + 4 * N_FEATURES
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class MoveModel:
+    """A linear move model over the features of :data:`BLOCKS`, validated."""
+
+    weights: np.ndarray
+    """int32 (N_FEATURES,): one weight per feature, in score units."""
+    scale: int = SCALE_DEFAULT
+    """Score units per nat: P(move) is the softmax of score / scale."""
+
+    def __post_init__(self) -> None:
+        w = np.asarray(self.weights)
+        if w.dtype.kind not in "iu" or w.shape != (N_FEATURES,):
+            raise MoveModelError(f"move model weights must be {N_FEATURES} integers, got "
+                                 f"{w.dtype} of shape {w.shape}")
+        if w.size and int(np.abs(w.astype(np.int64)).max()) > WEIGHT_MAX:
+            raise MoveModelError(f"move model weights must lie within +-{WEIGHT_MAX}, got "
+                                 f"{int(np.abs(w.astype(np.int64)).max())}")
+        if isinstance(self.scale, bool) or not isinstance(self.scale, (int, np.integer)) \
+                or not 1 <= int(self.scale) <= SCALE_MAX:
+            raise MoveModelError(f"move model scale {self.scale!r} is invalid; give an integer "
+                                 f"from 1 to {SCALE_MAX}")
+        frozen = np.array(w, dtype=np.int32, copy=True)
+        frozen.setflags(write=False)
+        object.__setattr__(self, "weights", frozen)
+        object.__setattr__(self, "scale", int(self.scale))
+
+    @cached_property
+    def checksum(self) -> str:
+        """16 hex digits of sha256 over the feature set, the scale and the weights."""
+        h = hashlib.sha256(struct.pack("<IIi", FEATURE_SET, N_FEATURES, self.scale))
+        h.update(self.weights.astype("<i4").tobytes())
+        return h.hexdigest()[:16]
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, MoveModel):
+            return NotImplemented
+        return self.scale == other.scale and np.array_equal(self.weights, other.weights)
+
+    def __hash__(self) -> int:
+        return hash(self.checksum)
+
+    def describe(self) -> str:
+        """One line: the features, scale, weights in use and checksum."""
+        blocks = ", ".join(f"{name} {size}" for name, size in BLOCKS)
+        return (f"move model, linear over {N_FEATURES} features ({blocks}), scale {self.scale} "
+                f"per nat, {int(np.count_nonzero(self.weights))} non-zero weights, checksum "
+                f"{self.checksum}")
+
+    def params(self) -> np.ndarray:
+        """The weights as the core's search parameters take them (float64, whole numbers)."""
+        return self.weights.astype(np.float64)
+
+
+def random_model(seed: int = 0, spread: int = 200) -> MoveModel:
+    """A model of uniform random weights in [-spread, spread] (tests, speed figures)."""
+    w = generator(seed, STREAM_MOVE_MODEL).integers(-spread, spread + 1, size=N_FEATURES)
+    return MoveModel(weights=w.astype(np.int32))
+
+
+# ---- files --------------------------------------------------------------------------------------
+
+def move_model_bytes(model: MoveModel) -> bytes:
+    """The bytes of ``model``'s file."""
+    check = bytes.fromhex(model.checksum) + bytes(8)
+    return (_HEADER.pack(MAGIC, VERSION, FEATURE_SET, N_FEATURES, model.scale, check)
+            + model.weights.astype("<i4").tobytes())
+
+
+def write_move_model(model: MoveModel, path: str | Path) -> None:
+    """Write ``model`` to ``path`` atomically."""
+    atomic_write_bytes(Path(path), move_model_bytes(model))
+
+
+def is_move_model_file(path: str | Path) -> bool:
+    """Whether ``path`` is a regular file that starts with the move-model magic (anything else,
+    a FIFO or a device included, is not opened)."""
+    p = Path(path)
+    try:
+        if not p.is_file():
+            return False
+        with p.open("rb") as fh:
+            return fh.read(len(MAGIC)) == MAGIC
+    except OSError:
+        return False
+
+
+def read_move_model(path: str | Path) -> MoveModel:
+    """The move model in ``path``; MoveModelError (one line naming the file) when it is missing,
+    not a move-model file, of another version or feature set, truncated or damaged."""
+    p = Path(path)
+    data = read_input(p, "move-model file", limit=FILE_SIZE, error=MoveModelError)
+    if not data:
+        raise MoveModelError(f"move-model file {p} is empty")
+    if len(data) < HEADER_SIZE:
+        if not MAGIC.startswith(data[:len(MAGIC)]):
+            raise MoveModelError(f"move-model file {p} is not a move model (no "
+                                 f"{MAGIC[:7].decode()} header)")
+        raise MoveModelError(f"move-model file {p} is truncated ({len(data)} bytes, shorter "
+                             f"than its {HEADER_SIZE}-byte header)")
+    magic, version, fset, n, scale, check = _HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise MoveModelError(f"move-model file {p} is not a move model (no "
+                             f"{MAGIC[:7].decode()} header)")
+    if version != VERSION:
+        raise MoveModelError(f"move-model file {p} has format version {version}; this evotune "
+                             f"reads version {VERSION}")
+    if fset != FEATURE_SET or n != N_FEATURES:
+        raise MoveModelError(f"move-model file {p} has feature set {fset} of {n} features; this "
+                             f"evotune reads set {FEATURE_SET} of {N_FEATURES}")
+    if len(data) != FILE_SIZE:
+        raise MoveModelError(f"move-model file {p} is truncated: {len(data)} bytes, expected "
+                             f"{FILE_SIZE}")
+    try:
+        model = MoveModel(weights=np.frombuffer(data, dtype="<i4", offset=HEADER_SIZE),
+                          scale=scale)
+    except MoveModelError as exc:
+        raise MoveModelError(f"move-model file {p} is damaged: {exc}") from None
+    if model.checksum != check[:8].hex() or check[8:] != bytes(8):
+        raise MoveModelError(f"move-model file {p} is damaged: checksum {model.checksum} does "
+                             f"not match its header's {check[:8].hex()}")
+    return model
+
+
+@lru_cache(maxsize=16)
+def _cached(path: str, stamp: tuple[int, int]) -> MoveModel:
+    return read_move_model(path)
+
+
+def cached_model(path: str | Path) -> MoveModel:
+    """:func:`read_move_model`, read once per process while the file's size and time stay."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return read_move_model(path)  # its one-line error
+    return _cached(str(path), (st.st_mtime_ns, st.st_size))
+
+
+# ---- the reference (python-chess) ---------------------------------------------------------------
+
+def _least_valuable(board: chess.Board, mask: int, colour: bool) -> int:
+    for t in range(1, 7):
+        if mask & board.pieces_mask(t, colour):
+            return t
+    return 0
+
+
+def reference_features(board: chess.Board, move: chess.Move) -> tuple[int, ...]:
+    """The active feature indices of the legal ``move`` on ``board`` (one per block), computed
+    with python-chess: the test oracle of the core's ``move_features``."""
+    us = board.turn
+    them = not us
+    flip = 0 if us == chess.WHITE else 56
+    f, t = move.from_square, move.to_square
+    kind = int(board.piece_type_at(f) or 0) - 1
+    victim = board.piece_type_at(t)
+    cap = 1 if board.is_en_passant(move) else (victim or 0)
+    promo = move.promotion - 1 if move.promotion else 0
+    lifted = board.copy(stack=False)
+    lifted.remove_piece_at(f)
+    to_att = _least_valuable(lifted, lifted.attackers_mask(them, t), them)
+    defended = 1 if lifted.attackers_mask(us, t) else 0
+    from_att = _least_valuable(board, board.attackers_mask(them, f), them)
+    o = BLOCK_START
+    return (o[0] + 64 * kind + (t ^ flip), o[1] + 64 * kind + (f ^ flip), o[2] + 6 * cap + kind,
+            o[3] + promo, o[4] + int(board.gives_check(move)), o[5] + 6 * to_att + kind,
+            o[6] + defended, o[7] + 6 * from_att + kind)
+
+
+def reference_scores(model: MoveModel, board: chess.Board) -> dict[str, int]:
+    """The model's score of every legal move of ``board`` (UCI -> score), from
+    :func:`reference_features`."""
+    out = {}
+    for mv in board.legal_moves:
+        s = int(sum(int(model.weights[i]) for i in reference_features(board, mv)))
+        out[mv.uci()] = min(max(s, -SCORE_CLAMP), SCORE_CLAMP)
+    return out
+
+
+_ORDER_VALUE = (0, 1, 3, 3, 5, 9, 20)
+
+
+def ordering_scores(board: chess.Board, moves) -> np.ndarray:
+    """The core's ordering prior (``prior.prior_score``) of ``moves`` at the root of a search
+    (empty history): captures and promotions 100 x (victim + promotion) - 10 x attacker (piece
+    values 1, 3, 3, 5, 9, king 20), every quiet move 0. The baseline of the move model."""
+    out = np.zeros(len(moves), dtype=np.int64)
+    for i, mv in enumerate(moves):
+        victim = board.piece_type_at(mv.to_square) or (1 if board.is_en_passant(mv) else 0)
+        if victim or mv.promotion:
+            out[i] = (100 * (_ORDER_VALUE[victim] + _ORDER_VALUE[mv.promotion or 0])
+                      - 10 * _ORDER_VALUE[board.piece_type_at(mv.from_square) or 0])
+    return out

@@ -1,0 +1,292 @@
+"""``evotune nn train-moves``: fit a move model (engine/movemodel.py) to the moves a search chose.
+
+Data: ``FEN | score | result | move`` lines (``evotune label --move``: the labelling engine's
+search chose ``move``). Each position's legal moves and their active features come from the
+core (:func:`~evotune.engine.movemodel.move_features`); the loss is the softmax cross-entropy of
+the chosen move over the legal moves (nats), the model's score being the sum of its moves'
+feature weights (float64, nats, while training). Adam over minibatches of positions, in an order
+drawn from the seed each epoch; a held-out share of the positions (in blocks of consecutive
+lines, drawn from the seed) is never trained on. Single-threaded numba kernels: the same data,
+settings and seed give the same bytes. The model written is the weights x ``scale`` rounded
+(the held-out figures are those of the rounded model, as the engine plays it).
+
+Figures per epoch: the training loss, and on the held-out positions the loss, top-1 and top-3
+accuracy (the chosen move the model's best, or among its best three; tied scores share the
+credit, as a random tie-break would). The baseline is the engine's ordering prior at the root of a
+search (empty history: captures and promotions by MVV/LVA, every quiet move equal), scored alike.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import chess
+import numpy as np
+from numba import njit
+
+from ..engine.movecore import move_features
+from ..engine.movemodel import N_BLOCKS, N_FEATURES, SCALE_DEFAULT, WEIGHT_MAX, MoveModel, ordering_scores
+from ..errors import ConfigError, FieldError
+from ..fileio import read_text
+from ..seeding import STREAM_MOVE_TRAIN, generator
+from .labels import parse_move_line
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MoveTrainSettings:
+    """How ``nn train-moves`` trains (everything here decides the model)."""
+
+    epochs: int = 20
+    """Passes over the training positions."""
+    batch: int = 256
+    """Positions per Adam step."""
+    lr: float = 0.01
+    """Adam's learning rate (nats per step, roughly)."""
+    l2: float = 1e-5
+    """L2 penalty on the weights, per position."""
+    val_share: float = 0.1
+    """Share of the positions held out."""
+    val_block: int = 10
+    """Held-out positions come in blocks of this many consecutive lines (one game's)."""
+    seed: int = 1
+    """Seed of the split and the epochs' orders."""
+    scale: int = SCALE_DEFAULT
+    """Score units per nat of the model written."""
+
+    def __post_init__(self) -> None:
+        for name, low, high in (("epochs", 1, 100_000), ("batch", 1, 1 << 20),
+                                ("val_block", 1, 1 << 20), ("scale", 1, 10_000),
+                                ("seed", 0, 2**63 - 1)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
+                raise FieldError(name, f"must be an integer from {low} to {high}, got {v!r}")
+        if not (math.isfinite(self.lr) and self.lr > 0):
+            raise FieldError("lr", f"must be a positive number, got {self.lr!r}")
+        if not (math.isfinite(self.l2) and self.l2 >= 0):
+            raise FieldError("l2", f"must be a number >= 0, got {self.l2!r}")
+        if not (math.isfinite(self.val_share) and 0 < self.val_share < 1):
+            raise FieldError("val_share", f"must lie strictly between 0 and 1, got "
+                                          f"{self.val_share!r}")
+
+
+@dataclass(frozen=True)
+class MoveData:
+    """Positions with their legal moves' features and the chosen move."""
+
+    starts: np.ndarray
+    """int64 (P + 1,): position p's moves are rows starts[p]:starts[p + 1]."""
+    feats: np.ndarray
+    """int64 (moves, N_BLOCKS): the active features of each legal move."""
+    target: np.ndarray
+    """int64 (P,): the row of the chosen move."""
+    order: np.ndarray
+    """float64 (moves,): the ordering prior's score of each move (the baseline)."""
+
+    def __len__(self) -> int:
+        return int(self.target.size)
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Loss and accuracy of scores on positions."""
+
+    loss: float
+    """Mean cross-entropy of the chosen move (nats)."""
+    top1: float
+    """Share of positions whose chosen move scores best (ties share the credit)."""
+    top3: float
+    """Share of positions whose chosen move is among the best three."""
+
+
+def read_move_data(paths, *, max_bad: int = 0) -> MoveData:
+    """The positions of ``paths`` (``FEN | score | result | move`` lines) with their features;
+    ConfigError naming the file and line after more than ``max_bad`` bad lines, or when no
+    position is left."""
+    starts, feats, target, order = [0], [], [], []
+    bad = 0
+    for path in paths:
+        text = read_text(Path(path), "move data file", error=ConfigError)
+        for no, line in enumerate(text.splitlines(), 1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            got = parse_move_line(line)
+            if isinstance(got, str):
+                bad += 1
+                if bad > max_bad:
+                    raise ConfigError(f"{path}:{no}: {got} (--max-bad {max_bad})")
+                continue
+            fen, uci = got
+            board = chess.Board(fen)
+            moves, f = move_features(board)
+            names = [m.uci() for m in moves]
+            target.append(starts[-1] + names.index(uci))
+            feats.append(f)
+            order.append(ordering_scores(board, moves))
+            starts.append(starts[-1] + len(moves))
+    if len(target) == 0:
+        raise ConfigError(f"{', '.join(map(str, paths))}: no 'FEN | score | result | move' "
+                          "lines (evotune label --move writes them)")
+    if bad:
+        log.warning("skipped %d bad line(s) of move data", bad)
+    return MoveData(starts=np.array(starts, dtype=np.int64),
+                    feats=np.concatenate(feats).astype(np.int64),
+                    target=np.array(target, dtype=np.int64),
+                    order=np.concatenate(order).astype(np.float64))
+
+
+def split(n: int, settings: MoveTrainSettings) -> tuple[np.ndarray, np.ndarray]:
+    """(training, held-out) position indices: blocks of ``val_block`` consecutive positions,
+    a ``val_share`` of them drawn from the seed (at least one block, and one left to train)."""
+    blocks = -(-n // settings.val_block)
+    if blocks < 2:
+        raise ConfigError(f"{n} positions make {blocks} block(s) of --val-block "
+                          f"{settings.val_block}; give more data or a smaller --val-block")
+    k = min(blocks - 1, max(1, round(settings.val_share * blocks)))
+    held = np.zeros(blocks, dtype=bool)
+    held[generator(settings.seed, STREAM_MOVE_TRAIN, 0).permutation(blocks)[:k]] = True
+    mask = np.repeat(held, settings.val_block)[:n]
+    idx = np.arange(n, dtype=np.int64)
+    return idx[~mask], idx[mask]
+
+
+# ---- kernels ------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def _move_scores(w, feats, a, b, out):
+    for i in range(a, b):
+        s = 0.0
+        for k in range(feats.shape[1]):
+            s += w[feats[i, k]]
+        out[i - a] = s
+
+
+@njit(cache=True)
+def _step(w, m, v, t, batch, starts, feats, target, lr, l2, buf, grad):
+    """One Adam step on the positions ``batch``; returns their summed loss (nats)."""
+    grad[:] = 0.0
+    loss = 0.0
+    for p in batch:
+        a, b = starts[p], starts[p + 1]
+        _move_scores(w, feats, a, b, buf)
+        top = buf[:b - a].max()
+        z = 0.0
+        for i in range(b - a):
+            buf[i] = math.exp(buf[i] - top)
+            z += buf[i]
+        loss += math.log(z) - math.log(buf[target[p] - a])
+        for i in range(b - a):
+            g = buf[i] / z - (1.0 if a + i == target[p] else 0.0)
+            for k in range(feats.shape[1]):
+                grad[feats[a + i, k]] += g
+    n = batch.size
+    b1, b2, eps = 0.9, 0.999, 1e-8
+    for j in range(w.size):
+        g = grad[j] / n + l2 * w[j]
+        m[j] = b1 * m[j] + (1 - b1) * g
+        v[j] = b2 * v[j] + (1 - b2) * g * g
+        mh = m[j] / (1 - b1 ** t)
+        vh = v[j] / (1 - b2 ** t)
+        w[j] -= lr * mh / (math.sqrt(vh) + eps)
+    return loss
+
+
+@njit(cache=True)
+def _figures(scores, unit, positions, starts, target):
+    """(summed loss, top-1 credit, top-3 credit) of the per-move ``scores`` (``unit`` per nat)
+    over ``positions``."""
+    loss = 0.0
+    top1 = 0.0
+    top3 = 0.0
+    for p in positions:
+        a, b = starts[p], starts[p + 1]
+        best = scores[a:b].max()
+        z = 0.0
+        for i in range(a, b):
+            z += math.exp((scores[i] - best) / unit)
+        st = scores[target[p]]
+        loss += math.log(z) - (st - best) / unit
+        above = 0
+        ties = 0
+        for i in range(a, b):
+            if scores[i] > st:
+                above += 1
+            elif scores[i] == st:
+                ties += 1
+        top1 += max(0, min(ties, 1 - above)) / ties
+        top3 += max(0, min(ties, 3 - above)) / ties
+    return loss, top1, top3
+
+
+def figures(scores: np.ndarray, unit: float, positions: np.ndarray, data: MoveData) -> Figures:
+    """Loss and accuracy of per-move ``scores`` (``unit`` score units per nat) on
+    ``positions``."""
+    loss, t1, t3 = _figures(np.asarray(scores, dtype=np.float64), float(unit), positions,
+                            data.starts, data.target)
+    n = max(1, positions.size)
+    return Figures(loss=loss / n, top1=t1 / n, top3=t3 / n)
+
+
+def model_scores(model: MoveModel, data: MoveData) -> np.ndarray:
+    """Every move's score under ``model`` (its integer weights, unclamped: the clamp at +-2000
+    is 20 nats at scale 100)."""
+    return model.weights.astype(np.float64)[data.feats].sum(axis=1)
+
+
+def quantise(w: np.ndarray, scale: int) -> MoveModel:
+    """The model of the float weights ``w`` (nats) x ``scale``, rounded and clipped."""
+    q = np.clip(np.rint(w * scale), -WEIGHT_MAX, WEIGHT_MAX).astype(np.int32)
+    return MoveModel(weights=q, scale=scale)
+
+
+@dataclass(frozen=True)
+class EpochReport:
+    """What an epoch reached."""
+
+    epoch: int
+    """1-based."""
+    train_loss: float
+    """Mean training loss over the epoch's steps (nats)."""
+    held_out: Figures
+    """The rounded model on the held-out positions."""
+
+
+def train_moves(data: MoveData, settings: MoveTrainSettings, *,
+                report: Callable[[EpochReport], None] | None = None) -> MoveModel:
+    """Train a model on ``data`` from zero weights (every legal move equally likely)."""
+    train, held = split(len(data), settings)
+    w = np.zeros(N_FEATURES, dtype=np.float64)
+    m = np.zeros_like(w)
+    v = np.zeros_like(w)
+    grad = np.zeros_like(w)
+    buf = np.zeros(256, dtype=np.float64)
+    t = 0
+    model = quantise(w, settings.scale)
+    for epoch in range(1, settings.epochs + 1):
+        order = train[generator(settings.seed, STREAM_MOVE_TRAIN, 1, epoch).permutation(
+            train.size)]
+        total = 0.0
+        for s in range(0, order.size, settings.batch):
+            t += 1
+            total += _step(w, m, v, t, order[s:s + settings.batch], data.starts, data.feats,
+                           data.target, settings.lr, settings.l2, buf, grad)
+        model = quantise(w, settings.scale)
+        if report is not None:
+            report(EpochReport(epoch=epoch, train_loss=total / max(1, order.size),
+                               held_out=figures(model_scores(model, data), settings.scale,
+                                                held, data)))
+    return model
+
+
+def baseline(data: MoveData, settings: MoveTrainSettings) -> Figures:
+    """The ordering prior's figures on the held-out positions (its softmax at temperature 100,
+    the spec's default prior_temperature)."""
+    _, held = split(len(data), settings)
+    return figures(data.order, 100.0, held, data)
+
+
+assert N_BLOCKS == 8

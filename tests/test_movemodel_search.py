@@ -1,0 +1,231 @@
+"""The move model in the searches (issue 40): ``[search] prior = "model:FILE"`` for
+probability-limited search and PUCT, per side in a core game, and its bad inputs."""
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import chess
+import numpy as np
+import pytest
+
+from evotune.engine import movemodel as MM
+from evotune.engine import play_game, search
+from evotune.errors import ConfigError, MoveModelError
+from evotune.paths import ENGINES_DIR
+from evotune.players.spec import player_from_engine_spec
+from evotune.spec.file import load_engine_spec
+from evotune.spec.search import SearchSettings, search_settings
+
+W = (100, 300, 330, 500, 900, 10)
+SHIPPED_SHA256 = "f2c4b74925924becabe0d929d177c24a6994160711d30d5f02cc52325391a371"
+MIDDLEGAME = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
+
+
+def _model(tmp_path, weights, name="m.evomove") -> str:
+    p = tmp_path / name
+    MM.write_move_model(MM.MoveModel(weights=np.asarray(weights, dtype=np.int32)), p)
+    return str(p)
+
+
+def _e4_model(tmp_path) -> str:
+    """A model that likes one move: a pawn to e4 (e2e4 from the start)."""
+    w = np.zeros(MM.N_FEATURES, dtype=np.int32)
+    w[MM.BLOCK_START[0] + 64 * 0 + chess.E4] = 1500
+    return _model(tmp_path, w, "e4.evomove")
+
+
+def prob(model: str = "", **kw) -> SearchSettings:
+    return SearchSettings(algorithm="probability", prior=True, model=model, **kw)
+
+
+def test_a_zero_model_splits_exactly_like_the_uniform_rule(tmp_path):
+    zero = _model(tmp_path, np.zeros(MM.N_FEATURES))
+    for fen in (chess.STARTING_FEN, MIDDLEGAME):
+        uniform = search(fen, W, nodes=30000, settings=SearchSettings(algorithm="probability"))
+        flat = search(fen, W, nodes=30000, settings=prob(zero))
+        assert (flat.score, flat.nodes, flat.depth, flat.pv) == \
+            (uniform.score, uniform.nodes, uniform.depth, uniform.pv)
+
+
+def test_a_model_changes_the_split_and_differs_from_the_ordering_prior(tmp_path):
+    rand = _model(tmp_path, MM.random_model(seed=4, spread=300).weights)
+    ordering = search(MIDDLEGAME, W, nodes=1, settings=prob(factor=1 / 200))
+    model = search(MIDDLEGAME, W, nodes=1, settings=prob(rand, factor=1 / 200))
+    uniform = search(MIDDLEGAME, W, nodes=1,
+                     settings=SearchSettings(algorithm="probability", factor=1 / 200))
+    assert len({ordering.nodes, model.nodes, uniform.nodes}) == 3
+    again = search(MIDDLEGAME, W, nodes=1, settings=prob(rand, factor=1 / 200))
+    assert (again.nodes, again.score, again.pv) == (model.nodes, model.score, model.pv)
+
+
+def test_puct_follows_the_model(tmp_path):
+    e4 = _e4_model(tmp_path)
+    s = SearchSettings(algorithm="uct", prior=True, model=e4, temperature=100)
+    r = search(chess.STARTING_FEN, W, nodes=400, settings=s)
+    visits = {uci: n for uci, n, _ in r.children}
+    assert max(visits, key=visits.get) == "e2e4" and visits["e2e4"] > 200
+    plain = search(chess.STARTING_FEN, W, nodes=400,
+                   settings=SearchSettings(algorithm="uct", prior=True))
+    assert dict((u, n) for u, n, _ in plain.children)["e2e4"] < visits["e2e4"]
+
+
+def test_each_side_of_a_core_game_plays_its_own_prior(tmp_path):
+    rand = _model(tmp_path, MM.random_model(seed=9, spread=300).weights)
+    sides = (prob(rand), prob())
+    g1 = play_game(chess.STARTING_FEN, W, W, nodes=3000, max_plies=16, settings=sides)
+    g2 = play_game(chess.STARTING_FEN, W, W, nodes=3000, max_plies=16, settings=sides)
+    assert g1.moves == g2.moves and g1.nodes == g2.nodes
+    board = chess.Board()
+    for i, move in enumerate(g1.moves[:8]):
+        r = search(board, W, nodes=3000, settings=sides[i % 2])
+        assert r.score == g1.scores[i] and r.move == move
+        board.push_uci(move)
+
+
+# ---- the spec ------------------------------------------------------------------------------------
+
+SPEC = """name = "m"
+kind = "builtin"
+[search]
+algorithm = "probability"
+prior = {prior}
+[[weight]]
+name = "pawn"
+reference = 100
+[[weight]]
+name = "knight"
+reference = 300
+[[weight]]
+name = "bishop"
+reference = 330
+[[weight]]
+name = "rook"
+reference = 500
+[[weight]]
+name = "queen"
+reference = 900
+[[weight]]
+name = "mobility"
+reference = 10
+"""
+
+
+def _spec(folder, prior: str):
+    path = folder / "m.toml"
+    path.write_text(SPEC.format(prior=prior))
+    return load_engine_spec(str(path))
+
+
+def test_the_spec_key_finds_the_model_beside_the_spec(tmp_path):
+    path = _e4_model(tmp_path)
+    spec = _spec(tmp_path, '"model:e4.evomove"')
+    assert spec.search.prior and spec.search.model == str(tmp_path / "e4.evomove")
+    assert "prior model e4.evomove T 100" in spec.search.describe()
+    assert spec.names[-1] == "prior_temperature"
+    player = player_from_engine_spec(spec)
+    assert player.search.model == path
+    # the model is part of the engine's identity
+    other = tmp_path / "b"
+    other.mkdir()
+    _model(other, np.ones(MM.N_FEATURES), "e4.evomove")
+    spec2 = _spec(other, '"model:e4.evomove"')
+    assert spec2.digest != spec.digest
+    assert not search_settings({"algorithm": "uct", "prior": True}).model
+
+
+@pytest.mark.parametrize("prior, match", [
+    ('"model:nope.evomove"', "move model 'nope.evomove' not found"),
+    ('"model:"', "must be true, false or \"model:FILE\""),
+    ('"yes"', "must be true, false or \"model:FILE\""),
+    ("1", "must be true, false or \"model:FILE\"")])
+def test_bad_prior_values(tmp_path, prior, match):
+    with pytest.raises(ConfigError, match=match):
+        _spec(tmp_path, prior)
+
+
+def test_a_damaged_model_is_refused_when_the_player_is_made(tmp_path):
+    path = tmp_path / "bad.evomove"
+    path.write_bytes(b"EVOMOVE\0" + bytes(10))
+    spec = _spec(tmp_path, '"model:bad.evomove"')
+    with pytest.raises(MoveModelError, match="truncated"):
+        player_from_engine_spec(spec)
+
+
+def test_a_match_with_a_damaged_model_is_one_line_and_exit_2(tmp_path):
+    (tmp_path / "bad.evomove").write_bytes(b"not a model at all, no header" * 3)
+    (tmp_path / "m.toml").write_text(SPEC.format(prior='"model:bad.evomove"'))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.run([sys.executable, "-m", "evotune.cli", "match", str(tmp_path / "m.toml"),
+                           "shannon", "--games", "2", "--nodes", "500", "--max-plies", "10"],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and "not a move model" in proc.stderr
+
+
+# ---- alpha-beta's quiet moves ordered by the model ------------------------------------------------
+
+AB_FENS = [MIDDLEGAME, "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+           "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1"]
+
+
+def test_alpha_beta_ordered_by_a_model_keeps_the_score_and_changes_the_tree(tmp_path):
+    rand = _model(tmp_path, MM.random_model(seed=7, spread=500).weights)
+    ab_model = SearchSettings(model=rand)
+    assert ab_model.is_alphabeta and ab_model.weight_names() == ()
+    changed = 0
+    for fen in AB_FENS:
+        plain = search(fen, W, depth=4)
+        ordered = search(fen, W, depth=4, settings=ab_model)
+        assert ordered.score == plain.score and ordered.depth == plain.depth == 4
+        changed += ordered.nodes != plain.nodes
+        again = search(fen, W, depth=4, settings=ab_model)
+        assert (again.nodes, again.pv) == (ordered.nodes, ordered.pv)
+        # the flag does not outlive its search: a plain search after it is plain again
+        assert search(fen, W, depth=4).nodes == plain.nodes
+    assert changed == len(AB_FENS)
+
+
+def test_a_game_orders_each_alpha_beta_side_by_its_own_model(tmp_path):
+    rand = _model(tmp_path, MM.random_model(seed=8, spread=500).weights)
+    sides = (SearchSettings(model=rand), SearchSettings())
+    g = play_game(chess.STARTING_FEN, W, W, depth=3, max_plies=12, settings=sides)
+    plain = play_game(chess.STARTING_FEN, W, W, depth=3, max_plies=12)
+    assert g.nodes != plain.nodes
+    board = chess.Board()
+    for i, move in enumerate(g.moves[:8]):
+        r = search(board, W, depth=3, settings=sides[i % 2])
+        assert r.score == g.scores[i] and r.move == move
+        board.push_uci(move)
+
+
+def test_alpha_beta_takes_a_model_but_not_the_ordering_prior(tmp_path):
+    _e4_model(tmp_path)
+    text = SPEC.replace('algorithm = "probability"\n', "")
+    (tmp_path / "ab.toml").write_text(text.format(prior='"model:e4.evomove"'))
+    spec = load_engine_spec(str(tmp_path / "ab.toml"))
+    assert spec.search.is_alphabeta and spec.search.model and not spec.search.prior
+    assert spec.names[-1] == "mobility"  # no prior_temperature
+    assert spec.search.describe() == "alphabeta, quiet moves by model e4.evomove"
+    (tmp_path / "ab.toml").write_text(text.format(prior="true"))
+    with pytest.raises(ConfigError, match="prior = true belongs to algorithm"):
+        load_engine_spec(str(tmp_path / "ab.toml"))
+
+
+def test_the_shipped_model_and_its_specs():
+    model_path = ENGINES_DIR / "pesto-moves.evomove"
+    data = model_path.read_bytes()
+    assert hashlib.sha256(data).hexdigest() == SHIPPED_SHA256  # docs/results/move-model.md
+    model = MM.read_move_model(model_path)
+    assert model.scale == 100
+    for name, algorithm in (("pst-pesto-probability-moves", "probability"),
+                            ("pst-pesto-puct-moves", "uct")):
+        spec = load_engine_spec(name)
+        assert spec.search.algorithm == algorithm and spec.search.prior
+        assert Path(spec.search.model) == model_path.resolve()
+        assert spec.names[-1] == "prior_temperature"
+        player = player_from_engine_spec(spec)
+        assert player.search.temperature == 100
