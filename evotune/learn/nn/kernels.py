@@ -1,11 +1,20 @@
 """The trainer's numba kernels: feature expansion, forward, backward, AdamW.
 
-The net (float32, the layout of :class:`evotune.engine.netfile.Net`): ``l0w`` (768, H), ``l0b``
-(H,), ``l1w`` (2H,), ``l1b`` (1,). For a position seen from the side to move, ``a_s`` and
-``a_n`` = l0b + the sum of the rows of ``l0w`` of the active features of the side to move's and
-of the other side's perspective; ``out = l1b + act(a_s) . l1w[:H] + act(a_n) . l1w[H:]`` with
-act = SCReLU (clamp(x, 0, 1)^2) or CReLU (clamp(x, 0, 1)); the evaluation in centipawns is
+The net (float32, the layout of :class:`evotune.engine.netfile.Net`): ``l0w`` (768 K, H), ``l0b``
+(H,), ``l1w`` (N, 2H), ``l1b`` (N,) for K king buckets and N output buckets (1 and 1: the plain
+net). For a position seen from the side to move, ``a_s`` and ``a_n`` = l0b + the sum of the rows
+of ``l0w`` of the active features of the side to move's and of the other side's perspective;
+with ``o`` its output bucket, ``out = l1b[o] + act(a_s) . l1w[o, :H] + act(a_n) . l1w[o, H:]``
+with act = SCReLU (clamp(x, 0, 1)^2) or CReLU (clamp(x, 0, 1)); the evaluation in centipawns is
 ``out * SCALE`` (SCALE = 400), so the predicted score is ``sigmoid(out)`` (base e).
+
+Buckets (engine/netinputs.py states bullet's rules): a perspective's features are its Chess768
+indices, with king buckets mirrored (``^ 7``) when its own king stands on files e-h and offset by
+``768 * bucket``; the kernels read both from a table of 64 entries indexed by that king's square
+seen from the perspective (``kofs``, ``kflip``: :func:`evotune.learn.nn.trainer.king_tables`;
+empty for a net without king buckets, whose features are plain Chess768). The output bucket is
+``(pieces - 2) // div`` with ``div = ceil(32 / N)`` (MaterialCount<N>). Forward and backward read
+and write only the active bucket's rows of ``l0w`` and the output bucket's row of ``l1w``.
 
 Loss per position: ``(sigmoid(out) - target)^2``, target = wdl * result + (1 - wdl) *
 sigmoid(score / SCALE), result and score seen from the side to move; the step minimises the mean
@@ -50,11 +59,16 @@ _FM = {"reassoc", "contract", "nsz", "arcp"}
 
 
 @njit(cache=True, inline="always")
-def expand(occ, pcs, stm, out_s, out_n):
+def expand(occ, pcs, stm, kofs, kflip, out_s, out_n):
     """Chess768 indices of a packed board: side to move's into ``out_s``, the other's into
     ``out_n``; returns their number. Feature of a piece seen by ``perspective``: 384 * (its
-    colour != perspective) + 64 * (type - 1) + (square, mirrored vertically for Black)."""
+    colour != perspective) + 64 * (type - 1) + (square, mirrored vertically for Black). With
+    king buckets (``kofs`` not empty) each perspective's indices are then mirrored by
+    ``kflip[king]`` and offset by ``kofs[king]``, ``king`` its own king's square seen from it."""
     k = 0
+    wk = -1
+    bk = -1
+    bucketed = kofs.size > 0
     for sq in range(64):
         if (occ >> np.uint64(sq)) & np.uint64(1):
             code = (np.int64(pcs[k >> 1]) >> (4 * (k & 1))) & 15
@@ -62,6 +76,11 @@ def expand(occ, pcs, stm, out_s, out_n):
             kind = code & 7
             fw = 384 * colour + 64 * kind + sq
             fb = 384 * (1 - colour) + 64 * kind + (sq ^ 56)
+            if bucketed and kind == 5:
+                if colour == 0:
+                    wk = sq
+                else:
+                    bk = sq ^ 56
             if stm == 0:
                 out_s[k] = fw
                 out_n[k] = fb
@@ -69,7 +88,24 @@ def expand(occ, pcs, stm, out_s, out_n):
                 out_s[k] = fb
                 out_n[k] = fw
             k += 1
+    if bucketed:
+        ow = kofs[wk] if wk >= 0 else 0
+        fw_ = kflip[wk] if wk >= 0 else 0
+        ob = kofs[bk] if bk >= 0 else 0
+        fb_ = kflip[bk] if bk >= 0 else 0
+        if stm != 0:
+            ow, ob = ob, ow
+            fw_, fb_ = fb_, fw_
+        for j in range(k):
+            out_s[j] = (out_s[j] ^ fw_) + ow
+            out_n[j] = (out_n[j] ^ fb_) + ob
     return k
+
+
+@njit(cache=True, inline="always")
+def out_bucket(pieces, div, buckets):
+    """MaterialCount's output bucket of a board with ``pieces`` pieces (kings included)."""
+    return min(max((pieces - 2) // div, 0), buckets - 1)
 
 
 @njit(cache=True, inline="always")
@@ -119,18 +155,20 @@ def _activate(acc, act, der, l1w, l1b, screlu):
 
 
 @njit(cache=True, fastmath=_FM)
-def _slice(i0, i1, inv_b, idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w, l1b, screlu,
-           g, loss):
+def _slice(i0, i1, inv_b, idx, occ, pcs, score, result, stm, wdl, kofs, kflip, div, l0w, l0b,
+           l1w, l1b, screlu, g, loss):
     """Forward and backward of positions ``i0..i1-1`` of the batch, in batch order: their
     squared errors into ``loss`` and the sum of their gradients into ``g`` (flat, the layout of
-    the parameters: l0w row by row, l0b, l1w, l1b), which is zeroed first. The positions go in
-    groups of ``GROUP``: the group's forward passes (reading input-weight rows), then its
-    scatter-adds into the gradient's rows, so that the two arrays are not both in use at once
-    (at H 1024 each is 3 MiB); every gradient entry is summed in batch order all the same."""
+    the parameters: l0w row by row, l0b, l1w bucket by bucket, l1b), which is zeroed first. The
+    positions go in groups of ``GROUP``: the group's forward passes (reading input-weight rows),
+    then its scatter-adds into the gradient's rows, so that the two arrays are not both in use
+    at once (at H 1024 each is 3 MiB); every gradient entry is summed in batch order all the
+    same."""
     h = l0b.size
+    nb = l1w.shape[0]
     ob = l0w.shape[0] * h  # offsets in g: l0b, l1w, l1b
     ow = ob + h
-    o1 = ow + 2 * h
+    o1 = ow + nb * 2 * h
     g[:] = 0.0
     acc = np.empty(2 * h, dtype=np.float32)
     act = np.empty(2 * h, dtype=np.float32)
@@ -140,27 +178,29 @@ def _slice(i0, i1, inv_b, idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w,
     fn = np.empty((GROUP, MAX_FEATURES), dtype=np.int16)
     nf = np.empty(GROUP, dtype=np.int64)
     gb = g[ob:ow]
-    gw1 = g[ow:o1]
     for c0 in range(i0, i1, GROUP):
         c1 = min(i1, c0 + GROUP)
         for i in range(c0, c1):
             q = i - c0
             p = idx[i]
-            n = expand(occ[p], pcs[p], stm[p], fs[q], fn[q])
+            n = expand(occ[p], pcs[p], stm[p], kofs, kflip, fs[q], fn[q])
             nf[q] = n
+            o = out_bucket(n, div, nb)
+            w1 = l1w[o]
             _accumulate(l0w, l0b, fs[q], n, acc[:h])
             _accumulate(l0w, l0b, fn[q], n, acc[h:])
-            out = _activate(acc, act, der, l1w, l1b, screlu)
+            out = _activate(acc, act, der, w1, l1b[o:o + 1], screlu)
             pred = np.float32(1.0) / (np.float32(1.0) + math.exp(-out))
             d = pred - target_of(score[p], result[p], stm[p], wdl)
             loss[i] = d * d
             go = np.float32(2.0) * d * pred * (np.float32(1.0) - pred) * inv_b
-            g[o1] += go
+            g[o1 + o] += go
+            gw1 = g[ow + o * 2 * h:ow + (o + 1) * 2 * h]
             for j in range(2 * h):
                 gw1[j] += go * act[j]
             da = dacc[q]
             for j in range(2 * h):
-                da[j] = go * l1w[j] * der[j]
+                da[j] = go * w1[j] * der[j]
             for j in range(h):
                 gb[j] += da[j] + da[h + j]
         for q in range(c1 - c0):
@@ -179,8 +219,8 @@ def _slice(i0, i1, inv_b, idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w,
 
 
 @njit(cache=True, parallel=True)
-def slice_gradients(idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w, l1b, screlu,
-                    sliced, loss):
+def slice_gradients(idx, occ, pcs, score, result, stm, wdl, kofs, kflip, div, l0w, l0b, l1w,
+                    l1b, screlu, sliced, loss):
     """Forward and backward of the positions ``idx`` (one batch) cut into ``sliced.shape[0]``
     slices of consecutive positions (slice s: ``s * b // S`` to ``(s + 1) * b // S``), the
     slices shared by the threads: ``loss[i]`` (squared error of position i) and ``sliced[s]``
@@ -191,7 +231,7 @@ def slice_gradients(idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w, l1b, 
     inv_b = np.float32(1.0) / np.float32(b)
     for s in prange(s_count):
         _slice(s * b // s_count, (s + 1) * b // s_count, inv_b, idx, occ, pcs, score, result,
-               stm, wdl, l0w, l0b, l1w, l1b, screlu, sliced[s], loss)
+               stm, wdl, kofs, kflip, div, l0w, l0b, l1w, l1b, screlu, sliced[s], loss)
 
 
 @njit(cache=True, parallel=True)
@@ -238,9 +278,10 @@ def adamw(p, g, m, v, lr, beta1, beta2, eps, decay, t, lo, hi):
 
 
 @njit(cache=True, fastmath=_FM)
-def _chunk_out(i0, i1, idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w, l1b, screlu,
-               out, loss):
+def _chunk_out(i0, i1, idx, occ, pcs, score, result, stm, wdl, kofs, kflip, div, l0w, l0b, l1w,
+               l1b, screlu, out, loss):
     h = l0b.size
+    nb = l1w.shape[0]
     acc = np.empty(2 * h, dtype=np.float32)
     act = np.empty(2 * h, dtype=np.float32)
     der = np.empty(2 * h, dtype=np.float32)
@@ -248,10 +289,11 @@ def _chunk_out(i0, i1, idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w, l1
     fn = np.empty(MAX_FEATURES, dtype=np.int16)
     for i in range(i0, i1):
         p = idx[i]
-        n = expand(occ[p], pcs[p], stm[p], fs, fn)
+        n = expand(occ[p], pcs[p], stm[p], kofs, kflip, fs, fn)
+        ob = out_bucket(n, div, nb)
         _accumulate(l0w, l0b, fs, n, acc[:h])
         _accumulate(l0w, l0b, fn, n, acc[h:])
-        o = _activate(acc, act, der, l1w, l1b, screlu)
+        o = _activate(acc, act, der, l1w[ob], l1b[ob:ob + 1], screlu)
         out[i] = o
         pred = np.float32(1.0) / (np.float32(1.0) + math.exp(-o))
         d = pred - target_of(score[p], result[p], stm[p], wdl)
@@ -259,13 +301,14 @@ def _chunk_out(i0, i1, idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w, l1
 
 
 @njit(cache=True, parallel=True)
-def outputs(idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w, l1b, screlu, out, loss):
+def outputs(idx, occ, pcs, score, result, stm, wdl, kofs, kflip, div, l0w, l0b, l1w, l1b, screlu,
+            out, loss):
     """Forward only: the float output (side to move's view, units of SCALE centipawns) and the
     squared error of the positions ``idx``."""
     b = idx.size
     for c in prange((b + CHUNK - 1) // CHUNK):
         _chunk_out(c * CHUNK, min(b, (c + 1) * CHUNK), idx, occ, pcs, score, result, stm, wdl,
-                   l0w, l0b, l1w, l1b, screlu, out, loss)
+                   kofs, kflip, div, l0w, l0b, l1w, l1b, screlu, out, loss)
 
 
 @njit(cache=True)
