@@ -169,9 +169,9 @@ class FloatNet:
 
 
 def shape_text(hidden: int, activation: str, bucket_map, output_buckets: int) -> str:
-    """'H-neuron screlu', with buckets 'H-neuron screlu with K king buckets (map M) and N output
+    """'H-neuron screlu net', with buckets '... net with K king buckets (map M) and N output
     buckets'."""
-    text = f"{hidden}-neuron {activation}"
+    text = f"{hidden}-neuron {activation} net"
     k = bucket_count(bucket_map)
     if k == 1 and output_buckets == 1:
         return text

@@ -121,7 +121,7 @@ class TrainSettings:
         """FieldError ('init') when ``net`` is not of these settings' shape."""
         if (net.hidden, net.activation, net.king_buckets, net.output_buckets) != \
                 (self.hidden, self.activation, self.bucket_map, self.output_buckets):
-            raise FieldError("init", f"{where}is a {net.shape_text()} net; the training is "
+            raise FieldError("init", f"{where}is a {net.shape_text()}; the training's net is a "
                                      + shape_text(self.hidden, self.activation, self.bucket_map,
                                                   self.output_buckets))
 
