@@ -177,7 +177,7 @@ def test_a_trained_bucketed_net_plays_as_the_float_net_predicts(data, random_pos
     out, _ = evaluate(fnet, packed(test_boards), np.arange(400), 0.0)
     engine = np.array([evaluate_reference(qnet, b) for b in test_boards])
     err = np.abs(engine - 400 * out.astype(np.float64))
-    # measured: median 2.4, max 10.1 centipawns (plain nets of this size: 2.9 and 11.8)
+    # measured: median 2.9, max 13.6 centipawns (a plain net of this size: 2.9 and 11.8)
     assert np.median(err) < 5 and err.max() < 25, (np.median(err), err.max())
     assert np.std(400 * out) > 100
     # the dequantised float net predicts the integer net up to bullet's truncations
@@ -207,7 +207,7 @@ def test_a_bucketed_net_beats_its_random_start_on_held_out_loss(data):
     got = train_packed(data, settings, init=start)
     after = evaluate(got.net, data, val_idx, settings.wdl)[1]
     assert got.records[-1].val_loss == pytest.approx(after, rel=1e-6)
-    # measured: 0.1037 -> 0.0516 on 150 held-out positions
+    # measured: 0.0401 -> 0.0242 on 150 held-out positions (0.0373, 0.0280, 0.0265, 0.0242)
     assert after < 0.7 * before, (before, after)
 
 
