@@ -77,6 +77,7 @@ class FloatNet:
         if np.shape(l0w) != (INPUTS * k, hidden):
             raise NetError(f"net l0w has shape {np.shape(l0w)}; {k} king bucket(s) of hidden "
                            f"size {hidden} take ({INPUTS * k}, {hidden})")
+        self._tables = king_tables(self.king_buckets)
         self.flat = np.zeros(param_count(hidden, k, n), np.float32)
         self._v = param_views(self.flat, hidden, k, n)
         for name, a in zip(PARAMS, (l0w, l0b, l1w, l1b)):
@@ -109,7 +110,7 @@ class FloatNet:
     def kernel_args(self) -> tuple:
         """What the kernels take of the net's shape and parameters: the king tables, the
         output buckets' divisor ceil(32 / N), l0w, l0b, l1w as (N, 2H), l1b, screlu."""
-        kofs, kflip = king_tables(self.king_buckets)
+        kofs, kflip = self._tables
         return (kofs, kflip, -(-32 // self.output_buckets), self.l0w, self.l0b, self.l1w_rows,
                 self.l1b, self.activation == "screlu")
 

@@ -132,8 +132,10 @@ def _accumulate(l0w, l0b, feats, n, acc):
 
 
 @njit(cache=True, fastmath=_FM)
-def _activate(acc, act, der, l1w, l1b, screlu):
-    """act = activation of ``acc`` (both halves), der = its derivative; returns the output."""
+def _activate(acc, act, der, l1w, o, bias, screlu):
+    """act = activation of ``acc`` (both halves), der = its derivative; returns the output of
+    output bucket ``o`` (row ``o`` of ``l1w``, its bias ``bias``). The row is indexed, not
+    sliced: a view per position costs the plain net's step measurably."""
     out = np.float32(0.0)
     zero = np.float32(0.0)
     one = np.float32(1.0)
@@ -143,15 +145,15 @@ def _activate(acc, act, der, l1w, l1b, screlu):
             c = min(max(x, zero), one)
             act[j] = c * c
             der[j] = np.float32(2.0) * c * np.float32((x > zero) & (x < one))
-            out += act[j] * l1w[j]
+            out += act[j] * l1w[o, j]
     else:
         for j in range(acc.size):
             x = acc[j]
             c = min(max(x, zero), one)
             act[j] = c
             der[j] = np.float32((x > zero) & (x < one))
-            out += c * l1w[j]
-    return out + l1b[0]
+            out += c * l1w[o, j]
+    return out + bias
 
 
 @njit(cache=True, fastmath=_FM)
@@ -186,21 +188,20 @@ def _slice(i0, i1, inv_b, idx, occ, pcs, score, result, stm, wdl, kofs, kflip, d
             n = expand(occ[p], pcs[p], stm[p], kofs, kflip, fs[q], fn[q])
             nf[q] = n
             o = out_bucket(n, div, nb)
-            w1 = l1w[o]
             _accumulate(l0w, l0b, fs[q], n, acc[:h])
             _accumulate(l0w, l0b, fn[q], n, acc[h:])
-            out = _activate(acc, act, der, w1, l1b[o:o + 1], screlu)
+            out = _activate(acc, act, der, l1w, o, l1b[o], screlu)
             pred = np.float32(1.0) / (np.float32(1.0) + math.exp(-out))
             d = pred - target_of(score[p], result[p], stm[p], wdl)
             loss[i] = d * d
             go = np.float32(2.0) * d * pred * (np.float32(1.0) - pred) * inv_b
             g[o1 + o] += go
-            gw1 = g[ow + o * 2 * h:ow + (o + 1) * 2 * h]
+            w0 = ow + o * 2 * h
             for j in range(2 * h):
-                gw1[j] += go * act[j]
+                g[w0 + j] += go * act[j]
             da = dacc[q]
             for j in range(2 * h):
-                da[j] = go * w1[j] * der[j]
+                da[j] = go * l1w[o, j] * der[j]
             for j in range(h):
                 gb[j] += da[j] + da[h + j]
         for q in range(c1 - c0):
@@ -293,7 +294,7 @@ def _chunk_out(i0, i1, idx, occ, pcs, score, result, stm, wdl, kofs, kflip, div,
         ob = out_bucket(n, div, nb)
         _accumulate(l0w, l0b, fs, n, acc[:h])
         _accumulate(l0w, l0b, fn, n, acc[h:])
-        o = _activate(acc, act, der, l1w[ob], l1b[ob:ob + 1], screlu)
+        o = _activate(acc, act, der, l1w, ob, l1b[ob], screlu)
         out[i] = o
         pred = np.float32(1.0) / (np.float32(1.0) + math.exp(-o))
         d = pred - target_of(score[p], result[p], stm[p], wdl)
