@@ -378,3 +378,23 @@ def test_kill_9_mid_bucketed_training_then_resume_equals_uninterrupted(data_file
     status = json.loads(cli(["status", "killed", "--runs-dir", "runs", "--json"],
                             tmp_path).stdout)
     assert status["epoch"] == 6
+
+
+def test_a_bucketed_net_streams_from_bullet_files(tmp_path):
+    """--stream trains bucketed nets too: the same net twice (seeded), resumed from a stored
+    state as uninterrupted, of the settings' shape."""
+    from evotune.learn.nn.stream import BulletStream, train_stream
+
+    sample = ROOT / "tests" / "data" / "bullet" / "sample.bin"
+    settings = TrainSettings(hidden=8, epochs=3, batch=8, lr=0.01, wdl=0.3, val_share=0.25,
+                             val_block=4, stream=24, king_buckets="2", output_buckets=4)
+    a = train_stream(BulletStream([sample], 24), settings)
+    b = train_stream(BulletStream([sample], 24), settings)
+    assert [r.digest for r in a.records] == [r.digest for r in b.records]
+    part = train_stream(BulletStream([sample], 24),
+                        TrainSettings(**{**settings.record(), "epochs": 1}))
+    rest = train_stream(BulletStream([sample], 24), settings, state=part.state)
+    assert rest.records[-1].digest == a.records[-1].digest
+    net = a.net.quantised()
+    assert (net.king_buckets, net.output_buckets) == (KING_BUCKET_PRESETS[2], 4)
+    assert all(r.val_loss is not None and r.val_loss < 0.5 for r in a.records)

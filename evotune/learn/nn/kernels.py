@@ -89,22 +89,25 @@ def expand(occ, pcs, stm, kofs, kflip, out_s, out_n):
                 out_n[k] = fw
             k += 1
     if bucketed:
-        ow = kofs[wk] if wk >= 0 else 0
-        fw_ = kflip[wk] if wk >= 0 else 0
-        ob = kofs[bk] if bk >= 0 else 0
-        fb_ = kflip[bk] if bk >= 0 else 0
+        ofs_w = kofs[wk] if wk >= 0 else 0
+        flip_w = kflip[wk] if wk >= 0 else 0
+        ofs_b = kofs[bk] if bk >= 0 else 0
+        flip_b = kflip[bk] if bk >= 0 else 0
         if stm != 0:
-            ow, ob = ob, ow
-            fw_, fb_ = fb_, fw_
+            ofs_w, ofs_b = ofs_b, ofs_w
+            flip_w, flip_b = flip_b, flip_w
         for j in range(k):
-            out_s[j] = (out_s[j] ^ fw_) + ow
-            out_n[j] = (out_n[j] ^ fb_) + ob
+            out_s[j] = (out_s[j] ^ flip_w) + ofs_w
+            out_n[j] = (out_n[j] ^ flip_b) + ofs_b
     return k
 
 
 @njit(cache=True, inline="always")
 def out_bucket(pieces, div, buckets):
-    """MaterialCount's output bucket of a board with ``pieces`` pieces (kings included)."""
+    """MaterialCount's output bucket of a board with ``pieces`` pieces (kings included); no
+    division for a net of one output bucket."""
+    if buckets == 1:
+        return 0
     return min(max((pieces - 2) // div, 0), buckets - 1)
 
 
@@ -180,6 +183,7 @@ def _slice(i0, i1, inv_b, idx, occ, pcs, score, result, stm, wdl, kofs, kflip, d
     fn = np.empty((GROUP, MAX_FEATURES), dtype=np.int16)
     nf = np.empty(GROUP, dtype=np.int64)
     gb = g[ob:ow]
+    gw1 = g[ow:o1].reshape((nb, 2 * h))  # rows indexed: a contiguous, vectorised update
     for c0 in range(i0, i1, GROUP):
         c1 = min(i1, c0 + GROUP)
         for i in range(c0, c1):
@@ -196,9 +200,8 @@ def _slice(i0, i1, inv_b, idx, occ, pcs, score, result, stm, wdl, kofs, kflip, d
             loss[i] = d * d
             go = np.float32(2.0) * d * pred * (np.float32(1.0) - pred) * inv_b
             g[o1 + o] += go
-            w0 = ow + o * 2 * h
             for j in range(2 * h):
-                g[w0 + j] += go * act[j]
+                gw1[o, j] += go * act[j]
             da = dacc[q]
             for j in range(2 * h):
                 da[j] = go * l1w[o, j] * der[j]
