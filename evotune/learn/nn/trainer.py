@@ -387,13 +387,15 @@ def train(data_paths, *, workers: int = 1, init: FloatNet | Net | str | Path | N
     beside them (:func:`evotune.learn.nn.data.load_data`), or bullet's binary data files
     (``.bin``, ``.data``: :mod:`evotune.learn.nn.bulletdata`); ``settings`` are :class:`TrainSettings`'
     fields (hidden, activation, wdl, epochs, batch, lr, lr_drop, gamma, seed, val_share,
-    val_block ...). Returns the per-epoch records and the float net.
+    val_block, king_buckets, output_buckets ...). Returns the per-epoch records and the float
+    net.
 
     ``init``: the starting net, a float net, an integer :class:`~evotune.engine.netfile.Net` or
-    a net file (either format; its values divided by QA and QB); default a random net of the
-    seed. Every input is checked before anything is written (the data cache included): the
-    settings, the thread count, the initial net and its shape, each data line, whether the data
-    fits the settings (scores for wdl < 1, positions for both parts of the split).
+    a net file (either format; its values divided by QA and QB) of the settings' shape (hidden
+    size, activation, king and output buckets); default a random net of the seed. Every input
+    is checked before anything is written (the data cache included): the settings, the thread
+    count, the initial net and its shape, each data line, whether the data fits the settings
+    (scores for wdl < 1, positions for both parts of the split).
     """
     cfg = TrainSettings(**settings)
     resolve_threads(workers)
