@@ -11,8 +11,9 @@ with act = SCReLU (clamp(x, 0, 1)^2) or CReLU (clamp(x, 0, 1)); the evaluation i
 Buckets (engine/netinputs.py states bullet's rules): a perspective's features are its Chess768
 indices, with king buckets mirrored (``^ 7``) when its own king stands on files e-h and offset by
 ``768 * bucket``; the kernels read both from a table of 64 entries indexed by that king's square
-seen from the perspective (``kofs``, ``kflip``: :func:`evotune.learn.nn.trainer.king_tables`;
-empty for a net without king buckets, whose features are plain Chess768). The output bucket is
+seen from the perspective (``kofs``, ``kflip``: :func:`evotune.learn.nn.floatnet.king_tables`;
+empty for a net without king buckets, whose features are plain Chess768), applied to a
+perspective's features after :func:`expand` (:func:`to_king_bucket`). The output bucket is
 ``(pieces - 2) // div`` with ``div = ceil(32 / N)`` (MaterialCount<N>). Forward and backward read
 and write only the active bucket's rows of ``l0w`` and the output bucket's row of ``l1w``.
 
@@ -59,16 +60,11 @@ _FM = {"reassoc", "contract", "nsz", "arcp"}
 
 
 @njit(cache=True, inline="always")
-def expand(occ, pcs, stm, kofs, kflip, out_s, out_n):
+def expand(occ, pcs, stm, out_s, out_n):
     """Chess768 indices of a packed board: side to move's into ``out_s``, the other's into
     ``out_n``; returns their number. Feature of a piece seen by ``perspective``: 384 * (its
-    colour != perspective) + 64 * (type - 1) + (square, mirrored vertically for Black). With
-    king buckets (``kofs`` not empty) each perspective's indices are then mirrored by
-    ``kflip[king]`` and offset by ``kofs[king]``, ``king`` its own king's square seen from it."""
+    colour != perspective) + 64 * (type - 1) + (square, mirrored vertically for Black)."""
     k = 0
-    wk = -1
-    bk = -1
-    bucketed = kofs.size > 0
     for sq in range(64):
         if (occ >> np.uint64(sq)) & np.uint64(1):
             code = (np.int64(pcs[k >> 1]) >> (4 * (k & 1))) & 15
@@ -76,11 +72,6 @@ def expand(occ, pcs, stm, kofs, kflip, out_s, out_n):
             kind = code & 7
             fw = 384 * colour + 64 * kind + sq
             fb = 384 * (1 - colour) + 64 * kind + (sq ^ 56)
-            if bucketed and kind == 5:
-                if colour == 0:
-                    wk = sq
-                else:
-                    bk = sq ^ 56
             if stm == 0:
                 out_s[k] = fw
                 out_n[k] = fb
@@ -88,18 +79,25 @@ def expand(occ, pcs, stm, kofs, kflip, out_s, out_n):
                 out_s[k] = fb
                 out_n[k] = fw
             k += 1
-    if bucketed:
-        ofs_w = kofs[wk] if wk >= 0 else 0
-        flip_w = kflip[wk] if wk >= 0 else 0
-        ofs_b = kofs[bk] if bk >= 0 else 0
-        flip_b = kflip[bk] if bk >= 0 else 0
-        if stm != 0:
-            ofs_w, ofs_b = ofs_b, ofs_w
-            flip_w, flip_b = flip_b, flip_w
-        for j in range(k):
-            out_s[j] = (out_s[j] ^ flip_w) + ofs_w
-            out_n[j] = (out_n[j] ^ flip_b) + ofs_b
     return k
+
+
+@njit(cache=True, inline="always")
+def to_king_bucket(kofs, kflip, feats, n):
+    """One perspective's ``n`` Chess768 features (from :func:`expand`) moved into its own
+    king's bucket: its king is the feature ``320 + square`` (its own colour, type 6; the square
+    seen from it), and every feature becomes ``(f ^ kflip[square]) + kofs[square]`` (the board
+    mirrored on files e-h, the bucket's block of 768 rows). A board without that king keeps
+    bucket 0, unmirrored (as engine/netinputs.features)."""
+    king = -1
+    for j in range(n):
+        if 320 <= feats[j] < 384:
+            king = feats[j] - 320
+    if king >= 0:
+        ofs = kofs[king]
+        flip = kflip[king]
+        for j in range(n):
+            feats[j] = (feats[j] ^ flip) + ofs
 
 
 @njit(cache=True, inline="always")
@@ -189,7 +187,10 @@ def _slice(i0, i1, inv_b, idx, occ, pcs, score, result, stm, wdl, kofs, kflip, d
         for i in range(c0, c1):
             q = i - c0
             p = idx[i]
-            n = expand(occ[p], pcs[p], stm[p], kofs, kflip, fs[q], fn[q])
+            n = expand(occ[p], pcs[p], stm[p], fs[q], fn[q])
+            if kofs.size:
+                to_king_bucket(kofs, kflip, fs[q], n)
+                to_king_bucket(kofs, kflip, fn[q], n)
             nf[q] = n
             o = out_bucket(n, div, nb)
             _accumulate(l0w, l0b, fs[q], n, acc[:h])
@@ -293,7 +294,10 @@ def _chunk_out(i0, i1, idx, occ, pcs, score, result, stm, wdl, kofs, kflip, div,
     fn = np.empty(MAX_FEATURES, dtype=np.int16)
     for i in range(i0, i1):
         p = idx[i]
-        n = expand(occ[p], pcs[p], stm[p], kofs, kflip, fs, fn)
+        n = expand(occ[p], pcs[p], stm[p], fs, fn)
+        if kofs.size:
+            to_king_bucket(kofs, kflip, fs, n)
+            to_king_bucket(kofs, kflip, fn, n)
         ob = out_bucket(n, div, nb)
         _accumulate(l0w, l0b, fs, n, acc[:h])
         _accumulate(l0w, l0b, fn, n, acc[h:])
