@@ -2,6 +2,7 @@
 
     python benchmarks/nn_train_speed.py [--hidden 32 128 256] [--threads 1 2] [--batch 16384]
                                         [--memory 10000000] [--no-numpy] [--rounds 1] [--pair]
+                                        [--king-buckets 4] [--output-buckets 8]
 
 A training step is forward, backward and AdamW on one mini-batch of ``--batch`` positions
 (feature expansion from the packed boards included). The positions are 20,000 positions of
@@ -19,8 +20,9 @@ the ratio to one thread): what two independent trainers get from the machine, th
 physical core, show here). ``--memory N``: one epoch on N positions (the 20,000 repeated) at
 H=128 and the process's peak resident memory; with ``--stream W`` the N positions are written
 to a temporary bullet data file and streamed, W at once (:mod:`evotune.learn.nn.stream`).
-Prints the machine's load before and after: on a shared machine the figures of 2 threads depend
-on it.
+``--king-buckets K`` / ``--output-buckets N``: the numba step of a bucketed net (the numpy
+baselines are of plain nets: give ``--no-numpy``). Prints the machine's load before and after: on
+a shared machine the figures of 2 threads depend on it.
 """
 from __future__ import annotations
 
@@ -118,22 +120,23 @@ def rate(fn, batch: int, seconds: float) -> tuple[float, float]:
     return n * batch / wall, (time.process_time() - c0) / wall
 
 
-def _alone(h: int, data: PackedData, idx: np.ndarray, seconds: float, barrier, out) -> None:
+def _alone(settings: TrainSettings, data: PackedData, idx: np.ndarray, seconds: float, barrier,
+           out) -> None:
     """One process of ``--pair``: the 1-thread step's rate, started with its twin."""
     numba.set_num_threads(1)
-    state = TrainState.start(FloatNet.random(h, 1))
-    buf = Buffers(idx.size, h)
-    settings = TrainSettings(hidden=h, wdl=0.25)
+    state = TrainState.start(settings.new_net())
+    buf = Buffers.of(idx.size, settings)
     step(state, data, idx, settings, 1e-3, buf)  # warm-up before the start line
     barrier.wait()
     out.put(rate(lambda: step(state, data, idx, settings, 1e-3, buf), idx.size, seconds))
 
 
-def pair_rate(h: int, data: PackedData, idx: np.ndarray, seconds: float) -> tuple[float, float]:
+def pair_rate(settings: TrainSettings, data: PackedData, idx: np.ndarray, seconds: float
+              ) -> tuple[float, float]:
     """(positions/s of two 1-thread steps in two processes at once, added; their cores)."""
     ctx = multiprocessing.get_context("spawn")  # no fork of a process with OpenMP threads
     barrier, out = ctx.Barrier(2), ctx.Queue()
-    procs = [ctx.Process(target=_alone, args=(h, data, idx, seconds, barrier, out))
+    procs = [ctx.Process(target=_alone, args=(settings, data, idx, seconds, barrier, out))
              for _ in range(2)]
     for proc in procs:
         proc.start()
@@ -157,21 +160,25 @@ def main() -> None:
                     "processes at once")
     ap.add_argument("--rounds", type=int, default=1, help="measure the thread counts R times, "
                     "keep each one's best")
+    ap.add_argument("--king-buckets", default="1", help="the net's king buckets (nn init's)")
+    ap.add_argument("--output-buckets", type=int, default=1, help="the net's output buckets")
     args = ap.parse_args()
     print(f"machine: {platform.machine()} {platform.processor() or ''} {os.cpu_count()} cores, "
           f"numba {numba.__version__}, numpy {np.__version__}; load before: "
           f"{os.getloadavg()[0]:.2f}")
     data = positions(20_000)
     idx = np.random.default_rng(0).choice(len(data), args.batch, replace=False).astype(np.int64)
+    shape = {"king_buckets": args.king_buckets, "output_buckets": args.output_buckets}
     for h in args.hidden:
-        settings = TrainSettings(hidden=h, wdl=0.25)
-        line = [f"H={h:4d}:"]
+        settings = TrainSettings(hidden=h, wdl=0.25, **shape)
+        line = [f"H={h:4d}:" + (f" K {settings.king_buckets} N {settings.output_buckets}:"
+                                if settings.new_net().bucketed else "")]
         figures: dict[int, tuple[float, float]] = {}
         for _ in range(args.rounds):
             for threads in args.threads:
                 numba.set_num_threads(threads)
-                state = TrainState.start(FloatNet.random(h, 1))
-                buf = Buffers(args.batch, h)
+                state = TrainState.start(settings.new_net())
+                buf = Buffers.of(args.batch, settings)
                 got = rate(functools.partial(step, state, data, idx, settings, 1e-3, buf),
                            args.batch, args.seconds)
                 figures[threads] = max(figures.get(threads, got), got)
@@ -180,7 +187,7 @@ def main() -> None:
             line.append(f"numba {threads} thread{'s' if threads > 1 else ''} {r:>9,.0f} pos/s "
                         f"({cores:.2f} cores, {r / base:.2f}x)")
         if args.pair:
-            r, cores = pair_rate(h, data, idx, args.seconds)
+            r, cores = pair_rate(settings, data, idx, args.seconds)
             line.append(f"two 1-thread processes {r:>9,.0f} pos/s ({cores:.2f} cores, "
                         f"{r / base:.2f}x)")
         if args.no_numpy:

@@ -265,16 +265,18 @@ def test_nn_init_bad_buckets_are_one_line_and_exit_2(tmp_path, capsys, args, msg
     assert not out.exists()
 
 
-def test_nn_train_refuses_a_bucketed_start_in_one_line(tmp_path, capsys):
+def test_nn_train_refuses_a_start_of_other_buckets_in_one_line(tmp_path, capsys):
+    """nn train trains bucketed nets (tests/test_nn_train_buckets.py); an --init net whose
+    buckets are not those the flags ask for is one line, exit 2, before anything is written."""
     net = tmp_path / "b.nnue"
     write_net(random_net(16, 1, king_buckets=MAP4), net)
     data = tmp_path / "d.txt"
     data.write_text("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 | 10 | 0.5\n")
     code, _, err = run(capsys, "nn", "train", data, "--hidden", "16", "--init", net,
-                       "--runs-dir", tmp_path / "runs")
+                       "--king-buckets", "8", "--runs-dir", tmp_path / "runs")
     assert code == 2 and err.count("\n") == 1
-    assert "--init is a net with 4 king and 1 output buckets; training nets with buckets is not " \
-           "yet supported" in err
+    assert f"--init {net} is a 16-neuron screlu net with 4 king buckets (map 4) and 1 output " \
+           "bucket; the training's net is a 16-neuron screlu net with 8 king buckets (map 8)" in err
     assert not (tmp_path / "runs").exists()
 
 

@@ -85,8 +85,7 @@ def nn() -> None:
 def init(hidden: int, seed: int, activation: str, king_buckets: str, output_buckets: int,
          fmt: str, out_file: str) -> None:
     """Write a random net: every weight uniform in +-1/sqrt(fan in), quantised as bullet saves
-    it (a start for training or evolution; it knows nothing, so search it with a node limit).
-    Training nets with buckets is not yet supported; they play and convert."""
+    it (a start for training or evolution; it knows nothing, so search it with a node limit)."""
     net = random_net(hidden, seed, activation, king_buckets=parse_king_buckets(king_buckets),
                      output_buckets=output_buckets)
     check_writable(out_file, "--out", parents=False)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import click
 
 from ..engine.netfile import ACTIVATIONS
+from ..engine.netinputs import OUTPUT_BUCKETS_MAX
 from ..kinds import TRAINING
 from ..learn.nn.trainer import TrainSettings
+from ..learn.nn.trainrun import init_shape
 from ..runs.trainconfig import INIT_RANDOM, TrainConfig
 from .options import runs_dir_option, seed_option, workers_option
 from .progress import CommandUI, quiet_option, run_job
@@ -17,7 +19,14 @@ _D = TrainSettings()
 @click.command()
 @click.argument("data", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--hidden", type=int, default=_D.hidden, show_default=True,
-              help="Hidden neurons per perspective (the net is (768 -> H) x 2 -> 1).")
+              help="Hidden neurons per perspective (the net is (768 x K -> H) x 2 -> N).")
+@click.option("--king-buckets", default=None,
+              help="King buckets K (bullet's ChessBucketsMirrored): a preset's bucket count (1, "
+                   "2, 4, 8, 16) or 32 comma-separated bucket ids of the mirrored king squares, "
+                   "rank 1's a-d first; default: --init's, else 1 (none).")
+@click.option("--output-buckets", type=int, default=None,
+              help=f"Output buckets N by material (bullet's MaterialCount), 1..{OUTPUT_BUCKETS_MAX}"
+                   "; default: --init's, else 1.")
 @click.option("--activation", type=click.Choice(ACTIVATIONS), default=_D.activation,
               show_default=True, help="The hidden layer's activation.")
 @click.option("--wdl", type=float, default=_D.wdl, show_default=True,
@@ -50,14 +59,18 @@ _D = TrainSettings()
 @click.option("--run-id", type=str, default=None, help="Name of the run directory.")
 @runs_dir_option(alias=True)
 @quiet_option
-def train(data, hidden, activation, wdl, epochs, batch, lr, lr_drop, gamma, init, val_share,
+def train(data, hidden, king_buckets, output_buckets, activation, wdl, epochs, batch, lr, lr_drop,
+          gamma, init, val_share,
           val_block, max_bad, stream, cache_dir, seed, workers, run_id, runs_dir):
     """Train a net on labelled positions ('FEN | score | result', datagen's files, EPD c9; or
     bullet's binary data, files ending in .bin or .data) as a run: one record and one checkpoint
-    per epoch; 'evotune resume RUN' continues it."""
+    per epoch; 'evotune resume RUN' continues it. A net with king or output buckets trains as
+    a plain one: give --king-buckets/--output-buckets, or an --init net that has them."""
+    king_buckets, output_buckets = init_shape(init, king_buckets, output_buckets)
     settings = TrainSettings(hidden=hidden, activation=activation, wdl=wdl, epochs=epochs,
                              batch=batch, lr=lr, lr_drop=lr_drop, gamma=gamma, seed=seed,
-                             val_share=val_share, val_block=val_block, stream=stream)
+                             val_share=val_share, val_block=val_block, stream=stream,
+                             king_buckets=king_buckets, output_buckets=output_buckets)
     cfg = TrainConfig(data=tuple(data), settings=settings.record(), init=init, max_bad=max_bad,
                       cache_dir=cache_dir or "")
     run_job(TRAINING, TRAINING.new(cfg, out_dir=runs_dir, run_id=run_id, workers=workers,

@@ -32,7 +32,7 @@ FIELD_FLAGS = {
     "hidden": "--hidden", "activation": "--activation", "wdl": "--wdl", "epochs": "--epochs",
     "batch": "--batch", "lr": "--lr", "lr_drop": "--lr-drop", "gamma": "--gamma",
     "val_share": "--val-share", "val_block": "--val-block", "init": "--init",
-    "stream": "--stream",
+    "stream": "--stream", "king_buckets": "--king-buckets", "output_buckets": "--output-buckets",
     "also_depth": "--also-depth", "also_tc": "--also-tc", "games_budget": "--max-games",
 }
 """Settings field (as a :class:`~evotune.errors.FieldError` names it) -> the flag that sets it."""

@@ -89,8 +89,7 @@ def verify_lines(view: TrainingView) -> list[str]:
 
 
 def status_lines(view: TrainingView) -> list[str]:
-    s = view.config.settings
-    lines = [f"run {view.run_id}: net training {s['hidden']} {s['activation']}, epoch "
+    lines = [f"run {view.run_id}: net training {view.config.net_text}, epoch "
              f"{len(view.epochs)}/{view.total}, {view.seconds:.1f} s, "
              f"{'finished' if view.finished else 'not finished'}, net {view.checksum}"]
     for e in view.epochs:

@@ -77,10 +77,34 @@ class TrainConfig:
     def seed(self) -> int:
         return int(self.settings["seed"])
 
+    @property
+    def net_text(self) -> str:
+        """The trained net in a few words: 'H activation', with buckets '..., K king buckets
+        (map M), N output buckets'."""
+        s = self.settings
+        k, n = self.king_bucket_count, int(s.get("output_buckets", 1))
+        text = f"{s.get('hidden')} {s.get('activation')}"
+        if k > 1:
+            text += f", {k} king buckets (map {s.get('king_buckets')})"
+        return text + (f", {n} output buckets" if n > 1 else "")
+
+    @property
+    def king_bucket_count(self) -> int:
+        """K of the trained net's king buckets (a preset's count, or 32 ids' largest + 1; a
+        config of before buckets has none: 1)."""
+        text = str(self.settings.get("king_buckets", "1"))
+        try:
+            return int(text) if "," not in text else max(int(v) for v in text.split(",")) + 1
+        except ValueError:
+            return 1
+
     def summary_items(self) -> list[tuple[str, str]]:
         """(label, value) lines that describe the training (the report's configuration)."""
         s = self.settings
-        net = f"(768 -> {s.get('hidden')}) x 2 -> 1, {s.get('activation')}"
+        k, n = self.king_bucket_count, int(s.get("output_buckets", 1))
+        inputs = "768" if k == 1 else f"768 x {k}"
+        net = f"({inputs} -> {s.get('hidden')}) x 2 -> {n}, {s.get('activation')}" + (
+            f", king buckets {s.get('king_buckets')}" if k > 1 else "")
         data = ", ".join(self.data) + (f" (streamed, {s['stream']} positions at once)"
                                        if s.get("stream") else "")
         return [("kind", "net training"), ("data", data), ("net", net),
@@ -182,7 +206,8 @@ def parse_epoch(d, path) -> EpochLine:
 
 def parse_checkpoint(arrays: dict, meta, path) -> tuple[dict, dict]:
     """The one validator of checkpoint.npz: its three float32 vectors of one size and its meta
-    (activation, hidden, steps, epoch, seconds)."""
+    (activation, hidden, steps, epoch, seconds; a bucketed net's king_buckets and
+    output_buckets too)."""
     def bad(what: str) -> StoreError:
         return StoreError(f"{path} is damaged ({what}); restore it or start a new training "
                           "with another --run-id")
@@ -192,6 +217,9 @@ def parse_checkpoint(arrays: dict, meta, path) -> tuple[dict, dict]:
     if len(sizes) != 1 or any(a.dtype != "float32" or a.ndim != 1 for a in arrays.values()):
         raise bad("its arrays must be float32 vectors of one size")
     types = {"activation": str, "hidden": int, "steps": int, "epoch": int, "seconds": float}
+    shape = {"king_buckets": str, "output_buckets": int}  # a bucketed net's (both or neither)
+    if isinstance(meta, dict) and set(shape) <= set(meta):
+        types.update(shape)
     if not isinstance(meta, dict) or set(meta) != set(types) or any(
             isinstance(meta[k], bool) or not isinstance(meta[k], (int, float) if t is float else t)
             for k, t in types.items()):

@@ -466,14 +466,12 @@ def verify_training(store: Store, *, settings: VerifySettings = VerifySettings()
                else f"from {cfg.init}"}
     initial.update(next((net for _, o in opponents if (net := _net_of(o)) is not None
                          and o.net == str(initial_path.resolve())), {}))
-    settings_ = cfg.settings
     t0 = time.perf_counter()
     matches = play_verification(player, (), "net", opponents, legs=legs_settings,
                                 seed=seed, settings=settings, progress=progress)
     doc = {"run_id": store.run_id, "kind": "train", "generation": generation,
            "recommend": "net",
-           "description": f"the net after epoch {generation} ({settings_.get('hidden')} "
-                          f"{settings_.get('activation')})",
+           "description": f"the net after epoch {generation} ({cfg.net_text})",
            "names": [], "weights": [],
            "net": {"file": NET_FILE, "copy": VERIFIED_NET_FILE,
                    "checksum": player.net_checksum},

@@ -1,11 +1,21 @@
 """The trainer's numba kernels: feature expansion, forward, backward, AdamW.
 
-The net (float32, the layout of :class:`evotune.engine.netfile.Net`): ``l0w`` (768, H), ``l0b``
-(H,), ``l1w`` (2H,), ``l1b`` (1,). For a position seen from the side to move, ``a_s`` and
-``a_n`` = l0b + the sum of the rows of ``l0w`` of the active features of the side to move's and
-of the other side's perspective; ``out = l1b + act(a_s) . l1w[:H] + act(a_n) . l1w[H:]`` with
-act = SCReLU (clamp(x, 0, 1)^2) or CReLU (clamp(x, 0, 1)); the evaluation in centipawns is
+The net (float32, the layout of :class:`evotune.engine.netfile.Net`): ``l0w`` (768 K, H), ``l0b``
+(H,), ``l1w`` (N, 2H), ``l1b`` (N,) for K king buckets and N output buckets (1 and 1: the plain
+net). For a position seen from the side to move, ``a_s`` and ``a_n`` = l0b + the sum of the rows
+of ``l0w`` of the active features of the side to move's and of the other side's perspective;
+with ``o`` its output bucket, ``out = l1b[o] + act(a_s) . l1w[o, :H] + act(a_n) . l1w[o, H:]``
+with act = SCReLU (clamp(x, 0, 1)^2) or CReLU (clamp(x, 0, 1)); the evaluation in centipawns is
 ``out * SCALE`` (SCALE = 400), so the predicted score is ``sigmoid(out)`` (base e).
+
+Buckets (engine/netinputs.py states bullet's rules): a perspective's features are its Chess768
+indices, with king buckets mirrored (``^ 7``) when its own king stands on files e-h and offset by
+``768 * bucket``; the kernels read both from a table of 64 entries indexed by that king's square
+seen from the perspective (``kofs``, ``kflip``: :func:`evotune.learn.nn.floatnet.king_tables`;
+empty for a net without king buckets, whose features are plain Chess768), applied to a
+perspective's features after :func:`expand` (:func:`to_king_bucket`). The output bucket is
+``(pieces - 2) // div`` with ``div = ceil(32 / N)`` (MaterialCount<N>). Forward and backward read
+and write only the active bucket's rows of ``l0w`` and the output bucket's row of ``l1w``.
 
 Loss per position: ``(sigmoid(out) - target)^2``, target = wdl * result + (1 - wdl) *
 sigmoid(score / SCALE), result and score seen from the side to move; the step minimises the mean
@@ -73,6 +83,33 @@ def expand(occ, pcs, stm, out_s, out_n):
 
 
 @njit(cache=True, inline="always")
+def to_king_bucket(kofs, kflip, feats, n):
+    """One perspective's ``n`` Chess768 features (from :func:`expand`) moved into its own
+    king's bucket: its king is the feature ``320 + square`` (its own colour, type 6; the square
+    seen from it), and every feature becomes ``(f ^ kflip[square]) + kofs[square]`` (the board
+    mirrored on files e-h, the bucket's block of 768 rows). A board without that king keeps
+    bucket 0, unmirrored (as engine/netinputs.features)."""
+    king = -1
+    for j in range(n):
+        if 320 <= feats[j] < 384:
+            king = feats[j] - 320
+    if king >= 0:
+        ofs = kofs[king]
+        flip = kflip[king]
+        for j in range(n):
+            feats[j] = (feats[j] ^ flip) + ofs
+
+
+@njit(cache=True, inline="always")
+def out_bucket(pieces, div, buckets):
+    """MaterialCount's output bucket of a board with ``pieces`` pieces (kings included); no
+    division for a net of one output bucket."""
+    if buckets == 1:
+        return 0
+    return min(max((pieces - 2) // div, 0), buckets - 1)
+
+
+@njit(cache=True, inline="always")
 def target_of(score, result, stm, wdl):
     """The side to move's target: wdl * result + (1 - wdl) * sigmoid(score / SCALE)."""
     r = np.float32(result) * np.float32(0.5)
@@ -96,8 +133,10 @@ def _accumulate(l0w, l0b, feats, n, acc):
 
 
 @njit(cache=True, fastmath=_FM)
-def _activate(acc, act, der, l1w, l1b, screlu):
-    """act = activation of ``acc`` (both halves), der = its derivative; returns the output."""
+def _activate(acc, act, der, l1w, o, bias, screlu):
+    """act = activation of ``acc`` (both halves), der = its derivative; returns the output of
+    output bucket ``o`` (row ``o`` of ``l1w``, its bias ``bias``). The row is indexed, not
+    sliced: a view per position costs the plain net's step measurably."""
     out = np.float32(0.0)
     zero = np.float32(0.0)
     one = np.float32(1.0)
@@ -107,30 +146,32 @@ def _activate(acc, act, der, l1w, l1b, screlu):
             c = min(max(x, zero), one)
             act[j] = c * c
             der[j] = np.float32(2.0) * c * np.float32((x > zero) & (x < one))
-            out += act[j] * l1w[j]
+            out += act[j] * l1w[o, j]
     else:
         for j in range(acc.size):
             x = acc[j]
             c = min(max(x, zero), one)
             act[j] = c
             der[j] = np.float32((x > zero) & (x < one))
-            out += c * l1w[j]
-    return out + l1b[0]
+            out += c * l1w[o, j]
+    return out + bias
 
 
 @njit(cache=True, fastmath=_FM)
-def _slice(i0, i1, inv_b, idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w, l1b, screlu,
-           g, loss):
+def _slice(i0, i1, inv_b, idx, occ, pcs, score, result, stm, wdl, kofs, kflip, div, l0w, l0b,
+           l1w, l1b, screlu, g, loss):
     """Forward and backward of positions ``i0..i1-1`` of the batch, in batch order: their
     squared errors into ``loss`` and the sum of their gradients into ``g`` (flat, the layout of
-    the parameters: l0w row by row, l0b, l1w, l1b), which is zeroed first. The positions go in
-    groups of ``GROUP``: the group's forward passes (reading input-weight rows), then its
-    scatter-adds into the gradient's rows, so that the two arrays are not both in use at once
-    (at H 1024 each is 3 MiB); every gradient entry is summed in batch order all the same."""
+    the parameters: l0w row by row, l0b, l1w bucket by bucket, l1b), which is zeroed first. The
+    positions go in groups of ``GROUP``: the group's forward passes (reading input-weight rows),
+    then its scatter-adds into the gradient's rows, so that the two arrays are not both in use
+    at once (at H 1024 each is 3 MiB); every gradient entry is summed in batch order all the
+    same."""
     h = l0b.size
+    nb = l1w.shape[0]
     ob = l0w.shape[0] * h  # offsets in g: l0b, l1w, l1b
     ow = ob + h
-    o1 = ow + 2 * h
+    o1 = ow + nb * 2 * h
     g[:] = 0.0
     acc = np.empty(2 * h, dtype=np.float32)
     act = np.empty(2 * h, dtype=np.float32)
@@ -140,27 +181,31 @@ def _slice(i0, i1, inv_b, idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w,
     fn = np.empty((GROUP, MAX_FEATURES), dtype=np.int16)
     nf = np.empty(GROUP, dtype=np.int64)
     gb = g[ob:ow]
-    gw1 = g[ow:o1]
+    gw1 = g[ow:o1].reshape((nb, 2 * h))  # rows indexed: a contiguous, vectorised update
     for c0 in range(i0, i1, GROUP):
         c1 = min(i1, c0 + GROUP)
         for i in range(c0, c1):
             q = i - c0
             p = idx[i]
             n = expand(occ[p], pcs[p], stm[p], fs[q], fn[q])
+            if kofs.size:
+                to_king_bucket(kofs, kflip, fs[q], n)
+                to_king_bucket(kofs, kflip, fn[q], n)
             nf[q] = n
+            o = out_bucket(n, div, nb)
             _accumulate(l0w, l0b, fs[q], n, acc[:h])
             _accumulate(l0w, l0b, fn[q], n, acc[h:])
-            out = _activate(acc, act, der, l1w, l1b, screlu)
+            out = _activate(acc, act, der, l1w, o, l1b[o], screlu)
             pred = np.float32(1.0) / (np.float32(1.0) + math.exp(-out))
             d = pred - target_of(score[p], result[p], stm[p], wdl)
             loss[i] = d * d
             go = np.float32(2.0) * d * pred * (np.float32(1.0) - pred) * inv_b
-            g[o1] += go
+            g[o1 + o] += go
             for j in range(2 * h):
-                gw1[j] += go * act[j]
+                gw1[o, j] += go * act[j]
             da = dacc[q]
             for j in range(2 * h):
-                da[j] = go * l1w[j] * der[j]
+                da[j] = go * l1w[o, j] * der[j]
             for j in range(h):
                 gb[j] += da[j] + da[h + j]
         for q in range(c1 - c0):
@@ -179,8 +224,8 @@ def _slice(i0, i1, inv_b, idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w,
 
 
 @njit(cache=True, parallel=True)
-def slice_gradients(idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w, l1b, screlu,
-                    sliced, loss):
+def slice_gradients(idx, occ, pcs, score, result, stm, wdl, kofs, kflip, div, l0w, l0b, l1w,
+                    l1b, screlu, sliced, loss):
     """Forward and backward of the positions ``idx`` (one batch) cut into ``sliced.shape[0]``
     slices of consecutive positions (slice s: ``s * b // S`` to ``(s + 1) * b // S``), the
     slices shared by the threads: ``loss[i]`` (squared error of position i) and ``sliced[s]``
@@ -191,7 +236,7 @@ def slice_gradients(idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w, l1b, 
     inv_b = np.float32(1.0) / np.float32(b)
     for s in prange(s_count):
         _slice(s * b // s_count, (s + 1) * b // s_count, inv_b, idx, occ, pcs, score, result,
-               stm, wdl, l0w, l0b, l1w, l1b, screlu, sliced[s], loss)
+               stm, wdl, kofs, kflip, div, l0w, l0b, l1w, l1b, screlu, sliced[s], loss)
 
 
 @njit(cache=True, parallel=True)
@@ -238,9 +283,10 @@ def adamw(p, g, m, v, lr, beta1, beta2, eps, decay, t, lo, hi):
 
 
 @njit(cache=True, fastmath=_FM)
-def _chunk_out(i0, i1, idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w, l1b, screlu,
-               out, loss):
+def _chunk_out(i0, i1, idx, occ, pcs, score, result, stm, wdl, kofs, kflip, div, l0w, l0b, l1w,
+               l1b, screlu, out, loss):
     h = l0b.size
+    nb = l1w.shape[0]
     acc = np.empty(2 * h, dtype=np.float32)
     act = np.empty(2 * h, dtype=np.float32)
     der = np.empty(2 * h, dtype=np.float32)
@@ -249,9 +295,13 @@ def _chunk_out(i0, i1, idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w, l1
     for i in range(i0, i1):
         p = idx[i]
         n = expand(occ[p], pcs[p], stm[p], fs, fn)
+        if kofs.size:
+            to_king_bucket(kofs, kflip, fs, n)
+            to_king_bucket(kofs, kflip, fn, n)
+        ob = out_bucket(n, div, nb)
         _accumulate(l0w, l0b, fs, n, acc[:h])
         _accumulate(l0w, l0b, fn, n, acc[h:])
-        o = _activate(acc, act, der, l1w, l1b, screlu)
+        o = _activate(acc, act, der, l1w, ob, l1b[ob], screlu)
         out[i] = o
         pred = np.float32(1.0) / (np.float32(1.0) + math.exp(-o))
         d = pred - target_of(score[p], result[p], stm[p], wdl)
@@ -259,13 +309,14 @@ def _chunk_out(i0, i1, idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w, l1
 
 
 @njit(cache=True, parallel=True)
-def outputs(idx, occ, pcs, score, result, stm, wdl, l0w, l0b, l1w, l1b, screlu, out, loss):
+def outputs(idx, occ, pcs, score, result, stm, wdl, kofs, kflip, div, l0w, l0b, l1w, l1b, screlu,
+            out, loss):
     """Forward only: the float output (side to move's view, units of SCALE centipawns) and the
     squared error of the positions ``idx``."""
     b = idx.size
     for c in prange((b + CHUNK - 1) // CHUNK):
         _chunk_out(c * CHUNK, min(b, (c + 1) * CHUNK), idx, occ, pcs, score, result, stm, wdl,
-                   l0w, l0b, l1w, l1b, screlu, out, loss)
+                   kofs, kflip, div, l0w, l0b, l1w, l1b, screlu, out, loss)
 
 
 @njit(cache=True)

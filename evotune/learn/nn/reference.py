@@ -3,23 +3,29 @@
 The same algorithm as :mod:`evotune.learn.nn.kernels` (features expanded from the packed boards,
 a gather-add of the active rows, SCReLU or CReLU, the sigmoid loss, the scatter-add of the input
 layer's gradient with ``np.add.at``, AdamW with clipping), vectorised over the batch with numpy,
-in sub-batches of ``SUB`` positions so that the gathered rows stay small.
+in sub-batches of ``SUB`` positions so that the gathered rows stay small. Nets with king buckets
+(``bucket_map``) and output buckets (N: the size of ``params["l1b"]``, ``l1w`` then (N, 2H)) as
+the engine's reference defines them (engine/netinputs.py: king_view, output_bucket).
 """
 from __future__ import annotations
 
+import chess
 import numpy as np
 
+from ...engine.netinputs import INPUTS, PLAIN_MAP, bucket_count, king_view
 from .data import NO_SCORE, PackedData
 from .kernels import MAX_FEATURES, SCALE
 
 PAD = 768
-"""Feature index of an empty slot: a zero row appended to the input weights."""
+"""Feature index of an empty slot of a plain net: a zero row appended to the input weights (a
+net of K king buckets: 768 K)."""
 SUB = 1024
 
 
-def expand_batch(data: PackedData, idx: np.ndarray) -> np.ndarray:
-    """(B, 2, 32) Chess768 indices (side to move's, the other's) of positions ``idx``; empty
-    slots hold PAD."""
+def expand_batch(data: PackedData, idx: np.ndarray, bucket_map=PLAIN_MAP) -> np.ndarray:
+    """(B, 2, 32) Chess768 indices (side to move's, the other's) of positions ``idx``, with a
+    map of K >= 2 king buckets mirrored and offset as :func:`evotune.engine.netinputs.features`
+    does; empty slots hold PAD (768 K)."""
     occ = data.occ[idx]
     squares = np.arange(64, dtype=np.uint64)
     bits = ((occ[:, None] >> squares) & np.uint64(1)).astype(bool)           # (B, 64)
@@ -30,11 +36,28 @@ def expand_batch(data: PackedData, idx: np.ndarray) -> np.ndarray:
     colour, kind = code >> 3, code & 7
     fw = 384 * colour + 64 * kind + sq
     fb = 384 * (1 - colour) + 64 * kind + (sq ^ 56)
+    k_count = bucket_count(bucket_map)
+    if k_count > 1:  # each perspective's own king: its bucket and mirror, from the engine's rule
+        views = np.array([[INPUTS * b, f] for b, f in (king_view(bucket_map, s, chess.WHITE)
+                                                       for s in range(64))], dtype=np.int64)
+        wk = np.zeros(idx.size, np.int64)
+        bk = np.zeros(idx.size, np.int64)
+        king = kind == 5
+        wk[b_i[king & (colour == 0)]] = sq[king & (colour == 0)]
+        bk[b_i[king & (colour == 1)]] = sq[king & (colour == 1)] ^ 56
+        fw = (fw ^ views[wk[b_i], 1]) + views[wk[b_i], 0]
+        fb = (fb ^ views[bk[b_i], 1]) + views[bk[b_i], 0]
     black = data.stm[idx][b_i] == 1
-    out = np.full((idx.size, 2, MAX_FEATURES), PAD, dtype=np.int64)
+    out = np.full((idx.size, 2, MAX_FEATURES), INPUTS * k_count, dtype=np.int64)
     out[b_i, 0, slot] = np.where(black, fb, fw)
     out[b_i, 1, slot] = np.where(black, fw, fb)
     return out
+
+
+def out_buckets(data: PackedData, idx: np.ndarray, n: int) -> np.ndarray:
+    """MaterialCount<N>'s output bucket of positions ``idx``: (pieces - 2) // ceil(32 / N)."""
+    pieces = np.unpackbits(data.occ[idx].view(np.uint8).reshape(-1, 8), axis=1).sum(axis=1)
+    return np.clip((pieces.astype(np.int64) - 2) // -(-32 // n), 0, n - 1)
 
 
 def targets(data: PackedData, idx: np.ndarray, wdl: float) -> np.ndarray:
@@ -53,57 +76,74 @@ def _act(x, screlu):
     return (c * c, 2 * c * ((x > 0) & (x < 1))) if screlu else (c, ((x > 0) & (x < 1)) * 1.0)
 
 
-def forward(params: dict, feats: np.ndarray, screlu: bool) -> np.ndarray:
-    """Float outputs (side to move's view, units of SCALE centipawns) of expanded positions."""
-    w = np.vstack([params["l0w"], np.zeros((1, params["l0w"].shape[1]), params["l0w"].dtype)])
+def _out(params: dict, a: np.ndarray, ob: np.ndarray | None) -> np.ndarray:
+    """The output layer on activations ``a`` (B, 2, H): one bucket (a plain net's matrix
+    products), or each position's bucket ``ob``."""
     h = params["l0b"].size
+    if params["l1b"].size == 1:
+        return a[:, 0] @ params["l1w"].reshape(-1)[:h] + a[:, 1] @ params["l1w"].reshape(-1)[h:] \
+            + params["l1b"][0]
+    w = params["l1w"][ob]                                                      # (B, 2H)
+    return (a[:, 0] * w[:, :h]).sum(axis=1) + (a[:, 1] * w[:, h:]).sum(axis=1) + params["l1b"][ob]
+
+
+def forward(params: dict, feats: np.ndarray, screlu: bool, ob: np.ndarray | None = None
+            ) -> np.ndarray:
+    """Float outputs (side to move's view, units of SCALE centipawns) of expanded positions
+    (``ob``: their output buckets, for a net of several)."""
+    w = np.vstack([params["l0w"], np.zeros((1, params["l0w"].shape[1]), params["l0w"].dtype)])
     acc = params["l0b"] + w[feats].sum(axis=2)                                 # (B, 2, H)
-    a = _act(acc, screlu)[0]
-    return a[:, 0] @ params["l1w"][:h] + a[:, 1] @ params["l1w"][h:] + params["l1b"][0]
+    return _out(params, _act(acc, screlu)[0], ob)
 
 
-def loss(params: dict, data: PackedData, idx: np.ndarray, wdl: float, screlu: bool) -> float:
+def loss(params: dict, data: PackedData, idx: np.ndarray, wdl: float, screlu: bool,
+         bucket_map=PLAIN_MAP) -> float:
     """Mean squared error of positions ``idx`` (in the parameters' precision)."""
-    out = forward(params, expand_batch(data, idx), screlu)
+    ob = out_buckets(data, idx, params["l1b"].size)
+    out = forward(params, expand_batch(data, idx, bucket_map), screlu, ob)
     return float(np.mean((1.0 / (1.0 + np.exp(-out)) - targets(data, idx, wdl)) ** 2))
 
 
-def gradients(params: dict, data: PackedData, idx: np.ndarray, wdl: float, screlu: bool
-              ) -> tuple[float, dict]:
+def gradients(params: dict, data: PackedData, idx: np.ndarray, wdl: float, screlu: bool,
+              bucket_map=PLAIN_MAP) -> tuple[float, dict]:
     """Mean loss and its gradients, the way the kernels compute them, in numpy."""
     h = params["l0b"].size
+    n_out = params["l1b"].size
     dt = params["l0w"].dtype
+    rows = params["l0w"].shape[0]
     w = np.vstack([params["l0w"], np.zeros((1, h), dt)])
-    g = {"l0w": np.zeros((PAD + 1, h), dt), "l0b": np.zeros(h, dt),
-         "l1w": np.zeros(2 * h, dt), "l1b": np.zeros(1, dt)}
+    w1 = params["l1w"].reshape(n_out, 2 * h)
+    g = {"l0w": np.zeros((rows + 1, h), dt), "l0b": np.zeros(h, dt),
+         "l1w": np.zeros((n_out, 2 * h), dt), "l1b": np.zeros(n_out, dt)}
     total, n = 0.0, idx.size
     for at in range(0, n, SUB):
         sub = idx[at:at + SUB]
-        feats = expand_batch(data, sub)
+        feats = expand_batch(data, sub, bucket_map)
+        ob = out_buckets(data, sub, n_out)
         acc = params["l0b"] + w[feats].sum(axis=2)
         a, da = _act(acc, screlu)
-        out = a[:, 0] @ params["l1w"][:h] + a[:, 1] @ params["l1w"][h:] + params["l1b"][0]
+        out = _out(params, a, ob)
         pred = 1.0 / (1.0 + np.exp(-out))
         d = pred - targets(data, sub, wdl)
         total += float(d @ d)
         gout = (2.0 * d * pred * (1.0 - pred) / n).astype(dt)
-        g["l1b"][0] += gout.sum()
-        g["l1w"][:h] += gout @ a[:, 0]
-        g["l1w"][h:] += gout @ a[:, 1]
-        dacc = gout[:, None, None] * da * np.stack([params["l1w"][:h], params["l1w"][h:]])
+        np.add.at(g["l1b"], ob, gout)
+        np.add.at(g["l1w"], ob, gout[:, None] * a.reshape(len(sub), 2 * h))
+        dacc = gout[:, None, None] * da * w1[ob].reshape(len(sub), 2, h)
         g["l0b"] += dacc.sum(axis=(0, 1))
-        rows = np.broadcast_to(dacc[:, :, None, :], (*feats.shape, h))
-        np.add.at(g["l0w"], feats.reshape(-1), rows.reshape(-1, h))
-    g["l0w"] = g["l0w"][:PAD]
+        grows = np.broadcast_to(dacc[:, :, None, :], (*feats.shape, h))
+        np.add.at(g["l0w"], feats.reshape(-1), grows.reshape(-1, h))
+    g["l0w"] = g["l0w"][:rows]
+    g["l1w"] = g["l1w"].reshape(params["l1w"].shape)
     return total / n, g
 
 
 def step(params: dict, m: dict, v: dict, t: int, data: PackedData, idx: np.ndarray, *,
          wdl: float, screlu: bool, lr: float, beta1=0.9, beta2=0.999, eps=1e-8, decay=0.01,
-         clip=1.98) -> float:
+         clip=1.98, bucket_map=PLAIN_MAP) -> float:
     """One training step (the kernels' step) in numpy, in place; ``t`` is the step's number
     (1-based). Returns the batch's mean loss before the step."""
-    value, g = gradients(params, data, idx, wdl, screlu)
+    value, g = gradients(params, data, idx, wdl, screlu, bucket_map)
     for name, p in params.items():
         m[name] = beta1 * m[name] + (1 - beta1) * g[name]
         v[name] = beta2 * v[name] + (1 - beta2) * g[name] ** 2

@@ -185,7 +185,7 @@ def train_stream(source: BulletStream, settings: TrainSettings, *, workers: int 
     threads = resolve_threads(workers)
     train_total, held_total = source.check(settings)
     state = start_state(settings, init, state)
-    buf = Buffers(settings.batch, settings.hidden)
+    buf = Buffers.of(settings.batch, settings)
     return run_epochs(state, settings, threads, on_epoch,
                       lambda started, done: _epoch(state, source, settings, buf, train_total,
                                                    held_total, progress, started, done))

@@ -1,4 +1,5 @@
-"""Training a (768 -> H) x 2 -> 1 net on labelled positions, on the CPU, in numba.
+"""Training a (768 K -> H) x 2 -> N net on labelled positions, on the CPU, in numba (K king
+buckets and N output buckets as the engine's nets, engine/netinputs.py; 1 and 1: the plain net).
 
 No deep-learning framework: PyPI's torch for Linux is a 3-4 GB CUDA install, and a framework
 gains nothing on 32 sparse inputs. The input layer is a gather-add of at most 32 rows forward
@@ -21,7 +22,6 @@ the epoch, so a training continued from a stored state equals an uninterrupted o
 """
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
@@ -30,95 +30,16 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from ...engine.netfile import ACTIVATIONS, HIDDEN_MAX, HIDDEN_MIN, INPUTS, Net, from_floats, read_net
-from ...errors import FieldError
+from ...engine.netfile import ACTIVATIONS, HIDDEN_MAX, HIDDEN_MIN, Net, read_net
+from ...engine.netinputs import OUTPUT_BUCKETS_MAX, bucket_count, king_bucket_map, parse_king_buckets
+from ...errors import FieldError, NetError
 from ...runs.trainconfig import EpochLine as EpochRecord
 from ...seeding import STREAM_NN_TRAIN, generator
 from ..fitdata import split_indices
 from . import kernels
 from .bulletdata import load_positions
 from .data import PackedData
-
-PARAMS = ("l0w", "l0b", "l1w", "l1b")
-
-
-def _views(flat: np.ndarray, hidden: int) -> dict[str, np.ndarray]:
-    """l0w, l0b, l1w, l1b as views of one flat vector (in that order)."""
-    sizes = (INPUTS * hidden, hidden, 2 * hidden, 1)
-    shapes = ((INPUTS, hidden), (hidden,), (2 * hidden,), (1,))
-    out, at = {}, 0
-    for name, size, shape in zip(PARAMS, sizes, shapes):
-        out[name] = flat[at:at + size].reshape(shape)
-        at += size
-    return out
-
-
-def param_count(hidden: int) -> int:
-    return INPUTS * hidden + 3 * hidden + 1
-
-
-class FloatNet:
-    """The net's float32 parameters in the quantised net's layout (see kernels), held in one
-    flat vector (``flat``) that ``l0w`` (768, H: row f is input feature f), ``l0b`` (H,),
-    ``l1w`` (2H,: the side to move's accumulator first) and ``l1b`` (1,) are views of."""
-
-    def __init__(self, activation: str, l0w, l0b, l1w, l1b) -> None:
-        hidden = int(np.shape(l0b)[0])
-        self.activation = activation
-        self.flat = np.zeros(param_count(hidden), np.float32)
-        self._v = _views(self.flat, hidden)
-        for name, a in zip(PARAMS, (l0w, l0b, l1w, l1b)):
-            self._v[name][...] = a
-
-    l0w = property(lambda self: self._v["l0w"])
-    l0b = property(lambda self: self._v["l0b"])
-    l1w = property(lambda self: self._v["l1w"])
-    l1b = property(lambda self: self._v["l1b"])
-
-    @property
-    def hidden(self) -> int:
-        return int(self.l0b.size)
-
-    @classmethod
-    def random(cls, hidden: int, seed: int, activation: str = "screlu") -> FloatNet:
-        """Uniform in +-1/sqrt(fan-in) (768 for the input layer, 2H for the output layer),
-        biases 0, drawn from ``generator(seed, STREAM_NN_TRAIN, 0)``."""
-        rng = generator(seed, STREAM_NN_TRAIN, 0)
-        a, b = 1 / np.sqrt(INPUTS), 1 / np.sqrt(2 * hidden)
-        return cls(activation, rng.uniform(-a, a, (INPUTS, hidden)), np.zeros(hidden),
-                   rng.uniform(-b, b, 2 * hidden), np.zeros(1))
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        return dict(self._v)
-
-    def copy(self) -> FloatNet:
-        return FloatNet(self.activation, *(self._v[n] for n in PARAMS))
-
-    def digest(self) -> str:
-        """SHA-256 of the activation and the parameters' bytes (l0w, l0b, l1w, l1b)."""
-        return hashlib.sha256(self.activation.encode() + self.flat.tobytes()).hexdigest()
-
-    def quantised(self) -> Net:
-        """The engine's integer net: l0w, l0b times QA (255), l1w times QB (64), l1b times
-        QA * QB, rounded half away from zero as bullet saves them (netfile.from_floats)."""
-        return from_floats(self.l0w, self.l0b, self.l1w, float(self.l1b[0]),
-                           activation=self.activation)
-
-    @classmethod
-    def from_net(cls, net: Net) -> FloatNet:
-        """The float net whose quantisation is ``net`` (a start from a net file: the training
-        goes on from exactly the values the engine plays)."""
-        if net.bucketed:
-            raise FieldError("init", f"is a net with {net.king_bucket_count} king and "
-                                     f"{net.output_buckets} output buckets; training nets with "
-                                     "buckets is not yet supported")
-        if net.scale != kernels.SCALE:
-            raise FieldError("init", f"has scale {net.scale}; the trainer's nets have "
-                                     f"{kernels.SCALE:g}")
-        return cls(net.activation, np.asarray(net.l0w, np.float64) / net.qa,
-                   np.asarray(net.l0b, np.float64) / net.qa,
-                   np.asarray(net.l1w, np.float64) / net.qb,
-                   np.array([net.l1b / (net.qa * net.qb)]))
+from .floatnet import FloatNet, map_text, param_count, param_views, shape_text
 
 
 @dataclass(frozen=True)
@@ -150,11 +71,16 @@ class TrainSettings:
     stream: int = 0
     """Positions held at once when streaming bullet data files larger than memory (a window,
     :mod:`evotune.learn.nn.stream`); 0: every position in memory."""
+    king_buckets: str = "1"
+    """The net's king buckets as ``nn init --king-buckets`` takes them: a preset's bucket count
+    (1: none) or 32 comma-separated bucket ids (stored as the preset's count when it is one)."""
+    output_buckets: int = 1
+    """The net's output buckets (MaterialCount<N>), 1..8."""
 
     def __post_init__(self) -> None:
         ints = {"hidden": (HIDDEN_MIN, HIDDEN_MAX), "epochs": (1, 100_000), "batch": (1, 1 << 22),
                 "lr_drop": (0, 100_000), "seed": (0, 2**63 - 1), "val_block": (1, 1 << 30),
-                "stream": (0, 1 << 40)}
+                "stream": (0, 1 << 40), "output_buckets": (1, OUTPUT_BUCKETS_MAX)}
         for name, (low, high) in ints.items():
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
@@ -173,6 +99,31 @@ class TrainSettings:
         if self.activation not in ACTIVATIONS:
             raise FieldError("activation", f"{self.activation!r} is unknown: use one of "
                                            f"{', '.join(ACTIVATIONS)}")
+        try:
+            kb = self.king_buckets
+            bmap = parse_king_buckets(kb) if isinstance(kb, str) else king_bucket_map(kb)
+        except NetError as exc:
+            raise FieldError("king_buckets", str(exc).removeprefix("king buckets ")
+                             .removeprefix("net king bucket map ")) from None
+        object.__setattr__(self, "king_buckets", map_text(bmap))
+
+    @property
+    def bucket_map(self) -> tuple[int, ...]:
+        """The king bucket map (32 ids, rank 1's a-d first)."""
+        return parse_king_buckets(self.king_buckets)
+
+    def new_net(self) -> FloatNet:
+        """A random net of these settings' shape and seed."""
+        return FloatNet.random(self.hidden, self.seed, self.activation,
+                               king_buckets=self.bucket_map, output_buckets=self.output_buckets)
+
+    def check_net(self, net: FloatNet, where: str = "") -> None:
+        """FieldError ('init') when ``net`` is not of these settings' shape."""
+        if (net.hidden, net.activation, net.king_buckets, net.output_buckets) != \
+                (self.hidden, self.activation, self.bucket_map, self.output_buckets):
+            raise FieldError("init", f"{where}is a {net.shape_text()}; the training's net is a "
+                                     + shape_text(self.hidden, self.activation, self.bucket_map,
+                                                  self.output_buckets))
 
     def lr_at(self, epoch: int) -> float:
         """The learning rate of epoch ``epoch`` (0-based)."""
@@ -201,16 +152,29 @@ class TrainState:
         return cls(net, np.zeros_like(net.flat), np.zeros_like(net.flat))
 
     def to_arrays(self) -> tuple[dict[str, np.ndarray], dict]:
-        """(arrays, JSON-safe fields): what a checkpoint stores."""
-        return ({"params": self.net.flat, "m": self.m, "v": self.v},
-                {"activation": self.net.activation, "hidden": self.net.hidden,
+        """(arrays, JSON-safe fields): what a checkpoint stores; a bucketed net's fields add
+        ``king_buckets`` (as :attr:`TrainSettings.king_buckets`) and ``output_buckets`` (a plain
+        net's are those of before buckets)."""
+        net = self.net
+        shape = {"king_buckets": map_text(net.king_buckets),
+                 "output_buckets": net.output_buckets} if net.bucketed else {}
+        return ({"params": net.flat, "m": self.m, "v": self.v},
+                {"activation": net.activation, "hidden": net.hidden, **shape,
                  "steps": self.steps, "epoch": self.epoch})
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray], meta: dict) -> TrainState:
+        """The state :meth:`to_arrays` stored (fields without buckets: a plain net); ValueError
+        when the arrays do not fit the shape."""
         hidden = int(meta["hidden"])
+        bmap = parse_king_buckets(str(meta.get("king_buckets", "1")))
+        k, n = bucket_count(bmap), int(meta.get("output_buckets", 1))
         flat = np.asarray(arrays["params"], dtype=np.float32)
-        net = FloatNet(str(meta["activation"]), *_views(flat, hidden).values())
+        if flat.size != param_count(hidden, k, n):
+            raise ValueError(f"{flat.size} parameters, not the {param_count(hidden, k, n)} of "
+                             f"its net's shape")
+        net = FloatNet(str(meta["activation"]), *param_views(flat, hidden, k, n).values(),
+                       king_buckets=bmap)
         return cls(net, np.array(arrays["m"], dtype=np.float32),
                    np.array(arrays["v"], dtype=np.float32), int(meta["steps"]),
                    int(meta["epoch"]))
@@ -233,15 +197,23 @@ class Progress:
 
 
 class Buffers:
-    """Work arrays of one batch size and hidden size (allocated once per training)."""
+    """Work arrays of one batch size and net shape (allocated once per training)."""
 
-    def __init__(self, batch: int, hidden: int) -> None:
-        self.sliced = np.zeros((kernels.SLICES, param_count(hidden)), np.float32)
+    def __init__(self, batch: int, hidden: int, *, king_buckets: int = 1,
+                 output_buckets: int = 1) -> None:
+        size = param_count(hidden, king_buckets, output_buckets)
+        self.sliced = np.zeros((kernels.SLICES, size), np.float32)
         """Each slice's gradient sum (see :mod:`~evotune.learn.nn.kernels`)."""
         self.loss = np.zeros(batch, np.float32)
-        self.flat = np.zeros(param_count(hidden), np.float32)
-        self.grads = _views(self.flat, hidden)
+        self.flat = np.zeros(size, np.float32)
+        self.grads = param_views(self.flat, hidden, king_buckets, output_buckets)
         """Gradients, views of ``flat`` named as the parameters."""
+
+    @classmethod
+    def of(cls, batch: int, settings: TrainSettings) -> Buffers:
+        """The buffers of a training's batch and net shape."""
+        return cls(batch, settings.hidden, king_buckets=bucket_count(settings.bucket_map),
+                   output_buckets=settings.output_buckets)
 
 
 def gradients(state: TrainState, data: PackedData, idx: np.ndarray, wdl: float,
@@ -251,8 +223,7 @@ def gradients(state: TrainState, data: PackedData, idx: np.ndarray, wdl: float,
     net = state.net
     with numba.parallel_chunksize(1):  # slices dealt one at a time to the free thread
         kernels.slice_gradients(idx, data.occ, data.pcs, data.score, data.result, data.stm,
-                                np.float32(wdl), net.l0w, net.l0b, net.l1w, net.l1b,
-                                net.activation == "screlu", buf.sliced, buf.loss[:b])
+                                np.float32(wdl), *net.kernel_args(), buf.sliced, buf.loss[:b])
     kernels.reduce_slices(buf.sliced, buf.flat, numba.get_num_threads())
     return kernels.ordered_sum(buf.loss[:b]) / b
 
@@ -274,8 +245,7 @@ def evaluate(net: FloatNet, data: PackedData, idx: np.ndarray, wdl: float
     out = np.zeros(idx.size, np.float32)
     loss = np.zeros(idx.size, np.float32)
     kernels.outputs(np.ascontiguousarray(idx, dtype=np.int64), data.occ, data.pcs, data.score,
-                    data.result, data.stm, np.float32(wdl), net.l0w, net.l0b, net.l1w, net.l1b,
-                    net.activation == "screlu", out, loss)
+                    data.result, data.stm, np.float32(wdl), *net.kernel_args(), out, loss)
     return out, (kernels.ordered_sum(loss) / idx.size if idx.size else 0.0)
 
 
@@ -366,7 +336,7 @@ def train_packed(data: PackedData, settings: TrainSettings, *, workers: int = 1,
                                    "positions in memory")
     train_idx, val_idx = check_data(data, settings)
     state = start_state(settings, init, state)
-    buf = Buffers(min(settings.batch, train_idx.size), settings.hidden)
+    buf = Buffers.of(min(settings.batch, train_idx.size), settings)
     return run_epochs(state, settings, threads, on_epoch,
                       lambda started, done: run_epoch(state, data, train_idx, val_idx, settings,
                                                       buf, progress=progress, started=started,
@@ -379,11 +349,8 @@ def start_state(settings: TrainSettings, init: FloatNet | None,
     ``settings.seed``), which must have the training's size and activation."""
     if state is not None:
         return state
-    net = init.copy() if init is not None else FloatNet.random(
-        settings.hidden, settings.seed, settings.activation)
-    if net.hidden != settings.hidden or net.activation != settings.activation:
-        raise FieldError("init", f"is a {net.hidden}-neuron {net.activation} net; the "
-                                 f"training is {settings.hidden} {settings.activation}")
+    net = init.copy() if init is not None else settings.new_net()
+    settings.check_net(net)
     return TrainState.start(net)
 
 
@@ -420,13 +387,15 @@ def train(data_paths, *, workers: int = 1, init: FloatNet | Net | str | Path | N
     beside them (:func:`evotune.learn.nn.data.load_data`), or bullet's binary data files
     (``.bin``, ``.data``: :mod:`evotune.learn.nn.bulletdata`); ``settings`` are :class:`TrainSettings`'
     fields (hidden, activation, wdl, epochs, batch, lr, lr_drop, gamma, seed, val_share,
-    val_block ...). Returns the per-epoch records and the float net.
+    val_block, king_buckets, output_buckets ...). Returns the per-epoch records and the float
+    net.
 
     ``init``: the starting net, a float net, an integer :class:`~evotune.engine.netfile.Net` or
-    a net file (either format; its values divided by QA and QB); default a random net of the
-    seed. Every input is checked before anything is written (the data cache included): the
-    settings, the thread count, the initial net and its shape, each data line, whether the data
-    fits the settings (scores for wdl < 1, positions for both parts of the split).
+    a net file (either format; its values divided by QA and QB) of the settings' shape (hidden
+    size, activation, king and output buckets); default a random net of the seed. Every input
+    is checked before anything is written (the data cache included): the settings, the thread
+    count, the initial net and its shape, each data line, whether the data fits the settings
+    (scores for wdl < 1, positions for both parts of the split).
     """
     cfg = TrainSettings(**settings)
     resolve_threads(workers)
@@ -437,9 +406,8 @@ def train(data_paths, *, workers: int = 1, init: FloatNet | Net | str | Path | N
         init = read_net(init)
     if isinstance(init, Net):
         init = FloatNet.from_net(init)
-    if init is not None and (init.hidden != cfg.hidden or init.activation != cfg.activation):
-        raise FieldError("init", f"is a {init.hidden}-neuron {init.activation} net; the "
-                                 f"training is {cfg.hidden} {cfg.activation}")
+    if init is not None:
+        cfg.check_net(init)
     data = load_positions(data_paths, max_bad=max_bad, cache_dir=cache_dir,
                           check=lambda d: check_data(d, cfg))
     return train_packed(data, cfg, workers=workers, init=init, state=state, progress=progress,

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...engine.netfile import Net, net_bytes, read_net
-from ...errors import ConfigError, FieldError, StoreError
+from ...errors import ConfigError, EvotuneError, FieldError, StoreError
 from ...fileio import check_writable
 from ...runs.fitconfig import DataFile
 from ...runs.manifest import check_run_id
@@ -36,6 +36,7 @@ from ...runs.trainconfig import INIT_RANDOM, EpochLine, TrainConfig
 from ..labels import file_record
 from .bulletdata import load_positions
 from .data import PackedData
+from .floatnet import map_text
 from .stream import BulletStream, train_stream
 from .trainer import (
     EpochRecord,
@@ -81,14 +82,27 @@ def train_identity(cfg: TrainConfig, files: tuple[DataFile, ...], cache_key: str
     return parts
 
 
+def init_shape(init: str, king_buckets: str | None, output_buckets: int | None
+               ) -> tuple[str, int]:
+    """The king buckets (as :attr:`TrainSettings.king_buckets`) and output buckets of a
+    training: those given, else its initial net file's when it starts from one, else none (1
+    and 1). A net file whose buckets differ from those given is refused later, by
+    :func:`initial_net`, naming both."""
+    if init != INIT_RANDOM and (king_buckets is None or output_buckets is None):
+        net = read_net(init)
+        return (map_text(net.king_buckets) if king_buckets is None else king_buckets,
+                net.output_buckets if output_buckets is None else output_buckets)
+    return ("1" if king_buckets is None else king_buckets,
+            1 if output_buckets is None else output_buckets)
+
+
 def initial_net(cfg: TrainConfig, settings: TrainSettings) -> FloatNet:
-    """The starting net: random from the seed, or a net file's values (of the run's shape)."""
+    """The starting net: random from the seed, or a net file's values (of the run's shape:
+    hidden size, activation, king and output buckets)."""
     if cfg.init == INIT_RANDOM:
-        return FloatNet.random(settings.hidden, settings.seed, settings.activation)
+        return settings.new_net()
     net = FloatNet.from_net(read_net(cfg.init))
-    if net.hidden != settings.hidden or net.activation != settings.activation:
-        raise FieldError("init", f"{cfg.init} is a {net.hidden}-neuron {net.activation} net; "
-                                 f"the training is {settings.hidden} {settings.activation}")
+    settings.check_net(net, f"{cfg.init} ")
     return net
 
 
@@ -196,9 +210,16 @@ def load_state(store: Store) -> tuple[TrainState, float]:
     arrays, meta = got
     try:
         state = TrainState.from_arrays(arrays, meta)
-    except (ValueError, KeyError) as exc:
+    except (ValueError, KeyError, EvotuneError) as exc:
         raise StoreError(f"{store.checkpoint_path} is damaged ({exc}); restore it or start a "
                          "new training with another --run-id") from None
+    cfg = store.manifest().config
+    if isinstance(cfg, TrainConfig):
+        try:  # the shape the manifest records (a manifest without buckets: a plain net)
+            settings_of(cfg).check_net(state.net, "its net ")
+        except FieldError as exc:
+            raise StoreError(f"{store.checkpoint_path} is damaged ({exc.problem}); restore it "
+                             "or start a new training with another --run-id") from None
     return state, float(meta["seconds"])
 
 

@@ -1,0 +1,182 @@
+"""The trainer's float net (:class:`FloatNet`): the parameters of a (768 K -> H) x 2 -> N net in
+float32, held in one flat vector in the quantised net's layout, with its king buckets' tables for
+the kernels (:mod:`evotune.learn.nn.kernels`) and its quantisation into the engine's
+:class:`~evotune.engine.netfile.Net`."""
+from __future__ import annotations
+
+import hashlib
+
+import chess
+import numpy as np
+
+from ...engine.netfile import INPUTS, Net, from_floats
+from ...engine.netinputs import (
+    KING_BUCKET_PRESETS,
+    PLAIN_MAP,
+    bucket_count,
+    king_bucket_map,
+    king_view,
+)
+from ...errors import FieldError, NetError
+from ...seeding import STREAM_NN_TRAIN, generator
+from .kernels import SCALE
+
+PARAMS = ("l0w", "l0b", "l1w", "l1b")
+
+
+def param_views(flat: np.ndarray, hidden: int, k: int = 1, n: int = 1) -> dict[str, np.ndarray]:
+    """l0w, l0b, l1w, l1b as views of one flat vector (in that order) for K king buckets and N
+    output buckets (l1w (2H,) for one output bucket, (N, 2H) for more)."""
+    sizes = (INPUTS * k * hidden, hidden, n * 2 * hidden, n)
+    shapes = ((INPUTS * k, hidden), (hidden,), (2 * hidden,) if n == 1 else (n, 2 * hidden), (n,))
+    out, at = {}, 0
+    for name, size, shape in zip(PARAMS, sizes, shapes):
+        out[name] = flat[at:at + size].reshape(shape)
+        at += size
+    return out
+
+
+def param_count(hidden: int, k: int = 1, n: int = 1) -> int:
+    """Parameters of a net of H hidden units, K king and N output buckets."""
+    return INPUTS * k * hidden + hidden + n * (2 * hidden + 1)
+
+
+def king_tables(bucket_map) -> tuple[np.ndarray, np.ndarray]:
+    """The kernels' king tables of a bucket map: (``768 * bucket``, mirror 7 or 0) per king
+    square seen from its perspective (int64 (64,) each); empty for a map of one bucket (plain
+    Chess768)."""
+    if bucket_count(bucket_map) == 1:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    views = [king_view(bucket_map, sq, chess.WHITE) for sq in range(64)]
+    return (np.array([INPUTS * b for b, _ in views], np.int64),
+            np.array([f for _, f in views], np.int64))
+
+
+def map_text(bucket_map) -> str:
+    """A bucket map as ``nn init --king-buckets`` takes it: a preset's count, else 32 ids."""
+    for count, preset in KING_BUCKET_PRESETS.items():
+        if tuple(bucket_map) == preset:
+            return str(count)
+    return ",".join(str(b) for b in bucket_map)
+
+
+class FloatNet:
+    """The net's float32 parameters in the quantised net's layout (see kernels), held in one
+    flat vector (``flat``) that ``l0w`` (768 K, H: row 768 b + f is input feature f in king
+    bucket b), ``l0b`` (H,), ``l1w`` (2H,, or (N, 2H) with N output buckets: the side to move's
+    accumulator first) and ``l1b`` (N,) are views of; ``king_buckets`` is the bucket map (all 0:
+    none)."""
+
+    def __init__(self, activation: str, l0w, l0b, l1w, l1b, *,
+                 king_buckets=PLAIN_MAP) -> None:
+        hidden = int(np.shape(l0b)[0])
+        self.activation = activation
+        self.king_buckets = king_bucket_map(king_buckets)
+        k = bucket_count(self.king_buckets)
+        n = 1 if np.ndim(l1w) == 1 else int(np.shape(l1w)[0])
+        if np.shape(l0w) != (INPUTS * k, hidden):
+            raise NetError(f"net l0w has shape {np.shape(l0w)}; {k} king bucket(s) of hidden "
+                           f"size {hidden} take ({INPUTS * k}, {hidden})")
+        self._tables = king_tables(self.king_buckets)
+        self.flat = np.zeros(param_count(hidden, k, n), np.float32)
+        self._v = param_views(self.flat, hidden, k, n)
+        for name, a in zip(PARAMS, (l0w, l0b, l1w, l1b)):
+            self._v[name][...] = a
+
+    l0w = property(lambda self: self._v["l0w"])
+    l0b = property(lambda self: self._v["l0b"])
+    l1w = property(lambda self: self._v["l1w"])
+    l1b = property(lambda self: self._v["l1b"])
+
+    @property
+    def output_buckets(self) -> int:
+        """N: the output buckets."""
+        return int(self.l1b.size)
+
+    @property
+    def king_bucket_count(self) -> int:
+        """K: the king buckets (1: none)."""
+        return bucket_count(self.king_buckets)
+
+    @property
+    def bucketed(self) -> bool:
+        return self.king_bucket_count > 1 or self.output_buckets > 1
+
+    @property
+    def l1w_rows(self) -> np.ndarray:
+        """(N, 2H): each output bucket's output weights (a view)."""
+        return self.l1w.reshape(self.output_buckets, 2 * self.hidden)
+
+    def kernel_args(self) -> tuple:
+        """What the kernels take of the net's shape and parameters: the king tables, the
+        output buckets' divisor ceil(32 / N), l0w, l0b, l1w as (N, 2H), l1b, screlu."""
+        kofs, kflip = self._tables
+        return (kofs, kflip, -(-32 // self.output_buckets), self.l0w, self.l0b, self.l1w_rows,
+                self.l1b, self.activation == "screlu")
+
+    @property
+    def hidden(self) -> int:
+        return int(self.l0b.size)
+
+    @classmethod
+    def random(cls, hidden: int, seed: int, activation: str = "screlu", *,
+               king_buckets=PLAIN_MAP, output_buckets: int = 1) -> FloatNet:
+        """Uniform in +-1/sqrt(fan-in) (768 for the input layer, each king bucket's block alike;
+        2H for the output layer, each output bucket's row alike), biases 0, drawn from
+        ``generator(seed, STREAM_NN_TRAIN, 0)`` (a plain net: the draws of before buckets)."""
+        rng = generator(seed, STREAM_NN_TRAIN, 0)
+        a, b = 1 / np.sqrt(INPUTS), 1 / np.sqrt(2 * hidden)
+        k, n = bucket_count(king_bucket_map(king_buckets)), output_buckets
+        return cls(activation, rng.uniform(-a, a, (INPUTS * k, hidden)), np.zeros(hidden),
+                   rng.uniform(-b, b, 2 * hidden if n == 1 else (n, 2 * hidden)), np.zeros(n),
+                   king_buckets=king_buckets)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return dict(self._v)
+
+    def copy(self) -> FloatNet:
+        return FloatNet(self.activation, *(self._v[n] for n in PARAMS),
+                        king_buckets=self.king_buckets)
+
+    def digest(self) -> str:
+        """SHA-256 of the activation, (a bucketed net's) bucket map and output buckets, and the
+        parameters' bytes (l0w, l0b, l1w, l1b)."""
+        shape = bytes(self.king_buckets) + bytes([self.output_buckets]) if self.bucketed else b""
+        return hashlib.sha256(self.activation.encode() + shape + self.flat.tobytes()).hexdigest()
+
+    def quantised(self) -> Net:
+        """The engine's integer net: l0w, l0b times QA (255), l1w times QB (64), l1b times
+        QA * QB, rounded half away from zero as bullet saves them (netfile.from_floats)."""
+        l1b = float(self.l1b[0]) if self.output_buckets == 1 else self.l1b
+        return from_floats(self.l0w, self.l0b, self.l1w, l1b, activation=self.activation,
+                           king_buckets=self.king_buckets)
+
+    @classmethod
+    def from_net(cls, net: Net) -> FloatNet:
+        """The float net whose quantisation is ``net`` (a start from a net file: the training
+        goes on from exactly the values the engine plays), of the net's buckets."""
+        if net.scale != SCALE:
+            raise FieldError("init", f"has scale {net.scale}; the trainer's nets have "
+                                     f"{SCALE:g}")
+        return cls(net.activation, np.asarray(net.l0w, np.float64) / net.qa,
+                   np.asarray(net.l0b, np.float64) / net.qa,
+                   np.asarray(net.l1w, np.float64) / net.qb,
+                   np.array(net.l1b_values, np.float64) / (net.qa * net.qb),
+                   king_buckets=net.king_buckets)
+
+    def shape_text(self) -> str:
+        """:func:`shape_text` of this net."""
+        return shape_text(self.hidden, self.activation, self.king_buckets, self.output_buckets)
+
+
+def shape_text(hidden: int, activation: str, bucket_map, output_buckets: int) -> str:
+    """'H-neuron screlu net', with buckets '... net with K king buckets (map M) and N output
+    buckets'."""
+    text = f"{hidden}-neuron {activation} net"
+    k = bucket_count(bucket_map)
+    if k == 1 and output_buckets == 1:
+        return text
+    kings = f"{k} king bucket{'s' if k > 1 else ''}" + (f" (map {map_text(bucket_map)})"
+                                                         if k > 1 else "")
+    return f"{text} with {kings} and {output_buckets} output bucket" \
+        + ("s" if output_buckets > 1 else "")
