@@ -398,3 +398,18 @@ def test_a_bucketed_net_streams_from_bullet_files(tmp_path):
     net = a.net.quantised()
     assert (net.king_buckets, net.output_buckets) == (KING_BUCKET_PRESETS[2], 4)
     assert all(r.val_loss is not None and r.val_loss < 0.5 for r in a.records)
+
+
+def test_a_plain_training_keeps_the_identity_it_had_before_buckets():
+    """A plain net's king_buckets "1" / output_buckets 1 are not part of the identity, so a
+    plain training started with today's flags hashes (and names its run) as before; a bucketed
+    one hashes differently."""
+    new = TrainSettings(epochs=2, hidden=16, batch=128, seed=5).record()
+    old = {k: v for k, v in new.items() if k not in ("king_buckets", "output_buckets")}
+    assert (new["king_buckets"], new["output_buckets"]) == ("1", 1)
+    plain = TrainConfig(data=("d.txt",), settings=new).identity_dict()
+    assert plain == TrainConfig(data=("d.txt",), settings=old).identity_dict()
+    bucketed = TrainConfig(data=("d.txt",), settings={**new, "king_buckets": "4",
+                                                      "output_buckets": 8}).identity_dict()
+    assert bucketed["settings"]["king_buckets"] == "4"
+    assert bucketed != plain

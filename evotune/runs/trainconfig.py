@@ -44,6 +44,10 @@ class TrainConfig:
 
     NON_IDENTITY: ClassVar[tuple[str, ...]] = ("epochs",)
     """Settings that may change on resume (a finished training continued to more epochs)."""
+    PLAIN_SHAPE: ClassVar[tuple[tuple[str, object], ...]] = (("king_buckets", "1"),
+                                                             ("output_buckets", 1))
+    """A plain net's shape keys: left out of the identity, so a plain training keeps the
+    identity (and automatic run id) it had before nets had buckets."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "data", tuple(str(d) for d in self.data))
@@ -124,11 +128,12 @@ class TrainConfig:
                 "max_bad": self.max_bad, "cache_dir": self.cache_dir}
 
     def identity_dict(self) -> dict:
-        """The settings the identity hashes (all but :attr:`NON_IDENTITY`; the data files and
-        the initial net are hashed by their bytes)."""
+        """The settings the identity hashes (all but :attr:`NON_IDENTITY` and a plain net's
+        :attr:`PLAIN_SHAPE`; the data files and the initial net are hashed by their bytes)."""
         d = self.to_dict()
         del d["data"]
-        d["settings"] = {k: v for k, v in self.settings.items() if k not in self.NON_IDENTITY}
+        d["settings"] = {k: v for k, v in self.settings.items() if k not in self.NON_IDENTITY
+                         and (k, v) not in self.PLAIN_SHAPE}
         return d
 
 
