@@ -14,7 +14,7 @@ import pytest
 
 from evotune.cli import main
 from evotune.errors import ConfigError, StoreError
-from evotune.kinds import FIT, GAMES, TRAINING, kind_named, kind_of, kinds
+from evotune.kinds import FIT, GAMES, MOVES, TRAINING, kind_named, kind_of, kinds
 from evotune.runs.config import RunConfig
 from evotune.runs.fitconfig import TexelConfig
 from evotune.runs.kinds import Exported, Job, RunKind, Status, Summary, register, unregister
@@ -155,7 +155,7 @@ def test_a_run_of_an_unregistered_kind_is_refused_in_one_line(tmp_path, capsys):
         Store.create(tmp_path, "toy-2", config=ToyConfig(steps=2), identity={}).unlock()
     finally:
         unregister("toy")
-    with pytest.raises(StoreError, match="'kind' must be one of games, fit, train, not 'toy'"):
+    with pytest.raises(StoreError, match="'kind' must be one of games, fit, train, moves, not 'toy'"):
         Store.open("toy-2", tmp_path).manifest()
     code, out, err = cli(capsys, "runs", "--runs-dir", str(tmp_path))
     assert code == 0 and "toy-2  unreadable:" in out
@@ -172,7 +172,8 @@ def test_the_built_in_kinds_follow_the_protocol():
     assert [k.name for k in kinds()][:3] == ["games", "fit", "train"]
     assert (kind_named("games"), kind_named("fit"), kind_named("train")) == (GAMES, FIT,
                                                                              TRAINING)
-    for kind in (GAMES, FIT, TRAINING, ToyKind()):
+    assert kind_named("moves") is MOVES and not MOVES.overlays
+    for kind in (GAMES, FIT, TRAINING, MOVES, ToyKind()):
         assert kind.stored.name == kind.name
         for method in ("new", "resume", "execute", "status", "row", "plot", "report", "export",
                        "verify", "recommend"):

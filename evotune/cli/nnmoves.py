@@ -2,6 +2,7 @@
 of a move-model file (:mod:`evotune.engine.movemodel`, :mod:`evotune.learn.movetrain`)."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import chess
@@ -10,8 +11,11 @@ import click
 from ..engine.movecore import move_scores as core_move_scores
 from ..engine.movemodel import is_move_model_file, read_move_model, write_move_model
 from ..fileio import check_writable
-from ..learn.movetrain import EpochReport, MoveTrainSettings, baseline, read_move_data, train_moves
-from .options import seed_option
+from ..kinds.moves import MOVES
+from ..learn.moverun import MODEL_FILE, MoveRunConfig
+from ..learn.movetrain import MoveTrainSettings
+from .options import runs_dir_option, seed_option
+from .progress import CommandUI
 
 _D = MoveTrainSettings()
 __all__ = ["is_move_model_file", "move_model_info", "train_moves_command"]
@@ -30,8 +34,12 @@ def move_model_info(path: str) -> None:
                                           for uci, s in best))
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
+class _EchoUI(CommandUI):
+    """``nn train-moves`` prints its baseline and epoch lines on stdout, as before it was a
+    run."""
+
+    def info(self, text: str) -> None:
+        click.echo(text)
 
 
 @click.command("train-moves")
@@ -51,28 +59,29 @@ def _pct(x: float) -> str:
 @click.option("--max-bad", type=int, default=0, show_default=True,
               help="Malformed lines to skip before stopping.")
 @seed_option(_D.seed, "Seed of the held-out split and the epochs' orders.")
+@click.option("--run-id", type=str, default=None,
+              help="Name of the run directory (default: moves- and a hash of the settings and "
+                   "data).")
+@runs_dir_option()
 def train_moves_command(data, out_file, epochs, batch, lr, l2, val_share, val_block, max_bad,
-                        seed) -> None:
+                        seed, run_id, runs_dir) -> None:
     """Train a move model on 'FEN | score | result | move' lines ('evotune label --move'):
-    softmax cross-entropy of the chosen move over the legal moves. Prints the held-out loss,
-    top-1 and top-3 accuracy per epoch, and the engine's ordering prior's as the baseline; play
-    the model with '[search] prior = "model:FILE"'."""
+    softmax cross-entropy of the chosen move over the legal moves, as a run: one checkpoint per
+    epoch, 'evotune resume RUN' continues it, 'evotune status RUN' and 'evotune plot RUN' show
+    it. Prints the held-out loss, top-1 and top-3 accuracy per epoch, and the engine's ordering
+    prior's as the baseline; writes the model to --out at the end. Play it with
+    '[search] prior = "model:FILE"'."""
     if max_bad < 0:
         raise click.BadParameter("must be >= 0", param_hint="--max-bad")
     settings = MoveTrainSettings(epochs=epochs, batch=batch, lr=lr, l2=l2, val_share=val_share,
                                  val_block=val_block, seed=seed)
     check_writable(out_file, "--out", parents=False)
-    moves = read_move_data(data, max_bad=max_bad)
-    base = baseline(moves, settings)
-    click.echo(f"{len(moves)} positions, {moves.feats.shape[0]} legal moves; held-out "
-               f"baseline (ordering prior): loss {base.loss:.3f}, top-1 {_pct(base.top1)}, "
-               f"top-3 {_pct(base.top3)}")
-
-    def report(r: EpochReport) -> None:
-        h = r.held_out
-        click.echo(f"epoch {r.epoch}: train loss {r.train_loss:.3f}; held-out loss "
-                   f"{h.loss:.3f}, top-1 {_pct(h.top1)}, top-3 {_pct(h.top3)}")
-
-    model = train_moves(moves, settings, report=report)
+    cfg = MoveRunConfig(data=tuple(data), settings=dataclasses.asdict(settings),
+                        max_bad=max_bad)
+    job = MOVES.new(cfg, out_dir=runs_dir, run_id=run_id, workers=0, ui=_EchoUI())
+    summary = MOVES.execute(job, _EchoUI())
+    for line in summary.lines:
+        click.echo(line)
+    model = read_move_model(job.store.root / MODEL_FILE)
     write_move_model(model, out_file)
     click.echo(f"{out_file}: {model.describe()}")

@@ -142,7 +142,7 @@ def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend,
 @click.option("--format", "fmt", required=True,
               help="json, csv, uci, cutechess, spsa (OpenBench lines), spsa-fishtest, header or "
                    "python; a net (a training's, or a run's tuned output layer): evotune or "
-                   "bullet (with --out).")
+                   "bullet (with --out); a move-model training's model: evotune (with --out).")
 @click.option("--engine", type=str, default=None,
               help="Map names and scales onto this engine spec (name or .toml; default: the "
                    "copy of its spec the run keeps).")

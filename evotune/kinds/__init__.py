@@ -1,7 +1,8 @@
-"""The run kinds, each registered once: games runs (:mod:`.games`), Texel fits (:mod:`.fit`) and
-net trainings (:mod:`.training`), each a :class:`~evotune.runs.kinds.RunKind`. The commands ask
-a run's kind (:func:`kind_of`) for its status, row, continuation, report, plots, export,
-verification and recommendation, and never test a kind's name.
+"""The run kinds, each registered once: games runs (:mod:`.games`), Texel fits (:mod:`.fit`),
+net trainings (:mod:`.training`) and move-model trainings (:mod:`.moves`), each a
+:class:`~evotune.runs.kinds.RunKind`. The commands ask a run's kind (:func:`kind_of`) for its
+status, row, continuation, report, plots, export, verification and recommendation, and never
+test a kind's name.
 
 This package sits between the commands (cli, experiments) and reporting: a kind binds its
 lifecycle (runs, tuning, learn) to its readers (reporting) and its verification (verify). A new
@@ -13,9 +14,10 @@ from __future__ import annotations
 from ..runs.kinds import RunKind, kind_named, kind_of, kinds, register
 from .fit import FIT
 from .games import GAMES
+from .moves import MOVES
 from .training import TRAINING
 
-for _kind in (GAMES, FIT, TRAINING):
+for _kind in (GAMES, FIT, TRAINING, MOVES):
     register(_kind)
 
-__all__ = ["FIT", "GAMES", "TRAINING", "RunKind", "kind_named", "kind_of", "kinds", "register"]
+__all__ = ["FIT", "GAMES", "MOVES", "TRAINING", "RunKind", "kind_named", "kind_of", "kinds", "register"]

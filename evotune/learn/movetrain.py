@@ -255,18 +255,44 @@ class EpochReport:
     """The rounded model on the held-out positions."""
 
 
+@dataclass(frozen=True)
+class MoveTrainState:
+    """Where a training stands after an epoch: everything the next epoch needs (the epochs'
+    orders are drawn from the seed and the epoch, so the epoch is the RNG's position)."""
+
+    epoch: int
+    """Epochs finished (0: the zero weights)."""
+    steps: int
+    """Adam steps taken."""
+    w: np.ndarray
+    """float64 (N_FEATURES,): the weights (nats)."""
+    m: np.ndarray
+    """float64 (N_FEATURES,): Adam's first moments."""
+    v: np.ndarray
+    """float64 (N_FEATURES,): Adam's second moments."""
+
+    @staticmethod
+    def zero() -> MoveTrainState:
+        """Zero weights (every legal move equally likely), nothing trained."""
+        return MoveTrainState(epoch=0, steps=0, w=np.zeros(N_FEATURES), m=np.zeros(N_FEATURES),
+                              v=np.zeros(N_FEATURES))
+
+
 def train_moves(data: MoveData, settings: MoveTrainSettings, *,
-                report: Callable[[EpochReport], None] | None = None) -> MoveModel:
-    """Train a model on ``data`` from zero weights (every legal move equally likely)."""
+                report: Callable[[EpochReport], None] | None = None,
+                start: MoveTrainState | None = None,
+                on_epoch: Callable[[MoveTrainState, EpochReport], None] | None = None
+                ) -> MoveModel:
+    """Train a model on ``data`` from ``start`` (default: zero weights) to ``settings.epochs``;
+    ``on_epoch`` gets each epoch's state (copies) and figures, before ``report``."""
     train, held = split(len(data), settings)
-    w = np.zeros(N_FEATURES, dtype=np.float64)
-    m = np.zeros_like(w)
-    v = np.zeros_like(w)
+    st = start if start is not None else MoveTrainState.zero()
+    w, m, v = (np.array(a, dtype=np.float64) for a in (st.w, st.m, st.v))
     grad = np.zeros_like(w)
     buf = np.zeros(256, dtype=np.float64)
-    t = 0
+    t = st.steps
     model = quantise(w, settings.scale)
-    for epoch in range(1, settings.epochs + 1):
+    for epoch in range(st.epoch + 1, settings.epochs + 1):
         order = train[generator(settings.seed, STREAM_MOVE_TRAIN, 1, epoch).permutation(
             train.size)]
         total = 0.0
@@ -275,10 +301,15 @@ def train_moves(data: MoveData, settings: MoveTrainSettings, *,
             total += _step(w, m, v, t, order[s:s + settings.batch], data.starts, data.feats,
                            data.target, settings.lr, settings.l2, buf, grad)
         model = quantise(w, settings.scale)
-        if report is not None:
-            report(EpochReport(epoch=epoch, train_loss=total / max(1, order.size),
-                               held_out=figures(model_scores(model, data), settings.scale,
-                                                held, data)))
+        if report is not None or on_epoch is not None:
+            r = EpochReport(epoch=epoch, train_loss=total / max(1, order.size),
+                            held_out=figures(model_scores(model, data), settings.scale, held,
+                                             data))
+            if on_epoch is not None:
+                on_epoch(MoveTrainState(epoch=epoch, steps=t, w=w.copy(), m=m.copy(),
+                                        v=v.copy()), r)
+            if report is not None:
+                report(r)
     return model
 
 

@@ -1,0 +1,135 @@
+"""The move-model kind: move-model trainings (``evotune nn train-moves``). Its lifecycle is
+:mod:`evotune.learn.moverun` (new, open, execute) and its views :mod:`evotune.reporting.moves`;
+here is what the commands ask of it: its epoch lines and summary, status, row, plot and model
+export. It plays no verification and recommends a model, not a weight vector."""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, FieldError, Interrupted
+from ..learn.moverun import (
+    MoveRunConfig,
+    execute_move_run,
+    new_move_run,
+    open_move_run,
+    read_checkpoint,
+    read_stored,
+    stored_model,
+)
+from ..learn.movetrain import EpochReport
+from ..reporting.moves import moves_status, write_moves_plot
+from ..runs.kinds import Exported, Job, RunUI, Status, Summary
+from ..runs.rundata import Recommendation, RunData
+from ..runs.store import Store
+from ..runs.storedkinds import StoredKind
+from .view import of_total, started
+
+MOVES_STORED = StoredKind(MoveRunConfig.kind, read_stored, data_files=True, weights=False)
+"""Move-model trainings as the store reads them."""
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def epoch_line(r: EpochReport) -> str:
+    """One epoch as ``nn train-moves`` prints it."""
+    h = r.held_out
+    return (f"epoch {r.epoch}: train loss {r.train_loss:.3f}; held-out loss {h.loss:.3f}, "
+            f"top-1 {_pct(h.top1)}, top-3 {_pct(h.top3)}")
+
+
+class MovesKind:
+    """Move-model trainings: one checkpoint (with every epoch's figures) per epoch."""
+
+    name = MoveRunConfig.kind
+    stored = MOVES_STORED
+    overlays = False
+    config_class = MoveRunConfig
+
+    def new(self, config: MoveRunConfig, *, out_dir: str | Path, run_id: str | None,
+            workers: int, ui: RunUI, **start: Any) -> Job:
+        store, data = new_move_run(config, out_dir=out_dir, run_id=run_id)
+        return Job(store=store, plan=config, data=data)
+
+    def resume(self, store: Store, *, generations: int | None, workers: int | None,
+               backend: str, scheduler: str) -> Job:
+        cfg = store.manifest().config
+        assert isinstance(cfg, MoveRunConfig)
+        if generations is not None:
+            try:
+                cfg = MoveRunConfig(data=cfg.data, settings={**cfg.settings,
+                                                             "epochs": generations},
+                                    max_bad=cfg.max_bad)
+            except FieldError as exc:  # resume's flag is --generations (the epochs)
+                raise ConfigError(f"--generations {exc.problem}") from None
+        return Job(store=store, plan=cfg, data=open_move_run(store))
+
+    def execute(self, job: Job, ui: RunUI) -> Summary:
+        """Runs (or continues) the training, a line per epoch; its summary lines."""
+        store, cfg = job.store, job.plan
+        b = read_checkpoint(store).baseline
+        ui.info(f"training {store.run_id} in {store.root}; {len(job.data)} positions, "
+                f"{job.data.feats.shape[0]} legal moves; held-out baseline (ordering prior): "
+                f"loss {b['loss']:.3f}, top-1 {_pct(b['top1'])}, top-3 {_pct(b['top3'])}")
+        lines: list[str] = []
+        try:
+            cp = execute_move_run(store, cfg, job.data,
+                                  report=lambda r: ui.info(epoch_line(r)))
+        except KeyboardInterrupt:
+            raise Interrupted(f"interrupted; every finished epoch is stored: continue with "
+                              f"'evotune resume {store.run_id}'") from None
+        last = cp.epochs[-1] if cp.epochs else None
+        if last is not None:
+            lines.append(f"move-model training {store.run_id}: {last.epoch} epochs, "
+                         f"{cp.seconds:.1f} s; held-out loss {last.loss:.3f}, top-1 "
+                         f"{_pct(last.top1)}, top-3 {_pct(last.top3)}")
+        return Summary(run_id=store.run_id, lines=tuple(lines), record=cp)
+
+    def status(self, store: Store, *, every: bool) -> Status:
+        info, lines = moves_status(store)
+        return Status(info=info, lines=tuple(lines))
+
+    def row(self, store: Store) -> tuple[str, ...]:
+        cp = read_checkpoint(store)
+        total = max(store.manifest().config.generations, cp.state.epoch)
+        last = cp.epochs[-1] if cp.epochs else None
+        return (store.run_id, "move model", f"epoch {of_total(cp.state.epoch, total)}",
+                f"{len(cp.epochs)} epochs",
+                f"top-1 {_pct(last.top1)} (held-out)" if last else "-",
+                "finished" if cp.state.epoch >= total else "stopped", started(store))
+
+    def plot(self, stores: Sequence[Store], *, out: str, x: str, squares: list[str] | None,
+             runs_dir: str, progress: Callable[[int, int], None]) -> list[Path]:
+        return write_moves_plot(stores[0], out)
+
+    def report(self, store: Store, *, out: str, rule: str, x: str, squares: list[str] | None,
+               runs_dir: str, progress: Callable[[int, int], None]) -> list[Path]:
+        raise ConfigError(f"run '{store.run_id}' is a move-model training: it has no report; "
+                          f"'evotune status {store.run_id}' and 'evotune plot' show it")
+
+    def export(self, store: Store, *, fmt: str, engine: str | None, rule: str, runs_dir: str,
+               out_file: str | None) -> Exported:
+        if out_file is None:
+            raise ConfigError(f"run '{store.run_id}' is a move-model training: its model is "
+                              "binary; give --out FILE")
+        if fmt != "evotune":
+            raise ConfigError(f"run '{store.run_id}' is a move-model training: export it with "
+                              f"--format evotune (its .evomove file), not {fmt!r}")
+        data = stored_model(store)
+        return Exported(data=data, what=f"move model, {len(data)} bytes")
+
+    def verify(self, store: Store, *, settings: Any, runs_dir: str,
+               progress: Callable | None) -> dict:
+        raise ConfigError(f"run '{store.run_id}' is a move-model training: play its model with "
+                          "'[search] prior = \"model:FILE\"' in a match instead")
+
+    def recommend(self, run: RunData, rule: str) -> Recommendation:
+        raise ConfigError(f"run '{run.run_id}' trained a move model, which is not a vector of "
+                          "evaluation weights")
+
+
+MOVES = MovesKind()
+"""The move-model kind (registered by :mod:`evotune.kinds`)."""

@@ -1,0 +1,136 @@
+"""A move-model training is a run of its own kind, ``moves`` (issue 40, part 2): a checkpoint per
+epoch, ``evotune resume`` continues it to the bytes an uninterrupted training writes (after a
+stop or a kill -9), ``evotune status`` shows its epochs' loss and held-out top-1 / top-3,
+``evotune plot`` draws them and ``nn train-moves DATA --out FILE`` still writes FILE."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from test_movetrain import _hidden_model_data
+
+from evotune.cli import main
+from evotune.engine import movemodel as MM
+from evotune.kinds import MOVES, kind_of
+from evotune.learn.moverun import MODEL_FILE, read_checkpoint
+from evotune.runs.store import Store
+
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+
+
+def cli(capsys, *args: str) -> tuple[int, str, str]:
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _train(capsys, tmp_path, out: str, run_id: str, epochs: int) -> tuple[int, str, str]:
+    return cli(capsys, "nn", "train-moves", str(tmp_path / "d.txt"), "--out", str(tmp_path / out),
+               "--epochs", str(epochs), "--batch", "32", "--run-id", run_id, "--runs-dir",
+               str(tmp_path / "runs"))
+
+
+def test_resumed_to_four_epochs_gives_the_bytes_of_four_at_once(tmp_path, capsys):
+    _hidden_model_data(tmp_path / "d.txt", 300, seed=5)
+    code, out, err = _train(capsys, tmp_path, "four.evomove", "four", 4)
+    assert code == 0, err
+    assert "held-out baseline (ordering prior)" in out and "epoch 4:" in out
+    code, out, err = _train(capsys, tmp_path, "two.evomove", "two", 2)
+    assert code == 0, err
+    assert "epoch 2:" in out and "epoch 3:" not in out
+    four = (tmp_path / "four.evomove").read_bytes()
+    assert (tmp_path / "two.evomove").read_bytes() != four
+
+    code, out, err = cli(capsys, "resume", "two", "--generations", "4", "--runs-dir",
+                         str(tmp_path / "runs"))
+    assert code == 0, err
+    assert "epoch 3:" in err and "epoch 4:" in err and "epoch 2:" not in err
+    store = Store.open("two", tmp_path / "runs")
+    assert kind_of(store) is MOVES
+    assert (store.root / MODEL_FILE).read_bytes() == four
+    cp = read_checkpoint(store)
+    assert [e.epoch for e in cp.epochs] == [1, 2, 3, 4] and cp.state.epoch == 4
+    assert cp.epochs == read_checkpoint(Store.open("four", tmp_path / "runs")).epochs
+
+    code, out, err = cli(capsys, "export", "two", "--format", "evotune", "--out", str(tmp_path / "e.evomove"),
+                         "--runs-dir", str(tmp_path / "runs"))
+    assert code == 0, err
+    assert (tmp_path / "e.evomove").read_bytes() == four
+
+
+def test_status_and_plot_show_loss_and_held_out_accuracy(tmp_path, capsys):
+    _hidden_model_data(tmp_path / "d.txt", 300, seed=5)
+    code, out, err = _train(capsys, tmp_path, "m.evomove", "m", 3)
+    assert code == 0, err
+    epoch3 = [line for line in out.splitlines() if line.startswith("epoch 3:")][0]
+    runs = str(tmp_path / "runs")
+    code, out, err = cli(capsys, "status", "m", "--runs-dir", runs)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("move-model training m: epoch 3/3 (finished)")
+    assert "(ordering prior)" in lines[2]
+    # the epoch's figures as the training printed them
+    assert lines[-1].split(None, 2)[2] == epoch3.split(None, 2)[2]
+    code, out, err = cli(capsys, "status", "m", "--runs-dir", runs, "--json")
+    info = json.loads(out)
+    assert code == 0 and info["epoch"] == 3 and info["finished"] is True
+    assert [e["epoch"] for e in info["history"]] == [1, 2, 3]
+    last = info["history"][-1]
+    assert 0 < last["top1"] <= last["top3"] <= 1 and last["loss"] < info["baseline"]["loss"]
+
+    code, out, err = cli(capsys, "plot", "m", "--runs-dir", runs, "--reports",
+                         str(tmp_path / "reports"))
+    assert code == 0, err
+    png = tmp_path / "reports" / "m" / "moves.png"
+    assert png.stat().st_size > 10_000 and (tmp_path / "reports" / "m" / "moves.svg").exists()
+    code, out, err = cli(capsys, "runs", "--runs-dir", runs)
+    assert code == 0 and out.splitlines()[1].split()[:4] == ["m", "move", "model", "epoch"]
+
+
+def test_the_same_command_again_asks_to_resume_and_bad_data_writes_no_run(tmp_path, capsys):
+    _hidden_model_data(tmp_path / "d.txt", 100, seed=5)
+    assert _train(capsys, tmp_path, "m.evomove", "m", 1)[0] == 0
+    code, _, err = _train(capsys, tmp_path, "m.evomove", "m", 1)
+    assert code == 2 and err.count("\n") == 1 and "evotune resume m" in err
+    (tmp_path / "bad.txt").write_text("not a fen | 0 | 0.5 | e2e4\n")
+    code, _, err = cli(capsys, "nn", "train-moves", str(tmp_path / "bad.txt"), "--out",
+                       str(tmp_path / "b.evomove"), "--runs-dir", str(tmp_path / "runs2"))
+    assert code == 2 and err.count("\n") == 1
+    assert not (tmp_path / "runs2").exists() and not (tmp_path / "b.evomove").exists()
+
+
+@pytest.mark.slow
+def test_a_training_killed_mid_run_resumes_to_the_same_model(tmp_path):
+    _hidden_model_data(tmp_path / "d.txt", 2000, seed=3)
+    cmd = [sys.executable, "-m", "evotune.cli", "nn", "train-moves", "d.txt", "--epochs", "6",
+           "--batch", "16", "--runs-dir", "runs"]
+    whole = subprocess.run(cmd + ["--out", "whole.evomove", "--run-id", "whole"], cwd=tmp_path,
+                           env=ENV, capture_output=True, text=True)
+    assert whole.returncode == 0, whole.stderr
+    proc = subprocess.Popen(cmd + ["--out", "cut.evomove", "--run-id", "cut"], cwd=tmp_path,
+                            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:  # kill -9 in the epoch after the second
+        if line.startswith("epoch 2:"):
+            time.sleep(0.05)
+            proc.send_signal(signal.SIGKILL)
+            break
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL and not (tmp_path / "cut.evomove").exists()
+    done = read_checkpoint(Store.open("cut", tmp_path / "runs")).state.epoch
+    assert 2 <= done < 6
+    res = subprocess.run([sys.executable, "-m", "evotune.cli", "resume", "cut", "--runs-dir",
+                          "runs"], cwd=tmp_path, env=ENV, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "runs" / "cut" / MODEL_FILE).read_bytes() == (
+        tmp_path / "whole.evomove").read_bytes()
+    assert MM.read_move_model(tmp_path / "whole.evomove").scale == 100
