@@ -17,7 +17,7 @@ from test_movetrain import _hidden_model_data
 from evotune.cli import main
 from evotune.engine import movemodel as MM
 from evotune.kinds import MOVES, kind_of
-from evotune.learn.moverun import MODEL_FILE, read_checkpoint
+from evotune.learn.moverun import CHECKPOINT_FILE, MODEL_FILE, read_checkpoint
 from evotune.runs.store import Store
 
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
@@ -106,6 +106,26 @@ def test_the_same_command_again_asks_to_resume_and_bad_data_writes_no_run(tmp_pa
                        str(tmp_path / "b.evomove"), "--runs-dir", str(tmp_path / "runs2"))
     assert code == 2 and err.count("\n") == 1
     assert not (tmp_path / "runs2").exists() and not (tmp_path / "b.evomove").exists()
+
+
+def test_a_run_stopped_before_its_first_checkpoint_starts_again_and_a_lost_one_is_refused(
+        tmp_path, capsys):
+    _hidden_model_data(tmp_path / "d.txt", 100, seed=5)
+    assert _train(capsys, tmp_path, "whole.evomove", "whole", 2)[0] == 0
+    cfg = Store.open("whole", tmp_path / "runs").manifest().config
+    job = MOVES.new(cfg, out_dir=tmp_path / "runs", run_id="cut", workers=0, ui=None)
+    job.store.unlock()
+    (job.store.root / CHECKPOINT_FILE).unlink()  # as if killed right after the manifest
+    runs = str(tmp_path / "runs")
+    code, _, err = cli(capsys, "resume", "cut", "--runs-dir", runs)
+    assert code == 0, err
+    assert (job.store.root / MODEL_FILE).read_bytes() == (tmp_path / "whole.evomove").read_bytes()
+    (job.store.root / CHECKPOINT_FILE).unlink()  # lost after training: refused, not restarted
+    code, _, err = cli(capsys, "resume", "cut", "--runs-dir", runs)
+    assert code == 2 and err.count("\n") == 1 and "moves-checkpoint.npz is missing" in err
+    (job.store.root / CHECKPOINT_FILE).write_bytes(b"junk")
+    code, _, err = cli(capsys, "status", "cut", "--runs-dir", runs)
+    assert code == 2 and err.count("\n") == 1 and "moves-checkpoint.npz is damaged (" in err
 
 
 @pytest.mark.slow

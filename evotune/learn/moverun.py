@@ -13,7 +13,8 @@ Store`), shaped as a net training's run (:mod:`evotune.learn.nn.trainrun`):
 
 A killed training resumed with ``evotune resume RUN`` restarts the epoch it was in from the
 checkpoint; an epoch's order is drawn from the seed and the epoch, so it ends with the bytes an
-uninterrupted training ends with.
+uninterrupted training ends with. One stopped before its first checkpoint (right after its
+manifest) starts from zero weights again: nothing had been trained.
 """
 from __future__ import annotations
 
@@ -236,8 +237,14 @@ def open_move_run(store: Store) -> MoveData:
                          f"started ({', '.join(cfg.data)}); restore it or start a new run")
     store.lock()
     try:
+        data = read_move_data(cfg.data, max_bad=cfg.max_bad)
+        if not (store.root / CHECKPOINT_FILE).exists() and not (store.root / MODEL_FILE).exists():
+            # stopped between its manifest and its first checkpoint: nothing was trained
+            base = baseline(data, cfg.train_settings())
+            write_checkpoint(store, Checkpoint(state=MoveTrainState.zero(), epochs=(),
+                                               baseline=dataclasses.asdict(base), seconds=0.0))
         read_checkpoint(store)
-        return read_move_data(cfg.data, max_bad=cfg.max_bad)
+        return data
     except EvotuneError:
         store.unlock()
         raise
