@@ -61,6 +61,7 @@ def test_resumed_to_four_epochs_gives_the_bytes_of_four_at_once(tmp_path, capsys
     assert [e.epoch for e in cp.epochs] == [1, 2, 3, 4] and cp.state.epoch == 4
     assert cp.epochs == read_checkpoint(Store.open("four", tmp_path / "runs")).epochs
 
+    (store.root / MODEL_FILE).write_bytes(b"stale")  # export reads the checkpoint, the commit
     code, out, err = cli(capsys, "export", "two", "--format", "evotune", "--out", str(tmp_path / "e.evomove"),
                          "--runs-dir", str(tmp_path / "runs"))
     assert code == 0, err

@@ -12,7 +12,7 @@ from ..engine.movecore import move_scores as core_move_scores
 from ..engine.movemodel import is_move_model_file, read_move_model, write_move_model
 from ..fileio import check_writable
 from ..kinds.moves import MOVES
-from ..learn.moverun import MODEL_FILE, MoveRunConfig
+from ..learn.moverun import MoveRunConfig, stored_move_model
 from ..learn.movetrain import MoveTrainSettings
 from .options import runs_dir_option, seed_option
 from .progress import CommandUI
@@ -82,6 +82,6 @@ def train_moves_command(data, out_file, epochs, batch, lr, l2, val_share, val_bl
     summary = MOVES.execute(job, _EchoUI())
     for line in summary.lines:
         click.echo(line)
-    model = read_move_model(job.store.root / MODEL_FILE)
+    model = stored_move_model(job.store)
     write_move_model(model, out_file)
     click.echo(f"{out_file}: {model.describe()}")

@@ -8,8 +8,9 @@ Store`), shaped as a net training's run (:mod:`evotune.learn.nn.trainrun`):
   MoveTrainState`: weights, Adam's moments and step count, the epoch) with every finished
   epoch's figures, written atomically after every epoch: the commit point (epoch 0 is written
   when the run is made);
-- ``model.evomove``: the model after the last epoch; ``state.json``: the epoch as the run's
-  generation, for the readers.
+- ``model.evomove``: the model after the last epoch (written after the checkpoint; export
+  rounds the checkpoint's weights, so a kill between the two exports the committed epoch);
+  ``state.json``: the epoch as the run's generation, for the readers.
 
 A killed training resumed with ``evotune resume RUN`` restarts the epoch it was in from the
 checkpoint; an epoch's order is drawn from the seed and the epoch, so it ends with the bytes an
@@ -263,31 +264,39 @@ def execute_move_run(store: Store, cfg: MoveRunConfig, data: MoveData, *,
     def commit(state: MoveTrainState, r: EpochReport) -> None:
         history.append(EpochFigures.of(r))
         seconds = cp.seconds + time.monotonic() - began
-        store.write_bytes(MODEL_FILE, move_model_bytes(quantise(state.w, settings.scale)))
         last[0] = Checkpoint(state=state, epochs=tuple(history), baseline=cp.baseline,
                              seconds=seconds)
         write_checkpoint(store, last[0])
+        store.write_bytes(MODEL_FILE, move_model_bytes(quantise(state.w, settings.scale)))
         store.write_state(State(generation=state.epoch, games=0, seconds=seconds,
                                 finished=state.epoch >= settings.epochs, strategy={}))
 
     try:
         model = train_moves(data, settings, report=report, start=cp.state, on_epoch=commit)
-        if cp.state.epoch >= settings.epochs:  # nothing left to train: the model is the state's
+        if cp.state.epoch >= settings.epochs:  # nothing left: (re)write the committed model
             store.write_bytes(MODEL_FILE, move_model_bytes(model))
     finally:
         store.unlock()
     return last[0]
 
 
-def stored_model(store: Store) -> bytes:
-    """The bytes of the run's model after its last epoch."""
-    path = store.root / MODEL_FILE
-    if not path.exists():
+def stored_move_model(store: Store) -> MoveModel:
+    """The run's model after its last finished epoch: the checkpoint's weights rounded, as
+    ``model.evomove`` holds them once it is written."""
+    cfg = store.manifest().config
+    assert isinstance(cfg, MoveRunConfig)
+    cp = read_checkpoint(store)
+    if cp.state.epoch == 0:
         raise StoreError(f"run '{store.run_id}' has no model yet (no epoch finished); continue "
                          f"it with 'evotune resume {store.run_id}'")
-    return path.read_bytes()
+    return quantise(cp.state.w, cfg.train_settings().scale)
+
+
+def stored_model(store: Store) -> bytes:
+    """The bytes of :func:`stored_move_model` (a move-model file)."""
+    return move_model_bytes(stored_move_model(store))
 
 
 __all__ = ["CHECKPOINT_FILE", "MODEL_FILE", "Checkpoint", "EpochFigures", "MoveModel",
            "MoveRunConfig", "execute_move_run", "new_move_run", "open_move_run",
-           "read_checkpoint", "read_stored", "stored_model"]
+           "read_checkpoint", "read_stored", "stored_model", "stored_move_model"]
