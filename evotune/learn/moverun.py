@@ -83,7 +83,7 @@ class MoveRunConfig:
 
     @property
     def strategy(self) -> str:
-        return "move model"
+        return "move-model"
 
     @property
     def np(self) -> int:
