@@ -132,13 +132,15 @@ def test_a_run_stopped_before_its_first_checkpoint_starts_again_and_a_lost_one_i
 @pytest.mark.slow
 def test_a_training_killed_mid_run_resumes_to_the_same_model(tmp_path):
     _hidden_model_data(tmp_path / "d.txt", 2000, seed=3)
-    cmd = [sys.executable, "-m", "evotune.cli", "nn", "train-moves", "d.txt", "--epochs", "6",
+    cmd = [sys.executable, "-m", "evotune.cli", "nn", "train-moves", "d.txt", "--epochs", "12",
            "--batch", "16", "--runs-dir", "runs"]
     whole = subprocess.run(cmd + ["--out", "whole.evomove", "--run-id", "whole"], cwd=tmp_path,
                            env=ENV, capture_output=True, text=True)
     assert whole.returncode == 0, whole.stderr
+    # unbuffered, so "epoch 2:" is read when it is printed, not when the pipe's buffer flushes
     proc = subprocess.Popen(cmd + ["--out", "cut.evomove", "--run-id", "cut"], cwd=tmp_path,
-                            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env={**ENV, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     for line in proc.stdout:  # kill -9 in the epoch after the second
         if line.startswith("epoch 2:"):
@@ -148,7 +150,7 @@ def test_a_training_killed_mid_run_resumes_to_the_same_model(tmp_path):
     proc.wait()
     assert proc.returncode == -signal.SIGKILL and not (tmp_path / "cut.evomove").exists()
     done = read_checkpoint(Store.open("cut", tmp_path / "runs")).state.epoch
-    assert 2 <= done < 6
+    assert 2 <= done < 12
     res = subprocess.run([sys.executable, "-m", "evotune.cli", "resume", "cut", "--runs-dir",
                           "runs"], cwd=tmp_path, env=ENV, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
