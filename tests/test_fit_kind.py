@@ -138,7 +138,8 @@ def test_a_manifest_of_another_kind_or_format_is_refused(v1):
     store, _ = new_fit(cfg, out_dir=v1 / "new", run_id="f")
     store.unlock()
     doc = json.loads(store.manifest_path.read_text())
-    for change, said in (({"kind": "nnue"}, "'kind' must be one of games, fit, train, not 'nnue'"),
+    for change, said in (({"kind": "nnue"}, "'kind' must be one of games, fit, train, moves, "
+                                          "not 'nnue'"),
                          ({"format": 3}, "format 3 is not supported by this evotune (it reads "
                                          "formats 1 to 2)"),
                          ({"data_files": []}, "'data_files' must be a non-empty list")):
