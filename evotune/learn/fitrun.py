@@ -39,7 +39,7 @@ from ..spec.file import load_engine_spec, resolve_engine_spec_path
 from . import texel as tx
 from .features import feature_set
 from .fitdata import FitData, choose_l2, fit_data, initial_weights
-from .labels import file_record
+from .labels import data_files, file_record
 
 log = logging.getLogger(__name__)
 
@@ -60,11 +60,6 @@ class FitProgress:
 def _digest_text(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
-
-def data_files(cfg: TexelConfig) -> tuple[DataFile, ...]:
-    """Name, size and SHA-256 of every data file."""
-    return tuple(DataFile(name=r["name"], size=r["size"], sha256=r["sha256"])
-                 for r in (file_record(Path(p)) for p in cfg.data))
 
 
 def fit_identity(cfg: TexelConfig, files: tuple[DataFile, ...]) -> dict:
@@ -95,7 +90,7 @@ def new_fit(cfg: TexelConfig, *, out_dir: str | Path = "populations",
     feature_set(spec)
     spec.space().require_free("texel")
     initial_weights(cfg)
-    files = data_files(cfg)
+    files = data_files(cfg.data)
     identity = fit_identity(cfg, files)
     run_id = run_id or f"texel-{time.strftime('%Y%m%d-%H%M%S')}-{identity['hash'][:6]}"
     check_run_id(run_id)
@@ -122,7 +117,7 @@ def open_fit(store: Store) -> TexelConfig:
             raise StoreError(f"fit '{store.run_id}' cannot be resumed: its {what} {p} is "
                              "missing; put it back (same size and SHA-256) and resume again, "
                              "or start a new fit")
-    now = fit_identity(cfg, data_files(cfg))
+    now = fit_identity(cfg, data_files(cfg.data))
     stored = manifest.identity
     changed = [k for k in ("config", "engine_spec", "init", "data") if stored.get(k) != now.get(k)]
     if changed:

@@ -31,7 +31,8 @@ from pathlib import Path
 import chess
 import numpy as np
 
-from ..errors import EvotuneError
+from ..errors import ConfigError, EvotuneError
+from ..runs.fitconfig import DataFile
 
 log = logging.getLogger(__name__)
 
@@ -199,6 +200,20 @@ def file_record(path: Path) -> dict:
             h.update(chunk)
     return {"name": path.name, "path": str(path.resolve()), "size": path.stat().st_size,
             "sha256": h.hexdigest()}
+
+
+def data_files(paths, what: str = "data file") -> tuple[DataFile, ...]:
+    """Name, size and SHA-256 of each data file, as a run's manifest records them (a fit's, a
+    training's, a move model's: resume refuses a changed one); ConfigError naming a file that
+    cannot be read (``what`` names its kind in that line)."""
+    out = []
+    for p in paths:
+        try:
+            r = file_record(Path(p))
+        except OSError as exc:
+            raise ConfigError(f"{p}: cannot read the {what} ({exc.strerror})") from None
+        out.append(DataFile(name=r["name"], size=r["size"], sha256=r["sha256"]))
+    return tuple(out)
 
 
 @dataclass

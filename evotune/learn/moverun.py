@@ -37,7 +37,7 @@ from ..runs.fitconfig import DataFile, data_files_from_list
 from ..runs.manifest import check_run_id
 from ..runs.records import State
 from ..runs.store import Store
-from .labels import file_record
+from .labels import data_files
 from .movetrain import (
     EpochReport,
     MoveData,
@@ -154,17 +154,6 @@ class Checkpoint:
     """Training time of the whole run."""
 
 
-def _data_files(paths) -> tuple[DataFile, ...]:
-    out = []
-    for p in paths:
-        try:
-            r = file_record(Path(p))
-        except OSError as exc:
-            raise ConfigError(f"{p}: cannot read the move data file ({exc.strerror})") from None
-        out.append(DataFile(name=r["name"], size=r["size"], sha256=r["sha256"]))
-    return tuple(out)
-
-
 def default_run_id(cfg: MoveRunConfig, files: tuple[DataFile, ...]) -> str:
     """``moves-`` and 8 hex digits of the config and the data's hashes."""
     text = json.dumps([cfg.to_dict()["settings"], cfg.max_bad, [f.sha256 for f in files]],
@@ -215,7 +204,7 @@ def new_move_run(cfg: MoveRunConfig, *, out_dir: str | Path,
     settings = cfg.train_settings()
     if run_id is not None:
         check_run_id(run_id)
-    files = _data_files(cfg.data)
+    files = data_files(cfg.data, "move data file")
     data = read_move_data(cfg.data, max_bad=cfg.max_bad)
     base = baseline(data, settings)  # also checks the split
     store = Store.create(out_dir, run_id or default_run_id(cfg, files), config=cfg,
@@ -232,7 +221,7 @@ def open_move_run(store: Store) -> MoveData:
         raise StoreError(f"run '{store.run_id}' is a {manifest.kind} run, not a move-model "
                          "training")
     cfg = manifest.config
-    now = _data_files(cfg.data)
+    now = data_files(cfg.data, "move data file")
     if [f.sha256 for f in now] != [f.sha256 for f in manifest.data_files]:
         raise StoreError(f"the data of move-model training '{store.run_id}' changed since it "
                          f"started ({', '.join(cfg.data)}); restore it or start a new run")

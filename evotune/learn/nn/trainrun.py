@@ -33,7 +33,7 @@ from ...runs.manifest import check_run_id
 from ...runs.records import State
 from ...runs.store import Store
 from ...runs.trainconfig import INIT_RANDOM, EpochLine, TrainConfig
-from ..labels import file_record
+from ..labels import data_files, file_record
 from .bulletdata import load_positions
 from .data import PackedData
 from .floatnet import map_text
@@ -64,10 +64,6 @@ def settings_of(cfg: TrainConfig) -> TrainSettings:
     except TypeError as exc:
         raise ConfigError(f"a training's settings: {exc}") from None
 
-
-def data_files(cfg: TrainConfig) -> tuple[DataFile, ...]:
-    return tuple(DataFile(name=r["name"], size=r["size"], sha256=r["sha256"])
-                 for r in (file_record(Path(p)) for p in cfg.data))
 
 
 def train_identity(cfg: TrainConfig, files: tuple[DataFile, ...], cache_key: str) -> dict:
@@ -140,7 +136,7 @@ def new_training(cfg: TrainConfig, *, out_dir: str | Path = "populations",
         raise StoreError(f"run '{run_id}' already exists in {out_dir}; continue it with "
                          f"'evotune resume {run_id}' or choose another --run-id")
     data = _load(cfg, settings, progress)
-    files = data_files(cfg)
+    files = data_files(cfg.data)
     identity = train_identity(cfg, files, str(data.info["key"]))
     run_id = run_id or f"nn-{time.strftime('%Y%m%d-%H%M%S')}-{identity['hash'][:6]}"
     store = Store.create(out_dir, run_id, config=cfg, identity=identity, data_files=files)
@@ -174,7 +170,7 @@ def open_training(store: Store) -> TrainConfig:
             what = "data file" if p in cfg.data else "initial net file"
             raise StoreError(f"training '{store.run_id}' cannot be resumed: its {what} {p} is "
                              "missing; put it back (same size and SHA-256) and resume again")
-    now = train_identity(cfg, data_files(cfg), manifest.identity.get("cache", ""))
+    now = train_identity(cfg, data_files(cfg.data), manifest.identity.get("cache", ""))
     changed = [k for k in ("config", "init", "data") if manifest.identity.get(k) != now[k]]
     if changed:
         raise StoreError(f"training '{store.run_id}' cannot be resumed: its "
