@@ -37,6 +37,7 @@ from .netinputs import (
     INPUTS,
     OUTPUT_BUCKETS_MAX,
     PLAIN_MAP,
+    BucketShape,
     bucket_count,
     describe_buckets,
     describe_map,
@@ -80,7 +81,7 @@ _I16 = np.dtype("<i2")
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
-class Net:
+class Net(BucketShape):
     """A quantised ``(768 K -> hidden) x 2 -> N`` network (bullet's layout), validated."""
 
     hidden: int
@@ -153,21 +154,6 @@ class Net:
     def activation_code(self) -> int:
         """0 for screlu, 1 for crelu (evotune's file and the core)."""
         return ACTIVATIONS.index(self.activation)
-
-    @property
-    def king_bucket_count(self) -> int:
-        """K: the number of king buckets (1: none)."""
-        return bucket_count(self.king_buckets)
-
-    @property
-    def bucketed(self) -> bool:
-        """Whether the net has king buckets or output buckets (a version 2 file)."""
-        return self.king_bucket_count > 1 or self.output_buckets > 1
-
-    @property
-    def l1w_rows(self) -> np.ndarray:
-        """int16 (N, 2 H): the output weights of each output bucket (a view)."""
-        return self.l1w.reshape(self.output_buckets, 2 * self.hidden)
 
     @property
     def l1b_values(self) -> tuple[int, ...]:

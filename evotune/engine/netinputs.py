@@ -19,6 +19,7 @@ Plain Python and numpy: the numba core (engine/core/nnue.py) computes the same f
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import chess
 import numpy as np
@@ -77,6 +78,37 @@ def king_bucket_map(value: Sequence[int]) -> tuple[int, ...]:
 def bucket_count(bucket_map: Sequence[int]) -> int:
     """K: the number of king buckets of a (validated) map."""
     return max(bucket_map) + 1
+
+
+class _Shaped(Protocol):
+    @property
+    def hidden(self) -> int: ...
+    @property
+    def king_buckets(self) -> Sequence[int]: ...
+    @property
+    def output_buckets(self) -> int: ...
+    @property
+    def l1w(self) -> np.ndarray: ...
+
+
+class BucketShape:
+    """What a net derives from its bucket map and output buckets, shared by the quantised
+    :class:`~evotune.engine.netfile.Net` and the trainer's float net."""
+
+    @property
+    def king_bucket_count(self: _Shaped) -> int:
+        """K: the number of king buckets (1: none)."""
+        return bucket_count(self.king_buckets)
+
+    @property
+    def bucketed(self: _Shaped) -> bool:
+        """Whether the net has king buckets or output buckets (a version 2 file)."""
+        return bucket_count(self.king_buckets) > 1 or self.output_buckets > 1
+
+    @property
+    def l1w_rows(self: _Shaped) -> np.ndarray:
+        """(N, 2 H): the output weights of each output bucket (a view)."""
+        return self.l1w.reshape(self.output_buckets, 2 * self.hidden)
 
 
 def mirrored_index(square: int) -> int:

@@ -13,6 +13,7 @@ from ...engine.netfile import INPUTS, Net, from_floats
 from ...engine.netinputs import (
     KING_BUCKET_PRESETS,
     PLAIN_MAP,
+    BucketShape,
     bucket_count,
     king_bucket_map,
     king_view,
@@ -60,7 +61,7 @@ def map_text(bucket_map) -> str:
     return ",".join(str(b) for b in bucket_map)
 
 
-class FloatNet:
+class FloatNet(BucketShape):
     """The net's float32 parameters in the quantised net's layout (see kernels), held in one
     flat vector (``flat``) that ``l0w`` (768 K, H: row 768 b + f is input feature f in king
     bucket b), ``l0b`` (H,), ``l1w`` (2H,, or (N, 2H) with N output buckets: the side to move's
@@ -92,20 +93,6 @@ class FloatNet:
     def output_buckets(self) -> int:
         """N: the output buckets."""
         return int(self.l1b.size)
-
-    @property
-    def king_bucket_count(self) -> int:
-        """K: the king buckets (1: none)."""
-        return bucket_count(self.king_buckets)
-
-    @property
-    def bucketed(self) -> bool:
-        return self.king_bucket_count > 1 or self.output_buckets > 1
-
-    @property
-    def l1w_rows(self) -> np.ndarray:
-        """(N, 2H): each output bucket's output weights (a view)."""
-        return self.l1w.reshape(self.output_buckets, 2 * self.hidden)
 
     def kernel_args(self) -> tuple:
         """What the kernels take of the net's shape and parameters: the king tables, the
