@@ -5,7 +5,7 @@ import click
 
 from ..errors import FieldError, Interrupted
 from ..kinds import FIT
-from ..learn.datagen import DatagenSettings
+from ..learn.datagen import DATAGEN_FORMATS, FILTERS, DatagenSettings
 from ..learn.datagen import datagen as run_datagen
 from ..learn.nn.td import LAMBDA
 from ..learn.relabel import LabelSettings
@@ -30,11 +30,17 @@ from .progress import CommandUI, CountBar, quiet_option, run_job
 @click.option("--random-plies", type=int, default=2, show_default=True,
               help="Random legal moves after the opening (skipped like book plies).")
 @click.option("--per-game", type=int, default=10, show_default=True,
-              help="Quiet positions sampled per game at most.")
-@click.option("--format", "fmt", type=click.Choice(["fen", "epd", "text"]), default="fen",
+              help="Positions sampled per game at most; 0 = every position that passes --filter.")
+@click.option("--filter", "position_filter", type=click.Choice(list(FILTERS)), default="qsearch",
+              show_default=True,
+              help="Positions kept: qsearch = not in check and static eval == quiescence score; "
+                   "bestmove = not in check, the move played not a capture or promotion, not a "
+                   "mate score (bullet-style, no search: the fast setting with --per-game 0).")
+@click.option("--format", "fmt", type=click.Choice(list(DATAGEN_FORMATS)), default="fen",
               show_default=True,
               help="fen: 'FEN [1.0]'; epd: 'FEN c9 \"1-0\";'; text: 'FEN | score | 1.0', the "
-                   "net trainers' data, with the search score in centipawns (all White's view).")
+                   "net trainers' data, with the search score in centipawns (all White's view); "
+                   "bullet: bullet's 32-byte records (--out ending .bin or .data).")
 @click.option("--target", type=click.Choice(["score", "td"]), default="score", show_default=True,
               help="The text format's score column: the position's search score, or its "
                    "TD(lambda) target (the lambda-return of the game's following search scores "
@@ -47,15 +53,16 @@ from .progress import CommandUI, CountBar, quiet_option, run_job
 @click.option("--chunk", type=int, default=32, show_default=True,
               help="Games per atomic write (part of the output's settings).")
 @quiet_option
-def datagen(games, positions, out_file, engine, limits, openings, random_plies, per_game, fmt,
-            target, td_lambda, workers, seed, chunk):
+def datagen(games, positions, out_file, engine, limits, openings, random_plies, per_game,
+            position_filter, fmt, target, td_lambda, workers, seed, chunk):
     """Label quiet positions of self-play games with the games' results."""
     if td_lambda is not None and target != "td":
         raise FieldError("td_lambda", "applies to the td target only (--target td)")
     settings = DatagenSettings(games=games, engine=engine, limits=limits, openings=openings,
                                random_plies=random_plies, per_game=per_game, seed=seed, fmt=fmt,
                                chunk=chunk, positions=positions, target=target,
-                               td_lambda=LAMBDA if td_lambda is None else td_lambda)
+                               td_lambda=LAMBDA if td_lambda is None else td_lambda,
+                               filter=position_filter)
     bar = CountBar("datagen", "games")
     try:
         summary = run_datagen(settings, out_file, workers=workers, progress=bar)
@@ -64,11 +71,13 @@ def datagen(games, positions, out_file, engine, limits, openings, random_plies, 
                           "the same command continues it") from None
     finally:
         bar.close()
+    score = "score" if target == "score" else f"TD({settings.td_lambda:g}) target as a score"
     fmt_text = {"fen": "FEN [result]", "epd": 'EPD c9 "result";',
-                "text": "FEN | score | result" if target == "score" else
-                f"FEN | TD({settings.td_lambda:g}) target as a score | result"}[fmt]
+                "text": f"FEN | {score} | result",
+                "bullet": f"bullet's records with the {score}"}[fmt]
     click.echo(f"{summary.out}: {summary.positions} positions from {summary.games} games "
-               f"(format {fmt}: {fmt_text}, White's view"
+               f"(format {fmt}: {fmt_text}, "
+               + ("the side to move's view" if fmt == "bullet" else "White's view")
                + (f"; continued after game {summary.resumed_from}" if summary.resumed_from else "")
                + ")")
     if summary.forfeits:

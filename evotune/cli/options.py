@@ -28,7 +28,7 @@ FIELD_FLAGS = {
     "seed": "--seed", "workers": "--workers",
     "per_game": "--per-game", "random_plies": "--random-plies", "chunk": "--chunk",
     "fmt": "--format", "positions": "--positions", "target": "--target",
-    "td_lambda": "--td-lambda",
+    "td_lambda": "--td-lambda", "filter": "--filter",
     "hidden": "--hidden", "activation": "--activation", "wdl": "--wdl", "epochs": "--epochs",
     "batch": "--batch", "lr": "--lr", "lr_drop": "--lr-drop", "gamma": "--gamma",
     "val_share": "--val-share", "val_block": "--val-block", "init": "--init",

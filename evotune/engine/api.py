@@ -95,6 +95,8 @@ class GameOutcome:
     notes: tuple[str, ...] = field(default=(), compare=False)
     """What went wrong in the game that the user should hear of (an engine's forfeit), said by
     the process that receives the game, not the one that played it."""
+    boards: np.ndarray | None = field(default=None, repr=False, compare=False)
+    """int64 (plies, B_WIDTH): each move's position and flags (:mod:`.gameboards`), or None."""
 
 
 # ---- boundary helpers ----------------------------------------------------------------------
@@ -442,7 +444,8 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
               adjudication: Adjudication = Adjudication(),
               tt_bits: int = DEFAULT_TT_BITS,
               features: str | Evaluation | tuple[str | Evaluation, str | Evaluation] = "shannon",
-              settings: tuple[SearchSettings, SearchSettings] | None = None) -> GameOutcome:
+              settings: tuple[SearchSettings, SearchSettings] | None = None,
+              boards: bool = False) -> GameOutcome:
     """Play a whole game from ``position`` inside one core call; ``white``/``black`` are weights
     of the feature set ``features`` (or of ``features[0]`` and ``features[1]``; Nets for
     ``nnue``). ``leaf_phi`` rows are as wide as the wider linear set (0 for two nets).
@@ -452,7 +455,7 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
     ``settings``: the search of white and black (default alpha-beta); a UCT side searches
     ``nodes`` simulations (0: its default budget) and keeps its tree between its moves when its
     settings reuse it, so its scores depend on the game before; a probability side searches
-    ``nodes`` nodes (0: its default).
+    ``nodes`` nodes (0: its default). ``boards``: keep the position before each move.
     """
     sets = tuple(features) if isinstance(features, (tuple, list)) else (features, features)
     if len(sets) != 2:
@@ -481,15 +484,17 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
     pred = np.zeros(cap, dtype=np.int64)
     info = np.zeros(4, dtype=np.int64)
     stop = np.zeros(1, dtype=np.int64)
+    rec = np.zeros((cap if boards else 0, T.B_WIDTH), dtype=np.int64)
     params, budgets, TI, TF, meta = searches.game_state(settings, nodes)
     t0 = time.perf_counter()
     play_game_core(U, S, stop, fsets, weights, np.int64(depth), np.int64(nodes),
                    np.int64(max_plies), adj, moves, scores, phi, pred, info, params, budgets,
-                   TI, TF, meta)
+                   TI, TF, meta, rec)
     seconds = time.perf_counter() - t0
     n = int(info[2])
     return GameOutcome(moves=_uci(moves[:n]), result=RESULTS[int(info[0])],
                        termination=TERMINATIONS[int(info[1])], nodes=int(info[3]),
                        scores=scores[:n].copy(),
                        leaf_phi=phi[:width * n].reshape(n, width)[:, :_phi_width(sets)].copy(),
-                       predicted=pred[:n].astype(bool), seconds=seconds)
+                       predicted=pred[:n].astype(bool), seconds=seconds,
+                       boards=rec[:n] if boards else None)

@@ -40,10 +40,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-import chess
 import numpy as np
 
-from ..engine.quiet import qsearch
 from ..errors import ConfigError, EvotuneError, FieldError, StoreError
 from ..fileio import atomic_write_json, check_writable
 from ..limits import LIMITS, Limits, check_workers
@@ -61,18 +59,23 @@ from ..seeding import STREAM_DATAGEN, generator
 from ..space import SHANNON_REFERENCE
 from ..spec.file import load_engine_spec
 from ..spec.model import EngineSpec
-from .labels import FORMATS, TEXT_SCORE_LIMIT, file_record, format_line
-from .nn.data import SCORE_LIMIT
-from .nn.td import LAMBDA, td_scores
+from .gamepositions import FILTERS, SCORED_FORMATS, game_output, td_column
+from .labels import FORMATS, file_record
+from .nn.bulletdata import SUFFIXES, is_bullet
+from .nn.td import LAMBDA
 
 log = logging.getLogger(__name__)
 
 PROGRESS_SUFFIX = ".progress.json"
 LOCK_SUFFIX = ".lock"
 LINE_BYTES = 128
+"""Bytes of one output line at most (a FEN with its label): bounds an unrecorded chunk."""
 TARGETS = ("score", "td")
 """What the text format's score column holds (:attr:`DatagenSettings.target`)."""
-"""Bytes of one output line at most (a FEN with its label): bounds an unrecorded chunk."""
+DATAGEN_FORMATS = (*FORMATS, "bullet")
+"""Formats datagen writes: the label lines, and bullet's 32-byte records."""
+__all__ = ["DATAGEN_FORMATS", "FILTERS", "DatagenSettings", "DatagenSummary", "datagen",
+           "td_column"]
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,7 @@ class DatagenSettings:
     random_plies: int = 2
     """Uniformly random legal moves after the opening (more distinct games)."""
     per_game: int = 10
-    """Positions sampled per game at most (K)."""
+    """Positions sampled per game at most (K); 0: every candidate that passes the filter."""
     seed: int = 1
     """Seed; game g's draws come from generator(seed, STREAM_DATAGEN, g)."""
     fmt: str = "fen"
@@ -109,10 +112,13 @@ class DatagenSettings:
     (its TD(lambda) target from the whole game, :func:`td_column`)."""
     td_lambda: float = LAMBDA
     """lambda of the TD target (target 'td' only)."""
+    filter: str = "qsearch"
+    """Which candidates are kept: 'qsearch' (quiet by a quiescence search) or 'bestmove' (not
+    in check, the move played not a capture or promotion; :mod:`evotune.learn.gamepositions`)."""
 
     def __post_init__(self) -> None:
         # (field, lowest, highest): games as compare caps a budget, seeds as every command does
-        for name, low, high in (("games", 1, LIMITS["max_games"]), ("per_game", 1, 10_000),
+        for name, low, high in (("games", 1, LIMITS["max_games"]), ("per_game", 0, 10_000),
                                 ("chunk", 1, LIMITS["games"]), ("seed", 0, LIMITS["seed"]),
                                 ("book_plies", 0, LIMITS["book_plies"]),
                                 ("random_plies", 0, LIMITS["book_plies"]),
@@ -122,16 +128,20 @@ class DatagenSettings:
                 raise FieldError(name, f"must be an integer from {low} to {high}, got {v!r}")
         if not isinstance(self.limits, Limits):
             raise FieldError("limits", f"must be a Limits, got {self.limits!r}")
-        if self.fmt not in FORMATS:
-            raise FieldError("fmt", f"{self.fmt!r} is unknown: use one of {', '.join(FORMATS)} "
-                                    "('fen' writes 'FEN [1.0]', 'epd' writes 'FEN c9 \"1-0\";', "
-                                    "'text' writes 'FEN | score | 1.0')")
+        if self.fmt not in DATAGEN_FORMATS:
+            raise FieldError("fmt", f"{self.fmt!r} is unknown: use one of "
+                                    f"{', '.join(DATAGEN_FORMATS)} ('fen' writes 'FEN [1.0]', "
+                                    "'epd' writes 'FEN c9 \"1-0\";', 'text' writes 'FEN | score "
+                                    "| 1.0', 'bullet' bullet's 32-byte records)")
+        if self.filter not in FILTERS:
+            raise FieldError("filter", f"{self.filter!r} is unknown: use one of "
+                                       f"{', '.join(FILTERS)}")
         if self.target not in TARGETS:
             raise FieldError("target", f"{self.target!r} is unknown: use one of "
                                        f"{', '.join(TARGETS)}")
-        if self.target == "td" and self.fmt != "text":
-            raise FieldError("target", "td needs the text format (--format text): only it has a "
-                                       "score column")
+        if self.target == "td" and self.fmt not in SCORED_FORMATS:
+            raise FieldError("target", "td needs the text format (--format text) or bullet's "
+                                       "(--format bullet): only they have a score column")
         lam = self.td_lambda
         if isinstance(lam, bool) or not isinstance(lam, (int, float)) or not 0.0 <= lam <= 1.0:
             raise FieldError("td_lambda", f"must be a number from 0 to 1, got {lam!r}")
@@ -185,56 +195,6 @@ def game_opening(settings: DatagenSettings, game: int):
     return Opening(fen=op.fen, moves=op.moves + tuple(extra), label=op.label), rng
 
 
-def sample_positions(opening, moves, result: str, rng: np.random.Generator, *,
-                     per_game: int, weights, features: str = "shannon",
-                     scores=None) -> list[tuple[int, str, float]]:
-    """Up to ``per_game`` quiet positions (ply, fen, White's result) of one game, in ply order.
-
-    Candidates are the positions before each engine move; they are visited in the order of a
-    permutation drawn from ``rng`` until ``per_game`` quiet ones are found. ``scores`` (each
-    move's search score, the text format): only positions scored within +-TEXT_SCORE_LIMIT
-    are candidates.
-    """
-    board = opening.board()
-    fens = []
-    for uci in moves:
-        fens.append(board.fen())
-        board.push_uci(uci)
-    value = {"1-0": 1.0, "0-1": 0.0}.get(result, 0.5)
-    chosen = []
-    for ply in rng.permutation(len(fens)):
-        if scores is not None and abs(int(scores[ply])) > TEXT_SCORE_LIMIT:
-            continue
-        static, score, check, _ = qsearch(fens[ply], weights, features)
-        if not check and static == score:
-            chosen.append(int(ply))
-            if len(chosen) >= per_game:
-                break
-    return [(p, fens[p], value) for p in sorted(chosen)]
-
-
-def td_column(opening: Opening, scores, result: str, lam: float = LAMBDA) -> np.ndarray:
-    """The ``td`` target's score column: one White-view centipawn score per engine move of a
-    game (ply 0 = the position after ``opening``).
-
-    ``scores`` are the game's root scores, one per engine move, the mover's view (a record's
-    ``scores``); they are turned to White's view and clipped to +-SCORE_LIMIT (32000), as the
-    trainer clips the scores it reads, so a mate score counts as a certain result (its sigmoid is
-    1 or 0 in double precision). Position t's target is the lambda-return of the following
-    scores and the result (:func:`evotune.learn.nn.td.td_targets` over the WHOLE game, every
-    engine-move ply, whichever positions are sampled), written as :func:`~evotune.learn.nn.td.
-    td_scores` does: ``SCALE * logit(G_t)`` rounded to whole centipawns and clipped to
-    +-SCORE_LIMIT (a certain result, e.g. the last position of a decisive game, is +-32000; of a
-    drawn one, 0). A training with wdl 0 reads the column back as G_t.
-    """
-    white_first = opening.board().turn == chess.WHITE
-    s = np.asarray(scores, dtype=np.int64)
-    sign = np.where((np.arange(s.size) % 2 == 0) == white_first, 1, -1)
-    white = np.clip(s * sign, -SCORE_LIMIT, SCORE_LIMIT)
-    value = {"1-0": 1.0, "0-1": 0.0}.get(result, 0.5)
-    return td_scores(white, value, lam)
-
-
 def _progress_path(out: Path) -> Path:
     return out.with_name(out.name + PROGRESS_SUFFIX)
 
@@ -247,6 +207,8 @@ def _identity(settings: DatagenSettings, spec: EngineSpec) -> dict:
     if settings.target == "score":  # nor do those started before --target existed
         d.pop("target")
         d.pop("td_lambda")
+    if settings.filter == "qsearch":  # nor those started before --filter existed
+        d.pop("filter")
     d.update(limits_record(settings.limits))  # the keys stored before limits were one record
     d.update(engine_identity(settings.engine, spec))
     return d
@@ -279,8 +241,12 @@ def check_output(settings: DatagenSettings, out: Path, ident: dict) -> _Resume:
     """The output's progress checked against the file, before anything is written: a new
     output, or one these settings continue whose recorded bytes are exactly what the progress
     file says. Raises ConfigError (one line naming the file) otherwise."""
+    if (settings.fmt == "bullet") != is_bullet(out):
+        raise ConfigError(f"{out}: bullet's records go to a file ending {' or '.join(SUFFIXES)}, "
+                          "and only they do (the trainers read a file by its extension)")
+    per_game = settings.per_game or max(1, settings.limits.max_plies)
     return check_progress(out, ident, total=settings.games,
-                          tail_bound=settings.chunk * settings.per_game * LINE_BYTES,
+                          tail_bound=settings.chunk * per_game * LINE_BYTES,
                           writer="evotune datagen")
 
 
@@ -364,36 +330,30 @@ def _append(out: Path, size: int, data: bytes) -> None:
 
 
 def _chunk_lines(settings, player, quiet_w, quiet_fs, first: int, last: int,
-                 workers: int) -> tuple[list[str], int]:
-    """The output lines of games ``first`` .. ``last - 1`` in game order, and the forfeits."""
+                 workers: int) -> tuple[list, int]:
+    """The output of games ``first`` .. ``last - 1`` in game order (lines, or bullet's
+    records), and the forfeits."""
     match = MatchSettings(limits=settings.limits, openings=None)
     openings = [game_opening(settings, g) for g in range(first, last)]
-    text = settings.fmt == "text"  # the records keep each move's score
+    scored = settings.fmt in SCORED_FORMATS or settings.filter == "bestmove"
     tasks = [GameTask(key=(0, 0, g, g), white=player, black=player, opening=op,
-                      settings=match, record_leaves=text)
+                      settings=match, record_leaves=scored, record_boards=player.is_builtin)
              for g, (op, _) in zip(range(first, last), openings)]
     try:
         records = map_games(tasks, workers=max(1, workers))
     finally:
         if not player.is_builtin:
             close_external_players()
-    lines, forfeits = [], 0
+    lines: list = []
+    forfeits = 0
+    td_lambda = settings.td_lambda if settings.target == "td" else None
     for rec, (op, rng) in zip(records, openings):
         if rec.termination.startswith("forfeit"):
             forfeits += 1  # its result says who misbehaved, not who stood better
             continue
-        scores = rec.scores if text else None
-        td = td_column(op, scores, rec.result, settings.td_lambda) \
-            if settings.target == "td" else None
-        for ply, fen, value in sample_positions(op, rec.moves, rec.result, rng,
-                                                per_game=settings.per_game, weights=quiet_w,
-                                                features=quiet_fs, scores=scores):
-            white = None
-            if td is not None:  # the same positions as the score target, another column
-                white = int(td[ply])
-            elif scores is not None:  # the mover's view -> White's
-                white = int(scores[ply]) if fen.split()[1] == "w" else -int(scores[ply])
-            lines.append(format_line(fen, value, settings.fmt, white) + "\n")
+        lines += game_output(op, rec, rng, per_game=settings.per_game,
+                             position_filter=settings.filter, fmt=settings.fmt,
+                             td_lambda=td_lambda, weights=quiet_w, features=quiet_fs)
     return lines, forfeits
 
 
@@ -472,7 +432,7 @@ def write_chunks(out: Path, ident: dict, at: _Resume, *, total: int, chunk: int,
         done = False
         if positions and state["positions"] + len(lines) >= positions:
             lines, done = lines[:positions - state["positions"]], True
-        data = "".join(lines).encode("utf-8")
+        data = b"".join(x if isinstance(x, bytes) else x.encode("utf-8") for x in lines)
         if tail and not data.startswith(tail):
             raise EvotuneError(f"{out}: the {len(tail)} bytes after what {prog_path} records "
                                f"are not the start of {unit} {first}-{last - 1} as these "

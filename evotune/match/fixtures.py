@@ -190,6 +190,8 @@ class GameTask:
     """Limits and adjudication."""
     record_leaves: bool = False
     """Keep per-move scores, leaf phi and predictions."""
+    record_boards: bool = False
+    """Keep the core's record of each position (built-in engines; datagen)."""
 
 
 def game_task(fixture: Fixture, index: int, opening: Opening, settings: MatchSettings) -> GameTask:

@@ -79,6 +79,10 @@ class GameRecord:
     """Per move: the next move was the reply the PV predicted (only when recording leaves)."""
     notes: tuple[str, ...] = field(default=(), compare=False)
     """What the receiving process reports about the game (an engine's forfeit); not stored."""
+    boards: np.ndarray | None = field(default=None, compare=False, repr=False)
+    """int64 (plies, width): the core's record of the position before each move
+    (:mod:`evotune.engine.gameboards`), only when the task asked for it (built-in engines);
+    not stored."""
 
     @property
     def plies(self) -> int:

@@ -71,7 +71,8 @@ def play_task(task: GameTask) -> GameRecord:
         out = play_game(board, evaluation(task.white), evaluation(task.black), depth=lim.depth,
                         nodes=lim.nodes, max_plies=lim.max_plies, adjudication=lim.adjudication,
                         features=(task.white.features, task.black.features),
-                        settings=(task.white.search, task.black.search))
+                        settings=(task.white.search, task.black.search),
+                        boards=task.record_boards)
     else:
         out = play_players_game(task.white, task.black, board, depth=lim.depth,
                                 nodes=lim.nodes, movetime=lim.movetime, max_plies=lim.max_plies,
@@ -88,7 +89,7 @@ def play_task(task: GameTask) -> GameRecord:
         scores=tuple(int(x) for x in out.scores) if leaves else None,
         leaf_phi=leaf_array(out.leaf_phi) if leaves else None,
         predicted=tuple(bool(x) for x in out.predicted) if leaves else None,
-        notes=tuple(out.notes),
+        notes=tuple(out.notes), boards=out.boards,
     )
 
 

@@ -18,13 +18,15 @@ from ...rules import (INF, R_BLACK, R_DRAW, R_WHITE, T_ADJ_DRAW, T_CHECKMATE, T_
                       T_NONE, T_PLYCAP, T_REPETITION, T_RESIGN, T_STALEMATE)
 from .attacks import in_check
 from .evaluate import evaluate, phi_into, prepare
-from .layout import (S_FSET, S_HALF, S_ITER, S_LIMIT, S_MM_ORDER, S_MOVES, S_NHIST, S_NODES, S_PV,
-                     S_PVLEN,
-                     S_ROOTPV, S_ROOTPVLEN, S_SIDE, S_STOPPED, S_W, unowned)
+from .layout import (B_CAPTURE, B_CASTLE, B_CHECK, B_EP, B_FLAGS, B_FULL, B_HALF, B_PROMO, B_SIDE,
+                     S_CASTLE, S_EP, S_FSET, S_FULLMOVE, S_HALF, S_ITER, S_LIMIT, S_MB, S_MM_ORDER,
+                     S_MOVES, S_NHIST, S_NODES, S_PV, S_PVLEN, S_ROOTPV, S_ROOTPVLEN, S_SIDE,
+                     S_STOPPED, S_W, unowned)
 from .mcts import (ALGO_ALPHABETA, ALGO_UCT, M_USED, P_ALGO, P_FACTOR, P_MODEL, P_PRIOR, P_REUSE,
                    P_TEMP, reroot, uct_search)
 from .movegen import gen_legal
 from .movemodel import N_BLOCKS, model_score, move_features
+from .moves import F_EP, move_flags, move_promo, move_to
 from .prior import PRIOR_MODEL, load_model, set_ordering
 from .position import (compact_history, insufficient_material, make_move, repetitions,
                        unmake_move)
@@ -185,16 +187,37 @@ def _leaf_phi(U, S, out, off, width):
             out[off + k] = -out[off + k]
 
 
+@njit(cache=True)
+def _record_board(U, S, boards, row, n, fullmove):
+    """The position before the move of ply ``row`` into ``boards[row]`` (its ``n`` legal moves
+    are at ply 0 of the move lists); the move's flags are added once it is chosen."""
+    for sq in range(64):
+        boards[row, sq] = S[S_MB + sq]
+    boards[row, B_SIDE] = S[S_SIDE]
+    boards[row, B_CASTLE] = S[S_CASTLE]
+    ep = -1
+    for i in range(n):
+        if move_flags(S[S_MOVES + i]) & F_EP:
+            ep = S[S_EP]
+    boards[row, B_EP] = ep
+    boards[row, B_HALF] = S[S_HALF]
+    boards[row, B_FULL] = fullmove
+    boards[row, B_FLAGS] = B_CHECK if in_check(U, S[S_SIDE]) else 0
+
+
 @njit(cache=True, nogil=True)
 def play_game_core(U, S, stop, fsets, weights, depth, nodes, max_plies, adj,
-                   moves, scores, leaf_phi, predicted, info, params, budgets, TI, TF, meta):
+                   moves, scores, leaf_phi, predicted, info, params, budgets, TI, TF, meta,
+                   boards):
     """Entry point: play a whole game from the loaded position.
 
     fsets: int64 (2,), the feature set of white and black. weights: int64 (2, width), row 0
     white, row 1 black (rounded, zero-padded to the wider set). adj: int64 (5,) = resign_score,
     resign_moves, draw_score, draw_moves, draw_start_ply. Outputs (length >= max_plies):
     moves, scores, leaf_phi (max_plies, width) flattened row-major (phi_int, zero-padded),
-    predicted (0/1). info <- result, termination, plies played, total nodes.
+    predicted (0/1). info <- result, termination, plies played, total nodes. boards: int64
+    (max_plies, B_WIDTH), the position before each move and the move's flags (B_* columns), or
+    (0, B_WIDTH): none recorded.
     params: float64 (2, mcts.NP), the search of white and black (alpha-beta: depth and nodes;
     uct: ``budgets[side]`` simulations in the tree TI[side], TF[side], meta[side], reused from
     the side's previous move when its parameters say so; probability: ``budgets[side]`` nodes).
@@ -213,6 +236,8 @@ def play_game_core(U, S, stop, fsets, weights, depth, nodes, max_plies, adj,
     drawn = 0
     expect = -1
     last_search = np.full(2, -1, dtype=np.int64)  # the ply of each side's previous search
+    record = boards.shape[0] > 0
+    side0 = S[S_SIDE]
     while True:
         side = S[S_SIDE]
         if S[S_NHIST] > COMPACT_AT:
@@ -237,6 +262,8 @@ def play_game_core(U, S, stop, fsets, weights, depth, nodes, max_plies, adj,
         if plies >= max_plies:
             term = T_PLYCAP
             break
+        if record:
+            _record_board(U, S, boards, plies, n, S[S_FULLMOVE] + (plies + side0) // 2)
         S[S_FSET] = fsets[side]
         for k in range(width):
             S[S_W + k] = weights[side, k]
@@ -263,6 +290,11 @@ def play_game_core(U, S, stop, fsets, weights, depth, nodes, max_plies, adj,
         if plies > 0:
             predicted[plies - 1] = 1 if m == expect else 0
         expect = S[S_ROOTPV + 1] if S[S_ROOTPVLEN] >= 2 else -1
+        if record:
+            if S[S_MB + move_to(m)] != 0 or move_flags(m) & F_EP:
+                boards[plies, B_FLAGS] |= B_CAPTURE
+            if move_promo(m) != 0:
+                boards[plies, B_FLAGS] |= B_PROMO
         make_move(U, S, m)
         moves[plies] = m
         scores[plies] = score

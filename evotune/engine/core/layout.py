@@ -64,6 +64,20 @@ S_TT = S_MM + MM_SLOTS                   # TT data, 2 ints per entry: score, pac
 S_SIZE = S_TT
 
 
+# One row of play_game_core's ``boards`` (the position before each engine move): the mailbox
+# (64 squares, pieces as in layout), then these columns.
+B_SIDE = 64       # side to move (0 white)
+B_CASTLE = 65     # castling rights (1 K, 2 Q, 4 k, 8 q)
+B_EP = 66         # en passant square when a legal en passant capture exists, else -1 (as FENs)
+B_HALF = 67       # halfmove clock
+B_FULL = 68       # fullmove number
+B_FLAGS = 69      # B_CHECK | B_CAPTURE | B_PROMO of the position and the move played from it
+B_WIDTH = 70
+B_CHECK = 1       # the side to move is in check
+B_CAPTURE = 2     # the move played is a capture (en passant included)
+B_PROMO = 4       # the move played is a promotion
+
+
 @intrinsic
 def unowned(typingctx, arr):
     """A view of ``arr`` without a memory owner (NRT meminfo NULL), for jitted code only.
