@@ -6,10 +6,13 @@ datagen writes them, in this one process, for each setting and worker count:
   fast      --per-game 0 --filter bestmove --format text (every position bullet-style datagen
             keeps: not in check, the move played not a capture or promotion, not a mate)
   bullet    --per-game 0 --filter bestmove --format bullet (the same positions as 32-byte records)
-and prints games, moves (plies the engine played), positions written, seconds, positions/s,
-moves/s, positions/s per worker and the 2-worker / 1-worker ratio, with the load average before
-and after each run (the machine may be shared). Warm-up (numba compile and cache loads, the
-worker processes started) is done first and not timed. Every setting plays the same games (same
+and prints games, moves (plies the engine played), positions written, wall seconds, positions/s,
+moves/s, positions/s per worker and the ratio to the first worker count, with the load average
+before and after each run (the machine may be shared), and the CPU seconds this process and its
+worker processes used (Linux /proc): "cores" = CPU / wall, and positions and moves per
+CPU-second, the per-core rate, which a loaded machine does not lower as it lowers the wall
+rate. Warm-up (numba compile and cache loads, the worker processes started) is done first and
+not timed. Every setting plays the same games (same
 seed), so moves are equal across settings and worker counts.
 """
 from __future__ import annotations
@@ -30,21 +33,41 @@ SETTINGS = {"today": dict(per_game=10, filter="qsearch", fmt="text"),
             "bullet": dict(per_game=0, filter="bestmove", fmt="bullet")}
 
 
+def cpu_seconds() -> float:
+    """CPU seconds of this process and its live child processes (joblib's workers)."""
+    total = time.process_time()
+    tick = os.sysconf("SC_CLK_TCK")
+    me = str(os.getpid())
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me:  # ppid; utime and stime are fields 14 and 15 of the line
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
 def timed(settings: dg.DatagenSettings, workers: int, folder: Path, moves: list) -> dict:
     """One datagen run to a new file: its counts and rates."""
     out = folder / f"{settings.fmt}-{settings.per_game}-{workers}-{time.monotonic_ns()}" \
         f"{'.bin' if settings.fmt == 'bullet' else '.txt'}"
     moves.clear()
     load0 = os.getloadavg()[0]
+    c0 = cpu_seconds()
     t0 = time.perf_counter()
     summary = dg.datagen(settings, out, workers=workers)
     seconds = time.perf_counter() - t0
+    cpu = cpu_seconds() - c0
     n_moves = sum(moves)
     return {"workers": workers, "games": summary.games, "moves": n_moves,
             "positions": summary.positions, "seconds": round(seconds, 2),
             "positions_per_s": round(summary.positions / seconds, 1),
             "moves_per_s": round(n_moves / seconds, 1),
             "positions_per_s_per_worker": round(summary.positions / seconds / workers, 1),
+            "cpu_s": round(cpu, 2), "cores": round(cpu / seconds, 2),
+            "positions_per_cpu_s": round(summary.positions / cpu, 1),
+            "moves_per_cpu_s": round(n_moves / cpu, 1),
             "load_before": round(load0, 2), "load_after": round(os.getloadavg()[0], 2),
             "bytes": out.stat().st_size}
 
@@ -89,12 +112,14 @@ def main() -> None:
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     print(f"{'setting':8} {'w':>2} {'games':>5} {'moves':>6} {'pos':>6} {'s':>7} {'pos/s':>8} "
-          f"{'moves/s':>8} {'pos/s/w':>8} {'ratio':>5} {'load':>11}")
+          f"{'moves/s':>8} {'pos/s/w':>8} {'ratio':>5} {'cores':>5} {'pos/cpu-s':>9} "
+          f"{'moves/cpu-s':>11} {'load':>11}")
     for r in rows:
         print(f"{r['setting']:8} {r['workers']:>2} {r['games']:>5} {r['moves']:>6} "
               f"{r['positions']:>6} {r['seconds']:>7.2f} {r['positions_per_s']:>8.1f} "
               f"{r['moves_per_s']:>8.1f} {r['positions_per_s_per_worker']:>8.1f} "
-              f"{r['ratio_to_first']:>5.2f} {r['load_before']:>5.2f}-{r['load_after']:<5.2f}")
+              f"{r['ratio_to_first']:>5.2f} {r['cores']:>5.2f} {r['positions_per_cpu_s']:>9.1f} "
+              f"{r['moves_per_cpu_s']:>11.1f} {r['load_before']:>5.2f}-{r['load_after']:<5.2f}")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
 
