@@ -5,20 +5,24 @@ Game ``g`` (0-based) starts from an opening drawn with ``generator(seed, STREAM_
 generator); the engine plays both sides. Built-in engines play the whole game inside the numba
 core, UCI engine specs through the external runner (:func:`evotune.match.runner.map_games`, the
 single parallel path). From the positions before each engine move (opening and random plies are
-skipped) up to ``per_game`` quiet ones are sampled with the same generator and labelled with the
-game's result, White's view (:mod:`evotune.learn.labels` formats; ``fen`` = ``FEN [1.0]`` by
-default; ``text`` = ``FEN | score | 1.0``, the networks' trainers' data, with the search score the
-engine gave the position in its game, White's view: positions scored beyond +-32000, mates
-included, are not candidates in that format; ``target`` = ``td`` writes instead the position's
-TD(lambda) target, see :func:`td_column`). Quiet means not in check and static evaluation ==
-quiescence score, judged with the engine's own evaluation (weights or net; the ``shannon``
-reference weights for an external engine).
+skipped) up to ``per_game`` that pass the ``filter`` are sampled with the same generator (0:
+every one, no sampling; :mod:`evotune.learn.gamepositions`) and labelled with the game's result,
+White's view (:mod:`evotune.learn.labels` formats; ``fen`` = ``FEN [1.0]`` by default; ``text``
+= ``FEN | score | 1.0``, the networks' trainers' data, with the search score the engine gave the
+position in its game, White's view: positions scored beyond +-32000, mates included, are not
+candidates in that format; ``bullet``: the same as bullet's 32-byte records, side to move's view,
+to a file ending ``.bin`` or ``.data``; ``target`` = ``td`` writes instead the position's
+TD(lambda) target, see :func:`td_column`). The ``qsearch`` filter (the default): not in check
+and static evaluation == quiescence score, judged with the engine's own evaluation (weights or
+net; the ``shannon`` reference weights for an external engine); ``bestmove`` (bullet-style): not
+in check, the move played not a capture or promotion, the score within +-32000, from what the
+core recorded while playing the game.
 
-Output is written in chunks of ``chunk`` games: each chunk is appended to the output file with
-one ``write`` call, then ``OUT.progress.json`` (atomic) records the chunks done, the file's
+Output is written in chunks of ``chunk`` games: each chunk (lines or records) is appended to the
+output file with one ``write`` call, then ``OUT.progress.json`` (atomic) records the chunks done, the file's
 length and the SHA-256 of those bytes. The file is the games' lines in game order, so it depends
 on the settings and the number of games only (not on the chunk boundaries, the workers or a
-resume); ``positions`` > 0 stops it after exactly that many lines.
+resume); ``positions`` > 0 stops it after exactly that many lines (records).
 
 One writer per output: ``OUT.lock`` holds the writer's PID (:class:`evotune.runs.lock.RunLock`,
 the lock runs use); a second datagen to the same ``--out`` is refused. Everything (settings,
