@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,6 +32,9 @@ from evotune.learn.labels import format_line
 from evotune.learn.nn.bulletdata import bullet_bytes, read_bullet
 from evotune.learn.nn.data import load_data, pack_fen
 from evotune.limits import Limits
+from evotune.match.fixtures import GameTask, MatchSettings
+from evotune.match.resolve import close_external_players
+from evotune.match.runner import play_task
 from evotune.space import SHANNON_REFERENCE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -194,3 +198,52 @@ def test_bad_values_are_one_line_exit_2(tmp_path, args, message):
     assert r.returncode == 2 and message in r.stderr, r.stderr
     assert r.stderr.count("\n") == 1
     assert list(tmp_path.iterdir()) == []
+
+
+def test_td_target_in_bullet_records_is_the_text_files(tmp_path):
+    td = dataclasses.replace(FAST, games=3, target="td")
+    text, binary = tmp_path / "td.txt", tmp_path / "td.bin"
+    dg.datagen(td, text, workers=1)
+    dg.datagen(dataclasses.replace(td, fmt="bullet"), binary, workers=1)
+    assert binary.read_bytes() == bullet_bytes(load_data([text], cache_dir=tmp_path)).tobytes()
+    plain = tmp_path / "plain.txt"
+    dg.datagen(dataclasses.replace(td, target="score"), plain, workers=1)
+    fens = [line.split(" | ")[0] for line in text.read_text().splitlines()]
+    assert fens == [line.split(" | ")[0] for line in plain.read_text().splitlines()]
+
+
+STOCKFISH = shutil.which("stockfish") or ("/usr/games/stockfish"
+                                          if Path("/usr/games/stockfish").is_file() else None)
+
+
+@pytest.mark.skipif(STOCKFISH is None, reason="no stockfish on PATH or at /usr/games/stockfish "
+                                              "(Debian: apt-get install stockfish)")
+def test_a_uci_engines_games_give_the_positions_of_a_python_chess_replay(tmp_path):
+    """External games have no core record: datagen replays them in python-chess instead."""
+    spec = tmp_path / "sf.toml"
+    spec.write_text(f'name = "stockfish"\nkind = "uci"\ncommand = ["{STOCKFISH}"]\n')
+    settings = dataclasses.replace(FAST, games=2, engine=str(spec), chunk=2,
+                                   limits=Limits(nodes=1000, depth=3, max_plies=40))
+    out = tmp_path / "sf.txt"
+    dg.datagen(settings, out)
+    player = dg.resolve_engine(str(spec))[1]
+    match = MatchSettings(limits=settings.limits, openings=None)
+    expected = []
+    try:
+        for g in range(settings.games):  # the same games again (a node limit: deterministic)
+            op, _ = dg.game_opening(settings, g)
+            rec = play_task(GameTask(key=(0, 0, g, g), white=player, black=player, opening=op,
+                                     settings=match, record_leaves=True))
+            assert rec.boards is None
+            value = {"1-0": 1.0, "0-1": 0.0}.get(rec.result, 0.5)
+            board = op.board()
+            for uci, score in zip(rec.moves, rec.scores):
+                move = chess.Move.from_uci(uci)
+                if not (board.is_check() or board.is_capture(move) or move.promotion
+                        or abs(score) > 32000):
+                    white = score if board.turn == chess.WHITE else -score
+                    expected.append(format_line(board.fen(), value, "text", white) + "\n")
+                board.push(move)
+    finally:
+        close_external_players()
+    assert out.read_text() == "".join(expected) and len(expected) >= 10
