@@ -19,10 +19,10 @@ in check, the move played not a capture or promotion, the score within +-32000, 
 core recorded while playing the game.
 
 Output is written in chunks of ``chunk`` games: each chunk (lines or records) is appended to the
-output file with one ``write`` call, then ``OUT.progress.json`` (atomic) records the chunks done, the file's
-length and the SHA-256 of those bytes. The file is the games' lines in game order, so it depends
-on the settings and the number of games only (not on the chunk boundaries, the workers or a
-resume); ``positions`` > 0 stops it after exactly that many lines (records).
+output file with one ``write`` call, then ``OUT.progress.json`` (atomic) records the chunks
+done, the file's length and the SHA-256 of those bytes. The file is the games' lines in game
+order, so it depends on the settings and the number of games only (not on the chunk boundaries,
+the workers or a resume); ``positions`` > 0 stops it after exactly that many lines (records).
 
 One writer per output: ``OUT.lock`` holds the writer's PID (:class:`evotune.runs.lock.RunLock`,
 the lock runs use); a second datagen to the same ``--out`` is refused. Everything (settings,
