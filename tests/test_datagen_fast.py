@@ -248,3 +248,10 @@ def test_a_uci_engines_games_give_the_positions_of_a_python_chess_replay(tmp_pat
     finally:
         close_external_players()
     assert out.read_text() == "".join(expected) and len(expected) >= 10
+
+
+def test_positions_cuts_bullet_records_exactly(fast, tmp_path):
+    _, binary, _ = fast
+    cut = tmp_path / "cut.bin"
+    s = dg.datagen(dataclasses.replace(FAST, fmt="bullet", positions=50), cut, workers=1)
+    assert s.positions == 50 and cut.read_bytes() == binary.read_bytes()[:50 * 32]
