@@ -6,6 +6,7 @@ net, not a weight vector."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -56,15 +57,18 @@ class TrainBar:
     """A training's progress: the positions of the epoch being trained with the trainer's rate
     and time left, and one line per finished epoch."""
 
-    def __init__(self, epochs: int, bar: Bar) -> None:
+    def __init__(self, epochs: int, bar: Bar, *, what: str = "") -> None:
         self.epochs = epochs
         self.bar = bar
+        self.what = what
+        """Before 'epoch E/N' in the label (the fit of an eval: initial net names it)."""
         self.rate = 0.0
         self.left = 0.0
 
     def __call__(self, p) -> None:
         self.rate, self.left = p.rate, p.seconds_left
-        self.bar.update(p.done, p.total, label=f"epoch {p.epoch}/{self.epochs}", rate=p.rate,
+        self.bar.update(p.done, p.total, label=f"{self.what}epoch {p.epoch}/{self.epochs}",
+                        rate=p.rate,
                         left=p.seconds_left)
 
     def epoch(self, e) -> None:
@@ -88,19 +92,31 @@ class TrainingKind:
     def new(self, config: TrainConfig, *, out_dir: str | Path, run_id: str | None,
             workers: int, ui: RunUI, **start: Any) -> Job:
         reading = ui.progress("reading the data", 0, "positions")
+        fitting: list[TrainBar] = []  # an eval: initial net's fit, once the data is read
+
+        def fit_progress(p) -> None:
+            if not fitting:
+                reading.close()
+                what = f"initial net ({config.init}) "
+                fitting.append(TrainBar(config.init_epochs, ui.progress(
+                    f"{what}epoch 1/{config.init_epochs}", 0, "positions"), what=what))
+            fitting[0](p)
+
         try:
             store, packed = new_training(config, out_dir=out_dir, run_id=run_id,
-                                         workers=workers, progress=reading.update)
+                                         workers=workers, progress=reading.update,
+                                         init_progress=fit_progress)
         finally:
             reading.close()
+            for bar in fitting:
+                bar.close()
         return Job(store=store, plan=config, data=packed, workers=workers)
 
     def resume(self, store: Store, *, generations: int | None, workers: int | None,
                backend: str, scheduler: str) -> Job:
         cfg = open_training(store)
         if generations is not None:
-            cfg = TrainConfig(data=cfg.data, settings={**cfg.settings, "epochs": generations},
-                              init=cfg.init, max_bad=cfg.max_bad, cache_dir=cfg.cache_dir)
+            cfg = replace(cfg, settings={**cfg.settings, "epochs": generations})
             try:
                 settings_of(cfg)
             except FieldError as exc:  # resume's flag is --generations (a training's epochs)
