@@ -66,11 +66,11 @@ class TrainConfig:
         if isinstance(self.max_bad, bool) or not isinstance(self.max_bad, int) \
                 or self.max_bad < 0:
             raise ConfigError(f"--max-bad {self.max_bad!r}: give a number of lines >= 0")
-        v = self.init_epochs
-        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 100_000:
-            raise ConfigError(f"--init-epochs {v!r}: give a number of epochs from 1 to 100000")
-        if v != INIT_EPOCHS and not self.fits_eval:
-            raise ConfigError(f"--init-epochs {v}: only an initial net fitted to an evaluation "
+        n = self.init_epochs
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 100_000:
+            raise ConfigError(f"--init-epochs {n!r}: give a number of epochs from 1 to 100000")
+        if n != INIT_EPOCHS and not self.fits_eval:
+            raise ConfigError(f"--init-epochs {n}: only an initial net fitted to an evaluation "
                               "(--init eval:SPEC) has epochs of its own")
         for key in ("epochs", "seed"):
             v = self.settings.get(key)
