@@ -132,6 +132,7 @@ def test_verify_plays_an_eval_initialised_training(trained):
     (["--init", "eval:shannon:missing.json"], "missing.json"),
     (["--init", "eval:shannon", "--init-epochs", "0"], "--init-epochs 0: give a number"),
     (["--init-epochs", "5"], "--init-epochs 5: only an initial net fitted to an evaluation"),
+    (["--init", "eval:shannon", "--stream", "1000"], "needs the positions in memory"),
 ])
 def test_bad_values_are_one_line_exit_2_and_write_nothing(data_file, tmp_path, flags, says):
     data = tmp_path / "d.txt"
