@@ -115,6 +115,20 @@ def test_resumed_to_more_epochs_equals_an_uninterrupted_training(trained, data_f
     assert (tmp_path / "three" / "net.nnue").read_bytes() == (store.root / "net.nnue").read_bytes()
 
 
+def test_a_training_stopped_before_its_first_checkpoint_fits_the_same_start(trained, data_file,
+                                                                          tmp_path):
+    """Killed (or out of disk) right after its manifest: execute fits the initial net again from
+    the data (it needs the positions) and ends with the uninterrupted training's bytes."""
+    _, store, _, _ = trained
+    cfg = config(data_file)
+    s2, _ = new_training(cfg, out_dir=tmp_path, run_id="stopped")
+    for name in ("checkpoint.npz", "initial.nnue", "net.nnue"):
+        (s2.root / name).unlink()
+    execute_training(s2, cfg)
+    for name in ("initial.nnue", "net.nnue"):
+        assert (s2.root / name).read_bytes() == (store.root / name).read_bytes()
+
+
 def test_verify_plays_an_eval_initialised_training(trained):
     runs, store, _, _ = trained
     res = CliRunner().invoke(evotune_cli, ["verify", "e", "--games", "2", "--depth", "1",
