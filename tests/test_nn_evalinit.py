@@ -139,6 +139,16 @@ def test_verify_plays_an_eval_initialised_training(trained):
     assert "eval:shannon" in json.dumps(doc)
 
 
+def test_the_command_says_what_the_fit_made(data_file, tmp_path):
+    got = subprocess.run([sys.executable, "-m", "evotune.cli", "nn", "train", str(data_file),
+                          "--init", "eval:shannon", "--init-epochs", "2", "--hidden", "16",
+                          "--epochs", "1", "--run-id", "c", "--runs-dir", "runs", "--quiet"],
+                         capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=600)
+    assert got.returncode == 0, got.stderr
+    initial = read_net(tmp_path / "runs" / "c" / "initial.nnue").checksum
+    assert f"initial net {initial}: 2 epochs on shannon's scores of the positions" in got.stderr
+
+
 @pytest.mark.parametrize("flags, says", [
     (["--init", "eval:"], "name a built-in linear evaluation after 'eval:'"),
     (["--init", "eval:nosuch"], "--init eval:nosuch:"),

@@ -5,14 +5,22 @@ summary, status, row, loss plot, report, net export and verification. A training
 net, not a weight vector."""
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..engine.netfile import bullet_reader_note
+from ..engine.netfile import bullet_reader_note, read_net
 from ..errors import ConfigError, FieldError, Interrupted
-from ..learn.nn.trainrun import execute_training, new_training, open_training, settings_of, stored_net
+from ..learn.nn.trainrun import (
+    INITIAL_FILE,
+    execute_training,
+    new_training,
+    open_training,
+    settings_of,
+    stored_net,
+)
 from ..reporting.tables import clock
 from ..reporting.training import (
     export_training,
@@ -93,10 +101,13 @@ class TrainingKind:
             workers: int, ui: RunUI, **start: Any) -> Job:
         reading = ui.progress("reading the data", 0, "positions")
         fitting: list[TrainBar] = []  # an eval: initial net's fit, once the data is read
+        fit_started = time.perf_counter()
 
         def fit_progress(p) -> None:
+            nonlocal fit_started
             if not fitting:
                 reading.close()
+                fit_started = time.perf_counter()
                 what = f"initial net ({config.init}) "
                 fitting.append(TrainBar(config.init_epochs, ui.progress(
                     f"{what}epoch 1/{config.init_epochs}", 0, "positions"), what=what))
@@ -110,6 +121,10 @@ class TrainingKind:
             reading.close()
             for bar in fitting:
                 bar.close()
+        if config.fits_eval:
+            ui.info(f"initial net {read_net(store.root / INITIAL_FILE).checksum}: "
+                    f"{config.init_epochs} epochs on {config.init.removeprefix('eval:')}'s "
+                    f"scores of the positions, {time.perf_counter() - fit_started:.1f} s")
         return Job(store=store, plan=config, data=packed, workers=workers)
 
     def resume(self, store: Store, *, generations: int | None, workers: int | None,
