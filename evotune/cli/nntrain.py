@@ -9,7 +9,7 @@ from ..engine.netinputs import OUTPUT_BUCKETS_MAX
 from ..kinds import TRAINING
 from ..learn.nn.trainer import TrainSettings
 from ..learn.nn.trainrun import init_shape
-from ..runs.trainconfig import INIT_RANDOM, TrainConfig
+from ..runs.trainconfig import INIT_EPOCHS, INIT_RANDOM, TrainConfig
 from .options import runs_dir_option, seed_option, workers_option
 from .progress import CommandUI, quiet_option, run_job
 
@@ -41,7 +41,12 @@ _D = TrainSettings()
 @click.option("--gamma", type=float, default=_D.gamma, show_default=True,
               help="The learning rate's factor at each drop.")
 @click.option("--init", default=INIT_RANDOM, show_default=True,
-              help="The starting net: 'random' (from the seed) or a net file.")
+              help="The starting net: 'random' (from the seed), a net file, or eval:SPEC"
+                   "[:WEIGHTS]: the seed's net first fitted to that linear evaluation's scores "
+                   "of the same positions (e.g. eval:shannon; better on small data).")
+@click.option("--init-epochs", type=int, default=INIT_EPOCHS, show_default=True,
+              help="Epochs of the fit to the evaluation of --init eval:SPEC (learning rate "
+                   "0.001).")
 @click.option("--val-share", type=float, default=_D.val_share, show_default=True,
               help="Share of positions held out for the validation loss.")
 @click.option("--val-block", type=int, default=_D.val_block, show_default=True,
@@ -60,7 +65,7 @@ _D = TrainSettings()
 @runs_dir_option(alias=True)
 @quiet_option
 def train(data, hidden, king_buckets, output_buckets, activation, wdl, epochs, batch, lr, lr_drop,
-          gamma, init, val_share,
+          gamma, init, init_epochs, val_share,
           val_block, max_bad, stream, cache_dir, seed, workers, run_id, runs_dir):
     """Train a net on labelled positions ('FEN | score | result', datagen's files, EPD c9; or
     bullet's binary data, files ending in .bin or .data) as a run: one record and one checkpoint
@@ -72,6 +77,6 @@ def train(data, hidden, king_buckets, output_buckets, activation, wdl, epochs, b
                              val_share=val_share, val_block=val_block, stream=stream,
                              king_buckets=king_buckets, output_buckets=output_buckets)
     cfg = TrainConfig(data=tuple(data), settings=settings.record(), init=init, max_bad=max_bad,
-                      cache_dir=cache_dir or "")
+                      cache_dir=cache_dir or "", init_epochs=init_epochs)
     run_job(TRAINING, TRAINING.new(cfg, out_dir=runs_dir, run_id=run_id, workers=workers,
                                    ui=CommandUI()))

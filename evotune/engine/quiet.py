@@ -77,14 +77,12 @@ def is_quiet(position, weights, features: str = "shannon") -> bool:
     return not check and static == score
 
 
-def qsearch_batch(fens, weights, features: str = "shannon") -> QSearch:
-    """:func:`qsearch` of many FENs (parsed in numba; en passant FENs one by one)."""
-    from scipy import sparse
-
-    fens = list(fens)
+def _run_batch(fens: list[str], weights, features: str
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """The core's batch quiescence of ``fens``: (res (n, 3): static, score, in check; indptr,
+    indices, data of the leaves' phi_int; nnz)."""
     n = len(fens)
     width = evaluation_of(features).phi_width
-    den = _denominator(features)
     encoded = [f.strip().encode("ascii", "replace") for f in fens]
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum([len(e) for e in encoded], out=offsets[1:])
@@ -98,9 +96,36 @@ def qsearch_batch(fens, weights, features: str = "shannon") -> QSearch:
                              np.zeros(width, dtype=np.int64), res, indptr, indices, data)
     if nnz < 0:
         raise PositionError(f"FEN #{-nnz} {fens[-nnz - 1]!r} is malformed")
+    return res, indptr, indices, data, nnz
+
+
+def _en_passant(fens: list[str]) -> list[int]:
+    """The FENs with an en passant square (searched one by one, so that its capture counts)."""
+    return [i for i, f in enumerate(fens) if f.split()[3] != "-"]
+
+
+def quiescence_scores(fens, weights, features: str = "shannon") -> np.ndarray:
+    """int64 (n,): the quiescence score of each FEN, side to move's view (:func:`qsearch_batch`'s
+    ``score`` without the leaves' phi, so without scipy)."""
+    fens = list(fens)
+    score = _run_batch(fens, weights, features)[0][:, 1].copy()
+    for i in _en_passant(fens):
+        score[i] = qsearch(fens[i], weights, features)[1]
+    return score
+
+
+def qsearch_batch(fens, weights, features: str = "shannon") -> QSearch:
+    """:func:`qsearch` of many FENs (parsed in numba; en passant FENs one by one)."""
+    from scipy import sparse
+
+    fens = list(fens)
+    n = len(fens)
+    width = evaluation_of(features).phi_width
+    den = _denominator(features)
+    res, indptr, indices, data, nnz = _run_batch(fens, weights, features)
     leaf = sparse.csr_matrix((data[:nnz] / den, indices[:nnz], indptr), shape=(n, width))
     static, score, check = res[:, 0].copy(), res[:, 1].copy(), res[:, 2].astype(bool)
-    ep = [i for i, f in enumerate(fens) if f.split()[3] != "-"]
+    ep = _en_passant(fens)
     if ep:
         leaf = leaf.tolil()
         for i in ep:

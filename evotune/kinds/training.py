@@ -5,13 +5,22 @@ summary, status, row, loss plot, report, net export and verification. A training
 net, not a weight vector."""
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..engine.netfile import bullet_reader_note
+from ..engine.netfile import bullet_reader_note, read_net
 from ..errors import ConfigError, FieldError, Interrupted
-from ..learn.nn.trainrun import execute_training, new_training, open_training, settings_of, stored_net
+from ..learn.nn.trainrun import (
+    INITIAL_FILE,
+    execute_training,
+    new_training,
+    open_training,
+    settings_of,
+    stored_net,
+)
 from ..reporting.tables import clock
 from ..reporting.training import (
     export_training,
@@ -56,15 +65,18 @@ class TrainBar:
     """A training's progress: the positions of the epoch being trained with the trainer's rate
     and time left, and one line per finished epoch."""
 
-    def __init__(self, epochs: int, bar: Bar) -> None:
+    def __init__(self, epochs: int, bar: Bar, *, what: str = "") -> None:
         self.epochs = epochs
         self.bar = bar
+        self.what = what
+        """Before 'epoch E/N' in the label (the fit of an eval: initial net names it)."""
         self.rate = 0.0
         self.left = 0.0
 
     def __call__(self, p) -> None:
         self.rate, self.left = p.rate, p.seconds_left
-        self.bar.update(p.done, p.total, label=f"epoch {p.epoch}/{self.epochs}", rate=p.rate,
+        self.bar.update(p.done, p.total, label=f"{self.what}epoch {p.epoch}/{self.epochs}",
+                        rate=p.rate,
                         left=p.seconds_left)
 
     def epoch(self, e) -> None:
@@ -88,19 +100,38 @@ class TrainingKind:
     def new(self, config: TrainConfig, *, out_dir: str | Path, run_id: str | None,
             workers: int, ui: RunUI, **start: Any) -> Job:
         reading = ui.progress("reading the data", 0, "positions")
+        fitting: list[TrainBar] = []  # an eval: initial net's fit, once the data is read
+        fit_started = time.perf_counter()
+
+        def fit_progress(p) -> None:
+            nonlocal fit_started
+            if not fitting:
+                reading.close()
+                fit_started = time.perf_counter()
+                what = f"initial net ({config.init}) "
+                fitting.append(TrainBar(config.init_epochs, ui.progress(
+                    f"{what}epoch 1/{config.init_epochs}", 0, "positions"), what=what))
+            fitting[0](p)
+
         try:
             store, packed = new_training(config, out_dir=out_dir, run_id=run_id,
-                                         workers=workers, progress=reading.update)
+                                         workers=workers, progress=reading.update,
+                                         init_progress=fit_progress)
         finally:
             reading.close()
+            for bar in fitting:
+                bar.close()
+        if config.fits_eval:
+            ui.info(f"initial net {read_net(store.root / INITIAL_FILE).checksum}: "
+                    f"{config.init_epochs} epochs on {config.init.removeprefix('eval:')}'s "
+                    f"scores of the positions, {time.perf_counter() - fit_started:.1f} s")
         return Job(store=store, plan=config, data=packed, workers=workers)
 
     def resume(self, store: Store, *, generations: int | None, workers: int | None,
                backend: str, scheduler: str) -> Job:
         cfg = open_training(store)
         if generations is not None:
-            cfg = TrainConfig(data=cfg.data, settings={**cfg.settings, "epochs": generations},
-                              init=cfg.init, max_bad=cfg.max_bad, cache_dir=cfg.cache_dir)
+            cfg = replace(cfg, settings={**cfg.settings, "epochs": generations})
             try:
                 settings_of(cfg)
             except FieldError as exc:  # resume's flag is --generations (a training's epochs)

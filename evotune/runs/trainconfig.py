@@ -22,6 +22,11 @@ STRATEGY = "nn-train"
 """What ``evotune runs`` and ``status`` name a training's method."""
 INIT_RANDOM = "random"
 """``init`` of a training that starts from a random net of its seed."""
+INIT_EVAL = "eval:"
+"""Prefix of the ``init`` of a training whose initial net is fitted to a linear evaluation
+(``eval:SPEC[:WEIGHTS]``, :mod:`evotune.learn.nn.evalinit`)."""
+INIT_EPOCHS = 100
+"""Epochs of that fit by default."""
 
 
 @dataclass(frozen=True)
@@ -36,11 +41,15 @@ class TrainConfig:
     settings: dict = field(default_factory=dict)
     """The trainer's settings (``TrainSettings.record()``: hidden, activation, wdl, epochs ...)."""
     init: str = INIT_RANDOM
-    """The starting net: 'random' (drawn from the seed) or a net file."""
+    """The starting net: 'random' (drawn from the seed), a net file, or 'eval:SPEC[:WEIGHTS]'
+    (a net fitted to that linear evaluation's scores of the data's positions)."""
     max_bad: int = 0
     """Malformed lines tolerated in the data files."""
     cache_dir: str = ""
     """Folder of the packed data cache ('' = beside the first data file)."""
+    init_epochs: int = INIT_EPOCHS
+    """Epochs of the initial net's fit to the evaluation of an ``eval:`` init (stored only with
+    one)."""
 
     NON_IDENTITY: ClassVar[tuple[str, ...]] = ("epochs",)
     """Settings that may change on resume (a finished training continued to more epochs)."""
@@ -57,10 +66,27 @@ class TrainConfig:
         if isinstance(self.max_bad, bool) or not isinstance(self.max_bad, int) \
                 or self.max_bad < 0:
             raise ConfigError(f"--max-bad {self.max_bad!r}: give a number of lines >= 0")
+        n = self.init_epochs
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 100_000:
+            raise ConfigError(f"--init-epochs {n!r}: give a number of epochs from 1 to 100000")
+        if n != INIT_EPOCHS and not self.fits_eval:
+            raise ConfigError(f"--init-epochs {n}: only an initial net fitted to an evaluation "
+                              "(--init eval:SPEC) has epochs of its own")
         for key in ("epochs", "seed"):
             v = self.settings.get(key)
             if isinstance(v, bool) or not isinstance(v, int):
                 raise ConfigError(f"a training's settings need an integer '{key}', not {v!r}")
+
+    @property
+    def fits_eval(self) -> bool:
+        """True when the initial net is fitted to a linear evaluation (``eval:SPEC``)."""
+        return self.init.startswith(INIT_EVAL)
+
+    @property
+    def init_text(self) -> str:
+        """The initial net in a few words (the report's configuration)."""
+        return (f"{self.init} (fitted to its scores, {self.init_epochs} epochs)" if self.fits_eval
+                else self.init)
 
     # -- what the readers of any run take from its config ----------------------------------------
     @property
@@ -112,7 +138,7 @@ class TrainConfig:
         data = ", ".join(self.data) + (f" (streamed, {s['stream']} positions at once)"
                                        if s.get("stream") else "")
         return [("kind", "net training"), ("data", data), ("net", net),
-                ("initial net", self.init),
+                ("initial net", self.init_text),
                 ("target", f"wdl {s.get('wdl')} x result + (1 - wdl) x sigmoid(score / 400)"),
                 ("optimiser", f"AdamW, lr {s.get('lr')}, x {s.get('gamma')} every "
                               f"{s.get('lr_drop') or 'never'} epochs, batch {s.get('batch')}, "
@@ -124,8 +150,11 @@ class TrainConfig:
 
     # -- stored forms -----------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        return {"data": list(self.data), "settings": dict(self.settings), "init": self.init,
-                "max_bad": self.max_bad, "cache_dir": self.cache_dir}
+        d = {"data": list(self.data), "settings": dict(self.settings), "init": self.init,
+             "max_bad": self.max_bad, "cache_dir": self.cache_dir}
+        if self.fits_eval:  # only then: the configs (and identities) of other trainings as before
+            d["init_epochs"] = self.init_epochs
+        return d
 
     def identity_dict(self) -> dict:
         """The settings the identity hashes (all but :attr:`NON_IDENTITY` and a plain net's
@@ -141,7 +170,7 @@ def train_config_from_dict(d: dict) -> TrainConfig:
     """The one validator of a stored TrainConfig (:meth:`TrainConfig.to_dict`'s form): every key
     present with its type, no unknown key (ConfigError naming the key)."""
     keys = {"data", "settings", "init", "max_bad", "cache_dir"}
-    missing, unknown = sorted(keys - set(d)), sorted(set(d) - keys)
+    missing, unknown = sorted(keys - set(d)), sorted(set(d) - keys - {"init_epochs"})
     if missing or unknown:
         raise ConfigError("stored training config: " + "; ".join(
             part for part in (f"missing {missing}" if missing else "",
@@ -156,7 +185,8 @@ def train_config_from_dict(d: dict) -> TrainConfig:
         if not isinstance(d[key], str):
             raise ConfigError(f"'{key}' must be a string, not {d[key]!r}")
     return TrainConfig(data=tuple(data), settings=settings, init=d["init"],
-                       max_bad=d["max_bad"], cache_dir=d["cache_dir"])
+                       max_bad=d["max_bad"], cache_dir=d["cache_dir"],
+                       init_epochs=d.get("init_epochs", INIT_EPOCHS))
 
 
 # ---- a training's records ---------------------------------------------------------------------

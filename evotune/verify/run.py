@@ -388,7 +388,11 @@ def _net_engine(name: str | None):
 
 def _check_initial_net(store: Store, cfg: TrainConfig, checksum: str) -> None:
     """StoreError when initial.nnue is not the net the training's settings start from (random
-    from its seed, or its --init file's, when that file is still there)."""
+    from its seed, or its --init file's, when that file is still there). An initial net fitted
+    to an evaluation (``eval:SPEC``) is not made again (that would train it again on the data):
+    initial.nnue is taken as the training stored it."""
+    if cfg.fits_eval:
+        return
     try:
         want = initial_net(cfg, settings_of(cfg)).quantised().checksum
     except EvotuneError:

@@ -32,10 +32,11 @@ from ...runs.fitconfig import DataFile
 from ...runs.manifest import check_run_id
 from ...runs.records import State
 from ...runs.store import Store
-from ...runs.trainconfig import INIT_RANDOM, EpochLine, TrainConfig
+from ...runs.trainconfig import INIT_EVAL, INIT_RANDOM, EpochLine, TrainConfig
 from ..labels import data_files, file_record
 from .bulletdata import load_positions
 from .data import PackedData
+from .evalinit import fit_to_eval, parse_eval_init, weights_path
 from .floatnet import map_text
 from .stream import BulletStream, train_stream
 from .trainer import (
@@ -70,12 +71,32 @@ def train_identity(cfg: TrainConfig, files: tuple[DataFile, ...], cache_key: str
     """Hashes of the config, the initial net file and the data files; the data cache's key."""
     parts = {
         "config": _digest_text(json.dumps(cfg.identity_dict(), sort_keys=True)),
-        "init": INIT_RANDOM if cfg.init == INIT_RANDOM else file_record(Path(cfg.init))["sha256"],
+        "init": _init_identity(cfg),
         "data": _digest_text(json.dumps([f.to_json() for f in files], sort_keys=True)),
         "cache": cache_key,
     }
     parts["hash"] = _digest_text(json.dumps(parts, sort_keys=True))[:16]
     return parts
+
+
+def _init_identity(cfg: TrainConfig) -> str:
+    """The initial net's part of a training's identity: 'random', a net file's SHA-256, or for
+    an ``eval:`` init its text and its weights file's SHA-256 (when it names one)."""
+    if cfg.init == INIT_RANDOM:
+        return INIT_RANDOM
+    if cfg.fits_eval:
+        weights = weights_path(cfg.init)
+        return _digest_text(cfg.init + ("" if weights is None else
+                                        " " + file_record(weights)["sha256"]))
+    return file_record(Path(cfg.init))["sha256"]
+
+
+def init_file(cfg: TrainConfig) -> Path | None:
+    """The file a training's initial net is read or fitted from (a net file, an ``eval:``
+    init's weights file), None for none."""
+    if cfg.init == INIT_RANDOM:
+        return None
+    return weights_path(cfg.init) if cfg.fits_eval else Path(cfg.init)
 
 
 def init_shape(init: str, king_buckets: str | None, output_buckets: int | None
@@ -84,7 +105,8 @@ def init_shape(init: str, king_buckets: str | None, output_buckets: int | None
     training: those given, else its initial net file's when it starts from one, else none (1
     and 1). A net file whose buckets differ from those given is refused later, by
     :func:`initial_net`, naming both."""
-    if init != INIT_RANDOM and (king_buckets is None or output_buckets is None):
+    if init != INIT_RANDOM and not init.startswith(INIT_EVAL) and (
+            king_buckets is None or output_buckets is None):
         net = read_net(init)
         return (map_text(net.king_buckets) if king_buckets is None else king_buckets,
                 net.output_buckets if output_buckets is None else output_buckets)
@@ -92,11 +114,29 @@ def init_shape(init: str, king_buckets: str | None, output_buckets: int | None
             1 if output_buckets is None else output_buckets)
 
 
-def initial_net(cfg: TrainConfig, settings: TrainSettings) -> FloatNet:
-    """The starting net: random from the seed, or a net file's values (of the run's shape:
-    hidden size, activation, king and output buckets)."""
+def check_init(cfg: TrainConfig, settings: TrainSettings) -> None:
+    """ConfigError / FieldError when the initial net cannot be made: an ``eval:`` init that
+    names no linear evaluation, a net file of another shape or none."""
+    if cfg.fits_eval:
+        parse_eval_init(cfg.init)
+    else:
+        initial_net(cfg, settings)
+
+
+def initial_net(cfg: TrainConfig, settings: TrainSettings, data: PackedData | None = None, *,
+                workers: int = 1, progress: Callable[[Progress], None] | None = None
+                ) -> FloatNet:
+    """The starting net: random from the seed, a net file's values (of the run's shape:
+    hidden size, activation, king and output buckets), or (``eval:SPEC``) the seed's random net
+    fitted to that evaluation's scores of ``data``'s positions (``progress``: its epochs)."""
     if cfg.init == INIT_RANDOM:
         return settings.new_net()
+    if cfg.fits_eval:
+        if not isinstance(data, PackedData):
+            raise ConfigError(f"--init {cfg.init}: an initial net fitted to an evaluation "
+                              "needs the positions in memory (not --stream)")
+        return fit_to_eval(data, settings, parse_eval_init(cfg.init), epochs=cfg.init_epochs,
+                           workers=workers, progress=progress)
     net = FloatNet.from_net(read_net(cfg.init))
     settings.check_net(net, f"{cfg.init} ")
     return net
@@ -116,19 +156,25 @@ def _load(cfg: TrainConfig, settings: TrainSettings,
 
 def new_training(cfg: TrainConfig, *, out_dir: str | Path = "populations",
                  run_id: str | None = None, workers: int = 1,
-                 progress: Callable[[int], None] | None = None
+                 progress: Callable[[int], None] | None = None,
+                 init_progress: Callable[[Progress], None] | None = None
                  ) -> tuple[Store, PackedData | BulletStream]:
     """Create the run folder of a new training. Every input is checked first (settings, thread
     count, initial net, run id and folder, each data line, whether the data fits the settings),
     so a bad one leaves no run folder (the data cache beside the data is written only after
     every check passed). Stores the manifest, the initial net and the epoch-0 checkpoint.
-    ``progress(positions)``: the positions read so far, while the text is read (no cache yet)."""
+    ``progress(positions)``: the positions read so far, while the text is read (no cache yet);
+    ``init_progress``: the epochs of an ``eval:`` initial net's fit (made after the data is
+    read, before the run folder)."""
     for p in cfg.data:
         if not Path(p).is_file():
             raise ConfigError(f"data file {p}: no such file")
     settings = settings_of(cfg)
     resolve_threads(workers)
-    net = initial_net(cfg, settings)
+    check_init(cfg, settings)
+    if cfg.fits_eval and settings.stream:
+        raise ConfigError(f"--init {cfg.init}: an initial net fitted to an evaluation needs "
+                          "the positions in memory; give --stream 0")
     if run_id is not None:
         check_run_id(run_id)
     check_writable(out_dir, "runs folder", folder=True, parents=False)
@@ -136,6 +182,8 @@ def new_training(cfg: TrainConfig, *, out_dir: str | Path = "populations",
         raise StoreError(f"run '{run_id}' already exists in {out_dir}; continue it with "
                          f"'evotune resume {run_id}' or choose another --run-id")
     data = _load(cfg, settings, progress)
+    net = initial_net(cfg, settings, data if isinstance(data, PackedData) else None,
+                      workers=resolve_threads(workers), progress=init_progress)
     files = data_files(cfg.data)
     identity = train_identity(cfg, files, str(data.info["key"]))
     run_id = run_id or f"nn-{time.strftime('%Y%m%d-%H%M%S')}-{identity['hash'][:6]}"
@@ -165,7 +213,8 @@ def open_training(store: Store) -> TrainConfig:
     if not isinstance(cfg, TrainConfig):
         raise StoreError(f"run '{store.run_id}' is a {manifest.kind} run, not a training")
     store.lock()
-    for p in cfg.data + (() if cfg.init == INIT_RANDOM else (cfg.init,)):
+    init = init_file(cfg)
+    for p in cfg.data + (() if init is None else (str(init),)):
         if not Path(p).is_file():
             what = "data file" if p in cfg.data else "initial net file"
             raise StoreError(f"training '{store.run_id}' cannot be resumed: its {what} {p} is "
@@ -250,7 +299,10 @@ def execute_training(store: Store, cfg: TrainConfig, *,
     store.lock()
     settings = settings_of(cfg)
     if never_committed(store):
-        _start(store, initial_net(cfg, settings))
+        if data is None:
+            data = _load(cfg, settings)
+        _start(store, initial_net(cfg, settings, data if isinstance(data, PackedData) else None,
+                                  workers=resolve_threads(workers)))
     state, seconds_before = load_state(store)
     store.epoch_lines(state.epoch)  # the history up to the checkpoint is whole
     store.drop_epochs_after(state.epoch)
