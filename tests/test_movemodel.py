@@ -11,6 +11,9 @@ import pytest
 
 from evotune.engine import movecore
 from evotune.engine import movemodel as MM
+from evotune.engine.api import board_arrays, decode_move
+from evotune.engine.core import mcts as M
+from evotune.engine.core.game import move_scores_core
 from evotune.errors import EvotuneError, MoveModelError
 
 
@@ -85,6 +88,22 @@ def test_core_scores_equal_the_numpy_reference_for_a_hidden_model(hidden):
         above += int((acc > 64).sum())
     # every side of the clip occurs, so the comparison covers it
     assert min(below, inside, above) > 100, (below, inside, above)
+
+
+def test_a_linear_model_loaded_after_a_hidden_one_scores_linearly():
+    hidden = MM.random_model(seed=2, spread=300, hidden=MM.HIDDEN_MAX)
+    linear = MM.random_model(seed=3, spread=300)
+    b = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    U, S = board_arrays(b, 10)
+    moves = np.zeros(256, dtype=np.int64)
+    out = np.zeros(256, dtype=np.int64)
+    for model in (hidden, linear, hidden):
+        params = np.zeros(M.NP)
+        params[M.P_MODEL:] = model.params()
+        n = int(move_scores_core(U, S, params, moves, out))
+        ref = MM.reference_scores(model, b)
+        assert {chess.Move.from_uci(u): v for u, v in ref.items()} == {
+            decode_move(int(m)): int(x) for m, x in zip(moves[:n], out[:n])}
 
 
 def test_a_hidden_model_is_its_linear_part_plus_the_layer():
@@ -172,7 +191,8 @@ def test_hidden_round_trip_and_size(tmp_path):
 @pytest.mark.parametrize("how, match", [
     ("hidden0", "0 hidden units"), ("hidden33", "33 hidden units"), ("shift", "shift 5"),
     ("short", "truncated: 39592 bytes, expected 39596"), ("header", "shorter than its 48-byte header"),
-    ("flip", "damaged: checksum"), ("long", "too long"), ("big", "damaged: move model out_weights must lie within")])
+    ("flip", "damaged: checksum"), ("long", "too long"),
+    ("big", "damaged: move model out_weights must lie within")])
 def test_bad_hidden_files_raise_one_line_naming_the_file(tmp_path, how, match):
     p = tmp_path / "bad.evomove"
     MM.write_move_model(MM.random_model(seed=1, hidden=10), p)

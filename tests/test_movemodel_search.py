@@ -62,6 +62,29 @@ def test_a_model_changes_the_split_and_differs_from_the_ordering_prior(tmp_path)
     assert (again.nodes, again.score, again.pv) == (model.nodes, model.score, model.pv)
 
 
+def test_a_hidden_model_splits_like_its_scores_say(tmp_path):
+    hidden = MM.random_model(seed=4, spread=300, hidden=8)
+    silent = MM.MoveModel(weights=hidden.weights, hidden_weights=hidden.hidden_weights,
+                          hidden_bias=hidden.hidden_bias, out_weights=np.zeros(8, np.int32))
+    paths = {}
+    for name, m in (("h", hidden), ("s", silent), ("l", MM.MoveModel(weights=hidden.weights))):
+        paths[name] = str(tmp_path / f"{name}.evomove")
+        MM.write_move_model(m, paths[name])
+    r = {k: search(MIDDLEGAME, W, nodes=1, settings=prob(p, factor=1 / 200))
+         for k, p in paths.items()}
+    assert (r["s"].nodes, r["s"].score, r["s"].pv) == (r["l"].nodes, r["l"].score, r["l"].pv)
+    assert r["h"].nodes != r["l"].nodes
+    # a game of the hidden model against its linear part: each side plays its own, and the
+    # silent one (the same scores as the linear part) plays the linear part's game
+    g1 = play_game(chess.STARTING_FEN, W, W, nodes=3000, max_plies=16,
+                   settings=(prob(paths["h"]), prob(paths["l"])))
+    g2 = play_game(chess.STARTING_FEN, W, W, nodes=3000, max_plies=16,
+                   settings=(prob(paths["s"]), prob(paths["l"])))
+    g3 = play_game(chess.STARTING_FEN, W, W, nodes=3000, max_plies=16,
+                   settings=(prob(paths["l"]), prob(paths["l"])))
+    assert g2.moves == g3.moves and g1.moves != g3.moves
+
+
 def test_puct_follows_the_model(tmp_path):
     e4 = _e4_model(tmp_path)
     s = SearchSettings(algorithm="uct", prior=True, model=e4, temperature=100)
