@@ -170,13 +170,17 @@ def test_the_cli_trains_a_hidden_model_and_refuses_too_many_units(tmp_path):
     assert proc.returncode == 0, proc.stderr
     model = MM.read_move_model(tmp_path / "h.evomove")
     assert model.hidden == 4 and "4 hidden units" in proc.stdout
+    info = _cli("nn", "info", "h.evomove", cwd=tmp_path)
+    assert info.returncode == 0 and "linear plus 4 hidden units" in info.stdout
+    assert model.checksum in info.stdout and "startpos" in info.stdout
     bad = _cli("nn", "train-moves", "d.txt", "--out", "x.evomove", "--hidden", "33", cwd=tmp_path)
     assert bad.returncode == 2 and "--hidden" in bad.stderr
     assert bad.stderr.strip().count("\n") == 0 and not (tmp_path / "x.evomove").exists()
 
 
-def test_info_of_a_damaged_model_is_one_line_and_exit_2(tmp_path):
-    MM.write_move_model(MM.random_model(seed=1), tmp_path / "m.evomove")
+@pytest.mark.parametrize("hidden", [0, 4])
+def test_info_of_a_damaged_model_is_one_line_and_exit_2(tmp_path, hidden):
+    MM.write_move_model(MM.random_model(seed=1, hidden=hidden), tmp_path / "m.evomove")
     data = (tmp_path / "m.evomove").read_bytes()
     (tmp_path / "m.evomove").write_bytes(data[:-8])
     proc = _cli("nn", "info", "m.evomove", cwd=tmp_path)
