@@ -4,6 +4,7 @@ stop or a kill -9), ``evotune status`` shows its epochs' loss and held-out top-1
 ``evotune plot`` draws them and ``nn train-moves DATA --out FILE`` still writes FILE."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -11,13 +12,14 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 from test_movetrain import _hidden_model_data
 
 from evotune.cli import main
 from evotune.engine import movemodel as MM
 from evotune.kinds import MOVES, kind_of
-from evotune.learn.moverun import CHECKPOINT_FILE, MODEL_FILE, read_checkpoint
+from evotune.learn.moverun import CHECKPOINT_FILE, MODEL_FILE, read_checkpoint, write_checkpoint
 from evotune.runs.store import Store
 
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
@@ -83,7 +85,15 @@ def test_a_hidden_training_resumed_gives_the_bytes_of_one_at_once(tmp_path, caps
     assert code == 0, err
     store = Store.open("one", tmp_path / "runs")
     assert (store.root / MODEL_FILE).read_bytes() == three
-    assert read_checkpoint(store).state.w.size == 897 + 6 * 899
+    cp = read_checkpoint(store)
+    assert cp.state.w.size == 897 + 6 * 899
+    # a checkpoint of another model's size is refused in one line, not rounded into a model
+    zero = np.zeros(897)
+    write_checkpoint(store, dataclasses.replace(
+        cp, state=dataclasses.replace(cp.state, w=zero, m=zero, v=zero)))
+    code, _, err = cli(capsys, "export", "one", "--format", "evotune", "--out",
+                       str(tmp_path / "e.evomove"), "--runs-dir", runs)
+    assert code == 2 and err.count("\n") == 1 and "not a model of 6 hidden units" in err
 
 
 def test_status_and_plot_show_loss_and_held_out_accuracy(tmp_path, capsys):

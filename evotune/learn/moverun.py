@@ -98,6 +98,7 @@ class MoveRunConfig:
         s = self.settings
         return [("kind", "move-model training"), ("data", ", ".join(self.data)),
                 ("epochs", str(s["epochs"])), ("batch", str(s["batch"])), ("lr", str(s["lr"])),
+                ("hidden", str(s["hidden"]) if s["hidden"] else "0 (linear)"),
                 ("seed", str(s["seed"]))]
 
     def to_dict(self) -> dict:
@@ -286,6 +287,10 @@ def stored_move_model(store: Store) -> MoveModel:
         raise StoreError(f"run '{store.run_id}' has no model yet (no epoch finished); continue "
                          f"it with 'evotune resume {store.run_id}'")
     settings = cfg.train_settings()
+    if cp.state.w.size != n_params(settings.hidden):
+        raise StoreError(f"{store.root / CHECKPOINT_FILE} holds {cp.state.w.size} parameters, not "
+                         f"a model of {settings.hidden} hidden units; restore it or start a new "
+                         "training with another --run-id")
     return quantise(cp.state.w, settings.scale, settings.hidden)
 
 
