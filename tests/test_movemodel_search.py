@@ -22,6 +22,7 @@ from evotune.spec.search import SearchSettings, search_settings
 
 W = (100, 300, 330, 500, 900, 10)
 SHIPPED_SHA256 = "f2c4b74925924becabe0d929d177c24a6994160711d30d5f02cc52325391a371"
+SHIPPED_H16_SHA256 = "3566c5abb0fdbfd05538210aeccb0d30bf40cceeb8989f4adeee66dbca686955"
 MIDDLEGAME = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
 
 
@@ -252,3 +253,14 @@ def test_the_shipped_model_and_its_specs():
         assert spec.names[-1] == "prior_temperature"
         player = player_from_engine_spec(spec)
         assert player.search.temperature == 100
+
+
+def test_the_shipped_hidden_model_and_its_spec():
+    model_path = ENGINES_DIR / "pesto-moves-h16.evomove"
+    assert hashlib.sha256(model_path.read_bytes()).hexdigest() == SHIPPED_H16_SHA256
+    model = MM.read_move_model(model_path)
+    assert model.hidden == 16 and model.scale == 100
+    spec = load_engine_spec("pst-pesto-puct-moves-h16")
+    assert spec.search.algorithm == "uct" and Path(spec.search.model) == model_path.resolve()
+    r = search(MIDDLEGAME, W, nodes=300, settings=player_from_engine_spec(spec).search)
+    assert r.nodes > 0 and r.pv
