@@ -11,6 +11,9 @@ import pytest
 
 from evotune.engine import movecore
 from evotune.engine import movemodel as MM
+from evotune.engine.api import board_arrays, decode_move
+from evotune.engine.core import mcts as M
+from evotune.engine.core.game import move_scores_core
 from evotune.errors import EvotuneError, MoveModelError
 
 
@@ -69,6 +72,55 @@ def test_core_scores_equal_the_reference_for_a_random_model():
     assert clamped > 0  # 8 x 400 = 3200 is clamped to 2000 alike
 
 
+@pytest.mark.parametrize("hidden", [1, 16, MM.HIDDEN_MAX])
+def test_core_scores_equal_the_numpy_reference_for_a_hidden_model(hidden):
+    model = MM.random_model(seed=hidden, spread=300, hidden=hidden)
+    assert model.hidden == hidden
+    boards = _random_positions(10, 120, seed=hidden)
+    assert len(boards) > 1000
+    below = inside = above = 0
+    for b in boards:
+        assert movecore.move_scores(model, b) == MM.reference_scores(model, b), b.fen()
+        _, feats = movecore.move_features(b)
+        acc = model.hidden_bias + model.hidden_weights.astype(np.int64)[feats].sum(axis=1)
+        below += int((acc < 0).sum())
+        inside += int(((acc > 0) & (acc < 64)).sum())
+        above += int((acc > 64).sum())
+    # every side of the clip occurs, so the comparison covers it
+    assert min(below, inside, above) > 100, (below, inside, above)
+
+
+def test_a_linear_model_loaded_after_a_hidden_one_scores_linearly():
+    hidden = MM.random_model(seed=2, spread=300, hidden=MM.HIDDEN_MAX)
+    linear = MM.random_model(seed=3, spread=300)
+    b = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    U, S = board_arrays(b, 10)
+    moves = np.zeros(256, dtype=np.int64)
+    out = np.zeros(256, dtype=np.int64)
+    for model in (hidden, linear, hidden):
+        params = np.zeros(M.NP)
+        params[M.P_MODEL:] = model.params()
+        n = int(move_scores_core(U, S, params, moves, out))
+        ref = MM.reference_scores(model, b)
+        assert {chess.Move.from_uci(u): v for u, v in ref.items()} == {
+            decode_move(int(m)): int(x) for m, x in zip(moves[:n], out[:n])}
+
+
+def test_a_hidden_model_is_its_linear_part_plus_the_layer():
+    model = MM.random_model(seed=4, spread=200, hidden=8)
+    linear = MM.MoveModel(weights=model.weights)
+    b = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    _, feats = movecore.move_features(b)
+    acc = model.hidden_bias + model.hidden_weights.astype(np.int64)[feats].sum(axis=1)
+    layer = (np.clip(acc, 0, 64) * model.out_weights).sum(axis=1) // 64
+    assert np.array_equal(model.scores(feats), linear.scores(feats) + layer)
+    assert np.any(layer != 0)
+    silent = MM.MoveModel(weights=model.weights, hidden_weights=model.hidden_weights,
+                          hidden_bias=model.hidden_bias, out_weights=np.zeros(8, np.int32))
+    assert movecore.move_scores(silent, b) == movecore.move_scores(linear, b)
+    assert silent.checksum != linear.checksum
+
+
 def test_gives_check_cases_the_core_must_see():
     # discovered check by en passant, castling rook check, promotion to a knight with check
     cases = [("8/8/8/1k1pP2R/8/8/8/4K3 w - d6 0 1", "e5d6", 1),  # discovered along the rank
@@ -113,6 +165,52 @@ def test_round_trip_and_size(tmp_path):
     assert "897 features" in back.describe() and model.checksum in back.describe()
 
 
+SHIPPED = os.path.join(os.path.dirname(MM.__file__), "..", "engines", "pesto-moves.evomove")
+
+
+def test_the_shipped_linear_file_keeps_its_bytes_and_checksum():
+    data = open(SHIPPED, "rb").read()
+    model = MM.read_move_model(SHIPPED)
+    assert model.hidden == 0 and model.checksum == "57a12f3c792037ca"
+    assert MM.move_model_bytes(model) == data and data[8:12] == (1).to_bytes(4, "little")
+
+
+def test_hidden_round_trip_and_size(tmp_path):
+    model = MM.random_model(seed=6, hidden=12)
+    p = tmp_path / "h.evomove"
+    MM.write_move_model(model, p)
+    data = p.read_bytes()
+    assert len(data) == MM.hidden_file_size(12) == 40 + 8 + 4 * (897 + 12 * 899)
+    assert data[8:12] == (2).to_bytes(4, "little")
+    back = MM.read_move_model(p)
+    assert back == model and back.checksum == model.checksum and back.hidden == 12
+    assert back != MM.MoveModel(weights=model.weights)
+    assert "12 hidden units" in back.describe()
+
+
+@pytest.mark.parametrize("how, match", [
+    ("hidden0", "0 hidden units"), ("hidden33", "33 hidden units"), ("shift", "shift 5"),
+    ("short", "truncated: 39592 bytes, expected 39596"), ("header", "shorter than its 48-byte header"),
+    ("flip", "damaged: checksum"), ("long", "too long"),
+    ("big", "damaged: move model out_weights must lie within")])
+def test_bad_hidden_files_raise_one_line_naming_the_file(tmp_path, how, match):
+    p = tmp_path / "bad.evomove"
+    MM.write_move_model(MM.random_model(seed=1, hidden=10), p)
+    data = p.read_bytes()
+    edit = {"hidden0": lambda d: d[:40] + (0).to_bytes(4, "little") + d[44:],
+            "hidden33": lambda d: d[:40] + (33).to_bytes(4, "little") + d[44:],
+            "shift": lambda d: d[:44] + (5).to_bytes(4, "little") + d[48:],
+            "short": lambda d: d[:-4],
+            "header": lambda d: d[:44],
+            "flip": lambda d: d[:-10] + bytes([d[-10] ^ 1]) + d[-9:],
+            "long": lambda d: d + bytes(4),
+            "big": lambda d: d[:-4] + (200_000).to_bytes(4, "little")}[how]
+    p.write_bytes(edit(data))
+    with pytest.raises(MoveModelError, match=match) as info:
+        MM.read_move_model(p)
+    assert str(p) in str(info.value) and "\n" not in str(info.value)
+
+
 def _damaged(data: bytes, how: str) -> bytes:
     if how == "truncated":
         return data[:-4]
@@ -125,7 +223,7 @@ def _damaged(data: bytes, how: str) -> bytes:
     if how == "magic":
         return b"EVONNUE\0" + data[8:]
     if how == "version":
-        return data[:8] + (2).to_bytes(4, "little") + data[12:]
+        return data[:8] + (3).to_bytes(4, "little") + data[12:]
     if how == "features":
         return data[:16] + (896).to_bytes(4, "little") + data[20:]
     if how == "scale":
@@ -136,8 +234,8 @@ def _damaged(data: bytes, how: str) -> bytes:
 
 
 @pytest.mark.parametrize("how, match", [
-    ("truncated", "truncated"), ("header", "truncated"), ("trailing", "more than the 3628 bytes"),
-    ("flip", "damaged: checksum"), ("magic", "not a move model"), ("version", "version 2"),
+    ("truncated", "truncated"), ("header", "truncated"), ("trailing", "too long: 3632 bytes"),
+    ("flip", "damaged: checksum"), ("magic", "not a move model"), ("version", "version 3"),
     ("features", "feature set 1 of 896"), ("scale", "damaged: move model scale 0"),
     ("empty", "is empty")])
 def test_bad_files_raise_one_line_naming_the_file(tmp_path, how, match):
@@ -166,7 +264,14 @@ def test_missing_file_and_folder(tmp_path):
     ({"weights": np.zeros(897)}, "897 integers"),
     ({"weights": np.full(897, 100_001, dtype=np.int64)}, "within"),
     ({"weights": np.zeros(897, dtype=np.int32), "scale": 0}, "scale 0"),
-    ({"weights": np.zeros(897, dtype=np.int32), "scale": True}, "scale True")])
+    ({"weights": np.zeros(897, dtype=np.int32), "scale": True}, "scale True"),
+    ({"weights": np.zeros(897, dtype=np.int32), "hidden_bias": np.zeros(33, np.int32)},
+     "0 to 32 hidden units"),
+    ({"weights": np.zeros(897, dtype=np.int32), "hidden_bias": np.zeros(4, np.int32),
+      "out_weights": np.zeros(4, np.int32)}, "hidden_weights must be integers of shape"),
+    ({"weights": np.zeros(897, dtype=np.int32), "hidden_bias": np.zeros(2, np.int32),
+      "hidden_weights": np.zeros((897, 2), np.int32), "out_weights": np.zeros(3, np.int32)},
+     "out_weights must be")])
 def test_model_refuses_bad_fields(kwargs, match):
     with pytest.raises(MoveModelError, match=match):
         MM.MoveModel(**kwargs)

@@ -22,6 +22,7 @@ from evotune.spec.search import SearchSettings, search_settings
 
 W = (100, 300, 330, 500, 900, 10)
 SHIPPED_SHA256 = "f2c4b74925924becabe0d929d177c24a6994160711d30d5f02cc52325391a371"
+SHIPPED_H16_SHA256 = "3566c5abb0fdbfd05538210aeccb0d30bf40cceeb8989f4adeee66dbca686955"
 MIDDLEGAME = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
 
 
@@ -60,6 +61,29 @@ def test_a_model_changes_the_split_and_differs_from_the_ordering_prior(tmp_path)
     assert len({ordering.nodes, model.nodes, uniform.nodes}) == 3
     again = search(MIDDLEGAME, W, nodes=1, settings=prob(rand, factor=1 / 200))
     assert (again.nodes, again.score, again.pv) == (model.nodes, model.score, model.pv)
+
+
+def test_a_hidden_model_splits_like_its_scores_say(tmp_path):
+    hidden = MM.random_model(seed=4, spread=300, hidden=8)
+    silent = MM.MoveModel(weights=hidden.weights, hidden_weights=hidden.hidden_weights,
+                          hidden_bias=hidden.hidden_bias, out_weights=np.zeros(8, np.int32))
+    paths = {}
+    for name, m in (("h", hidden), ("s", silent), ("l", MM.MoveModel(weights=hidden.weights))):
+        paths[name] = str(tmp_path / f"{name}.evomove")
+        MM.write_move_model(m, paths[name])
+    r = {k: search(MIDDLEGAME, W, nodes=1, settings=prob(p, factor=1 / 200))
+         for k, p in paths.items()}
+    assert (r["s"].nodes, r["s"].score, r["s"].pv) == (r["l"].nodes, r["l"].score, r["l"].pv)
+    assert r["h"].nodes != r["l"].nodes
+    # a game of the hidden model against its linear part: each side plays its own, and the
+    # silent one (the same scores as the linear part) plays the linear part's game
+    g1 = play_game(chess.STARTING_FEN, W, W, nodes=3000, max_plies=16,
+                   settings=(prob(paths["h"]), prob(paths["l"])))
+    g2 = play_game(chess.STARTING_FEN, W, W, nodes=3000, max_plies=16,
+                   settings=(prob(paths["s"]), prob(paths["l"])))
+    g3 = play_game(chess.STARTING_FEN, W, W, nodes=3000, max_plies=16,
+                   settings=(prob(paths["l"]), prob(paths["l"])))
+    assert g2.moves == g3.moves and g1.moves != g3.moves
 
 
 def test_puct_follows_the_model(tmp_path):
@@ -229,3 +253,14 @@ def test_the_shipped_model_and_its_specs():
         assert spec.names[-1] == "prior_temperature"
         player = player_from_engine_spec(spec)
         assert player.search.temperature == 100
+
+
+def test_the_shipped_hidden_model_and_its_spec():
+    model_path = ENGINES_DIR / "pesto-moves-h16.evomove"
+    assert hashlib.sha256(model_path.read_bytes()).hexdigest() == SHIPPED_H16_SHA256
+    model = MM.read_move_model(model_path)
+    assert model.hidden == 16 and model.scale == 100
+    spec = load_engine_spec("pst-pesto-puct-moves-h16")
+    assert spec.search.algorithm == "uct" and Path(spec.search.model) == model_path.resolve()
+    r = search(MIDDLEGAME, W, nodes=300, settings=player_from_engine_spec(spec).search)
+    assert r.nodes > 0 and r.pv

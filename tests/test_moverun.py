@@ -4,6 +4,7 @@ stop or a kill -9), ``evotune status`` shows its epochs' loss and held-out top-1
 ``evotune plot`` draws them and ``nn train-moves DATA --out FILE`` still writes FILE."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -11,13 +12,14 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 from test_movetrain import _hidden_model_data
 
 from evotune.cli import main
 from evotune.engine import movemodel as MM
 from evotune.kinds import MOVES, kind_of
-from evotune.learn.moverun import CHECKPOINT_FILE, MODEL_FILE, read_checkpoint
+from evotune.learn.moverun import CHECKPOINT_FILE, MODEL_FILE, read_checkpoint, write_checkpoint
 from evotune.runs.store import Store
 
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
@@ -66,6 +68,32 @@ def test_resumed_to_four_epochs_gives_the_bytes_of_four_at_once(tmp_path, capsys
                          "--runs-dir", str(tmp_path / "runs"))
     assert code == 0, err
     assert (tmp_path / "e.evomove").read_bytes() == four
+
+
+def test_a_hidden_training_resumed_gives_the_bytes_of_one_at_once(tmp_path, capsys):
+    _hidden_model_data(tmp_path / "d.txt", 300, seed=5)
+    runs = str(tmp_path / "runs")
+    for out, run_id, epochs in (("three.evomove", "three", "3"), ("one.evomove", "one", "1")):
+        code, _, err = cli(capsys, "nn", "train-moves", str(tmp_path / "d.txt"), "--out",
+                           str(tmp_path / out), "--epochs", epochs, "--batch", "32", "--hidden",
+                           "6", "--run-id", run_id, "--runs-dir", runs)
+        assert code == 0, err
+    three = (tmp_path / "three.evomove").read_bytes()
+    assert MM.read_move_model(tmp_path / "three.evomove").hidden == 6
+    assert (tmp_path / "one.evomove").read_bytes() != three
+    code, _, err = cli(capsys, "resume", "one", "--generations", "3", "--runs-dir", runs)
+    assert code == 0, err
+    store = Store.open("one", tmp_path / "runs")
+    assert (store.root / MODEL_FILE).read_bytes() == three
+    cp = read_checkpoint(store)
+    assert cp.state.w.size == 897 + 6 * 899
+    # a checkpoint of another model's size is refused in one line, not rounded into a model
+    zero = np.zeros(897)
+    write_checkpoint(store, dataclasses.replace(
+        cp, state=dataclasses.replace(cp.state, w=zero, m=zero, v=zero)))
+    code, _, err = cli(capsys, "export", "one", "--format", "evotune", "--out",
+                       str(tmp_path / "e.evomove"), "--runs-dir", runs)
+    assert code == 2 and err.count("\n") == 1 and "not a model of 6 hidden units" in err
 
 
 def test_status_and_plot_show_loss_and_held_out_accuracy(tmp_path, capsys):
@@ -130,10 +158,11 @@ def test_a_run_stopped_before_its_first_checkpoint_starts_again_and_a_lost_one_i
 
 
 @pytest.mark.slow
-def test_a_training_killed_mid_run_resumes_to_the_same_model(tmp_path):
+@pytest.mark.parametrize("hidden", ["0", "8"])
+def test_a_training_killed_mid_run_resumes_to_the_same_model(tmp_path, hidden):
     _hidden_model_data(tmp_path / "d.txt", 2000, seed=3)
     cmd = [sys.executable, "-m", "evotune.cli", "nn", "train-moves", "d.txt", "--epochs", "12",
-           "--batch", "16", "--runs-dir", "runs"]
+           "--batch", "16", "--hidden", hidden, "--runs-dir", "runs"]
     whole = subprocess.run(cmd + ["--out", "whole.evomove", "--run-id", "whole"], cwd=tmp_path,
                            env=ENV, capture_output=True, text=True)
     assert whole.returncode == 0, whole.stderr

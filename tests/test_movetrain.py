@@ -89,6 +89,34 @@ def test_the_trainer_learns_a_hidden_models_choices_and_is_deterministic(tmp_pat
     assert other != model
 
 
+def test_a_hidden_layer_trains_deterministically_and_fits_better_than_linear(tmp_path):
+    # a teacher with hidden units: its choices hold interactions the linear model cannot fit
+    teacher = MM.random_model(seed=8, spread=300, hidden=8)
+    rng = random.Random(4)
+    lines = []
+    while len(lines) < 1000:
+        b = chess.Board()
+        for _ in range(60):
+            moves = list(b.legal_moves)
+            if not moves:
+                break
+            scores = MM.reference_scores(teacher, b)
+            lines.append(f"{b.fen()} | 0 | 0.5 | {max(scores, key=scores.get)}\n")
+            b.push(rng.choice(moves))
+    (tmp_path / "d.txt").write_text("".join(lines[:1000]))
+    data = read_move_data([tmp_path / "d.txt"])
+    lin = []
+    train_moves(data, MoveTrainSettings(epochs=8, lr=0.05, seed=3), report=lin.append)
+    settings = MoveTrainSettings(epochs=8, lr=0.05, seed=3, hidden=8)
+    hid = []
+    model = train_moves(data, settings, report=hid.append)
+    assert model.hidden == 8 and np.any(model.out_weights != 0)
+    assert hid[-1].train_loss < lin[-1].train_loss - 0.05
+    again = train_moves(data, settings)
+    assert again == model and again.checksum == model.checksum
+    assert train_moves(data, MoveTrainSettings(epochs=8, lr=0.05, seed=4, hidden=8)) != model
+
+
 def test_the_split_holds_out_whole_blocks():
     train, held = split(105, MoveTrainSettings(val_share=0.2, val_block=10, seed=1))
     assert sorted(np.concatenate([train, held]).tolist()) == list(range(105))
@@ -99,7 +127,8 @@ def test_the_split_holds_out_whole_blocks():
 
 @pytest.mark.parametrize("kwargs, field", [({"epochs": 0}, "epochs"), ({"lr": -1.0}, "lr"),
                                            ({"val_share": 1.0}, "val_share"),
-                                           ({"batch": True}, "batch"), ({"l2": float("nan")}, "l2")])
+                                           ({"batch": True}, "batch"), ({"l2": float("nan")}, "l2"),
+                                           ({"hidden": 33}, "hidden"), ({"hidden": -1}, "hidden")])
 def test_bad_settings(kwargs, field):
     with pytest.raises(FieldError, match=field):
         MoveTrainSettings(**kwargs)
@@ -134,8 +163,24 @@ def test_bad_data_is_one_line_and_exit_2_before_writing(tmp_path, content, match
     assert not (tmp_path / "m.evomove").exists()
 
 
-def test_info_of_a_damaged_model_is_one_line_and_exit_2(tmp_path):
-    MM.write_move_model(MM.random_model(seed=1), tmp_path / "m.evomove")
+def test_the_cli_trains_a_hidden_model_and_refuses_too_many_units(tmp_path):
+    _hidden_model_data(tmp_path / "d.txt", 300, seed=5)
+    proc = _cli("nn", "train-moves", "d.txt", "--out", "h.evomove", "--epochs", "2", "--hidden",
+                "4", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    model = MM.read_move_model(tmp_path / "h.evomove")
+    assert model.hidden == 4 and "4 hidden units" in proc.stdout
+    info = _cli("nn", "info", "h.evomove", cwd=tmp_path)
+    assert info.returncode == 0 and "linear plus 4 hidden units" in info.stdout
+    assert model.checksum in info.stdout and "startpos" in info.stdout
+    bad = _cli("nn", "train-moves", "d.txt", "--out", "x.evomove", "--hidden", "33", cwd=tmp_path)
+    assert bad.returncode == 2 and "--hidden" in bad.stderr
+    assert bad.stderr.strip().count("\n") == 0 and not (tmp_path / "x.evomove").exists()
+
+
+@pytest.mark.parametrize("hidden", [0, 4])
+def test_info_of_a_damaged_model_is_one_line_and_exit_2(tmp_path, hidden):
+    MM.write_move_model(MM.random_model(seed=1, hidden=hidden), tmp_path / "m.evomove")
     data = (tmp_path / "m.evomove").read_bytes()
     (tmp_path / "m.evomove").write_bytes(data[:-8])
     proc = _cli("nn", "info", "m.evomove", cwd=tmp_path)

@@ -1,24 +1,29 @@
-"""The move model: the value (:class:`MoveModel`), its files, and the python-chess reference of
-its features and scores (the core's are engine/movecore.py's).
+"""The move model: the value (:class:`MoveModel`), its files, and the python-chess and numpy
+references of its features and scores (the core's are engine/movecore.py's).
 
 A move model scores a legal move by the sum of one integer weight per feature block of
 :data:`~evotune.spec.movefeatures.BLOCKS` (each move activates exactly one feature of each
 block: the moving piece on its to- and from-squares, the capture, the promotion, check, the
-least valuable enemy attacker of the to- and from-squares, whether the to-square is defended);
-the softmax of the scores over the legal moves, at temperature ``scale`` (score units per nat),
-is the move's probability. The numba core computes the same indices and scores
-(engine/core/movemodel.py; engine/movecore.py asks it; spec/movefeatures.py defines the blocks
-for both); :func:`reference_features` is the test oracle. Files: a 40-byte header (magic,
-version, feature set, weights, scale, checksum), then the weights as int32 little-endian
-(docs/formats.md, "Move-model files"). A file that cannot be read, is damaged or truncated
-raises :class:`~evotune.errors.MoveModelError`, one line naming it.
+least valuable enemy attacker of the to- and from-squares, whether the to-square is defended),
+plus, for a model with H > 0 hidden units, ``sum_j out_j * clip(acc_j, 0, 64) >> 6`` where
+``acc_j`` is unit j's bias plus its weights of the move's features (:meth:`MoveModel.scores`,
+the numpy reference the core must equal); the softmax of the scores over the legal moves, at
+temperature ``scale`` (score units per nat), is the move's probability. The numba core
+computes the same indices and scores (engine/core/movemodel.py; engine/movecore.py asks it;
+spec/movefeatures.py defines the blocks for both); :func:`reference_features` is the test
+oracle. Files: a 40-byte header (magic, version, feature set, weights, scale, checksum), then
+the weights as int32 little-endian; a version-2 file (a model with hidden units) has the hidden
+size and activation shift after the header and the hidden weights, biases and output weights
+after the linear weights (docs/formats.md, "Move-model files"; a linear model is written as
+version 1, as before). A file that cannot be read, is damaged or truncated raises
+:class:`~evotune.errors.MoveModelError`, one line naming it.
 """
 from __future__ import annotations
 
 import hashlib
 import os
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
 
@@ -28,18 +33,33 @@ import numpy as np
 from ..errors import MoveModelError
 from ..fileio import atomic_write_bytes, read_input
 from ..seeding import STREAM_MOVE_MODEL, generator
-from ..spec.movefeatures import BLOCK_START, BLOCKS, N_BLOCKS, N_FEATURES, SCORE_CLAMP
+from ..spec.movefeatures import (
+    ACT_SHIFT,
+    BLOCK_START,
+    BLOCKS,
+    HIDDEN_MAX,
+    MODEL_SLOTS,
+    N_BLOCKS,
+    N_FEATURES,
+    SCORE_CLAMP,
+)
 
-__all__ = ["BLOCKS", "N_BLOCKS", "N_FEATURES", "SCORE_CLAMP", "MoveModel", "read_move_model",
+__all__ = ["BLOCKS", "HIDDEN_MAX", "N_BLOCKS", "N_FEATURES", "SCORE_CLAMP", "MoveModel",
+           "read_move_model",
            "write_move_model", "is_move_model_file"]
 
 MAGIC = b"EVOMOVE\0"
 VERSION = 1
+"""The format version of a linear model's file."""
+VERSION_HIDDEN = 2
+"""The format version of a model with hidden units (a second header after the first)."""
 FEATURE_SET = 1
 """The feature set of :data:`BLOCKS` (a file of another set is refused)."""
 _HEADER = struct.Struct("<8sIIIi16s")
 """magic, format version, feature set, number of weights, scale, checksum (16 bytes: 8 used, 8 zero)."""
 HEADER_SIZE = _HEADER.size  # 40
+_HIDDEN_HEADER = struct.Struct("<II")
+"""Version 2: hidden units, activation shift."""
 SCALE_DEFAULT = 100
 """Score units per nat the trainer writes (a spec's prior_temperature of 100 plays the model's
 own probabilities)."""
@@ -47,6 +67,13 @@ SCALE_MAX = 10_000
 WEIGHT_MAX = 100_000
 """|weight| at most (8 weights per move stay far inside int64 and the score clamp)."""
 FILE_SIZE = HEADER_SIZE + 4 * N_FEATURES
+"""A linear model's file (version 1)."""
+_EMPTY = np.zeros(0, dtype=np.int32)
+
+
+def hidden_file_size(hidden: int) -> int:
+    """The bytes of a version-2 file of ``hidden`` units."""
+    return HEADER_SIZE + _HIDDEN_HEADER.size + 4 * (N_FEATURES + hidden * (N_FEATURES + 2))
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -57,12 +84,33 @@ class MoveModel:
     """int32 (N_FEATURES,): one weight per feature, in score units."""
     scale: int = SCALE_DEFAULT
     """Score units per nat: P(move) is the softmax of score / scale."""
+    hidden_weights: np.ndarray = field(default_factory=lambda: _EMPTY.reshape(N_FEATURES, 0))
+    """int32 (N_FEATURES, H): each feature's weight into each hidden unit (64 = activation 1)."""
+    hidden_bias: np.ndarray = field(default_factory=lambda: _EMPTY)
+    """int32 (H,): each hidden unit's bias (64 = activation 1)."""
+    out_weights: np.ndarray = field(default_factory=lambda: _EMPTY)
+    """int32 (H,): score units per unit of each hidden unit's clipped activation."""
 
     def __post_init__(self) -> None:
         w = np.asarray(self.weights)
         if w.dtype.kind not in "iu" or w.shape != (N_FEATURES,):
             raise MoveModelError(f"move model weights must be {N_FEATURES} integers, got "
                                  f"{w.dtype} of shape {w.shape}")
+        h = np.asarray(self.hidden_bias).size
+        if not 0 <= h <= HIDDEN_MAX:
+            raise MoveModelError(f"a move model has 0 to {HIDDEN_MAX} hidden units, got {h}")
+        for name, shape in (("hidden_weights", (N_FEATURES, h)), ("hidden_bias", (h,)),
+                            ("out_weights", (h,))):
+            a = np.asarray(getattr(self, name))
+            if a.dtype.kind not in "iu" or a.shape != shape:
+                raise MoveModelError(f"move model {name} must be integers of shape {shape}, got "
+                                     f"{a.dtype} of shape {a.shape}")
+            if a.size and int(np.abs(a.astype(np.int64)).max()) > WEIGHT_MAX:
+                raise MoveModelError(f"move model {name} must lie within +-{WEIGHT_MAX}, got "
+                                     f"{int(np.abs(a.astype(np.int64)).max())}")
+            frozen_a = np.array(a, dtype=np.int32, copy=True)
+            frozen_a.setflags(write=False)
+            object.__setattr__(self, name, frozen_a)
         if w.size and int(np.abs(w.astype(np.int64)).max()) > WEIGHT_MAX:
             raise MoveModelError(f"move model weights must lie within +-{WEIGHT_MAX}, got "
                                  f"{int(np.abs(w.astype(np.int64)).max())}")
@@ -75,17 +123,33 @@ class MoveModel:
         object.__setattr__(self, "weights", frozen)
         object.__setattr__(self, "scale", int(self.scale))
 
+    @property
+    def hidden(self) -> int:
+        """Hidden units (0: the linear model)."""
+        return int(self.hidden_bias.size)
+
     @cached_property
     def checksum(self) -> str:
-        """16 hex digits of sha256 over the feature set, the scale and the weights."""
+        """16 hex digits of sha256 over the feature set, the scale and the weights (a model with
+        hidden units: then the hidden size, activation shift and its hidden arrays)."""
         h = hashlib.sha256(struct.pack("<IIi", FEATURE_SET, N_FEATURES, self.scale))
         h.update(self.weights.astype("<i4").tobytes())
+        if self.hidden:
+            h.update(_HIDDEN_HEADER.pack(self.hidden, ACT_SHIFT))
+            h.update(self._hidden_bytes())
         return h.hexdigest()[:16]
+
+    def _hidden_bytes(self) -> bytes:
+        return b"".join(a.astype("<i4").tobytes() for a in
+                        (self.hidden_weights, self.hidden_bias, self.out_weights))
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, MoveModel):
             return NotImplemented
-        return self.scale == other.scale and np.array_equal(self.weights, other.weights)
+        return (self.scale == other.scale and np.array_equal(self.weights, other.weights)
+                and np.array_equal(self.hidden_weights, other.hidden_weights)
+                and np.array_equal(self.hidden_bias, other.hidden_bias)
+                and np.array_equal(self.out_weights, other.out_weights))
 
     def __hash__(self) -> int:
         return hash(self.checksum)
@@ -93,19 +157,52 @@ class MoveModel:
     def describe(self) -> str:
         """One line: the features, scale, weights in use and checksum."""
         blocks = ", ".join(f"{name} {size}" for name, size in BLOCKS)
-        return (f"move model, linear over {N_FEATURES} features ({blocks}), scale {self.scale} "
-                f"per nat, {int(np.count_nonzero(self.weights))} non-zero weights, checksum "
-                f"{self.checksum}")
+        shape = (f"linear plus {self.hidden} hidden units (CReLU)" if self.hidden else "linear")
+        nonzero = int(np.count_nonzero(self.weights)) + sum(
+            int(np.count_nonzero(a)) for a in (self.hidden_weights, self.hidden_bias,
+                                               self.out_weights))
+        return (f"move model, {shape} over {N_FEATURES} features ({blocks}), scale "
+                f"{self.scale} per nat, {nonzero} non-zero weights, checksum {self.checksum}")
 
     def params(self) -> np.ndarray:
-        """The weights as the core's search parameters take them (float64, whole numbers)."""
-        return self.weights.astype(np.float64)
+        """The model as the core's search parameters take it (float64, whole numbers, laid out
+        as spec.movefeatures.MODEL_SLOTS says; zeros after the model's own length)."""
+        out = np.zeros(MODEL_SLOTS, dtype=np.float64)
+        out[:N_FEATURES] = self.weights
+        out[N_FEATURES] = self.hidden
+        if self.hidden:
+            tail = np.concatenate([self.hidden_weights.ravel(), self.hidden_bias,
+                                   self.out_weights])
+            out[N_FEATURES + 1:N_FEATURES + 1 + tail.size] = tail
+        return out
+
+    def scores(self, feats: np.ndarray) -> np.ndarray:
+        """The numpy reference of the core's score (unclamped, int64) of moves whose active
+        features are the rows of ``feats`` (int, (moves, N_BLOCKS))."""
+        f = np.asarray(feats, dtype=np.int64)
+        out = self.weights.astype(np.int64)[f].sum(axis=1)
+        if self.hidden:
+            acc = self.hidden_bias.astype(np.int64) + self.hidden_weights.astype(np.int64)[f].sum(
+                axis=1)
+            act = np.clip(acc, 0, 1 << ACT_SHIFT)
+            out = out + ((act * self.out_weights.astype(np.int64)).sum(axis=1) >> ACT_SHIFT)
+        return out
 
 
-def random_model(seed: int = 0, spread: int = 200) -> MoveModel:
-    """A model of uniform random weights in [-spread, spread] (tests, speed figures)."""
-    w = generator(seed, STREAM_MOVE_MODEL).integers(-spread, spread + 1, size=N_FEATURES)
-    return MoveModel(weights=w.astype(np.int32))
+def random_model(seed: int = 0, spread: int = 200, hidden: int = 0) -> MoveModel:
+    """A model of uniform random weights in [-spread, spread] (tests, speed figures); with
+    ``hidden`` units, hidden weights in [-spread / 4, spread / 4] and biases in [-32, 96] (so
+    that accumulators fall on both sides of the clip)."""
+    rng = generator(seed, STREAM_MOVE_MODEL)
+    w = rng.integers(-spread, spread + 1, size=N_FEATURES)
+    if not hidden:
+        return MoveModel(weights=w.astype(np.int32))
+    q = max(1, spread // 4)
+    return MoveModel(weights=w.astype(np.int32),
+                     hidden_weights=rng.integers(-q, q + 1, size=(N_FEATURES, hidden)).astype(
+                         np.int32),
+                     hidden_bias=rng.integers(-32, 97, size=hidden).astype(np.int32),
+                     out_weights=rng.integers(-spread, spread + 1, size=hidden).astype(np.int32))
 
 
 # ---- files --------------------------------------------------------------------------------------
@@ -113,8 +210,12 @@ def random_model(seed: int = 0, spread: int = 200) -> MoveModel:
 def move_model_bytes(model: MoveModel) -> bytes:
     """The bytes of ``model``'s file."""
     check = bytes.fromhex(model.checksum) + bytes(8)
-    return (_HEADER.pack(MAGIC, VERSION, FEATURE_SET, N_FEATURES, model.scale, check)
-            + model.weights.astype("<i4").tobytes())
+    if not model.hidden:
+        return (_HEADER.pack(MAGIC, VERSION, FEATURE_SET, N_FEATURES, model.scale, check)
+                + model.weights.astype("<i4").tobytes())
+    return (_HEADER.pack(MAGIC, VERSION_HIDDEN, FEATURE_SET, N_FEATURES, model.scale, check)
+            + _HIDDEN_HEADER.pack(model.hidden, ACT_SHIFT) + model.weights.astype("<i4").tobytes()
+            + model._hidden_bytes())
 
 
 def write_move_model(model: MoveModel, path: str | Path) -> None:
@@ -139,7 +240,8 @@ def read_move_model(path: str | Path) -> MoveModel:
     """The move model in ``path``; MoveModelError (one line naming the file) when it is missing,
     not a move-model file, of another version or feature set, truncated or damaged."""
     p = Path(path)
-    data = read_input(p, "move-model file", limit=FILE_SIZE, error=MoveModelError)
+    data = read_input(p, "move-model file", limit=hidden_file_size(HIDDEN_MAX),
+                      error=MoveModelError)
     if not data:
         raise MoveModelError(f"move-model file {p} is empty")
     if len(data) < HEADER_SIZE:
@@ -152,18 +254,34 @@ def read_move_model(path: str | Path) -> MoveModel:
     if magic != MAGIC:
         raise MoveModelError(f"move-model file {p} is not a move model (no "
                              f"{MAGIC[:7].decode()} header)")
-    if version != VERSION:
+    if version not in (VERSION, VERSION_HIDDEN):
         raise MoveModelError(f"move-model file {p} has format version {version}; this evotune "
-                             f"reads version {VERSION}")
+                             f"reads versions {VERSION} and {VERSION_HIDDEN}")
     if fset != FEATURE_SET or n != N_FEATURES:
         raise MoveModelError(f"move-model file {p} has feature set {fset} of {n} features; this "
                              f"evotune reads set {FEATURE_SET} of {N_FEATURES}")
-    if len(data) != FILE_SIZE:
-        raise MoveModelError(f"move-model file {p} is truncated: {len(data)} bytes, expected "
-                             f"{FILE_SIZE}")
+    hidden, start, size = 0, HEADER_SIZE, FILE_SIZE
+    if version == VERSION_HIDDEN:
+        if len(data) < HEADER_SIZE + _HIDDEN_HEADER.size:
+            raise MoveModelError(f"move-model file {p} is truncated ({len(data)} bytes, shorter "
+                                 f"than its {HEADER_SIZE + _HIDDEN_HEADER.size}-byte header)")
+        hidden, shift = _HIDDEN_HEADER.unpack_from(data, HEADER_SIZE)
+        if not 1 <= hidden <= HIDDEN_MAX or shift != ACT_SHIFT:
+            raise MoveModelError(f"move-model file {p} has {hidden} hidden units of activation "
+                                 f"shift {shift}; this evotune reads 1 to {HIDDEN_MAX} of shift "
+                                 f"{ACT_SHIFT}")
+        start, size = HEADER_SIZE + _HIDDEN_HEADER.size, hidden_file_size(hidden)
+    if len(data) != size:
+        raise MoveModelError(f"move-model file {p} is {'truncated' if len(data) < size else 'too long'}: "
+                             f"{len(data)} bytes, expected {size}")
+    arr = np.frombuffer(data, dtype="<i4", offset=start)
+    nw = N_FEATURES * hidden
     try:
-        model = MoveModel(weights=np.frombuffer(data, dtype="<i4", offset=HEADER_SIZE),
-                          scale=scale)
+        model = MoveModel(weights=arr[:N_FEATURES], scale=scale,
+                          hidden_weights=arr[N_FEATURES:N_FEATURES + nw].reshape(N_FEATURES,
+                                                                                  hidden),
+                          hidden_bias=arr[N_FEATURES + nw:N_FEATURES + nw + hidden],
+                          out_weights=arr[N_FEATURES + nw + hidden:])
     except MoveModelError as exc:
         raise MoveModelError(f"move-model file {p} is damaged: {exc}") from None
     if model.checksum != check[:8].hex() or check[8:] != bytes(8):
@@ -220,11 +338,11 @@ def reference_features(board: chess.Board, move: chess.Move) -> tuple[int, ...]:
 def reference_scores(model: MoveModel, board: chess.Board) -> dict[str, int]:
     """The model's score of every legal move of ``board`` (UCI -> score), from
     :func:`reference_features`."""
-    out = {}
-    for mv in board.legal_moves:
-        s = int(sum(int(model.weights[i]) for i in reference_features(board, mv)))
-        out[mv.uci()] = min(max(s, -SCORE_CLAMP), SCORE_CLAMP)
-    return out
+    moves = list(board.legal_moves)
+    if not moves:
+        return {}
+    scores = model.scores(np.array([reference_features(board, mv) for mv in moves]))
+    return {mv.uci(): min(max(int(s), -SCORE_CLAMP), SCORE_CLAMP) for mv, s in zip(moves, scores)}
 
 
 _ORDER_VALUE = (0, 1, 3, 3, 5, 9, 20)

@@ -31,7 +31,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..engine.movemodel import N_FEATURES, MoveModel, move_model_bytes
+from ..engine.movemodel import HIDDEN_MAX, MoveModel, move_model_bytes
 from ..errors import ConfigError, EvotuneError, StoreError
 from ..runs.fitconfig import DataFile, data_files_from_list
 from ..runs.manifest import check_run_id
@@ -44,6 +44,7 @@ from .movetrain import (
     MoveTrainSettings,
     MoveTrainState,
     baseline,
+    n_params,
     quantise,
     read_move_data,
     train_moves,
@@ -97,6 +98,7 @@ class MoveRunConfig:
         s = self.settings
         return [("kind", "move-model training"), ("data", ", ".join(self.data)),
                 ("epochs", str(s["epochs"])), ("batch", str(s["batch"])), ("lr", str(s["lr"])),
+                ("hidden", str(s["hidden"]) if s["hidden"] else "0 (linear)"),
                 ("seed", str(s["seed"]))]
 
     def to_dict(self) -> dict:
@@ -156,8 +158,9 @@ class Checkpoint:
 
 def default_run_id(cfg: MoveRunConfig, files: tuple[DataFile, ...]) -> str:
     """``moves-`` and 8 hex digits of the config and the data's hashes."""
-    text = json.dumps([cfg.to_dict()["settings"], cfg.max_bad, [f.sha256 for f in files]],
-                      sort_keys=True)
+    settings = {k: v for k, v in cfg.to_dict()["settings"].items()
+                if k != "hidden" or v}  # a linear training keeps the id it had before hidden
+    text = json.dumps([settings, cfg.max_bad, [f.sha256 for f in files]], sort_keys=True)
     return "moves-" + hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
@@ -181,9 +184,12 @@ def read_checkpoint(store: Store) -> Checkpoint:
         with np.load(path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
         meta = json.loads(arrays.pop("meta").tobytes().decode())
+        size = arrays["w"].shape[0] if arrays["w"].ndim == 1 else -1
+        if size not in {n_params(h) for h in range(HIDDEN_MAX + 1)}:
+            raise ValueError("w is not a move model's parameters")
         for k in ("w", "m", "v"):
-            if arrays[k].shape != (N_FEATURES,) or arrays[k].dtype != np.float64:
-                raise ValueError(f"{k} is not float64 ({N_FEATURES},)")
+            if arrays[k].shape != (size,) or arrays[k].dtype != np.float64:
+                raise ValueError(f"{k} is not float64 ({size},)")
         epochs = tuple(EpochFigures(**e) for e in meta["epochs"])
         state = MoveTrainState(epoch=int(meta["epoch"]), steps=int(meta["steps"]),
                                w=arrays["w"], m=arrays["m"], v=arrays["v"])
@@ -209,7 +215,7 @@ def new_move_run(cfg: MoveRunConfig, *, out_dir: str | Path,
     base = baseline(data, settings)  # also checks the split
     store = Store.create(out_dir, run_id or default_run_id(cfg, files), config=cfg,
                          identity={}, data_files=files)
-    write_checkpoint(store, Checkpoint(state=MoveTrainState.zero(), epochs=(),
+    write_checkpoint(store, Checkpoint(state=MoveTrainState.zero(settings), epochs=(),
                                        baseline=dataclasses.asdict(base), seconds=0.0))
     return store, data
 
@@ -231,7 +237,8 @@ def open_move_run(store: Store) -> MoveData:
         if not (store.root / CHECKPOINT_FILE).exists() and not (store.root / MODEL_FILE).exists():
             # stopped between its manifest and its first checkpoint: nothing was trained
             base = baseline(data, cfg.train_settings())
-            write_checkpoint(store, Checkpoint(state=MoveTrainState.zero(), epochs=(),
+            write_checkpoint(store, Checkpoint(state=MoveTrainState.zero(cfg.train_settings()),
+                                               epochs=(),
                                                baseline=dataclasses.asdict(base), seconds=0.0))
         read_checkpoint(store)
         return data
@@ -256,7 +263,8 @@ def execute_move_run(store: Store, cfg: MoveRunConfig, data: MoveData, *,
         last[0] = Checkpoint(state=state, epochs=tuple(history), baseline=cp.baseline,
                              seconds=seconds)
         write_checkpoint(store, last[0])
-        store.write_bytes(MODEL_FILE, move_model_bytes(quantise(state.w, settings.scale)))
+        store.write_bytes(MODEL_FILE, move_model_bytes(quantise(state.w, settings.scale,
+                                                                settings.hidden)))
         store.write_state(State(generation=state.epoch, games=0, seconds=seconds,
                                 finished=state.epoch >= settings.epochs, strategy={}))
 
@@ -278,7 +286,12 @@ def stored_move_model(store: Store) -> MoveModel:
     if cp.state.epoch == 0:
         raise StoreError(f"run '{store.run_id}' has no model yet (no epoch finished); continue "
                          f"it with 'evotune resume {store.run_id}'")
-    return quantise(cp.state.w, cfg.train_settings().scale)
+    settings = cfg.train_settings()
+    if cp.state.w.size != n_params(settings.hidden):
+        raise StoreError(f"{store.root / CHECKPOINT_FILE} holds {cp.state.w.size} parameters, not "
+                         f"a model of {settings.hidden} hidden units; restore it or start a new "
+                         "training with another --run-id")
+    return quantise(cp.state.w, settings.scale, settings.hidden)
 
 
 def stored_model(store: Store) -> bytes:

@@ -4,11 +4,15 @@ Data: ``FEN | score | result | move`` lines (``evotune label --move``: the label
 search chose ``move``). Each position's legal moves and their active features come from the
 core (:func:`~evotune.engine.movemodel.move_features`); the loss is the softmax cross-entropy of
 the chosen move over the legal moves (nats), the model's score being the sum of its moves'
-feature weights (float64, nats, while training). Adam over minibatches of positions, in an order
+feature weights (float64, nats, while training), plus with ``hidden`` H > 0 the hidden layer's
+``sum_j out_j * clip(acc_j, 0, 1)`` (``acc_j`` = bias plus the move's features' weights into
+unit j; hidden weights drawn from the seed, biases 0.5, output weights 0: training starts from
+the linear model's zero). Adam over minibatches of positions, in an order
 drawn from the seed each epoch; a held-out share of the positions (in blocks of consecutive
 lines, drawn from the seed) is never trained on. Single-threaded numba kernels: the same data,
 settings and seed give the same bytes. The model written is the weights x ``scale`` rounded
-(the held-out figures are those of the rounded model, as the engine plays it).
+(hidden weights and biases x 64; the held-out figures are those of the rounded model, as the
+engine plays it).
 
 Figures per epoch: the training loss, and on the held-out positions the loss, top-1 and top-3
 accuracy (the chosen move the model's best, or among its best three; tied scores share the
@@ -28,10 +32,19 @@ import numpy as np
 from numba import njit
 
 from ..engine.movecore import move_features
-from ..engine.movemodel import N_BLOCKS, N_FEATURES, SCALE_DEFAULT, WEIGHT_MAX, MoveModel, ordering_scores
+from ..engine.movemodel import (
+    HIDDEN_MAX,
+    N_BLOCKS,
+    N_FEATURES,
+    SCALE_DEFAULT,
+    WEIGHT_MAX,
+    MoveModel,
+    ordering_scores,
+)
 from ..errors import ConfigError, FieldError
 from ..fileio import read_text
 from ..seeding import STREAM_MOVE_TRAIN, generator
+from ..spec.movefeatures import ACT_SHIFT
 from .labels import parse_move_line
 
 log = logging.getLogger(__name__)
@@ -57,9 +70,12 @@ class MoveTrainSettings:
     """Seed of the split and the epochs' orders."""
     scale: int = SCALE_DEFAULT
     """Score units per nat of the model written."""
+    hidden: int = 0
+    """Hidden units (0: the linear model)."""
 
     def __post_init__(self) -> None:
         for name, low, high in (("epochs", 1, 100_000), ("batch", 1, 1 << 20),
+                                ("hidden", 0, HIDDEN_MAX),
                                 ("val_block", 1, 1 << 20), ("scale", 1, 10_000),
                                 ("seed", 0, 2**63 - 1)):
             v = getattr(self, name)
@@ -156,23 +172,40 @@ def split(n: int, settings: MoveTrainSettings) -> tuple[np.ndarray, np.ndarray]:
 
 # ---- kernels ------------------------------------------------------------------------------------
 
+def n_params(hidden: int) -> int:
+    """The trainer's parameters of a model of ``hidden`` units: the linear weights, then
+    N_FEATURES x hidden hidden weights (feature-major), hidden biases, hidden output weights."""
+    return N_FEATURES + hidden * (N_FEATURES + 2)
+
+
 @njit(cache=True)
-def _move_scores(w, feats, a, b, out):
+def _move_scores(w, nh, feats, a, b, out, acc):
+    """Scores of moves a:b into ``out``; each move's hidden accumulators into ``acc``."""
+    nf = N_FEATURES
+    bias = nf + nf * nh
     for i in range(a, b):
         s = 0.0
         for k in range(feats.shape[1]):
             s += w[feats[i, k]]
+        for j in range(nh):
+            x = w[bias + j]
+            for k in range(feats.shape[1]):
+                x += w[nf + feats[i, k] * nh + j]
+            acc[i - a, j] = x
+            s += w[bias + nh + j] * min(max(x, 0.0), 1.0)
         out[i - a] = s
 
 
 @njit(cache=True)
-def _step(w, m, v, t, batch, starts, feats, target, lr, l2, buf, grad):
+def _step(w, m, v, t, nh, batch, starts, feats, target, lr, l2, buf, acc, grad):
     """One Adam step on the positions ``batch``; returns their summed loss (nats)."""
     grad[:] = 0.0
     loss = 0.0
+    nf = N_FEATURES
+    bias = nf + nf * nh
     for p in batch:
         a, b = starts[p], starts[p + 1]
-        _move_scores(w, feats, a, b, buf)
+        _move_scores(w, nh, feats, a, b, buf, acc)
         top = buf[:b - a].max()
         z = 0.0
         for i in range(b - a):
@@ -183,6 +216,14 @@ def _step(w, m, v, t, batch, starts, feats, target, lr, l2, buf, grad):
             g = buf[i] / z - (1.0 if a + i == target[p] else 0.0)
             for k in range(feats.shape[1]):
                 grad[feats[a + i, k]] += g
+            for j in range(nh):
+                x = acc[i, j]
+                grad[bias + nh + j] += g * min(max(x, 0.0), 1.0)
+                if 0.0 < x < 1.0:
+                    d = g * w[bias + nh + j]
+                    grad[bias + j] += d
+                    for k in range(feats.shape[1]):
+                        grad[nf + feats[a + i, k] * nh + j] += d
     n = batch.size
     b1, b2, eps = 0.9, 0.999, 1e-8
     for j in range(w.size):
@@ -232,15 +273,25 @@ def figures(scores: np.ndarray, unit: float, positions: np.ndarray, data: MoveDa
 
 
 def model_scores(model: MoveModel, data: MoveData) -> np.ndarray:
-    """Every move's score under ``model`` (its integer weights, unclamped: the clamp at +-2000
-    is 20 nats at scale 100)."""
-    return model.weights.astype(np.float64)[data.feats].sum(axis=1)
+    """Every move's score under ``model`` (:meth:`MoveModel.scores`, the engine's integers,
+    unclamped: the clamp at +-2000 is 20 nats at scale 100)."""
+    return model.scores(data.feats).astype(np.float64)
 
 
-def quantise(w: np.ndarray, scale: int) -> MoveModel:
-    """The model of the float weights ``w`` (nats) x ``scale``, rounded and clipped."""
-    q = np.clip(np.rint(w * scale), -WEIGHT_MAX, WEIGHT_MAX).astype(np.int32)
-    return MoveModel(weights=q, scale=scale)
+def quantise(w: np.ndarray, scale: int, hidden: int = 0) -> MoveModel:
+    """The model of the trainer's parameters ``w`` (nats; :func:`n_params`): the linear and
+    output weights x ``scale``, the hidden weights and biases x 64, rounded and clipped."""
+    def q(x: np.ndarray, unit: int) -> np.ndarray:
+        return np.clip(np.rint(x * unit), -WEIGHT_MAX, WEIGHT_MAX).astype(np.int32)
+    if w.size != n_params(hidden):
+        raise ValueError(f"{w.size} parameters are not a model of {hidden} hidden units")
+    nw = N_FEATURES * hidden
+    one = 1 << ACT_SHIFT
+    return MoveModel(weights=q(w[:N_FEATURES], scale), scale=scale,
+                     hidden_weights=q(w[N_FEATURES:N_FEATURES + nw], one).reshape(N_FEATURES,
+                                                                                  hidden),
+                     hidden_bias=q(w[N_FEATURES + nw:N_FEATURES + nw + hidden], one),
+                     out_weights=q(w[N_FEATURES + nw + hidden:], scale))
 
 
 @dataclass(frozen=True)
@@ -265,17 +316,26 @@ class MoveTrainState:
     steps: int
     """Adam steps taken."""
     w: np.ndarray
-    """float64 (N_FEATURES,): the weights (nats)."""
+    """float64 (n_params(hidden),): the weights (nats)."""
     m: np.ndarray
-    """float64 (N_FEATURES,): Adam's first moments."""
+    """float64 (n_params(hidden),): Adam's first moments."""
     v: np.ndarray
-    """float64 (N_FEATURES,): Adam's second moments."""
+    """float64 (n_params(hidden),): Adam's second moments."""
 
     @staticmethod
-    def zero() -> MoveTrainState:
-        """Zero weights (every legal move equally likely), nothing trained."""
-        return MoveTrainState(epoch=0, steps=0, w=np.zeros(N_FEATURES), m=np.zeros(N_FEATURES),
-                              v=np.zeros(N_FEATURES))
+    def zero(settings: MoveTrainSettings | None = None) -> MoveTrainState:
+        """Nothing trained: zero linear and output weights (every legal move equally likely);
+        with hidden units, hidden weights uniform in +-0.25 drawn from the seed and biases 0.5
+        (each unit starts inside its clip, where it learns)."""
+        hidden = settings.hidden if settings is not None else 0
+        size = n_params(hidden)
+        w = np.zeros(size)
+        if hidden and settings is not None:
+            nw = N_FEATURES * hidden
+            w[N_FEATURES:N_FEATURES + nw] = generator(settings.seed, STREAM_MOVE_TRAIN, 2).uniform(
+                -0.25, 0.25, nw)
+            w[N_FEATURES + nw:N_FEATURES + nw + hidden] = 0.5
+        return MoveTrainState(epoch=0, steps=0, w=w, m=np.zeros(size), v=np.zeros(size))
 
 
 def train_moves(data: MoveData, settings: MoveTrainSettings, *,
@@ -286,21 +346,26 @@ def train_moves(data: MoveData, settings: MoveTrainSettings, *,
     """Train a model on ``data`` from ``start`` (default: zero weights) to ``settings.epochs``;
     ``on_epoch`` gets each epoch's state (copies) and figures, before ``report``."""
     train, held = split(len(data), settings)
-    st = start if start is not None else MoveTrainState.zero()
+    st = start if start is not None else MoveTrainState.zero(settings)
     w, m, v = (np.array(a, dtype=np.float64) for a in (st.w, st.m, st.v))
+    nh = settings.hidden
+    if w.size != n_params(nh):
+        raise ConfigError(f"the training state holds {w.size} parameters, not a model of {nh} "
+                          "hidden units")
     grad = np.zeros_like(w)
     buf = np.zeros(256, dtype=np.float64)
+    acc = np.zeros((256, max(1, nh)), dtype=np.float64)
     t = st.steps
-    model = quantise(w, settings.scale)
+    model = quantise(w, settings.scale, nh)
     for epoch in range(st.epoch + 1, settings.epochs + 1):
         order = train[generator(settings.seed, STREAM_MOVE_TRAIN, 1, epoch).permutation(
             train.size)]
         total = 0.0
         for s in range(0, order.size, settings.batch):
             t += 1
-            total += _step(w, m, v, t, order[s:s + settings.batch], data.starts, data.feats,
-                           data.target, settings.lr, settings.l2, buf, grad)
-        model = quantise(w, settings.scale)
+            total += _step(w, m, v, t, nh, order[s:s + settings.batch], data.starts,
+                           data.feats, data.target, settings.lr, settings.l2, buf, acc, grad)
+        model = quantise(w, settings.scale, nh)
         if report is not None or on_epoch is not None:
             r = EpochReport(epoch=epoch, train_loss=total / max(1, order.size),
                             held_out=figures(model_scores(model, data), settings.scale, held,

@@ -38,7 +38,7 @@ from .layout import (MAXHIST, MAXMOVES, MAXPLY, S_HALF, S_ITER, S_LIMIT,
                      S_STOPPED, U_HASH)
 from .movegen import gen_legal
 from .position import insufficient_material, make_move, repetitions, unmake_move
-from .movemodel import N_FEATURES
+from .movemodel import MODEL_SLOTS
 from .prior import prior_log_norm, probability_score, win_probability, zero_score
 from .search import negamax, new_search, quiesce
 
@@ -79,8 +79,8 @@ P_PLYCAP = 9   # random policy: plies per simulation
 P_FACTOR = 10  # probability: threshold factor per iteration
 P_UNVISITED = 11  # UCT: the value of an unvisited child (the seed's 1; inf: each child once first)
 P_NODE_BUDGET = 12  # UCT: 1 when the budget counts nodes (positions) instead of simulations
-P_MODEL = 13   # the move model's weights (PRIOR_MODEL), movemodel.N_FEATURES of them
-NP = P_MODEL + N_FEATURES
+P_MODEL = 13   # the move model (PRIOR_MODEL), movemodel.MODEL_SLOTS values at most
+NP = P_MODEL + MODEL_SLOTS
 ALGO_ALPHABETA = 0
 ALGO_UCT = 1
 ALGO_PROBABILITY = 2

@@ -1,9 +1,13 @@
-"""The move model in the core: a linear score over one-hot features of a legal move, whose
-softmax over the legal moves is the move prior of UCT/PUCT and probability-limited search when a
-spec says ``prior = "model:FILE"`` (docs/engine.md, "The move model").
+"""The move model in the core: a score over one-hot features of a legal move, whose softmax
+over the legal moves is the move prior of UCT/PUCT and probability-limited search when a spec
+says ``prior = "model:FILE"`` (docs/engine.md, "The move model").
 
-Every move activates exactly one feature of each block of :data:`BLOCKS`, so its score is the sum
-of :data:`N_BLOCKS` integer weights (``S[S_MM + index]``), clamped to +-:data:`SCORE_CLAMP`.
+Every move activates exactly one feature of each block of :data:`BLOCKS`, so its linear score is
+the sum of :data:`N_BLOCKS` integer weights (``S[S_MM + index]``). A model with H hidden units
+(``S[S_MM_H]``, 0 for the linear model) adds, per unit j, its output weight times its
+accumulator (bias plus the move's features' hidden weights) clipped to [0, 64], the sum shifted
+right by ACT_SHIFT (integers throughout: ``engine/movemodel.py``'s numpy reference gives the same
+numbers). The score is clamped to +-:data:`SCORE_CLAMP`.
 Squares are seen from the side to move (a black move's squares are mirrored, ``sq ^ 56``); piece
 types are python-chess's minus one (pawn 0 .. king 5). The blocks are defined in one place,
 ``spec/movefeatures.py`` (plain Python, compiled in: the core's cache key covers it), which
@@ -18,9 +22,14 @@ from .attacks import BIT, KNIGHT, PAWN_ATT, attackers, bishop_attacks, rook_atta
 from .bits import ZERO, lsb
 from .layout import MM_SLOTS, S_MB, S_MM, S_SIDE, U_ALL
 from .moves import F_CASTLE, F_EP, move_flags, move_from, move_promo, move_to
-from ...spec.movefeatures import BLOCK_START, N_BLOCKS, N_FEATURES, SCORE_CLAMP
+from ...spec.movefeatures import ACT_SHIFT, BLOCK_START, MODEL_SLOTS, N_BLOCKS, N_FEATURES, SCORE_CLAMP
 
-assert N_FEATURES < MM_SLOTS - 1  # the last slot is the ordering flag (layout.S_MM_ORDER)
+assert MODEL_SLOTS < MM_SLOTS - 1  # the last slot is the ordering flag (layout.S_MM_ORDER)
+S_MM_H = S_MM + N_FEATURES
+"""The hidden units of the model loaded (0: linear); its hidden weights follow (feature-major,
+H per feature), then H biases, then H output weights."""
+S_MM_W1 = S_MM_H + 1
+ACT_ONE = 1 << ACT_SHIFT
 
 O_TO, O_FROM, O_CAP, O_PROMO, O_CHECK, O_TOATT, O_TODEF, O_FROMATT = BLOCK_START
 
@@ -112,8 +121,21 @@ def move_features(U, S, m, out, o):
 
 @njit(cache=True)
 def model_score(U, S, m):
-    """The move model's score of the legal move ``m`` (weights in ``S[S_MM:]``), clamped."""
+    """The move model's score of the legal move ``m`` (weights in ``S[S_MM:]``, hidden units
+    when ``S[S_MM_H]`` is not 0), clamped."""
     a, b, c, d, e, f, g, h = _indices(U, S, m)
     s = (S[S_MM + a] + S[S_MM + b] + S[S_MM + c] + S[S_MM + d] + S[S_MM + e] + S[S_MM + f]
          + S[S_MM + g] + S[S_MM + h])
+    nh = S[S_MM_H]
+    if nh != 0:
+        bias = S_MM_W1 + N_FEATURES * nh
+        out = bias + nh
+        a, b, c, d = S_MM_W1 + nh * a, S_MM_W1 + nh * b, S_MM_W1 + nh * c, S_MM_W1 + nh * d
+        e, f, g, h = S_MM_W1 + nh * e, S_MM_W1 + nh * f, S_MM_W1 + nh * g, S_MM_W1 + nh * h
+        acc = 0
+        for j in range(nh):
+            x = (S[bias + j] + S[a + j] + S[b + j] + S[c + j] + S[d + j] + S[e + j] + S[f + j]
+                 + S[g + j] + S[h + j])
+            acc += S[out + j] * min(max(x, 0), ACT_ONE)
+        s += acc >> ACT_SHIFT
     return min(max(s, -SCORE_CLAMP), SCORE_CLAMP)

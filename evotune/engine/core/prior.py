@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from .layout import MM_SLOTS, S_HISTORY, S_MB, S_MM, S_MM_ORDER, S_MOVES, S_SCORES, S_SIDE
-from .movemodel import model_score
+from .movemodel import N_FEATURES, model_score
 from .moves import F_EP, from_to, move_flags, move_from, move_promo, move_to
 from .search import ORDER_VALUE, PIECE_ORDER
 
@@ -70,9 +70,11 @@ def move_prior(U, S, m, kind):
 
 @njit(cache=True)
 def load_model(S, params, start):
-    """Copy the move model's weights from ``params[start:]`` (float64, whole numbers) into
-    ``S[S_MM:]`` (at most MM_SLOTS - 1 of them: the last slot is the ordering flag)."""
-    n = min(params.size - start, MM_SLOTS - 1)
+    """Copy the move model from ``params[start:]`` (float64, whole numbers, laid out as
+    spec.movefeatures.MODEL_SLOTS says) into ``S[S_MM:]``: the linear weights, the hidden size
+    and as many hidden weights as it has (the last slot of MM_SLOTS is the ordering flag)."""
+    hidden = np.int64(params[start + N_FEATURES]) if params.size > start + N_FEATURES else 0
+    n = min(params.size - start, N_FEATURES + 1 + hidden * (N_FEATURES + 2), MM_SLOTS - 1)
     for i in range(n):
         S[S_MM + i] = np.int64(params[start + i])
 
