@@ -204,3 +204,24 @@ def test_the_final_check_is_the_same_for_1_and_2_workers_and_not_replayed(tmp_pa
     assert res.exit_code == 0, res.output
     assert pgn.stat().st_mtime_ns == before
     assert res.output.strip().splitlines()[-1] == Store(tmp_path / "g1").read_guard().sentence
+
+
+def test_a_check_lost_or_won_game_by_game_says_so_instead_of_a_capped_elo():
+    from evotune.runs.guard import Guard
+    from evotune.tuning.guard import ELO_CAP
+
+    def guard(wins: int, losses: int, elo: float) -> Guard:
+        return Guard(generation=3, tuned=(1.0,), start=(2.0,), games=8, wins=wins, draws=0,
+                     losses=losses, pentanomial=(0, 0, 0, 0, 4) if wins else (4, 0, 0, 0, 0),
+                     elo=elo, elo_error=ELO_CAP, verdict="H1" if wins else "H0",
+                     better=bool(wins))
+    lost = guard(0, 8, -ELO_CAP)
+    assert "999" not in lost.sentence
+    assert "the tuned weights lost all 8 games (0-0-8), SPRT [0, 5] H0" in lost.sentence
+    assert "recommends its start" in lost.sentence
+    won = guard(8, 0, ELO_CAP)
+    assert "the tuned weights won all 8 games (8-0-0)" in won.sentence
+    mixed = Guard(generation=3, tuned=(1.0,), start=(2.0,), games=8, wins=2, draws=1, losses=5,
+                  pentanomial=(1, 2, 1, 0, 0), elo=-120.4, elo_error=300.2, verdict="undecided",
+                  better=False)
+    assert "-120.4 +- 300.2 Elo over 8 games (2-1-5)" in mixed.sentence

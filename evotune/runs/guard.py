@@ -69,8 +69,13 @@ class Guard:
         if self.verdict == "same":
             return "the tuned weights equal the start"
         test = "SPRT [0, 5] " + (self.verdict if self.verdict != "undecided" else "undecided")
+        record = f"{self.wins}-{self.draws}-{self.losses}"
+        if self.games and (self.wins == self.games or self.losses == self.games):
+            # every point to one side: the Elo is infinite (stored capped), so say what happened
+            side = "won" if self.wins == self.games else "lost"
+            return f"the tuned weights {side} all {self.games} games ({record}), {test}"
         return (f"{self.elo:+.1f} +- {self.elo_error:.1f} Elo over {self.games} games "
-                f"({self.wins}-{self.draws}-{self.losses}), {test}")
+                f"({record}), {test}")
 
     @property
     def sentence(self) -> str:
