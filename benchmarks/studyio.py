@@ -82,7 +82,9 @@ def match(results: Results, key: str, a: str, b: str, *, games: int, workers: in
 def elo_text(m: dict) -> str:
     """'+123 ± 45' (an infinite Elo, all points to one side, is JSON null)."""
     if m["elo"] is None or m["elo_error"] is None:
-        return "inf" if m["elo"] is None else f"{m['elo']:+.0f} ± inf"
+        if m["elo"] is None:  # every point to one side: say which
+            return "+inf (won every game)" if m.get("score", 0) > 0.5 else "-inf (lost every game)"
+        return f"{m['elo']:+.0f} ± inf"
     return f"{m['elo']:+.0f} ± {m['elo_error']:.0f}"
 
 
