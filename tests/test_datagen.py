@@ -126,6 +126,8 @@ def test_crash_between_append_and_progress_then_rerun(tmp_path, generated, monke
     assert part.read_bytes() == out.read_bytes()
 
 
+@pytest.mark.slow  # ~15 s; the same writer's kill and rerun stays in the fast set as
+# tests/test_datagen_fast.py::test_sigkill_and_rerun_equal_uninterrupted[bullet-.bin]
 def test_sigkill_and_rerun_equal_uninterrupted(tmp_path, generated):
     out, _ = generated
     part = tmp_path / "killed.txt"

@@ -97,7 +97,7 @@ def bucketed_material_net(seed, bmap, n):
 SEARCH_NET = bucketed_material_net(7, KING_BUCKET_PRESETS[4], 8)
 
 
-@pytest.mark.parametrize("depth", [1, 2, 3])
+@pytest.mark.parametrize("depth", [1, 2, pytest.param(3, marks=pytest.mark.slow)])  # 3: ~10 s
 def test_root_scores_equal_the_reference_search(depth, search_boards):
     """All 50 search boards at depths 1-3 (about 13 s at depth 3)."""
     assert len(search_boards) >= 50
