@@ -241,6 +241,9 @@ def check(info: dict) -> str:
     if g["verdict"] == "same":
         return "tuned = start"
     what = "recommends the tuned weights" if g["better"] else "recommends the start"
+    if g["games"] and g["games"] in (g["wins"], g["losses"]):  # the stored Elo is capped
+        side = "won" if g["wins"] == g["games"] else "lost"
+        return f"{g['verdict']}: {side} all {g['games']} games, {what}"
     return (f"{g['verdict']}: {g['elo']:+.0f} ± {g['elo_error']:.0f} after {g['games']} games, "
             f"{what}")
 
