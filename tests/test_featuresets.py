@@ -90,8 +90,9 @@ def _same_root_scores(boards, depth, features, weights):
 
 
 @pytest.mark.parametrize("features", TAPERED)
-@pytest.mark.parametrize("depth,count", [(1, 50), (2, 20),
-                                         pytest.param(3, 8, marks=pytest.mark.slow)])  # depth 3: 7-14 s each
+@pytest.mark.parametrize("depth,count", [(1, 50),  # depth 2: 6-12 s each, depth 3: 7-14 s
+                                         pytest.param(2, 20, marks=pytest.mark.slow),
+                                         pytest.param(3, 8, marks=pytest.mark.slow)])
 def test_core_root_scores_equal_reference(features, depth, count, search_boards):
     assert len(search_boards) >= 50
     assert _same_root_scores(search_boards[:count], depth, features,
