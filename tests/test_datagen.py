@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import chess
 import numpy as np
 import pytest
+from datagenkill import kill_in_second_chunk
 
 from evotune.engine import play_game
 from evotune.engine.quiet import is_quiet, qsearch
@@ -133,16 +133,7 @@ def test_sigkill_and_rerun_equal_uninterrupted(tmp_path, generated):
     part = tmp_path / "killed.txt"
     cmd = [sys.executable, "-m", "evotune.cli", "datagen", "--games", "6", "--depth", "2",
            "--per-game", "6", "--seed", "11", "--chunk", "2", "--out", str(part)]
-    proc = subprocess.Popen(cmd, env={**ENV, "EVOTUNE_PROGRESS_SECONDS": "0"},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            cwd=tmp_path)
-    for line in proc.stderr:  # a progress line per chunk: killed after the first, in the second
-        if " 2/6 games" in line:
-            os.kill(proc.pid, signal.SIGKILL)
-            break
-    proc.wait()
-    state = json.loads(Path(str(part) + ".progress.json").read_text())
-    assert 2 <= state["games"] < 6
+    kill_in_second_chunk(cmd, part, ENV, tmp_path)
     r = subprocess.run(cmd, env=ENV, capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     ref = tmp_path / "ref.txt"

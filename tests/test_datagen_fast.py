@@ -5,10 +5,8 @@ worker count and after kill -9 + rerun; bad values are one line, exit 2."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +14,7 @@ from pathlib import Path
 import chess
 import numpy as np
 import pytest
+from datagenkill import kill_in_second_chunk
 
 from evotune.engine import play_game
 from evotune.engine.gameboards import (
@@ -163,16 +162,7 @@ def test_sigkill_and_rerun_equal_uninterrupted(tmp_path, fast, fmt, suffix):
     cmd = [sys.executable, "-m", "evotune.cli", "datagen", "--games", "6", "--depth", "2",
            "--per-game", "0", "--filter", "bestmove", "--format", fmt, "--seed", "13",
            "--chunk", "2", "--out", str(part)]
-    proc = subprocess.Popen(cmd, env={**ENV, "EVOTUNE_PROGRESS_SECONDS": "0"},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            cwd=tmp_path)
-    for line in proc.stderr:  # a progress line per chunk: killed after the first, in the second
-        if " 2/6 games" in line:
-            os.kill(proc.pid, signal.SIGKILL)
-            break
-    proc.wait()
-    state = json.loads(Path(str(part) + ".progress.json").read_text())
-    assert 2 <= state["games"] < 6
+    state = kill_in_second_chunk(cmd, part, ENV, tmp_path)
     # a torn unrecorded tail, as a write cut off mid-record
     os.truncate(part, state["bytes"])
     with open(part, "ab") as fh:
