@@ -395,6 +395,10 @@ def main(argv: list[str] | None = None) -> int:
                 plot(out, results, order)
     if args.direct:
         direct(results, out, args.direct, args)
+    # tables and artefacts list every run on record, this plan's first: a later plan of a few
+    # runs must not drop the earlier ones from index.json
+    order += sorted(k.split(":", 1)[1] for k, _ in results.items()
+                    if k.startswith("run:") and k.split(":", 1)[1] not in order)
     if args.artefacts is not None:
         artefacts(results, out, texel, order, args.artefacts)
     (out / "tables.md").write_text(tables(results, order, workers=args.workers) + "\n")
