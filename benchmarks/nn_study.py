@@ -54,7 +54,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from studyio import PESTO, Results, elo_text, evotune, log, match, say, texel_start
+from studyio import PESTO, Results, elo_text, evotune, log, match, say, texel_start, uci_spec
 
 SF_SPEC = """name = "stockfish"
 kind = "uci"
@@ -141,16 +141,6 @@ n9sp300k), instead of the Texel evaluation's self-play beside Stockfish's games 
 beside all of net9's data (net11: 3.0M positions)."""
 LOOP2_TEACHER = "net9"
 """Whose self-play makes LOOP2's data."""
-
-
-def uci_spec(out: Path, name: str, engine: str, weights: Path | None = None) -> Path:
-    """A 'uci' spec that runs ``evotune uci --engine ENGINE`` (this checkout's code)."""
-    command = [sys.executable, "-m", "evotune.cli", "uci", "--engine", engine]
-    if weights is not None:
-        command += ["--weights", str(weights)]
-    path = out / f"{name}-uci.toml"
-    path.write_text(f'name = "{name}"\nkind = "uci"\ncommand = {json.dumps(command)}\n')
-    return path
 
 
 def lines(path: Path) -> int:

@@ -79,6 +79,16 @@ def match(results: Results, key: str, a: str, b: str, *, games: int, workers: in
     return r
 
 
+def uci_spec(out: Path, name: str, engine: str, weights: Path | None = None) -> Path:
+    """A 'uci' spec that runs ``evotune uci --engine ENGINE`` (this checkout's code)."""
+    command = [sys.executable, "-m", "evotune.cli", "uci", "--engine", engine]
+    if weights is not None:
+        command += ["--weights", str(weights)]
+    path = out / f"{name}-uci.toml"
+    path.write_text(f'name = "{name}"\nkind = "uci"\ncommand = {json.dumps(command)}\n')
+    return path
+
+
 def elo_text(m: dict) -> str:
     """'+123 ± 45' (an infinite Elo, all points to one side, is JSON null)."""
     if m["elo"] is None or m["elo_error"] is None:
