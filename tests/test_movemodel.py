@@ -127,7 +127,7 @@ def test_a_linear_model_loaded_after_a_hidden_one_scores_linearly():
 
 
 def test_a_hidden_model_is_its_linear_part_plus_the_layer():
-    model = MM.random_model(seed=4, spread=200, hidden=8)
+    model = MM.random_model(seed=4, spread=200, hidden=8, features=2)
     linear = MM.MoveModel(weights=model.weights)
     b = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
     _, feats = movecore.move_features(b)
