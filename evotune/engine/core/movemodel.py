@@ -5,10 +5,10 @@ says ``prior = "model:FILE"`` (docs/engine.md, "The move model").
 Every move activates exactly one feature of each block of :data:`BLOCKS`, so its linear score is
 the sum of one integer weight per block the model reads (``S[S_MM + index]``; ``S[S_MM_NB]``
 blocks: 8 for feature set 1, whose model never computes the other blocks, 16 for set 2). A
-model with H hidden units (``S[S_MM_H]``, 0 for the linear model) adds, per unit j, its output weight times its
-accumulator (bias plus the move's features' hidden weights) clipped to [0, 64], the sum shifted
-right by ACT_SHIFT (integers throughout: ``engine/movemodel.py``'s numpy reference gives the same
-numbers). The score is clamped to +-:data:`SCORE_CLAMP`.
+model with H hidden units (``S[S_MM_H]``, 0 for the linear model) adds, per unit j, its output
+weight times its accumulator (bias plus the move's features' hidden weights) clipped to [0, 64],
+the sum shifted right by ACT_SHIFT (integers throughout: ``engine/movemodel.py``'s numpy
+reference gives the same numbers). The score is clamped to +-:data:`SCORE_CLAMP`.
 Squares are seen from the side to move (a black move's squares are mirrored, ``sq ^ 56``); piece
 types are python-chess's minus one (pawn 0 .. king 5). The blocks are defined in one place,
 ``spec/movefeatures.py`` (plain Python, compiled in: the core's cache key covers it), which
