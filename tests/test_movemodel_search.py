@@ -23,6 +23,7 @@ from evotune.spec.search import SearchSettings, search_settings
 W = (100, 300, 330, 500, 900, 10)
 SHIPPED_SHA256 = "f2c4b74925924becabe0d929d177c24a6994160711d30d5f02cc52325391a371"
 SHIPPED_H16_SHA256 = "3566c5abb0fdbfd05538210aeccb0d30bf40cceeb8989f4adeee66dbca686955"
+SHIPPED_F2_SHA256 = "6fe5ab2d003768208dbea4f50377d2266d4dbdb4836e945ae9a4115e8cde1706"
 MIDDLEGAME = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
 
 
@@ -264,3 +265,15 @@ def test_the_shipped_hidden_model_and_its_spec():
     assert spec.search.algorithm == "uct" and Path(spec.search.model) == model_path.resolve()
     r = search(MIDDLEGAME, W, nodes=300, settings=player_from_engine_spec(spec).search)
     assert r.nodes > 0 and r.pv
+
+
+def test_the_shipped_set_2_model_plays_as_a_prior():
+    model_path = ENGINES_DIR / "pesto-moves-f2-h16.evomove"
+    assert hashlib.sha256(model_path.read_bytes()).hexdigest() == SHIPPED_F2_SHA256
+    model = MM.read_move_model(model_path)
+    assert model.features == 2 and model.hidden == 16 and model.checksum == "d35362104df50742"
+    for settings in (SearchSettings(algorithm="uct", prior=True, model=str(model_path)),
+                     SearchSettings(algorithm="probability", prior=True, model=str(model_path)),
+                     SearchSettings(model=str(model_path))):
+        r = search(MIDDLEGAME, W, nodes=300, settings=settings)
+        assert r.nodes > 0 and r.pv

@@ -86,7 +86,7 @@ def test_a_hidden_training_resumed_gives_the_bytes_of_one_at_once(tmp_path, caps
     store = Store.open("one", tmp_path / "runs")
     assert (store.root / MODEL_FILE).read_bytes() == three
     cp = read_checkpoint(store)
-    assert cp.state.w.size == 897 + 6 * 899
+    assert cp.state.w.size == 1646 + 6 * 1648  # feature set 2, the default
     # a checkpoint of another model's size is refused in one line, not rounded into a model
     zero = np.zeros(897)
     write_checkpoint(store, dataclasses.replace(
@@ -94,6 +94,31 @@ def test_a_hidden_training_resumed_gives_the_bytes_of_one_at_once(tmp_path, caps
     code, _, err = cli(capsys, "export", "one", "--format", "evotune", "--out",
                        str(tmp_path / "e.evomove"), "--runs-dir", runs)
     assert code == 2 and err.count("\n") == 1 and "not a model of 6 hidden units" in err
+
+
+def test_a_run_made_before_feature_set_2_resumes_as_set_1(tmp_path, capsys):
+    # a manifest written before --features existed has no 'features' setting: it trained set 1
+    _hidden_model_data(tmp_path / "d.txt", 300, seed=5)
+    runs = str(tmp_path / "runs")
+    for out, run_id, epochs in (("three.evomove", "three", "3"), ("one.evomove", "old", "1")):
+        code, _, err = cli(capsys, "nn", "train-moves", str(tmp_path / "d.txt"), "--out",
+                           str(tmp_path / out), "--epochs", epochs, "--batch", "32",
+                           "--features", "1", "--run-id", run_id, "--runs-dir", runs)
+        assert code == 0, err
+    three = tmp_path / "three.evomove"
+    assert MM.read_move_model(three).features == 1
+    manifest = tmp_path / "runs" / "old" / "manifest.json"
+    d = json.loads(manifest.read_text())
+    del d["config"]["settings"]["features"]
+    manifest.write_text(json.dumps(d))
+    code, _, err = cli(capsys, "resume", "old", "--generations", "3", "--runs-dir", runs)
+    assert code == 0, err
+    assert (tmp_path / "runs" / "old" / MODEL_FILE).read_bytes() == three.read_bytes()
+    code, out, _ = cli(capsys, "nn", "train-moves", str(tmp_path / "d.txt"), "--out",
+                       str(tmp_path / "two.evomove"), "--epochs", "3", "--batch", "32",
+                       "--features", "2", "--run-id", "new", "--runs-dir", runs)
+    assert code == 0 and MM.read_move_model(tmp_path / "two.evomove").features == 2
+    assert (tmp_path / "two.evomove").read_bytes() != three.read_bytes()
 
 
 def test_status_and_plot_show_loss_and_held_out_accuracy(tmp_path, capsys):
@@ -158,11 +183,11 @@ def test_a_run_stopped_before_its_first_checkpoint_starts_again_and_a_lost_one_i
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("hidden", ["0", "8"])
-def test_a_training_killed_mid_run_resumes_to_the_same_model(tmp_path, hidden):
+@pytest.mark.parametrize("hidden, features", [("0", "2"), ("8", "2"), ("8", "1")])
+def test_a_training_killed_mid_run_resumes_to_the_same_model(tmp_path, hidden, features):
     _hidden_model_data(tmp_path / "d.txt", 2000, seed=3)
     cmd = [sys.executable, "-m", "evotune.cli", "nn", "train-moves", "d.txt", "--epochs", "12",
-           "--batch", "16", "--hidden", hidden, "--runs-dir", "runs"]
+           "--batch", "16", "--hidden", hidden, "--features", features, "--runs-dir", "runs"]
     whole = subprocess.run(cmd + ["--out", "whole.evomove", "--run-id", "whole"], cwd=tmp_path,
                            env=ENV, capture_output=True, text=True)
     assert whole.returncode == 0, whole.stderr
@@ -185,4 +210,5 @@ def test_a_training_killed_mid_run_resumes_to_the_same_model(tmp_path, hidden):
     assert res.returncode == 0, res.stderr
     assert (tmp_path / "runs" / "cut" / MODEL_FILE).read_bytes() == (
         tmp_path / "whole.evomove").read_bytes()
-    assert MM.read_move_model(tmp_path / "whole.evomove").scale == 100
+    whole_model = MM.read_move_model(tmp_path / "whole.evomove")
+    assert whole_model.scale == 100 and whole_model.features == int(features)

@@ -186,3 +186,25 @@ def test_info_of_a_damaged_model_is_one_line_and_exit_2(tmp_path, hidden):
     proc = _cli("nn", "info", "m.evomove", cwd=tmp_path)
     assert proc.returncode == 2 and "truncated" in proc.stderr
     assert proc.stderr.strip().count("\n") == 0
+
+
+@pytest.mark.parametrize("hidden", [0, 4])
+def test_a_set_2_model_trains_loads_in_info_and_a_mismatched_set_is_one_line_exit_2(tmp_path,
+                                                                                    hidden):
+    _hidden_model_data(tmp_path / "d.txt", 200, seed=3)
+    proc = _cli("nn", "train-moves", "d.txt", "--out", "m.evomove", "--epochs", "2", "--hidden",
+                str(hidden), "--runs-dir", "runs", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    model = MM.read_move_model(tmp_path / "m.evomove")
+    assert model.features == 2 and model.hidden == hidden  # set 2 is the default
+    info = _cli("nn", "info", "m.evomove", cwd=tmp_path)
+    assert info.returncode == 0 and "feature set 2: 1646 features" in info.stdout
+    assert model.checksum in info.stdout
+    data = (tmp_path / "m.evomove").read_bytes()  # a set-2 file whose header says set 1
+    (tmp_path / "m.evomove").write_bytes(data[:12] + (1).to_bytes(4, "little") + data[16:])
+    proc = _cli("nn", "info", "m.evomove", cwd=tmp_path)
+    assert proc.returncode == 2 and "feature set 1 of 1646 features" in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0
+    bad = _cli("nn", "train-moves", "d.txt", "--out", "x.evomove", "--features", "3", cwd=tmp_path)
+    assert bad.returncode == 2 and "--features" in bad.stderr
+    assert bad.stderr.strip().count("\n") == 0 and not (tmp_path / "x.evomove").exists()

@@ -59,6 +59,10 @@ class _EchoUI(CommandUI):
 @click.option("--hidden", type=int, default=_D.hidden, show_default=True,
               help="Hidden units (CReLU) beside the linear weights, 0 to 32; 0: the linear "
                    "model.")
+@click.option("--features", type=click.IntRange(1, 2), default=_D.features, show_default=True,
+              help="The feature set: 1 the move alone (the shipped models' set), 2 also the "
+                   "position around it (threats, exchanges, the enemy king, mobility, phase, "
+                   "pawns).")
 @click.option("--max-bad", type=int, default=0, show_default=True,
               help="Malformed lines to skip before stopping.")
 @seed_option(_D.seed, "Seed of the held-out split and the epochs' orders.")
@@ -67,7 +71,7 @@ class _EchoUI(CommandUI):
                    "data).")
 @runs_dir_option()
 def train_moves_command(data, out_file, epochs, batch, lr, l2, val_share, val_block, hidden,
-                        max_bad, seed, run_id, runs_dir) -> None:
+                        features, max_bad, seed, run_id, runs_dir) -> None:
     """Train a move model on 'FEN | score | result | move' lines ('evotune label --move'):
     softmax cross-entropy of the chosen move over the legal moves, as a run: one checkpoint per
     epoch, 'evotune resume RUN' continues it, 'evotune status RUN' and 'evotune plot RUN' show
@@ -77,7 +81,8 @@ def train_moves_command(data, out_file, epochs, batch, lr, l2, val_share, val_bl
     if max_bad < 0:
         raise click.BadParameter("must be >= 0", param_hint="--max-bad")
     settings = MoveTrainSettings(epochs=epochs, batch=batch, lr=lr, l2=l2, val_share=val_share,
-                                 val_block=val_block, seed=seed, hidden=hidden)
+                                 val_block=val_block, seed=seed, hidden=hidden,
+                                 features=features)
     check_writable(out_file, "--out", parents=False)
     cfg = MoveRunConfig(data=tuple(data), settings=dataclasses.asdict(settings),
                         max_bad=max_bad)

@@ -2,9 +2,13 @@
 references of its features and scores (the core's are engine/movecore.py's).
 
 A move model scores a legal move by the sum of one integer weight per feature block of
-:data:`~evotune.spec.movefeatures.BLOCKS` (each move activates exactly one feature of each
-block: the moving piece on its to- and from-squares, the capture, the promotion, check, the
-least valuable enemy attacker of the to- and from-squares, whether the to-square is defended),
+:data:`~evotune.spec.movefeatures.BLOCKS` it reads (each move activates exactly one feature of
+each block; feature set 1, eight blocks: the moving piece on its to- and from-squares, the
+capture, the promotion, check, the least valuable enemy attacker of the to- and from-squares,
+whether the to-square is defended; feature set 2 adds eight blocks of the position around the
+move: whether the from-square is defended, the one-step exchange, the threat made, the enemy
+king's zone and distance, the moved piece's mobility, the game phase and the pawn's rank and
+passedness; a model's set is the length of its weights),
 plus, for a model with H > 0 hidden units, ``sum_j out_j * clip(acc_j, 0, 64) >> 6`` where
 ``acc_j`` is unit j's bias plus its weights of the move's features (:meth:`MoveModel.scores`,
 the numpy reference the core must equal); the softmax of the scores over the legal moves, at
@@ -42,9 +46,12 @@ from ..spec.movefeatures import (
     N_BLOCKS,
     N_FEATURES,
     SCORE_CLAMP,
+    SET_BLOCKS,
+    SET_FEATURES,
 )
 
-__all__ = ["BLOCKS", "HIDDEN_MAX", "N_BLOCKS", "N_FEATURES", "SCORE_CLAMP", "MoveModel",
+__all__ = ["BLOCKS", "HIDDEN_MAX", "N_BLOCKS", "N_FEATURES", "SCORE_CLAMP", "SET_BLOCKS",
+           "SET_FEATURES", "MoveModel",
            "read_move_model",
            "write_move_model", "is_move_model_file"]
 
@@ -53,8 +60,9 @@ VERSION = 1
 """The format version of a linear model's file."""
 VERSION_HIDDEN = 2
 """The format version of a model with hidden units (a second header after the first)."""
-FEATURE_SET = 1
-"""The feature set of :data:`BLOCKS` (a file of another set is refused)."""
+FEATURE_SETS = tuple(SET_BLOCKS)
+"""The feature sets a file may hold (a file of another set is refused)."""
+_SET_OF_SIZE = {n: fs for fs, n in SET_FEATURES.items()}
 _HEADER = struct.Struct("<8sIIIi16s")
 """magic, format version, feature set, number of weights, scale, checksum (16 bytes: 8 used, 8 zero)."""
 HEADER_SIZE = _HEADER.size  # 40
@@ -66,26 +74,38 @@ own probabilities)."""
 SCALE_MAX = 10_000
 WEIGHT_MAX = 100_000
 """|weight| at most (8 weights per move stay far inside int64 and the score clamp)."""
-FILE_SIZE = HEADER_SIZE + 4 * N_FEATURES
-"""A linear model's file (version 1)."""
+FILE_SIZE = HEADER_SIZE + 4 * SET_FEATURES[1]
+"""A linear model's file of feature set 1 (version 1)."""
 _EMPTY = np.zeros(0, dtype=np.int32)
 
 
-def hidden_file_size(hidden: int) -> int:
-    """The bytes of a version-2 file of ``hidden`` units."""
-    return HEADER_SIZE + _HIDDEN_HEADER.size + 4 * (N_FEATURES + hidden * (N_FEATURES + 2))
+def file_size(hidden: int, features: int) -> int:
+    """The bytes of a file of ``hidden`` units (0: a version-1 file) over feature set
+    ``features``."""
+    nf = SET_FEATURES[features]
+    if not hidden:
+        return HEADER_SIZE + 4 * nf
+    return HEADER_SIZE + _HIDDEN_HEADER.size + 4 * (nf + hidden * (nf + 2))
+
+
+def hidden_file_size(hidden: int, features: int = 1) -> int:
+    """The bytes of a version-2 file of ``hidden`` units over feature set ``features``."""
+    nf = SET_FEATURES[features]
+    return HEADER_SIZE + _HIDDEN_HEADER.size + 4 * (nf + hidden * (nf + 2))
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class MoveModel:
-    """A linear move model over the features of :data:`BLOCKS`, validated."""
+    """A move model over the features of :data:`BLOCKS` (its feature set's), validated."""
 
     weights: np.ndarray
-    """int32 (N_FEATURES,): one weight per feature, in score units."""
+    """int32 (F,): one weight per feature, in score units; F = 897 (feature set 1) or 1,646
+    (set 2) says the model's feature set."""
     scale: int = SCALE_DEFAULT
     """Score units per nat: P(move) is the softmax of score / scale."""
-    hidden_weights: np.ndarray = field(default_factory=lambda: _EMPTY.reshape(N_FEATURES, 0))
-    """int32 (N_FEATURES, H): each feature's weight into each hidden unit (64 = activation 1)."""
+    hidden_weights: np.ndarray = field(default_factory=lambda: _EMPTY.reshape(0, 0))
+    """int32 (F, H): each feature's weight into each hidden unit (64 = activation 1); a linear
+    model's may be (0, 0)."""
     hidden_bias: np.ndarray = field(default_factory=lambda: _EMPTY)
     """int32 (H,): each hidden unit's bias (64 = activation 1)."""
     out_weights: np.ndarray = field(default_factory=lambda: _EMPTY)
@@ -93,13 +113,17 @@ class MoveModel:
 
     def __post_init__(self) -> None:
         w = np.asarray(self.weights)
-        if w.dtype.kind not in "iu" or w.shape != (N_FEATURES,):
-            raise MoveModelError(f"move model weights must be {N_FEATURES} integers, got "
-                                 f"{w.dtype} of shape {w.shape}")
+        if w.dtype.kind not in "iu" or w.ndim != 1 or w.size not in _SET_OF_SIZE:
+            sizes = " or ".join(str(n) for n in _SET_OF_SIZE)
+            raise MoveModelError(f"move model weights must be {sizes} integers (a feature set's), "
+                                 f"got {w.dtype} of shape {w.shape}")
+        nf = w.size
         h = np.asarray(self.hidden_bias).size
         if not 0 <= h <= HIDDEN_MAX:
             raise MoveModelError(f"a move model has 0 to {HIDDEN_MAX} hidden units, got {h}")
-        for name, shape in (("hidden_weights", (N_FEATURES, h)), ("hidden_bias", (h,)),
+        if not h and np.asarray(self.hidden_weights).size == 0:
+            object.__setattr__(self, "hidden_weights", _EMPTY.reshape(nf, 0))
+        for name, shape in (("hidden_weights", (nf, h)), ("hidden_bias", (h,)),
                             ("out_weights", (h,))):
             a = np.asarray(getattr(self, name))
             if a.dtype.kind not in "iu" or a.shape != shape:
@@ -128,11 +152,21 @@ class MoveModel:
         """Hidden units (0: the linear model)."""
         return int(self.hidden_bias.size)
 
+    @property
+    def features(self) -> int:
+        """The feature set (1 or 2: :data:`~evotune.spec.movefeatures.SET_BLOCKS`)."""
+        return _SET_OF_SIZE[int(self.weights.size)]
+
+    @property
+    def n_blocks(self) -> int:
+        """The feature blocks the model reads."""
+        return SET_BLOCKS[self.features]
+
     @cached_property
     def checksum(self) -> str:
         """16 hex digits of sha256 over the feature set, the scale and the weights (a model with
         hidden units: then the hidden size, activation shift and its hidden arrays)."""
-        h = hashlib.sha256(struct.pack("<IIi", FEATURE_SET, N_FEATURES, self.scale))
+        h = hashlib.sha256(struct.pack("<IIi", self.features, self.weights.size, self.scale))
         h.update(self.weights.astype("<i4").tobytes())
         if self.hidden:
             h.update(_HIDDEN_HEADER.pack(self.hidden, ACT_SHIFT))
@@ -156,30 +190,36 @@ class MoveModel:
 
     def describe(self) -> str:
         """One line: the features, scale, weights in use and checksum."""
-        blocks = ", ".join(f"{name} {size}" for name, size in BLOCKS)
+        blocks = ", ".join(f"{name} {size}" for name, size in BLOCKS[:self.n_blocks])
         shape = (f"linear plus {self.hidden} hidden units (CReLU)" if self.hidden else "linear")
         nonzero = int(np.count_nonzero(self.weights)) + sum(
             int(np.count_nonzero(a)) for a in (self.hidden_weights, self.hidden_bias,
                                                self.out_weights))
-        return (f"move model, {shape} over {N_FEATURES} features ({blocks}), scale "
+        return (f"move model, {shape} over feature set {self.features}: "
+                f"{self.weights.size} features ({blocks}), scale "
                 f"{self.scale} per nat, {nonzero} non-zero weights, checksum {self.checksum}")
 
     def params(self) -> np.ndarray:
         """The model as the core's search parameters take it (float64, whole numbers, laid out
-        as spec.movefeatures.MODEL_SLOTS says; zeros after the model's own length)."""
+        as spec.movefeatures.MODEL_SLOTS says; zeros after the model's own length). A set-1
+        model's weights of the set-2 features are zeros and it reads 8 blocks."""
         out = np.zeros(MODEL_SLOTS, dtype=np.float64)
-        out[:N_FEATURES] = self.weights
+        nf = self.weights.size
+        out[:nf] = self.weights
         out[N_FEATURES] = self.hidden
+        out[N_FEATURES + 1] = self.n_blocks
         if self.hidden:
-            tail = np.concatenate([self.hidden_weights.ravel(), self.hidden_bias,
-                                   self.out_weights])
-            out[N_FEATURES + 1:N_FEATURES + 1 + tail.size] = tail
+            hw = np.zeros((N_FEATURES, self.hidden))
+            hw[:nf] = self.hidden_weights
+            tail = np.concatenate([hw.ravel(), self.hidden_bias, self.out_weights])
+            out[N_FEATURES + 2:N_FEATURES + 2 + tail.size] = tail
         return out
 
     def scores(self, feats: np.ndarray) -> np.ndarray:
         """The numpy reference of the core's score (unclamped, int64) of moves whose active
-        features are the rows of ``feats`` (int, (moves, N_BLOCKS))."""
-        f = np.asarray(feats, dtype=np.int64)
+        features are the rows of ``feats`` (int, (moves, N_BLOCKS); a set-1 model reads the
+        first 8 columns, and may be given only those)."""
+        f = np.asarray(feats, dtype=np.int64)[:, :self.n_blocks]
         out = self.weights.astype(np.int64)[f].sum(axis=1)
         if self.hidden:
             acc = self.hidden_bias.astype(np.int64) + self.hidden_weights.astype(np.int64)[f].sum(
@@ -189,17 +229,19 @@ class MoveModel:
         return out
 
 
-def random_model(seed: int = 0, spread: int = 200, hidden: int = 0) -> MoveModel:
-    """A model of uniform random weights in [-spread, spread] (tests, speed figures); with
-    ``hidden`` units, hidden weights in [-spread / 4, spread / 4] and biases in [-32, 96] (so
-    that accumulators fall on both sides of the clip)."""
+def random_model(seed: int = 0, spread: int = 200, hidden: int = 0, *,
+                 features: int = 1) -> MoveModel:
+    """A model of uniform random weights in [-spread, spread] over feature set ``features``
+    (tests, speed figures); with ``hidden`` units, hidden weights in [-spread / 4, spread / 4]
+    and biases in [-32, 96] (so that accumulators fall on both sides of the clip)."""
     rng = generator(seed, STREAM_MOVE_MODEL)
-    w = rng.integers(-spread, spread + 1, size=N_FEATURES)
+    nf = SET_FEATURES[features]
+    w = rng.integers(-spread, spread + 1, size=nf)
     if not hidden:
         return MoveModel(weights=w.astype(np.int32))
     q = max(1, spread // 4)
     return MoveModel(weights=w.astype(np.int32),
-                     hidden_weights=rng.integers(-q, q + 1, size=(N_FEATURES, hidden)).astype(
+                     hidden_weights=rng.integers(-q, q + 1, size=(nf, hidden)).astype(
                          np.int32),
                      hidden_bias=rng.integers(-32, 97, size=hidden).astype(np.int32),
                      out_weights=rng.integers(-spread, spread + 1, size=hidden).astype(np.int32))
@@ -210,10 +252,11 @@ def random_model(seed: int = 0, spread: int = 200, hidden: int = 0) -> MoveModel
 def move_model_bytes(model: MoveModel) -> bytes:
     """The bytes of ``model``'s file."""
     check = bytes.fromhex(model.checksum) + bytes(8)
+    fs, nf = model.features, model.weights.size
     if not model.hidden:
-        return (_HEADER.pack(MAGIC, VERSION, FEATURE_SET, N_FEATURES, model.scale, check)
+        return (_HEADER.pack(MAGIC, VERSION, fs, nf, model.scale, check)
                 + model.weights.astype("<i4").tobytes())
-    return (_HEADER.pack(MAGIC, VERSION_HIDDEN, FEATURE_SET, N_FEATURES, model.scale, check)
+    return (_HEADER.pack(MAGIC, VERSION_HIDDEN, fs, nf, model.scale, check)
             + _HIDDEN_HEADER.pack(model.hidden, ACT_SHIFT) + model.weights.astype("<i4").tobytes()
             + model._hidden_bytes())
 
@@ -240,7 +283,7 @@ def read_move_model(path: str | Path) -> MoveModel:
     """The move model in ``path``; MoveModelError (one line naming the file) when it is missing,
     not a move-model file, of another version or feature set, truncated or damaged."""
     p = Path(path)
-    data = read_input(p, "move-model file", limit=hidden_file_size(HIDDEN_MAX),
+    data = read_input(p, "move-model file", limit=file_size(HIDDEN_MAX, max(FEATURE_SETS)),
                       error=MoveModelError)
     if not data:
         raise MoveModelError(f"move-model file {p} is empty")
@@ -257,10 +300,11 @@ def read_move_model(path: str | Path) -> MoveModel:
     if version not in (VERSION, VERSION_HIDDEN):
         raise MoveModelError(f"move-model file {p} has format version {version}; this evotune "
                              f"reads versions {VERSION} and {VERSION_HIDDEN}")
-    if fset != FEATURE_SET or n != N_FEATURES:
+    if fset not in SET_FEATURES or n != SET_FEATURES[fset]:
+        sets = ", ".join(f"set {k} of {v}" for k, v in SET_FEATURES.items())
         raise MoveModelError(f"move-model file {p} has feature set {fset} of {n} features; this "
-                             f"evotune reads set {FEATURE_SET} of {N_FEATURES}")
-    hidden, start, size = 0, HEADER_SIZE, FILE_SIZE
+                             f"evotune reads {sets}")
+    hidden, start, size = 0, HEADER_SIZE, file_size(0, fset)
     if version == VERSION_HIDDEN:
         if len(data) < HEADER_SIZE + _HIDDEN_HEADER.size:
             raise MoveModelError(f"move-model file {p} is truncated ({len(data)} bytes, shorter "
@@ -270,18 +314,17 @@ def read_move_model(path: str | Path) -> MoveModel:
             raise MoveModelError(f"move-model file {p} has {hidden} hidden units of activation "
                                  f"shift {shift}; this evotune reads 1 to {HIDDEN_MAX} of shift "
                                  f"{ACT_SHIFT}")
-        start, size = HEADER_SIZE + _HIDDEN_HEADER.size, hidden_file_size(hidden)
+        start, size = HEADER_SIZE + _HIDDEN_HEADER.size, hidden_file_size(hidden, fset)
     if len(data) != size:
         raise MoveModelError(f"move-model file {p} is {'truncated' if len(data) < size else 'too long'}: "
                              f"{len(data)} bytes, expected {size}")
     arr = np.frombuffer(data, dtype="<i4", offset=start)
-    nw = N_FEATURES * hidden
+    nw = n * hidden
     try:
-        model = MoveModel(weights=arr[:N_FEATURES], scale=scale,
-                          hidden_weights=arr[N_FEATURES:N_FEATURES + nw].reshape(N_FEATURES,
-                                                                                  hidden),
-                          hidden_bias=arr[N_FEATURES + nw:N_FEATURES + nw + hidden],
-                          out_weights=arr[N_FEATURES + nw + hidden:])
+        model = MoveModel(weights=arr[:n], scale=scale,
+                          hidden_weights=arr[n:n + nw].reshape(n, hidden),
+                          hidden_bias=arr[n + nw:n + nw + hidden],
+                          out_weights=arr[n + nw + hidden:])
     except MoveModelError as exc:
         raise MoveModelError(f"move-model file {p} is damaged: {exc}") from None
     if model.checksum != check[:8].hex() or check[8:] != bytes(8):
@@ -314,8 +357,9 @@ def _least_valuable(board: chess.Board, mask: int, colour: bool) -> int:
 
 
 def reference_features(board: chess.Board, move: chess.Move) -> tuple[int, ...]:
-    """The active feature indices of the legal ``move`` on ``board`` (one per block), computed
-    with python-chess: the test oracle of the core's ``move_features``."""
+    """The active feature indices of the legal ``move`` on ``board`` (one per block of
+    :data:`BLOCKS`, feature set 2's included), computed with python-chess: the test oracle of
+    the core's ``move_features``."""
     us = board.turn
     them = not us
     flip = 0 if us == chess.WHITE else 56
@@ -332,7 +376,44 @@ def reference_features(board: chess.Board, move: chess.Move) -> tuple[int, ...]:
     o = BLOCK_START
     return (o[0] + 64 * kind + (t ^ flip), o[1] + 64 * kind + (f ^ flip), o[2] + 6 * cap + kind,
             o[3] + promo, o[4] + int(board.gives_check(move)), o[5] + 6 * to_att + kind,
-            o[6] + defended, o[7] + 6 * from_att + kind)
+            o[6] + defended, o[7] + 6 * from_att + kind) + _reference_around(
+                board, move, kind=kind, cap=cap, to_att=to_att, from_att=from_att)
+
+
+def _reference_around(board: chess.Board, move: chess.Move, *, kind: int, cap: int,
+                      to_att: int, from_att: int) -> tuple[int, ...]:
+    """The feature-set-2 blocks' indices of ``move`` (python-chess, on the board after it)."""
+    us = board.turn
+    them = not us
+    flip = 0 if us == chess.WHITE else 56
+    f, t = move.from_square, move.to_square
+    from_def = 1 if board.attackers_mask(us, f) else 0
+    after = board.copy(stack=False)
+    after.push(move)
+    att = after.attacks_mask(t)
+    most = next((k for k in range(6, 0, -1) if att & after.pieces_mask(k, them)), 0)
+    heavy = att & after.occupied_co[them] & ~after.pieces_mask(chess.PAWN, them)
+    fork = 1 if chess.popcount(heavy) >= 2 else 0
+    ksq = after.king(them)
+    assert ksq is not None
+    zone = min(chess.popcount(att & chess.BB_KING_ATTACKS[ksq]), 3)
+    dist = chess.square_distance(t, ksq)
+    mob = min(chess.popcount(att & ~after.occupied_co[us]), 15) // 2
+    phase = sum(chess.popcount(board.pieces_mask(pt, c)) * v for c in chess.COLORS
+                for pt, v in ((chess.KNIGHT, 1), (chess.BISHOP, 1), (chess.ROOK, 2),
+                              (chess.QUEEN, 4)))
+    rank = chess.square_rank(t ^ flip)
+    pawn = 0
+    if kind == 0:
+        ahead = [p for p in after.pieces(chess.PAWN, them)
+                 if abs(chess.square_file(p) - chess.square_file(t)) <= 1
+                 and chess.square_rank(p ^ flip) > rank]
+        pawn = 1 + 8 * (0 if ahead else 1) + rank
+    o = BLOCK_START
+    return (o[8] + 6 * (2 * from_att + from_def) + kind, o[9] + 6 * (7 * cap + to_att) + kind,
+            o[10] + 6 * (2 * most + fork) + kind, o[11] + 6 * zone + kind,
+            o[12] + 6 * dist + kind, o[13] + 6 * mob + kind,
+            o[14] + 8 * (6 * min(phase // 6, 3) + kind) + rank, o[15] + pawn)
 
 
 def reference_scores(model: MoveModel, board: chess.Board) -> dict[str, int]:

@@ -31,7 +31,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..engine.movemodel import HIDDEN_MAX, MoveModel, move_model_bytes
+from ..engine.movemodel import HIDDEN_MAX, SET_BLOCKS, MoveModel, move_model_bytes
 from ..errors import ConfigError, EvotuneError, StoreError
 from ..runs.fitconfig import DataFile, data_files_from_list
 from ..runs.manifest import check_run_id
@@ -99,6 +99,7 @@ class MoveRunConfig:
         return [("kind", "move-model training"), ("data", ", ".join(self.data)),
                 ("epochs", str(s["epochs"])), ("batch", str(s["batch"])), ("lr", str(s["lr"])),
                 ("hidden", str(s["hidden"]) if s["hidden"] else "0 (linear)"),
+                ("features", f"set {s['features']}"),
                 ("seed", str(s["seed"]))]
 
     def to_dict(self) -> dict:
@@ -115,7 +116,10 @@ def read_stored(d: dict, config: dict, fmt: int) -> tuple[MoveRunConfig, tuple[D
     if set(config) != {"data", "settings", "max_bad"} or not isinstance(config["data"], list):
         raise ConfigError("a move-model training's config holds data (a list), settings and "
                           "max_bad")
-    return (MoveRunConfig(data=tuple(config["data"]), settings=config["settings"],
+    settings = config["settings"]
+    if isinstance(settings, dict) and "features" not in settings:
+        settings = {**settings, "features": 1}  # a run made before feature set 2 trained set 1
+    return (MoveRunConfig(data=tuple(config["data"]), settings=settings,
                           max_bad=config["max_bad"]),
             data_files_from_list(d.get("data_files")))
 
@@ -159,7 +163,8 @@ class Checkpoint:
 def default_run_id(cfg: MoveRunConfig, files: tuple[DataFile, ...]) -> str:
     """``moves-`` and 8 hex digits of the config and the data's hashes."""
     settings = {k: v for k, v in cfg.to_dict()["settings"].items()
-                if k != "hidden" or v}  # a linear training keeps the id it had before hidden
+                if (k != "hidden" or v) and (k != "features" or v != 1)}
+    # a linear training of feature set 1 keeps the id it had before hidden units and set 2
     text = json.dumps([settings, cfg.max_bad, [f.sha256 for f in files]], sort_keys=True)
     return "moves-" + hashlib.sha256(text.encode()).hexdigest()[:8]
 
@@ -185,7 +190,7 @@ def read_checkpoint(store: Store) -> Checkpoint:
             arrays = {k: z[k] for k in z.files}
         meta = json.loads(arrays.pop("meta").tobytes().decode())
         size = arrays["w"].shape[0] if arrays["w"].ndim == 1 else -1
-        if size not in {n_params(h) for h in range(HIDDEN_MAX + 1)}:
+        if size not in {n_params(h, fs) for h in range(HIDDEN_MAX + 1) for fs in SET_BLOCKS}:
             raise ValueError("w is not a move model's parameters")
         for k in ("w", "m", "v"):
             if arrays[k].shape != (size,) or arrays[k].dtype != np.float64:
@@ -264,7 +269,8 @@ def execute_move_run(store: Store, cfg: MoveRunConfig, data: MoveData, *,
                              seconds=seconds)
         write_checkpoint(store, last[0])
         store.write_bytes(MODEL_FILE, move_model_bytes(quantise(state.w, settings.scale,
-                                                                settings.hidden)))
+                                                                settings.hidden,
+                                                                settings.features)))
         store.write_state(State(generation=state.epoch, games=0, seconds=seconds,
                                 finished=state.epoch >= settings.epochs, strategy={}))
 
@@ -287,11 +293,12 @@ def stored_move_model(store: Store) -> MoveModel:
         raise StoreError(f"run '{store.run_id}' has no model yet (no epoch finished); continue "
                          f"it with 'evotune resume {store.run_id}'")
     settings = cfg.train_settings()
-    if cp.state.w.size != n_params(settings.hidden):
+    if cp.state.w.size != n_params(settings.hidden, settings.features):
         raise StoreError(f"{store.root / CHECKPOINT_FILE} holds {cp.state.w.size} parameters, not "
-                         f"a model of {settings.hidden} hidden units; restore it or start a new "
+                         f"a model of {settings.hidden} hidden units over feature set "
+                         f"{settings.features}; restore it or start a new "
                          "training with another --run-id")
-    return quantise(cp.state.w, settings.scale, settings.hidden)
+    return quantise(cp.state.w, settings.scale, settings.hidden, settings.features)
 
 
 def stored_model(store: Store) -> bytes:

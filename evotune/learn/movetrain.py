@@ -2,9 +2,10 @@
 
 Data: ``FEN | score | result | move`` lines (``evotune label --move``: the labelling engine's
 search chose ``move``). Each position's legal moves and their active features come from the
-core (:func:`~evotune.engine.movemodel.move_features`); the loss is the softmax cross-entropy of
-the chosen move over the legal moves (nats), the model's score being the sum of its moves'
-feature weights (float64, nats, while training), plus with ``hidden`` H > 0 the hidden layer's
+core (:func:`~evotune.engine.movemodel.move_features`: every block; a feature set 1 training
+reads the first 8, set 2 all 16); the loss is the softmax cross-entropy of the chosen move over
+the legal moves (nats), the model's score being the sum of its moves' feature weights
+(float64, nats, while training), plus with ``hidden`` H > 0 the hidden layer's
 ``sum_j out_j * clip(acc_j, 0, 1)`` (``acc_j`` = bias plus the move's features' weights into
 unit j; hidden weights drawn from the seed, biases 0.5, output weights 0: training starts from
 the linear model's zero). Adam over minibatches of positions, in an order
@@ -35,8 +36,9 @@ from ..engine.movecore import move_features
 from ..engine.movemodel import (
     HIDDEN_MAX,
     N_BLOCKS,
-    N_FEATURES,
     SCALE_DEFAULT,
+    SET_BLOCKS,
+    SET_FEATURES,
     WEIGHT_MAX,
     MoveModel,
     ordering_scores,
@@ -44,7 +46,7 @@ from ..engine.movemodel import (
 from ..errors import ConfigError, FieldError
 from ..fileio import read_text
 from ..seeding import STREAM_MOVE_TRAIN, generator
-from ..spec.movefeatures import ACT_SHIFT
+from ..spec.movefeatures import ACT_SHIFT, FEATURE_SET_LATEST
 from .labels import parse_move_line
 
 log = logging.getLogger(__name__)
@@ -72,6 +74,9 @@ class MoveTrainSettings:
     """Score units per nat of the model written."""
     hidden: int = 0
     """Hidden units (0: the linear model)."""
+    features: int = FEATURE_SET_LATEST
+    """The feature set (spec/movefeatures.py's SET_BLOCKS: 1 the move, 2 also the position
+    around it)."""
 
     def __post_init__(self) -> None:
         for name, low, high in (("epochs", 1, 100_000), ("batch", 1, 1 << 20),
@@ -81,6 +86,9 @@ class MoveTrainSettings:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
                 raise FieldError(name, f"must be an integer from {low} to {high}, got {v!r}")
+        if isinstance(self.features, bool) or self.features not in SET_BLOCKS:
+            raise FieldError("features", f"must be one of {', '.join(map(str, SET_BLOCKS))}, got "
+                                         f"{self.features!r}")
         if not (math.isfinite(self.lr) and self.lr > 0):
             raise FieldError("lr", f"must be a positive number, got {self.lr!r}")
         if not (math.isfinite(self.l2) and self.l2 >= 0):
@@ -172,16 +180,18 @@ def split(n: int, settings: MoveTrainSettings) -> tuple[np.ndarray, np.ndarray]:
 
 # ---- kernels ------------------------------------------------------------------------------------
 
-def n_params(hidden: int) -> int:
-    """The trainer's parameters of a model of ``hidden`` units: the linear weights, then
-    N_FEATURES x hidden hidden weights (feature-major), hidden biases, hidden output weights."""
-    return N_FEATURES + hidden * (N_FEATURES + 2)
+def n_params(hidden: int, features: int = 1) -> int:
+    """The trainer's parameters of a model of ``hidden`` units over feature set ``features``
+    (F features): the linear weights, then F x hidden hidden weights (feature-major), hidden
+    biases, hidden output weights."""
+    nf = SET_FEATURES[features]
+    return nf + hidden * (nf + 2)
 
 
 @njit(cache=True)
-def _move_scores(w, nh, feats, a, b, out, acc):
-    """Scores of moves a:b into ``out``; each move's hidden accumulators into ``acc``."""
-    nf = N_FEATURES
+def _move_scores(w, nf, nh, feats, a, b, out, acc):
+    """Scores of moves a:b into ``out`` (``nf`` features, the columns of ``feats``); each
+    move's hidden accumulators into ``acc``."""
     bias = nf + nf * nh
     for i in range(a, b):
         s = 0.0
@@ -197,15 +207,14 @@ def _move_scores(w, nh, feats, a, b, out, acc):
 
 
 @njit(cache=True)
-def _step(w, m, v, t, nh, batch, starts, feats, target, lr, l2, buf, acc, grad):
+def _step(w, m, v, t, nf, nh, batch, starts, feats, target, lr, l2, buf, acc, grad):
     """One Adam step on the positions ``batch``; returns their summed loss (nats)."""
     grad[:] = 0.0
     loss = 0.0
-    nf = N_FEATURES
     bias = nf + nf * nh
     for p in batch:
         a, b = starts[p], starts[p + 1]
-        _move_scores(w, nh, feats, a, b, buf, acc)
+        _move_scores(w, nf, nh, feats, a, b, buf, acc)
         top = buf[:b - a].max()
         z = 0.0
         for i in range(b - a):
@@ -278,20 +287,21 @@ def model_scores(model: MoveModel, data: MoveData) -> np.ndarray:
     return model.scores(data.feats).astype(np.float64)
 
 
-def quantise(w: np.ndarray, scale: int, hidden: int = 0) -> MoveModel:
+def quantise(w: np.ndarray, scale: int, hidden: int = 0, features: int = 1) -> MoveModel:
     """The model of the trainer's parameters ``w`` (nats; :func:`n_params`): the linear and
     output weights x ``scale``, the hidden weights and biases x 64, rounded and clipped."""
     def q(x: np.ndarray, unit: int) -> np.ndarray:
         return np.clip(np.rint(x * unit), -WEIGHT_MAX, WEIGHT_MAX).astype(np.int32)
-    if w.size != n_params(hidden):
-        raise ValueError(f"{w.size} parameters are not a model of {hidden} hidden units")
-    nw = N_FEATURES * hidden
+    if w.size != n_params(hidden, features):
+        raise ValueError(f"{w.size} parameters are not a model of {hidden} hidden units over "
+                         f"feature set {features}")
+    nf = SET_FEATURES[features]
+    nw = nf * hidden
     one = 1 << ACT_SHIFT
-    return MoveModel(weights=q(w[:N_FEATURES], scale), scale=scale,
-                     hidden_weights=q(w[N_FEATURES:N_FEATURES + nw], one).reshape(N_FEATURES,
-                                                                                  hidden),
-                     hidden_bias=q(w[N_FEATURES + nw:N_FEATURES + nw + hidden], one),
-                     out_weights=q(w[N_FEATURES + nw + hidden:], scale))
+    return MoveModel(weights=q(w[:nf], scale), scale=scale,
+                     hidden_weights=q(w[nf:nf + nw], one).reshape(nf, hidden),
+                     hidden_bias=q(w[nf + nw:nf + nw + hidden], one),
+                     out_weights=q(w[nf + nw + hidden:], scale))
 
 
 @dataclass(frozen=True)
@@ -328,13 +338,15 @@ class MoveTrainState:
         with hidden units, hidden weights uniform in +-0.25 drawn from the seed and biases 0.5
         (each unit starts inside its clip, where it learns)."""
         hidden = settings.hidden if settings is not None else 0
-        size = n_params(hidden)
+        features = settings.features if settings is not None else 1
+        size = n_params(hidden, features)
+        nf = SET_FEATURES[features]
         w = np.zeros(size)
         if hidden and settings is not None:
-            nw = N_FEATURES * hidden
-            w[N_FEATURES:N_FEATURES + nw] = generator(settings.seed, STREAM_MOVE_TRAIN, 2).uniform(
-                -0.25, 0.25, nw)
-            w[N_FEATURES + nw:N_FEATURES + nw + hidden] = 0.5
+            nw = nf * hidden
+            w[nf:nf + nw] = generator(settings.seed, STREAM_MOVE_TRAIN, 2).uniform(-0.25, 0.25,
+                                                                                  nw)
+            w[nf + nw:nf + nw + hidden] = 0.5
         return MoveTrainState(epoch=0, steps=0, w=w, m=np.zeros(size), v=np.zeros(size))
 
 
@@ -348,24 +360,26 @@ def train_moves(data: MoveData, settings: MoveTrainSettings, *,
     train, held = split(len(data), settings)
     st = start if start is not None else MoveTrainState.zero(settings)
     w, m, v = (np.array(a, dtype=np.float64) for a in (st.w, st.m, st.v))
-    nh = settings.hidden
-    if w.size != n_params(nh):
+    nh, fs = settings.hidden, settings.features
+    nf = SET_FEATURES[fs]
+    if w.size != n_params(nh, fs):
         raise ConfigError(f"the training state holds {w.size} parameters, not a model of {nh} "
-                          "hidden units")
+                          f"hidden units over feature set {fs}")
+    feats = np.ascontiguousarray(data.feats[:, :SET_BLOCKS[fs]])
     grad = np.zeros_like(w)
     buf = np.zeros(256, dtype=np.float64)
     acc = np.zeros((256, max(1, nh)), dtype=np.float64)
     t = st.steps
-    model = quantise(w, settings.scale, nh)
+    model = quantise(w, settings.scale, nh, fs)
     for epoch in range(st.epoch + 1, settings.epochs + 1):
         order = train[generator(settings.seed, STREAM_MOVE_TRAIN, 1, epoch).permutation(
             train.size)]
         total = 0.0
         for s in range(0, order.size, settings.batch):
             t += 1
-            total += _step(w, m, v, t, nh, order[s:s + settings.batch], data.starts,
-                           data.feats, data.target, settings.lr, settings.l2, buf, acc, grad)
-        model = quantise(w, settings.scale, nh)
+            total += _step(w, m, v, t, nf, nh, order[s:s + settings.batch], data.starts,
+                           feats, data.target, settings.lr, settings.l2, buf, acc, grad)
+        model = quantise(w, settings.scale, nh, fs)
         if report is not None or on_epoch is not None:
             r = EpochReport(epoch=epoch, train_loss=total / max(1, order.size),
                             held_out=figures(model_scores(model, data), settings.scale, held,
@@ -385,4 +399,4 @@ def baseline(data: MoveData, settings: MoveTrainSettings) -> Figures:
     return figures(data.order, 100.0, held, data)
 
 
-assert N_BLOCKS == 8
+assert N_BLOCKS == max(SET_BLOCKS.values())

@@ -3,11 +3,12 @@ over the legal moves is the move prior of UCT/PUCT and probability-limited searc
 says ``prior = "model:FILE"`` (docs/engine.md, "The move model").
 
 Every move activates exactly one feature of each block of :data:`BLOCKS`, so its linear score is
-the sum of :data:`N_BLOCKS` integer weights (``S[S_MM + index]``). A model with H hidden units
-(``S[S_MM_H]``, 0 for the linear model) adds, per unit j, its output weight times its
-accumulator (bias plus the move's features' hidden weights) clipped to [0, 64], the sum shifted
-right by ACT_SHIFT (integers throughout: ``engine/movemodel.py``'s numpy reference gives the same
-numbers). The score is clamped to +-:data:`SCORE_CLAMP`.
+the sum of one integer weight per block the model reads (``S[S_MM + index]``; ``S[S_MM_NB]``
+blocks: 8 for feature set 1, whose model never computes the other blocks, 16 for set 2). A
+model with H hidden units (``S[S_MM_H]``, 0 for the linear model) adds, per unit j, its output
+weight times its accumulator (bias plus the move's features' hidden weights) clipped to [0, 64],
+the sum shifted right by ACT_SHIFT (integers throughout: ``engine/movemodel.py``'s numpy
+reference gives the same numbers). The score is clamped to +-:data:`SCORE_CLAMP`.
 Squares are seen from the side to move (a black move's squares are mirrored, ``sq ^ 56``); piece
 types are python-chess's minus one (pawn 0 .. king 5). The blocks are defined in one place,
 ``spec/movefeatures.py`` (plain Python, compiled in: the core's cache key covers it), which
@@ -16,22 +17,35 @@ compare them on every legal move of thousands of positions).
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
-from .attacks import BIT, KNIGHT, PAWN_ATT, attackers, bishop_attacks, rook_attacks
-from .bits import ZERO, lsb
-from .layout import MM_SLOTS, S_MB, S_MM, S_SIDE, U_ALL
+from .attacks import BIT, KING, KNIGHT, PAWN_ATT, attackers, bishop_attacks, rook_attacks
+from .bits import ZERO, lsb, popcount
+from .layout import MM_SLOTS, S_MB, S_MM, S_SIDE, U_ALL, U_OCC
 from .moves import F_CASTLE, F_EP, move_flags, move_from, move_promo, move_to
-from ...spec.movefeatures import ACT_SHIFT, BLOCK_START, MODEL_SLOTS, N_BLOCKS, N_FEATURES, SCORE_CLAMP
+from ...spec.movefeatures import (
+    ACT_SHIFT,
+    BLOCK_START,
+    MODEL_SLOTS,
+    N_BLOCKS,
+    N_FEATURES,
+    SCORE_CLAMP,
+    SET_BLOCKS,
+)
 
 assert MODEL_SLOTS < MM_SLOTS - 1  # the last slot is the ordering flag (layout.S_MM_ORDER)
 S_MM_H = S_MM + N_FEATURES
-"""The hidden units of the model loaded (0: linear); its hidden weights follow (feature-major,
-H per feature), then H biases, then H output weights."""
-S_MM_W1 = S_MM_H + 1
+"""The hidden units of the model loaded (0: linear); after it the blocks it reads, then its
+hidden weights (feature-major, H per feature), H biases and H output weights."""
+S_MM_NB = S_MM_H + 1
+S_MM_W1 = S_MM_NB + 1
 ACT_ONE = 1 << ACT_SHIFT
+NB1 = SET_BLOCKS[1]
+assert N_BLOCKS == 2 * NB1
 
-O_TO, O_FROM, O_CAP, O_PROMO, O_CHECK, O_TOATT, O_TODEF, O_FROMATT = BLOCK_START
+(O_TO, O_FROM, O_CAP, O_PROMO, O_CHECK, O_TOATT, O_TODEF, O_FROMATT, O_FTHREAT, O_CAPSAFE,
+ O_THREAT, O_KZONE, O_KDIST, O_MOB, O_PHASE, O_PAWN) = BLOCK_START
 
 
 @njit(cache=True, inline="always")
@@ -88,7 +102,8 @@ def gives_check(U, S, m):
 
 @njit(cache=True, inline="always")
 def _indices(U, S, m):
-    """The :data:`N_BLOCKS` active feature indices of the legal move ``m``, as a tuple."""
+    """The first :data:`NB1` active feature indices of the legal move ``m`` (feature set 1: the
+    move itself), as a tuple."""
     us = S[S_SIDE]
     them = 1 - us
     f = move_from(m)
@@ -110,32 +125,135 @@ def _indices(U, S, m):
             O_FROMATT + 6 * _least_valuable(U, attackers(U, f, U[U_ALL], them), them) + kind)
 
 
+@njit(cache=True, inline="always")
+def _piece_attacks(kind, side, sq, occ):
+    """The squares a piece of type ``kind`` (pawn 0 .. king 5) of ``side`` on ``sq`` attacks."""
+    if kind == 0:
+        return PAWN_ATT[side, sq]
+    if kind == 1:
+        return KNIGHT[sq]
+    if kind == 2:
+        return bishop_attacks(sq, occ)
+    if kind == 3:
+        return rook_attacks(sq, occ)
+    if kind == 4:
+        return bishop_attacks(sq, occ) | rook_attacks(sq, occ)
+    return KING[sq]
+
+
+@njit(cache=True, inline="always")
+def _indices2(U, S, m):
+    """The last :data:`NB1` active feature indices of the legal move ``m`` (feature set 2: the
+    position around the move), as a tuple."""
+    us = S[S_SIDE]
+    them = 1 - us
+    f = move_from(m)
+    t = move_to(m)
+    flags = move_flags(m)
+    flip = 56 if us == 1 else 0
+    kind = (S[S_MB + f] - 1) % 6
+    victim = S[S_MB + t]
+    cap = (victim - 1) % 6 + 1 if victim != 0 else (1 if flags & F_EP else 0)
+    promo = move_promo(m)
+    everyone = U[U_ALL]
+    lifted = everyone & ~BIT[f]
+    from_att = _least_valuable(U, attackers(U, f, everyone, them), them)
+    from_def = 1 if attackers(U, f, everyone, us) != ZERO else 0
+    to_att = _least_valuable(U, attackers(U, t, lifted, them), them)
+    # the board after the move: occupancy, the enemy's pieces, our own
+    gone = BIT[t]
+    if flags & F_EP:
+        gone = BIT[t - 8 if us == 0 else t + 8]
+    occ = (lifted & ~gone) | BIT[t]
+    mine = (U[U_OCC + us] & ~BIT[f]) | BIT[t]
+    if flags & F_CASTLE:
+        rfrom = f + 3 if t > f else f - 4
+        rto = f + 1 if t > f else f - 1
+        occ = (occ & ~BIT[rfrom]) | BIT[rto]
+        mine = (mine & ~BIT[rfrom]) | BIT[rto]
+    att = _piece_attacks(promo - 1 if promo != 0 else kind, us, t, occ)
+    most = 0
+    for k in range(5, -1, -1):
+        if att & U[6 * them + k] & ~gone != ZERO:
+            most = k + 1
+            break
+    heavy = att & (U[U_OCC + them] & ~U[6 * them]) & ~gone
+    fork = 1 if popcount(heavy) >= 2 else 0
+    ksq = lsb(U[6 * them + 5])
+    zone = min(popcount(att & KING[ksq]), 3)
+    dist = max(abs((t & 7) - (ksq & 7)), abs((t >> 3) - (ksq >> 3)))
+    mob = min(popcount(att & ~mine), 15) // 2
+    phase = 0
+    for c in range(2):
+        phase += (popcount(U[6 * c + 1]) + popcount(U[6 * c + 2]) + 2 * popcount(U[6 * c + 3])
+                  + 4 * popcount(U[6 * c + 4]))
+    rank = (t ^ flip) >> 3
+    pawn = 0
+    if kind == 0:
+        passed = 1
+        enemy = U[6 * them] & ~gone
+        while enemy != ZERO:
+            p = lsb(enemy)
+            enemy &= enemy - np.uint64(1)
+            if abs((p & 7) - (t & 7)) <= 1 and ((p ^ flip) >> 3) > rank:
+                passed = 0
+                break
+        pawn = 1 + 8 * passed + rank
+    return (O_FTHREAT + 6 * (2 * from_att + from_def) + kind,
+            O_CAPSAFE + 6 * (7 * cap + to_att) + kind,
+            O_THREAT + 6 * (2 * most + fork) + kind,
+            O_KZONE + 6 * zone + kind,
+            O_KDIST + 6 * dist + kind,
+            O_MOB + 6 * mob + kind,
+            O_PHASE + 8 * (6 * min(phase // 6, 3) + kind) + rank,
+            O_PAWN + pawn)
+
+
 @njit(cache=True)
 def move_features(U, S, m, out, o):
     """The :data:`N_BLOCKS` active feature indices of the legal move ``m`` into
     ``out[o:o + N_BLOCKS]``."""
     ix = _indices(U, S, m)
-    for b in range(N_BLOCKS):
+    for b in range(NB1):
         out[o + b] = ix[b]
+    ix = _indices2(U, S, m)
+    for b in range(NB1):
+        out[o + NB1 + b] = ix[b]
 
 
 @njit(cache=True)
 def model_score(U, S, m):
-    """The move model's score of the legal move ``m`` (weights in ``S[S_MM:]``, hidden units
-    when ``S[S_MM_H]`` is not 0), clamped."""
+    """The move model's score of the legal move ``m`` (weights in ``S[S_MM:]``, the set-2
+    blocks when ``S[S_MM_NB]`` says so, hidden units when ``S[S_MM_H]`` is not 0), clamped."""
     a, b, c, d, e, f, g, h = _indices(U, S, m)
     s = (S[S_MM + a] + S[S_MM + b] + S[S_MM + c] + S[S_MM + d] + S[S_MM + e] + S[S_MM + f]
          + S[S_MM + g] + S[S_MM + h])
     nh = S[S_MM_H]
+    wide = S[S_MM_NB] > NB1
+    ix2 = _indices2(U, S, m) if wide else (O_FTHREAT, O_CAPSAFE, O_THREAT, O_KZONE, O_KDIST,
+                                           O_MOB, O_PHASE, O_PAWN)
+    if wide:
+        for k in range(NB1):
+            s += S[S_MM + ix2[k]]
     if nh != 0:
         bias = S_MM_W1 + N_FEATURES * nh
         out = bias + nh
-        a, b, c, d = S_MM_W1 + nh * a, S_MM_W1 + nh * b, S_MM_W1 + nh * c, S_MM_W1 + nh * d
-        e, f, g, h = S_MM_W1 + nh * e, S_MM_W1 + nh * f, S_MM_W1 + nh * g, S_MM_W1 + nh * h
-        acc = 0
-        for j in range(nh):
-            x = (S[bias + j] + S[a + j] + S[b + j] + S[c + j] + S[d + j] + S[e + j] + S[f + j]
-                 + S[g + j] + S[h + j])
-            acc += S[out + j] * min(max(x, 0), ACT_ONE)
-        s += acc >> ACT_SHIFT
+        if wide:
+            ix1 = (a, b, c, d, e, f, g, h)
+            tot = 0
+            for j in range(nh):
+                x = S[bias + j]
+                for k in range(NB1):
+                    x += S[S_MM_W1 + nh * ix1[k] + j] + S[S_MM_W1 + nh * ix2[k] + j]
+                tot += S[out + j] * min(max(x, 0), ACT_ONE)
+            s += tot >> ACT_SHIFT
+        else:
+            a, b, c, d = S_MM_W1 + nh * a, S_MM_W1 + nh * b, S_MM_W1 + nh * c, S_MM_W1 + nh * d
+            e, f, g, h = S_MM_W1 + nh * e, S_MM_W1 + nh * f, S_MM_W1 + nh * g, S_MM_W1 + nh * h
+            tot = 0
+            for j in range(nh):
+                x = (S[bias + j] + S[a + j] + S[b + j] + S[c + j] + S[d + j] + S[e + j]
+                     + S[f + j] + S[g + j] + S[h + j])
+                tot += S[out + j] * min(max(x, 0), ACT_ONE)
+            s += tot >> ACT_SHIFT
     return min(max(s, -SCORE_CLAMP), SCORE_CLAMP)

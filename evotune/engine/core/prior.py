@@ -71,10 +71,11 @@ def move_prior(U, S, m, kind):
 @njit(cache=True)
 def load_model(S, params, start):
     """Copy the move model from ``params[start:]`` (float64, whole numbers, laid out as
-    spec.movefeatures.MODEL_SLOTS says) into ``S[S_MM:]``: the linear weights, the hidden size
-    and as many hidden weights as it has (the last slot of MM_SLOTS is the ordering flag)."""
+    spec.movefeatures.MODEL_SLOTS says) into ``S[S_MM:]``: the linear weights, the hidden size,
+    the blocks the model reads and as many hidden weights as it has (the last slot of MM_SLOTS
+    is the ordering flag)."""
     hidden = np.int64(params[start + N_FEATURES]) if params.size > start + N_FEATURES else 0
-    n = min(params.size - start, N_FEATURES + 1 + hidden * (N_FEATURES + 2), MM_SLOTS - 1)
+    n = min(params.size - start, N_FEATURES + 2 + hidden * (N_FEATURES + 2), MM_SLOTS - 1)
     for i in range(n):
         S[S_MM + i] = np.int64(params[start + i])
 
