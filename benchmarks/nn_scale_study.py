@@ -112,8 +112,9 @@ def tables(results: Results, names: list[str]) -> str:
     for name in names:
         info, m = results.get(f"net:{name}"), results.get(f"screen:{name}")
         if info:
-            rows.append(f"| {name} | {info['shape']} | {info['positions']:,} | "
-                        f"{info['val_loss']:.5f} | {elo_text(m) if m else '-'} | "
+            loss = "-" if info["val_loss"] is None else f"{info['val_loss']:.5f}"
+            rows.append(f"| {name} | {info['shape']} | {info['positions']:,} | {loss} | "
+                        f"{elo_text(m) if m else '-'} | "
                         f"{info['sha256'][:16]}... |")
     best = results.get("best")
     for key, label in (("tc-net11", "net11"), ("tc-pesto", "PeSTO")):
