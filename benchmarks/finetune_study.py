@@ -24,7 +24,8 @@ go to OUT/results.json as they come, tables to OUT/tables.md, the plot to OUT/fi
    ``evotune.verify.curve.verify_checkpoints``, stored in the run's verify-curve.json).
 4. Final SPRT [0, 5] of each experiment's run at its largest budget: its exported weights against
    the start, ``evotune match --sprt 0 5`` at depth 3 (at most --sprt-games games) and, unless
-   that rejected it, at depth 5 (at most --d5-games), seed 5.
+   that rejected it, at depth 5 (at most --d5-games; only the runs of --d5-runs when given),
+   seed 5.
 5. Tables with the games, hours and Elo of every run, and the games the best run would need to
    reach +15 Elo at its measured slope (in games, and in hours on --workers and on 64 cores).
 
@@ -145,6 +146,9 @@ def final(results: Results, out: Path, runs: Path, rid: str, texel: Path, args) 
                limit=("--depth", "3"), out=out, extra=sprt)
     if (d3.get("sprt") or {}).get("verdict") == "H0" or not args.d5_games:
         log(f"  {rid}: no depth-5 SPRT (H0 at depth 3, or --d5-games 0)")
+        return
+    if args.d5_runs and rid not in args.d5_runs:
+        log(f"  {rid}: no depth-5 SPRT (not in --d5-runs)")
         return
     match(results, f"sprt5:{rid}", a, b, games=args.d5_games, workers=args.workers,
           limit=("--depth", "5"), out=out, extra=sprt)
@@ -336,6 +340,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="Most games of the final SPRT at depth 3.")
     ap.add_argument("--d5-games", type=int, default=2000,
                     help="Most games of the final SPRT at depth 5.")
+    ap.add_argument("--d5-runs", default="",
+                    help="RUN,RUN,...: play the depth-5 SPRT of these runs only (default: all; "
+                    "a run already on record keeps its match).")
     ap.add_argument("--no-final", action="store_true", help="Skip the final SPRTs.")
     ap.add_argument("--no-curve", action="store_true",
                     help="Skip the checkpoint curve (its matches cost --games games a point).")
@@ -353,6 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--stockfish", default=shutil.which("stockfish") or "/usr/games/stockfish")
     args = ap.parse_args(argv)
+    args.d5_runs = {r for r in args.d5_runs.split(",") if r}
     budgets = sorted(int(b) for b in args.budgets.split(","))
     plan: list[tuple[str, list[int]]] = []  # NAME or NAME@BUDGET
     for item in (p for p in args.plan.split(",") if p):
