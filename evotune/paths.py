@@ -30,3 +30,18 @@ def resolve_openings_path(openings: str) -> Path | None:
         raise ConfigError(f"openings '{openings}': no such file; give an EPD/PGN/Polyglot .bin "
                           "file, 'book' or 'startpos'")
     return p
+
+
+def held_out_openings(run_openings: str) -> tuple[Path, str]:
+    """(openings file, note): openings a run did not tune on, for its final check and its
+    verification: 8moves_v3, or 2moves_v1 (with a note saying why) when the run tuned on
+    8moves_v3."""
+    try:
+        used = resolve_openings_path(run_openings)
+    except ConfigError:
+        used = None  # the run's openings file is gone; it cannot be the packaged one
+    if used is not None and Path(used).resolve() == HELD_OUT_OPENINGS.resolve():
+        note = (f"the run tuned on {HELD_OUT_OPENINGS.name}, so verification uses "
+                f"{DEFAULT_OPENINGS.name} instead")
+        return DEFAULT_OPENINGS, note
+    return HELD_OUT_OPENINGS, ""

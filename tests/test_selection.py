@@ -5,6 +5,7 @@ import json
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -156,7 +157,7 @@ def test_a_racing_run_resumed_after_sigkill_equals_an_uninterrupted_one(
     assert stored_games(tmp_path / "killed") == stored_games(tmp_path / "full")
 
 
-def _worse_run(tmp_path, run_id: str, workers: int = 1):
+def _worse_run(tmp_path, run_id: str, workers: int = 1, *extra: str):
     """A run from the reference whose population is drawn far from it (half of each bound
     width): its mean is much weaker than the start."""
     (tmp_path / "start.json").write_text(json.dumps(START))
@@ -164,7 +165,7 @@ def _worse_run(tmp_path, run_id: str, workers: int = 1):
         "run", "--strategy", "de", "--engine", f"shannon:{tmp_path / 'start.json'}", "--np", "4",
         "--generations", "1", "--games", "2", "--depth", "1", "--seed", "3", "--workers",
         str(workers), "--param", "selection=paper", "--param", "finetune=false", "--param",
-        "init_spread=0.5", "--guard-games", "40", "--runs-dir", str(tmp_path), "--run-id", run_id])
+        "init_spread=0.5", "--guard-games", "40", "--runs-dir", str(tmp_path), "--run-id", run_id, *extra])
 
 
 def test_a_run_worse_than_its_start_recommends_its_start(tmp_path):
@@ -204,6 +205,45 @@ def test_the_final_check_is_the_same_for_1_and_2_workers_and_not_replayed(tmp_pa
     assert res.exit_code == 0, res.output
     assert pgn.stat().st_mtime_ns == before
     assert res.output.strip().splitlines()[-1] == Store(tmp_path / "g1").read_guard().sentence
+
+
+def _check_openings(run: Path) -> set[str]:
+    pgn = (run / "guard.pgn").read_text()
+    return {line.split('"')[1].rsplit(":", 1)[0] for line in pgn.splitlines()
+            if line.startswith("[OpeningSource ")}
+
+
+def test_the_final_check_plays_held_out_openings_unless_told_otherwise(tmp_path, stored_games):
+    """The run tunes on the Polyglot book; its check plays the held-out 8moves_v3 suite (tuned
+    weights can gain on the openings they were selected on and not elsewhere), or the run's own
+    openings with --guard-openings run. Only the check differs: the tuning's games are the
+    same."""
+    assert _worse_run(tmp_path, "held").exit_code == 0
+    res = _worse_run(tmp_path, "own", 1, "--guard-openings", "run")
+    assert res.exit_code == 0, res.output
+    held, own = (Store(tmp_path / r).read_guard() for r in ("held", "own"))
+    assert held is not None and own is not None and held.games > 0 and own.games > 0
+    assert _check_openings(tmp_path / "held") == {"8moves_v3.pgn.zip"}
+    assert _check_openings(tmp_path / "own") == {"book"}
+    assert (held.openings, own.openings) == ("8moves_v3.pgn.zip", "gnuchess-book.bin")
+    assert "openings 8moves_v3.pgn.zip" in held.sentence
+    assert stored_games(tmp_path / "held") == stored_games(tmp_path / "own")
+    manifests = [json.loads((tmp_path / r / "manifest.json").read_text()) for r in ("held", "own")]
+    assert [m["config"]["guard_openings"] for m in manifests] == ["held-out", "run"]
+    assert manifests[0]["identity"] == manifests[1]["identity"]
+
+
+@pytest.mark.parametrize("value,message", [
+    ("no-such-suite.epd", "--guard-openings: openings 'no-such-suite.epd': no such file"),
+    ("", "--guard-openings must be 'held-out', 'run' or openings"),
+])
+def test_bad_guard_openings_is_one_line_and_exit_2_before_anything_is_written(tmp_path, value,
+                                                                                message):
+    res = _evotune("run", "--strategy", "spsa", "--engine", "shannon", "--param",
+                   "init=reference", "--max-games", "40", "--generations", "0",
+                   "--guard-openings", value, "--runs-dir", str(tmp_path / "runs"))
+    assert res.returncode == 2 and message in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and not (tmp_path / "runs").exists()
 
 
 def test_a_check_lost_or_won_game_by_game_says_so_instead_of_a_capped_elo():

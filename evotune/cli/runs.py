@@ -83,6 +83,12 @@ _C = RunConfig()
                    "SPRT [0, 5] of at most N games taken from --max-games, and recommends the "
                    "start unless the tuned weights are better. Default: 10% of the planned "
                    "games within [200, 4000]; 0: no final check.")
+@click.option("--guard-openings", type=str, default=None, metavar="OPENINGS", cls=DefaultShown,
+              shown="held-out",
+              help="Openings of the final check: 'held-out' (8moves_v3, which no run tunes on "
+                   "by default; 2moves_v1 for a run on 8moves_v3), 'run' (the run's own "
+                   "openings) or openings as --openings gives them. Tuned weights can gain on "
+                   "the openings they were selected on and not elsewhere: check on others.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="Strategy parameter, e.g. --param F=0.6 (repeatable).")
 @click.option("--batch", type=int, default=None, metavar="N", cls=DefaultShown, shown=8,
@@ -112,8 +118,8 @@ _C = RunConfig()
                    "spec's bounds. --engine defaults to the run's engine spec.")
 @quiet_option
 def run(strategy, np_, generations, games, limits, seed, workers, backend, scheduler, engine,
-        openings, max_games, max_seconds, guard_games, init, params, batch, config_file, run_id,
-        runs_dir, print_config, opponents, spsa_file, init_from):
+        openings, max_games, max_seconds, guard_games, guard_openings, init, params, batch,
+        config_file, run_id, runs_dir, print_config, opponents, spsa_file, init_from):
     """Tune weights: evolve a population with mini-matches between weight vectors.
 
     With a 'uci' engine spec (--engine my-engine.toml) the external engine is tuned through its
@@ -131,7 +137,8 @@ def run(strategy, np_, generations, games, limits, seed, workers, backend, sched
     cfg = build_run_config(file=config_file, strategy=strategy, np=np_, generations=generations,
                            games=games, seed=seed, workers=workers, engine=engine,
                            openings=openings, max_games=max_games, max_seconds=max_seconds,
-                           guard_games=guard_games, backend=backend, scheduler=scheduler,
+                           guard_games=guard_games, guard_openings=guard_openings,
+                           backend=backend, scheduler=scheduler,
                            params=parse_params(params) if params else None,
                            opponents=",".join(opponents) if opponents else None,
                            limits=limits)

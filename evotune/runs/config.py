@@ -32,6 +32,10 @@ def known_strategy(name: str) -> bool:
 
 
 BACKENDS = ("local", "dask")
+GUARD_HELD_OUT = "held-out"
+"""``guard_openings``: the final check plays openings the run does not tune on (the default)."""
+GUARD_OWN_OPENINGS = "run"
+"""``guard_openings``: the final check plays the run's own openings."""
 
 
 @dataclass(frozen=True)
@@ -85,10 +89,15 @@ class RunConfig:
     against that start (a GSPRT [0, 5] capped at this many games), taken from the games budget;
     -1 = auto (10% of the planned games within [200, 4000], 0 for a run from random weights),
     resolved when the run is created; 0 = no check."""
+    guard_openings: str = "held-out"
+    """Openings of the final check: 'held-out' (openings the run does not tune on: the packaged
+    8moves_v3 suite, or 2moves_v1 for a run that tunes on 8moves_v3), 'run' (the run's own
+    openings: what runs stored before this setting checked on), or an openings value as
+    ``openings`` ('2moves', 'book', a file)."""
 
     # stored keys that never change results: excluded from the run's identity
     NON_IDENTITY = ("workers", "backend", "scheduler", "generations", "max_games", "max_seconds",
-                    "guard_games")
+                    "guard_games", "guard_openings")
     # stored keys added after runs were stored: left out of the identity while at their default,
     # so runs stored before them keep their identity (and can be resumed)
     LATER_FIELDS = ("movetime", "tc", "time_margin", "resign_score", "resign_moves",
@@ -138,7 +147,7 @@ LIMIT_KEYS = ("depth", "nodes", "max_plies", "movetime", "tc", "time_margin") + 
 STORED_KEYS = ("strategy", "np", "generations", "games", "depth", "nodes", "max_plies", "seed",
                "engine", "openings", "book_plies", "init_low", "init_high", "max_games",
                "max_seconds", "params", "workers", "backend", "scheduler", "movetime", "tc",
-               "time_margin") + ADJUDICATION_KEYS + ("opponents", "guard_games")
+               "time_margin") + ADJUDICATION_KEYS + ("opponents", "guard_games", "guard_openings")
 """A stored config's keys, in the order runs have always stored them and ``--print-config``
 writes them."""
 _LIMIT_TYPES: dict[str, type] = {"depth": int, "nodes": int, "max_plies": int, "movetime": float,
@@ -280,6 +289,9 @@ def validate_run_config(cfg: RunConfig) -> None:
             raise FieldError("guard_games", f"must be 0 (no final check) or an even number of "
                                             f"games up to {LIMITS['games']} (-1: 10% of the "
                                             f"budget), got {cfg.guard_games}")
+    if not cfg.guard_openings:
+        raise FieldError("guard_openings", f"must be '{GUARD_HELD_OUT}', '{GUARD_OWN_OPENINGS}' "
+                                           "or openings ('2moves', 'book', a file), not empty")
     if cfg.workers < 0:
         raise ConfigError(f"--workers must be >= 0 (0 = one per core), got {cfg.workers}")
     if cfg.backend not in BACKENDS:
@@ -306,6 +318,8 @@ def run_config_from_dict(d: dict) -> RunConfig:
     """Rebuild a RunConfig from its to_dict() form (as stored in a manifest)."""
     d = dict(d)
     d.setdefault("guard_games", 0)  # runs stored before final checks existed have none
+    # runs stored before the check's openings were a setting checked on their own openings
+    d.setdefault("guard_openings", GUARD_OWN_OPENINGS)
     params = d.pop("params", {}) or {}
     unknown = sorted(set(d) - set(_TYPES))
     if unknown:

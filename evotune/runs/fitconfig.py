@@ -296,7 +296,7 @@ def is_v1_fit(config: dict) -> bool:
     return config.get("strategy") == STRATEGY
 
 
-V1_ABSENT = ("guard_games",)
+V1_ABSENT = ("guard_games", "guard_openings")
 """RunConfig fields added after store format 1 (a format-1 fit's config never has them)."""
 
 

@@ -3,7 +3,8 @@
 A games run whose strategy starts from given weights (a run from earlier weights, a net's
 output layer, a UCI engine's defaults, ``init = "reference"``) ends by playing what it would
 recommend (the tuned weights) against that start: a GSPRT [0, 5] on pentanomial pairs, capped at
-the run's ``guard_games`` (part of its games budget). The run recommends the tuned weights only
+the run's ``guard_games`` (part of its games budget), on the openings of its ``guard_openings``
+(by default held-out ones, which the run does not tune on). The run recommends the tuned weights only
 when they are better: the test accepted H1, or it ended undecided with the tuned weights ahead
 (Elo above 0). Otherwise it recommends its start, and ``status``, ``export`` and the run's last
 line say so in one sentence (:attr:`Guard.sentence`), with the evidence beside it. The games are
@@ -57,6 +58,9 @@ class Guard:
     """'H1', 'H0', 'undecided' (the cap reached first) or 'same' (nothing to play)."""
     better: bool
     """True when the run recommends the tuned weights: H1, or undecided with Elo above 0."""
+    openings: str = ""
+    """The openings the check played (a file's name, 'startpos'; '' in records written before
+    the check's openings were a setting: the run's own)."""
 
     @property
     def recommended(self) -> tuple[float, ...]:
@@ -73,9 +77,14 @@ class Guard:
         if self.games and (self.wins == self.games or self.losses == self.games):
             # every point to one side: the Elo is infinite (stored capped), so say what happened
             side = "won" if self.wins == self.games else "lost"
-            return f"the tuned weights {side} all {self.games} games ({record}), {test}"
+            return (f"the tuned weights {side} all {self.games} games ({record}{self._where}), "
+                    f"{test}")
         return (f"{self.elo:+.1f} +- {self.elo_error:.1f} Elo over {self.games} games "
-                f"({record}), {test}")
+                f"({record}{self._where}), {test}")
+
+    @property
+    def _where(self) -> str:
+        return f", openings {self.openings}" if self.openings else ""
 
     @property
     def sentence(self) -> str:
@@ -109,7 +118,9 @@ def _signed(d: dict, key: str, path: Path) -> float:
 def parse_guard(data, path: Path, n: int | None = None) -> Guard:
     """The one validator of guard.json (``n``: the run's number of weights, when known)."""
     d = json_object(data, path)
-    verdict, better = d.get("verdict"), d.get("better")
+    verdict, better, openings = d.get("verdict"), d.get("better"), d.get("openings", "")
+    if not isinstance(openings, str):
+        raise damaged(path, f"'openings' must be text, not {openings!r}")
     if verdict not in VERDICTS:
         raise damaged(path, f"'verdict' must be one of {', '.join(VERDICTS)}, not {verdict!r}")
     if not isinstance(better, bool):
@@ -124,7 +135,8 @@ def parse_guard(data, path: Path, n: int | None = None) -> Guard:
               games=int_field(d, "games", path), wins=int_field(d, "wins", path),
               draws=int_field(d, "draws", path), losses=int_field(d, "losses", path),
               pentanomial=tuple(penta), elo=_signed(d, "elo", path),
-              elo_error=float_field(d, "elo_error", path), verdict=verdict, better=better)
+              elo_error=float_field(d, "elo_error", path), verdict=verdict, better=better,
+              openings=openings)
     if g.wins + g.draws + g.losses != g.games or not (math.isfinite(g.elo)
                                                       and math.isfinite(g.elo_error)):
         raise damaged(path, "the games do not add up, or the Elo is not finite")

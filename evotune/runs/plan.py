@@ -14,13 +14,13 @@ from pathlib import Path
 from ..engine.evaluation import spec_evaluation
 from ..errors import ConfigError
 from ..limits import Limits
-from ..paths import resolve_openings_path
+from ..paths import held_out_openings, resolve_openings_path
 from ..players.nets import output_weights
 from ..space import WeightSpace
 from ..spec.file import engine_spec_with_net, load_engine_spec
 from ..spec.model import EngineSpec
 from ..spec.player import parse_engine_ref
-from .config import RunConfig
+from .config import GUARD_HELD_OUT, GUARD_OWN_OPENINGS, RunConfig
 from .identity import run_identity
 
 
@@ -40,6 +40,8 @@ class RunPlan:
     """The openings file (None: every game from the start position)."""
     identity: dict
     """Hashes of the result-relevant configuration, the engine spec and the openings."""
+    guard_openings: Path | None = None
+    """The openings of the final check (:func:`guard_openings_path`)."""
 
 
 def load_run_engine(engine: str | Path) -> EngineSpec:
@@ -66,7 +68,22 @@ def plan_run(cfg: RunConfig, *, spec: EngineSpec | None = None) -> RunPlan:
     return RunPlan(config=cfg, spec=spec,
                    space=spec.space(init_low=cfg.init_low, init_high=cfg.init_high),
                    limits=cfg.limits, openings=openings,
-                   identity=run_identity(cfg, spec, openings))
+                   identity=run_identity(cfg, spec, openings),
+                   guard_openings=guard_openings_path(cfg))
+
+
+def guard_openings_path(cfg: RunConfig) -> Path | None:
+    """The final check's openings file (None: the start position): ``held-out``, openings the
+    run does not tune on (:func:`~evotune.paths.held_out_openings`); ``run``, the run's own;
+    else the openings named, as ``--openings`` reads them."""
+    if cfg.guard_openings == GUARD_HELD_OUT:
+        return held_out_openings(cfg.openings)[0]
+    if cfg.guard_openings == GUARD_OWN_OPENINGS:
+        return resolve_openings_path(cfg.openings)
+    try:
+        return resolve_openings_path(cfg.guard_openings)
+    except ConfigError as exc:
+        raise ConfigError(f"--guard-openings: {exc}") from None
 
 
 RESUME_OVERRIDES = ("workers", "backend", "scheduler", "generations", "max_games", "max_seconds")

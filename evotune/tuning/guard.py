@@ -1,8 +1,10 @@
 """The final check of a run that starts from given weights: its recommendation against its start.
 
 The record and the rule are :mod:`evotune.runs.guard`'s; here the games are played. The check is
-one fixture, the tuned weights (A) against the start (B), on the run's openings and limits, with
-key (0, 0): generation 0 plays no fixture of its own, so the check's openings never repeat a
+one fixture, the tuned weights (A) against the start (B), at the run's limits, on the openings
+of ``guard_openings`` (by default held-out ones the run did not tune on: tuned weights can gain
+on the openings they were selected on and not elsewhere), with key (0, 0): generation 0 plays
+no fixture of its own, so on the run's own openings the check's draws never repeat a
 generation's, and like every fixture its result is the same for any number of workers. A run
 killed during the check plays it again on resume, with the same games.
 """
@@ -47,7 +49,8 @@ def play_guard(store: Store, plan: RunPlan, tuned: np.ndarray, *, generation: in
                       verdict="same", better=False)
     else:
         settings = match_settings(cfg, limits=plan.limits,
-                                  openings=None if plan.openings is None else str(plan.openings))
+                                  openings=None if plan.guard_openings is None
+                                  else str(plan.guard_openings))
         fixture = Fixture(key=GUARD_KEY, a=player(t, "tuned"), b=player(s, "start"),
                           games=cfg.guard_games, stop="sprt",
                           sprt=SprtParams(*GUARD_ELO, *GUARD_ERRORS))
@@ -59,7 +62,9 @@ def play_guard(store: Store, plan: RunPlan, tuned: np.ndarray, *, generation: in
                       wins=result.wins, draws=result.draws, losses=result.losses,
                       pentanomial=tuple(int(c) for c in result.pentanomial), elo=elo,
                       elo_error=_finite(result.elo_error), verdict=verdict,
-                      better=verdict == "H1" or (verdict == "undecided" and elo > 0))
+                      better=verdict == "H1" or (verdict == "undecided" and elo > 0),
+                      openings="startpos" if plan.guard_openings is None
+                      else plan.guard_openings.name)
         store.write_bytes(GUARD_PGN, write_pgn_text(result.records).encode())
     store.write_document(GUARD_DOCUMENT, guard.to_json())
     log.info("run %s: %s", store.run_id, guard.sentence)

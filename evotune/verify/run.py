@@ -45,7 +45,7 @@ from ..match.resolve import (
     unique_names,
 )
 from ..match.scoring import SprtParams
-from ..paths import DEFAULT_OPENINGS, HELD_OUT_OPENINGS, resolve_openings_path
+from ..paths import HELD_OUT_OPENINGS, held_out_openings, resolve_openings_path
 from ..players import PlayerSpec
 from ..players.spec import player_from_engine_spec
 from ..runs.kinds import recommend
@@ -177,19 +177,6 @@ def limit_text(limits: Limits) -> str:
     if limits.tc is not None:
         parts.append(f"{limits.tc} clock")
     return ", ".join(parts)
-
-
-def held_out_openings(run_openings: str) -> tuple[Path, str]:
-    """(openings file, note): 8moves_v3, or 2moves_v1 when the run tuned on 8moves_v3."""
-    try:
-        used = resolve_openings_path(run_openings)
-    except ConfigError:
-        used = None  # the run's openings file is gone; it cannot be the packaged one
-    if used is not None and Path(used).resolve() == HELD_OUT_OPENINGS.resolve():
-        note = (f"the run tuned on {HELD_OUT_OPENINGS.name}, so verification uses "
-                f"{DEFAULT_OPENINGS.name} instead")
-        return DEFAULT_OPENINGS, note
-    return HELD_OUT_OPENINGS, ""
 
 
 def verify_openings(settings: VerifySettings, run_openings: str | None, *,
