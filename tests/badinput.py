@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -214,6 +215,7 @@ def play(cases: Sequence[tuple[str, list[str]]], prepare: Callable[[Path, list[s
     when ``prepare(case_dir, args)`` says the case cannot be set up here, else (returncode or
     'hang', stderr, the paths created or changed)."""
     local = threading.local()
+    seconds: dict[str, float] = {}
     zygotes: list[Zygote] = []
     lock = threading.Lock()
 
@@ -228,7 +230,9 @@ def play(cases: Sequence[tuple[str, list[str]]], prepare: Callable[[Path, list[s
             with lock:
                 zygotes.append(local.zygote)
         before = snapshot(case_dir)
+        t0 = time.monotonic()
         code, stderr = local.zygote.run(argv, case_dir, timeout)
+        seconds[name] = time.monotonic() - t0
         after = snapshot(case_dir)
         return name, (code, stderr, sorted(k for k in set(before) | set(after)
                                            if before.get(k) != after.get(k)))
@@ -239,6 +243,10 @@ def play(cases: Sequence[tuple[str, list[str]]], prepare: Callable[[Path, list[s
     finally:
         for z in zygotes:
             z.close()
+        if os.environ.get("EVOTUNE_CASE_SECONDS"):  # where the table's time goes, slowest first
+            with open(os.environ["EVOTUNE_CASE_SECONDS"], "a") as f:
+                for name, t in sorted(seconds.items(), key=lambda kv: -kv[1]):
+                    f.write(f"{t:8.2f}  {name}\n")
 
 
 def assert_refused(outcome) -> None:

@@ -6,15 +6,18 @@ every case (tests/badinput.py drives it; one request and one answer per line, JS
 from __future__ import annotations
 
 import atexit
+import importlib
 import json
 import os
 import signal
 import sys
 import time
 
-import evotune.cli  # noqa: F401  (everything a command needs is imported before the first fork)
-import evotune.engine.api  # noqa: F401
-from evotune.cli import main
+import evotune.engine.api  # noqa: F401  (all a command needs is imported before the first fork)
+from evotune.cli import COMMAND_GROUPS, main
+
+for _group in COMMAND_GROUPS:  # the commands' modules, which the command line imports lazily
+    importlib.import_module(f"evotune.cli.{_group}")
 
 
 def _child(req: dict) -> None:

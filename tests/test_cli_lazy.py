@@ -68,3 +68,25 @@ def test_a_command_loads_and_runs_when_invoked(tmp_path):
     r = subprocess.run([sys.executable, "-m", "evotune.cli", "status", "--help"],
                        capture_output=True, text=True, env=ENV, timeout=120)
     assert r.returncode == 0 and SHORT_HELP["status"] in " ".join(r.stdout.split())
+
+
+@pytest.mark.parametrize("argv", [["verify", "r", "--depth", "-1"], ["status", "nosuch"],
+                                  ["run", "--games", "3"], ["nn", "info", "nosuch.nnue"],
+                                  ["report", "nosuch"], ["plot", "nosuch"]])
+def test_a_command_that_draws_nothing_never_imports_matplotlib(tmp_path, argv):
+    """matplotlib's import costs about 0.9 s: only a command that makes a figure pays it (the
+    reporting modules import it when a figure is made), so a refused command answers at once."""
+    probe = ("import json, sys\n"
+             "from evotune.cli import main\n"
+             "code = 0\n"
+             f"try:\n    main({argv!r} + ['--runs-dir', {str(tmp_path)!r}] "
+             f"if {argv[0]!r} != 'nn' else {argv!r})\n"
+             "except SystemExit as e:\n    code = e.code\n"
+             "print(json.dumps({'code': code, 'modules': sorted(sys.modules)}))\n")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=ENV,
+                       timeout=120, cwd=tmp_path)
+    out = json.loads(r.stdout.rstrip("\n").rpartition("\n")[2])
+    assert out["code"] == 2, r.stderr
+    assert "evotune.cli." + next(g for g, names in COMMAND_GROUPS.items()
+                                 if argv[0] in names) in out["modules"]
+    assert "matplotlib" not in out["modules"]

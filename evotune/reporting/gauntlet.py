@@ -7,12 +7,16 @@ checkpoint; runs without a gauntlet have no such figure.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.figure import Figure
 
 from ..runs.rundata import RunData
 from ..runs.store import Store
+from .figure import new_figure
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def gauntlet_series(run: RunData) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray]:
@@ -51,7 +55,7 @@ def gauntlet_figure(runs: Sequence[RunData], *, x: str = "generations") -> Figur
         opponents += [o for o in s[1] if o not in opponents]
     cols = min(3, len(opponents))
     rows = -(-len(opponents) // cols)
-    fig = Figure(figsize=(4.2 * cols, 3.2 * rows), layout="constrained")
+    fig = new_figure(figsize=(4.2 * cols, 3.2 * rows), layout="constrained")
     fig.suptitle("gauntlet: score against each opponent")
     for k, opp in enumerate(opponents):
         ax = fig.add_subplot(rows, cols, k + 1)

@@ -16,14 +16,18 @@ Names are read by :mod:`evotune.reporting.tables` only (never positions or count
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.figure import Figure
 
 from ..errors import ConfigError
 from ..runs.rundata import RunData
 from ..spec.features import PIECES, pst_cell
+from .figure import color_cycle, new_figure
 from .tables import MAX_LINES, board, pst_layout, scalar_groups, short_label, table_name
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 DEFAULT_SQUARES = 6
 """How many squares the default ``squares`` figure follows."""
@@ -37,15 +41,14 @@ def _grid(n: int, cols: int = 3) -> tuple[int, int]:
 
 def _axes(n: int, title: str, *, w: float = 4.2, h: float = 3.2) -> tuple[Figure, list]:
     rows, cols = _grid(n)
-    fig = Figure(figsize=(w * cols, h * rows), layout="constrained")
+    fig = new_figure(figsize=(w * cols, h * rows), layout="constrained")
     fig.suptitle(title)
     return fig, [fig.add_subplot(rows, cols, k + 1) for k in range(n)]
 
 
 def _colors(n: int) -> list[str]:
-    import matplotlib
 
-    cycle = matplotlib.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
+    cycle = color_cycle()
     return [cycle[k % len(cycle)] for k in range(n)]
 
 
@@ -98,7 +101,7 @@ def heatmap_figure(runs: Sequence[RunData], phase: str) -> Figure:
             widths += [0.06, 0.22]
     rows = max(1, len(pieces))
     height = 2.3 * rows + 0.9
-    fig = Figure(figsize=(2.3 * sum(widths) + 0.6, height))  # no constrained layout: it costs
+    fig = new_figure(figsize=(2.3 * sum(widths) + 0.6, height))  # no constrained layout: it costs
     # more than the drawing for 24+ heatmaps
     fig.suptitle(f"piece-square tables, {'middlegame' if phase == 'mg' else 'endgame'} "
                  f"({phase}); engine units, White's view, rank 1 at the bottom",

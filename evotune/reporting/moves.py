@@ -3,17 +3,16 @@ and its plot (loss, and held-out top-1 / top-3 accuracy, per epoch)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import matplotlib
+from ..errors import StoreError
+from ..learn.moverun import Checkpoint, MoveRunConfig, read_checkpoint
+from ..runs.store import Store
+from .figure import new_figure
+from .plots import save_figure
 
-matplotlib.use("Agg")
-
-from matplotlib.figure import Figure  # noqa: E402
-
-from ..errors import StoreError  # noqa: E402
-from ..learn.moverun import Checkpoint, MoveRunConfig, read_checkpoint  # noqa: E402
-from ..runs.store import Store  # noqa: E402
-from .plots import save_figure  # noqa: E402
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def _pct(x: float) -> str:
@@ -43,7 +42,7 @@ def moves_status(store: Store) -> tuple[dict, list[str]]:
 def moves_figure(run_id: str, cp: Checkpoint) -> Figure:
     """Loss (training and held-out) and held-out top-1 / top-3 accuracy per epoch, the
     ordering prior's held-out figures as dashed lines."""
-    fig = Figure(figsize=(10, 4.2))
+    fig = new_figure(figsize=(10, 4.2))
     loss, acc = fig.subplots(1, 2)
     x = [e.epoch for e in cp.epochs]
     loss.plot(x, [e.train_loss for e in cp.epochs], "o-", label="training (mean over the epoch)")

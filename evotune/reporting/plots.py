@@ -24,20 +24,20 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-
-import numpy as np  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-from ..errors import ConfigError  # noqa: E402
-from ..fileio import atomic_write_bytes  # noqa: E402
-from ..runs.rundata import RunData  # noqa: E402
+from ..errors import ConfigError
+from ..fileio import atomic_write_bytes
+from ..runs.rundata import RunData
+from .figure import color_cycle, new_figure
 from .gauntlet import gauntlet_figure
-from .manyplots import choose_squares, many_weight_figures, squares_figure  # noqa: E402
-from .tables import MAX_LINES, is_many  # noqa: E402
+from .manyplots import choose_squares, many_weight_figures, squares_figure
+from .tables import MAX_LINES, is_many
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ def _grid(n: int) -> tuple[int, int]:
 
 def _figure(n_panels: int, title: str) -> tuple[Figure, list]:
     rows, cols = _grid(n_panels)
-    fig = Figure(figsize=(4.2 * cols, 3.2 * rows), layout="constrained")
+    fig = new_figure(figsize=(4.2 * cols, 3.2 * rows), layout="constrained")
     axes = [fig.add_subplot(rows, cols, k + 1) for k in range(n_panels)]
     fig.suptitle(title)
     return fig, axes
@@ -107,7 +107,7 @@ def _label(run: RunData, runs: Sequence[RunData]) -> str:
 
 
 def _colors(runs: Sequence[RunData]) -> list:
-    cycle = matplotlib.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
+    cycle = color_cycle()
     return [cycle[k % len(cycle)] for k in range(len(runs))]
 
 

@@ -9,21 +9,20 @@ import base64
 import html
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import matplotlib
+from ..engine.netfile import FORMATS, net_bytes
+from ..errors import ConfigError, StoreError
+from ..fileio import atomic_write_text
+from ..learn.nn.trainrun import stored_net
+from ..runs.store import Store
+from ..runs.trainconfig import EpochLine, TrainConfig
+from ..verify.text import describe_match, describe_verification
+from .figure import new_figure
+from .plots import save_figure
 
-matplotlib.use("Agg")
-
-from matplotlib.figure import Figure  # noqa: E402
-
-from ..engine.netfile import FORMATS, net_bytes  # noqa: E402
-from ..errors import ConfigError, StoreError  # noqa: E402
-from ..fileio import atomic_write_text  # noqa: E402
-from ..learn.nn.trainrun import stored_net  # noqa: E402
-from ..runs.store import Store  # noqa: E402
-from ..runs.trainconfig import EpochLine, TrainConfig  # noqa: E402
-from ..verify.text import describe_match, describe_verification  # noqa: E402
-from .plots import save_figure  # noqa: E402
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 @dataclass(frozen=True)
@@ -102,7 +101,7 @@ def status_lines(view: TrainingView) -> list[str]:
 
 def loss_figure(view: TrainingView) -> Figure:
     """Training and validation loss per epoch."""
-    fig = Figure(figsize=(7, 4.2))
+    fig = new_figure(figsize=(7, 4.2))
     ax = fig.add_subplot()
     x = [e.epoch for e in view.epochs]
     ax.plot(x, [e.train_loss for e in view.epochs], "o-", label="training (mean over the epoch)")
