@@ -99,6 +99,17 @@ def no_orphans() -> None:
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
 
 
+def worker_ignores_ctrl_c(command_pid: int) -> None:
+    """In a pool's worker (a process other than ``command_pid``'s, in its main thread): ignore
+    SIGINT from now on. :func:`children_ignore_ctrl_c` keeps it from workers started inside its
+    block; a worker the pool starts later (loky replaces a worker that stopped, from its own
+    thread) would take a terminal's Ctrl-C with Python's handler and print a KeyboardInterrupt
+    traceback beside the command's one line (seen under load in tests/test_ctrl_c.py). The
+    command stops its pools itself."""
+    if os.getpid() != command_pid and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 @contextlib.contextmanager
 def children_ignore_ctrl_c():
     """SIGINT blocked while processes start inside the block, so that they never see it (the

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from ..players import PlayerSpec
 from ..players.external import close_all
 from ..players.game import play_players_game
 from ..players.nets import evaluation
-from ..reaper import children_ignore_ctrl_c
+from ..reaper import children_ignore_ctrl_c, worker_ignores_ctrl_c
 from ..space import SHANNON_REFERENCE
 from .fixtures import Fixture, GameTask, MatchSettings, decisive_settled, game_task, games_before_verdict
 from .openings import Opening, draw_opening, opening_generator
@@ -110,6 +111,12 @@ def warm_up() -> None:
 
 # ---- parallel execution --------------------------------------------------------------------------
 
+def _play_in_worker(task: GameTask, command_pid: int) -> GameRecord:
+    """:func:`play_task` in a pool's worker, which leaves Ctrl-C to the command."""
+    worker_ignores_ctrl_c(command_pid)
+    return play_task(task)
+
+
 def map_games(tasks: Sequence[GameTask], *, workers: int = 1, backend: str = "loky",
               on_result: Callable[[GameRecord], None] | None = None) -> list[GameRecord]:
     """Play ``tasks`` and return their records in task order (the only parallel code path).
@@ -147,7 +154,7 @@ def map_games(tasks: Sequence[GameTask], *, workers: int = 1, backend: str = "lo
     with config:
         with children_ignore_ctrl_c():
             games = joblib.Parallel(return_as="generator")(
-                joblib.delayed(play_task)(t) for t in tasks)
+                joblib.delayed(_play_in_worker)(t, os.getpid()) for t in tasks)
         for rec in games:
             arrived(rec)
     return out
