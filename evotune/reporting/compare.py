@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .figure import new_figure
 from .plots import save_figure
 
 log = logging.getLogger(__name__)
@@ -84,14 +85,9 @@ def curve_summary(strategy: str, curves: Sequence[dict]) -> Curve:
 def write_compare_plot(curves: Sequence[Curve], out_dir: str | Path, *,
                        title: str = "") -> tuple[Path, Path]:
     """elo-vs-games.png and .svg: one line per strategy with its 95% band over seeds."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    fig = Figure(figsize=(8, 5))
+    fig = new_figure(figsize=(8, 5))
     ax = fig.add_subplot(1, 1, 1)
     for c in curves:
         line, = ax.plot(c.games, c.mean, marker="o", ms=3, label=f"{c.strategy} ({c.seeds} "

@@ -47,7 +47,6 @@ def _axes(n: int, title: str, *, w: float = 4.2, h: float = 3.2) -> tuple[Figure
 
 
 def _colors(n: int) -> list[str]:
-
     cycle = color_cycle()
     return [cycle[k % len(cycle)] for k in range(n)]
 

@@ -40,7 +40,7 @@ class RunPlan:
     """The openings file (None: every game from the start position)."""
     identity: dict
     """Hashes of the result-relevant configuration, the engine spec and the openings."""
-    guard_openings: Path | None = None
+    guard_openings: Path | None
     """The openings of the final check (:func:`guard_openings_path`)."""
 
 
@@ -83,7 +83,8 @@ def guard_openings_path(cfg: RunConfig) -> Path | None:
     try:
         return resolve_openings_path(cfg.guard_openings)
     except ConfigError as exc:
-        raise ConfigError(f"--guard-openings: {exc}") from None
+        raise ConfigError(f"--guard-openings: {exc} (or '{GUARD_HELD_OUT}', "
+                          f"'{GUARD_OWN_OPENINGS}')") from None
 
 
 RESUME_OVERRIDES = ("workers", "backend", "scheduler", "generations", "max_games", "max_seconds")
