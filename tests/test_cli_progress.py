@@ -128,3 +128,26 @@ def test_nn_train_shows_its_reading_and_its_epochs_off_a_terminal(tmp_path, ever
     assert re.search(r"^epoch 1/1  \d+/\d+ positions  [\d,.]+ positions/s  \d+:\d\d left$",
                      res.stderr, re.M), res.stderr
     assert re.search(r"^  epoch 1/1  loss train ", res.stderr, re.M), res.stderr
+
+
+def test_a_continued_datagen_counts_only_its_own_games_and_ends_at_the_positions_limit(
+        every_update, monkeypatch, capsys):
+    """A rerun that continues a file at 6,000 of 8,000 games: the rate is this command's 10
+    games/s (not 6,100 / 10 s), and the time left is to --positions (93,000 more at 700 a
+    second: 2:13), which comes before the games' 190 s."""
+    now = [100.0]
+    monkeypatch.setattr(progress_mod.time, "monotonic", lambda: now[0])
+    bar = progress_mod.CountBar("datagen", "games", count_total=600_000)
+    bar(6000, 8000, 500_000)  # the library's call before the first chunk: where the file stood
+    now[0] = 110.0
+    bar(6100, 8000, 507_000)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[-1] == ("datagen  6,100/8,000 games  10.0 games/s  2:13 left  "
+                         "507,000/600,000 positions")
+    plain = progress_mod.CountBar("label", "positions", "scored")
+    now[0] = 200.0
+    plain(0, 100, 0)
+    now[0] = 204.0
+    plain(20, 100, 18)
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "label  20/100 positions  5.0 positions/s  0:16 left  18 scored")

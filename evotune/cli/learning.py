@@ -63,7 +63,7 @@ def datagen(games, positions, out_file, engine, limits, openings, random_plies, 
                                chunk=chunk, positions=positions, target=target,
                                td_lambda=LAMBDA if td_lambda is None else td_lambda,
                                filter=position_filter)
-    bar = CountBar("datagen", "games")
+    bar = CountBar("datagen", "games", count_total=positions)
     try:
         summary = run_datagen(settings, out_file, workers=workers, progress=bar)
     except KeyboardInterrupt:

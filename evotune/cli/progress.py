@@ -160,14 +160,30 @@ class GameBar(Progress):
 
 class CountBar(Progress):
     """Work counted in units with a running count of what it made (datagen: games and
-    positions; label: positions and scored ones)."""
+    positions; label: positions and scored ones). The library's first call gives where the
+    output stood before this command (a rerun continues a file): the rate counts only the work
+    of this command, and with ``count_total`` (datagen's --positions) the time left is to
+    whichever limit comes first."""
 
-    def __init__(self, label: str, unit: str, count: str = "positions") -> None:
+    def __init__(self, label: str, unit: str, count: str = "positions",
+                 count_total: int = 0) -> None:
         super().__init__(label, 0, unit)
-        self.count = count
+        self.count, self.count_total = count, count_total
+        self.start: tuple[int, int] | None = None
 
     def __call__(self, done: int, total: int, positions: int) -> None:
-        self.update(done, total, note=f"{positions:,} {self.count}")
+        if self.start is None:
+            self.start, self.t0 = (done, positions), time.monotonic()
+        elapsed = time.monotonic() - self.t0
+        rate = (done - self.start[0]) / elapsed if elapsed > 0 else 0.0
+        left = None
+        if rate > 0:
+            left = max(total - done, 0) / rate
+            made = positions - self.start[1]
+            if self.count_total and made > 0:
+                left = min(left, max(self.count_total - positions, 0) * elapsed / made)
+        of = f"/{self.count_total:,}" if self.count_total else ""
+        self.update(done, total, note=f"{positions:,}{of} {self.count}", rate=rate, left=left)
 
 
 class ExperimentBar:
