@@ -41,12 +41,14 @@ RECORD = 32
 NETS = {
     "plain128": {"hidden": 128},
     "kb4-ob8-128": {"hidden": 128, "king": "4", "output": 8},
+    "kb4-ob8-128f": {"hidden": 128, "king": "4", "output": 8, "factoriser": True},
     "plain256": {"hidden": 256},
     "kb4-ob8-256": {"hidden": 256, "king": "4", "output": 8},
     "net11-ft": {"hidden": 128, "init": str(NET11), "lr": 0.0003},
 }
 """The nets the study can train: net11's shape from scratch, the same with 4 king buckets and 8
-output buckets (bullet's ChessBucketsMirrored and MaterialCount<8>), both at H 256, and net11
+output buckets (bullet's ChessBucketsMirrored and MaterialCount<8>), the same with a factoriser
+(``nn train --factoriser``: rows shared by the king buckets), both at H 256, and net11
 itself trained on (its --init) at a lower rate. Every one: SCReLU, wdl 0 (net11's), seed 1."""
 
 
@@ -91,6 +93,8 @@ def train(out: Path, name: str, source: Path, args) -> Path:
                 extra += ["--king-buckets", cfg["king"]]
             if "output" in cfg:
                 extra += ["--output-buckets", str(cfg["output"])]
+            if cfg.get("factoriser"):
+                extra += ["--factoriser"]
             if "init" in cfg:
                 extra += ["--init", cfg["init"]]
             evotune("nn", "train", str(source), "--hidden", str(cfg["hidden"]), *extra,

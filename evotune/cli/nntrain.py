@@ -27,6 +27,11 @@ _D = TrainSettings()
 @click.option("--output-buckets", type=int, default=None,
               help=f"Output buckets N by material (bullet's MaterialCount), 1..{OUTPUT_BUCKETS_MAX}"
                    "; default: --init's, else 1.")
+@click.option("--factoriser", is_flag=True, default=False,
+              help="With king buckets: train 768 input rows shared by every bucket (bullet's "
+                   "l0f), added to each bucket's own and merged into them when the net is "
+                   "saved, so that each bucket learns from every position (the net file is the "
+                   "same shape).")
 @click.option("--activation", type=click.Choice(ACTIVATIONS), default=_D.activation,
               show_default=True, help="The hidden layer's activation.")
 @click.option("--wdl", type=float, default=_D.wdl, show_default=True,
@@ -64,7 +69,7 @@ _D = TrainSettings()
 @click.option("--run-id", type=str, default=None, help="Name of the run directory.")
 @runs_dir_option(alias=True)
 @quiet_option
-def train(data, hidden, king_buckets, output_buckets, activation, wdl, epochs, batch, lr, lr_drop,
+def train(data, hidden, king_buckets, output_buckets, factoriser, activation, wdl, epochs, batch, lr, lr_drop,
           gamma, init, init_epochs, val_share,
           val_block, max_bad, stream, cache_dir, seed, workers, run_id, runs_dir):
     """Train a net on labelled positions ('FEN | score | result', datagen's files, EPD c9; or
@@ -75,7 +80,8 @@ def train(data, hidden, king_buckets, output_buckets, activation, wdl, epochs, b
     settings = TrainSettings(hidden=hidden, activation=activation, wdl=wdl, epochs=epochs,
                              batch=batch, lr=lr, lr_drop=lr_drop, gamma=gamma, seed=seed,
                              val_share=val_share, val_block=val_block, stream=stream,
-                             king_buckets=king_buckets, output_buckets=output_buckets)
+                             king_buckets=king_buckets, output_buckets=output_buckets,
+                             factoriser=factoriser)
     cfg = TrainConfig(data=tuple(data), settings=settings.record(), init=init, max_bad=max_bad,
                       cache_dir=cache_dir or "", init_epochs=init_epochs)
     run_job(TRAINING, TRAINING.new(cfg, out_dir=runs_dir, run_id=run_id, workers=workers,

@@ -116,6 +116,7 @@ class TrainConfig:
         text = f"{s.get('hidden')} {s.get('activation')}"
         if k > 1:
             text += f", {k} king buckets (map {s.get('king_buckets')})"
+            text += ", factorised" if s.get("factoriser") else ""
         return text + (f", {n} output buckets" if n > 1 else "")
 
     @property
@@ -134,7 +135,8 @@ class TrainConfig:
         k, n = self.king_bucket_count, int(s.get("output_buckets", 1))
         inputs = "768" if k == 1 else f"768 x {k}"
         net = f"({inputs} -> {s.get('hidden')}) x 2 -> {n}, {s.get('activation')}" + (
-            f", king buckets {s.get('king_buckets')}" if k > 1 else "")
+            f", king buckets {s.get('king_buckets')}" if k > 1 else "") + (
+            ", a factoriser (l0f) merged when saved" if s.get("factoriser") else "")
         data = ", ".join(self.data) + (f" (streamed, {s['stream']} positions at once)"
                                        if s.get("stream") else "")
         return [("kind", "net training"), ("data", data), ("net", net),
@@ -242,7 +244,7 @@ def parse_epoch(d, path) -> EpochLine:
 def parse_checkpoint(arrays: dict, meta, path) -> tuple[dict, dict]:
     """The one validator of checkpoint.npz: its three float32 vectors of one size and its meta
     (activation, hidden, steps, epoch, seconds; a bucketed net's king_buckets and
-    output_buckets too)."""
+    output_buckets too, a factorised one's factoriser)."""
     def bad(what: str) -> StoreError:
         return StoreError(f"{path} is damaged ({what}); restore it or start a new training "
                           "with another --run-id")
@@ -255,6 +257,8 @@ def parse_checkpoint(arrays: dict, meta, path) -> tuple[dict, dict]:
     shape = {"king_buckets": str, "output_buckets": int}  # a bucketed net's (both or neither)
     if isinstance(meta, dict) and set(shape) <= set(meta):
         types.update(shape)
+        if "factoriser" in meta:  # a factorised net's (king buckets: 1)
+            types["factoriser"] = int
     if not isinstance(meta, dict) or set(meta) != set(types) or any(
             isinstance(meta[k], bool) or not isinstance(meta[k], (int, float) if t is float else t)
             for k, t in types.items()):

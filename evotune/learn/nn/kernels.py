@@ -13,7 +13,11 @@ indices, with king buckets mirrored (``^ 7``) when its own king stands on files 
 ``768 * bucket``; the kernels read both from a table of 64 entries indexed by that king's square
 seen from the perspective (``kofs``, ``kflip``: :func:`evotune.learn.nn.floatnet.king_tables`;
 empty for a net without king buckets, whose features are plain Chess768), applied to a
-perspective's features after :func:`expand` (:func:`to_king_bucket`). The output bucket is
+perspective's features after :func:`expand` (:func:`to_king_bucket`). A factorised net (bullet's
+``l0f``: ``fact`` = 768 K, 0 for none) holds 768 more input rows after the buckets' blocks, one
+per mirrored Chess768 feature and shared by every bucket: each active feature ``f`` also
+activates row ``fact + f % 768`` (:func:`add_factor`), so the row a bucket plays is its own plus
+the shared one (:meth:`~evotune.learn.nn.floatnet.FloatNet.quantised` merges them). The output bucket is
 ``(pieces - 2) // div`` with ``div = ceil(32 / N)`` (MaterialCount<N>). Forward and backward read
 and write only the active bucket's rows of ``l0w`` and the output bucket's row of ``l1w``.
 
@@ -55,6 +59,7 @@ depend on the threads; more than SLICES threads gain nothing)."""
 GROUP = 64
 """Positions whose forward passes run before their scatter-adds (see :func:`_slice`)."""
 MAX_FEATURES = 32
+"""Pieces on a board (a perspective's features; a factorised net's rows are twice as many)."""
 _FM = {"reassoc", "contract", "nsz", "arcp"}
 """fastmath flags: vectorised reductions; no assumption of finite values."""
 
@@ -98,6 +103,17 @@ def to_king_bucket(kofs, kflip, feats, n):
         flip = kflip[king]
         for j in range(n):
             feats[j] = (feats[j] ^ flip) + ofs
+
+
+@njit(cache=True, inline="always")
+def add_factor(fact, feats, n):
+    """A factorised net's shared rows: features ``n .. 2n - 1`` become ``fact + f % 768`` of
+    features ``0 .. n - 1`` (their bucket's block taken off); returns the rows now active."""
+    if fact == 0:
+        return n
+    for j in range(n):
+        feats[n + j] = fact + feats[j] % 768
+    return 2 * n
 
 
 @njit(cache=True, inline="always")
@@ -158,8 +174,8 @@ def _activate(acc, act, der, l1w, o, bias, screlu):
 
 
 @njit(cache=True, fastmath=_FM)
-def _slice(i0, i1, inv_b, idx, occ, pcs, score, result, stm, wdl, kofs, kflip, div, l0w, l0b,
-           l1w, l1b, screlu, g, loss):
+def _slice(i0, i1, inv_b, idx, occ, pcs, score, result, stm, wdl, kofs, kflip, div, fact, l0w,
+           l0b, l1w, l1b, screlu, g, loss):
     """Forward and backward of positions ``i0..i1-1`` of the batch, in batch order: their
     squared errors into ``loss`` and the sum of their gradients into ``g`` (flat, the layout of
     the parameters: l0w row by row, l0b, l1w bucket by bucket, l1b), which is zeroed first. The
@@ -177,8 +193,9 @@ def _slice(i0, i1, inv_b, idx, occ, pcs, score, result, stm, wdl, kofs, kflip, d
     act = np.empty(2 * h, dtype=np.float32)
     der = np.empty(2 * h, dtype=np.float32)
     dacc = np.empty((GROUP, 2 * h), dtype=np.float32)
-    fs = np.empty((GROUP, MAX_FEATURES), dtype=np.int16)
-    fn = np.empty((GROUP, MAX_FEATURES), dtype=np.int16)
+    width = 2 * MAX_FEATURES if fact else MAX_FEATURES
+    fs = np.empty((GROUP, width), dtype=np.int16)
+    fn = np.empty((GROUP, width), dtype=np.int16)
     nf = np.empty(GROUP, dtype=np.int64)
     gb = g[ob:ow]
     gw1 = g[ow:o1].reshape((nb, 2 * h))  # rows indexed: a contiguous, vectorised update
@@ -191,8 +208,10 @@ def _slice(i0, i1, inv_b, idx, occ, pcs, score, result, stm, wdl, kofs, kflip, d
             if kofs.size:
                 to_king_bucket(kofs, kflip, fs[q], n)
                 to_king_bucket(kofs, kflip, fn[q], n)
-            nf[q] = n
             o = out_bucket(n, div, nb)
+            add_factor(fact, fs[q], n)
+            n = add_factor(fact, fn[q], n)
+            nf[q] = n
             _accumulate(l0w, l0b, fs[q], n, acc[:h])
             _accumulate(l0w, l0b, fn[q], n, acc[h:])
             out = _activate(acc, act, der, l1w, o, l1b[o], screlu)
@@ -224,8 +243,8 @@ def _slice(i0, i1, inv_b, idx, occ, pcs, score, result, stm, wdl, kofs, kflip, d
 
 
 @njit(cache=True, parallel=True)
-def slice_gradients(idx, occ, pcs, score, result, stm, wdl, kofs, kflip, div, l0w, l0b, l1w,
-                    l1b, screlu, sliced, loss):
+def slice_gradients(idx, occ, pcs, score, result, stm, wdl, kofs, kflip, div, fact, l0w, l0b,
+                    l1w, l1b, screlu, sliced, loss):
     """Forward and backward of the positions ``idx`` (one batch) cut into ``sliced.shape[0]``
     slices of consecutive positions (slice s: ``s * b // S`` to ``(s + 1) * b // S``), the
     slices shared by the threads: ``loss[i]`` (squared error of position i) and ``sliced[s]``
@@ -236,7 +255,7 @@ def slice_gradients(idx, occ, pcs, score, result, stm, wdl, kofs, kflip, div, l0
     inv_b = np.float32(1.0) / np.float32(b)
     for s in prange(s_count):
         _slice(s * b // s_count, (s + 1) * b // s_count, inv_b, idx, occ, pcs, score, result,
-               stm, wdl, kofs, kflip, div, l0w, l0b, l1w, l1b, screlu, sliced[s], loss)
+               stm, wdl, kofs, kflip, div, fact, l0w, l0b, l1w, l1b, screlu, sliced[s], loss)
 
 
 @njit(cache=True, parallel=True)
@@ -283,15 +302,16 @@ def adamw(p, g, m, v, lr, beta1, beta2, eps, decay, t, lo, hi):
 
 
 @njit(cache=True, fastmath=_FM)
-def _chunk_out(i0, i1, idx, occ, pcs, score, result, stm, wdl, kofs, kflip, div, l0w, l0b, l1w,
-               l1b, screlu, out, loss):
+def _chunk_out(i0, i1, idx, occ, pcs, score, result, stm, wdl, kofs, kflip, div, fact, l0w, l0b,
+               l1w, l1b, screlu, out, loss):
     h = l0b.size
     nb = l1w.shape[0]
     acc = np.empty(2 * h, dtype=np.float32)
     act = np.empty(2 * h, dtype=np.float32)
     der = np.empty(2 * h, dtype=np.float32)
-    fs = np.empty(MAX_FEATURES, dtype=np.int16)
-    fn = np.empty(MAX_FEATURES, dtype=np.int16)
+    width = 2 * MAX_FEATURES if fact else MAX_FEATURES
+    fs = np.empty(width, dtype=np.int16)
+    fn = np.empty(width, dtype=np.int16)
     for i in range(i0, i1):
         p = idx[i]
         n = expand(occ[p], pcs[p], stm[p], fs, fn)
@@ -299,6 +319,8 @@ def _chunk_out(i0, i1, idx, occ, pcs, score, result, stm, wdl, kofs, kflip, div,
             to_king_bucket(kofs, kflip, fs, n)
             to_king_bucket(kofs, kflip, fn, n)
         ob = out_bucket(n, div, nb)
+        add_factor(fact, fs, n)
+        n = add_factor(fact, fn, n)
         _accumulate(l0w, l0b, fs, n, acc[:h])
         _accumulate(l0w, l0b, fn, n, acc[h:])
         o = _activate(acc, act, der, l1w, ob, l1b[ob], screlu)
@@ -309,14 +331,14 @@ def _chunk_out(i0, i1, idx, occ, pcs, score, result, stm, wdl, kofs, kflip, div,
 
 
 @njit(cache=True, parallel=True)
-def outputs(idx, occ, pcs, score, result, stm, wdl, kofs, kflip, div, l0w, l0b, l1w, l1b, screlu,
-            out, loss):
+def outputs(idx, occ, pcs, score, result, stm, wdl, kofs, kflip, div, fact, l0w, l0b, l1w, l1b,
+            screlu, out, loss):
     """Forward only: the float output (side to move's view, units of SCALE centipawns) and the
     squared error of the positions ``idx``."""
     b = idx.size
     for c in prange((b + CHUNK - 1) // CHUNK):
         _chunk_out(c * CHUNK, min(b, (c + 1) * CHUNK), idx, occ, pcs, score, result, stm, wdl,
-                   kofs, kflip, div, l0w, l0b, l1w, l1b, screlu, out, loss)
+                   kofs, kflip, div, fact, l0w, l0b, l1w, l1b, screlu, out, loss)
 
 
 @njit(cache=True)

@@ -5,7 +5,9 @@ a gather-add of the active rows, SCReLU or CReLU, the sigmoid loss, the scatter-
 layer's gradient with ``np.add.at``, AdamW with clipping), vectorised over the batch with numpy,
 in sub-batches of ``SUB`` positions so that the gathered rows stay small. Nets with king buckets
 (``bucket_map``) and output buckets (N: the size of ``params["l1b"]``, ``l1w`` then (N, 2H)) as
-the engine's reference defines them (engine/netinputs.py: king_view, output_bucket).
+the engine's reference defines them (engine/netinputs.py: king_view, output_bucket). A factorised
+net (``factoriser``): ``params["l0w"]`` holds its 768 K rows and then the factoriser's 768, and
+each feature f also activates row 768 K + f % 768.
 """
 from __future__ import annotations
 
@@ -22,10 +24,12 @@ net of K king buckets: 768 K)."""
 SUB = 1024
 
 
-def expand_batch(data: PackedData, idx: np.ndarray, bucket_map=PLAIN_MAP) -> np.ndarray:
+def expand_batch(data: PackedData, idx: np.ndarray, bucket_map=PLAIN_MAP,
+                 factoriser: bool = False) -> np.ndarray:
     """(B, 2, 32) Chess768 indices (side to move's, the other's) of positions ``idx``, with a
     map of K >= 2 king buckets mirrored and offset as :func:`evotune.engine.netinputs.features`
-    does; empty slots hold PAD (768 K)."""
+    does; empty slots hold PAD (768 K). With a factoriser (B, 2, 64): the factoriser's rows
+    768 K + f % 768 follow, and PAD is 768 (K + 1)."""
     occ = data.occ[idx]
     squares = np.arange(64, dtype=np.uint64)
     bits = ((occ[:, None] >> squares) & np.uint64(1)).astype(bool)           # (B, 64)
@@ -51,7 +55,11 @@ def expand_batch(data: PackedData, idx: np.ndarray, bucket_map=PLAIN_MAP) -> np.
     out = np.full((idx.size, 2, MAX_FEATURES), INPUTS * k_count, dtype=np.int64)
     out[b_i, 0, slot] = np.where(black, fb, fw)
     out[b_i, 1, slot] = np.where(black, fw, fb)
-    return out
+    if not factoriser:
+        return out
+    pad = INPUTS * (k_count + 1)
+    shared = np.where(out == INPUTS * k_count, pad, INPUTS * k_count + out % INPUTS)
+    return np.concatenate([np.where(out == INPUTS * k_count, pad, out), shared], axis=2)
 
 
 def out_buckets(data: PackedData, idx: np.ndarray, n: int) -> np.ndarray:
@@ -97,15 +105,15 @@ def forward(params: dict, feats: np.ndarray, screlu: bool, ob: np.ndarray | None
 
 
 def loss(params: dict, data: PackedData, idx: np.ndarray, wdl: float, screlu: bool,
-         bucket_map=PLAIN_MAP) -> float:
+         bucket_map=PLAIN_MAP, factoriser: bool = False) -> float:
     """Mean squared error of positions ``idx`` (in the parameters' precision)."""
     ob = out_buckets(data, idx, params["l1b"].size)
-    out = forward(params, expand_batch(data, idx, bucket_map), screlu, ob)
+    out = forward(params, expand_batch(data, idx, bucket_map, factoriser), screlu, ob)
     return float(np.mean((1.0 / (1.0 + np.exp(-out)) - targets(data, idx, wdl)) ** 2))
 
 
 def gradients(params: dict, data: PackedData, idx: np.ndarray, wdl: float, screlu: bool,
-              bucket_map=PLAIN_MAP) -> tuple[float, dict]:
+              bucket_map=PLAIN_MAP, factoriser: bool = False) -> tuple[float, dict]:
     """Mean loss and its gradients, the way the kernels compute them, in numpy."""
     h = params["l0b"].size
     n_out = params["l1b"].size
@@ -118,7 +126,7 @@ def gradients(params: dict, data: PackedData, idx: np.ndarray, wdl: float, screl
     total, n = 0.0, idx.size
     for at in range(0, n, SUB):
         sub = idx[at:at + SUB]
-        feats = expand_batch(data, sub, bucket_map)
+        feats = expand_batch(data, sub, bucket_map, factoriser)
         ob = out_buckets(data, sub, n_out)
         acc = params["l0b"] + w[feats].sum(axis=2)
         a, da = _act(acc, screlu)
@@ -140,10 +148,10 @@ def gradients(params: dict, data: PackedData, idx: np.ndarray, wdl: float, screl
 
 def step(params: dict, m: dict, v: dict, t: int, data: PackedData, idx: np.ndarray, *,
          wdl: float, screlu: bool, lr: float, beta1=0.9, beta2=0.999, eps=1e-8, decay=0.01,
-         clip=1.98, bucket_map=PLAIN_MAP) -> float:
+         clip=1.98, bucket_map=PLAIN_MAP, factoriser: bool = False) -> float:
     """One training step (the kernels' step) in numpy, in place; ``t`` is the step's number
     (1-based). Returns the batch's mean loss before the step."""
-    value, g = gradients(params, data, idx, wdl, screlu, bucket_map)
+    value, g = gradients(params, data, idx, wdl, screlu, bucket_map, factoriser)
     for name, p in params.items():
         m[name] = beta1 * m[name] + (1 - beta1) * g[name]
         v[name] = beta2 * v[name] + (1 - beta2) * g[name] ** 2

@@ -39,7 +39,7 @@ from ..fitdata import split_indices
 from . import kernels
 from .bulletdata import load_positions
 from .data import PackedData
-from .floatnet import FloatNet, map_text, param_count, param_views, shape_text
+from .floatnet import PARAMS, FloatNet, map_text, param_count, param_views, shape_text
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,10 @@ class TrainSettings:
     (1: none) or 32 comma-separated bucket ids (stored as the preset's count when it is one)."""
     output_buckets: int = 1
     """The net's output buckets (MaterialCount<N>), 1..8."""
+    factoriser: bool = False
+    """Train king buckets with a factoriser (:class:`~evotune.learn.nn.floatnet.FloatNet`'s
+    ``l0f``: 768 rows shared by every bucket, merged into each bucket's when the net is saved);
+    only with king buckets. Left out of :meth:`record` when off (trainings keep their identity)."""
 
     def __post_init__(self) -> None:
         ints = {"hidden": (HIDDEN_MIN, HIDDEN_MAX), "epochs": (1, 100_000), "batch": (1, 1 << 22),
@@ -106,6 +110,11 @@ class TrainSettings:
             raise FieldError("king_buckets", str(exc).removeprefix("king buckets ")
                              .removeprefix("net king bucket map ")) from None
         object.__setattr__(self, "king_buckets", map_text(bmap))
+        if not isinstance(self.factoriser, bool):
+            raise FieldError("factoriser", f"must be true or false, got {self.factoriser!r}")
+        if self.factoriser and bucket_count(bmap) == 1:
+            raise FieldError("factoriser", "shares rows between king buckets: give king buckets "
+                                           "too (--king-buckets)")
 
     @property
     def bucket_map(self) -> tuple[int, ...]:
@@ -115,7 +124,8 @@ class TrainSettings:
     def new_net(self) -> FloatNet:
         """A random net of these settings' shape and seed."""
         return FloatNet.random(self.hidden, self.seed, self.activation,
-                               king_buckets=self.bucket_map, output_buckets=self.output_buckets)
+                               king_buckets=self.bucket_map, output_buckets=self.output_buckets,
+                               factoriser=self.factoriser)
 
     def check_net(self, net: FloatNet, where: str = "") -> None:
         """FieldError ('init') when ``net`` is not of these settings' shape."""
@@ -130,7 +140,8 @@ class TrainSettings:
         return self.lr * self.gamma ** (epoch // self.lr_drop) if self.lr_drop else self.lr
 
     def record(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if f.name != "factoriser" or self.factoriser}
 
 
 @dataclass
@@ -154,10 +165,12 @@ class TrainState:
     def to_arrays(self) -> tuple[dict[str, np.ndarray], dict]:
         """(arrays, JSON-safe fields): what a checkpoint stores; a bucketed net's fields add
         ``king_buckets`` (as :attr:`TrainSettings.king_buckets`) and ``output_buckets`` (a plain
-        net's are those of before buckets)."""
+        net's are those of before buckets), a factorised one's ``factoriser`` (1)."""
         net = self.net
         shape = {"king_buckets": map_text(net.king_buckets),
                  "output_buckets": net.output_buckets} if net.bucketed else {}
+        if net.factorised:
+            shape["factoriser"] = 1
         return ({"params": net.flat, "m": self.m, "v": self.v},
                 {"activation": net.activation, "hidden": net.hidden, **shape,
                  "steps": self.steps, "epoch": self.epoch})
@@ -169,12 +182,14 @@ class TrainState:
         hidden = int(meta["hidden"])
         bmap = parse_king_buckets(str(meta.get("king_buckets", "1")))
         k, n = bucket_count(bmap), int(meta.get("output_buckets", 1))
+        f = bool(meta.get("factoriser", 0))
         flat = np.asarray(arrays["params"], dtype=np.float32)
-        if flat.size != param_count(hidden, k, n):
-            raise ValueError(f"{flat.size} parameters, not the {param_count(hidden, k, n)} of "
-                             f"its net's shape")
-        net = FloatNet(str(meta["activation"]), *param_views(flat, hidden, k, n).values(),
-                       king_buckets=bmap)
+        if flat.size != param_count(hidden, k, n, f):
+            raise ValueError(f"{flat.size} parameters, not the {param_count(hidden, k, n, f)} "
+                             f"of its net's shape")
+        v = param_views(flat, hidden, k, n, f)
+        net = FloatNet(str(meta["activation"]), *(v[p] for p in PARAMS), king_buckets=bmap,
+                       l0f=v.get("l0f"))
         return cls(net, np.array(arrays["m"], dtype=np.float32),
                    np.array(arrays["v"], dtype=np.float32), int(meta["steps"]),
                    int(meta["epoch"]))
@@ -200,20 +215,20 @@ class Buffers:
     """Work arrays of one batch size and net shape (allocated once per training)."""
 
     def __init__(self, batch: int, hidden: int, *, king_buckets: int = 1,
-                 output_buckets: int = 1) -> None:
-        size = param_count(hidden, king_buckets, output_buckets)
+                 output_buckets: int = 1, factoriser: bool = False) -> None:
+        size = param_count(hidden, king_buckets, output_buckets, factoriser)
         self.sliced = np.zeros((kernels.SLICES, size), np.float32)
         """Each slice's gradient sum (see :mod:`~evotune.learn.nn.kernels`)."""
         self.loss = np.zeros(batch, np.float32)
         self.flat = np.zeros(size, np.float32)
-        self.grads = param_views(self.flat, hidden, king_buckets, output_buckets)
+        self.grads = param_views(self.flat, hidden, king_buckets, output_buckets, factoriser)
         """Gradients, views of ``flat`` named as the parameters."""
 
     @classmethod
     def of(cls, batch: int, settings: TrainSettings) -> Buffers:
         """The buffers of a training's batch and net shape."""
         return cls(batch, settings.hidden, king_buckets=bucket_count(settings.bucket_map),
-                   output_buckets=settings.output_buckets)
+                   output_buckets=settings.output_buckets, factoriser=settings.factoriser)
 
 
 def gradients(state: TrainState, data: PackedData, idx: np.ndarray, wdl: float,
@@ -346,11 +361,13 @@ def train_packed(data: PackedData, settings: TrainSettings, *, workers: int = 1,
 def start_state(settings: TrainSettings, init: FloatNet | None,
                 state: TrainState | None) -> TrainState:
     """``state`` when continuing, else a new state at ``init`` (default: a random net of
-    ``settings.seed``), which must have the training's size and activation."""
+    ``settings.seed``), which must have the training's size and activation (with a factoriser
+    of zeros added, or one it has merged, as the settings ask)."""
     if state is not None:
         return state
     net = init.copy() if init is not None else settings.new_net()
     settings.check_net(net)
+    net = net.with_factoriser() if settings.factoriser else net.merged()
     return TrainState.start(net)
 
 
