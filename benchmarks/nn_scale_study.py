@@ -42,13 +42,16 @@ NETS = {
     "plain128": {"hidden": 128},
     "kb4-ob8-128": {"hidden": 128, "king": "4", "output": 8},
     "kb4-ob8-128f": {"hidden": 128, "king": "4", "output": 8, "factoriser": True},
+    "kb4-128f": {"hidden": 128, "king": "4", "factoriser": True},
+    "ob8-128": {"hidden": 128, "output": 8},
     "plain256": {"hidden": 256},
     "kb4-ob8-256": {"hidden": 256, "king": "4", "output": 8},
     "net11-ft": {"hidden": 128, "init": str(NET11), "lr": 0.0003},
 }
 """The nets the study can train: net11's shape from scratch, the same with 4 king buckets and 8
 output buckets (bullet's ChessBucketsMirrored and MaterialCount<8>), the same with a factoriser
-(``nn train --factoriser``: rows shared by the king buckets), both at H 256, and net11
+(``nn train --factoriser``: rows shared by the king buckets), the king buckets (factorised) or the
+output buckets alone, both shapes at H 256, and net11
 itself trained on (its --init) at a lower rate. Every one: SCReLU, wdl 0 (net11's), seed 1."""
 
 
