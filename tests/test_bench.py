@@ -59,3 +59,5 @@ def test_a_nets_signature_is_pinned_and_tells_nets_apart():
     assert net_signature(net11) == NET11_SIGNATURE == 1028639392
     net9 = read_net(Path(__file__).resolve().parents[1] / "docs/results/nn-study-net9.nnue")
     assert net_signature(net9) != NET11_SIGNATURE
+    # the scale study's net12 (docs/engine.md names it)
+    assert net_signature(read_net(ENGINES_DIR / "net12.nnue")) == 830459502

@@ -46,3 +46,23 @@ def test_net11_is_a_packaged_engine_spec_usable_by_name():
     assert Path(spec.net).read_bytes() == (RESULTS / "nn-study-net11.nnue").read_bytes()
     player = player_from_engine_spec(spec, None, name="net11")
     assert player.name == "net11"
+
+
+def test_the_scale_study_ships_its_best_net_as_the_spec_net12():
+    """docs/results/nn-scale.md names nn-scale-net12.nnue's checksum; the file is that net, net11's
+    shape, and the packaged spec `net12` plays the very same bytes."""
+    from evotune.players.spec import player_from_engine_spec
+    from evotune.spec.file import load_engine_spec
+
+    page = (RESULTS / "nn-scale.md").read_text()
+    named = re.search(r"nn-scale-net12\.nnue`\]\(nn-scale-net12\.nnue\) \(evotune's\s+format, "
+                      r"197,418 bytes, checksum `([0-9a-f]{16})`", page)
+    assert named, "the scale study's page names nn-scale-net12.nnue's checksum"
+    net = read_net(RESULTS / "nn-scale-net12.nnue")
+    assert net.checksum == named.group(1) and net.hidden == 128 and not net.bucketed
+    assert net.checksum != read_net(RESULTS / "nn-study-net11.nnue").checksum
+    spec = load_engine_spec("net12")
+    assert Path(spec.net).read_bytes() == (RESULTS / "nn-scale-net12.nnue").read_bytes()
+    assert player_from_engine_spec(spec, None, name="net12").name == "net12"
+    r = search(chess.STARTING_FEN, net, depth=2, features="nnue")
+    assert chess.Move.from_uci(r.move) in chess.Board().legal_moves
