@@ -6,17 +6,15 @@ data); bad input."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import chess
 import numpy as np
 import pytest
+from test_nn_train_buckets import ENV, MAP4, ROOT, material
 
 from evotune.engine.netfile import read_net
-from evotune.engine.netinputs import KING_BUCKET_PRESETS
 from evotune.errors import FieldError
 from evotune.learn.nn import reference as ref
 from evotune.learn.nn.data import load_data
@@ -31,16 +29,6 @@ from evotune.learn.nn.trainer import (
     train_packed,
 )
 from evotune.runs.trainconfig import parse_checkpoint
-
-ROOT = Path(__file__).resolve().parents[1]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
-MAP4 = KING_BUCKET_PRESETS[4]
-VALUES = {chess.PAWN: 100, chess.KNIGHT: 300, chess.BISHOP: 320, chess.ROOK: 500,
-          chess.QUEEN: 900, chess.KING: 0}
-
-
-def material(board: chess.Board) -> int:
-    return sum(VALUES[p.piece_type] * (1 if p.color else -1) for p in board.piece_map().values())
 
 
 @pytest.fixture(scope="module")
