@@ -18,6 +18,7 @@ import logging
 import math
 import os
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -155,8 +156,17 @@ def map_games(tasks: Sequence[GameTask], *, workers: int = 1, backend: str = "lo
         with children_ignore_ctrl_c():
             games = joblib.Parallel(return_as="generator")(
                 joblib.delayed(_play_in_worker)(t, os.getpid()) for t in tasks)
-        for rec in games:
-            arrived(rec)
+        try:
+            for rec in games:
+                arrived(rec)
+        finally:
+            # stopped early (Ctrl-C, an error): abort the pool's tasks now, without joblib's
+            # warning that tasks were not used or were cancelled (printed when the generator
+            # was collected, after the command's one line)
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=".*adjusting the input task iterator",
+                                        category=UserWarning)
+                games.close()
     return out
 
 
