@@ -155,29 +155,68 @@ def test_a_spec_of_a_net_narrows_its_bounds_with_tables(tmp_path, net_file, caps
 
 
 @pytest.mark.parametrize("algorithm", ["uct", "probability"])
-def test_a_net_spec_with_another_search_algorithm_is_refused_by_every_command(
-        tmp_path, net_file, capsys, algorithm):
-    """Issue 38 item 5: [search] algorithm = "uct" with a net: uci printed a traceback and no
-    uciok, search ignored the table, verify, bench and run ran for minutes at 325 simulations/s.
-    A net is searched by alpha-beta only: one line, exit 2, from every command."""
+def test_a_net_spec_with_another_search_is_played_by_every_command(tmp_path, capsys, algorithm):
+    """A net evaluating for UCT (PUCT with the shipped move model as prior) or the probability-
+    limited search (issue 40's study: net11 as every player's evaluation): search, bench, match,
+    run (the net's output layer and the search's weights), datagen and uci play it with its
+    search. (Issue 38 item 5 refused it: uci failed on the net's spin options, search ignored
+    the table; a random net's quiescence made UCT crawl at 325 simulations/s.)"""
+    net = ROOT / "evotune" / "engines" / "net11.nnue"
+    model = ROOT / "evotune" / "engines" / "pesto-moves.evomove"
     spec = tmp_path / "s.toml"
-    spec.write_text(f'features = "nnue"\nnet = "{net_file}"\n[search]\nalgorithm = '
-                    f'"{algorithm}"\n')
-    says = f"[search] algorithm = '{algorithm}' with a net"
-    for cmd in (["search", FENS[0], "--engine", spec, "--nodes", "100"],
-                ["bench", "--quick", "--engine", spec],
-                ["match", spec, "shannon", "--games", "2", "--depth", "1"],
-                ["run", "--engine", spec, "--generations", "1", "--depth", "1", "--runs-dir",
-                 tmp_path / "runs"],
-                ["datagen", "--engine", spec, "--games", "2", "--out", tmp_path / "d.txt"]):
-        code, out, err = call(capsys, *cmd)
-        assert code == 2 and err.count("\n") == 1 and says in err, (cmd, err)
-    got = subprocess.run([sys.executable, "-m", "evotune.cli", "uci", "--engine", str(spec)],
-                         input="uci\nquit\n", capture_output=True, text=True, env=ENV,
-                         timeout=120)
-    assert got.returncode == 2 and got.stderr.count("\n") == 1 and says in got.stderr
-    assert "Traceback" not in got.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
+    spec.write_text(f'name = "n"\nfeatures = "nnue"\nnet = "{net}"\n[search]\nalgorithm = '
+                    f'"{algorithm}"\nprior = "model:{model}"\n')
+    weights = {"uct": ["uct_c", "uct_k", "prior_temperature"],
+               "probability": ["probability_factor", "prior_temperature"]}[algorithm]
+    assert [w.name for w in load_engine_spec(spec).weights] == weights
+
+    code, out, err = call(capsys, "search", FENS[1], "--engine", spec, "--nodes", "3000")
+    assert code == 0, err
+    played = load_engine_spec(spec)
+    want = api.search(chess.Board(FENS[1]), read_net(net), nodes=3000, features="nnue",
+                      settings=played.search)
+    assert f"bestmove {want.move} score {want.score} depth {want.depth} nodes {want.nodes}" in out
+    if algorithm == "uct":  # the root's visits: a UCT search, not alpha-beta
+        assert want.simulations > 50 and "visits" in out and f"simulations {want.simulations}" in out
+    else:  # the node budget is the probability search's (alpha-beta's depth 3 stops early)
+        assert want.nodes >= 3000 and want.depth >= 2
+
+    code, out, err = call(capsys, "bench", "--quick", "--engine", spec)
+    assert code == 0 and f"algorithm              {algorithm}" in out, (out, err)
+    code, out, err = call(capsys, "match", spec, "net11", "--games", "2", "--nodes", "800",
+                          "--max-plies", "60")
+    assert code == 0 and "Elo" in out, err
+    code, out, err = call(capsys, "run", "--engine", spec, "--generations", "1", "--np", "4",
+                          "--games", "2", "--nodes", "500", "--max-plies", "40", "--runs-dir",
+                          tmp_path / "runs", "--run-id", "r")
+    assert code == 0, err
+    names = load_run(tmp_path / "runs" / "r").spec.space().names
+    assert len(names) == 258 + len(weights) and list(names[-len(weights):]) == weights
+    code, out, err = call(capsys, "datagen", "--engine", spec, "--games", "2", "--nodes", "500",
+                          "--out", tmp_path / "d.txt")
+    assert code == 0 and len((tmp_path / "d.txt").read_text().splitlines()) > 10, err
+
+    option = {"uct": "UctC", "probability": "ProbabilityFactor"}[algorithm]
+    uci = subprocess.Popen([sys.executable, "-m", "evotune.cli", "uci", "--engine", str(spec)],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, env=ENV)
+    uci.stdin.write(f"uci\nsetoption name {option} value 50\nisready\nposition startpos moves "
+                    "e2e4\ngo nodes 2000\n")
+    uci.stdin.flush()
+    lines = []
+    while not lines or not lines[-1].startswith("bestmove"):  # stdin open: the search ends itself
+        lines.append(uci.stdout.readline().strip())
+        assert lines[-1] or uci.poll() is None, lines
+    out, err = uci.communicate("quit\n", timeout=60)
+    assert uci.returncode == 0 and "Traceback" not in err, err
+    assert any(ln.startswith(f"option name {option} type spin") for ln in lines)
+    assert "uciok" in lines and not any("error" in ln for ln in lines), lines
+    assert lines[-1] != "bestmove (none)", lines
+    if algorithm == "uct":
+        sims = [int(ln.split()[-1]) for ln in lines if ln.startswith("info string simulations ")]
+        assert len(sims) == 1 and sims[0] > 50, lines
+    else:
+        assert any(" nodes 2000 " in ln for ln in lines if ln.startswith("info depth")), lines
 
 
 # ---- candidates are nets --------------------------------------------------------------------------

@@ -14,8 +14,10 @@ import pytest
 
 from evotune.engine import api
 from evotune.engine import reference as ref
+from evotune.engine.core.prior import win_probability
 from evotune.engine.netfile import Net, evaluate_reference
 from evotune.spec.features import NNUE_EVAL_LIMIT
+from evotune.spec.search import SearchSettings
 
 
 def make_net(hidden, seed, activation="screlu", *, qa=255, w0=300, w1=64):
@@ -225,6 +227,62 @@ def test_quiescence_and_games_with_a_net():
                           max_plies=20, features=("nnue", "shannon"))
     assert mixed.leaf_phi.shape == (20, 6) and not mixed.leaf_phi[::2].any()
     assert mixed.leaf_phi[1::2].any()
+
+
+def test_probability_limited_search_with_a_net_is_the_reference_search_at_its_depth():
+    """One iteration of the probability-limited search splits the start position's probability
+    evenly (20 moves, 20 replies): thresholds 1/2, 1/40 and 1/401 are depths 1, 2 and 3, whose
+    root scores with the net are the reference search's. (A net's node limit cuts even the
+    first iteration: the budget is the smallest that completes it, found by bisection.)"""
+    board = chess.Board()
+
+    def first_iteration(settings):
+        lo, hi = 0, 1   # depth 0 at lo nodes (none completed); at hi, >= 1
+        while api.search(board, SEARCH_NET, nodes=hi, features="nnue",
+                         settings=settings).depth < 1:
+            lo, hi = hi, 2 * hi
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if api.search(board, SEARCH_NET, nodes=mid, features="nnue",
+                          settings=settings).depth < 1:
+                lo = mid
+            else:
+                hi = mid
+        return api.search(board, SEARCH_NET, nodes=hi, features="nnue", settings=settings)
+
+    for factor, depth in ((0.5, 1), (1 / 40, 2), (1 / 401, 3)):
+        got = first_iteration(SearchSettings(algorithm="probability", factor=factor))
+        want = ref.search(board, SEARCH_NET, depth=depth, features="nnue")
+        assert (got.depth, got.score) == (1, want.score), factor
+
+
+@pytest.mark.parametrize("policy,count", [("eval", 50), ("qsearch", 25)])
+def test_uct_with_a_net_values_each_root_child_by_the_reference(policy, count, search_boards):
+    """UCT visiting every root move once (unvisited = inf, as many simulations as moves, no
+    solver): each child's value is the reference's for the position after the move (its net
+    evaluation, or its quiescence search), through the logistic curve, from the root's view:
+    the accumulators UCT's make and unmake keep are exact. A child that repeats a position of
+    the game is a draw in the search (one repetition), not in the reference: skipped."""
+    settings = SearchSettings(algorithm="uct", policy=policy, unvisited=float("inf"),
+                              reuse=False, solver=False)
+    checked = []
+    for board in search_boards[:count]:
+        legal = list(board.legal_moves)
+        r = api.search(board, SEARCH_NET, nodes=len(legal), features="nnue", settings=settings)
+        got = {move: (visits, value) for move, visits, value in r.children}
+        for move in legal:
+            child = board.copy()
+            child.push(move)
+            if child.is_game_over(claim_draw=True) or child.is_repetition(2):
+                continue
+            if policy == "eval":
+                score = evaluate_reference(SEARCH_NET, child, clamp=True)
+            else:
+                score = ref.Search(child, SEARCH_NET, "nnue").quiesce(-ref.INF, ref.INF, 0)[0]
+            want = 1.0 - win_probability(score, settings.k)
+            checked.append(got[move.uci()] == (1, want) or (board.fen(), move.uci()))
+    assert len(checked) > 25 * count
+    assert [c for c in checked if c is not True] == []
 
 
 _FRESH = """

@@ -111,8 +111,9 @@ def search(fen: str, depth: int, nodes: int, weights: str | None, engine: str) -
     """Search FEN with the built-in engine; print move, score, depth, nodes, nodes/s and PV
     (a uct spec: then the root's moves with their visits and mean values)."""
     spec, w = builtin_weights(engine, weights)
-    if evaluation_of(spec.features).reads_file:  # a net: alpha-beta over its evaluation
-        r = run_search(fen, w, depth=depth, nodes=nodes, features=spec.features)
+    if evaluation_of(spec.features).reads_file:  # a net: its evaluation, the spec's search
+        r = run_search(fen, w, depth=depth, nodes=nodes, features=spec.features,
+                       settings=spec.search)
     else:
         player = player_from_engine_spec(spec, w)
         r = run_search(fen, player.weights, depth=depth, nodes=nodes, features=spec.features,

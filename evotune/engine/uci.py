@@ -5,8 +5,9 @@ Commands: ``uci``, ``isready``, ``setoption name <Option> value <v>``, ``ucinewg
 [wtime/btime/winc/binc/movestogo ...] [infinite]``, ``stop``, ``quit`` (plus ``debug``, ignored).
 Every weight of the engine spec (engines/shannon.toml) is a spin option named by its ``option``
 field, with the reference value as default and the bounds as min/max (the fixed pawn weight has
-min = max = 100). An ``nnue`` spec has no weights: its net is the string option ``EvalFile``
-(the file's path; ``setoption name EvalFile value <path>`` loads another). The search runs in a
+min = max = 100). An ``nnue`` spec's net is the string option ``EvalFile`` (the file's path;
+``setoption name EvalFile value <path>`` loads another); its spin options are its search's
+weights, if any (a UCT or probability-limited spec's). The search runs in a
 thread: iterative deepening calls ``evotune.engine.search(depth=d)`` for d = 1, 2, ... and
 prints one ``info`` line per completed depth, then ``bestmove``; ``stop``, a node budget or a
 timer (movetime, clock) sets the core's stop flag. Unknown or malformed input is answered with
@@ -63,8 +64,11 @@ class UciEngine:
             if not self.net_path:
                 raise ConfigError(f"engine spec '{self.spec.name}' names no net; give "
                                   f"{self.spec.name}:FILE")
-            self.weights: np.ndarray | Net = read_net(self.net_path)
+            self.net: Net | None = read_net(self.net_path)
+            # the spec's weights are its search's (a net's spec evaluates with the file)
+            self.weights = space.reference_array
         else:
+            self.net = None
             self.weights = space.reference_array if weights is None else space.validate(weights)
         self._options = SpinOptions(self.spec)
         self.out = out or sys.stdout
@@ -157,7 +161,7 @@ class UciEngine:
             path = " ".join(value_tokens)
             net = read_net(path)  # NetError: answered as an info string, the net in use stays
             self._finish()
-            self.weights, self.net_path = net, path
+            self.net, self.net_path = net, path
             return
         # checked before waiting for a running search to end
         i, value = self._options.value(name, value_tokens)
@@ -215,7 +219,7 @@ class UciEngine:
         # game's whole move stack for every iteration would cost the clock milliseconds a move
         reuse = self.spec.search.algorithm == "uct" and self.spec.search.reuse
         board = self.board.copy(stack=True if reuse else self.board.halfmove_clock)
-        weights = self.weights if isinstance(self.weights, Net) else self.weights.copy()
+        weights = self.weights.copy()
         if plan.seconds > 0:
             left = plan.seconds - (time.perf_counter() - arrived)
             if left <= 0:  # nothing left to plan with: the first iteration only
@@ -225,7 +229,8 @@ class UciEngine:
                 self._timer.daemon = True
                 self._timer.start()
         self._thread = threading.Thread(target=self._search,
-                                        args=(board, weights, plan, arrived, self._last.get(turn)),
+                                        args=(board, weights, self.net, plan, arrived,
+                                              self._last.get(turn)),
                                         name="evotune-search", daemon=True)
         self._thread.start()
 
@@ -289,10 +294,10 @@ class UciEngine:
         off the plan."""
         return self._lag
 
-    def _search(self, board: chess.Board, weights, plan: GoPlan,
+    def _search(self, board: chess.Board, weights: np.ndarray, net: Net | None, plan: GoPlan,
                 arrived: float = 0.0, last: list | None = None) -> None:
         try:
-            best = self._iterate(board, weights, plan)
+            best = self._iterate(board, weights, net, plan)
         except Exception as exc:  # noqa: BLE001 - the GUI must get a bestmove whatever happens
             log.exception("search failed")
             self.info_string(f"error: search failed: {exc}")
@@ -306,11 +311,15 @@ class UciEngine:
             last[2] = time.perf_counter() - arrived
         self.say(f"bestmove {best}")
 
-    def _iterate(self, board: chess.Board, weights, plan: GoPlan) -> str:
+    def _iterate(self, board: chess.Board, weights: np.ndarray, net: Net | None,
+                 plan: GoPlan) -> str:
+        """The search of ``go``: with ``weights`` (the spec's: the evaluation's, then the
+        search's) or, for a net's spec, with ``net`` and the search's ``weights``."""
         from . import search
 
         if not self.spec.search.is_alphabeta:
-            return self._search_other(board, weights, plan)
+            return self._search_other(board, weights, net, plan)
+        evaluation = weights if net is None else net
 
         start = time.perf_counter()
         total = 0
@@ -319,7 +328,7 @@ class UciEngine:
             budget = plan.nodes - total if plan.nodes else 0
             if (plan.nodes and budget <= 0) or (self._stop[0] and best):
                 break
-            res = search(board, weights, depth=depth, nodes=budget, stop=self._stop,
+            res = search(board, evaluation, depth=depth, nodes=budget, stop=self._stop,
                          features=self.spec.features, settings=self.spec.search)
             total += res.nodes
             if not res.move:  # no legal move: mated or stalemate
@@ -336,7 +345,8 @@ class UciEngine:
                 break
         return best
 
-    def _search_other(self, board: chess.Board, weights: np.ndarray, plan: GoPlan) -> str:
+    def _search_other(self, board: chess.Board, weights: np.ndarray, net: Net | None,
+                      plan: GoPlan) -> str:
         """One UCT or probability-limited search: ``go nodes`` is its budget (simulations or
         nodes), ``go movetime``, a clock or ``go infinite`` stop it through the stop flag, and
         otherwise (``go depth``) the spec's default budget applies."""
@@ -347,7 +357,7 @@ class UciEngine:
         budget = plan.nodes or (MAX_NODES if plan.seconds or plan.infinite else 0)
         if settings.algorithm == "uct" and settings.reuse and self._tree is None:
             self._tree = SearchTree(settings.tree)
-        res = search(board, weights[:n], nodes=budget, stop=self._stop,
+        res = search(board, weights[:n] if net is None else net, nodes=budget, stop=self._stop,
                      features=self.spec.features, settings=settings, tree=self._tree)
         if not res.move:
             self.say(f"info depth 0 score {format_score(res.score)}")

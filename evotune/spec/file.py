@@ -238,10 +238,6 @@ def engine_spec_from_dict(data: dict, *, where: str = "engine spec",
             raise ConfigError(f"{where}: [search] sets the search of a builtin engine; a "
                               f"'{kind}' engine searches its own way")
         search = search_settings(data["search"], where)
-        if is_net(features) and search.algorithm != "alphabeta":
-            raise ConfigError(f"{where}: [search] algorithm = {search.algorithm!r} with a net "
-                              "(features = \"nnue\"): a net is searched by alpha-beta only; "
-                              "remove the algorithm or give \"alphabeta\"")
     params = [_weight_param(name, settings, where)
               for name, settings in _weight_settings(
                   data, names, ref_values, where, search.weight_names(), base=base,
