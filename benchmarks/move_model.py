@@ -1,5 +1,6 @@
 """The move model in the searches (docs/results/move-model.md): what its ordering and its prior
-cost and save, with PeSTO's tables (engines/pst-pesto.toml) on the bench's positions.
+cost and save, with PeSTO's tables (engines/pst-pesto.toml; --engine another builtin spec, e.g.
+net11) on the bench's positions.
 
 Prints one JSON object:
   score_ns              the core's model score of one legal move (move_scores_core over the
@@ -57,18 +58,21 @@ def main() -> None:
     ap.add_argument("--depth", type=int, default=6)
     ap.add_argument("--nodes", type=int, default=100_000)
     ap.add_argument("--reps", type=int, default=2000)
+    ap.add_argument("--engine", default="pst-pesto",
+                    help="The evaluation: a builtin spec (pst-pesto, net11, a .toml file).")
     args = ap.parse_args()
     model = read_move_model(args.model)
-    player = player_from_engine_spec(load_engine_spec("pst-pesto"))
-    w = evaluation(player)
+    spec = load_engine_spec(args.engine)
+    w, fs = evaluation(player_from_engine_spec(spec)), spec.features
     ordered = SearchSettings(model=str(Path(args.model).resolve()))
-    out: dict = {"model": model.checksum, "depth": args.depth, "positions": len(BENCH_FENS)}
-    api.search(chess.STARTING_FEN, w, depth=2, features="pst", settings=ordered)  # warm up
+    out: dict = {"model": model.checksum, "engine": spec.name, "depth": args.depth,
+                 "positions": len(BENCH_FENS)}
+    api.search(chess.STARTING_FEN, w, depth=2, features=fs, settings=ordered)  # warm up
     out["score_ns"] = round(score_ns(model, BENCH_FENS, args.reps), 1)
     for key, settings in (("", None), ("_model", ordered)):
         nodes, secs = 0, 0.0
         for fen in BENCH_FENS:
-            r = api.search(fen, w, depth=args.depth, features="pst", settings=settings)
+            r = api.search(fen, w, depth=args.depth, features=fs, settings=settings)
             nodes += r.nodes
             secs += r.seconds
             out.setdefault("scores" + key, []).append(r.score)
@@ -81,7 +85,7 @@ def main() -> None:
                                                    model=ordered.model))):
         nodes, secs = 0, 0.0
         for fen in BENCH_FENS:
-            r = api.search(fen, w, nodes=args.nodes, features="pst", settings=settings)
+            r = api.search(fen, w, nodes=args.nodes, features=fs, settings=settings)
             nodes += r.nodes
             secs += r.seconds
         out[f"prob_nps_{key}"] = round(nodes / secs)
