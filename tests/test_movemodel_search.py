@@ -24,6 +24,7 @@ W = (100, 300, 330, 500, 900, 10)
 SHIPPED_SHA256 = "f2c4b74925924becabe0d929d177c24a6994160711d30d5f02cc52325391a371"
 SHIPPED_H16_SHA256 = "3566c5abb0fdbfd05538210aeccb0d30bf40cceeb8989f4adeee66dbca686955"
 SHIPPED_F2_SHA256 = "6fe5ab2d003768208dbea4f50377d2266d4dbdb4836e945ae9a4115e8cde1706"
+SHIPPED_NET11_SHA256 = "c9979c83a02f1a48dee3a85e27f167a291f830cc92fe12a12cf933d961416092"
 MIDDLEGAME = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
 
 
@@ -277,3 +278,25 @@ def test_the_shipped_set_2_model_plays_as_a_prior():
                      SearchSettings(model=str(model_path))):
         r = search(MIDDLEGAME, W, nodes=300, settings=settings)
         assert r.nodes > 0 and r.pv
+
+
+def test_the_shipped_net11_model_and_its_probability_spec():
+    """net11-moves-h16.evomove (net11's depth-5 choices, docs/results/move-model.md) splits the
+    probability of net11's probability-limited search (engines/net11-probability-moves.toml)."""
+    from evotune.engine.netfile import read_net
+
+    model_path = ENGINES_DIR / "net11-moves-h16.evomove"
+    assert hashlib.sha256(model_path.read_bytes()).hexdigest() == SHIPPED_NET11_SHA256
+    model = MM.read_move_model(model_path)
+    assert model.features == 2 and model.hidden == 16 and model.checksum == "da629ec94074c83b"
+    spec = load_engine_spec("net11-probability-moves")
+    assert spec.features == "nnue" and Path(spec.net) == (ENGINES_DIR / "net11.nnue").resolve()
+    assert spec.search.algorithm == "probability" and spec.search.prior
+    assert Path(spec.search.model) == model_path.resolve()
+    assert spec.names == ("probability_factor", "prior_temperature")
+    player = player_from_engine_spec(spec)
+    net = read_net(spec.net)
+    r = search(MIDDLEGAME, net, nodes=3000, features="nnue", settings=player.search)
+    uniform = search(MIDDLEGAME, net, nodes=3000, features="nnue",
+                     settings=SearchSettings(algorithm="probability"))
+    assert r.nodes >= 3000 and r.pv and (r.move, r.score) != (uniform.move, uniform.score)
