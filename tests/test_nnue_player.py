@@ -202,10 +202,10 @@ def test_uci_engine_with_a_net(nets):
     want = api.search(board, read_net(a), depth=2, nodes=3000, features="nnue")
     assert want.move == best
     eng.handle(f"setoption name EvalFile value {b}")
-    assert isinstance(eng.weights, Net) and eng.weights.checksum == read_net(b).checksum
+    assert isinstance(eng.net, Net) and eng.net.checksum == read_net(b).checksum
     eng.handle("setoption name EvalFile value /nonexistent.nnue")
     assert "no such file" in out.getvalue().splitlines()[-1]
-    assert eng.weights.checksum == read_net(b).checksum     # the net in use stays
+    assert eng.net.checksum == read_net(b).checksum     # the net in use stays
     fifo = a.parent / "fifo.nnue"  # issue 38 item 12: a FIFO blocked the engine for good
     if not fifo.exists():
         os.mkfifo(fifo)
@@ -215,7 +215,7 @@ def test_uci_engine_with_a_net(nets):
     told.join(20)
     assert not told.is_alive(), "setoption EvalFile of a FIFO blocked the engine"
     assert "is not a regular file" in out.getvalue().splitlines()[-1]
-    assert eng.weights.checksum == read_net(b).checksum
+    assert eng.net.checksum == read_net(b).checksum
     with pytest.raises(ConfigError, match="names no net"):
         UciEngine(spec=load_engine_spec("nnue"), out=out, warm=False)
 
