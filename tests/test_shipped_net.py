@@ -66,3 +66,25 @@ def test_the_scale_study_ships_its_best_net_as_the_spec_net12():
     assert player_from_engine_spec(spec, None, name="net12").name == "net12"
     r = search(chess.STARTING_FEN, net, depth=2, features="nnue")
     assert chess.Move.from_uci(r.move) in chess.Board().legal_moves
+
+
+@pytest.mark.parametrize("start", ["net11", "net12"])
+def test_blondie25s_row_ships_the_strategys_layers_on_their_start_nets(start):
+    """docs/results/nn-scale.md, "Blondie25's row": each shipped net is its start net (the
+    packaged spec's file) with another output layer, and the page names its SHA-256 and
+    checksum."""
+    import hashlib
+
+    from evotune.spec.file import load_engine_spec
+
+    name = f"nn-scale-blondie-{start}.nnue"
+    data = (RESULTS / name).read_bytes()
+    page = " ".join((RESULTS / "nn-scale.md").read_text().split())
+    named = re.search(rf"\({re.escape(name)}\) \(SHA-256 `([0-9a-f]{{64}})`, checksum "
+                      r"`([0-9a-f]{16})`\)", page)
+    assert named, f"the page names {name}'s SHA-256 and checksum"
+    assert hashlib.sha256(data).hexdigest() == named.group(1)
+    net, base = read_net(RESULTS / name), read_net(load_engine_spec(start).net)
+    assert net.checksum == named.group(2) and net.checksum != base.checksum
+    assert (net.l0w == base.l0w).all() and (net.l0b == base.l0b).all()
+    assert not (net.l1w == base.l1w).all()
