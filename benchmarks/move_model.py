@@ -9,9 +9,11 @@ Prints one JSON object:
                         alpha-beta to --depth on every position, quiet moves by history / by the
                         model (the scores are checked equal), summed
   ab_node_ratio         ab_nodes_model / ab_nodes
-  prob_nps_ordering / prob_nps_model
-                        probability-limited search of --nodes nodes per position, the prior the
-                        ordering's softmax / the model's, nodes per second
+  prob_nps_uniform / prob_nps_ordering / prob_nps_model
+                        probability-limited search of --nodes nodes per position, the split
+                        uniform / by the ordering's softmax / by the model's, nodes per second
+  model_time_ratio      prob_nps_uniform / prob_nps_model: the time a node costs with the model
+                        against the uniform split's (the same process, the same positions)
 Timings are wall-clock on a shared machine: noisy; node counts are exact.
 """
 from __future__ import annotations
@@ -80,7 +82,8 @@ def main() -> None:
         out["ab_seconds" + key] = round(secs, 3)
     assert out.pop("scores") == out.pop("scores_model"), "the ordering changed a score"
     out["ab_node_ratio"] = round(out["ab_nodes_model"] / out["ab_nodes"], 4)
-    for key, settings in (("ordering", SearchSettings(algorithm="probability", prior=True)),
+    for key, settings in (("uniform", SearchSettings(algorithm="probability")),
+                          ("ordering", SearchSettings(algorithm="probability", prior=True)),
                           ("model", SearchSettings(algorithm="probability", prior=True,
                                                    model=ordered.model))):
         nodes, secs = 0, 0.0
@@ -89,6 +92,7 @@ def main() -> None:
             nodes += r.nodes
             secs += r.seconds
         out[f"prob_nps_{key}"] = round(nodes / secs)
+    out["model_time_ratio"] = round(out["prob_nps_uniform"] / out["prob_nps_model"], 3)
     print(json.dumps(out))
 
 

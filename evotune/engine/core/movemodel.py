@@ -27,6 +27,7 @@ from .moves import F_CASTLE, F_EP, move_flags, move_from, move_promo, move_to
 from ...spec.movefeatures import (
     ACT_SHIFT,
     BLOCK_START,
+    HIDDEN_MAX,
     MODEL_SLOTS,
     N_BLOCKS,
     N_FEATURES,
@@ -34,7 +35,9 @@ from ...spec.movefeatures import (
     SET_BLOCKS,
 )
 
-assert MODEL_SLOTS < MM_SLOTS - 1  # the last slot is the ordering flag (layout.S_MM_ORDER)
+S_MM_ACC = S_MM + MM_SLOTS - 1 - HIDDEN_MAX
+"""Scratch slots before the ordering flag: one move's hidden accumulators."""
+assert MODEL_SLOTS <= S_MM_ACC - S_MM  # the last slot is the ordering flag (layout.S_MM_ORDER)
 S_MM_H = S_MM + N_FEATURES
 """The hidden units of the model loaded (0: linear); after it the blocks it reads, then its
 hidden weights (feature-major, H per feature), H biases and H output weights."""
@@ -221,6 +224,38 @@ def move_features(U, S, m, out, o):
         out[o + NB1 + b] = ix[b]
 
 
+@njit(cache=True, inline="always")
+def _hidden(S, nh, a, b, c, d, e, f, g, h, ix2, wide):
+    """The hidden units' part of a move's score, its features ``a`` .. ``h`` (and ``ix2`` when
+    ``wide``): each feature's row of ``nh`` weights is contiguous, so the accumulators are
+    summed row by row into the scratch slots (unsigned offsets: no negative-index test per
+    element, so the sums vectorise), then clipped and weighted in a second pass."""
+    w1 = S_MM_W1
+    a, b, c, d = (np.uint64(w1 + nh * a), np.uint64(w1 + nh * b), np.uint64(w1 + nh * c),
+                  np.uint64(w1 + nh * d))
+    e, f, g, h = (np.uint64(w1 + nh * e), np.uint64(w1 + nh * f), np.uint64(w1 + nh * g),
+                  np.uint64(w1 + nh * h))
+    hu = np.uint64(nh)
+    bias = np.uint64(S_MM_W1 + N_FEATURES * nh)
+    acc = np.uint64(S_MM_ACC)
+    for j in range(hu):
+        S[acc + j] = (S[bias + j] + S[a + j] + S[b + j] + S[c + j] + S[d + j] + S[e + j]
+                      + S[f + j] + S[g + j] + S[h + j])
+    if wide:
+        i0, i1 = np.uint64(w1 + nh * ix2[0]), np.uint64(w1 + nh * ix2[1])
+        i2, i3 = np.uint64(w1 + nh * ix2[2]), np.uint64(w1 + nh * ix2[3])
+        i4, i5 = np.uint64(w1 + nh * ix2[4]), np.uint64(w1 + nh * ix2[5])
+        i6, i7 = np.uint64(w1 + nh * ix2[6]), np.uint64(w1 + nh * ix2[7])
+        for j in range(hu):
+            S[acc + j] += (S[i0 + j] + S[i1 + j] + S[i2 + j] + S[i3 + j] + S[i4 + j]
+                           + S[i5 + j] + S[i6 + j] + S[i7 + j])
+    out = bias + hu
+    tot = 0
+    for j in range(hu):
+        tot += S[out + j] * min(max(S[acc + j], 0), ACT_ONE)
+    return tot >> ACT_SHIFT
+
+
 @njit(cache=True)
 def model_score(U, S, m):
     """The move model's score of the legal move ``m`` (weights in ``S[S_MM:]``, the set-2
@@ -236,24 +271,5 @@ def model_score(U, S, m):
         for k in range(NB1):
             s += S[S_MM + ix2[k]]
     if nh != 0:
-        bias = S_MM_W1 + N_FEATURES * nh
-        out = bias + nh
-        if wide:
-            ix1 = (a, b, c, d, e, f, g, h)
-            tot = 0
-            for j in range(nh):
-                x = S[bias + j]
-                for k in range(NB1):
-                    x += S[S_MM_W1 + nh * ix1[k] + j] + S[S_MM_W1 + nh * ix2[k] + j]
-                tot += S[out + j] * min(max(x, 0), ACT_ONE)
-            s += tot >> ACT_SHIFT
-        else:
-            a, b, c, d = S_MM_W1 + nh * a, S_MM_W1 + nh * b, S_MM_W1 + nh * c, S_MM_W1 + nh * d
-            e, f, g, h = S_MM_W1 + nh * e, S_MM_W1 + nh * f, S_MM_W1 + nh * g, S_MM_W1 + nh * h
-            tot = 0
-            for j in range(nh):
-                x = (S[bias + j] + S[a + j] + S[b + j] + S[c + j] + S[d + j] + S[e + j]
-                     + S[f + j] + S[g + j] + S[h + j])
-                tot += S[out + j] * min(max(x, 0), ACT_ONE)
-            s += tot >> ACT_SHIFT
+        s += _hidden(S, nh, a, b, c, d, e, f, g, h, ix2, wide)
     return min(max(s, -SCORE_CLAMP), SCORE_CLAMP)
