@@ -324,6 +324,62 @@ def test_stop_flag_stops_a_search_in_another_thread():
     assert out["r"].move and out["r"].depth < 40
 
 
+def _fields(r):
+    return (r.move, r.score, r.depth, r.nodes, r.pv)
+
+
+@pytest.mark.parametrize("which", ["shannon", "pst-pesto", "net11"])
+def test_iterate_yields_each_depth_of_one_search(which):
+    """iterate() continues one search iteration by iteration: its d-th result is search()'s to
+    depth d, nodes included (the shallower iterations are not searched again); with a node
+    limit its last result is the deepest iteration search() completes under the same limit."""
+    from evotune.engine import iterate
+    from evotune.players.nets import evaluation
+    from evotune.players.spec import player_from_engine_spec
+    from evotune.spec.file import load_engine_spec
+
+    spec = load_engine_spec(which)
+    w = evaluation(player_from_engine_spec(spec))
+    fs = spec.features
+    for fen in (KIWIPETE, "r1b2rk1/2q1b1pp/p2ppn2/1p6/3QP3/1BN1B3/PPP3PP/R4RK1 w - - 0 1"):
+        steps = list(iterate(fen, w, depth=5, features=fs))
+        assert [r.depth for r in steps] == [1, 2, 3, 4, 5]
+        assert all(a.nodes < b.nodes for a, b in zip(steps, steps[1:]))
+        for r in steps:
+            assert _fields(r) == _fields(search(fen, w, depth=r.depth, features=fs))
+        limited = list(iterate(fen, w, depth=64, nodes=30_000, features=fs))
+        whole = search(fen, w, depth=64, nodes=30_000, features=fs)
+        last = limited[-1]  # its nodes: to the end of its iteration; search()'s: to the stop
+        assert (last.move, last.score, last.depth, last.pv) == (whole.move, whole.score,
+                                                                whole.depth, whole.pv)
+        assert last.nodes < whole.nodes == 30_000 and whole.depth < 64
+        assert [r.depth for r in limited] == list(range(1, whole.depth + 1))
+
+
+def test_iterate_stopped_before_it_starts():
+    """A set stop flag: a linear evaluation's first iteration completes, then the search ends;
+    a net's first iteration cut short (a node limit inside it) gives search()'s legal move at
+    depth 0; a mated side gets one result without a move;
+    another search than alpha-beta is refused."""
+    from evotune.engine import iterate
+    from evotune.engine.netfile import read_net
+    from evotune.paths import ENGINES_DIR
+    from evotune.spec.search import SearchSettings
+
+    stop = np.ones(1, dtype=np.int64)
+    (r,) = iterate(KIWIPETE, REF, depth=10, stop=stop)
+    assert r.depth == 1 and r.move == search(KIWIPETE, REF, depth=1).move
+    net = read_net(ENGINES_DIR / "net11.nnue")
+    (r,) = iterate(KIWIPETE, net, depth=10, nodes=50, features="nnue")
+    assert r.depth == 0 and chess.Move.from_uci(r.move) in chess.Board(KIWIPETE).legal_moves
+    assert r.move == search(KIWIPETE, net, depth=10, nodes=50, features="nnue").move
+    mated = "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3"
+    (r,) = iterate(mated, REF, depth=4)
+    assert r.move == "" and r.score == -MATE and r.pv == ()
+    with pytest.raises(ConfigError, match="iterate\\(\\) runs alpha-beta"):
+        next(iterate(KIWIPETE, REF, settings=SearchSettings(algorithm="probability")))
+
+
 # ---- input errors ----------------------------------------------------------------------------
 
 def test_bad_input_raises_library_errors():

@@ -125,6 +125,29 @@ def converse(*lines: str, **kwargs) -> list[str]:
     return out.getvalue().splitlines()
 
 
+def test_go_depth_is_one_search_with_an_info_line_per_iteration():
+    """'go depth 5' runs one iterative deepening (the shallower iterations are not searched
+    again for each depth): an info line per iteration, the last one's nodes, score and PV and
+    the best move those of the core's search to depth 5."""
+    out = io.StringIO()
+    eng = UciEngine(out=out)
+    for line in ("uci", f"position fen {FORK.fen()}", "go depth 5"):
+        eng.handle(line)
+    eng.wait()  # (a 'quit' at once would stop the search: the end of input)
+    lines = out.getvalue().splitlines()
+    infos = [line.split() for line in lines if line.startswith("info depth")]
+    assert [int(i[2]) for i in infos] == [1, 2, 3, 4, 5]
+    core = search(FORK, [100, 300, 330, 500, 900, 10], depth=5)
+    last = infos[-1]
+    assert int(last[last.index("nodes") + 1]) == core.nodes
+    assert int(last[last.index("cp") + 1]) == core.score
+    assert last[last.index("pv") + 1:] == list(core.pv)
+    assert lines[-1] == f"bestmove {core.move}"
+    nodes = [int(i[i.index("nodes") + 1]) for i in infos]
+    assert nodes == [search(FORK, [100, 300, 330, 500, 900, 10], depth=d).nodes
+                     for d in range(1, 6)]
+
+
 def test_garbage_is_answered_with_info_string_and_ignored():
     out = converse("hello", "setoption name Hash value 16", "setoption name KnightValue value 5000",
                    "setoption KnightValue", "position fen not a fen", "position startpos moves e2e5",

@@ -14,6 +14,7 @@ from .api import (
                   evaluate,
                   feature_names,
                   features,
+                  iterate,
                   perft,
                   perft_divide,
                   phi,
@@ -25,5 +26,5 @@ from .api import (
 from .searches import SearchTree
 
 __all__ = ["FEATURE_SETS", "MATE", "Adjudication", "GameOutcome", "PhiBatch", "QuiescenceResult",
-           "SearchResult", "SearchTree", "evaluate", "feature_names", "features", "perft",
+           "SearchResult", "SearchTree", "evaluate", "feature_names", "features", "iterate", "perft",
            "perft_divide", "phi", "phi_batch", "play_game", "qsearch", "search"]

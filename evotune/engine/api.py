@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import chess
@@ -25,6 +26,7 @@ from .core.batch import phi_batch_core
 from .core.game import (
     eval_core,
     eval_line_core,
+    iteration_core,
     ordering_core,
     phi_core,
     play_game_core,
@@ -39,8 +41,8 @@ from .netstate import Tail, rows
 logger = logging.getLogger(__name__)
 
 __all__ = ["FEATURE_SETS", "MATE", "Adjudication", "GameOutcome", "PhiBatch", "QuiescenceResult",
-           "SearchResult", "evaluate", "feature_names", "features", "perft", "perft_divide", "phi",
-           "phi_batch", "play_game", "qsearch", "search"]
+           "SearchResult", "evaluate", "feature_names", "features", "iterate", "perft",
+           "perft_divide", "phi", "phi_batch", "play_game", "qsearch", "search"]
 
 DEFAULT_TT_BITS = 18
 MAX_DEPTH = 64
@@ -359,6 +361,28 @@ def phi_batch(fens, features: str = "shannon") -> PhiBatch:
                     data=data[:nnz] / float(denominator(features)), shape=(len(fens), width))
 
 
+def _prepared(position, weights, depth: int, nodes: int, stop: np.ndarray | None, tt_bits: int,
+              features: str | Evaluation
+              ) -> tuple[chess.Board, np.ndarray, np.ndarray, np.ndarray]:
+    """The checked arguments of a search in this thread's core state: (board, U, S, stop)."""
+    (w,), tail = rows([engine_weights(weights, "weights", features)])
+    _check_limits(depth, nodes)
+    board = to_board(position)
+    if stop is None:
+        stop = np.zeros(1, dtype=np.int64)
+    elif not (isinstance(stop, np.ndarray) and stop.dtype == np.int64 and stop.ndim == 1
+              and stop.size >= 1 and stop.flags.c_contiguous):
+        raise ConfigError("stop must be a contiguous 1-d int64 numpy array of length >= 1")
+    U, S = board_arrays(board, tt_bits, reuse=True, features=features, tail=tail)
+    S[T.S_W:T.S_W + w.size] = w
+    if not _contexts.__dict__.get("warm"):
+        # the first jitted call of a process initialises numba's JIT (~0.5 s): keep it out of
+        # the search's timing
+        phi_core(U, S, np.zeros(w.size, dtype=np.int64))
+        _contexts.warm = True
+    return board, U, S, stop
+
+
 def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarray | None = None,
            tt_bits: int = DEFAULT_TT_BITS, features: str | Evaluation = "shannon",
            settings: SearchSettings | None = None,
@@ -376,21 +400,7 @@ def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarra
     moves; ``tree``: the player's UCT tree, reused when
     ``position`` continues the game of its last search.
     """
-    (w,), tail = rows([engine_weights(weights, "weights", features)])
-    _check_limits(depth, nodes)
-    board = to_board(position)
-    if stop is None:
-        stop = np.zeros(1, dtype=np.int64)
-    elif not (isinstance(stop, np.ndarray) and stop.dtype == np.int64 and stop.ndim == 1
-              and stop.size >= 1 and stop.flags.c_contiguous):
-        raise ConfigError("stop must be a contiguous 1-d int64 numpy array of length >= 1")
-    U, S = board_arrays(board, tt_bits, reuse=True, features=features, tail=tail)
-    S[T.S_W:T.S_W + w.size] = w
-    if not _contexts.__dict__.get("warm"):
-        # the first jitted call of a process initialises numba's JIT (~0.5 s): keep it out of
-        # the search's timing
-        phi_core(U, S, np.zeros(w.size, dtype=np.int64))
-        _contexts.warm = True
+    board, U, S, stop = _prepared(position, weights, depth, nodes, stop, tt_bits, features)
     t0 = time.perf_counter()
     children: tuple[tuple[str, int, float], ...]
     if settings is None or settings.is_alphabeta:
@@ -403,6 +413,38 @@ def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarra
     return SearchResult(move=pv[0] if pv else "", score=int(score), depth=int(S[T.S_ITER]),
                         nodes=int(S[T.S_NODES]), seconds=seconds, pv=pv, children=children,
                         simulations=sims)
+
+
+def iterate(position, weights, *, depth: int = MAX_DEPTH, nodes: int = 0,
+            stop: np.ndarray | None = None, tt_bits: int = DEFAULT_TT_BITS,
+            features: str | Evaluation = "shannon", settings: SearchSettings | None = None
+            ) -> Iterator[SearchResult]:
+    """Alpha-beta's iterative deepening on ``position``, one iteration at a time: a
+    :class:`SearchResult` after each completed iteration 1..``depth`` (``nodes`` and ``seconds``
+    of the whole search so far), the same search as :func:`search` to that depth (whose result
+    is the last one yielded) without searching the shallower iterations again. ``nodes`` limits
+    the whole search, ``stop`` ends it as in :func:`search`; a stopped iteration yields nothing,
+    except a net's first (then the best root move searched so far, ``depth`` 0). ``settings``:
+    alpha-beta's (another search is refused). The core state is this thread's: consume the
+    iterations before the thread's next search."""
+    if settings is not None and not settings.is_alphabeta:
+        raise ConfigError(f"iterate() runs alpha-beta; the settings' search is "
+                          f"{settings.algorithm!r} (use search())")
+    board, U, S, stop = _prepared(position, weights, depth, nodes, stop, tt_bits, features)
+    del board
+    ordering_core(S, searches.search_params(settings or searches.ALPHABETA))
+    t0 = time.perf_counter()
+    score, done = np.int64(0), np.int64(0)
+    for d in range(1, depth + 1):
+        score, done = iteration_core(U, S, stop, np.int64(d), np.int64(nodes), score, done)
+        completed = done == d
+        if not completed and not (done == 0 and S[T.S_ROOTPVLEN] > 0):
+            return
+        pv = _uci(S[T.S_ROOTPV:T.S_ROOTPV + S[T.S_ROOTPVLEN]])
+        yield SearchResult(move=pv[0] if pv else "", score=int(score), depth=int(done),
+                           nodes=int(S[T.S_NODES]), seconds=time.perf_counter() - t0, pv=pv)
+        if not completed or not pv:
+            return
 
 
 @dataclass(frozen=True)

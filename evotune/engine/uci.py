@@ -315,34 +315,24 @@ class UciEngine:
                  plan: GoPlan) -> str:
         """The search of ``go``: with ``weights`` (the spec's: the evaluation's, then the
         search's) or, for a net's spec, with ``net`` and the search's ``weights``."""
-        from . import search
+        from . import iterate
 
         if not self.spec.search.is_alphabeta:
             return self._search_other(board, weights, net, plan)
         evaluation = weights if net is None else net
-
-        start = time.perf_counter()
-        total = 0
         best = ""
-        for depth in range(1, plan.depth + 1):
-            budget = plan.nodes - total if plan.nodes else 0
-            if (plan.nodes and budget <= 0) or (self._stop[0] and best):
-                break
-            res = search(board, evaluation, depth=depth, nodes=budget, stop=self._stop,
-                         features=self.spec.features, settings=self.spec.search)
-            total += res.nodes
+        # one iterative-deepening search, an info line per completed iteration
+        for res in iterate(board, evaluation, depth=plan.depth, nodes=plan.nodes,
+                           stop=self._stop, features=self.spec.features,
+                           settings=self.spec.search):
             if not res.move:  # no legal move: mated or stalemate
                 self.say(f"info depth 0 score {format_score(res.score)}")
                 return ""
-            if res.depth < depth and best:  # stopped inside this iteration: keep the last one
-                break
             best = res.move
-            secs = max(time.perf_counter() - start, 1e-6)
+            secs = max(res.seconds, 1e-6)
             pv = " ".join(res.pv) if res.pv else res.move
-            self.say(f"info depth {res.depth} score {format_score(res.score)} nodes {total} "
-                     f"nps {int(total / secs)} time {int(secs * 1000)} pv {pv}")
-            if res.depth < depth:
-                break
+            self.say(f"info depth {res.depth} score {format_score(res.score)} nodes {res.nodes} "
+                     f"nps {int(res.nodes / secs)} time {int(secs * 1000)} pv {pv}")
         return best
 
     def _search_other(self, board: chess.Board, weights: np.ndarray, net: Net | None,

@@ -31,7 +31,7 @@ from .prior import PRIOR_MODEL, load_model, set_ordering
 from .position import (compact_history, insufficient_material, make_move, repetitions,
                        unmake_move)
 from .probability import MAX_ITERATIONS, probability_root
-from .search import quiesce, search_root
+from .search import new_search, quiesce, search_iteration, search_root
 
 COMPACT_AT = 600  # history entries kept between moves before the reversible window is compacted
 
@@ -103,6 +103,23 @@ def search_core(U, S, stop, depth, nodes):
     S[S_LIMIT] = nodes
     prepare(S)
     return search_root(unowned(U), unowned(S), unowned(stop), depth)
+
+
+@njit(cache=True, nogil=True)
+def iteration_core(U, S, stop, depth, nodes, score, done):
+    """Entry point: iteration ``depth`` of an iterative-deepening search, continued on the
+    state its earlier iterations left (``score``, ``done``: the last completed one's, as
+    :func:`.search.search_iteration` returns them); depth 1 starts the search (node limit
+    ``nodes`` for the whole search, the evaluation prepared, killers and history forgotten).
+    Iterations 1..d called one by one give exactly :func:`search_core`'s search to depth d.
+    Returns (score, done); ``S[S_ITER]`` ends as ``done``."""
+    if depth == 1:
+        S[S_LIMIT] = nodes
+        prepare(S)
+        new_search(S)
+    score, done = search_iteration(unowned(U), unowned(S), unowned(stop), depth, score, done)
+    S[S_ITER] = done
+    return score, done
 
 
 @njit(cache=True, nogil=True)

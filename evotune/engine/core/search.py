@@ -282,8 +282,37 @@ def _first_cut_short(U, S):
 
 
 @njit(cache=True)
+def search_iteration(U, S, stop, d, score, done):
+    """Iteration ``d`` of :func:`search_root` (a full window at depth 1, else an aspiration
+    window around ``score``, the last completed iteration's, widened to full on a fail); returns
+    ``(score, done)`` after it: its score and ``d`` when it completed (its PV then in
+    ``S[S_ROOTPV:]``), else the ones given (a net's first iteration cut short leaves the best
+    root move searched so far as the PV)."""
+    S[S_ITER] = d
+    inf = score - score + INF
+    if d == 1:
+        a, b = -inf, inf
+    else:
+        a, b = score - ASPIRATION, score + ASPIRATION
+    zero = score - score
+    s = negamax(U, S, stop, d, a, b, zero)
+    if S[S_STOPPED] == 0 and (s <= a or s >= b):
+        s = negamax(U, S, stop, d, -inf, inf, zero)
+    if S[S_STOPPED] != 0:
+        if done == 0:  # a net's first iteration, cut short
+            _first_cut_short(U, S)
+        return score, done
+    ln = S[S_PVLEN]
+    S[S_ROOTPVLEN] = ln
+    for j in range(ln):
+        S[S_ROOTPV + j] = S[S_PV + j]
+    return s, d
+
+
+@njit(cache=True)
 def search_root(U, S, stop, max_depth):
-    """Iterative deepening 1..max_depth with aspiration windows; returns the root score.
+    """Iterative deepening 1..max_depth with aspiration windows (:func:`search_iteration`);
+    returns the root score.
 
     The root PV of the deepest completed iteration is left in ``S[S_ROOTPV:]`` (length
     ``S[S_ROOTPVLEN]``); ``S[S_ITER]`` ends as the deepest completed depth.
@@ -291,27 +320,11 @@ def search_root(U, S, stop, max_depth):
     new_search(S)
     # never pass literals into the recursion (numba issue 6061): derive typed values
     zero = max_depth - max_depth
-    inf = zero + INF
     score = zero
     done = zero
     for d in range(1, max_depth + 1):
-        S[S_ITER] = d
-        if d == 1:
-            a, b = -inf, inf
-        else:
-            a, b = score - ASPIRATION, score + ASPIRATION
-        s = negamax(U, S, stop, d, a, b, zero)
-        if S[S_STOPPED] == 0 and (s <= a or s >= b):
-            s = negamax(U, S, stop, d, -inf, inf, zero)
+        score, done = search_iteration(U, S, stop, d, score, done)
         if S[S_STOPPED] != 0:
-            if done == 0:  # a net's first iteration, cut short
-                _first_cut_short(U, S)
             break
-        score = s
-        done = d
-        ln = S[S_PVLEN]
-        S[S_ROOTPVLEN] = ln
-        for j in range(ln):
-            S[S_ROOTPV + j] = S[S_PV + j]
     S[S_ITER] = done
     return score
