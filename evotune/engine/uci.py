@@ -103,8 +103,9 @@ class UciEngine:
     # -- engine loading ----------------------------------------------------------------------------
     @staticmethod
     def _warm_up() -> None:
-        from . import search  # imports the core and loads (or compiles) its numba cache
-        search(chess.STARTING_FEN, np.array([100, 300, 330, 500, 900, 10], dtype=np.float64), depth=1)
+        from . import iterate  # imports the core and loads (or compiles) its numba cache
+        list(iterate(chess.STARTING_FEN, np.array([100, 300, 330, 500, 900, 10],
+                                                  dtype=np.float64), depth=1))
 
     def _ready(self) -> None:
         if self._warm.ident is None:
