@@ -443,7 +443,7 @@ def iterate(position, weights, *, depth: int = MAX_DEPTH, nodes: int = 0,
         pv = _uci(S[T.S_ROOTPV:T.S_ROOTPV + S[T.S_ROOTPVLEN]])
         yield SearchResult(move=pv[0] if pv else "", score=int(score), depth=int(done),
                            nodes=int(S[T.S_NODES]), seconds=time.perf_counter() - t0, pv=pv)
-        if not completed or not pv:
+        if not completed or not pv or stop[0] != 0:  # stopped: no iteration to start
             return
 
 
