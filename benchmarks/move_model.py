@@ -86,6 +86,7 @@ def main() -> None:
                           ("ordering", SearchSettings(algorithm="probability", prior=True)),
                           ("model", SearchSettings(algorithm="probability", prior=True,
                                                    model=ordered.model))):
+        api.search(BENCH_FENS[0], w, nodes=2000, features=fs, settings=settings)  # warm up
         nodes, secs = 0, 0.0
         for fen in BENCH_FENS:
             r = api.search(fen, w, nodes=args.nodes, features=fs, settings=settings)
