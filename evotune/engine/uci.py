@@ -101,11 +101,21 @@ class UciEngine:
         self.say("info string " + " ".join(text.split()))
 
     # -- engine loading ----------------------------------------------------------------------------
-    @staticmethod
-    def _warm_up() -> None:
-        from . import iterate  # imports the core and loads (or compiles) its numba cache
+    def _warm_up(self) -> None:
+        """Import the core and load (or compile) its numba cache: alpha-beta's entry point and,
+        for another search, the spec's own (a search of a few nodes), so that the first 'go'
+        does not spend its time loading code."""
+        from . import iterate, search
         list(iterate(chess.STARTING_FEN, np.array([100, 300, 330, 500, 900, 10],
                                                   dtype=np.float64), depth=1))
+        if not self.spec.search.is_alphabeta:
+            n = self.spec.eval_size
+            evaluation = self.weights[:n] if self.net is None else self.net
+            try:  # best effort: a 'go' reports what goes wrong in its own search
+                search(chess.STARTING_FEN, evaluation, nodes=64, features=self.spec.features,
+                       settings=self.spec.search.with_weights(self.weights[n:]))
+            except Exception:  # noqa: BLE001
+                log.debug("warm-up search failed", exc_info=True)
 
     def _ready(self) -> None:
         if self._warm.ident is None:
