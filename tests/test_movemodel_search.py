@@ -6,6 +6,7 @@ import hashlib
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import chess
@@ -300,3 +301,23 @@ def test_the_shipped_net11_model_and_its_probability_spec():
     uniform = search(MIDDLEGAME, net, nodes=3000, features="nnue",
                      settings=SearchSettings(algorithm="probability"))
     assert r.nodes >= 3000 and r.pv and (r.move, r.score) != (uniform.move, uniform.score)
+
+
+def test_the_shipped_net11_puct_spec():
+    """engines/net11-puct-moves.toml: PUCT with net11's move model at c 0.30 and temperature
+    400 (the sweep of docs/results/search-study.md), its budget in nodes; its weights are what
+    the search uses, and they change the search."""
+    from evotune.engine.netfile import read_net
+
+    spec = load_engine_spec("net11-puct-moves")
+    assert spec.search.algorithm == "uct" and spec.search.prior
+    assert spec.search.policy == "qsearch" and spec.search.budget_unit == "nodes"
+    assert Path(spec.search.model) == (ENGINES_DIR / "net11-moves-h16.evomove").resolve()
+    assert spec.names == ("uct_c", "uct_k", "prior_temperature")
+    player = player_from_engine_spec(spec)
+    assert (player.search.c, player.search.k, player.search.temperature) == (0.30, 1.0, 400.0)
+    net = read_net(spec.net)
+    r = search(MIDDLEGAME, net, nodes=3000, features="nnue", settings=player.search)
+    default = search(MIDDLEGAME, net, nodes=3000, features="nnue",
+                     settings=replace(player.search, c=1.41, temperature=100.0))
+    assert r.pv and r.simulations > 0 and r.children != default.children
