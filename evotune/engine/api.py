@@ -18,11 +18,10 @@ import numpy as np
 
 from ..errors import ConfigError, PositionError
 from ..rules import MATE, RESULTS, TERMINATIONS, Adjudication
-from ..spec.features import FEATURE_SETS, denominator, feature_names, feature_set_code
+from ..spec.features import FEATURE_SETS, denominator, feature_names
 from ..spec.search import SearchSettings
 from . import searches
 from .core import layout as T
-from .core.batch import phi_batch_core
 from .core.game import (
     eval_core,
     eval_line_core,
@@ -37,6 +36,7 @@ from .core.moves import F_CASTLE, F_DOUBLE, F_EP, encode, unpack
 from .core.perft import perft_divide_core
 from .evaluation import Evaluation, engine_weights, evaluation_of
 from .netstate import Tail, rows
+from .phibatch import PhiBatch, phi_batch
 
 logger = logging.getLogger(__name__)
 
@@ -294,73 +294,6 @@ def evaluate_line(position, moves, weights,
     return out
 
 
-@dataclass(frozen=True)
-class PhiBatch:
-    """phi of many positions as a CSR matrix (rows: positions, columns: weights)."""
-
-    features: str
-    """The feature set."""
-    indptr: np.ndarray
-    """int64 (n + 1,): row i holds entries indptr[i]:indptr[i + 1]."""
-    indices: np.ndarray
-    """int64 (nnz,): the weight index of each entry."""
-    data: np.ndarray
-    """float64 (nnz,): phi values (phi_int / denominator)."""
-    shape: tuple[int, int]
-    """(positions, weights)."""
-
-    def tocsr(self):
-        """A scipy.sparse.csr_matrix (needs scipy)."""
-        try:
-            from scipy.sparse import csr_matrix
-        except ImportError:  # pragma: no cover - depends on the installation
-            raise ConfigError("PhiBatch.tocsr needs scipy: pip install scipy") from None
-        return csr_matrix((self.data, self.indices, self.indptr), shape=self.shape)
-
-    def toarray(self) -> np.ndarray:
-        """The dense float64 matrix."""
-        out = np.zeros(self.shape, dtype=np.float64)
-        rows = np.repeat(np.arange(self.shape[0]), np.diff(self.indptr))
-        out[rows, self.indices] = self.data
-        return out
-
-    def dot(self, weights) -> np.ndarray:
-        """phi @ weights for every position (float64)."""
-        w = np.asarray(weights, dtype=np.float64)
-        rows = np.repeat(np.arange(self.shape[0]), np.diff(self.indptr))
-        return np.bincount(rows, weights=self.data * w[self.indices], minlength=self.shape[0])
-
-
-_MAX_NNZ = 128  # non-zeros of one position's phi_int: at most 120 (extended)
-
-
-def phi_batch(fens, features: str = "shannon") -> PhiBatch:
-    """phi of many FENs in one core call (the FENs are parsed by the core: only the board and the
-    side to move are read, and a malformed board raises PositionError naming it)."""
-    code = feature_set_code(features)
-    width = len(feature_names(features))
-    fens = list(fens)
-    encoded = [f.strip().encode("ascii", "replace") if isinstance(f, str) else b"" for f in fens]
-    offsets = np.zeros(len(fens) + 1, dtype=np.int64)
-    np.cumsum([len(e) for e in encoded], out=offsets[1:])
-    buf = np.frombuffer(b"".join(encoded), dtype=np.uint8) if fens else np.zeros(0, np.uint8)
-    cap = _MAX_NNZ * len(fens)
-    indptr = np.zeros(len(fens) + 1, dtype=np.int64)
-    indices = np.zeros(cap, dtype=np.int64)
-    data = np.zeros(cap, dtype=np.int64)
-    U = np.zeros(T.U_ALL + 1, dtype=np.uint64)
-    S = np.zeros(T.S_MOVES, dtype=np.int64)
-    bad = np.zeros(1, dtype=np.int64)
-    nnz = phi_batch_core(buf, offsets, U, S, np.int64(code), np.int64(width),
-                         np.zeros(width, dtype=np.int64), indptr, indices, data, bad)
-    if nnz < 0:
-        i = int(bad[0])
-        raise PositionError(f"FEN #{i + 1} {fens[i]!r} is malformed or lacks a king per side; "
-                            f"give FENs such as '{chess.STARTING_FEN}'")
-    return PhiBatch(features=features, indptr=indptr, indices=indices[:nnz].copy(),
-                    data=data[:nnz] / float(denominator(features)), shape=(len(fens), width))
-
-
 def _prepared(position, weights, depth: int, nodes: int, stop: np.ndarray | None, tt_bits: int,
               features: str | Evaluation
               ) -> tuple[chess.Board, np.ndarray, np.ndarray, np.ndarray]:
@@ -425,14 +358,19 @@ def iterate(position, weights, *, depth: int = MAX_DEPTH, nodes: int = 0,
     is the last one yielded) without searching the shallower iterations again. ``nodes`` limits
     the whole search, ``stop`` ends it as in :func:`search`; a stopped iteration yields nothing,
     except a net's first (then the best root move searched so far, ``depth`` 0). ``settings``:
-    alpha-beta's (another search is refused). The core state is this thread's: consume the
-    iterations before the thread's next search."""
+    alpha-beta's (another search is refused). Bad arguments raise at the call. The core state
+    is this thread's: consume the iterations before the thread's next search."""
     if settings is not None and not settings.is_alphabeta:
         raise ConfigError(f"iterate() runs alpha-beta; the settings' search is "
                           f"{settings.algorithm!r} (use search())")
-    board, U, S, stop = _prepared(position, weights, depth, nodes, stop, tt_bits, features)
-    del board
+    _, U, S, stop = _prepared(position, weights, depth, nodes, stop, tt_bits, features)
     ordering_core(S, searches.search_params(settings or searches.ALPHABETA))
+    return _iterations(U, S, stop, depth, nodes)
+
+
+def _iterations(U: np.ndarray, S: np.ndarray, stop: np.ndarray, depth: int,
+                nodes: int) -> Iterator[SearchResult]:
+    """:func:`iterate`'s iterations on the prepared state (its arguments checked at the call)."""
     t0 = time.perf_counter()
     score, done = np.int64(0), np.int64(0)
     for d in range(1, depth + 1):
