@@ -15,7 +15,7 @@ For each hidden size H (random nets, seed 1, SCReLU), in this one process:
   finny_ns, refresh_ns  with king buckets: a Finny refresh of one perspective whose entry differs
                         from the board by two squares (a pawn on a2 / a4), and the root refresh
                         (the table reset, both perspectives from empty boards), ns per call
-With --shannon, also `evotune bench` of the Shannon reference weights (signature 26878611); with
+With --shannon, also `evotune bench` of the Shannon reference weights (signature 21833316); with
 --king-buckets K and --output-buckets N, bucketed nets (random_net with the preset map of K
 buckets; update_ns then includes reading each king's bucket, a quiet move is not a king move).
 Timings are wall-clock on a shared machine: noisy.

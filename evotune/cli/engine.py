@@ -160,7 +160,7 @@ def features(fen: str, engine: str, weights: str | None, show_all: bool) -> None
                    "differs from the full bench's.")
 @click.option("--engine", default=None,
               help="Builtin engine spec to bench with its reference weights, or nnue:FILE "
-                   "(default: the Shannon reference weights, signature 26878611).")
+                   "(default: the Shannon reference weights, signature 21833316).")
 def bench(as_json: bool, quick: bool, engine: str | None) -> None:
     """Engine speed and search signature: search_nps, reference_search_nps, speedup, perft_nps,
     game_seconds_median, signature (total nodes of a fixed search set; a net's: a CRC of its

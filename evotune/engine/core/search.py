@@ -1,11 +1,11 @@
 """The search of the numba core (docs/internals.md, "Search").
 
 Negamax alpha-beta (fail-soft) with iterative deepening, aspiration windows, a transposition
-table that cuts off only at exactly the remaining depth, MVV/LVA, killers, history (or, when
-``S[S_MM_ORDER]`` is set, the move model's score with history as the tie-break, computed when a
-node first reaches its quiet moves), mate by distance, quiescence with evasions in check, and
-draw detection. No extensions, reductions or pruning besides alpha-beta: the root score is the
-exact minimax value of the specified tree.
+table that cuts off only at exactly the remaining depth, MVV/LVA with losing captures after the
+killers, history (or, when ``S[S_MM_ORDER]`` is set, the move model's score with history as the
+tie-break, computed when a node first reaches its quiet moves), mate by distance, quiescence
+with evasions in check, and draw detection. No extensions, reductions or pruning besides
+alpha-beta: the root score is the exact minimax value of the specified tree.
 
 The node limit and the stop flag end a search from its second iteration on (the first always
 completes), except for a network (``FS_NNUE``): an untrained net's quiescence finds few cut-offs
@@ -19,12 +19,13 @@ from numba import njit
 
 from ...spec.features import FS_NNUE
 from ...rules import INF, MATE
-from .attacks import in_check
+from .attacks import attackers, in_check
+from .bits import ZERO
 from .evaluate import evaluate
 from ...spec.movefeatures import SCORE_CLAMP
 from .layout import (MAXMOVES, MAXPLY, S_FSET, S_GEN, S_HALF, S_HISTORY, S_ITER, S_KILL, S_LIMIT,
                      S_MB, S_MM_ORDER, S_MOVES, S_NODES, S_PV, S_PVLEN, S_ROOTPV, S_ROOTPVLEN,
-                     S_SCORES, S_SIDE, S_STOPPED, U_HASH)
+                     S_SCORES, S_SIDE, S_STOPPED, U_ALL, U_HASH)
 from .movegen import gen_legal
 from .movemodel import model_score
 from .moves import F_EP, from_to, move_flags, move_from, move_promo, move_to
@@ -47,10 +48,18 @@ HISTORY_BITS = 21
 history capped below 2^HISTORY_BITS as the tie-break (all below the killers' 2^34)."""
 KILLER = 1 << 34
 """Ordering scores from here up: the hash move, captures and promotions, killers."""
+LOSING = 1 << 33
+"""Losing captures from here up to KILLER (after the killers, before the quiet moves, whose
+history is capped at 2^30)."""
 
 
 @njit(cache=True)
-def _score_moves(S, base, n, ply, ttmove):
+def _score_moves(U, S, base, n, ply, ttmove, demote):
+    """Ordering scores of the moves in slots base..base+n-1: the hash move, captures and
+    promotions by MVV/LVA, the killers, quiet moves by history. With ``demote`` (alpha-beta and
+    its quiescence) a losing capture, a piece other than the king taking a cheaper one on a
+    square the other side attacks, waits for the killers (LOSING + MVV/LVA): to depth 7 with net11
+    on the bench's positions 0.68 of the nodes of captures first (docs/results/move-model.md)."""
     us = S[S_SIDE]
     k1 = S[S_KILL + 2 * ply]
     k2 = S[S_KILL + 2 * ply + 1]
@@ -64,7 +73,13 @@ def _score_moves(S, base, n, ply, ttmove):
         elif victim != 0 or promo != 0 or ep:
             # victim: the captured piece's value; a pawn for en passant; none for a promotion
             vv = PIECE_ORDER[victim] if victim != 0 else (ORDER_VALUE[1] if ep else 0)
-            sc = (1 << 36) + 64 * (vv + ORDER_VALUE[promo]) - PIECE_ORDER[S[S_MB + move_from(m)]]
+            mover = PIECE_ORDER[S[S_MB + move_from(m)]]
+            sc = 64 * (vv + ORDER_VALUE[promo]) - mover
+            if (demote and victim != 0 and promo == 0 and vv < mover < ORDER_VALUE[6]
+                    and attackers(U, move_to(m), U[U_ALL], 1 - us) != ZERO):
+                sc += LOSING
+            else:
+                sc += 1 << 36
         elif m == k1:
             sc = (1 << 34) + 1
         elif m == k2:
@@ -178,7 +193,7 @@ def quiesce(U, S, stop, alpha, beta, ply):
     if check and n == 0:
         return -(MATE - ply)
     base = S_MOVES + ply * MAXMOVES
-    _score_moves(S, base, n, ply, ply - ply)
+    _score_moves(U, S, base, n, ply, ply - ply, True)
     for i in range(n):
         m = _pick(S, base, i, n)
         make_move(U, S, m)
@@ -228,7 +243,7 @@ def negamax(U, S, stop, depth, alpha, beta, ply):
             return -(MATE - ply)
         return 0
     base = S_MOVES + ply * MAXMOVES
-    _score_moves(S, base, n, ply, ttmove)
+    _score_moves(U, S, base, n, ply, ttmove, True)
     alpha0 = alpha
     best = -INF
     bestmove = 0
@@ -236,7 +251,7 @@ def negamax(U, S, stop, depth, alpha, beta, ply):
     staged = S[S_MM_ORDER] != 0
     for i in range(n):
         m = _pick(S, base, i, n)
-        if staged and S[base + i + (S_SCORES - S_MOVES)] < KILLER:
+        if staged and S[base + i + (S_SCORES - S_MOVES)] < LOSING:
             staged = False  # the first quiet move: order the rest by the move model
             _model_quiets(U, S, base, i, n)
             m = _pick(S, base, i, n)
