@@ -228,14 +228,27 @@ def test_a_format_1_fit_resumes_as_an_uninterrupted_one(v1):
 
 
 def test_a_format_1_games_run_resumes_as_an_uninterrupted_one(v1):
+    """Generation 1 is read exactly and generation 2 plays the uninterrupted run's schedule
+    (trial vectors, opponents, openings, colours). Its results are today's search's: alpha-beta's
+    order changed after the folder was made (384b993, losing captures after the killers), which
+    changes which of equally scored moves a depth-1 game plays, so they are not compared."""
     r = cli(["resume", "games", "--generations", "2", "--runs-dir", ".", "--workers", "1"], v1)
     assert r.returncode == 0, r.stderr
-    assert _generations(v1 / "games") == _generations(v1 / "games-full")
+    got, full = _generations(v1 / "games"), _generations(v1 / "games-full")
+    assert len(got) == len(full) == 3 and got[:2] == full[:2]
+    assert [(m["a"], m["b"], m["tag"]) for m in got[2]["matches"]] \
+        == [(m["a"], m["b"], m["tag"]) for m in full[2]["matches"]]
     games = [Store(v1 / run).read_games() for run in ("games", "games-full")]
     for log in games:
         for g in log:
             g.pop("seconds", None)
-    assert games[0] == games[1] and len(games[0]) == 13
+    assert [g for g in games[0] if g["key"][0] == 1] == [g for g in games[1] if g["key"][0] == 1]
+    assert len([g for g in games[1] if g["key"][0] == 1]) == 7
+
+    def first(log):  # each generation-2 match's first game, as scheduled
+        return [{k: g[k] for k in ("key", "white", "black", "white_weights", "black_weights",
+                                   "opening")} for g in log if g["key"][0] == 2 and g["key"][3] == 0]
+    assert first(games[0]) == first(games[1]) and len(first(games[0])) == 4
 
 
 def test_the_readers_give_for_a_format_1_fit_what_they_gave(v1):
