@@ -77,7 +77,7 @@ def pnegamax(U, S, stop, logp, logt, alpha, beta, ply, use_prior, temp):
         return 0
     base = S_MOVES + ply * MAXMOVES
     off = S_SCORES - S_MOVES
-    _score_moves(U, S, base, n, ply, ttmove, False)
+    _score_moves(U, S, base, n, ply, ttmove)
     top = -PRIOR_OFFSET
     lz = 0.0
     if use_prior:

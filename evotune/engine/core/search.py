@@ -54,12 +54,12 @@ history is capped at 2^30)."""
 
 
 @njit(cache=True)
-def _score_moves(U, S, base, n, ply, ttmove, demote):
+def _score_moves(U, S, base, n, ply, ttmove):
     """Ordering scores of the moves in slots base..base+n-1: the hash move, captures and
-    promotions by MVV/LVA, the killers, quiet moves by history. With ``demote`` (alpha-beta and
-    its quiescence) a losing capture, a piece other than the king taking a cheaper one on a
-    square the other side attacks, waits for the killers (LOSING + MVV/LVA): to depth 7 with net11
-    on the bench's positions 0.68 of the nodes of captures first (docs/results/move-model.md)."""
+    promotions by MVV/LVA, the killers, quiet moves by history. A losing capture, a piece other
+    than the king taking a cheaper one on a square the other side attacks, waits for the killers
+    (LOSING + MVV/LVA): to depth 7 with net11 on the bench's positions 0.68 of the nodes of
+    captures first (docs/results/move-model.md)."""
     us = S[S_SIDE]
     k1 = S[S_KILL + 2 * ply]
     k2 = S[S_KILL + 2 * ply + 1]
@@ -75,7 +75,7 @@ def _score_moves(U, S, base, n, ply, ttmove, demote):
             vv = PIECE_ORDER[victim] if victim != 0 else (ORDER_VALUE[1] if ep else 0)
             mover = PIECE_ORDER[S[S_MB + move_from(m)]]
             sc = 64 * (vv + ORDER_VALUE[promo]) - mover
-            if (demote and victim != 0 and promo == 0 and vv < mover < ORDER_VALUE[6]
+            if (victim != 0 and promo == 0 and vv < mover < ORDER_VALUE[6]
                     and attackers(U, move_to(m), U[U_ALL], 1 - us) != ZERO):
                 sc += LOSING
             else:
@@ -193,7 +193,7 @@ def quiesce(U, S, stop, alpha, beta, ply):
     if check and n == 0:
         return -(MATE - ply)
     base = S_MOVES + ply * MAXMOVES
-    _score_moves(U, S, base, n, ply, ply - ply, True)
+    _score_moves(U, S, base, n, ply, ply - ply)
     for i in range(n):
         m = _pick(S, base, i, n)
         make_move(U, S, m)
@@ -243,7 +243,7 @@ def negamax(U, S, stop, depth, alpha, beta, ply):
             return -(MATE - ply)
         return 0
     base = S_MOVES + ply * MAXMOVES
-    _score_moves(U, S, base, n, ply, ttmove, True)
+    _score_moves(U, S, base, n, ply, ttmove)
     alpha0 = alpha
     best = -INF
     bestmove = 0
