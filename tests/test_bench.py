@@ -61,3 +61,4 @@ def test_a_nets_signature_is_pinned_and_tells_nets_apart():
     assert net_signature(net9) != NET11_SIGNATURE
     # the scale study's net12 (docs/engine.md names it)
     assert net_signature(read_net(ENGINES_DIR / "net12.nnue")) == 830459502
+    assert net_signature(read_net(ENGINES_DIR / "net13.nnue")) == 1535396929  # and its next loop

@@ -1,5 +1,6 @@
 """benchmarks/cutnode_positions.py: each position after random legal moves of its side to move,
-the same file for the same seed (the data of the move model's page, "Trained on refutations")."""
+the same file for the same seed (the data of the move model's page, "Captures that lose after
+the killers")."""
 from __future__ import annotations
 
 import subprocess

@@ -68,6 +68,27 @@ def test_the_scale_study_ships_its_best_net_as_the_spec_net12():
     assert chess.Move.from_uci(r.move) in chess.Board().legal_moves
 
 
+def test_the_scale_studys_second_loop_ships_its_net_as_the_spec_net13():
+    """docs/results/nn-scale.md, "The loop again": nn-scale-net13.nnue is the checksum and
+    SHA-256 the page names, net12 trained on (net11's shape, another net), and the packaged
+    spec `net13` plays the very same bytes."""
+    import hashlib
+
+    from evotune.spec.file import load_engine_spec
+
+    page = (RESULTS / "nn-scale.md").read_text()
+    named = re.search(r"\[`nn-scale-net13\.nnue`\]\(nn-scale-net13\.nnue\) \(197,418 bytes, "
+                      r"checksum\s+`([0-9a-f]{16})`, SHA-256\s+`([0-9a-f]{64})`", page)
+    assert named, "the scale study's page names nn-scale-net13.nnue's checksum and SHA-256"
+    data = (RESULTS / "nn-scale-net13.nnue").read_bytes()
+    assert hashlib.sha256(data).hexdigest() == named.group(2)
+    net = read_net(RESULTS / "nn-scale-net13.nnue")
+    assert net.checksum == named.group(1) and net.hidden == 128 and not net.bucketed
+    assert net.checksum != read_net(RESULTS / "nn-scale-net12.nnue").checksum
+    spec = load_engine_spec("net13")
+    assert Path(spec.net).read_bytes() == data
+
+
 @pytest.mark.parametrize("start", ["net11", "net12"])
 def test_blondie25s_row_ships_the_strategys_layers_on_their_start_nets(start):
     """docs/results/nn-scale.md, "Blondie25's row": each shipped net is its start net (the
