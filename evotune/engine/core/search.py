@@ -45,7 +45,7 @@ PIECE_ORDER = np.array([ORDER_VALUE[(p - 1) % 6 + 1] if p else 0 for p in range(
 
 HISTORY_BITS = 21
 """Quiet moves ordered by the move model: (model score + SCORE_CLAMP) << HISTORY_BITS, plus the
-history capped below 2^HISTORY_BITS as the tie-break (all below the killers' 2^34)."""
+history capped below 2^HISTORY_BITS as the tie-break (all below LOSING's 2^33)."""
 KILLER = 1 << 34
 """Ordering scores from here up: the hash move, captures and promotions, killers."""
 LOSING = 1 << 33
@@ -92,9 +92,9 @@ def _score_moves(U, S, base, n, ply, ttmove):
 @njit(cache=True)
 def _model_quiets(U, S, base, i, n):
     """Re-score the moves of slots i..n-1 (all quiet, none a killer: what is left once the
-    hash move, captures, promotions and killers were tried) by the move model, history as the
-    tie-break. Done once per node, when the search first reaches a quiet move, so a node cut off
-    earlier never pays for the model."""
+    hash move, captures, promotions, killers and losing captures were tried) by the move model,
+    history as the tie-break. Done once per node, when the search first reaches a quiet move, so
+    a node cut off earlier never pays for the model."""
     off = S_SCORES - S_MOVES
     for j in range(i, n):
         h = S[base + j + off]
