@@ -321,3 +321,27 @@ def test_the_shipped_net11_puct_spec():
     default = search(MIDDLEGAME, net, nodes=3000, features="nnue",
                      settings=replace(player.search, c=1.41, temperature=100.0))
     assert r.pv and r.simulations > 0 and r.children != default.children
+
+
+@pytest.mark.parametrize("name, checksum", [("tree-quiet-lin", "e3632859e1e22047"),
+                                            ("tree-all-lin", None)])
+def test_the_tree_models_are_the_ones_the_page_names(name, checksum):
+    """The models of docs/results/move-model.md's "History and the model together" ship beside
+    the page with the SHA-256 it names; each reads as a linear set-2 model and orders alpha-beta's
+    quiet moves without changing its score."""
+    root = Path(__file__).resolve().parents[1] / "docs" / "results"
+    path = root / "artefacts" / "move-model" / f"{name}.evomove"
+    page = (root / "move-model.md").read_text()
+    assert hashlib.sha256(path.read_bytes()).hexdigest() in page
+    model = MM.read_move_model(path)
+    assert model.hidden == 0 and model.features == 2
+    if checksum:
+        assert model.checksum == checksum and checksum in page
+    ab_model = SearchSettings(model=str(path))
+    changed = 0
+    for fen in AB_FENS:
+        plain = search(fen, W, depth=4)
+        ordered = search(fen, W, depth=4, settings=ab_model)
+        assert ordered.score == plain.score
+        changed += ordered.nodes != plain.nodes
+    assert changed > 0
