@@ -345,3 +345,17 @@ def test_the_tree_models_are_the_ones_the_page_names(name, checksum):
         assert ordered.score == plain.score
         changed += ordered.nodes != plain.nodes
     assert changed > 0
+
+
+def test_every_move_model_artefact_is_named_by_its_page():
+    """Each file under docs/results/artefacts/move-model/ (the tree models, the scratch patches
+    the page's commands apply) is named on docs/results/move-model.md, and each patch adds the
+    script its replay command runs."""
+    root = Path(__file__).resolve().parents[1] / "docs" / "results"
+    page = (root / "move-model.md").read_text()
+    files = sorted((root / "artefacts" / "move-model").iterdir())
+    assert {f.suffix for f in files} == {".evomove", ".patch"}
+    for f in files:
+        assert f"artefacts/move-model/{f.name}" in page, f.name
+    ceiling = (root / "artefacts" / "move-model" / "order-ceiling.patch").read_text()
+    assert "+++ b/benchmarks/order_ceiling.py" in ceiling and "S_RAW" in ceiling
