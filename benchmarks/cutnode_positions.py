@@ -9,9 +9,10 @@ Recipe and figures: docs/results/move-model.md ("Captures that lose after the ki
     python benchmarks/cutnode_positions.py pos.txt --per-position 2 --seed 1 --out tree.txt
 
 Reads 'FEN [result]' lines (datagen's text output), writes one 'FEN [result]' line per chosen
-move, the game's result kept (White's view; `label --move` reads it, `nn train-moves` does not use
-it) (the same output for the same input and seed). Positions whose side
-to move has no legal move, or that end the game after the move, are left out.
+move with the game's result kept (White's view; `label --move` reads it, `nn train-moves` does
+not use it): the same output for the same input and seed. Positions whose side to move has no
+legal move, or that end the game after the move, are left out. A missing file or a line that is
+not a FEN is one line and exit 2, before anything is written.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ import random
 import sys
 
 import chess
+
+from evotune.errors import ConfigError
+from evotune.fileio import check_writable, read_text
 
 
 def perturb(fen: str, per_position: int, rng: random.Random) -> list[str]:
@@ -48,17 +52,22 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rng = random.Random(a.seed)
     lines = []
-    with open(a.data, encoding="utf-8") as fh:
-        for k, line in enumerate(fh, 1):
-            fields = line.split()
-            if len(fields) < 6:
-                continue
-            fen, rest = " ".join(fields[:6]), " ".join(fields[6:])
-            try:
-                lines.extend(f"{f} {rest}".rstrip() for f in perturb(fen, a.per_position, rng))
-            except ValueError:
-                print(f"cutnode_positions: {a.data}:{k}: not a FEN", file=sys.stderr)
-                return 2
+    try:
+        text = read_text(a.data, "positions file")
+        check_writable(a.out, "output file")
+    except ConfigError as e:
+        print(f"cutnode_positions: {e}", file=sys.stderr)
+        return 2
+    for k, line in enumerate(text.splitlines(), 1):
+        fields = line.split()
+        if len(fields) < 6:
+            continue
+        fen, rest = " ".join(fields[:6]), " ".join(fields[6:])
+        try:
+            lines.extend(f"{f} {rest}".rstrip() for f in perturb(fen, a.per_position, rng))
+        except ValueError:
+            print(f"cutnode_positions: {a.data}:{k}: not a FEN", file=sys.stderr)
+            return 2
     with open(a.out, "w", encoding="utf-8") as fh:
         fh.writelines(f + "\n" for f in lines)
     print(f"{a.out}: {len(lines):,} positions")

@@ -57,3 +57,7 @@ def test_a_bad_line_or_setting_is_one_line_and_exit_2(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "bad.txt:1" in r.stderr
     assert not (tmp_path / "o.txt").exists()
+    r = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path / "none.txt"), "--out",
+                        str(tmp_path / "o.txt")], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "none.txt" in r.stderr
+    assert not (tmp_path / "o.txt").exists()

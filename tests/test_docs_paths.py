@@ -10,7 +10,8 @@ MACHINE = re.compile(r"(?<![\w.])/(work|root|home|Users|tmp)/\w")
 
 
 def test_no_page_names_a_machine_s_folders():
-    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")),
+             *sorted((ROOT / "docs").rglob("*.patch")), *sorted((ROOT / "docs").rglob("*.py"))]
     found = [f"{p.relative_to(ROOT)}:{i}: {line.strip()}" for p in pages
              for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
              if MACHINE.search(line)]

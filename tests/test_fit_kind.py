@@ -231,14 +231,19 @@ def test_a_format_1_games_run_resumes_as_an_uninterrupted_one(v1):
     """Generation 1 is read exactly and generation 2 plays the uninterrupted run's schedule
     (trial vectors, opponents, openings, colours). Its results are today's search's: alpha-beta's
     order changed after the folder was made (384b993, losing captures after the killers), which
-    changes which of equally scored moves a depth-1 game plays, so they are not compared."""
+    changes which of equally scored moves a depth-1 game plays, so they are not compared with
+    the stored ones; a second copy resumed on two workers gives the same results to the bit."""
+    shutil.copytree(v1 / "games", v1 / "games-copy")
     r = cli(["resume", "games", "--generations", "2", "--runs-dir", ".", "--workers", "1"], v1)
     assert r.returncode == 0, r.stderr
+    r = cli(["resume", "games-copy", "--generations", "2", "--runs-dir", ".", "--workers", "2"], v1)
+    assert r.returncode == 0, r.stderr
+    assert _generations(v1 / "games-copy") == _generations(v1 / "games")
     got, full = _generations(v1 / "games"), _generations(v1 / "games-full")
     assert len(got) == len(full) == 3 and got[:2] == full[:2]
     assert [(m["a"], m["b"], m["tag"]) for m in got[2]["matches"]] \
         == [(m["a"], m["b"], m["tag"]) for m in full[2]["matches"]]
-    games = [Store(v1 / run).read_games() for run in ("games", "games-full")]
+    games = [Store(v1 / run).read_games() for run in ("games", "games-full", "games-copy")]
     for log in games:
         for g in log:
             g.pop("seconds", None)
@@ -249,6 +254,8 @@ def test_a_format_1_games_run_resumes_as_an_uninterrupted_one(v1):
         return [{k: g[k] for k in ("key", "white", "black", "white_weights", "black_weights",
                                    "opening")} for g in log if g["key"][0] == 2 and g["key"][3] == 0]
     assert first(games[0]) == first(games[1]) and len(first(games[0])) == 4
+    assert sorted(games[2], key=lambda g: g["key"]) == sorted(games[0], key=lambda g: g["key"])
+    assert len(games[0]) == 13
 
 
 def test_the_readers_give_for_a_format_1_fit_what_they_gave(v1):
