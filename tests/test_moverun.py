@@ -131,12 +131,13 @@ def test_status_and_plot_show_loss_and_held_out_accuracy(tmp_path, capsys):
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0].startswith("move-model training m: epoch 3/3 (finished)")
-    assert "(ordering prior)" in lines[2]
+    assert lines[2] == "target      the chosen move" and "(ordering prior)" in lines[3]
     # the epoch's figures as the training printed them
     assert lines[-1].split(None, 2)[2] == epoch3.split(None, 2)[2]
     code, out, err = cli(capsys, "status", "m", "--runs-dir", runs, "--json")
     info = json.loads(out)
     assert code == 0 and info["epoch"] == 3 and info["finished"] is True
+    assert info["target"] == "move"
     assert [e["epoch"] for e in info["history"]] == [1, 2, 3]
     last = info["history"][-1]
     assert 0 < last["top1"] <= last["top3"] <= 1 and last["loss"] < info["baseline"]["loss"]

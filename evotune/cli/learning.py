@@ -102,8 +102,12 @@ def datagen(games, positions, out_file, engine, limits, openings, random_plies, 
 @click.option("--move", is_flag=True, default=False,
               help="Also write the move the engine chose: 'FEN | score | result | move', the "
                    "data of 'nn train-moves'.")
+@click.option("--visits", is_flag=True, default=False,
+              help="Also write the root moves' visits of a UCT engine's search after the move "
+                   "('... | move | e2e4:312 d2d4:200'; implies --move): the data of 'nn "
+                   "train-moves --target visits'.")
 @quiet_option
-def label(data, engine, limits, out_file, max_bad, workers, chunk, move):
+def label(data, engine, limits, out_file, max_bad, workers, chunk, move, visits):
     """Score labelled positions with another engine's search (Stockfish, a deeper search).
 
     Reads any format the trainers read and writes 'FEN | score | result' (White's view), the
@@ -111,7 +115,7 @@ def label(data, engine, limits, out_file, max_bad, workers, chunk, move):
     external engine gets 'go depth D nodes N'); give --depth 64 for a node count alone.
     """
     settings = LabelSettings(engine=engine, limits=limits, chunk=chunk, max_bad=max_bad,
-                             move=move)
+                             move=move, visits=visits)
     bar = CountBar("label", "positions", "scored")
     try:
         summary = run_label(settings, data, out_file, workers=workers, progress=bar)
@@ -121,7 +125,8 @@ def label(data, engine, limits, out_file, max_bad, workers, chunk, move):
     finally:
         bar.close()
     click.echo(f"{summary.out}: {summary.written} of {summary.read} positions scored by "
-               f"{engine} (format text: FEN | score | result{' | move' if move else ''}, White's view"
+               f"{engine} (format text: FEN | score | result"
+               f"{' | move | visits' if visits else ' | move' if move else ''}, White's view"
                + ("; it was already complete" if summary.resumed_from == summary.read else
                   f"; continued after position {summary.resumed_from}"
                   if summary.resumed_from else "") + ")")

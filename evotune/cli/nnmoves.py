@@ -13,7 +13,7 @@ from ..engine.movemodel import is_move_model_file, read_move_model, write_move_m
 from ..fileio import check_writable
 from ..kinds.moves import MOVES
 from ..learn.moverun import MoveRunConfig, stored_move_model
-from ..learn.movetrain import MoveTrainSettings
+from ..learn.movetrain import TARGETS, MoveTrainSettings
 from .options import runs_dir_option, seed_option
 from .progress import CommandUI
 
@@ -63,6 +63,10 @@ class _EchoUI(CommandUI):
               help="The feature set: 1 the move alone (the shipped models' set), 2 also the "
                    "position around it (threats, exchanges, the enemy king, mobility, phase, "
                    "pawns).")
+@click.option("--target", type=click.Choice(TARGETS), default=_D.target, show_default=True,
+              help="What the model learns: move, the chosen move (the fourth field); visits, "
+                   "a UCT search's visit shares over the root moves (the fifth, 'evotune "
+                   "label --visits'; lines without it are bad lines).")
 @click.option("--max-bad", type=int, default=0, show_default=True,
               help="Malformed lines to skip before stopping.")
 @seed_option(_D.seed, "Seed of the held-out split and the epochs' orders.")
@@ -71,9 +75,10 @@ class _EchoUI(CommandUI):
                    "data).")
 @runs_dir_option()
 def train_moves_command(data, out_file, epochs, batch, lr, l2, val_share, val_block, hidden,
-                        features, max_bad, seed, run_id, runs_dir) -> None:
+                        features, target, max_bad, seed, run_id, runs_dir) -> None:
     """Train a move model on 'FEN | score | result | move' lines ('evotune label --move'):
-    softmax cross-entropy of the chosen move over the legal moves, as a run: one checkpoint per
+    softmax cross-entropy of the chosen move over the legal moves (--target visits: of a UCT
+    search's visit shares, 'evotune label --visits'), as a run: one checkpoint per
     epoch, 'evotune resume RUN' continues it, 'evotune status RUN' and 'evotune plot RUN' show
     it. Prints the held-out loss, top-1 and top-3 accuracy per epoch, and the engine's ordering
     prior's as the baseline; writes the model to --out at the end. Play it with
@@ -82,7 +87,7 @@ def train_moves_command(data, out_file, epochs, batch, lr, l2, val_share, val_bl
         raise click.BadParameter("must be >= 0", param_hint="--max-bad")
     settings = MoveTrainSettings(epochs=epochs, batch=batch, lr=lr, l2=l2, val_share=val_share,
                                  val_block=val_block, seed=seed, hidden=hidden,
-                                 features=features)
+                                 features=features, target=target)
     check_writable(out_file, "--out", parents=False)
     cfg = MoveRunConfig(data=tuple(data), settings=dataclasses.asdict(settings),
                         max_bad=max_bad)

@@ -99,6 +99,9 @@ class GameOutcome:
     the process that receives the game, not the one that played it."""
     boards: np.ndarray | None = field(default=None, repr=False, compare=False)
     """int64 (plies, B_WIDTH): each move's position and flags (:mod:`.gameboards`), or None."""
+    last_visits: tuple[tuple[str, int], ...] = field(default=(), compare=False)
+    """The root's moves (UCI) and their visits in the search of the game's last move, when a
+    UCT side made it (most visited first, moves never visited left out); () otherwise."""
 
 
 # ---- boundary helpers ----------------------------------------------------------------------
@@ -472,9 +475,16 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
                    TI, TF, meta, rec)
     seconds = time.perf_counter() - t0
     n = int(info[2])
+    last_visits: tuple[tuple[str, int], ...] = ()
+    if n:
+        side = (0 if board.turn == chess.WHITE else 1) ^ ((n - 1) & 1)
+        if params[side, searches.M.P_ALGO] == searches.M.ALGO_UCT:
+            last_visits = tuple((searches.uci(c.move), c.visits) for c in
+                                searches.root_children(TI[side], TF[side], meta[side])
+                                if c.visits)
     return GameOutcome(moves=_uci(moves[:n]), result=RESULTS[int(info[0])],
                        termination=TERMINATIONS[int(info[1])], nodes=int(info[3]),
                        scores=scores[:n].copy(),
                        leaf_phi=phi[:width * n].reshape(n, width)[:, :_phi_width(sets)].copy(),
                        predicted=pred[:n].astype(bool), seconds=seconds,
-                       boards=rec[:n] if boards else None)
+                       boards=rec[:n] if boards else None, last_visits=last_visits)

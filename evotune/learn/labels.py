@@ -83,15 +83,20 @@ def result_string(value: float) -> str:
 
 
 def format_line(fen: str, result: float, fmt: str = "fen", score: int | None = None,
-                move: str = "") -> str:
+                move: str = "", visits: tuple[tuple[str, int], ...] = ()) -> str:
     """One output line (without the newline): ``FEN [1.0]``, EPD ``... c9 "1-0";`` or ``FEN |
     score | 1.0`` (``score``: White's view, centipawns), and `` | e2e4`` after it when ``move``
-    (the text format's optional fourth field: the move a search chose)."""
+    (the text format's optional fourth field: the move a search chose), then `` | e2e4:312
+    d2d4:200`` when ``visits`` (the optional fifth: a UCT search's root moves and their visits,
+    most visited first)."""
     if fmt == "text":
         if score is None or abs(int(score)) > TEXT_SCORE_LIMIT:
             raise DataError(f"the text format needs a score within +-{TEXT_SCORE_LIMIT}, got "
                             f"{score!r}")
-        return f"{fen} | {int(score)} | {float(result):.1f}" + (f" | {move}" if move else "")
+        if visits and not move:
+            raise DataError("a line with visits needs the move too")
+        return (f"{fen} | {int(score)} | {float(result):.1f}" + (f" | {move}" if move else "")
+                + (" | " + " ".join(f"{m}:{int(n)}" for m, n in visits) if visits else ""))
     if fmt == "fen":
         return f"{fen} [{float(result):.1f}]"
     if fmt == "epd":
@@ -117,6 +122,8 @@ def _fen(text: str) -> str | None:
 
 
 _UCI = re.compile(r"[a-h][1-8][a-h][1-8][nbrq]?")
+_VISIT = r"[a-h][1-8][a-h][1-8][nbrq]?:\d{1,12}"
+_VISITS = re.compile(rf"{_VISIT}(\s+{_VISIT})*")
 
 
 def parse_line(line: str) -> tuple[str, float] | str:
@@ -130,6 +137,11 @@ def parse_scored_line(line: str) -> tuple[str, float, float | None] | str:
     Only ``FEN | score | result`` lines carry a score (White's view, centipawns); a fourth field
     (``| move``, :func:`parse_move_line`) is checked there and ignored here."""
     s = line.strip()
+    if s.count("|") == 4:
+        s, visits = s.rsplit("|", 1)
+        if not _VISITS.fullmatch(visits.strip()):
+            return ("more than 4 fields: expected 'FEN | score | result | move' (a fifth is a "
+                    f"search's visits, such as 'e2e4:312 d2d4:200', not '{visits.strip()[:20]}')")
     if s.count("|") == 3:
         s, move = s.rsplit("|", 1)
         if not _UCI.fullmatch(move.strip()):
@@ -173,9 +185,33 @@ def parse_scored_line(line: str) -> tuple[str, float, float | None] | str:
 
 
 def parse_move_line(line: str) -> tuple[str, str] | str:
-    """(fen, UCI move) for a ``FEN | score | result | move`` line (``evotune label --move``), or
-    a short reason why it is not one (the move must be legal in the position)."""
+    """(fen, UCI move) for a ``FEN | score | result | move`` line (``evotune label --move``; a
+    fifth field of visits is checked and ignored), or a short reason why it is not one (the
+    move must be legal in the position)."""
+    got = parse_visits_line(line)
+    return got if isinstance(got, str) else (got[0], got[1])
+
+
+def parse_visits_line(line: str) -> tuple[str, str, dict[str, int] | None] | str:
+    """(fen, UCI move, visits or None) for a ``FEN | score | result | move [| visits]`` line
+    (``evotune label --move``, ``--visits``: a UCT search's root moves, ``e2e4:312 d2d4:200``),
+    or a short reason why it is not one: the move and every visited move must be legal in the
+    position, a move listed once, the visits not all zero."""
     s = line.strip()
+    visits = None
+    if s.count("|") == 4:
+        s, field_text = s.rsplit("|", 1)
+        if not _VISITS.fullmatch(field_text.strip()):
+            return ("visits: expected moves and counts such as 'e2e4:312 d2d4:200', not "
+                    f"'{field_text.strip()[:20]}'")
+        visits = {}
+        for item in field_text.split():
+            m, n = item.split(":")
+            if m in visits:
+                return f"visits: move {m} is listed twice"
+            visits[m] = int(n)
+        if not any(visits.values()):
+            return "visits: every count is 0"
     if s.count("|") != 3:
         return "no move: expected 'FEN | score | result | move' (evotune label --move)"
     head, uci = s.rsplit("|", 1)
@@ -189,7 +225,12 @@ def parse_move_line(line: str) -> tuple[str, str] | str:
         move = None
     if move is None or move not in board.legal_moves:
         return f"move '{uci.strip()[:12]}' is not a legal move of the position"
-    return got[0], move.uci()
+    if visits is not None:
+        legal = {m.uci() for m in board.legal_moves}
+        wrong = [m for m in visits if m not in legal]
+        if wrong:
+            return f"visits: move {wrong[0]} is not a legal move of the position"
+    return got[0], move.uci(), visits
 
 
 def file_record(path: Path) -> dict:

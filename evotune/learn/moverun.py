@@ -100,6 +100,8 @@ class MoveRunConfig:
                 ("epochs", str(s["epochs"])), ("batch", str(s["batch"])), ("lr", str(s["lr"])),
                 ("hidden", str(s["hidden"]) if s["hidden"] else "0 (linear)"),
                 ("features", f"set {s['features']}"),
+                ("target", "the chosen move" if s["target"] == "move"
+                 else "UCT's visit distribution"),
                 ("seed", str(s["seed"]))]
 
     def to_dict(self) -> dict:
@@ -119,6 +121,8 @@ def read_stored(d: dict, config: dict, fmt: int) -> tuple[MoveRunConfig, tuple[D
     settings = config["settings"]
     if isinstance(settings, dict) and "features" not in settings:
         settings = {**settings, "features": 1}  # a run made before feature set 2 trained set 1
+    if isinstance(settings, dict) and "target" not in settings:
+        settings = {**settings, "target": "move"}  # made before visit targets: the chosen move
     return (MoveRunConfig(data=tuple(config["data"]), settings=settings,
                           max_bad=config["max_bad"]),
             data_files_from_list(d.get("data_files")))
@@ -163,8 +167,10 @@ class Checkpoint:
 def default_run_id(cfg: MoveRunConfig, files: tuple[DataFile, ...]) -> str:
     """``moves-`` and 8 hex digits of the config and the data's hashes."""
     settings = {k: v for k, v in cfg.to_dict()["settings"].items()
-                if (k != "hidden" or v) and (k != "features" or v != 1)}
-    # a linear training of feature set 1 keeps the id it had before hidden units and set 2
+                if (k != "hidden" or v) and (k != "features" or v != 1)
+                and (k != "target" or v != "move")}
+    # a linear training of feature set 1 on chosen moves keeps the id it had before hidden
+    # units, set 2 and visit targets
     text = json.dumps([settings, cfg.max_bad, [f.sha256 for f in files]], sort_keys=True)
     return "moves-" + hashlib.sha256(text.encode()).hexdigest()[:8]
 
@@ -216,7 +222,7 @@ def new_move_run(cfg: MoveRunConfig, *, out_dir: str | Path,
     if run_id is not None:
         check_run_id(run_id)
     files = data_files(cfg.data, "move data file")
-    data = read_move_data(cfg.data, max_bad=cfg.max_bad)
+    data = read_move_data(cfg.data, max_bad=cfg.max_bad, target=cfg.settings["target"])
     base = baseline(data, settings)  # also checks the split
     store = Store.create(out_dir, run_id or default_run_id(cfg, files), config=cfg,
                          identity={}, data_files=files)
@@ -238,7 +244,7 @@ def open_move_run(store: Store) -> MoveData:
                          f"started ({', '.join(cfg.data)}); restore it or start a new run")
     store.lock()
     try:
-        data = read_move_data(cfg.data, max_bad=cfg.max_bad)
+        data = read_move_data(cfg.data, max_bad=cfg.max_bad, target=cfg.settings["target"])
         if not (store.root / CHECKPOINT_FILE).exists() and not (store.root / MODEL_FILE).exists():
             # stopped between its manifest and its first checkpoint: nothing was trained
             base = baseline(data, cfg.train_settings())

@@ -47,9 +47,12 @@ from ..errors import ConfigError, FieldError
 from ..fileio import read_text
 from ..seeding import STREAM_MOVE_TRAIN, generator
 from ..spec.movefeatures import ACT_SHIFT, FEATURE_SET_LATEST
-from .labels import parse_move_line
+from .labels import parse_visits_line
 
 log = logging.getLogger(__name__)
+
+TARGETS = ("move", "visits")
+"""What a move model learns: the chosen move, or a UCT search's visit distribution."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,6 +80,10 @@ class MoveTrainSettings:
     features: int = FEATURE_SET_LATEST
     """The feature set (spec/movefeatures.py's SET_BLOCKS: 1 the move, 2 also the position
     around it)."""
+    target: str = "move"
+    """What the model learns: ``move`` the chosen move (cross-entropy of that move), ``visits``
+    a UCT search's visit distribution over the root moves (``label --visits``'s fifth field;
+    cross-entropy against the visit shares, as AlphaZero's policy is trained)."""
 
     def __post_init__(self) -> None:
         for name, low, high in (("epochs", 1, 100_000), ("batch", 1, 1 << 20),
@@ -89,6 +96,9 @@ class MoveTrainSettings:
         if isinstance(self.features, bool) or self.features not in SET_BLOCKS:
             raise FieldError("features", f"must be one of {', '.join(map(str, SET_BLOCKS))}, got "
                                          f"{self.features!r}")
+        if self.target not in TARGETS:
+            raise FieldError("target", f"must be one of {', '.join(TARGETS)}, got "
+                                       f"{self.target!r}")
         if not (math.isfinite(self.lr) and self.lr > 0):
             raise FieldError("lr", f"must be a positive number, got {self.lr!r}")
         if not (math.isfinite(self.l2) and self.l2 >= 0):
@@ -108,6 +118,9 @@ class MoveData:
     """int64 (moves, N_BLOCKS): the active features of each legal move."""
     target: np.ndarray
     """int64 (P,): the row of the chosen move."""
+    dist: np.ndarray
+    """float64 (moves,): the training target's share of each move (the chosen move's 1, or its
+    share of the root's visits)."""
     order: np.ndarray
     """float64 (moves,): the ordering prior's score of each move (the baseline)."""
 
@@ -127,39 +140,53 @@ class Figures:
     """Share of positions whose chosen move is among the best three."""
 
 
-def read_move_data(paths, *, max_bad: int = 0) -> MoveData:
-    """The positions of ``paths`` (``FEN | score | result | move`` lines) with their features;
-    ConfigError naming the file and line after more than ``max_bad`` bad lines, or when no
-    position is left."""
-    starts, feats, target, order = [0], [], [], []
+def read_move_data(paths, *, max_bad: int = 0, target: str = "move") -> MoveData:
+    """The positions of ``paths`` (``FEN | score | result | move`` lines; with ``target``
+    ``visits``, ``... | move | visits`` lines) with their features; ConfigError naming the file
+    and line after more than ``max_bad`` bad lines, or when no position is left."""
+    starts, feats, tgt, order, dist = [0], [], [], [], []
     bad = 0
     for path in paths:
         text = read_text(Path(path), "move data file", error=ConfigError)
         for no, line in enumerate(text.splitlines(), 1):
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
-            got = parse_move_line(line)
-            if isinstance(got, str):
+            got = parse_visits_line(line)
+            if isinstance(got, str) or (target == "visits" and got[2] is None):
                 bad += 1
                 if bad > max_bad:
-                    raise ConfigError(f"{path}:{no}: {got} (--max-bad {max_bad})")
+                    why = got if isinstance(got, str) else (
+                        "no visits: expected 'FEN | score | result | move | visits' (evotune "
+                        "label --visits)")
+                    raise ConfigError(f"{path}:{no}: {why} (--max-bad {max_bad})")
                 continue
-            fen, uci = got
+            fen, uci, visits = got
             board = chess.Board(fen)
             moves, f = move_features(board)
             names = [m.uci() for m in moves]
-            target.append(starts[-1] + names.index(uci))
+            tgt.append(starts[-1] + names.index(uci))
+            share = np.zeros(len(moves))
+            if target == "visits":
+                assert visits is not None
+                share[:] = [visits.get(n, 0) for n in names]
+                share /= share.sum()
+            else:
+                share[names.index(uci)] = 1.0
+            dist.append(share)
             feats.append(f)
             order.append(ordering_scores(board, moves))
             starts.append(starts[-1] + len(moves))
-    if len(target) == 0:
-        raise ConfigError(f"{', '.join(map(str, paths))}: no 'FEN | score | result | move' "
-                          "lines (evotune label --move writes them)")
+    if len(tgt) == 0:
+        raise ConfigError(f"{', '.join(map(str, paths))}: no 'FEN | score | result | move"
+                          + (" | visits' lines (evotune label --visits" if target == "visits"
+                             else "' lines (evotune label --move")
+                          + " writes them)")
     if bad:
         log.warning("skipped %d bad line(s) of move data", bad)
     return MoveData(starts=np.array(starts, dtype=np.int64),
                     feats=np.concatenate(feats).astype(np.int64),
-                    target=np.array(target, dtype=np.int64),
+                    target=np.array(tgt, dtype=np.int64),
+                    dist=np.concatenate(dist).astype(np.float64),
                     order=np.concatenate(order).astype(np.float64))
 
 
@@ -207,8 +234,9 @@ def _move_scores(w, nf, nh, feats, a, b, out, acc):
 
 
 @njit(cache=True)
-def _step(w, m, v, t, nf, nh, batch, starts, feats, target, lr, l2, buf, acc, grad):
-    """One Adam step on the positions ``batch``; returns their summed loss (nats)."""
+def _step(w, m, v, t, nf, nh, batch, starts, feats, dist, lr, l2, buf, acc, grad):
+    """One Adam step on the positions ``batch``; returns their summed loss (nats): the
+    cross-entropy of the target shares ``dist`` (one-hot for a chosen move)."""
     grad[:] = 0.0
     loss = 0.0
     bias = nf + nf * nh
@@ -220,9 +248,13 @@ def _step(w, m, v, t, nf, nh, batch, starts, feats, target, lr, l2, buf, acc, gr
         for i in range(b - a):
             buf[i] = math.exp(buf[i] - top)
             z += buf[i]
-        loss += math.log(z) - math.log(buf[target[p] - a])
+        ce = 0.0
         for i in range(b - a):
-            g = buf[i] / z - (1.0 if a + i == target[p] else 0.0)
+            if dist[a + i] > 0.0:
+                ce += dist[a + i] * math.log(buf[i])
+        loss += math.log(z) - ce
+        for i in range(b - a):
+            g = buf[i] / z - dist[a + i]
             for k in range(feats.shape[1]):
                 grad[feats[a + i, k]] += g
             for j in range(nh):
@@ -378,7 +410,7 @@ def train_moves(data: MoveData, settings: MoveTrainSettings, *,
         for s in range(0, order.size, settings.batch):
             t += 1
             total += _step(w, m, v, t, nf, nh, order[s:s + settings.batch], data.starts,
-                           feats, data.target, settings.lr, settings.l2, buf, acc, grad)
+                           feats, data.dist, settings.lr, settings.l2, buf, acc, grad)
         model = quantise(w, settings.scale, nh, fs)
         if report is not None or on_epoch is not None:
             r = EpochReport(epoch=epoch, train_loss=total / max(1, order.size),

@@ -7,7 +7,9 @@ recipe is positions from cheap self-play, scores from a strong engine at a small
 score | result``, datagen's ``fen``/``epd``/``text`` lines, EPD with ``c9``) and writes
 ``FEN | score | result`` lines (:func:`evotune.learn.labels.format_line`, White's view): the
 labelling engine's score, the input's game result kept; with ``move`` a fourth field, the move
-the engine chose (``FEN | score | result | move``: the move model's data).
+the engine chose (``FEN | score | result | move``: the move model's data); with ``visits`` a
+fifth, the root moves' visits of the engine's UCT search (``... | move | e2e4:312 d2d4:200``,
+:attr:`~evotune.match.records.GameRecord.last_visits`: a visit-distribution target).
 
 Position ``i`` is one game of a single engine move from that position (``Limits.max_plies`` 1)
 played through :func:`evotune.match.runner.map_games`, the single parallel path; the other side
@@ -63,6 +65,10 @@ class LabelSettings:
     move: bool = False
     """Write the move the engine chose as a fourth field (``FEN | score | result | move``: the
     move model's training data, ``evotune nn train-moves``)."""
+    visits: bool = False
+    """Also write the UCT search's root moves and visits as a fifth field (``... | move |
+    e2e4:312 d2d4:200``; ``nn train-moves --target visits``); needs a built-in engine searching
+    by UCT, and implies ``move``."""
 
     def __post_init__(self) -> None:
         for name, low, high in (("chunk", 1, LIMITS["max_games"]),
@@ -72,6 +78,8 @@ class LabelSettings:
                 raise FieldError(name, f"must be an integer from {low} to {high}, got {v!r}")
         if not isinstance(self.limits, Limits):
             raise FieldError("limits", f"must be a Limits, got {self.limits!r}")
+        if self.visits and not self.move:
+            object.__setattr__(self, "move", True)
 
 
 @dataclass(frozen=True)
@@ -93,9 +101,12 @@ class LabelSummary:
 
 
 def label_lines(fens: list[str], results: list[float], player, limits: Limits, *,
-                workers: int, move: bool = False) -> tuple[list[str], int]:
+                workers: int, move: bool = False,
+                visits: bool = False) -> tuple[list[str], int]:
     """The output lines of ``fens`` (in order) labelled by ``player`` under ``limits``, and how
-    many were left out; ``move``: with the move the engine chose as a fourth field."""
+    many were left out; ``move``: with the move the engine chose as a fourth field; ``visits``:
+    with its UCT search's root visits as a fifth (a position whose search visited nothing, a
+    single legal move's, is left out)."""
     match = MatchSettings(limits=replace(limits, max_plies=1), openings=None)
     idle = resolve_player(REFERENCE_ALIAS, name="idle")  # the side not to move never moves
     tasks = []
@@ -113,12 +124,12 @@ def label_lines(fens: list[str], results: list[float], player, limits: Limits, *
     for fen, result, rec in zip(fens, results, records):
         scores = rec.scores or ()
         if rec.termination.startswith("forfeit") or not rec.moves or not scores \
-                or abs(int(scores[0])) > TEXT_SCORE_LIMIT:
+                or abs(int(scores[0])) > TEXT_SCORE_LIMIT or (visits and not rec.last_visits):
             left += 1
             continue
         white = int(scores[0]) if fen.split()[1] == "w" else -int(scores[0])
-        lines.append(format_line(fen, result, "text", white, rec.moves[0] if move else "")
-                     + "\n")
+        lines.append(format_line(fen, result, "text", white, rec.moves[0] if move else "",
+                                 rec.last_visits if visits else ()) + "\n")
     return lines, left
 
 
@@ -139,6 +150,10 @@ def label(settings: LabelSettings, inputs, out: str | Path, *, workers: int = 1,
     if any(p.resolve() == out.resolve() for p in paths):
         raise ConfigError(f"{out} is both an input and the output; choose another --out")
     spec, player, _, _ = resolve_engine(settings.engine)
+    if settings.visits and not (player.is_builtin and player.search.algorithm == "uct"):
+        by = player.search.algorithm if player.is_builtin else "an external engine"
+        raise ConfigError(f"--visits needs a built-in engine searching by UCT ([search] "
+                          f"algorithm = \"uct\"); {settings.engine} searches by {by}")
     notices: list[str] = []  # skipped lines: said once every check passed
     pos = read_positions(paths, max_bad=settings.max_bad, notices=notices)
     if not len(pos):
@@ -147,6 +162,7 @@ def label(settings: LabelSettings, inputs, out: str | Path, *, workers: int = 1,
              "chunk": settings.chunk, "max_bad": settings.max_bad,
              **engine_identity(settings.engine, spec),
              **({"move": True} if settings.move else {}),
+             **({"visits": True} if settings.visits else {}),
              "inputs": [{k: f[k] for k in ("name", "size", "sha256")} for f in pos.files]}
     tail_bound = settings.chunk * LINE_BYTES
     check_progress(out, ident, total=len(pos), tail_bound=tail_bound, writer=WRITER)
@@ -166,7 +182,8 @@ def label(settings: LabelSettings, inputs, out: str | Path, *, workers: int = 1,
             lines_of=lambda first, last: label_lines(pos.fens[first:last],
                                                      pos.results[first:last], player,
                                                      settings.limits, workers=workers,
-                                                     move=settings.move))
+                                                     move=settings.move,
+                                                     visits=settings.visits))
     finally:
         lock.release()
     return LabelSummary(out=str(out), read=len(pos), written=int(state["positions"]),

@@ -83,6 +83,9 @@ class GameRecord:
     """int64 (plies, width): the core's record of the position before each move
     (:mod:`evotune.engine.gameboards`), only when the task asked for it (built-in engines);
     not stored."""
+    last_visits: tuple[tuple[str, int], ...] = field(default=(), compare=False, repr=False)
+    """The root's moves and visits of the last move's search when a built-in UCT side made it in
+    an untimed game (``evotune label --visits``); () otherwise; not stored."""
 
     @property
     def plies(self) -> int:

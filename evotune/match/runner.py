@@ -75,11 +75,13 @@ def play_task(task: GameTask) -> GameRecord:
                         features=(task.white.features, task.black.features),
                         settings=(task.white.search, task.black.search),
                         boards=task.record_boards)
+        last_visits = out.last_visits
     else:
         out = play_players_game(task.white, task.black, board, depth=lim.depth,
                                 nodes=lim.nodes, movetime=lim.movetime, max_plies=lim.max_plies,
                                 tc=lim.tc, time_margin=lim.time_margin,
                                 adjudication=lim.adjudication)
+        last_visits = ()
     seconds = time.perf_counter() - t0
     leaves = task.record_leaves
     return GameRecord(
@@ -91,7 +93,7 @@ def play_task(task: GameTask) -> GameRecord:
         scores=tuple(int(x) for x in out.scores) if leaves else None,
         leaf_phi=leaf_array(out.leaf_phi) if leaves else None,
         predicted=tuple(bool(x) for x in out.predicted) if leaves else None,
-        notes=tuple(out.notes), boards=out.boards,
+        notes=tuple(out.notes), boards=out.boards, last_visits=last_visits,
     )
 
 

@@ -26,12 +26,16 @@ def moves_status(store: Store) -> tuple[dict, list[str]]:
     cp = read_checkpoint(store)
     total = max(cfg.generations, cp.state.epoch)
     b = cp.baseline
-    info = {"run_id": store.run_id, "kind": cfg.kind, "epoch": cp.state.epoch, "epochs": total,
+    info = {"run_id": store.run_id, "kind": cfg.kind, "target": cfg.settings["target"],
+            "epoch": cp.state.epoch, "epochs": total,
             "finished": cp.state.epoch >= total, "seconds": round(cp.seconds, 3),
             "baseline": b, "history": [vars(e) for e in cp.epochs]}
     lines = [f"move-model training {store.run_id}: epoch {cp.state.epoch}/{total} "
              f"({'finished' if info['finished'] else 'stopped'}), {cp.seconds:.1f} s",
              f"data        {', '.join(cfg.data)}",
+             "target      " + ("the chosen move" if cfg.settings["target"] == "move" else
+                               "UCT's visit distribution (the training loss against the visit "
+                               "shares; held out: the chosen move)"),
              f"baseline    held-out loss {b['loss']:.3f}, top-1 {_pct(b['top1'])}, "
              f"top-3 {_pct(b['top3'])} (ordering prior)"]
     lines += [f"epoch {e.epoch:<5} train loss {e.train_loss:.3f}; held-out loss {e.loss:.3f}, "
