@@ -3,8 +3,12 @@ field, its parser, the core game's last search's root visits, and ``nn train-mov
 visits`` (the cross-entropy of the visit shares, its gradient against numpy)."""
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import chess
 import numpy as np
@@ -220,3 +224,35 @@ def test_a_run_made_before_visit_targets_resumes_on_the_chosen_move(tmp_path, ca
     assert code == 0, err
     assert (tmp_path / "runs" / "old" / MODEL_FILE).read_bytes() == \
         (tmp_path / "three.evomove").read_bytes()
+
+
+RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
+
+
+@pytest.mark.parametrize("name", ["visits-study-move-h16", "visits-study-v20k-h16",
+                                  "visits-study-v100k-h16"])
+def test_the_visit_study_models_are_the_ones_the_page_names(name):
+    """docs/results/move-model.md's "UCT's visits as the target" ships its three models with
+    their SHA-256 and checksums; each is a 16-unit set-2 model that PUCT plays."""
+    path = RESULTS / "artefacts" / "move-model" / f"{name}.evomove"
+    page = (RESULTS / "move-model.md").read_text()
+    assert hashlib.sha256(path.read_bytes()).hexdigest() in page
+    model = MM.read_move_model(path)
+    assert (model.hidden, model.features) == (16, 2) and model.checksum in page
+    r = search(FENS[2], W, nodes=300, settings=SearchSettings(algorithm="uct", model=str(path)))
+    assert r.move and sum(n for _, n, _ in r.children) >= 299
+
+
+def test_common_positions_keeps_the_positions_every_file_has_in_order(tmp_path):
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text(f"{FENS[0]} | 1 | 0.5 | e1e2\n{FENS[1]} | 2 | 0.5 | e7e6\n"
+                 f"{FENS[0]} | 9 | 0.5 | e1e2\n{FENS[2]} | 3 | 1.0 | e1g1\n")
+    b.write_text(f"{FENS[2]} | 5 | 1.0 | e1g1 | e1g1:3\n{FENS[0]} | 4 | 0.5 | f3e5 | f3e5:1\n")
+    script = RESULTS / "artefacts" / "move-model" / "common_positions.py"
+    done = subprocess.run([sys.executable, str(script), str(a), str(b)], capture_output=True,
+                          text=True, check=True)
+    assert "a.common.txt: 2 of 3 positions" in done.stdout
+    assert (tmp_path / "a.common.txt").read_text().splitlines() == [
+        f"{FENS[0]} | 1 | 0.5 | e1e2", f"{FENS[2]} | 3 | 1.0 | e1g1"]
+    assert (tmp_path / "b.common.txt").read_text().splitlines() == [
+        f"{FENS[0]} | 4 | 0.5 | f3e5 | f3e5:1", f"{FENS[2]} | 5 | 1.0 | e1g1 | e1g1:3"]
