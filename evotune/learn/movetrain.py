@@ -4,8 +4,9 @@ Data: ``FEN | score | result | move`` lines (``evotune label --move``: the label
 search chose ``move``). Each position's legal moves and their active features come from the
 core (:func:`~evotune.engine.movemodel.move_features`: every block; a feature set 1 training
 reads the first 8, set 2 all 16); the loss is the softmax cross-entropy of the chosen move over
-the legal moves (nats), the model's score being the sum of its moves' feature weights
-(float64, nats, while training), plus with ``hidden`` H > 0 the hidden layer's
+the legal moves (nats; with ``target`` ``visits``, of the shares of a UCT search's root visits,
+``label --visits``'s fifth field: AlphaZero's policy target), the model's score being the sum
+of its moves' feature weights (float64, nats, while training), plus with ``hidden`` H > 0 the hidden layer's
 ``sum_j out_j * clip(acc_j, 0, 1)`` (``acc_j`` = bias plus the move's features' weights into
 unit j; hidden weights drawn from the seed, biases 0.5, output weights 0: training starts from
 the linear model's zero). Adam over minibatches of positions, in an order
