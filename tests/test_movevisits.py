@@ -256,3 +256,16 @@ def test_common_positions_keeps_the_positions_every_file_has_in_order(tmp_path):
         f"{FENS[0]} | 1 | 0.5 | e1e2", f"{FENS[2]} | 3 | 1.0 | e1g1"]
     assert (tmp_path / "b.common.txt").read_text().splitlines() == [
         f"{FENS[0]} | 4 | 0.5 | f3e5 | f3e5:1", f"{FENS[2]} | 5 | 1.0 | e1g1 | e1g1:3"]
+
+
+def test_the_cheaper_split_model_is_the_one_the_page_names():
+    """move-model.md's "A cheaper model for the split at equal time" ships its linear set-1 model
+    with the SHA-256 and checksum it names; the probability split plays it."""
+    path = RESULTS / "artefacts" / "move-model" / "split-set1-lin.evomove"
+    page = (RESULTS / "move-model.md").read_text()
+    assert hashlib.sha256(path.read_bytes()).hexdigest() in page
+    model = MM.read_move_model(path)
+    assert (model.hidden, model.features) == (0, 1) and model.checksum in page
+    r = search(FENS[2], W, nodes=2000,
+               settings=SearchSettings(algorithm="probability", model=str(path)))
+    assert r.move and r.nodes > 0
