@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -96,29 +97,43 @@ def test_a_hidden_training_resumed_gives_the_bytes_of_one_at_once(tmp_path, caps
     assert code == 2 and err.count("\n") == 1 and "not a model of 6 hidden units" in err
 
 
-def test_a_run_made_before_feature_set_2_resumes_as_set_1(tmp_path, capsys):
-    # a manifest written before --features existed has no 'features' setting: it trained set 1
+def _resumed_without(capsys, tmp_path, key: str, args: list[str]) -> Path:
+    """Train 3 epochs at once and 1 epoch (both with ``args``), delete ``key`` from the second
+    run's settings (a manifest written before that setting existed), resume it to 3 epochs and
+    check it gives the bytes of the first; returns the first's model file."""
     _hidden_model_data(tmp_path / "d.txt", 300, seed=5)
     runs = str(tmp_path / "runs")
     for out, run_id, epochs in (("three.evomove", "three", "3"), ("one.evomove", "old", "1")):
         code, _, err = cli(capsys, "nn", "train-moves", str(tmp_path / "d.txt"), "--out",
-                           str(tmp_path / out), "--epochs", epochs, "--batch", "32",
-                           "--features", "1", "--run-id", run_id, "--runs-dir", runs)
+                           str(tmp_path / out), "--epochs", epochs, "--batch", "32", *args,
+                           "--run-id", run_id, "--runs-dir", runs)
         assert code == 0, err
-    three = tmp_path / "three.evomove"
-    assert MM.read_move_model(three).features == 1
     manifest = tmp_path / "runs" / "old" / "manifest.json"
     d = json.loads(manifest.read_text())
-    del d["config"]["settings"]["features"]
+    del d["config"]["settings"][key]
     manifest.write_text(json.dumps(d))
     code, _, err = cli(capsys, "resume", "old", "--generations", "3", "--runs-dir", runs)
     assert code == 0, err
+    three = tmp_path / "three.evomove"
     assert (tmp_path / "runs" / "old" / MODEL_FILE).read_bytes() == three.read_bytes()
+    return three
+
+
+def test_a_run_made_before_feature_set_2_resumes_as_set_1(tmp_path, capsys):
+    # a manifest written before --features existed has no 'features' setting: it trained set 1
+    three = _resumed_without(capsys, tmp_path, "features", ["--features", "1"])
+    assert MM.read_move_model(three).features == 1
     code, out, _ = cli(capsys, "nn", "train-moves", str(tmp_path / "d.txt"), "--out",
                        str(tmp_path / "two.evomove"), "--epochs", "3", "--batch", "32",
-                       "--features", "2", "--run-id", "new", "--runs-dir", runs)
+                       "--features", "2", "--run-id", "new", "--runs-dir",
+                       str(tmp_path / "runs"))
     assert code == 0 and MM.read_move_model(tmp_path / "two.evomove").features == 2
     assert (tmp_path / "two.evomove").read_bytes() != three.read_bytes()
+
+
+def test_a_run_made_before_visit_targets_resumes_on_the_chosen_move(tmp_path, capsys):
+    # a manifest written before --target existed has no 'target' setting: it learnt the move
+    _resumed_without(capsys, tmp_path, "target", [])
 
 
 def test_status_and_plot_show_loss_and_held_out_accuracy(tmp_path, capsys):

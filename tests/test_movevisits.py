@@ -4,7 +4,6 @@ visits`` (the cross-entropy of the visit shares, its gradient against numpy)."""
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import subprocess
 import sys
@@ -206,24 +205,6 @@ def test_a_visits_training_resumed_gives_the_bytes_of_one_at_once(tmp_path, caps
                        "--run-id", "move", "--runs-dir", runs)
     assert code == 0, err  # the same lines' fourth field: another model
     assert (tmp_path / "m.evomove").read_bytes() != four
-
-
-def test_a_run_made_before_visit_targets_resumes_on_the_chosen_move(tmp_path, capsys):
-    _hidden_model_data(tmp_path / "d.txt", 300, seed=5)
-    runs = str(tmp_path / "runs")
-    for out, run_id, epochs in (("three.evomove", "three", "3"), ("one.evomove", "old", "1")):
-        code, _, err = cli(capsys, "nn", "train-moves", str(tmp_path / "d.txt"), "--out",
-                           str(tmp_path / out), "--epochs", epochs, "--batch", "32",
-                           "--run-id", run_id, "--runs-dir", runs)
-        assert code == 0, err
-    manifest = tmp_path / "runs" / "old" / "manifest.json"
-    d = json.loads(manifest.read_text())
-    del d["config"]["settings"]["target"]
-    manifest.write_text(json.dumps(d))
-    code, _, err = cli(capsys, "resume", "old", "--generations", "3", "--runs-dir", runs)
-    assert code == 0, err
-    assert (tmp_path / "runs" / "old" / MODEL_FILE).read_bytes() == \
-        (tmp_path / "three.evomove").read_bytes()
 
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"

@@ -105,8 +105,8 @@ def label_lines(fens: list[str], results: list[float], player, limits: Limits, *
                 visits: bool = False) -> tuple[list[str], int]:
     """The output lines of ``fens`` (in order) labelled by ``player`` under ``limits``, and how
     many were left out; ``move``: with the move the engine chose as a fourth field; ``visits``:
-    with its UCT search's root visits as a fifth (a position whose search visited nothing, a
-    single legal move's, is left out)."""
+    with its UCT search's root visits as a fifth (a position whose search visited nothing is
+    left out)."""
     match = MatchSettings(limits=replace(limits, max_plies=1), openings=None)
     idle = resolve_player(REFERENCE_ALIAS, name="idle")  # the side not to move never moves
     tasks = []
