@@ -70,7 +70,7 @@ def test_ctrl_c_while_processes_start_is_kept_for_the_command_and_hidden_from_th
             with children_ignore_ctrl_c():
                 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
                 os.kill(os.getpid(), signal.SIGINT)
-                time.sleep(0.2)  # raised here when another thread of the process takes it
+                time.sleep(0.2)
     finally:
         signal.signal(signal.SIGINT, handler)
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
@@ -82,3 +82,65 @@ def test_ctrl_c_while_processes_start_is_kept_for_the_command_and_hidden_from_th
     finally:
         child.kill()
         child.wait()
+
+
+def test_ctrl_c_taken_by_another_thread_is_raised_when_the_block_ends_not_inside():
+    """A Ctrl-C that a thread started before the block takes (one that does not block SIGINT,
+    as a pool's may) waits for the block's end: inside it a pool registers its temporary folder
+    and then the hook that removes it, and an interrupt between the two left loky's "leaked
+    folder objects" warning after the command's line. It is raised once, by the command's
+    handler, when the block ends."""
+    import threading
+
+    import pytest
+
+    from evotune.reaper import children_ignore_ctrl_c
+
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    done = threading.Event()
+    other = threading.Thread(target=done.wait, args=(30,))  # SIGINT not blocked in it
+    other.start()
+    reached = []
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with children_ignore_ctrl_c():
+                os.kill(os.getpid(), signal.SIGINT)  # only `other` can take it
+                for _ in range(20):
+                    time.sleep(0.01)  # the handler runs in the main thread here
+                reached.append(True)
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    finally:
+        done.set()
+        other.join()
+        signal.signal(signal.SIGINT, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    assert reached == [True]
+    time.sleep(0.05)  # raised once: no second KeyboardInterrupt here
+
+
+def test_a_pool_threads_exception_is_quiet_once_the_pool_is_stopped_early():
+    """After quiet_pool_threads (a pool stopped by Ctrl-C or an error) a traceback of loky's
+    manager or feeder thread is not printed beside the command's line; any other thread's is
+    (handed to the hook that was there before)."""
+    import threading
+
+    from evotune.reaper import quiet_pool_threads
+
+    def fail():
+        raise KeyError(37)
+
+    printed = []
+    before = threading.excepthook
+    threading.excepthook = lambda args: printed.append((args.thread.name, args.exc_value))
+    try:
+        quiet_pool_threads()
+        quiet_pool_threads()  # twice: one hook
+        for name in ("ExecutorManagerThread", "QueueFeederThread", "mine"):
+            t = threading.Thread(target=fail, name=name)
+            t.start()
+            t.join()
+    finally:
+        threading.excepthook = before
+    assert [(name, repr(exc)) for name, exc in printed] == [("mine", "KeyError(37)")]

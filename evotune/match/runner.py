@@ -30,7 +30,7 @@ from ..players import PlayerSpec
 from ..players.external import close_all
 from ..players.game import play_players_game
 from ..players.nets import evaluation
-from ..reaper import children_ignore_ctrl_c, worker_ignores_ctrl_c
+from ..reaper import children_ignore_ctrl_c, quiet_pool_threads, worker_ignores_ctrl_c
 from ..space import SHANNON_REFERENCE
 from .fixtures import Fixture, GameTask, MatchSettings, decisive_settled, game_task, games_before_verdict
 from .openings import Opening, draw_opening, opening_generator
@@ -155,20 +155,25 @@ def map_games(tasks: Sequence[GameTask], *, workers: int = 1, backend: str = "lo
         raise ConfigError(f"joblib backend {backend!r}: {exc}; use 'loky' (local processes) "
                           "or 'dask' (inside a dask.distributed Client)") from None
     with config:
-        with children_ignore_ctrl_c():
-            games = joblib.Parallel(return_as="generator")(
-                joblib.delayed(_play_in_worker)(t, os.getpid()) for t in tasks)
+        games = None
         try:
+            with children_ignore_ctrl_c():  # a Ctrl-C inside is raised when it ends
+                games = joblib.Parallel(return_as="generator")(
+                    joblib.delayed(_play_in_worker)(t, os.getpid()) for t in tasks)
             for rec in games:
                 arrived(rec)
+        except BaseException:
+            quiet_pool_threads()  # the abort below races with the pool's threads
+            raise
         finally:
             # stopped early (Ctrl-C, an error): abort the pool's tasks now, without joblib's
             # warning that tasks were not used or were cancelled (printed when the generator
             # was collected, after the command's one line)
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message=".*adjusting the input task iterator",
-                                        category=UserWarning)
-                games.close()
+            if games is not None:
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message=".*adjusting the input task "
+                                            "iterator", category=UserWarning)
+                    games.close()
     return out
 
 
