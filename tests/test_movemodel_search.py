@@ -349,13 +349,14 @@ def test_the_tree_models_are_the_ones_the_page_names(name, checksum):
 
 def test_every_move_model_artefact_is_named_by_its_page():
     """Each file under docs/results/artefacts/move-model/ (the tree models, the scratch patches
-    the page's commands apply, the script that reads the ceiling patch's counters) is named on
+    the page's commands apply, the script that reads the ceiling patch's counters, the specs of
+    the reductions) is named on
     docs/results/move-model.md; each patch changes files of the repository only (no new file:
     paths relative to it), and the ceiling patch adds the counters its script reads."""
     root = Path(__file__).resolve().parents[1] / "docs" / "results"
     page = (root / "move-model.md").read_text()
     files = sorted((root / "artefacts" / "move-model").iterdir())
-    assert {f.suffix for f in files} == {".evomove", ".patch", ".py"}
+    assert {f.suffix for f in files} == {".evomove", ".patch", ".py", ".toml"}
     for f in files:
         assert f"artefacts/move-model/{f.name}" in page, f.name
         if f.suffix == ".patch":

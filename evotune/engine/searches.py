@@ -44,6 +44,8 @@ def search_params(settings: SearchSettings) -> np.ndarray:
     p[M.P_FACTOR] = settings.factor
     p[M.P_UNVISITED] = settings.unvisited
     p[M.P_NODE_BUDGET] = 1.0 if settings.budget_unit == "nodes" else 0.0
+    p[M.P_REDUCE] = settings.reduce_gap
+    p[M.P_LATE] = settings.reduce_late
     return p
 
 

@@ -58,7 +58,11 @@ SEARCH_WEIGHTS = {w.name: w for w in (
 (:meth:`SearchSettings.weight_names`)."""
 
 _KEYS = ("algorithm", "policy", "prior", "solver", "reuse", "unvisited", "ply_cap", "nodes", "tree",
-         "seed", "budget")
+         "seed", "budget", "reduce")
+MAX_REDUCE_GAP = 100_000
+"""The largest gap of ``reduce = "model:GAP"`` (model-score units; scores are clamped inside)."""
+MAX_REDUCE_LATE = 200
+"""The largest K of ``reduce = "late:K"`` (more than a position's quiet moves: none reduced)."""
 BUDGET_UNITS = ("simulations", "nodes")
 """What a UCT budget (``--nodes``) counts: simulations, or nodes (positions made or searched,
 the unit of alpha-beta's node limit; checked between simulations)."""
@@ -79,6 +83,12 @@ class SearchSettings:
     model: str = ""
     """The prior's move model (``prior = "model:FILE"``, an absolute path; '': the prior is the
     softmax of the move ordering's score); alpha-beta: quiet moves ordered by it."""
+    reduce_late: int = 0
+    """Alpha-beta (``reduce = "late:K"``): a node's quiet moves after its first K, in the
+    order's sequence, are searched a ply shallower first (0: none)."""
+    reduce_gap: int = 0
+    """Alpha-beta with a move model (``reduce = "model:GAP"``): a quiet move whose model score
+    is more than GAP below the node's first quiet move's is searched a ply shallower first."""
     solver: bool = True
     """UCT: the solver rule for proven wins and losses."""
     reuse: bool = True
@@ -111,6 +121,13 @@ class SearchSettings:
     @property
     def policy_text(self) -> str:
         return f"alphabeta:{self.policy_depth}" if self.policy == "alphabeta" else self.policy
+
+    @property
+    def reductions(self) -> str:
+        """', reduce late:K' / ', reduce model:GAP' for :meth:`describe` ('' without)."""
+        if self.reduce_late:
+            return f", reduce late:{self.reduce_late}"
+        return f", reduce model:{self.reduce_gap}" if self.reduce_gap else ""
 
     def weight_names(self) -> tuple[str, ...]:
         """The search weights of this algorithm, in spec order."""
@@ -155,8 +172,9 @@ class SearchSettings:
     def describe(self) -> str:
         """One line: the algorithm and its settings."""
         if self.is_alphabeta:
-            return f"alphabeta, quiet moves by model {Path(self.model).name}" if self.model \
-                else "alphabeta"
+            if not self.model:
+                return "alphabeta" + self.reductions
+            return f"alphabeta, quiet moves by model {Path(self.model).name}{self.reductions}"
         parts = [self.algorithm]
         if self.algorithm == "uct":
             parts += [f"policy {self.policy_text}", f"c {self.c:g}", f"K {self.k:g}"]
@@ -204,6 +222,28 @@ def _prior(table: dict, where: str) -> tuple[bool, str]:
                           "beside the spec or in the current folder")
     raise ConfigError(f"{where}: [search] prior must be true, false or \"model:FILE\" (a move "
                       f"model, evotune nn train-moves), not {v!r}")
+
+
+def _reduce(text, out: SearchSettings, where: str) -> SearchSettings:
+    """``out`` with the reductions of ``reduce = "late:K"`` or ``"model:GAP"`` (alpha-beta only;
+    "model:" with a move model)."""
+    kind, _, value = text.partition(":") if isinstance(text, str) else ("", "", "")
+    top = MAX_REDUCE_LATE if kind == "late" else MAX_REDUCE_GAP
+    if (kind not in ("late", "model") or not (value.isascii() and value.isdigit())
+            or not 1 <= int(value) <= top):
+        raise ConfigError(f"{where}: [search] reduce must be \"late:K\" (K from 1 to "
+                          f"{MAX_REDUCE_LATE}: the quiet moves after a node's first K) or "
+                          f"\"model:GAP\" (GAP from 1 to {MAX_REDUCE_GAP}: those the move model "
+                          f"scores more than GAP below the first), not {text!r}")
+    if out.algorithm != "alphabeta":
+        raise ConfigError(f"{where}: [search] reduce belongs to algorithm 'alphabeta', not "
+                          f"{out.algorithm!r}")
+    if kind == "model" and not out.model:
+        raise ConfigError(f"{where}: [search] reduce = {text!r} needs a move model (prior = "
+                          "\"model:FILE\"): its scores decide what is reduced")
+    if kind == "late":
+        return replace(out, reduce_late=int(value))
+    return replace(out, reduce_gap=int(value))
 
 
 def _choice(table: dict, key: str, where: str, choices: tuple[str, ...]) -> str:
@@ -268,6 +308,8 @@ def search_settings(table, where: str = "engine spec") -> SearchSettings:
         raise ConfigError(f"{where}: [search] prior = true belongs to algorithm 'uct' or "
                           "'probability'; alpha-beta takes a move model for its quiet moves "
                           "(prior = \"model:FILE\")")
+    if "reduce" in table:
+        out = _reduce(table["reduce"], out, where)
     if algorithm == "alphabeta" and out.model:
         out = replace(out, prior=False)  # no softmax, no temperature: the model orders
     return out

@@ -20,10 +20,10 @@ from .attacks import in_check
 from .evaluate import evaluate, phi_into, prepare
 from .layout import (B_CAPTURE, B_CASTLE, B_CHECK, B_EP, B_FLAGS, B_FULL, B_HALF, B_PROMO, B_SIDE,
                      S_CASTLE, S_EP, S_FSET, S_FULLMOVE, S_HALF, S_ITER, S_LIMIT, S_MB, S_MM_ORDER,
-                     S_MOVES, S_NHIST, S_NODES, S_PV, S_PVLEN, S_ROOTPV, S_ROOTPVLEN, S_SIDE,
-                     S_STOPPED, S_W, unowned)
-from .mcts import (ALGO_ALPHABETA, ALGO_UCT, M_USED, P_ALGO, P_FACTOR, P_MODEL, P_PRIOR, P_REUSE,
-                   P_TEMP, reroot, uct_search)
+                     S_LATE, S_MOVES, S_NHIST, S_NODES, S_PV, S_PVLEN, S_ROOTPV, S_ROOTPVLEN,
+                     S_REDUCE, S_SIDE, S_STOPPED, S_W, unowned)
+from .mcts import (ALGO_ALPHABETA, ALGO_UCT, M_USED, P_ALGO, P_FACTOR, P_MODEL, P_PRIOR, P_REDUCE,
+                   P_REUSE, P_TEMP, reroot, uct_search)
 from .movegen import gen_legal
 from .movemodel import N_BLOCKS, model_score, move_features
 from .moves import F_EP, move_flags, move_promo, move_to
@@ -93,7 +93,7 @@ def move_scores_core(U, S, params, moves, out):
 def ordering_core(S, params):
     """Entry point: alpha-beta's quiet-move ordering for the next searches, by the move model of
     ``params`` (mcts.P_*) when its prior kind is PRIOR_MODEL, else by history."""
-    set_ordering(S, params, P_PRIOR, P_MODEL)
+    set_ordering(S, params, P_PRIOR, P_MODEL, P_REDUCE)
 
 
 @njit(cache=True, nogil=True)
@@ -130,6 +130,8 @@ def uct_core(U, S, stop, TI, TF, meta, params, sims, path, npath):
     starts empty. A move model's weights ride in ``params[P_MODEL:]``."""
     prepare(S)
     S[S_MM_ORDER] = 0
+    S[S_REDUCE] = 0
+    S[S_LATE] = 0
     if params[P_PRIOR] == PRIOR_MODEL:
         load_model(S, params, P_MODEL)
     if params[P_REUSE] != 0:
@@ -147,6 +149,8 @@ def probability_core(U, S, stop, params, nodes):
     S[S_LIMIT] = nodes
     prepare(S)
     S[S_MM_ORDER] = 0
+    S[S_REDUCE] = 0
+    S[S_LATE] = 0
     if params[P_PRIOR] == PRIOR_MODEL:
         load_model(S, params, P_MODEL)
     return probability_root(unowned(U), unowned(S), unowned(stop), params[P_FACTOR],
@@ -164,6 +168,8 @@ def qsearch_core(U, S, stop, out):
     S[S_ITER] = 0
     S[S_LIMIT] = 0
     S[S_MM_ORDER] = 0
+    S[S_REDUCE] = 0
+    S[S_LATE] = 0
     prepare(S)
     # never pass literals into the recursion (numba issue 6061): derive typed values
     zero = S[S_NODES]
@@ -286,7 +292,7 @@ def play_game_core(U, S, stop, fsets, weights, depth, nodes, max_plies, adj,
             S[S_W + k] = weights[side, k]
         algo = np.int64(params[side, P_ALGO])
         if algo == ALGO_ALPHABETA:
-            set_ordering(S, params[side], P_PRIOR, P_MODEL)
+            set_ordering(S, params[side], P_PRIOR, P_MODEL, P_REDUCE)
             score = search_core(U, S, stop, depth, nodes)
         elif algo == ALGO_UCT:
             since = last_search[side]

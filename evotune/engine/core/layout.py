@@ -60,6 +60,8 @@ S_ROOTPV = S_PVLEN + MAXPLY              # root PV of the deepest completed iter
 MM_SLOTS = 65536                         # move model (core/movemodel.py: MODEL_SLOTS at most)
 S_MM = S_ROOTPV + MAXPLY
 S_MM_ORDER = S_MM + MM_SLOTS - 1         # 1: alpha-beta orders quiet moves by the move model
+S_REDUCE = S_MM + MM_SLOTS - 2           # > 0: reduce quiet moves this far below the first (model)
+S_LATE = S_MM + MM_SLOTS - 3             # > 0: reduce quiet moves after this many (any order)
 S_TT = S_MM + MM_SLOTS                   # TT data, 2 ints per entry: score, packed info
 S_SIZE = S_TT
 

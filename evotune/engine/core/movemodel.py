@@ -35,9 +35,10 @@ from ...spec.movefeatures import (
     SET_BLOCKS,
 )
 
-S_MM_ACC = S_MM + MM_SLOTS - 1 - HIDDEN_MAX
-"""Scratch slots before the ordering flag: one move's hidden accumulators."""
-assert MODEL_SLOTS <= S_MM_ACC - S_MM  # the last slot is the ordering flag (layout.S_MM_ORDER)
+S_MM_ACC = S_MM + MM_SLOTS - 3 - HIDDEN_MAX
+"""Scratch slots before the reductions' settings and the ordering flag: one move's hidden
+accumulators."""
+assert MODEL_SLOTS <= S_MM_ACC - S_MM  # the last three: layout.S_LATE, S_REDUCE, S_MM_ORDER
 S_MM_H = S_MM + N_FEATURES
 """The hidden units of the model loaded (0: linear); after it the blocks it reads, then its
 hidden weights (feature-major, H per feature), H biases and H output weights."""

@@ -8,7 +8,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .layout import MM_SLOTS, S_HISTORY, S_MB, S_MM, S_MM_ORDER, S_MOVES, S_SCORES, S_SIDE
+from .layout import (MM_SLOTS, S_HISTORY, S_MB, S_MM, S_LATE, S_MM_ORDER, S_MOVES, S_REDUCE,
+                     S_SCORES, S_SIDE)
 from .movemodel import N_FEATURES, model_score
 from .moves import F_EP, from_to, move_flags, move_from, move_promo, move_to
 from .search import ORDER_VALUE, PIECE_ORDER
@@ -72,23 +73,29 @@ def move_prior(U, S, m, kind):
 def load_model(S, params, start):
     """Copy the move model from ``params[start:]`` (float64, whole numbers, laid out as
     spec.movefeatures.MODEL_SLOTS says) into ``S[S_MM:]``: the linear weights, the hidden size,
-    the blocks the model reads and as many hidden weights as it has (the last slot of MM_SLOTS
-    is the ordering flag)."""
+    the blocks the model reads and as many hidden weights as it has (the last three slots of
+    MM_SLOTS are the reductions' settings and the ordering flag)."""
     hidden = np.int64(params[start + N_FEATURES]) if params.size > start + N_FEATURES else 0
-    n = min(params.size - start, N_FEATURES + 2 + hidden * (N_FEATURES + 2), MM_SLOTS - 1)
+    n = min(params.size - start, N_FEATURES + 2 + hidden * (N_FEATURES + 2), MM_SLOTS - 3)
     for i in range(n):
         S[S_MM + i] = np.int64(params[start + i])
 
 
 @njit(cache=True)
-def set_ordering(S, params, prior_slot, start):
+def set_ordering(S, params, prior_slot, start, reduce_slot):
     """Alpha-beta: order quiet moves by the move model in ``params[start:]`` when the prior
-    kind ``params[prior_slot]`` is PRIOR_MODEL (weights loaded), else by history alone."""
+    kind ``params[prior_slot]`` is PRIOR_MODEL (weights loaded), and reduce those whose score
+    is more than ``params[reduce_slot]`` below the node's first quiet move's (0: none); else by
+    history. Either order: reduce the quiet moves after the first ``params[reduce_slot + 1]``
+    (0: none)."""
+    S[S_LATE] = np.int64(params[reduce_slot + 1])
     if params[prior_slot] == PRIOR_MODEL:
         load_model(S, params, start)
         S[S_MM_ORDER] = 1
+        S[S_REDUCE] = np.int64(params[reduce_slot])
     else:
         S[S_MM_ORDER] = 0
+        S[S_REDUCE] = 0
 
 
 @njit(cache=True)

@@ -5,7 +5,11 @@ table that cuts off only at exactly the remaining depth, MVV/LVA with losing cap
 killers, history (or, when ``S[S_MM_ORDER]`` is set, the move model's score with history as the
 tie-break, computed when a node first reaches its quiet moves), mate by distance, quiescence
 with evasions in check, and draw detection. No extensions, reductions or pruning besides
-alpha-beta: the root score is the exact minimax value of the specified tree.
+alpha-beta (the root score is the exact minimax value of the specified tree), unless
+reductions are set: ``S[S_LATE]`` = K reduces the quiet moves after a node's first K,
+``S[S_REDUCE]`` = GAP (with the model's order) those whose model score is more than GAP below
+the node's first quiet move's; a reduced move is searched a ply shallower first, and again to
+the full depth when it beats alpha (:func:`_reduced`).
 
 The node limit and the stop flag end a search from its second iteration on (the first always
 completes), except for a network (``FS_NNUE``): an untrained net's quiescence finds few cut-offs
@@ -23,9 +27,9 @@ from .attacks import attackers, in_check
 from .bits import ZERO
 from .evaluate import evaluate
 from ...spec.movefeatures import SCORE_CLAMP
-from .layout import (MAXMOVES, MAXPLY, S_FSET, S_GEN, S_HALF, S_HISTORY, S_ITER, S_KILL, S_LIMIT,
-                     S_MB, S_MM_ORDER, S_MOVES, S_NODES, S_PV, S_PVLEN, S_ROOTPV, S_ROOTPVLEN,
-                     S_SCORES, S_SIDE, S_STOPPED, U_ALL, U_HASH)
+from .layout import (MAXMOVES, MAXPLY, S_FSET, S_GEN, S_HALF, S_HISTORY, S_ITER, S_KILL, S_LATE,
+                     S_LIMIT, S_MB, S_MM_ORDER, S_MOVES, S_NODES, S_PV, S_PVLEN, S_REDUCE, S_ROOTPV,
+                     S_ROOTPVLEN, S_SCORES, S_SIDE, S_STOPPED, U_ALL, U_HASH)
 from .movegen import gen_legal
 from .movemodel import model_score
 from .moves import F_EP, from_to, move_flags, move_from, move_promo, move_to
@@ -100,6 +104,24 @@ def _model_quiets(U, S, base, i, n):
         h = S[base + j + off]
         S[base + j + off] = ((model_score(U, S, S[base + j]) + SCORE_CLAMP) << HISTORY_BITS) \
             + min(h, (1 << HISTORY_BITS) - 1)
+
+
+REDUCE_DEPTH = 3
+"""Reductions act at nodes of this remaining depth or more (a reduced child keeps at least one
+ply before the quiescence search)."""
+
+
+@njit(cache=True)
+def _reduced(U, S, quiets, late, key, top, gap):
+    """True when the quiet move just made is to be searched a ply shallower: ``quiets`` quiet
+    moves came before it at this node and ``late`` > 0 allows no more, or (``gap`` > 0) its
+    ordering ``key`` is more than ``gap`` model-score units below ``top``, the node's first
+    quiet move's (both model score + SCORE_CLAMP above HISTORY_BITS); never a move that gives
+    check."""
+    if not ((late > 0 and quiets >= late)
+            or (gap > 0 and (top >> HISTORY_BITS) - (key >> HISTORY_BITS) > gap)):
+        return False
+    return not in_check(U, S[S_SIDE])
 
 
 @njit(cache=True)
@@ -249,16 +271,36 @@ def negamax(U, S, stop, depth, alpha, beta, ply):
     bestmove = 0
     us = S[S_SIDE]
     staged = S[S_MM_ORDER] != 0
+    deep = depth >= REDUCE_DEPTH
+    late = S[S_LATE] if deep else 0
+    gap = S[S_REDUCE] if deep and staged else 0
+    reducing = late > 0 or gap > 0
+    quiets = 0
+    top = 0
     for i in range(n):
         m = _pick(S, base, i, n)
         if staged and S[base + i + (S_SCORES - S_MOVES)] < LOSING:
             staged = False  # the first quiet move: order the rest by the move model
             _model_quiets(U, S, base, i, n)
             m = _pick(S, base, i, n)
+        key = S[base + i + (S_SCORES - S_MOVES)]
+        reduce = False
+        if reducing and key < LOSING:
+            if quiets == 0:  # the first quiet move: none in check
+                top = key
+                reducing = not in_check(U, us)
+            else:
+                reduce = True
+            quiets += 1
         make_move(U, S, m)
         if depth > 1:  # the child probes the table
             tt_prefetch(U, S, U[U_HASH])
-        s = -negamax(U, S, stop, depth - 1, -beta, -alpha, ply + 1)
+        if reduce and _reduced(U, S, quiets - 1, late, key, top, gap):
+            s = -negamax(U, S, stop, depth - 2, -beta, -alpha, ply + 1)
+            if s > alpha and S[S_STOPPED] == 0:
+                s = -negamax(U, S, stop, depth - 1, -beta, -alpha, ply + 1)
+        else:
+            s = -negamax(U, S, stop, depth - 1, -beta, -alpha, ply + 1)
         unmake_move(U, S, m)
         if S[S_STOPPED] != 0:
             return 0
