@@ -19,15 +19,15 @@ from ...rules import (INF, R_BLACK, R_DRAW, R_WHITE, T_ADJ_DRAW, T_CHECKMATE, T_
 from .attacks import in_check
 from .evaluate import evaluate, phi_into, prepare
 from .layout import (B_CAPTURE, B_CASTLE, B_CHECK, B_EP, B_FLAGS, B_FULL, B_HALF, B_PROMO, B_SIDE,
-                     S_CASTLE, S_EP, S_FSET, S_FULLMOVE, S_HALF, S_ITER, S_LIMIT, S_MB, S_MM_ORDER,
-                     S_LATE, S_MOVES, S_NHIST, S_NODES, S_PV, S_PVLEN, S_ROOTPV, S_ROOTPVLEN,
-                     S_REDUCE, S_SIDE, S_STOPPED, S_W, unowned)
+                     S_CASTLE, S_EP, S_FSET, S_FULLMOVE, S_HALF, S_ITER, S_LIMIT, S_MB, S_MOVES,
+                     S_NHIST, S_NODES, S_PV, S_PVLEN, S_ROOTPV, S_ROOTPVLEN, S_SIDE, S_STOPPED, S_W,
+                     unowned)
 from .mcts import (ALGO_ALPHABETA, ALGO_UCT, M_USED, P_ALGO, P_FACTOR, P_MODEL, P_PRIOR, P_REDUCE,
                    P_REUSE, P_TEMP, reroot, uct_search)
 from .movegen import gen_legal
 from .movemodel import N_BLOCKS, model_score, move_features
 from .moves import F_EP, move_flags, move_promo, move_to
-from .prior import PRIOR_MODEL, load_model, set_ordering
+from .prior import PRIOR_MODEL, load_model, plain_order, set_ordering
 from .position import (compact_history, insufficient_material, make_move, repetitions,
                        unmake_move)
 from .probability import MAX_ITERATIONS, probability_root
@@ -129,9 +129,7 @@ def uct_core(U, S, stop, TI, TF, meta, params, sims, path, npath):
     root moves along ``path[:npath]`` (the moves played since its last search), else the tree
     starts empty. A move model's weights ride in ``params[P_MODEL:]``."""
     prepare(S)
-    S[S_MM_ORDER] = 0
-    S[S_REDUCE] = 0
-    S[S_LATE] = 0
+    plain_order(S)
     if params[P_PRIOR] == PRIOR_MODEL:
         load_model(S, params, P_MODEL)
     if params[P_REUSE] != 0:
@@ -148,9 +146,7 @@ def probability_core(U, S, stop, params, nodes):
     ``params[P_MODEL:]``)."""
     S[S_LIMIT] = nodes
     prepare(S)
-    S[S_MM_ORDER] = 0
-    S[S_REDUCE] = 0
-    S[S_LATE] = 0
+    plain_order(S)
     if params[P_PRIOR] == PRIOR_MODEL:
         load_model(S, params, P_MODEL)
     return probability_root(unowned(U), unowned(S), unowned(stop), params[P_FACTOR],
@@ -167,9 +163,7 @@ def qsearch_core(U, S, stop, out):
     S[S_STOPPED] = 0
     S[S_ITER] = 0
     S[S_LIMIT] = 0
-    S[S_MM_ORDER] = 0
-    S[S_REDUCE] = 0
-    S[S_LATE] = 0
+    plain_order(S)
     prepare(S)
     # never pass literals into the recursion (numba issue 6061): derive typed values
     zero = S[S_NODES]

@@ -82,6 +82,15 @@ def load_model(S, params, start):
 
 
 @njit(cache=True)
+def plain_order(S):
+    """History's order and no reductions: the cores of the other searches and of the quiescence
+    search start here (alpha-beta's start at :func:`set_ordering`)."""
+    S[S_MM_ORDER] = 0
+    S[S_REDUCE] = 0
+    S[S_LATE] = 0
+
+
+@njit(cache=True)
 def set_ordering(S, params, prior_slot, start, reduce_slot):
     """Alpha-beta: order quiet moves by the move model in ``params[start:]`` when the prior
     kind ``params[prior_slot]`` is PRIOR_MODEL (weights loaded), and reduce those whose score
