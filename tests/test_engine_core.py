@@ -382,6 +382,14 @@ def test_iterate_stopped_before_it_starts():
 
 # ---- input errors ----------------------------------------------------------------------------
 
+def test_startpos_names_the_initial_position_as_in_uci():
+    assert perft("startpos", 3) == perft(START, 3) == 8902
+    a, b = search(" startpos ", REF, depth=3), search(START, REF, depth=3)
+    assert (a.move, a.score, a.nodes, a.pv) == (b.move, b.score, b.nodes, b.pv)
+    with pytest.raises(PositionError, match="or 'startpos'"):
+        search("startpos moves e2e4", REF)
+
+
 def test_bad_input_raises_library_errors():
     with pytest.raises(PositionError):
         search("not a fen", REF)
@@ -405,6 +413,8 @@ def test_bad_input_raises_library_errors():
 
 def test_cli_perft_search_and_errors(capsys, tmp_path):
     main(["perft", START, "3"])
+    assert capsys.readouterr().out.strip() == "8902"
+    main(["perft", "startpos", "3"])
     assert capsys.readouterr().out.strip() == "8902"
     main(["perft", START, "1", "--divide"])
     lines = capsys.readouterr().out.strip().splitlines()

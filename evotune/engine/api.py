@@ -107,15 +107,16 @@ class GameOutcome:
 # ---- boundary helpers ----------------------------------------------------------------------
 
 def to_board(position) -> chess.Board:
-    """A validated copy of ``position`` (FEN string or chess.Board)."""
+    """A validated copy of ``position`` (FEN string, 'startpos' as in UCI, or chess.Board)."""
     if isinstance(position, chess.Board):
         board = position.copy()
     elif isinstance(position, str):
+        text = position.strip()
         try:
-            board = chess.Board(position.strip())
+            board = chess.Board() if text == "startpos" else chess.Board(text)
         except ValueError as exc:
             raise PositionError(f"malformed FEN '{position}': {exc}; give a FEN such as "
-                                f"'{chess.STARTING_FEN}'") from None
+                                f"'{chess.STARTING_FEN}' (or 'startpos')") from None
     else:
         raise PositionError(f"position must be a FEN string or a chess.Board, got "
                             f"{type(position).__name__}")
