@@ -124,6 +124,8 @@ def test_the_spec_key(tmp_path, model):
     spec = load_engine_spec(str(f))
     assert (spec.search.reduce_gap, spec.search.reduce_late, spec.search.model) == (0, 3, "")
     assert spec.search.describe() == "alphabeta, reduce late:3"
+    both = SearchSettings(model=model, reduce_late=2, reduce_gap=300)  # the Python API only
+    assert both.describe() == "alphabeta, quiet moves by model r.evomove, reduce late:2 or model:300"
     bad = [(f'prior = "model:{model}"\nreduce = "model:0"', 'reduce must be "late:K"'),
            ('reduce = "late:201"', 'reduce must be "late:K"'),
            ('reduce = "late:\u00b2"', 'reduce must be "late:K"'),

@@ -349,8 +349,8 @@ def test_the_tree_models_are_the_ones_the_page_names(name, checksum):
 
 def test_every_move_model_artefact_is_named_by_its_page():
     """Each file under docs/results/artefacts/move-model/ (the tree models, the scratch patches
-    the page's commands apply, the script that reads the ceiling patch's counters, the specs of
-    the reductions) is named on
+    the page's commands apply, the scripts that read the patched builds, the specs of the
+    reductions) is named on
     docs/results/move-model.md; each patch changes files of the repository only (no new file:
     paths relative to it), and the ceiling patch adds the counters its script reads."""
     root = Path(__file__).resolve().parents[1] / "docs" / "results"

@@ -35,7 +35,9 @@ from ..weightsio import load_weights_file, parse_weights_text
               help="With --suite: skip entries whose expected count is above this.")
 def perft(fen: str | None, depth: int | None, divide: bool, suite: str | None,
           max_nodes: int) -> None:
-    """Count the leaves of the legal move tree: 'evotune perft FEN DEPTH' or --suite FILE.epd."""
+    """Count the leaves of the legal move tree: 'evotune perft FEN DEPTH' or --suite FILE.epd.
+
+    FEN may be 'startpos', UCI's name for the initial position."""
     if suite is not None:
         checks = perft_suite(suite, max_nodes=max_nodes)
         failed = [c for c in checks if not c.ok]
@@ -109,7 +111,8 @@ def builtin_weights(engine: str, weights: str | None):
                    "nnue:FILE.")
 def search(fen: str, depth: int, nodes: int, weights: str | None, engine: str) -> None:
     """Search FEN with the built-in engine; print move, score, depth, nodes, nodes/s and PV
-    (a uct spec: then the root's moves with their visits and mean values)."""
+    (a uct spec: then the root's moves with their visits and mean values). FEN may be
+    'startpos'."""
     spec, w = builtin_weights(engine, weights)
     if evaluation_of(spec.features).reads_file:  # a net: its evaluation, the spec's search
         r = run_search(fen, w, depth=depth, nodes=nodes, features=spec.features,
@@ -141,7 +144,8 @@ def search(fen: str, depth: int, nodes: int, weights: str | None, engine: str) -
 @click.option("--all", "show_all", is_flag=True, help="Also list the features that are zero.")
 def features(fen: str, engine: str, weights: str | None, show_all: bool) -> None:
     """Print the non-zero features of FEN (side to move's view) with their names, values
-    (phi, phase folded in), weights and weighted contributions, then the evaluation."""
+    (phi, phase folded in), weights and weighted contributions, then the evaluation. FEN may be
+    'startpos'."""
     spec, w = builtin_weights(engine, weights)
     rows, value = contributions(fen, w, spec.features, nonzero=not show_all)
     width = max([len(r.name) for r in rows] + [7])

@@ -124,10 +124,11 @@ class SearchSettings:
 
     @property
     def reductions(self) -> str:
-        """', reduce late:K' / ', reduce model:GAP' for :meth:`describe` ('' without)."""
-        if self.reduce_late:
-            return f", reduce late:{self.reduce_late}"
-        return f", reduce model:{self.reduce_gap}" if self.reduce_gap else ""
+        """', reduce late:K' / ', reduce model:GAP' for :meth:`describe` ('' without; both, as
+        the core applies them, when the Python API sets both)."""
+        kinds = [f"late:{self.reduce_late}"] if self.reduce_late else []
+        kinds += [f"model:{self.reduce_gap}"] if self.reduce_gap else []
+        return f", reduce {' or '.join(kinds)}" if kinds else ""
 
     def weight_names(self) -> tuple[str, ...]:
         """The search weights of this algorithm, in spec order."""
