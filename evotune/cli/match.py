@@ -18,6 +18,7 @@ from .options import (
     book_plies_option,
     json_option,
     limits_options,
+    note_old_players,
     openings_option,
     seed_option,
     sprt_option,
@@ -46,11 +47,12 @@ def match_command(a, b, games, openings, book_plies, limits, workers, seed, sprt
     """Play a colour-balanced match between players A and B and print its statistics.
 
     A and B are each SPEC[:WEIGHTS]: an engine spec (a name under engines/ or a .toml;
-    'reference' = 'shannon'; builtin: the built-in engine, uci: the external engine) with its
+    shannon: the built-in engine's default spec; a 'uci' spec: an external engine) with its
     reference values, or with the weights in a file (e.g. pst:tuned.json; any 'evotune export
     --format json' output). A bare weights file means shannon:FILE.
     """
     games = check_games(games)
+    note_old_players(a, b)
     params = SprtParams(*sprt) if sprt else None
     if pgn_path:
         check_writable(pgn_path, "--pgn")

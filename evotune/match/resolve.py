@@ -53,13 +53,12 @@ def split_player(arg: str) -> tuple[str, str | None]:
 
 def resolve_player(arg: str, *, name: str | None = None) -> PlayerSpec:
     """The player named by ``SPEC[:WEIGHTS]`` (see the module docstring); ``name`` overrides
-    the label shown in PGN headers and results (default: 'reference', the spec's name, or
-    'SPEC:STEM' with weights; a bare weights file: its stem)."""
+    the label shown in PGN headers and results (default: the spec's name - 'shannon' for its
+    old spelling 'reference' -, or 'SPEC:STEM' with weights; a bare weights file: its stem)."""
     ref = parse_player_ref(arg)
     spec, weights_path = load_engine_spec(ref.spec_name), ref.file
     if weights_path is None:
-        label = REFERENCE_ALIAS if ref.is_reference else spec.name
-        return player_from_engine_spec(spec, None, name=name or label)
+        return player_from_engine_spec(spec, None, name=name or spec.name)
     stem = Path(weights_path).stem
     label = stem if ref.bare_file else f"{spec.name}:{stem}"
     evaluation = spec_evaluation(spec)

@@ -205,6 +205,13 @@ _SCALAR_TYPES: dict[str, type] = {
 _TYPES: dict[str, type] = {k: _SCALAR_TYPES[k] for k in STORED_KEYS if k != "params"}
 
 
+FILE_KEYS = {"final_check_games": "guard_games", "final_check_openings": "guard_openings"}
+"""A config file's names of stored keys that are spelled otherwise in the manifest (the final
+check's, stored as ``guard_*`` since before it had its name); files may still use the stored
+spelling."""
+_FILE_NAMES = {v: k for k, v in FILE_KEYS.items()}
+
+
 def load_config_file(path: str | Path) -> dict:
     """Read a run config TOML file into a flat dict of known keys (unknown keys are an error).
 
@@ -227,11 +234,16 @@ def load_config_file(path: str | Path) -> dict:
                 raise ConfigError(f"config file {p}: [cluster] must be a table")
             _unknown(value, ("backend", "scheduler"), f"config file {p}: [cluster]")
             flat.update(value)
-        elif key in _TYPES:
-            flat[key] = value
+        elif key in _TYPES or key in FILE_KEYS:
+            stored = FILE_KEYS.get(key, key)
+            if stored in flat:
+                raise ConfigError(f"config file {p}: '{key}' is given twice (as "
+                                  f"'{_FILE_NAMES.get(stored, stored)}' and '{stored}')")
+            flat[stored] = value
         else:
+            known = {_FILE_NAMES.get(k, k) for k in _TYPES} | {"params", "cluster"}
             raise ConfigError(f"config file {p}: unknown key '{key}'; known keys: "
-                              f"{', '.join(sorted(set(_TYPES) | {'params', 'cluster'}))}")
+                              f"{', '.join(sorted(known))}")
     return flat
 
 
@@ -342,7 +354,7 @@ def dump_config_toml(cfg: RunConfig) -> str:
     for key in _TYPES:
         if key in ("backend", "scheduler"):
             continue
-        lines.append(f"{key} = {_toml_value(stored[key])}")
+        lines.append(f"{_FILE_NAMES.get(key, key)} = {_toml_value(stored[key])}")
     lines.append("")
     lines.append("[params]")
     for k, v in cfg.params:

@@ -1,10 +1,11 @@
 """Verification of a run: its recommended weights against the reference weights and against the
 initial population's mean, on held-out openings the run did not tune on; of a net training: its
-trained net against the reference player and against its initial net.
+trained net against shannon (the built-in engine's default spec) and against its initial net.
 
 Two matches (both from the verified player's point of view, the same openings and seed, so
-they are paired): ``recommended vs reference`` and ``recommended vs initial mean`` (gen-0000's
-mean, rounded); for a training ``net vs reference`` (shannon's reference weights: a training
+they are paired): ``recommended vs reference`` (``vs start`` for a run from given weights, whose
+spec's reference values are its start) and ``recommended vs initial mean`` (gen-0000's
+mean, rounded); for a training ``net vs shannon`` (shannon's reference weights: a training
 names no engine spec) and ``net vs initial net`` (its initial.nnue); or one match per opponent
 named ``SPEC[:WEIGHTS]`` (``--opponents``, e.g. ``shannon`` or ``pst:tuned.json``; see
 :mod:`evotune.match.resolve`). With a second limit (``--also-depth`` / ``--also-tc``) every
@@ -38,7 +39,6 @@ from ..match.cluster import backend_session
 from ..match.fixtures import check_games
 from ..match.openings import check_openings
 from ..match.resolve import (
-    REFERENCE_ALIAS,
     check_player_starts,
     close_external_players,
     resolve_player,
@@ -48,8 +48,9 @@ from ..match.scoring import SprtParams
 from ..paths import HELD_OUT_OPENINGS, held_out_openings, resolve_openings_path
 from ..players import PlayerSpec
 from ..players.spec import player_from_engine_spec
+from ..runs.config import RunConfig
 from ..runs.kinds import recommend
-from ..runs.lifecycle import resolve_workers
+from ..runs.lifecycle import has_start, resolve_workers
 from ..runs.rundata import RunData, initial_mean, load_run, open_store, run_spec
 from ..runs.store import Store
 from ..runs.storedkinds import stored_kind
@@ -208,6 +209,14 @@ def _named_opponents(named: tuple[str, ...]) -> list[tuple[str, PlayerSpec]]:
     return [(p.name, p) for p in players]
 
 
+def reference_label(data: RunData) -> str:
+    """What the run's reference weights are to a reader: 'start' for a games run from given
+    weights (its spec's reference values are the weights it started from: :func:`has_start`),
+    else 'reference' (the spec's own values)."""
+    return "start" if isinstance(data.config, RunConfig) and has_start(data.config) \
+        else "reference"
+
+
 def _opponents(data: RunData, spec, named: tuple[str, ...]) -> list[tuple[str, PlayerSpec]]:
     """(label, PlayerSpec) of each opponent: the players named ``SPEC[:WEIGHTS]``, or the run's
     reference weights and initial mean (ConfigError before any game when one is unknown). An
@@ -219,7 +228,7 @@ def _opponents(data: RunData, spec, named: tuple[str, ...]) -> list[tuple[str, P
     out = []
     reference = tuple(float(v) for v in data.reference)
     initial = initial_mean(data)
-    pairs = [("reference", reference)]
+    pairs = [(reference_label(data), reference)]
     if tuple(float(v) for v in initial) != reference:
         pairs.append(("initial mean", initial))
     for label, weights in pairs:
@@ -427,7 +436,7 @@ def verify_training(store: Store, *, settings: VerifySettings = VerifySettings()
             raise StoreError(f"{initial_path} is missing: the initial net of training "
                              f"'{store.run_id}' is kept there; restore it or verify against "
                              "--opponents players")
-        opponents = [(REFERENCE_ALIAS, resolve_player(REFERENCE_ALIAS)),
+        opponents = [("shannon", resolve_player("shannon")),
                      ("initial net", player_from_engine_spec(spec, None, name="initial-net",
                                                              net=str(initial_path)))]
         _check_initial_net(store, cfg, opponents[1][1].net_checksum)
