@@ -10,7 +10,12 @@ from ..fileio import check_writable
 from ..match import MatchSettings, SprtParams, play_match, write_pgn
 from ..match.fixtures import check_games
 from ..match.openings import check_openings
-from ..match.resolve import check_players, close_external_players, resolve_players
+from ..match.resolve import (
+    check_clock_applies,
+    check_players,
+    close_external_players,
+    resolve_players,
+)
 from ..match.scoring import format_result, summary_dict
 from ..paths import resolve_openings_path
 from ..runs.lifecycle import resolve_workers
@@ -57,6 +62,7 @@ def match_command(a, b, games, openings, book_plies, limits, workers, seed, sprt
     if pgn_path:
         check_writable(pgn_path, "--pgn")
     pa, pb = resolve_players(a, b)
+    check_clock_applies(limits, (pa, pb))
     path = resolve_openings_path(openings)
     check_openings(path, book_plies=book_plies)
     settings = MatchSettings(limits=limits, openings=None if path is None else str(path),

@@ -39,6 +39,7 @@ from ..match.cluster import backend_session
 from ..match.fixtures import check_games
 from ..match.openings import check_openings
 from ..match.resolve import (
+    check_clock_applies,
     check_player_starts,
     close_external_players,
     resolve_player,
@@ -154,6 +155,15 @@ class VerifySettings:
             raise ConfigError(f"the second limit ({limit_text(second)}) is the first one; give "
                               "--also-depth or --also-tc another value")
         return second
+
+
+def check_clock_given(settings: VerifySettings, limits: Limits, players) -> None:
+    """A clock given on the command line (--tc, --movetime) with only built-in alpha-beta
+    players is refused (:func:`~evotune.match.resolve.check_clock_applies`); a run's own
+    stored limits are played as they were."""
+    given = settings.limits.given() if settings.limits is not None else {}
+    if "tc" in given or "movetime" in given:
+        check_clock_applies(limits, players)
 
 
 def check_clock_matters(settings: VerifySettings, players) -> None:
@@ -332,6 +342,7 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     player = player_from_engine_spec(spec, rec.weights, name=f"{data.run_id}-recommended")
     opponents = _opponents(data, spec, settings.opponents)
     check_clock_matters(settings, [player] + [o for _, o in opponents])
+    check_clock_given(settings, limits, [player] + [o for _, o in opponents])
     t0 = time.perf_counter()
     matches = play_verification(player, rec.weights, "recommended", opponents,
                                 legs=[run_match_settings(cfg, limits=leg, openings=run_openings)
@@ -442,6 +453,7 @@ def verify_training(store: Store, *, settings: VerifySettings = VerifySettings()
         _check_initial_net(store, cfg, opponents[1][1].net_checksum)
     if spec.search.is_alphabeta:  # the trained net's player: built-in, as the spec searches
         check_clock_matters(settings, [o for _, o in opponents])
+        check_clock_given(settings, limits, [o for _, o in opponents])
     try:
         data = (store.root / NET_FILE).read_bytes()
     except OSError as exc:
