@@ -165,7 +165,8 @@ def _worse_run(tmp_path, run_id: str, workers: int = 1, *extra: str):
         "run", "--strategy", "de", "--engine", f"shannon:{tmp_path / 'start.json'}", "--np", "4",
         "--generations", "1", "--games", "2", "--depth", "1", "--seed", "3", "--workers",
         str(workers), "--param", "selection=paper", "--param", "finetune=false", "--param",
-        "init_spread=0.5", "--final-check-games", "40", "--runs-dir", str(tmp_path), "--run-id", run_id, *extra])
+        "init_spread=0.5", "--final-check-games", "40", "--runs-dir", str(tmp_path),
+        "--run-id", run_id, *extra])
 
 
 def test_a_run_worse_than_its_start_recommends_its_start(tmp_path):

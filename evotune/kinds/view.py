@@ -38,7 +38,8 @@ def elo_text(matches: list[dict]) -> str:
 def weight_lines(names: list[str], values: list[float], changes: list[float],
                  std: list[float] | None, *, every: bool, value_name: str = "") -> list[str]:
     """The weights of a status: name, value (mean), std (populations only) and the change since
-    the start, aligned (``value_name``: the values' column, e.g. 'theta'); with more than 2 x :data:`SUMMARY_WEIGHTS` weights and not ``every``,
+    the start, aligned (``value_name``: the values' column, e.g. 'theta'); with more than
+    2 x :data:`SUMMARY_WEIGHTS` weights and not ``every``,
     only the largest changes and a line that says how many were left out."""
     if not names:
         return []

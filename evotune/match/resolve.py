@@ -37,7 +37,8 @@ from ..spec.model import EngineSpec
 from ..spec.player import REFERENCE_ALIAS, parse_player_ref
 from ..weightsio import weights_for
 
-__all__ = ["REFERENCE_ALIAS", "check_clock_applies", "check_player_starts", "check_players", "close_external_players",
+__all__ = ["REFERENCE_ALIAS", "check_clock_applies", "check_player_starts", "check_players",
+           "close_external_players",
            "resolve_player", "resolve_player_list", "resolve_players", "split_player",
            "unique_names"]
 

@@ -21,14 +21,16 @@ from ..limits import LIMITS, LimitChanges, Limits, check_limits, tc_text
 from ..match.fixtures import check_games
 from ..rules import Adjudication
 from ..spec.file import _unknown
+from ..strategies import NG_PREFIX, STRATEGIES, strategy_class
 
-STRATEGY_NAMES = ("de", "jde", "ea", "td", "spsa", "cmaes")
-NG_PREFIX = "ng:"
+STRATEGY_NAMES = tuple(STRATEGIES)
+"""The registered strategies' names (the registry's, :data:`evotune.strategies.STRATEGIES`)."""
 
 
 def known_strategy(name: str) -> bool:
     """A registered strategy name, or ``ng:NAME`` (a nevergrad optimiser, checked when built)."""
-    return name in STRATEGY_NAMES or (name.startswith(NG_PREFIX) and len(name) > len(NG_PREFIX))
+    return name in STRATEGIES or (isinstance(name, str) and name.startswith(NG_PREFIX)
+                                  and len(name) > len(NG_PREFIX))
 
 
 BACKENDS = ("local", "dask")
@@ -126,13 +128,18 @@ class RunConfig:
 
     def summary_items(self) -> list[tuple[str, str]]:
         """(label, value) lines that describe the run (the report's configuration)."""
-        items = [("strategy", self.strategy), ("population (NP)", str(self.np)),
-                 ("games per match", str(self.games)), ("depth", str(self.limits.depth)),
-                 ("node limit", str(self.limits.nodes or "none")), ("seed", str(self.seed)),
-                 ("engine", self.engine), ("openings", self.openings),
-                 ("generation limit", str(self.generations or "none")),
-                 ("initial range", f"[{self.init_low}, {self.init_high}]")]
         params = self.params_dict()
+        population = known_strategy(self.strategy) and strategy_class(self.strategy).keeps_population()
+        items = [("strategy", self.strategy)]
+        items += [("population (NP)", str(self.np))] if population else []
+        items += [("games per match", str(self.games)), ("depth", str(self.limits.depth)),
+                  ("node limit", str(self.limits.nodes or "none")), ("seed", str(self.seed)),
+                  ("engine", self.engine), ("openings", self.openings),
+                  ("generation limit", str(self.generations or "none"))]
+        if self.max_games:
+            items.append(("games budget", f"{self.max_games:,}"))
+        if population and params.get("init", "sample") == "sample":  # drawn from the range
+            items.append(("initial range", f"[{self.init_low}, {self.init_high}]"))
         if params:
             items.append(("strategy parameters", ", ".join(f"{k}={v}" for k, v in
                                                            sorted(params.items()))))
