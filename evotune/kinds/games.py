@@ -54,8 +54,9 @@ def check_text(guard) -> str:
     return f"check {guard.verdict}{elo}: {'tuned' if guard.better else 'start kept'}"
 
 
-def run_line(ev, names, total) -> str:
-    """A finished generation as one line: generation g/total, games, rate, weight means."""
+def run_line(ev, names, total, centre: str = "mean") -> str:
+    """A finished generation as one line: generation g/total, games, rate, the weights' means
+    (SPSA: its theta)."""
     st = ev.stats
     means = brief(names, st.get("mean", []))
     if "replacement_rate" in st:
@@ -64,7 +65,8 @@ def run_line(ev, names, total) -> str:
         rate = f"lr {st['learning_rate']:.4g}  "
     else:
         rate = ""
-    return f"generation {ev.generation}/{total}  games {ev.games_total:,}  {rate}means {means}"
+    label = "means" if centre == "mean" else centre
+    return f"generation {ev.generation}/{total}  games {ev.games_total:,}  {rate}{label} {means}"
 
 
 class RunBar:
@@ -92,7 +94,8 @@ class RunBar:
             return
         if ev.kind != "game":
             self.stored = (ev.generation, ev.games_total)
-            self.bar.line(run_line(ev, self.names, self.total))
+            self.bar.line(run_line(ev, self.names, self.total,
+                                   strategy_class(self.cfg.strategy).CENTRE))
             return
         self.bar.update(ev.games_in_generation,
                         max(ev.games_scheduled, ev.games_in_generation),
