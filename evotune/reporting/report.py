@@ -47,17 +47,17 @@ class ReportFiles:
 
 
 def describes(run: RunData) -> tuple[bool, str]:
-    """(whether the run keeps a population, the name of the vector it moves: 'mean', 'theta';
-    a fit's: 'value'), asked of its strategy."""
-    if not known_strategy(run.strategy):
-        return False, "value"
+    """(whether the run keeps a population, the name of the vector it moves: 'mean', 'theta'),
+    asked of its strategy (a fit's report keeps its population table)."""
+    if not known_strategy(run.strategy):  # a fit: reported as it always was
+        return True, "mean"
     cls = strategy_class(run.strategy)
     return cls.keeps_population(), cls.CENTRE
 
 
 def weight_table(run: RunData) -> tuple[tuple[str, ...], dict]:
     """(free weight names, {row label: values}): a population's :data:`TABLE_ROWS`; for one
-    vector (SPSA's theta, CMA-ES's mean, a fit) its start and its final value, and the spec's
+    vector (SPSA's theta, CMA-ES's mean) its start and its final value, and the spec's
     reference where it is not the start."""
     free = list(run.free)
     population, centre = describes(run)
