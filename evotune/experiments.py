@@ -269,7 +269,7 @@ def distance_to_reference(o: RunOutcome, reference: tuple[float, ...],
 
 def _reference_match(o: RunOutcome) -> dict | None:
     return next((x for x in (o.verify or {}).get("matches", [])
-                 if x.get("opponent") == "reference"), None)
+                 if x.get("opponent") in ("reference", "start")), None)
 
 
 def _elo_text(m: dict | None) -> str:

@@ -42,7 +42,7 @@ case("search bad fen", "search", "xyz")
 case("search no kings", "search", "8/8/8/8/8/8/8/8 w - - 0 1")
 
 # ---- match -----------------------------------------------------------------------------------
-M = ["match", "reference", "reference", "--games", "2", "--depth", "1"]
+M = ["match", "shannon", "shannon", "--games", "2", "--depth", "1"]
 for flag, v in (("--games", "3"), ("--games", "0"), ("--games", "-2"), ("--seed", "-1"),
                 ("--depth", "0"), ("--depth", "65"), ("--nodes", "-1"),
                 ("--nodes", "100000000000000000000000"), ("--max-plies", "99999999999"),
@@ -65,7 +65,7 @@ for f in ("w_list.json", "w_nested.json", "w_nan.json", "w_inf.json", "w_huge.js
           "w_str.json", "w_bool.json", "w_badjson.json", "w_nonutf8.json", "w_binary.json",
           "w_dict_unknown.json", "w_dict_str.json", "w_dict_nested.json", "w_number.json",
           "w_deep.json", "w_name_nl.json", "missing.json"):
-    case(f"match player {f}", "match", f, "reference", "--games", "2", "--depth", "1")
+    case(f"match player {f}", "match", f, "shannon", "--games", "2", "--depth", "1")
 for f in ("spec_nonutf8.toml", "spec_binary.toml", "spec_badtoml.toml", "spec_ref_str.toml",
           "spec_lower_str.toml", "spec_upper_list.toml", "spec_fixed_str.toml",
           "spec_scale_str.toml", "spec_scale_zero.toml", "spec_kind_int.toml",
@@ -74,8 +74,8 @@ for f in ("spec_nonutf8.toml", "spec_binary.toml", "spec_badtoml.toml", "spec_re
           "spec_noweights.toml", "spec_dupnames.toml", "spec_ref_nan.toml", "spec_ref_huge.toml",
           "spec_seven.toml", "spec_uci_nocmd.toml", "spec_uci_cmd_int.toml",
           "spec_uci_missing.toml", "spec_options_int.toml", "spec_option_name_nl.toml"):
-    case(f"match player {f}", "match", f, "reference", "--games", "2", "--depth", "1")
-case("match unknown player", "match", "nobody", "reference")
+    case(f"match player {f}", "match", f, "shannon", "--games", "2", "--depth", "1")
+case("match unknown player", "match", "nobody", "shannon")
 
 # ---- uci -------------------------------------------------------------------------------------
 for f in ("w_list.json", "w_nested.json", "w_nan.json", "w_huge.json", "w_nonutf8.json",

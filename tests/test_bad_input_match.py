@@ -45,8 +45,8 @@ def case(name: str, *args: str) -> None:
 
 
 # ---- match -----------------------------------------------------------------------------------
-M = ["match", "reference", "reference", "--games", "2", "--depth", "1"]
-U = ["match", "uci_ok.toml", "reference", "--games", "2", "--depth", "1"]
+M = ["match", "shannon", "shannon", "--games", "2", "--depth", "1"]
+U = ["match", "uci_ok.toml", "shannon", "--games", "2", "--depth", "1"]
 for tc in ("10+", "+1", "1e3", "abc", "0", "10+-1", "inf", "nan+1", "10 + 1", "-5"):
     case(f"match --tc {tc!r}", *U, "--tc", tc)
 case("match --tc and --movetime", *U, "--tc", "10+0.1", "--movetime", "0.1")
@@ -55,7 +55,7 @@ for v in ("-1", "nan", "inf"):
 case("match --movetime huge", *U, "--movetime", "1e300")
 for f in ("uci_silent.toml", "uci_exits.toml", "uci_garbage.toml", "uci_cmd_nl.toml",
           "uci_unknown_option.toml", "uci_bad_option_value.toml"):
-    case(f"match uci player {f}", "match", f, "reference", "--games", "2", "--depth", "1")
+    case(f"match uci player {f}", "match", f, "shannon", "--games", "2", "--depth", "1")
     case(f"match uci player {f} as B", "match", "uci_ok.toml", f, "--games", "2")
 case("match openings name with a line break", *M, "--openings", OPENINGS_NL)
 case("match uci openings name with a line break", *U, "--openings", OPENINGS_NL,
@@ -63,13 +63,13 @@ case("match uci openings name with a line break", *U, "--openings", OPENINGS_NL,
 case("match uci games odd", *U, "--games", "5")
 case("match uci workers -1", *U, "--workers", "-1")
 case("match uci sprt and games 0", *U, "--sprt", "0", "5", "--games", "0")
-case("match spec with empty weights", "match", "uci_ok.toml:", "reference")
-case("match spec weights missing", "match", "uci_ok.toml:missing.json", "reference")
-case("match spec weights nan", "match", "shannon:w_nan.json", "reference")
-case("match spec weights binary", "match", "shannon:w_binary.json", "reference")
-case("match empty player", "match", "", "reference")
-case("match blank player", "match", "  ", "reference")
-case("match player a folder", "match", "adir", "reference")
+case("match spec with empty weights", "match", "uci_ok.toml:", "shannon")
+case("match spec weights missing", "match", "uci_ok.toml:missing.json", "shannon")
+case("match spec weights nan", "match", "shannon:w_nan.json", "shannon")
+case("match spec weights binary", "match", "shannon:w_binary.json", "shannon")
+case("match empty player", "match", "", "shannon")
+case("match blank player", "match", "  ", "shannon")
+case("match player a folder", "match", "adir", "shannon")
 case("match pgn a folder", *U, "--pgn", "adir")
 case("match pgn read-only", *U, "--pgn", "@RO/g.pgn")
 case("match book plies huge", *M, "--openings", "book", "--book-plies", "100000")

@@ -33,7 +33,7 @@ def test_json_keys_and_pgn(tmp_path, capsys):
     w = tmp_path / "w.json"
     w.write_text('{"knight": 280, "bishop": 330, "rook": 500, "queen": 900, "mobility": 0}')
     pgn = tmp_path / "out.pgn"
-    code, out, err = run(capsys, "match", "reference", str(w), "--games", "4", "--depth", "1",
+    code, out, err = run(capsys, "match", "shannon", str(w), "--games", "4", "--depth", "1",
                          "--max-plies", "40", "--seed", "3", "--json", "--pgn", str(pgn))
     assert code == 0, err
     d = json.loads(out)
@@ -41,32 +41,32 @@ def test_json_keys_and_pgn(tmp_path, capsys):
     assert d["wins"] + d["draws"] + d["losses"] == 4 and sum(d["pentanomial"]) == 2
     with open(pgn) as fh:
         g = chess.pgn.read_game(fh)
-    assert g.headers["White"] == "reference" and g.headers["Black"] == "w"
+    assert g.headers["White"] == "shannon" and g.headers["Black"] == "w"
     assert g.headers["BlackWeights"] == "100,280,330,500,900,0"
 
 
 def test_text_output_with_sprt(capsys):
-    code, out, _ = run(capsys, "match", "reference", "reference", "--games", "2", "--depth", "1",
+    code, out, _ = run(capsys, "match", "shannon", "shannon", "--games", "2", "--depth", "1",
                        "--max-plies", "20", "--sprt", "0", "10", "--openings", "startpos")
     assert code == 0
-    assert "reference-A vs reference-B: 2 games" in out
+    assert "shannon-A vs shannon-B: 2 games" in out
     assert "W/D/L" in out and "LOS" in out and "SPRT [0, 10]" in out
 
 
 def test_external_player(tmp_path, capsys, fake_engine):
-    code, out, err = run(capsys, "match", "reference", spec(tmp_path, fake_engine("random_mover")),
+    code, out, err = run(capsys, "match", "shannon", spec(tmp_path, fake_engine("random_mover")),
                          "--games", "2", "--depth", "1", "--max-plies", "30", "--json")
     assert code == 0, err
     assert json.loads(out)["games"] == 2
 
 
 @pytest.mark.parametrize("args, message", [
-    (["missing.json", "reference"], "no such file"),
-    (["reference", "reference", "--games", "3"], "even"),
-    (["reference", "reference", "--openings", "nowhere.epd"], "openings"),
-    (["reference", "BAD"], "not valid JSON"),
-    (["reference", "OUT"], "outside the bounds"),
-    (["reference", "NOSTART"], "did not start"),
+    (["missing.json", "shannon"], "no such file"),
+    (["shannon", "shannon", "--games", "3"], "even"),
+    (["shannon", "shannon", "--openings", "nowhere.epd"], "openings"),
+    (["shannon", "BAD"], "not valid JSON"),
+    (["shannon", "OUT"], "outside the bounds"),
+    (["shannon", "NOSTART"], "did not start"),
 ])
 def test_bad_input_exits_2(tmp_path, capsys, args, message):
     (tmp_path / "bad.json").write_text("[100, 300,")
@@ -82,7 +82,7 @@ def test_adjudication_options_end_games_early(tmp_path, capsys):
     pgn = tmp_path / "adj.pgn"
     weak = tmp_path / "weak.json"
     weak.write_text("[100, 100, 100, 100, 100, 0]")  # undervalues every piece: it loses material
-    code, out, err = run(capsys, "match", "reference", str(weak), "--games", "4", "--depth", "2",
+    code, out, err = run(capsys, "match", "shannon", str(weak), "--games", "4", "--depth", "2",
                          "--resign", "300", "2", "--json", "--pgn", str(pgn))
     assert code == 0, err
     terms = []
@@ -90,10 +90,10 @@ def test_adjudication_options_end_games_early(tmp_path, capsys):
         while (g := chess.pgn.read_game(fh)) is not None:
             terms.append(g.headers["Termination"])
     assert terms.count("adjudication-resign") >= 1
-    code, out, err = run(capsys, "match", "reference", "reference", "--games", "2", "--depth", "1",
+    code, out, err = run(capsys, "match", "shannon", "shannon", "--games", "2", "--depth", "1",
                          "--draw", "10000", "2", "0", "--pgn", str(tmp_path / "d.pgn"), "--json")
     assert code == 0 and json.loads(out)["draws"] == 2  # every |score| <= 10000: drawn at once
     text = (tmp_path / "d.pgn").read_text()
     assert text.count("adjudication-draw") == 2
-    code, out, err = run(capsys, "match", "reference", "reference", "--resign", "0", "3")
+    code, out, err = run(capsys, "match", "shannon", "shannon", "--resign", "0", "3")
     assert code == 2 and "--resign SCORE MOVES" in err

@@ -45,14 +45,14 @@ def test_runs_has_a_header_dates_and_each_kind_s_amounts(runs_dir, capsys):
     code, out, _ = cli(capsys, "runs", "--runs-dir", str(runs_dir))
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split() == ["RUN", "KIND", "PROGRESS", "AMOUNT", "RESULT", "STATE",
-                                "STARTED"]
+    assert lines[0].split() == ["RUN", "KIND", "STRATEGY", "PROGRESS", "AMOUNT", "RESULT",
+                                "STATE", "STARTED"]
     rows = {line.split()[0]: line for line in lines[1:]}
     assert set(rows) == {"small", "big", "budget", "fit"}
     assert all(re.search(DATE + "$", r) for r in rows.values())
-    assert re.search(r"budget +de +generation 2/- +48/100 games +- +finished", rows["budget"])
-    assert re.search(r"small +de +generation 3/3 +72 games", rows["small"])
-    assert re.search(r"fit +texel +epoch 2/2 +319 positions +error 0\.12008 +finished",
+    assert re.search(r"budget +games +de +generation 2/- +48/100 games +- +finished", rows["budget"])
+    assert re.search(r"small +games +de +generation 3/3 +72 games", rows["small"])
+    assert re.search(r"fit +fit +texel +epoch 2/2 +319 positions +error 0\.12008 +finished",
                      rows["fit"])
     starts = {line.index("STARTED") if i == 0 else re.search(DATE, line).start()
               for i, line in enumerate(lines)}
@@ -116,5 +116,5 @@ def test_status_of_spsa_names_no_population(tmp_path, capsys):
     assert out.splitlines()[0] == ("run s: spsa, generation 0/-, 0 games (budget 300), 0.0 s, "
                                    "not finished")
     code, out, _ = cli(capsys, "runs", "--runs-dir", str(tmp_path))
-    assert re.search(r"^s +spsa +generation 0/- +0/300 games +- +stopped +" + DATE + "$",
+    assert re.search(r"^s +games +spsa +generation 0/- +0/300 games +- +stopped +" + DATE + "$",
                      out.splitlines()[1])

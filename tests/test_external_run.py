@@ -77,14 +77,15 @@ def test_a_uci_run_reuses_one_engine_process_per_side(tmp_path, fake_engine_spec
     weights = {tuple(g["white_weights"]) for g in games}
     assert len(weights) > 2  # many weight vectors went through the same two processes
     status = _evotune("status", "reuse", "--runs-dir", str(tmp_path), "--json")
-    assert json.loads(status.stdout)["games"] == len(games)
+    info = json.loads(status.stdout)  # games: the final check's too; the log holds the tuning's
+    assert info.get("tuning_games", info["games"]) == len(games)
     # verify plays the engine with the recommended values against its reference values
     from evotune.reporting.export import export_run
     from evotune.verify.run import VerifySettings, verify_run
 
     doc = verify_run(store, settings=VerifySettings(games=2, workers=1))
     assert doc["engine"] == "fake" and [m["opponent"] for m in doc["matches"]] == [
-        "reference", "initial mean"]
+        "start", "initial mean"]
     assert all(m["games"] == 2 for m in doc["matches"])
     assert doc["matches"][0]["b"][0] == 300.0  # the spec's reference knight
     text = export_run(store, fmt="uci").text
@@ -191,11 +192,11 @@ def test_no_game_is_lost_on_time_at_2_plus_0_05_with_evotune_uci_on_both_sides(t
 
 def test_gauntlet_run_against_two_opponents_one_of_them_a_uci_engine(tmp_path):
     store = _run(tmp_path, "gauntlet", engine="shannon", strategy="de", np=4, generations=1,
-                 games=2, depth=1, seed=4, workers=2, opponents="reference,shannon-uci")
+                 games=2, depth=1, seed=4, workers=2, opponents="shannon,shannon-uci")
     gens = store.generations()
     g1 = gens[1]
     gauntlet = g1.gauntlet
-    assert gauntlet.opponents == ("reference", "shannon-uci")
+    assert gauntlet.opponents == ("shannon", "shannon-uci")
     cands = gauntlet.candidates
     assert len(cands) == 8  # 4 targets + 4 trials, each played once
     for c in cands:
@@ -224,7 +225,7 @@ def test_gauntlet_run_against_two_opponents_one_of_them_a_uci_engine(tmp_path):
     from evotune.runs.rundata import load_run
 
     opps, gens_x, mean, best = gauntlet_series(load_run(store))
-    assert opps == ("reference", "shannon-uci") and list(gens_x) == [1]
+    assert opps == ("shannon", "shannon-uci") and list(gens_x) == [1]
     expected = [sum(c.points[j] for c in cands) / (4.0 * len(cands)) for j in range(2)]
     assert mean[0].tolist() == pytest.approx(expected)
     assert (best >= mean).all()
@@ -237,9 +238,9 @@ def test_gauntlet_run_against_two_opponents_one_of_them_a_uci_engine(tmp_path):
 def test_gauntlet_against_stockfish_at_skill_level_0(tmp_path):
     store = _run(tmp_path, "sf", engine="shannon", strategy="de", np=4, generations=1, games=2,
                  depth=1, seed=4, workers=1,
-                 opponents=f"{HERE / 'data' / 'stockfish.toml'},reference")
+                 opponents=f"{HERE / 'data' / 'stockfish.toml'},shannon")
     g1 = store.generations()[1]
-    assert g1.gauntlet.opponents == ("stockfish", "reference")
+    assert g1.gauntlet.opponents == ("stockfish", "shannon")
     games = store.read_games()
     sf = [g for g in games if "stockfish" in (g["white_engine"] + g["black_engine"])]
     assert len(sf) == 16 and all(g["termination"] and g["moves"] for g in sf)
@@ -274,7 +275,7 @@ def test_uci_gauntlet_run_resumed_equals_an_uninterrupted_run(tmp_path, fake_eng
     from evotune.runs.lifecycle import open_run
 
     spec = fake_engine_spec(tmp_path)
-    kw = dict(FAKE_RUN, engine=str(spec), workers=1, opponents="reference")
+    kw = dict(FAKE_RUN, engine=str(spec), workers=1, opponents="shannon")
     full = _run(tmp_path, "full", **kw)
     _run(tmp_path, "part", **{**kw, "generations": 1})
     store, plan = open_run("part", out_dir=tmp_path)
@@ -293,7 +294,7 @@ def test_uci_run_resumed_after_sigkill_equals_an_uninterrupted_run(tmp_path, fak
     config.write_text("max_plies = 40\n")
     args = ["--strategy", "de", "--np", "4", "--generations", "4", "--games", "2", "--depth", "1",
             "--seed", "9", "--workers", "2", "--engine", str(spec), "--runs-dir", str(tmp_path),
-            "--opponents", f"reference,{spec}", "--config", str(config)]
+            "--opponents", f"shannon,{spec}", "--config", str(config)]
     full = _evotune("run", *args, "--run-id", "full")
     assert full.returncode == 0, full.stderr
     proc = subprocess.Popen([sys.executable, "-m", "evotune.cli", "run", *args,
@@ -317,7 +318,7 @@ def test_uci_run_on_a_dask_cluster_equals_the_local_run(tmp_path, fake_engine_sp
                                                         stored_generations, stored_games):
     distributed = pytest.importorskip("distributed", reason="dask[distributed] is an optional extra")
     spec = fake_engine_spec(tmp_path)
-    kw = dict(FAKE_RUN, engine=str(spec), opponents=f"reference,{spec}")
+    kw = dict(FAKE_RUN, engine=str(spec), opponents=f"shannon,{spec}")
     local = _run(tmp_path, "local", workers=1, **kw)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   host="127.0.0.1", dashboard_address=None,
@@ -329,7 +330,7 @@ def test_uci_run_on_a_dask_cluster_equals_the_local_run(tmp_path, fake_engine_sp
 
 def test_match_at_a_time_control_with_a_uci_engine_and_the_builtin_one(tmp_path):
     pgn = tmp_path / "m.pgn"
-    res = _evotune("match", "shannon-uci", "reference", "--games", "2", "--tc", "1+0.05",
+    res = _evotune("match", "shannon-uci", "shannon", "--games", "2", "--tc", "1+0.05",
                    "--max-plies", "16", "--depth", "1", "--json", "--pgn", str(pgn))
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
@@ -337,6 +338,6 @@ def test_match_at_a_time_control_with_a_uci_engine_and_the_builtin_one(tmp_path)
     text = pgn.read_text()
     assert text.count('Engine "evotune uci"]') == 2  # White in one game, Black in the other
     assert "time-forfeit" not in text
-    bad = _evotune("match", "shannon-uci", "reference", "--games", "2", "--tc", "1+0.05",
+    bad = _evotune("match", "shannon-uci", "shannon", "--games", "2", "--tc", "1+0.05",
                    "--movetime", "0.1")
     assert bad.returncode == 2 and "either --tc or --movetime" in bad.stderr

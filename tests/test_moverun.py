@@ -163,7 +163,7 @@ def test_status_and_plot_show_loss_and_held_out_accuracy(tmp_path, capsys):
     png = tmp_path / "reports" / "m" / "moves.png"
     assert png.stat().st_size > 10_000 and (tmp_path / "reports" / "m" / "moves.svg").exists()
     code, out, err = cli(capsys, "runs", "--runs-dir", runs)
-    assert code == 0 and out.splitlines()[1].split()[:4] == ["m", "move-model", "epoch", "3/3"]
+    assert code == 0 and out.splitlines()[1].split()[:5] == ["m", "moves", "-", "epoch", "3/3"]
 
 
 def test_the_same_command_again_asks_to_resume_and_bad_data_writes_no_run(tmp_path, capsys):

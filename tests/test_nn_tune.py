@@ -321,7 +321,7 @@ def test_run_commands_on_a_net_run(tmp_path, net_file, capsys):
     assert code == 0, err
     doc = json.loads((store.root / "verify.json").read_text())
     # SPSA starts at the file's values: the initial mean is the reference, played once
-    assert [m["label"] for m in doc["matches"]] == ["recommended vs reference"]
+    assert [m["label"] for m in doc["matches"]] == ["recommended vs start"]
     assert all(m["games"] == 2 for m in doc["matches"]) and len(doc["weights"]) == 18
     code, out, err = call(capsys, "export", "r", "--runs-dir", tmp_path, "--format", "json")
     assert code == 0 and json.loads(out)["scale"] == doc["weights"][-1]

@@ -64,7 +64,7 @@ def test_verify_plays_the_net_against_the_reference_and_the_initial_net(trained,
     assert doc["initial"] == {"file": "initial.nnue", "init": "random from seed 5",
                               "checksum": initial}
     ref, init = doc["matches"]
-    assert (ref["label"], ref["opponent"]) == ("net vs reference", "reference")
+    assert (ref["label"], ref["opponent"]) == ("net vs shannon", "shannon")
     assert ref["b"] == [100, 300, 330, 500, 900, 10] and "b_net" not in ref
     assert (init["label"], init["opponent"]) == ("net vs initial net", "initial net")
     assert init["b_net"] == {"file": "initial.nnue", "checksum": initial}
@@ -100,8 +100,8 @@ def test_same_seed_same_result_for_any_worker_count_and_named_opponents(trained)
     two = verify_run("t", runs_dir=runs, settings=VerifySettings(workers=2, **settings))
     assert one["matches"] == two["matches"]
     named = verify_run("t", runs_dir=runs, settings=VerifySettings(
-        workers=1, opponents=("reference", f"nnue:{store.root / 'initial.nnue'}"), **settings))
-    assert [m["label"] for m in named["matches"]] == ["net vs reference", "net vs nnue:initial"]
+        workers=1, opponents=("shannon", f"nnue:{store.root / 'initial.nnue'}"), **settings))
+    assert [m["label"] for m in named["matches"]] == ["net vs shannon", "net vs nnue:initial"]
     for a, b in zip(one["matches"], named["matches"]):
         assert (a["wins"], a["draws"], a["losses"], a["pentanomial"], a["b_net"] if "b_net" in a
                 else a["b"]) == (b["wins"], b["draws"], b["losses"], b["pentanomial"],
@@ -152,7 +152,7 @@ def test_verify_on_a_training_at_a_second_depth_plays_both_legs(trained, tmp_pat
     assert f"held-out openings {HELD_OUT_OPENINGS.name}, depth 1 and depth 2, seed 5" \
         in res.output
     assert f"opponent initial net: initial.nnue, checksum {initial}" in res.output
-    for label in ("reference", "initial net"):
+    for label in ("shannon", "initial net"):
         legs = [m for m in doc["matches"] if m["opponent"] == label]
         assert (f"SPRT [-400, 400] against {label}: depth 1: {verdict_text(legs[0])}; "
                 f"depth 2: {verdict_text(legs[1])}") in res.output

@@ -142,7 +142,7 @@ def test_a_toy_kind_registered_in_a_test_is_listed_shown_and_resumed(toy, tmp_pa
     assert code == 0 and json.loads(out) == {"run_id": "toy-1", "kind": "toy", "done": 1}
     code, out, _ = cli(capsys, "runs", "--runs-dir", str(tmp_path))
     assert code == 0
-    assert out.splitlines()[1].split() == ["toy-1", "count", "step", "1/3", "-", "-",
+    assert out.splitlines()[1].split() == ["toy-1", "toy", "count", "step", "1/3", "-", "-",
                                            "stopped", "now"]
     code, _, err = cli(capsys, "report", "toy-1", "--runs-dir", str(tmp_path),
                        "--reports", str(tmp_path / "reports"))

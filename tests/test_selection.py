@@ -110,9 +110,9 @@ def test_guard_games_are_a_share_of_the_budget_and_none_from_random_weights(tmp_
 
 
 def test_bad_guard_games_is_one_line_and_exit_2(tmp_path):
-    res = _evotune("run", "--guard-games", "3", "--runs-dir", str(tmp_path))
+    res = _evotune("run", "--final-check-games", "3", "--runs-dir", str(tmp_path))
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
-    assert "--guard-games must be 0" in res.stderr and "even" in res.stderr
+    assert "--final-check-games must be 0" in res.stderr and "even" in res.stderr
     assert not any(tmp_path.iterdir())
 
 
@@ -165,7 +165,8 @@ def _worse_run(tmp_path, run_id: str, workers: int = 1, *extra: str):
         "run", "--strategy", "de", "--engine", f"shannon:{tmp_path / 'start.json'}", "--np", "4",
         "--generations", "1", "--games", "2", "--depth", "1", "--seed", "3", "--workers",
         str(workers), "--param", "selection=paper", "--param", "finetune=false", "--param",
-        "init_spread=0.5", "--guard-games", "40", "--runs-dir", str(tmp_path), "--run-id", run_id, *extra])
+        "init_spread=0.5", "--final-check-games", "40", "--runs-dir", str(tmp_path),
+        "--run-id", run_id, *extra])
 
 
 def test_a_run_worse_than_its_start_recommends_its_start(tmp_path):
@@ -190,16 +191,16 @@ def test_a_run_worse_than_its_start_recommends_its_start(tmp_path):
     as_json = json.loads(CliRunner().invoke(cli, ["status", "worse", "--runs-dir", str(tmp_path),
                                                   "--json"]).stdout)
     assert as_json["guard"]["better"] is False and as_json["guard"]["games"] == guard.games
-    assert (tmp_path / "worse" / "guard.pgn").read_text().count("[Event ") == guard.games
+    assert (tmp_path / "worse" / "final-check.pgn").read_text().count("[Event ") == guard.games
 
 
 def test_the_final_check_is_the_same_for_1_and_2_workers_and_not_replayed(tmp_path):
     for workers in (1, 2):
         assert _worse_run(tmp_path, f"g{workers}", workers).exit_code == 0
-    one, two = ((tmp_path / f"g{w}" / "guard.json").read_text() for w in (1, 2))
+    one, two = ((tmp_path / f"g{w}" / "final-check.json").read_text() for w in (1, 2))
     assert one == two
     # resuming a finished run reads its check instead of playing it again
-    pgn = tmp_path / "g1" / "guard.pgn"
+    pgn = tmp_path / "g1" / "final-check.pgn"
     before = pgn.stat().st_mtime_ns
     res = CliRunner().invoke(cli, ["resume", "g1", "--runs-dir", str(tmp_path)])
     assert res.exit_code == 0, res.output
@@ -208,7 +209,7 @@ def test_the_final_check_is_the_same_for_1_and_2_workers_and_not_replayed(tmp_pa
 
 
 def _check_openings(run: Path) -> set[str]:
-    pgn = (run / "guard.pgn").read_text()
+    pgn = (run / "final-check.pgn").read_text()
     return {line.split('"')[1].rsplit(":", 1)[0] for line in pgn.splitlines()
             if line.startswith("[OpeningSource ")}
 
@@ -216,10 +217,10 @@ def _check_openings(run: Path) -> set[str]:
 def test_the_final_check_plays_held_out_openings_unless_told_otherwise(tmp_path, stored_games):
     """The run tunes on the Polyglot book; its check plays the held-out 8moves_v3 suite (tuned
     weights can gain on the openings they were selected on and not elsewhere), or the run's own
-    openings with --guard-openings run. Only the check differs: the tuning's games are the
+    openings with --final-check-openings run. Only the check differs: the tuning's games are the
     same."""
     assert _worse_run(tmp_path, "held").exit_code == 0
-    res = _worse_run(tmp_path, "own", 1, "--guard-openings", "run")
+    res = _worse_run(tmp_path, "own", 1, "--final-check-openings", "run")
     assert res.exit_code == 0, res.output
     held, own = (Store(tmp_path / r).read_guard() for r in ("held", "own"))
     assert held is not None and own is not None and held.games > 0 and own.games > 0
@@ -234,14 +235,14 @@ def test_the_final_check_plays_held_out_openings_unless_told_otherwise(tmp_path,
 
 
 @pytest.mark.parametrize("value,message", [
-    ("no-such-suite.epd", "--guard-openings: openings 'no-such-suite.epd': no such file"),
-    ("", "--guard-openings must be 'held-out', 'run' or openings"),
+    ("no-such-suite.epd", "--final-check-openings: openings 'no-such-suite.epd': no such file"),
+    ("", "--final-check-openings must be 'held-out', 'run' or openings"),
 ])
 def test_bad_guard_openings_is_one_line_and_exit_2_before_anything_is_written(tmp_path, value,
                                                                                 message):
     res = _evotune("run", "--strategy", "spsa", "--engine", "shannon", "--param",
                    "init=reference", "--max-games", "40", "--generations", "0",
-                   "--guard-openings", value, "--runs-dir", str(tmp_path / "runs"))
+                   "--final-check-openings", value, "--runs-dir", str(tmp_path / "runs"))
     assert res.returncode == 2 and message in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and not (tmp_path / "runs").exists()
 

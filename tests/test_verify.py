@@ -146,8 +146,9 @@ def test_verify_with_sprt_and_two_workers_equals_one_worker(real_run):
 
 
 def test_verify_against_named_opponents(real_run, tmp_path):
-    """--opponent SPEC[:WEIGHTS]: one match per opponent; the reference opponent plays the same
-    games as the default verification's first match (same players, openings and seed)."""
+    """--opponent SPEC[:WEIGHTS]: one match per opponent; shannon (named by its old spelling
+    'reference' here, which still works) plays the same games as the default verification's
+    first match (same players, openings and seed)."""
     (tmp_path / "weak.json").write_text('{"knight": 100, "bishop": 100, "rook": 100, '
                                         '"queen": 100, "mobility": 0}')
     default = verify_run("tiny", runs_dir=real_run, settings=VerifySettings(games=4, workers=1))
@@ -157,7 +158,8 @@ def test_verify_against_named_opponents(real_run, tmp_path):
     assert res.exit_code == 0, res.output
     doc = json.loads((real_run / "tiny" / "verify.json").read_text())
     ref, weak = doc["matches"]
-    assert ref["label"] == "recommended vs reference" and ref["b"] == [100, 300, 330, 500, 900, 10]
+    assert ref["label"] == "recommended vs shannon" and ref["b"] == [100, 300, 330, 500, 900, 10]
+    assert "'reference' is now called 'shannon'" in res.output
     assert ref["pentanomial"] == default["matches"][0]["pentanomial"]
     assert weak["label"] == "recommended vs shannon:weak" and weak["b"] == [100, 100, 100, 100,
                                                                            100, 0]

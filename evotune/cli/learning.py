@@ -11,7 +11,14 @@ from ..learn.nn.td import LAMBDA
 from ..learn.relabel import LabelSettings
 from ..learn.relabel import label as run_label
 from ..runs.fitconfig import TexelConfig
-from .options import limits_options, openings_option, runs_dir_option, seed_option, workers_option
+from .options import (
+    limits_options,
+    note_old_players,
+    openings_option,
+    runs_dir_option,
+    seed_option,
+    workers_option,
+)
 from .progress import CommandUI, CountBar, quiet_option, run_job
 
 
@@ -58,6 +65,7 @@ def datagen(games, positions, out_file, engine, limits, openings, random_plies, 
     """Label quiet positions of self-play games with the games' results."""
     if td_lambda is not None and target != "td":
         raise FieldError("td_lambda", "applies to the td target only (--target td)")
+    note_old_players(engine)
     settings = DatagenSettings(games=games, engine=engine, limits=limits, openings=openings,
                                random_plies=random_plies, per_game=per_game, seed=seed, fmt=fmt,
                                chunk=chunk, positions=positions, target=target,
@@ -114,6 +122,7 @@ def label(data, engine, limits, out_file, max_bad, workers, chunk, move, visits)
     game result kept: the data of 'nn train --wdl 0'. Both --depth and --nodes apply (an
     external engine gets 'go depth D nodes N'); give --depth 64 for a node count alone.
     """
+    note_old_players(engine)
     settings = LabelSettings(engine=engine, limits=limits, chunk=chunk, max_bad=max_bad,
                              move=move, visits=visits)
     bar = CountBar("label", "positions", "scored")

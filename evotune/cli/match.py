@@ -10,7 +10,12 @@ from ..fileio import check_writable
 from ..match import MatchSettings, SprtParams, play_match, write_pgn
 from ..match.fixtures import check_games
 from ..match.openings import check_openings
-from ..match.resolve import check_players, close_external_players, resolve_players
+from ..match.resolve import (
+    check_clock_applies,
+    check_players,
+    close_external_players,
+    resolve_players,
+)
 from ..match.scoring import format_result, summary_dict
 from ..paths import resolve_openings_path
 from ..runs.lifecycle import resolve_workers
@@ -18,6 +23,7 @@ from .options import (
     book_plies_option,
     json_option,
     limits_options,
+    note_old_players,
     openings_option,
     seed_option,
     sprt_option,
@@ -46,15 +52,17 @@ def match_command(a, b, games, openings, book_plies, limits, workers, seed, sprt
     """Play a colour-balanced match between players A and B and print its statistics.
 
     A and B are each SPEC[:WEIGHTS]: an engine spec (a name under engines/ or a .toml;
-    'reference' = 'shannon'; builtin: the built-in engine, uci: the external engine) with its
+    shannon: the built-in engine's default spec; a 'uci' spec: an external engine) with its
     reference values, or with the weights in a file (e.g. pst:tuned.json; any 'evotune export
     --format json' output). A bare weights file means shannon:FILE.
     """
     games = check_games(games)
+    note_old_players(a, b)
     params = SprtParams(*sprt) if sprt else None
     if pgn_path:
         check_writable(pgn_path, "--pgn")
     pa, pb = resolve_players(a, b)
+    check_clock_applies(limits, (pa, pb))
     path = resolve_openings_path(openings)
     check_openings(path, book_plies=book_plies)
     settings = MatchSettings(limits=limits, openings=None if path is None else str(path),

@@ -17,6 +17,7 @@ from click.core import ParameterSource
 
 from ..limits import LimitChanges, Limits, check_limits, check_workers, tc_text
 from ..rules import Adjudication
+from ..spec.player import old_spellings
 
 DEFAULT_RUNS_DIR = "populations"
 
@@ -24,7 +25,8 @@ FIELD_FLAGS = {
     "depth": "--depth", "nodes": "--nodes", "movetime": "--movetime", "tc": "--tc",
     "time_margin": "--time-margin", "max_plies": "--max-plies",
     "adjudication": "--resign SCORE MOVES / --draw SCORE MOVES FROM_PLY",
-    "games": "--games", "guard_games": "--guard-games", "guard_openings": "--guard-openings",
+    "games": "--games", "guard_games": "--final-check-games",
+    "guard_openings": "--final-check-openings",
     "book_plies": "--book-plies",
     "seed": "--seed", "workers": "--workers",
     "per_game": "--per-game", "random_plies": "--random-plies", "chunk": "--chunk",
@@ -264,6 +266,13 @@ def reports_option(help: str = "Folder for reports (written to REPORTS/<run-id>/
     return decorate
 
 
+def note_old_players(*texts: str) -> None:
+    """A one-line note on stderr for each old spelling among the players ``texts``
+    (``reference``: now ``shannon``); the old spelling still plays the same player."""
+    for note in old_spellings(texts):
+        click.echo(f"evotune: note: {note}", err=True)
+
+
 def opponents_option(help: str):
     """--opponents: players SPEC[:WEIGHTS], repeated or comma-separated (a tuple of names)."""
 
@@ -272,6 +281,7 @@ def opponents_option(help: str):
         if any(not n for n in names):
             raise click.BadParameter("an empty player name; give SPEC[:WEIGHTS],...",
                                      param_hint="--opponents")
+        note_old_players(*names)
         return names
 
     return click.option("--opponents", multiple=True, metavar="SPEC[:WEIGHTS],...",

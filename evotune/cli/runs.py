@@ -23,6 +23,7 @@ from .options import (
     limits_options,
     openings_option,
     opponents_option,
+    renamed_option,
     runs_dir_option,
     seed_option,
 )
@@ -76,19 +77,23 @@ _C = RunConfig()
               cls=DefaultShown, shown="sample",
               help="Start of the population: 'sample' = uniform in the initial range; "
                    "'reference' = around the spec's reference values (--param init=...).")
-@click.option("--guard-games", type=int, default=None, metavar="N", cls=DefaultShown,
+@click.option("--final-check-games", "guard_games", type=int, default=None, metavar="N",
+              cls=DefaultShown,
               shown="10% of the budget",
               help="A run from given weights (--init-from, SPEC:WEIGHTS, init=reference, a net, "
                    "a UCI engine) ends by playing its recommendation against that start, an "
                    "SPRT [0, 5] of at most N games taken from --max-games, and recommends the "
                    "start unless the tuned weights are better. Default: 10% of the planned "
                    "games within [200, 4000]; 0: no final check.")
-@click.option("--guard-openings", type=str, default=None, metavar="OPENINGS", cls=DefaultShown,
+@renamed_option("--guard-games", "--final-check-games", "guard_games", type=int)
+@click.option("--final-check-openings", "guard_openings", type=str, default=None,
+              metavar="OPENINGS", cls=DefaultShown,
               shown="held-out",
               help="Openings of the final check: 'held-out' (8moves_v3, which no run tunes on "
                    "by default; 2moves_v1 for a run on 8moves_v3), 'run' (the run's own "
                    "openings) or openings as --openings gives them. Tuned weights can gain on "
                    "the openings they were selected on and not elsewhere: check on others.")
+@renamed_option("--guard-openings", "--final-check-openings", "guard_openings", type=str)
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="Strategy parameter, e.g. --param F=0.6 (repeatable).")
 @click.option("--batch", type=int, default=None, metavar="N", cls=DefaultShown, shown=8,
@@ -104,7 +109,7 @@ _C = RunConfig()
 @opponents_option("Gauntlet fitness: every candidate plays colour-balanced games (--games "
                   "each) against these players (repeated or comma-separated), and candidates are "
                   "compared by their points against them (default: trial-vs-target "
-                  "mini-matches). A player is 'reference', an engine spec (name or .toml; a UCI "
+                  "mini-matches). A player is an engine spec (name or .toml; a UCI "
                   "engine such as stockfish) or a weights file.")
 @click.option("--spsa-params", "spsa_file", type=str, default=None, metavar="FILE",
               help="SPSA: the tuned weights as fishtest lines (name,start,min,max,c_end,r_end) or "

@@ -1,13 +1,15 @@
 """What ``evotune runs`` prints: one table row per run, each kind showing what it has (games runs:
 generations, games, budget, verified Elo; fits: epochs, positions, errors; trainings: epochs,
-positions, losses; :meth:`evotune.runs.kinds.RunKind.row`), aligned under one header."""
+positions, losses; :meth:`evotune.runs.kinds.RunKind.row`), aligned under one header. KIND is
+the run's kind as its manifest names it (games, fit, train, moves), STRATEGY what tunes it (de,
+spsa, texel; '-' for a training)."""
 from __future__ import annotations
 
 from ..errors import EvotuneError
 from ..kinds import kind_of
 from ..runs.store import Store
 
-HEADER = ("RUN", "KIND", "PROGRESS", "AMOUNT", "RESULT", "STATE", "STARTED")
+HEADER = ("RUN", "KIND", "STRATEGY", "PROGRESS", "AMOUNT", "RESULT", "STATE", "STARTED")
 
 
 def table(stores: list[Store]) -> list[str]:
@@ -16,7 +18,9 @@ def table(stores: list[Store]) -> list[str]:
     bad: dict[int, str] = {}
     for s in stores:
         try:
-            rows.append(kind_of(s).row(s))
+            kind = kind_of(s)
+            row = kind.row(s)
+            rows.append((row[0], kind.name, *row[1:]))
         except EvotuneError as exc:
             bad[len(rows)] = f"unreadable: {exc}"
             rows.append((s.run_id,))

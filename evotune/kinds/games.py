@@ -31,16 +31,32 @@ from .weights import WeightsKind
 
 log = logging.getLogger(__name__)
 
-POPULATION_STRATEGIES = ("de", "jde", "ea", "td")
-"""Strategies whose --np is a population (td: learners); the others' status leaves NP out."""
 RANKED_BY = {"de": "the points of each individual's selection matches",
              "jde": "the points of each individual's selection matches",
              "ea": "the score in the last tournament",
              "td": "the TD error of each learner"}
 
 
-def run_line(ev, names, total) -> str:
-    """A finished generation as one line: generation g/total, games, rate, weight means."""
+def step_text(cls, step: dict) -> str:
+    """A strategy's step in its own terms ('spsa step: c_k 12.5, R_k 0.0021 (means over the
+    weights)'; 'cmaes step: sigma 0.18'); '' when it has none."""
+    if not step:
+        return ""
+    mean = " (means over the weights)" if len(step) > 1 else ""
+    return f"{cls.name} step: " + ", ".join(f"{k} {v:.4g}" for k, v in step.items()) + mean
+
+
+def check_text(guard) -> str:
+    """The final check's verdict in a few words: 'check H1 +12 +- 9: tuned', 'check H0 -3 +-
+    11: start kept'."""
+    elo = f" {guard.elo:+.0f} +- {guard.elo_error:.0f}" if math.isfinite(guard.elo) \
+        and math.isfinite(guard.elo_error) else ""
+    return f"check {guard.verdict}{elo}: {'tuned' if guard.better else 'start kept'}"
+
+
+def run_line(ev, names, total, centre: str = "mean") -> str:
+    """A finished generation as one line: generation g/total, games, rate, the weights' means
+    (SPSA: its theta)."""
     st = ev.stats
     means = brief(names, st.get("mean", []))
     if "replacement_rate" in st:
@@ -49,7 +65,8 @@ def run_line(ev, names, total) -> str:
         rate = f"lr {st['learning_rate']:.4g}  "
     else:
         rate = ""
-    return f"generation {ev.generation}/{total}  games {ev.games_total:,}  {rate}means {means}"
+    label = "means" if centre == "mean" else centre
+    return f"generation {ev.generation}/{total}  games {ev.games_total:,}  {rate}{label} {means}"
 
 
 class RunBar:
@@ -77,7 +94,8 @@ class RunBar:
             return
         if ev.kind != "game":
             self.stored = (ev.generation, ev.games_total)
-            self.bar.line(run_line(ev, self.names, self.total))
+            self.bar.line(run_line(ev, self.names, self.total,
+                                   strategy_class(self.cfg.strategy).CENTRE))
             return
         self.bar.update(ev.games_in_generation,
                         max(ev.games_scheduled, ev.games_in_generation),
@@ -155,19 +173,36 @@ class GamesKind(WeightsKind):
         return Summary(run_id=summary.run_id, lines=tuple(lines), record=summary)
 
     def status_info(self, store: Store, info: dict, last: Generation | None) -> dict:
-        check_run_net(store.root, store.manifest().config)  # a net-tuning run needs its net
+        cfg = store.manifest().config
+        check_run_net(store.root, cfg)  # a net-tuning run needs its net
         guard = store.read_guard(len(info["names"]) or None)
         if guard is not None:
             info["guard"] = {**guard.to_json(), "sentence": guard.sentence}
+            info["tuning_games"] = info["games"]
+            info["games"] += guard.games  # the run's games: its final check's included
+        cls = strategy_class(cfg.strategy)
+        if last is not None and cls.STEP:
+            info["step"] = {k: float(last.stats[k]) for k in cls.STEP
+                            if isinstance(last.stats.get(k), (int, float))}
         return info
+
+    def describes(self, cfg: Any) -> tuple[bool, str]:
+        """A population's deviations only for a strategy that keeps one; SPSA's vector is its
+        theta, CMA-ES's and nevergrad's their distribution's mean."""
+        cls = strategy_class(cfg.strategy)
+        return cls.keeps_population(), cls.CENTRE
 
     def status_head(self, store: Store, info: dict, done: str) -> list[str]:
         cfg = store.manifest().config
-        np_text = f"NP {cfg.np}, " if cfg.strategy in POPULATION_STRATEGIES else ""
+        cls = strategy_class(cfg.strategy)
+        np_text = f"NP {cfg.np}, " if cls.keeps_population() else ""
         budget = f" (budget {cfg.max_games:,})" if cfg.max_games else ""
         lines = [f"run {store.run_id}: {cfg.strategy}, {np_text}generation "
                  f"{of_total(info['generation'], cfg.generations)}, {info['games']:,} games"
                  f"{budget}, {done}"]
+        step = step_text(cls, info.get("step", {}))
+        if step:
+            lines.append(f"  {step}")
         verify = store.read_verify() or {}
         lines += [f"  verified: {describe_match(m)}" for m in verify.get("matches", [])]
         return lines
@@ -176,11 +211,14 @@ class GamesKind(WeightsKind):
         cfg, state = store.manifest().config, store.current_state()
         done = state.generation if state else 0
         fin = "finished" if state and state.finished else "stopped"
-        games = state.games if state else 0
+        guard = store.read_guard()
+        games = (state.games if state else 0) + (guard.games if guard else 0)
         amount = f"{games:,}/{cfg.max_games:,} games" if cfg.max_games else f"{games:,} games"
         verify = store.read_verify() or {}
+        result = [check_text(guard)] if guard is not None else []
+        result += [elo_text(verify.get("matches", []))] if verify.get("matches") else []
         return (store.run_id, cfg.strategy, f"generation {of_total(done, cfg.generations)}",
-                amount, elo_text(verify.get("matches", [])) or "-", fin, started(store))
+                amount, "; ".join(result) or "-", fin, started(store))
 
     def recommend(self, run: RunData, rule: str) -> Recommendation:
         """'mean': the population mean; 'better-half': the mean of the better half by the

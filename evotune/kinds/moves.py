@@ -96,7 +96,7 @@ class MovesKind:
         cp = read_checkpoint(store)
         total = max(store.manifest().config.generations, cp.state.epoch)
         last = cp.epochs[-1] if cp.epochs else None
-        return (store.run_id, store.manifest().config.strategy, f"epoch {of_total(cp.state.epoch, total)}",
+        return (store.run_id, "-", f"epoch {of_total(cp.state.epoch, total)}",
                 f"{len(cp.epochs)} epochs",
                 f"top-1 {_pct(last.top1)} (held-out)" if last else "-",
                 "finished" if cp.state.epoch >= total else "stopped", started(store))

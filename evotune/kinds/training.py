@@ -176,7 +176,7 @@ class TrainingKind:
         if last is not None:
             loss = (f"loss {last.val_loss:.5f} (validation)" if last.val_loss is not None
                     else f"loss {last.train_loss:.5f} (training)")
-        return (store.run_id, view.config.strategy,
+        return (store.run_id, "-",
                 f"epoch {of_total(len(view.epochs), view.total)}", positions, loss,
                 "finished" if view.finished else "stopped", started(store))
 

@@ -36,9 +36,10 @@ def elo_text(matches: list[dict]) -> str:
 
 
 def weight_lines(names: list[str], values: list[float], changes: list[float],
-                 std: list[float] | None, *, every: bool) -> list[str]:
+                 std: list[float] | None, *, every: bool, value_name: str = "") -> list[str]:
     """The weights of a status: name, value (mean), std (populations only) and the change since
-    the start, aligned; with more than 2 x :data:`SUMMARY_WEIGHTS` weights and not ``every``,
+    the start, aligned (``value_name``: the values' column, e.g. 'theta'); with more than
+    2 x :data:`SUMMARY_WEIGHTS` weights and not ``every``,
     only the largest changes and a line that says how many were left out."""
     if not names:
         return []
@@ -48,7 +49,8 @@ def weight_lines(names: list[str], values: list[float], changes: list[float],
         order = sorted(order, key=lambda i: -abs(changes[i]))[:SUMMARY_WEIGHTS]
         left = len(names) - len(order)
     w = max(6, *(len(names[i]) for i in order))
-    head = f"  {'weight'.ljust(w)}  {'mean' if std is not None else 'value':>10}"
+    value_name = value_name or ("mean" if std is not None else "value")
+    head = f"  {'weight'.ljust(w)}  {value_name:>10}"
     head += f"  {'std':>8}" if std is not None else ""
     lines = [head + f"  {'change':>9}"]
     if left:

@@ -38,6 +38,11 @@ class WeightsKind(ABC):
     def status_head(self, store: Store, info: dict, done: str) -> list[str]:
         """The first line(s) of the status (below: the weights); each kind writes its own."""
 
+    def describes(self, cfg: Any) -> tuple[bool, str]:
+        """(whether its status shows a population's deviations, the name of the vector shown:
+        'mean', 'theta', 'value')."""
+        return self.stds, "mean" if self.stds else "value"
+
     def status_info(self, store: Store, info: dict, last: Generation | None) -> dict:
         """The status record (``evotune status --json``) with the kind's fields added."""
         return info
@@ -62,8 +67,9 @@ class WeightsKind(ABC):
         lines = self.status_head(store, info, done)
         start = info["initial_mean"] or info["mean"]
         changes = [m - s for m, s in zip(info["mean"], start)]
+        stds, centre = self.describes(cfg)
         lines += weight_lines(info["names"], info["mean"], changes,
-                              info["std"] if self.stds else None, every=every)
+                              info["std"] if stds else None, every=every, value_name=centre)
         if "guard" in info:
             lines.append(info["guard"]["sentence"])
         return Status(info=info, lines=tuple(lines))

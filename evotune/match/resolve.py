@@ -27,7 +27,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..engine.evaluation import spec_evaluation
-from ..errors import ConfigError
+from ..errors import ConfigError, FieldError
+from ..limits import Limits
 from ..players import PlayerSpec
 from ..players.external import engine_for
 from ..players.spec import check_engine_spec, player_from_engine_spec
@@ -36,7 +37,8 @@ from ..spec.model import EngineSpec
 from ..spec.player import REFERENCE_ALIAS, parse_player_ref
 from ..weightsio import weights_for
 
-__all__ = ["REFERENCE_ALIAS", "check_player_starts", "check_players", "close_external_players",
+__all__ = ["REFERENCE_ALIAS", "check_clock_applies", "check_player_starts", "check_players",
+           "close_external_players",
            "resolve_player", "resolve_player_list", "resolve_players", "split_player",
            "unique_names"]
 
@@ -53,13 +55,12 @@ def split_player(arg: str) -> tuple[str, str | None]:
 
 def resolve_player(arg: str, *, name: str | None = None) -> PlayerSpec:
     """The player named by ``SPEC[:WEIGHTS]`` (see the module docstring); ``name`` overrides
-    the label shown in PGN headers and results (default: 'reference', the spec's name, or
-    'SPEC:STEM' with weights; a bare weights file: its stem)."""
+    the label shown in PGN headers and results (default: the spec's name - 'shannon' for its
+    old spelling 'reference' -, or 'SPEC:STEM' with weights; a bare weights file: its stem)."""
     ref = parse_player_ref(arg)
     spec, weights_path = load_engine_spec(ref.spec_name), ref.file
     if weights_path is None:
-        label = REFERENCE_ALIAS if ref.is_reference else spec.name
-        return player_from_engine_spec(spec, None, name=name or label)
+        return player_from_engine_spec(spec, None, name=name or spec.name)
     stem = Path(weights_path).stem
     label = stem if ref.bare_file else f"{spec.name}:{stem}"
     evaluation = spec_evaluation(spec)
@@ -109,6 +110,21 @@ def check_players(*args: str) -> None:
     map into its option's range). EngineError with one line otherwise."""
     for spec in dict.fromkeys(parse_player_ref(arg).spec for arg in args):  # each engine once
         check_engine_spec(_spec(spec))
+
+
+def check_clock_applies(limits: Limits, players) -> None:
+    """FieldError when a clock (``tc`` or ``movetime``) is set and every player is a built-in
+    alpha-beta search, which plays to its depth whatever the clock: the limit would be ignored
+    without a word. A match with any other player (a UCI engine, a uct or probability spec)
+    plays the clock; a built-in alpha-beta player among them still plays its depth."""
+    field = "tc" if limits.tc is not None else "movetime" if limits.movetime else None
+    if field is None or not all(p.is_builtin and p.search.is_alphabeta for p in players):
+        return
+    given = limits.tc.given() if limits.tc is not None else f"{limits.movetime:g}"
+    raise FieldError(field, f"{given}: every player here is the built-in alpha-beta engine, "
+                     "which plays to its depth whatever the clock; give --depth, or play a "
+                     "'uci' spec (e.g. shannon-uci, the same engine through UCI) or a uct or "
+                     "probability spec under the clock")
 
 
 def check_player_starts(player: PlayerSpec) -> None:

@@ -19,9 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..fileio import atomic_write_text
+from ..runs.config import known_strategy
 from ..runs.kinds import recommend
 from ..runs.rundata import Recommendation, RunData, load_run
 from ..runs.store import Store
+from ..strategies import strategy_class
 from ..verify.text import describe_match
 from .plots import PlotSet, write_plots
 from .summary import largest_changes, scalar_rows, table_rows
@@ -44,17 +46,42 @@ class ReportFiles:
     """The plots (PNG and SVG) beside the report."""
 
 
+def describes(run: RunData) -> tuple[bool, str]:
+    """(whether the run keeps a population, the name of the vector it moves: 'mean', 'theta'),
+    asked of its strategy (a fit's report keeps its population table)."""
+    if not known_strategy(run.strategy):  # a fit: reported as it always was
+        return True, "mean"
+    cls = strategy_class(run.strategy)
+    return cls.keeps_population(), cls.CENTRE
+
+
 def weight_table(run: RunData) -> tuple[tuple[str, ...], dict]:
-    """(free weight names, {row label: values}) with the rows of :data:`TABLE_ROWS`."""
+    """(free weight names, {row label: values}): a population's :data:`TABLE_ROWS`; for one
+    vector (SPSA's theta, CMA-ES's mean) its start and its final value, and the spec's
+    reference where it is not the start."""
     free = list(run.free)
+    population, centre = describes(run)
+    reference = [float(run.reference[i]) for i in free]
+    initial = [float(run.mean[0, i]) for i in free]
+    if not population:
+        rows = {} if reference == initial else {"reference": reference}
+        rows.update({"start": initial, f"final {centre}": [float(run.mean[-1, i]) for i in free]})
+        return run.free_names, rows
     rows = {
-        "reference": [float(run.reference[i]) for i in free],
-        "initial mean": [float(run.mean[0, i]) for i in free],
+        "reference": reference,
+        "initial mean": initial,
         "initial std": [float(run.std[0, i]) for i in free],
         "final mean": [float(run.mean[-1, i]) for i in free],
         "final std": [float(run.std[-1, i]) for i in free],
     }
     return run.free_names, rows
+
+
+def _table_intro(run: RunData) -> str:
+    population, centre = describes(run)
+    return ("Population statistics per free weight (engine units, pawn = 100)." if population
+            else f"The run's {centre} per free weight at its start and now (engine units, "
+                 "pawn = 100).")
 
 
 def _fmt(v: float) -> str:
@@ -64,9 +91,12 @@ def _fmt(v: float) -> str:
 def _progress_line(run: RunData) -> str:
     limit = run.config.generations or "-"
     status = "finished" if run.finished else "not finished (stopped, running or crashed)"
-    seconds = float(run.seconds[-1])
-    rate = run.games[-1] / seconds if seconds > 0 else 0.0
-    return (f"generation {run.last} of {limit}, {int(run.games[-1])} games, wall time "
+    seconds = max(float(run.seconds[-1]), run.state.seconds if run.state is not None else 0.0)
+    check = run.guard.games if run.guard is not None else 0
+    games = int(run.games[-1]) + check
+    rate = games / seconds if seconds > 0 else 0.0
+    of_check = f" ({check} of them the final check's)" if check else ""
+    return (f"generation {run.last} of {limit}, {games} games{of_check}, wall time "
             f"{seconds:.1f} s ({rate:.1f} games/s), {status}")
 
 
@@ -149,9 +179,9 @@ def markdown_report(run: RunData, rec: Recommendation, *, images: dict | None = 
             lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
     else:
         names, table = weight_table(run)
-        lines += ["Population statistics per free weight (engine units, pawn = 100).", "",
+        lines += [_table_intro(run), "",
                   "| | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
-        for label in TABLE_ROWS:
+        for label in table:
             lines.append(f"| {label} | " + " | ".join(_fmt(v) for v in table[label]) + " |")
         rec_free = [rec.weights[i] for i in run.free]
         lines.append("| recommended | " + " | ".join(f"{v:g}" for v in rec_free) + " |")
@@ -200,9 +230,9 @@ def html_report(run: RunData, rec: Recommendation, *, figures: dict) -> str:
             parts.append("</table>")
     else:
         names, table = weight_table(run)
-        parts += ["<p>Population statistics per free weight (engine units, pawn = 100).</p>",
+        parts += [f"<p>{e(_table_intro(run))}</p>",
                   "<table><tr><th></th>" + "".join(f"<th>{e(n)}</th>" for n in names) + "</tr>"]
-        for label in TABLE_ROWS:
+        for label in table:
             parts.append(f"<tr><td>{e(label)}</td>"
                          + "".join(f"<td>{_fmt(v)}</td>" for v in table[label]) + "</tr>")
         parts.append("<tr><td>recommended</td>"

@@ -21,14 +21,16 @@ from ..limits import LIMITS, LimitChanges, Limits, check_limits, tc_text
 from ..match.fixtures import check_games
 from ..rules import Adjudication
 from ..spec.file import _unknown
+from ..strategies import NG_PREFIX, STRATEGIES, strategy_class
 
-STRATEGY_NAMES = ("de", "jde", "ea", "td", "spsa", "cmaes")
-NG_PREFIX = "ng:"
+STRATEGY_NAMES = tuple(STRATEGIES)
+"""The registered strategies' names (the registry's, :data:`evotune.strategies.STRATEGIES`)."""
 
 
 def known_strategy(name: str) -> bool:
     """A registered strategy name, or ``ng:NAME`` (a nevergrad optimiser, checked when built)."""
-    return name in STRATEGY_NAMES or (name.startswith(NG_PREFIX) and len(name) > len(NG_PREFIX))
+    return name in STRATEGIES or (isinstance(name, str) and name.startswith(NG_PREFIX)
+                                  and len(name) > len(NG_PREFIX))
 
 
 BACKENDS = ("local", "dask")
@@ -126,13 +128,18 @@ class RunConfig:
 
     def summary_items(self) -> list[tuple[str, str]]:
         """(label, value) lines that describe the run (the report's configuration)."""
-        items = [("strategy", self.strategy), ("population (NP)", str(self.np)),
-                 ("games per match", str(self.games)), ("depth", str(self.limits.depth)),
-                 ("node limit", str(self.limits.nodes or "none")), ("seed", str(self.seed)),
-                 ("engine", self.engine), ("openings", self.openings),
-                 ("generation limit", str(self.generations or "none")),
-                 ("initial range", f"[{self.init_low}, {self.init_high}]")]
         params = self.params_dict()
+        population = known_strategy(self.strategy) and strategy_class(self.strategy).keeps_population()
+        items = [("strategy", self.strategy)]
+        items += [("population (NP)", str(self.np))] if population else []
+        items += [("games per match", str(self.games)), ("depth", str(self.limits.depth)),
+                  ("node limit", str(self.limits.nodes or "none")), ("seed", str(self.seed)),
+                  ("engine", self.engine), ("openings", self.openings),
+                  ("generation limit", str(self.generations or "none"))]
+        if self.max_games:
+            items.append(("games budget", f"{self.max_games:,}"))
+        if population and params.get("init", "sample") == "sample":  # drawn from the range
+            items.append(("initial range", f"[{self.init_low}, {self.init_high}]"))
         if params:
             items.append(("strategy parameters", ", ".join(f"{k}={v}" for k, v in
                                                            sorted(params.items()))))
@@ -205,6 +212,13 @@ _SCALAR_TYPES: dict[str, type] = {
 _TYPES: dict[str, type] = {k: _SCALAR_TYPES[k] for k in STORED_KEYS if k != "params"}
 
 
+FILE_KEYS = {"final_check_games": "guard_games", "final_check_openings": "guard_openings"}
+"""A config file's names of stored keys that are spelled otherwise in the manifest (the final
+check's, stored as ``guard_*`` since before it had its name); files may still use the stored
+spelling."""
+_FILE_NAMES = {v: k for k, v in FILE_KEYS.items()}
+
+
 def load_config_file(path: str | Path) -> dict:
     """Read a run config TOML file into a flat dict of known keys (unknown keys are an error).
 
@@ -227,11 +241,16 @@ def load_config_file(path: str | Path) -> dict:
                 raise ConfigError(f"config file {p}: [cluster] must be a table")
             _unknown(value, ("backend", "scheduler"), f"config file {p}: [cluster]")
             flat.update(value)
-        elif key in _TYPES:
-            flat[key] = value
+        elif key in _TYPES or key in FILE_KEYS:
+            stored = FILE_KEYS.get(key, key)
+            if stored in flat:
+                raise ConfigError(f"config file {p}: '{key}' is given twice (as "
+                                  f"'{_FILE_NAMES.get(stored, stored)}' and '{stored}')")
+            flat[stored] = value
         else:
+            known = {_FILE_NAMES.get(k, k) for k in _TYPES} | {"params", "cluster"}
             raise ConfigError(f"config file {p}: unknown key '{key}'; known keys: "
-                              f"{', '.join(sorted(set(_TYPES) | {'params', 'cluster'}))}")
+                              f"{', '.join(sorted(known))}")
     return flat
 
 
@@ -342,7 +361,7 @@ def dump_config_toml(cfg: RunConfig) -> str:
     for key in _TYPES:
         if key in ("backend", "scheduler"):
             continue
-        lines.append(f"{key} = {_toml_value(stored[key])}")
+        lines.append(f"{_FILE_NAMES.get(key, key)} = {_toml_value(stored[key])}")
     lines.append("")
     lines.append("[params]")
     for k, v in cfg.params:

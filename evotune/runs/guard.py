@@ -1,4 +1,5 @@
-"""guard.json: the final check of a run that starts from given weights, and its one validator.
+"""final-check.json: the final check of a run that starts from given weights, and its one
+validator (runs made before round 5 named it guard.json: still read).
 
 A games run whose strategy starts from given weights (a run from earlier weights, a net's
 output layer, a UCI engine's defaults, ``init = "reference"``) ends by playing what it would
@@ -19,10 +20,12 @@ from pathlib import Path
 
 from .recordio import damaged, float_field, int_field, json_object, vector_field
 
-GUARD_DOCUMENT = "guard"
-"""The record's name in the run folder (guard.json)."""
-GUARD_PGN = "guard.pgn"
+GUARD_DOCUMENT = "final-check"
+"""The record's name in the run folder (final-check.json)."""
+GUARD_PGN = "final-check.pgn"
 """The final check's games in PGN."""
+OLD_GUARD_DOCUMENT, OLD_GUARD_PGN = "guard", "guard.pgn"
+"""Their names in runs made before round 5 (read, never written)."""
 GUARD_ELO = (0.0, 5.0)
 """The final check's SPRT hypotheses: H0 elo <= 0, H1 elo >= 5 (as ``evotune verify``'s)."""
 GUARD_ERRORS = (0.05, 0.05)
@@ -99,7 +102,7 @@ class Guard:
                     f"verdict ({self.evidence}); the run recommends them.")
         return (f"Final check: the tuned weights were not better than the start "
                 f"({self.evidence}); the run recommends its start (the tuned weights are in "
-                "guard.json).")
+                f"{GUARD_DOCUMENT}.json).")
 
     def to_json(self) -> dict:
         d = dataclasses.asdict(self)

@@ -14,6 +14,7 @@ from ..limits import check_workers
 from ..match.cluster import backend_session
 from ..match.gauntlet import check_opponents
 from ..match.openings import check_openings
+from ..match.resolve import check_clock_applies, resolve_player_list
 from ..players.nets import output_weights
 from ..players.spec import check_engine_spec, player_from_engine_spec
 from ..spec.file import engine_spec_from_text, resolve_command
@@ -189,10 +190,12 @@ def preflight(plan: RunPlan) -> None:
     check_run_players(plan)  # the engine (and gauntlet opponents) can play these weights
     if spec.kind == "builtin":
         try:
-            player_from_engine_spec(spec)
+            player = player_from_engine_spec(spec)
         except EvotuneError as exc:
             raise ConfigError(f"engine spec {spec.path}: the built-in engine cannot play its "
                               f"weights ({exc})") from None
+        opponents = resolve_player_list(cfg.opponents) if cfg.opponents else ()
+        check_clock_applies(cfg.limits, (player, *opponents))
     make_strategy(cfg.strategy, space, params=strategy_params(cfg), seed=cfg.seed)
     check_openings(plan.openings, book_plies=cfg.book_plies)
     check_backend(cfg)

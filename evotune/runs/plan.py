@@ -83,7 +83,7 @@ def guard_openings_path(cfg: RunConfig) -> Path | None:
     try:
         return resolve_openings_path(cfg.guard_openings)
     except ConfigError as exc:
-        raise ConfigError(f"--guard-openings: {exc} (or '{GUARD_HELD_OUT}', "
+        raise ConfigError(f"--final-check-openings: {exc} (or '{GUARD_HELD_OUT}', "
                           f"'{GUARD_OWN_OPENINGS}')") from None
 
 

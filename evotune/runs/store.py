@@ -20,7 +20,7 @@ from ..fileio import append_text, atomic_write_bytes, atomic_write_json, atomic_
 from ..match.records import GameRecord
 from .config import run_config_from_dict
 from .fitconfig import DataFile
-from .guard import GUARD_DOCUMENT, Guard, parse_guard
+from .guard import GUARD_DOCUMENT, OLD_GUARD_DOCUMENT, Guard, parse_guard
 from .lock import RunLock
 from .manifest import Manifest, StartFrom, check_run_id, parse_manifest
 from .recordio import damaged, json_object, read_json
@@ -431,9 +431,13 @@ class Store:
         return None if doc is None else check_verify(doc, self.root / "verify.json")
 
     def read_guard(self, n: int | None = None) -> Guard | None:
-        """guard.json (the final check, :mod:`evotune.runs.guard`), or None before it."""
-        doc = self.read_document(GUARD_DOCUMENT)
-        return None if doc is None else parse_guard(doc, self.root / f"{GUARD_DOCUMENT}.json", n)
+        """final-check.json (the final check, :mod:`evotune.runs.guard`; guard.json in a run
+        made before round 5), or None before it."""
+        for name in (GUARD_DOCUMENT, OLD_GUARD_DOCUMENT):
+            doc = self.read_document(name)
+            if doc is not None:
+                return parse_guard(doc, self.root / f"{name}.json", n)
+        return None
 
     def read_document(self, name: str) -> dict | None:
         """A named JSON document (an object), or None when there is none."""

@@ -1,7 +1,8 @@
 """Players and engines as the command line names them: ``SPEC[:WEIGHTS|NET]`` -> :class:`PlayerRef`.
 
 The one parser of the grammar (docs/usage, "Players"): ``SPEC`` is an engine spec, a name under
-``engines/`` or a ``.toml`` path (``reference`` is an alias of ``shannon``); after ``:`` a file,
+``engines/`` or a ``.toml`` path (``reference``, the old spelling of ``shannon``, still reads as
+it: :func:`old_spellings` names it for the command line's note); after ``:`` a file,
 the spec's weights or, for a spec that evaluates with a net, a net file. A bare weights file
 (``tuned.json``) means ``shannon:tuned.json``. :func:`parse_player_ref` reads a player
 (``evotune match A B``, opponents); :func:`parse_engine_ref` reads ``--engine`` (a spec itself, as
@@ -18,10 +19,12 @@ from ..paths import ENGINES_DIR
 from .file import resolve_engine_spec_path
 
 REFERENCE_ALIAS = "reference"
-"""A player name for the shannon spec at its reference values."""
+"""The old player name of the shannon spec at its reference values (before round 5 the built-in
+engine as a player was called 'reference'; that word now means only a spec's reference values):
+still read, the command line notes the new name."""
 DEFAULT_SPEC = "shannon"
 """The spec of a bare weights file and of :data:`REFERENCE_ALIAS`."""
-SYNTAX = ("give SPEC[:WEIGHTS]: an engine spec (reference, shannon, a name under engines/ or a "
+SYNTAX = ("give SPEC[:WEIGHTS]: an engine spec (shannon, a name under engines/ or a "
           ".toml path), optionally ':' and a weights file (.json, e.g. an 'evotune export "
           "--format json' output)")
 
@@ -56,6 +59,16 @@ class PlayerRef:
     def as_pair(self) -> tuple[str, str | None]:
         """(spec token, file or None)."""
         return self.spec, self.file
+
+
+def old_spellings(texts) -> tuple[str, ...]:
+    """The notes for players in ``texts`` (``SPEC[:WEIGHTS]``, lists comma-separated) named by an
+    old spelling: ``reference`` for ``shannon``. One note per old word, in a stable order."""
+    heads = {t.strip().split(":", 1)[0] for text in texts for t in str(text).split(",")}
+    if REFERENCE_ALIAS in heads and not Path(REFERENCE_ALIAS).exists():
+        return (f"the player '{REFERENCE_ALIAS}' is now called '{DEFAULT_SPEC}' (the built-in "
+                f"engine's spec name); '{REFERENCE_ALIAS}' still works",)
+    return ()
 
 
 def is_player_spec(token: str) -> bool:

@@ -200,6 +200,18 @@ class Strategy(abc.ABC):
     RECOMMENDS: ClassVar[str] = ""
     """What :meth:`recommended` returns whatever the rule, when it is one vector (SPSA's theta,
     a search distribution's mean); '' for a population, whose rule chooses."""
+    CENTRE: ClassVar[str] = "mean"
+    """What the readers call the vector a generation is summarised by: 'mean' (a population's,
+    or a search distribution's), 'theta' (SPSA's)."""
+    STEP: ClassVar[tuple[str, ...]] = ()
+    """The generation statistics that say how far it searches around that vector (SPSA: c_k
+    and R_k; CMA-ES: sigma), which status and report show in its own terms."""
+
+    @classmethod
+    def keeps_population(cls) -> bool:
+        """True for a strategy that keeps a population (DE, jDE, the EA, TD's learners): its
+        size (NP) and deviations mean something; False for one vector and its step."""
+        return not cls.RECOMMENDS
 
     generation: int
     """Generations completed (tell calls)."""

@@ -22,6 +22,7 @@ class CMAES(ReplayedStrategy):
     """CMA-ES (pycma) on the normalised free weights; fitness = score against the mean."""
 
     name = "cmaes"
+    STEP = ("sigma",)
     PARAMS = {
         **COMMON_PARAMS,
         "sigma0": Param(0.2, "float", low=0.0, high=1.0, low_open=True,

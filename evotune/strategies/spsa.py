@@ -216,6 +216,8 @@ class SPSA(Strategy):
 
     name = "spsa"
     RECOMMENDS = "SPSA's theta"
+    CENTRE = "theta"
+    STEP = ("c_k", "R_k")
     PARAMS = {
         "batch": Param(8, "int", low=1, high=10_000,  # as --np: a generation's candidates
                        doc="perturbations dispatched at the same iteration k per generation"),

@@ -1,10 +1,11 @@
 """Verification of a run: its recommended weights against the reference weights and against the
 initial population's mean, on held-out openings the run did not tune on; of a net training: its
-trained net against the reference player and against its initial net.
+trained net against shannon (the built-in engine's default spec) and against its initial net.
 
 Two matches (both from the verified player's point of view, the same openings and seed, so
-they are paired): ``recommended vs reference`` and ``recommended vs initial mean`` (gen-0000's
-mean, rounded); for a training ``net vs reference`` (shannon's reference weights: a training
+they are paired): ``recommended vs reference`` (``vs start`` for a run from given weights, whose
+spec's reference values are its start) and ``recommended vs initial mean`` (gen-0000's
+mean, rounded); for a training ``net vs shannon`` (shannon's reference weights: a training
 names no engine spec) and ``net vs initial net`` (its initial.nnue); or one match per opponent
 named ``SPEC[:WEIGHTS]`` (``--opponents``, e.g. ``shannon`` or ``pst:tuned.json``; see
 :mod:`evotune.match.resolve`). With a second limit (``--also-depth`` / ``--also-tc``) every
@@ -38,7 +39,7 @@ from ..match.cluster import backend_session
 from ..match.fixtures import check_games
 from ..match.openings import check_openings
 from ..match.resolve import (
-    REFERENCE_ALIAS,
+    check_clock_applies,
     check_player_starts,
     close_external_players,
     resolve_player,
@@ -48,8 +49,9 @@ from ..match.scoring import SprtParams
 from ..paths import HELD_OUT_OPENINGS, held_out_openings, resolve_openings_path
 from ..players import PlayerSpec
 from ..players.spec import player_from_engine_spec
+from ..runs.config import RunConfig
 from ..runs.kinds import recommend
-from ..runs.lifecycle import resolve_workers
+from ..runs.lifecycle import has_start, resolve_workers
 from ..runs.rundata import RunData, initial_mean, load_run, open_store, run_spec
 from ..runs.store import Store
 from ..runs.storedkinds import stored_kind
@@ -155,6 +157,15 @@ class VerifySettings:
         return second
 
 
+def check_clock_given(settings: VerifySettings, limits: Limits, players) -> None:
+    """A clock given on the command line (--tc, --movetime) with only built-in alpha-beta
+    players is refused (:func:`~evotune.match.resolve.check_clock_applies`); a run's own
+    stored limits are played as they were."""
+    given = settings.limits.given() if settings.limits is not None else {}
+    if "tc" in given or "movetime" in given:
+        check_clock_applies(limits, players)
+
+
 def check_clock_matters(settings: VerifySettings, players) -> None:
     """ConfigError when ``--also-tc`` is the second limit and every player is a built-in
     alpha-beta search, which plays to its depth whatever the clock: the second leg would
@@ -208,6 +219,14 @@ def _named_opponents(named: tuple[str, ...]) -> list[tuple[str, PlayerSpec]]:
     return [(p.name, p) for p in players]
 
 
+def reference_label(data: RunData) -> str:
+    """What the run's reference weights are to a reader: 'start' for a games run from given
+    weights (its spec's reference values are the weights it started from: :func:`has_start`),
+    else 'reference' (the spec's own values)."""
+    return "start" if isinstance(data.config, RunConfig) and has_start(data.config) \
+        else "reference"
+
+
 def _opponents(data: RunData, spec, named: tuple[str, ...]) -> list[tuple[str, PlayerSpec]]:
     """(label, PlayerSpec) of each opponent: the players named ``SPEC[:WEIGHTS]``, or the run's
     reference weights and initial mean (ConfigError before any game when one is unknown). An
@@ -219,7 +238,7 @@ def _opponents(data: RunData, spec, named: tuple[str, ...]) -> list[tuple[str, P
     out = []
     reference = tuple(float(v) for v in data.reference)
     initial = initial_mean(data)
-    pairs = [("reference", reference)]
+    pairs = [(reference_label(data), reference)]
     if tuple(float(v) for v in initial) != reference:
         pairs.append(("initial mean", initial))
     for label, weights in pairs:
@@ -323,6 +342,7 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     player = player_from_engine_spec(spec, rec.weights, name=f"{data.run_id}-recommended")
     opponents = _opponents(data, spec, settings.opponents)
     check_clock_matters(settings, [player] + [o for _, o in opponents])
+    check_clock_given(settings, limits, [player] + [o for _, o in opponents])
     t0 = time.perf_counter()
     matches = play_verification(player, rec.weights, "recommended", opponents,
                                 legs=[run_match_settings(cfg, limits=leg, openings=run_openings)
@@ -427,12 +447,13 @@ def verify_training(store: Store, *, settings: VerifySettings = VerifySettings()
             raise StoreError(f"{initial_path} is missing: the initial net of training "
                              f"'{store.run_id}' is kept there; restore it or verify against "
                              "--opponents players")
-        opponents = [(REFERENCE_ALIAS, resolve_player(REFERENCE_ALIAS)),
+        opponents = [("shannon", resolve_player("shannon")),
                      ("initial net", player_from_engine_spec(spec, None, name="initial-net",
                                                              net=str(initial_path)))]
         _check_initial_net(store, cfg, opponents[1][1].net_checksum)
     if spec.search.is_alphabeta:  # the trained net's player: built-in, as the spec searches
         check_clock_matters(settings, [o for _, o in opponents])
+        check_clock_given(settings, limits, [o for _, o in opponents])
     try:
         data = (store.root / NET_FILE).read_bytes()
     except OSError as exc:
