@@ -4,7 +4,7 @@ move of its side to move.
 A cut node of alpha-beta is a position where the side to move answers the opponent's move,
 which at the node above (an all node) is any legal move, most of them poor. Game positions
 labelled with a search's best move teach a move model what to play; these teach it what refutes.
-Recipe and figures: docs/results/move-model.md ("Captures that lose after the killers").
+Recipe and figures: docs/results/move-model-order.md ("Captures that lose after the killers").
 
     python benchmarks/cutnode_positions.py pos.txt --per-position 2 --seed 1 --out tree.txt
 

@@ -1,4 +1,4 @@
-"""Alpha-beta's reductions (docs/results/move-model.md, "The model in reductions"): the nodes and
+"""Alpha-beta's reductions (docs/results/move-model-reductions.md, "The model in reductions"): the nodes and
 seconds to --depth on the bench's positions for plain alpha-beta, the move model's order, and
 ``reduce = "late:K"`` / ``"model:GAP"`` with each order, with one evaluation (--engine, a builtin
 spec: net11 by default).

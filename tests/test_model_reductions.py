@@ -147,7 +147,7 @@ RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
                                         ("reduce-model", "alphabeta, quiet moves by model "
                                          "tree-quiet-lin.evomove, reduce model:200")])
 def test_the_shipped_specs_search_the_trees_the_page_counts(name, what):
-    """The specs of docs/results/move-model.md's "The model in reductions" load from where they
+    """The specs of docs/results/move-model-reductions.md's "The model in reductions" load from where they
     ship (the model beside them, net11 by a relative path) and reach depth 8 on the bench's
     positions in the nodes the page's table gives."""
     spec = load_engine_spec(str(RESULTS / "artefacts" / "move-model" / f"{name}.toml"))

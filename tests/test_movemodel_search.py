@@ -326,7 +326,7 @@ def test_the_shipped_net11_puct_spec():
 @pytest.mark.parametrize("name, checksum", [("tree-quiet-lin", "e3632859e1e22047"),
                                             ("tree-all-lin", None)])
 def test_the_tree_models_are_the_ones_the_page_names(name, checksum):
-    """The models of docs/results/move-model.md's "History and the model together" ship beside
+    """The models of docs/results/move-model-order.md's "History and the model together" ship beside
     the page with the SHA-256 it names; each reads as a linear set-2 model and orders alpha-beta's
     quiet moves without changing its score."""
     root = Path(__file__).resolve().parents[1] / "docs" / "results"

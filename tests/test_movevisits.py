@@ -213,7 +213,7 @@ RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 @pytest.mark.parametrize("name", ["visits-study-move-h16", "visits-study-v20k-h16",
                                   "visits-study-v100k-h16", "visits-study-loop-h16"])
 def test_the_visit_study_models_are_the_ones_the_page_names(name):
-    """docs/results/move-model.md's "UCT's visits as the target" ships its three models with
+    """docs/results/move-model-searches.md's "UCT's visits as the target" ships its three models with
     their SHA-256 and checksums; each is a 16-unit set-2 model that PUCT plays."""
     path = RESULTS / "artefacts" / "move-model" / f"{name}.evomove"
     page = (RESULTS / "move-model.md").read_text()
