@@ -4,7 +4,7 @@ line and exit 2; a :class:`~evotune.errors.FieldError` is said as the flag that 
 Ctrl-C is one line (:class:`~evotune.errors.Interrupted`: what is kept and how to continue) and
 exit 130.
 
-Commands by group: :mod:`.engine` (perft, search, features, bench, uci), :mod:`.match`,
+Commands by group: :mod:`.engine` (perft, search, features, bench, uci, spec), :mod:`.match`,
 :mod:`.runs` (run, resume, status, runs), :mod:`.reports` (plot, report, verify, export),
 :mod:`.learning` (datagen, label, texel), :mod:`.experiments` (reproduce, compare) and :mod:`.nn`
 (the ``nn`` group: init, info, export, convert, and train from :mod:`.nntrain`).

@@ -243,11 +243,14 @@ def spec(command: str, out_file: str, spsa_file: str | None, tune_file: str | No
     click.echo(f"wrote {out}: {len(made.weights)} weights, {roles.count('setting')} settings "
                f"as comments, {roles.count('out')} options left out"
                + (", the engine's book off" if "off" in roles else ""), err=True)
-    line = f"evotune run --engine {out} --strategy spsa --tc 10+0.1 --max-games 4000"
+    line = f"evotune run --engine {out} --strategy spsa --tc 10+0.1 --max-games 20000 " \
+           "--generations 0 "
     if table is not None:
         atomic_write_text(table, made.spsa_table)
         click.echo(f"wrote {table}: its SPSA lines (C_end, R_end) for --spsa-params", err=True)
-        line += f" --spsa-params {table}"
+        line += f"--spsa-params {table}"
+    else:
+        line += "--param finetune=true"
     click.echo(f"next: {line}", err=True)
 
 

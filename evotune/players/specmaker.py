@@ -24,7 +24,7 @@ from fnmatch import fnmatchcase
 
 from ..errors import ConfigError, EngineError
 from ..spec.file import NAME_RE, check_option_name, engine_spec_from_text
-from ..strategies.spsa import SpsaLine, openbench_line, parse_spsa_lines
+from ..weightsio import SpsaLine, openbench_line, parse_spsa_lines
 from . import PlayerSpec
 from .external import ExternalEngine
 from .spec import check_engine_spec
