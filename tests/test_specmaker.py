@@ -15,9 +15,9 @@ import pytest
 
 from evotune.cli import main
 from evotune.players.spec import check_engine_spec
-from evotune.players.specmaker import choose, tune_lines
+from evotune.players.specmaker import choose, make_spec, spec_name, tune_lines
 from evotune.players.uciproto import parse_option
-from evotune.spec.file import load_engine_spec
+from evotune.spec.file import engine_spec_from_text, load_engine_spec
 from evotune.strategies.spsa import parse_spsa_lines
 from evotune.weightsio import read_spsa_params
 
@@ -208,3 +208,18 @@ def test_an_existing_out_is_never_replaced_silently(tmp_path, cli):
 def test_bad_commands_are_one_line(tmp_path, cli, args, words):
     _one_line_refusal(cli("spec", *args, cwd=tmp_path), *words)
     assert not list(tmp_path.iterdir())
+
+
+def test_odd_names_round_trip_through_the_written_toml():
+    """Quotes, backslashes, brackets and non-ASCII letters in option names are written as TOML
+    strings that read back to exactly the engine's spelling."""
+    names = ('Pawn "Storm" [MG]', "Back\\slash", "Élan Vital", "a=b, c")
+    options = tuple(parse_option(f"option name {n} type spin default 5 min 0 max 9")
+                    for n in names)
+    made = make_spec(command=("eng",), engine_name="odd", options=options, name="odd",
+                     source="its UCI options")
+    spec = engine_spec_from_text(made.text, where="odd.toml", digest="0")
+    assert spec.names == names and [w.option for w in spec.weights] == list(names)
+    assert spec_name("Toga II 3.0", "x") == "Toga II 3.0"
+    assert spec_name("Stockfish (dev) <x>", "x") == "Stockfish -dev- -x"
+    assert spec_name("***", "my-engine") == "my-engine"
