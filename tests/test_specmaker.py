@@ -71,6 +71,8 @@ def test_every_option_type_finds_its_place(tmp_path):
     assert weights["PSQT[0] Mg.a1+"] == {"name": "PSQT[0] Mg.a1+", "reference": -5, "lower": -50,
                                          "upper": 50, "option": "PSQT[0] Mg.a1+", "scale": 1}
     assert weights["Knight Value (Middle Game)"]["reference"] == 300
+    # 0..1000000 passes evotune's +-2000: 500 engine units an evotune unit
+    assert (weights["Seed"]["upper"], weights["Seed"]["scale"]) == (2000, 500)
     assert data["options"] == {"OwnBook": False}  # the book off; every other setting a comment
     for comment in ('# "Use Null Move" = true  # check', '# Style = "Normal"  # combo',
                     '# "Engine Tag" = "hello world"  # string'):

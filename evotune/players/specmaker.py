@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 from ..errors import ConfigError, EngineError
+from ..space import MAX_ABS_WEIGHT
 from ..spec.file import NAME_RE, check_option_name, engine_spec_from_text
 from ..weightsio import SpsaLine, openbench_line, parse_spsa_lines
 from . import PlayerSpec
@@ -261,10 +262,26 @@ def _text(*, command, engine_name, name, source, choices, rows, spsa) -> str:
         for c in out:
             head.append(f"#   {c.option.name} ({c.option.type}): {c.reason}")
     for weight, opt, ref, lo, hi in rows:
-        head += ["", "[[weight]]", f"name = {_q(weight)}", f"reference = {_num(ref)}",
-                 f"lower = {_num(lo)}", f"upper = {_num(hi)}", f"option = {_q(opt.name)}",
-                 "scale = 1"]
+        scale = weight_scale(lo, hi)
+        head += ["", "[[weight]]"]
+        if scale != 1:
+            head.append(f"# the engine's {_num(lo)}..{_num(hi)} pass evotune's +-"
+                        f"{MAX_ABS_WEIGHT:g}: evotune units of {scale:g} engine units")
+        head += [f"name = {_q(weight)}", f"reference = {_num(ref / scale)}",
+                 f"lower = {_num(lo / scale)}", f"upper = {_num(hi / scale)}",
+                 f"option = {_q(opt.name)}", f"scale = {scale:g}"]
     return "\n".join(head) + "\n"
+
+
+def weight_scale(lo: float, hi: float) -> float:
+    """Engine units per evotune unit of an option ranging ``lo..hi``: 1, or the smallest of 2, 5,
+    10, 20, 50, ... that brings the range within evotune's +-:data:`MAX_ABS_WEIGHT` (the limit of
+    every weight value)."""
+    need = max(abs(lo), abs(hi)) / MAX_ABS_WEIGHT
+    scale = 1.0
+    while scale < need:
+        scale *= 2.5 if str(int(scale)).startswith("2") else 2.0
+    return scale
 
 
 def spec_from_engine(command: tuple[str, ...], *, name: str = "", fallback_name: str = "engine",
