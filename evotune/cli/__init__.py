@@ -4,7 +4,7 @@ line and exit 2; a :class:`~evotune.errors.FieldError` is said as the flag that 
 Ctrl-C is one line (:class:`~evotune.errors.Interrupted`: what is kept and how to continue) and
 exit 130.
 
-Commands by group: :mod:`.engine` (perft, search, features, bench, uci), :mod:`.match`,
+Commands by group: :mod:`.engine` (perft, search, features, bench, uci, spec), :mod:`.match`,
 :mod:`.runs` (run, resume, status, runs), :mod:`.reports` (plot, report, verify, export),
 :mod:`.learning` (datagen, label, texel), :mod:`.experiments` (reproduce, compare) and :mod:`.nn`
 (the ``nn`` group: init, info, export, convert, and train from :mod:`.nntrain`).
@@ -25,7 +25,7 @@ from .options import FIELD_FLAGS
 __all__ = ["cli", "main", "error_line"]
 
 COMMAND_GROUPS = {
-    "engine": ("perft", "search", "features", "bench", "uci"),
+    "engine": ("perft", "search", "features", "bench", "uci", "spec"),
     "match": ("match",),
     "runs": ("run", "resume", "status", "runs"),
     "reports": ("plot", "report", "verify", "export"),
@@ -49,6 +49,8 @@ SHORT_HELP = {
              "limit; changes only when the search or the evaluation changes).",
     "uci": "Speak UCI on stdin/stdout (for GUIs, cutechess, python-chess): the built-in engine "
            "with every weight as a spin option (a net: the EvalFile option).",
+    "spec": "Write an engine spec from what a UCI engine declares: spin options become "
+            "weights.",
     "match": "Play a colour-balanced match between players A and B and print its statistics.",
     "run": "Tune weights: evolve a population with mini-matches between weight vectors.",
     "resume": "Continue a stopped or killed run; results equal an uninterrupted run.",

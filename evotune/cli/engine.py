@@ -1,7 +1,8 @@
-"""Engine commands: perft, search, features, bench, uci."""
+"""Engine commands: perft, search, features, bench, uci, spec."""
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -17,8 +18,10 @@ from ..engine.explain import contributions
 from ..engine.perftsuite import perft_suite
 from ..engine.uci import run as run_uci
 from ..errors import ConfigError
+from ..fileio import atomic_write_text, check_writable, read_text
 from ..players.nets import check_net_tables, evaluation
 from ..players.spec import player_from_engine_spec
+from ..players.specmaker import spec_from_engine
 from ..spec.file import load_engine_spec
 from ..spec.model import EngineSpec
 from ..spec.player import parse_engine_ref
@@ -189,4 +192,66 @@ def uci(weights_file: str | None, engine: str) -> None:
     run_uci(weights_file=weights_file, engine=spec, net=net)
 
 
-COMMANDS = (perft, search, features, bench, uci)
+def _new_file(path: Path, flag: str, force: bool) -> None:
+    check_writable(path, flag, parents=False)
+    if path.exists() and not force:
+        raise ConfigError(f"{flag} {path} exists; give --force to replace it, or another file")
+
+
+@click.command("spec")
+@click.option("--uci", "command", required=True, metavar="CMD",
+              help="The command that starts the engine (quoted as a shell would: "
+                   "'/path/engine --arg'); it is started once to read its options.")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), required=True,
+              help="The engine spec to write (.toml).")
+@click.option("--spsa", "spsa_file", type=click.Path(dir_okay=False), default=None,
+              help="Weights from OpenBench/fishtest SPSA lines instead of every spin option; "
+                   "their C_end and R_end go to OUT with suffix .spsa (for --spsa-params).")
+@click.option("--tune", "tune_file", type=click.Path(dir_okay=False), default=None,
+              help="Weights from Stockfish's TUNE() output (what the engine prints at start); "
+                   "as --spsa.")
+@click.option("--include", multiple=True, metavar="GLOB",
+              help="Tune only the spin options matching GLOB (case-insensitive; repeatable).")
+@click.option("--exclude", multiple=True, metavar="GLOB",
+              help="Leave out the options matching GLOB (case-insensitive; repeatable).")
+@click.option("--name", default="", help="The spec's name (default: the engine's id name).")
+@click.option("--force", is_flag=True, help="Replace an existing OUT (and its .spsa).")
+def spec(command: str, out_file: str, spsa_file: str | None, tune_file: str | None,
+         include: tuple[str, ...], exclude: tuple[str, ...], name: str, force: bool) -> None:
+    """Write an engine spec from what a UCI engine declares: spin options become weights."""
+    out = Path(out_file)
+    if spsa_file and tune_file:
+        raise ConfigError("--spsa and --tune both give the weights; give one")
+    table_file = spsa_file or tune_file
+    table = out.with_suffix(".spsa") if table_file else None
+    try:
+        argv = tuple(shlex.split(command))
+    except ValueError as exc:
+        raise ConfigError(f"--uci {command!r}: {exc}; quote it as a shell would") from None
+    if not argv:
+        raise ConfigError("--uci: give the command that starts the engine")
+    _new_file(out, "--out", force)
+    if table is not None:
+        _new_file(table, "--out (its SPSA table)", force)
+    flag = "--spsa" if spsa_file else "--tune"
+    made = spec_from_engine(
+        argv, name=name, fallback_name=out.stem, include=include, exclude=exclude,
+        table_text=read_text(Path(table_file), flag) if table_file else None,
+        table_kind="tune" if tune_file else "spsa", where=f"{flag} {table_file}")
+    atomic_write_text(out, made.text)
+    roles = [c.role for c in made.choices]
+    click.echo(f"wrote {out}: {len(made.weights)} weights, {roles.count('setting')} settings "
+               f"as comments, {roles.count('out')} options left out"
+               + (", the engine's book off" if "off" in roles else ""), err=True)
+    line = f"evotune run --engine {out} --strategy spsa --tc 10+0.1 --max-games 20000 " \
+           "--generations 0 "
+    if table is not None:
+        atomic_write_text(table, made.spsa_table)
+        click.echo(f"wrote {table}: its SPSA lines (C_end, R_end) for --spsa-params", err=True)
+        line += f"--spsa-params {table}"
+    else:
+        line += "--param finetune=true"
+    click.echo(f"next: {line}", err=True)
+
+
+COMMANDS = (perft, search, features, bench, uci, spec)

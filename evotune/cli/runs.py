@@ -9,6 +9,7 @@ import click
 from ..errors import ConfigError
 from ..kinds import GAMES, kind_of
 from ..kinds.view import SUMMARY_WEIGHTS
+from ..match.resolve import resolve_player_list
 from ..runs.config import RunConfig, build_run_config, dump_config_toml, load_config_file
 from ..runs.lifecycle import with_budget
 from ..runs.plan import load_run_engine
@@ -174,7 +175,21 @@ def run(strategy, np_, generations, games, limits, seed, workers, backend, sched
     if start is not None:
         click.echo(f"starting from {start.spec.start_source}: {start.init_from.description} "
                    f"(weights sha256 {start.init_from.weights_sha256[:12]})", err=True)
+    builtin_opponents_note(spec, cfg)
     run_job(GAMES, job)
+
+
+def builtin_opponents_note(spec, cfg) -> None:
+    """One line when a UCI engine's gauntlet includes evotune's built-in engine: its games
+    against a weak engine say little about the user's own, which --opponents ENGINE (the
+    engine at its start) measures."""
+    if spec.kind != "uci" or not cfg.opponents:
+        return
+    builtin = [p.name for p in resolve_player_list(cfg.opponents) if p.is_builtin]
+    if builtin:
+        click.echo(f"note: the opponents include evotune's built-in engine ({', '.join(builtin)}),"
+                   f" not {spec.name}; to play {spec.name} against its own start give "
+                   f"--opponents {cfg.engine}", err=True)
 
 
 def batch_param(batch: int, cfg) -> dict:

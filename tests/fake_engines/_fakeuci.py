@@ -34,6 +34,34 @@ SPACED_OPTIONS = (
 first weight's value, as KnightValue's does."""
 SPACED_STRINGS = (("Book File", "book.bin"),)
 """String options of the spaced engine (name, default)."""
+EVERY_OPTIONS = (
+    ("Seed", 0, 0, 1_000_000),
+    ("Knight Value (Middle Game)", 300, 0, 2000),
+    ("PSQT[0] Mg.a1+", -5, -50, 50),
+    ("Hash", 16, 1, 33554432),
+    ("Threads", 1, 1, 1024),
+    ("MultiPV", 1, 1, 500),
+    ("Move Overhead", 10, 0, 5000),
+    ("Contempt", 24, -100, 100),
+    ("Search Depth", 0, 0, 64),
+    ("Flat", 7, 7, 7),
+    ("Aspiration Window", 16, 1, 200),
+)
+"""Spin options of the engine that declares every option type (every_option.py): tunables (the
+seed, spaced and odd names, the window) among options that are not (resources, limits, a
+handicap, one with nothing to tune)."""
+EVERY_DECLARED = (
+    "option name Ponder type check default false",
+    "option name OwnBook type check default true",
+    "option name Use Null Move type check default true",
+    "option name Style type combo default Normal var Solid var Normal var Risky",
+    "option name SyzygyPath type string default <empty>",
+    "option name Engine Tag type string default hello world",
+    "option name Clear Hash type button",
+    "option name UCI_Chess960 type check default false",
+    "option name UCI_Elo type spin default 1350 min 1350 max 2850",
+)
+"""The other options of that engine, as its ``uci`` answer declares them."""
 
 
 def _say(line: str) -> None:
@@ -66,9 +94,12 @@ def _fault_now(once: str | None) -> bool:
 
 
 def run(mode: str = "random", *, after: int = 3, once: str | None = None,
-        options=OPTIONS, strings=(), delay: float = 0.0, position_delay: float = 0.0) -> None:
+        options=OPTIONS, strings=(), delay: float = 0.0, position_delay: float = 0.0,
+        declared=()) -> None:
     values = {name: default for name, default, _, _ in options}
     texts = dict(strings)
+    for text in declared:  # other option types: taken as text
+        texts[text.split(" type ")[0].removeprefix("option name ")] = ""
     echoed = options[1][0]
     board = chess.Board()
     gos = 0
@@ -84,6 +115,8 @@ def run(mode: str = "random", *, after: int = 3, once: str | None = None,
                 _say(f"option name {name} type spin default {default} min {lo} max {hi}")
             for name, default in strings:
                 _say(f"option name {name} type string default {default}")
+            for text in declared:
+                _say(text)
             _say("uciok")
         elif cmd == "isready":
             _say("readyok")
@@ -126,7 +159,7 @@ def run(mode: str = "random", *, after: int = 3, once: str | None = None,
             break
 
 
-def main(mode: str, options=OPTIONS, strings=()) -> None:
+def main(mode: str, options=OPTIONS, strings=(), declared=()) -> None:
     """Entry point of the mode scripts: parse --after/--once and run."""
     args = sys.argv[1:]
     after = int(args[args.index("--after") + 1]) if "--after" in args else 3
@@ -137,4 +170,4 @@ def main(mode: str, options=OPTIONS, strings=()) -> None:
     delays = {flag: float(args[args.index(flag) + 1]) if flag in args else 0.0
               for flag in ("--delay", "--position-delay")}
     run(mode, after=after, once=once, options=options, strings=strings, delay=delays["--delay"],
-        position_delay=delays["--position-delay"])
+        position_delay=delays["--position-delay"], declared=declared)
