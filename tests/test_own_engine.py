@@ -86,7 +86,7 @@ def test_from_an_engine_binary_to_exported_values_in_three_commands(tmp_path):
 
 def test_a_made_specs_gauntlet_plays_the_engine_unless_the_builtin_is_asked(tmp_path):
     """`--opponents my-engine.toml` (the engine at its defaults) plays no built-in game;
-    `--opponents reference` does, and the run says so in one line at its start, naming the
+    `--opponents shannon` does, and the run says so in one line at its start, naming the
     --opponents that plays the engine against its own start."""
     cmd = f"{sys.executable} {FAKE / 'every_option.py'}"
     r = _evotune("spec", "--uci", cmd, "--out", "my-engine.toml", cwd=tmp_path)
@@ -99,10 +99,10 @@ def test_a_made_specs_gauntlet_plays_the_engine_unless_the_builtin_is_asked(tmp_
     assert r.returncode == 0, r.stderr
     assert "built-in engine" not in r.stderr
     assert _engines(tmp_path / "populations" / "own") == {command}
-    r = _evotune(*base, "--opponents", "reference", "--run-id", "weak", cwd=tmp_path)
+    r = _evotune(*base, "--opponents", "shannon", "--run-id", "weak", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     notes = [ln for ln in r.stderr.splitlines() if "built-in engine" in ln]
-    assert notes == ["note: the opponents include evotune's built-in engine (reference), not "
+    assert notes == ["evotune: note: the opponents include evotune's built-in engine (shannon), not "
                      "fake-random; to play fake-random against its own start give --opponents "
                      "my-engine.toml"]
     assert _engines(tmp_path / "populations" / "weak") == {command, ""}  # '': the built-in

@@ -187,9 +187,9 @@ def builtin_opponents_note(spec, cfg) -> None:
         return
     builtin = [p.name for p in resolve_player_list(cfg.opponents) if p.is_builtin]
     if builtin:
-        click.echo(f"note: the opponents include evotune's built-in engine ({', '.join(builtin)}),"
-                   f" not {spec.name}; to play {spec.name} against its own start give "
-                   f"--opponents {cfg.engine}", err=True)
+        click.echo(f"evotune: note: the opponents include evotune's built-in engine "
+                   f"({', '.join(builtin)}), not {spec.name}; to play {spec.name} against its "
+                   f"own start give --opponents {cfg.engine}", err=True)
 
 
 def batch_param(batch: int, cfg) -> dict:
