@@ -24,6 +24,7 @@ from ..runs.rundata import Recommendation, RunData, run_spec
 from ..runs.store import Store
 from ..space import WeightSpace
 from ..strategies import strategy_class
+from ..tuning.guard import guard_block
 from ..tuning.loop import execute
 from ..verify.text import describe_match
 from .view import elo_text, of_total, started
@@ -152,6 +153,7 @@ class GamesKind(WeightsKind):
                  f"recommended weights ({what}): {rec}"]
         if guard is not None:
             lines.append(guard.sentence)
+            lines.extend(guard_block(guard, plan.limits))
         return Summary(run_id=summary.run_id, lines=tuple(lines), record=summary)
 
     def status_info(self, store: Store, info: dict, last: Generation | None) -> dict:

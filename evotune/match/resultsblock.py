@@ -32,6 +32,7 @@ from pathlib import Path
 
 from ..limits import Limits
 from .scoring import (
+    NO_INFORMATION,
     MatchResult,
     SprtResult,
     elo_error,
@@ -40,7 +41,9 @@ from .scoring import (
     los_normal,
     nelo,
     pentanomial_stats,
+    summary_dict,
     trinomial_sigma,
+    uninformative,
 )
 
 RULE = "-" * 50
@@ -148,15 +151,21 @@ def stored_figures(m: dict) -> BlockFigures:
 def limits_text(limits: Limits) -> str:
     """The limits as fastchess names them in a block's first line: a clock '10+0.1', a time per
     move '0.1/move', a depth '3 plies', a node limit '1000 nodes'."""
-    if limits.tc is not None:
-        return str(limits.tc)
+    return limit_words(depth=limits.depth, nodes=limits.nodes, movetime=limits.movetime,
+                       tc="" if limits.tc is None else str(limits.tc))
+
+
+def limit_words(*, depth: int = 0, nodes: int = 0, movetime: float = 0.0, tc: str = "") -> str:
+    """:func:`limits_text` of the limits' values (a stored document's)."""
+    if tc:
+        return tc
     parts = []
-    if limits.movetime > 0:
-        parts.append(f"{limits.movetime:.8g}/move")
-    elif limits.depth:
-        parts.append(f"{limits.depth} plies")
-    if limits.nodes:
-        parts.append(f"{limits.nodes} nodes")
+    if movetime > 0:
+        parts.append(f"{movetime:.8g}/move")
+    elif depth:
+        parts.append(f"{depth} plies")
+    if nodes:
+        parts.append(f"{nodes} nodes")
     return ", ".join(parts)
 
 
@@ -196,3 +205,31 @@ def block_lines(fig: BlockFigures, first: str = "A", second: str = "B", *,
         lines.append(f"LLR: {s.llr:.2f} ({100.0 * (fig.llr_fraction or 0.0):.1f}%) "
                      f"({s.lower:.2f}, {s.upper:.2f}) [{s.elo0:.2f}, {s.elo1:.2f}]")
     return lines + [RULE]
+
+
+def verdict_line(state: SprtResult, games: int) -> str:
+    """'SPRT [0, 5]: H1 accepted (Elo >= 5) after 120 games', or 'no verdict after N games'."""
+    test = f"SPRT [{state.elo0:g}, {state.elo1:g}]"
+    if state.verdict == "H1":
+        return f"{test}: H1 accepted (Elo >= {state.elo1:g}) after {games} games"
+    if state.verdict == "H0":
+        return f"{test}: H0 accepted (Elo <= {state.elo0:g}) after {games} games"
+    return f"{test}: no verdict after {games} games"
+
+
+def summary_lines(fig: BlockFigures, first: str = "A", second: str = "B", *,
+                  where: str = "") -> list[str]:
+    """The block, then what it does not say: a match whose pairs all scored 1-1 carries no
+    information, and an SPRT's verdict."""
+    lines = block_lines(fig, first, second, where=where)
+    if uninformative(fig.pentanomial):
+        lines.append(NO_INFORMATION)
+    if fig.sprt is not None:
+        lines.append(verdict_line(fig.sprt, fig.games))
+    return lines
+
+
+def json_summary(result: MatchResult) -> dict:
+    """``evotune match --json``: the summary's keys (:data:`~.scoring.SUMMARY_KEYS`) and
+    ``block``, the block's figures (:meth:`BlockFigures.to_dict`)."""
+    return {**summary_dict(result), "block": result_figures(result).to_dict()}

@@ -327,38 +327,15 @@ def match_result(records: Sequence[GameRecord], *, sprt_params: SprtParams | Non
 
 SUMMARY_KEYS = ("games", "wins", "draws", "losses", "pentanomial", "score", "elo", "elo_error",
                 "los", "sprt")
-"""The keys of ``evotune match --json``."""
+"""The keys of ``evotune match --json`` before its results block
+(:func:`evotune.match.resultsblock.json_summary` adds ``block``)."""
 
 
 def summary_dict(result: MatchResult) -> dict:
-    """The JSON summary of ``evotune match --json``: exactly :data:`SUMMARY_KEYS`."""
+    """A match's summary: exactly :data:`SUMMARY_KEYS`."""
     d = result.to_dict()
     return {k: d[k] for k in SUMMARY_KEYS}
 
 
 def _elo_text(x: float) -> str:
     return f"{x:+.1f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
-
-
-def format_result(result: MatchResult, a_name: str = "A", b_name: str = "B") -> str:
-    """A human-readable summary, several lines."""
-    r = result
-    kind = "pentanomial" if sum(r.pentanomial) else "trinomial"
-    elo = elo_text(r.elo, r.elo_error, r.pentanomial)
-    if not uninformative(r.pentanomial):
-        elo = elo.replace("(95%)", f"(95%, {kind})")
-    lines = [
-        f"{a_name} vs {b_name}: {r.games} games"
-        + (" (stopped early)" if r.stopped_early else ""),
-        f"W/D/L {r.wins}/{r.draws}/{r.losses} (from {a_name}'s view), points "
-        f"{r.points_a}-{r.points_b}",
-        "pentanomial LL LD DD|WL WD WW: " + " ".join(str(c) for c in r.pentanomial),
-        f"score {r.score:.4f}  {elo}",
-        f"LOS {100 * r.los:.1f}%",
-    ]
-    if r.sprt is not None:
-        s = r.sprt
-        verdict = s.verdict or "continue (no verdict)"
-        lines.append(f"SPRT [{s.elo0:g}, {s.elo1:g}] (logistic Elo): LLR {s.llr:.3f} "
-                     f"(bounds {s.lower:.3f}, {s.upper:.3f}) -> {verdict}")
-    return "\n".join(lines)
