@@ -152,8 +152,9 @@ class GamesKind(WeightsKind):
                  f"({summary.games / max(summary.seconds, 1e-9):.1f} games/s)",
                  f"recommended weights ({what}): {rec}"]
         if guard is not None:
-            lines.append(guard.sentence)
+            # the check's block, then its verdict in words: the run's last line
             lines.extend(guard_block(guard, plan.limits))
+            lines.append(guard.sentence)
         return Summary(run_id=summary.run_id, lines=tuple(lines), record=summary)
 
     def status_info(self, store: Store, info: dict, last: Generation | None) -> dict:

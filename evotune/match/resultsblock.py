@@ -110,6 +110,7 @@ def block_figures(*, wins: int, draws: int, losses: int, pentanomial: Sequence[i
         raise ValueError(f"pentanomial counts must be five, got {penta!r}")
     games = wins + draws + losses
     pairs, mu, sigma_pair = pentanomial_stats(penta)
+    drawn: float | None
     if pairs:
         model, s, sigma, n = "pentanomial", mu, sigma_pair, pairs
         drawn = penta[2] / pairs
@@ -122,7 +123,7 @@ def block_figures(*, wins: int, draws: int, losses: int, pentanomial: Sequence[i
     ne, ne_err = nelo(s, sigma, n, pairs=bool(pairs))
     return BlockFigures(
         model=model, games=games, wins=wins, losses=losses, draws=draws,
-        pentanomial=penta,  # type: ignore[arg-type]
+        pentanomial=penta,
         elo=elo_from_score(s) if games else None,
         elo_error=elo_error(s, sigma, n) if games else None,
         nelo=ne, nelo_error=ne_err, los=los_normal(s, sigma, n) if games else None,
