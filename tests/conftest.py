@@ -201,6 +201,7 @@ def _stored_games(root: Path) -> list[dict]:
     games = Store(root).read_games()
     for r in games:
         r.pop("seconds", None)
+        r.pop("move_ms", None)  # each move's thinking time: wall time too
     return games
 
 
@@ -212,7 +213,7 @@ def stored_generations():
 
 @pytest.fixture(scope="session")
 def stored_games():
-    """``stored_games(root)``: the run's game log without the games' wall times."""
+    """``stored_games(root)``: the run's game log without the games' and moves' wall times."""
     return _stored_games
 
 

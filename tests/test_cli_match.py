@@ -9,7 +9,10 @@ import pytest
 from evotune.cli import main
 
 KEYS = {"games", "wins", "draws", "losses", "pentanomial", "score", "elo", "elo_error", "los",
-        "sprt"}
+        "sprt", "block"}
+BLOCK = {"model", "games", "wins", "losses", "draws", "pentanomial", "elo", "elo_error", "nelo",
+         "nelo_error", "los", "draw_ratio", "pairs_ratio", "points", "points_ratio",
+         "llr_fraction", "llr_percent"}
 
 
 def run(capsys, *args):
@@ -38,6 +41,8 @@ def test_json_keys_and_pgn(tmp_path, capsys):
     assert code == 0, err
     d = json.loads(out)
     assert set(d) == KEYS and d["games"] == 4 and d["sprt"] is None
+    assert set(d["block"]) == BLOCK and d["block"]["games"] == 4
+    assert d["block"]["pentanomial"] == d["pentanomial"] and d["block"]["llr_percent"] is None
     assert d["wins"] + d["draws"] + d["losses"] == 4 and sum(d["pentanomial"]) == 2
     with open(pgn) as fh:
         g = chess.pgn.read_game(fh)
@@ -49,8 +54,14 @@ def test_text_output_with_sprt(capsys):
     code, out, _ = run(capsys, "match", "shannon", "shannon", "--games", "2", "--depth", "1",
                        "--max-plies", "20", "--sprt", "0", "10", "--openings", "startpos")
     assert code == 0
-    assert "shannon-A vs shannon-B: 2 games" in out
-    assert "W/D/L" in out and "LOS" in out and "SPRT [0, 10]" in out
+    lines = out.splitlines()
+    assert lines[1] == "Results of shannon-A vs shannon-B (1 plies, startpos):"
+    assert lines[2].startswith("Elo: ") and ", nElo: " in lines[2]
+    assert lines[3].startswith("LOS: ") and "DrawRatio: " in lines[3] and "PairsRatio" in lines[3]
+    assert lines[4].startswith("Games: 2, Wins: ") and lines[5].startswith("Ptnml(0-2): [")
+    assert lines[6].startswith("LLR: ") and lines[6].endswith("(-2.94, 2.94) [0.00, 10.00]")
+    assert lines[0] == lines[7] == "-" * 50
+    assert out.rstrip().endswith("SPRT [0, 10]: no verdict after 2 games")
 
 
 def test_external_player(tmp_path, capsys, fake_engine):

@@ -184,7 +184,9 @@ def test_real_games_identical_for_one_and_two_workers():
     assert [r.records for r in one] == [r.records for r in two]
     rec = one[0].records[0]
     assert rec.scores is not None and len(rec.scores) == rec.plies == len(rec.leaf_phi)
-    assert one[1].records[0].scores is None
+    plain = one[1].records[0]  # without leaves: scores and depths (the PGN's comments) only
+    assert plain.leaf_phi is None and plain.predicted is None
+    assert len(plain.scores) == len(plain.depths) == plain.plies and plain.move_ms is None
     assert all(r.result in ("1-0", "0-1", "1/2-1/2") for m in one for r in m.records)
     assert all(r.plies <= 60 for m in one for r in m.records)
 

@@ -158,7 +158,7 @@ def test_match_starts_one_process_per_engine_and_worker(two_fakes, workers, star
     most = _max_alive_engines(proc, pids)
     out, err = proc.communicate()
     assert proc.returncode == 0, err.decode()
-    assert b"16 games" in out
+    assert b"Games: 16, " in out
     assert len(_engine_pids(pids)) == started
     assert most == at_once
 
@@ -254,7 +254,7 @@ def test_mirror_image_pairs_say_no_information_instead_of_a_zero_error_bar(tmp_p
                            "--games", "6", "--max-plies", "20"], capture_output=True, timeout=120)
     out = proc.stdout.decode()
     assert proc.returncode == 0, proc.stderr.decode()
-    assert "pentanomial LL LD DD|WL WD WW: 0 0 3 0 0" in out
+    assert "Ptnml(0-2): [0, 0, 3, 0, 0]" in out
     assert "Elo: no information (every pair of games scored 1-1" in out
     assert "+- 0.0" not in out
     js = subprocess.run([sys.executable, "-m", "evotune.cli", "match", str(a), str(a),

@@ -127,6 +127,7 @@ def test_a_match_plays_the_probability_spec_against_alpha_beta(tmp_path):
                            "--max-plies", "40", "--pgn", str(tmp_path / "g.pgn")],
                           capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "shannon-probability vs shannon: 2 games" in proc.stdout
+    assert "Results of shannon-probability vs shannon (64 plies, 2000 nodes, " in proc.stdout
+    assert "Games: 2, " in proc.stdout
     pgn = (tmp_path / "g.pgn").read_text()
     assert pgn.count('[White "shannon-probability"]') == 1

@@ -177,8 +177,14 @@ def test_a_run_worse_than_its_start_recommends_its_start(tmp_path):
     assert guard is not None and not guard.better and guard.verdict in ("H0", "undecided")
     assert guard.elo < 0 and 0 < guard.games <= 40
     assert guard.tuned != guard.start and guard.start == tuple(float(v) for v in START.values())
-    last = res.output.strip().splitlines()[-1]
+    lines = res.output.strip().splitlines()
+    last = lines[-1]
     assert last == guard.sentence and "not better than the start" in last
+    # above it the check's results block, from its record
+    block = lines.index("Results of tuned vs start (1 plies, 8moves_v3.pgn.zip):")
+    assert lines[block + 3].startswith(f"Games: {guard.games}, Wins: {guard.wins}, ")
+    assert lines[block + 4] == f"Ptnml(0-2): {list(guard.pentanomial)}"
+    assert lines[block + 5].endswith("(-2.94, 2.94) [0.00, 5.00]")
     exported = CliRunner().invoke(cli, ["export", "worse", "--format", "json", "--runs-dir",
                                         str(tmp_path)])
     assert exported.exit_code == 0, exported.output

@@ -16,9 +16,10 @@ from ..match.resolve import (
     close_external_players,
     resolve_players,
 )
-from ..match.scoring import format_result, summary_dict
+from ..match.resultsblock import conditions, json_summary, result_figures, summary_lines
 from ..paths import resolve_openings_path
 from ..runs.lifecycle import resolve_workers
+from .interim import IntervalBlocks, rating_interval_option
 from .options import (
     book_plies_option,
     json_option,
@@ -45,10 +46,11 @@ from .progress import GameBar, quiet_option
 @sprt_option
 @click.option("--pgn", "pgn_path", type=click.Path(dir_okay=False), default=None,
               help="Append the games to this PGN file.")
+@rating_interval_option
 @json_option
 @quiet_option
 def match_command(a, b, games, openings, book_plies, limits, workers, seed, sprt, pgn_path,
-                  as_json) -> None:
+                  rating_interval, as_json) -> None:
     """Play a colour-balanced match between players A and B and print its statistics.
 
     A and B are each SPEC[:WEIGHTS]: an engine spec (a name under engines/ or a .toml;
@@ -67,22 +69,25 @@ def match_command(a, b, games, openings, book_plies, limits, workers, seed, sprt
     check_openings(path, book_plies=book_plies)
     settings = MatchSettings(limits=limits, openings=None if path is None else str(path),
                              book_plies=book_plies)
+    where = conditions(limits, "startpos" if path is None else path)
     try:
         check_players(a, b)  # as a run checks its engine: options declared, bounds in range
         with GameBar(games) as bar:
             result = play_match(pa, pb, games=games, settings=settings, seed=seed,
                                 workers=resolve_workers(workers),
                                 stop="sprt" if params else "none", sprt=params,
-                                progress=bar.callback)
+                                progress=IntervalBlocks(bar, bar.callback, every=rating_interval,
+                                                        where=where, sprt=params))
     finally:
         close_external_players()
     if pgn_path:
         write_pgn(result.records, pgn_path, event=f"evotune match {pa.name} vs {pb.name}",
-                  date=datetime.date.today().strftime("%Y.%m.%d"))
+                  date=datetime.date.today().strftime("%Y.%m.%d"), limits=limits)
     if as_json:
-        click.echo(json.dumps(summary_dict(result)))
+        click.echo(json.dumps(json_summary(result)))
     else:
-        click.echo(format_result(result, pa.name, pb.name))
+        for line in summary_lines(result_figures(result), pa.name, pb.name, where=where):
+            click.echo(line)
 
 
 COMMANDS = (match_command,)

@@ -9,9 +9,12 @@ from ..errors import ConfigError
 from ..fileio import atomic_write_bytes, atomic_write_text, check_writable
 from ..kinds import kind_of
 from ..match.resolve import close_external_players
+from ..match.resultsblock import stored_figures, summary_lines
+from ..match.scoring import SprtParams
 from ..runs.store import Store
 from ..verify.run import VerifySettings
-from ..verify.text import describe_match, describe_verification, verdict_lines
+from ..verify.text import block_where, describe_match, describe_verification, verdict_lines
+from .interim import IntervalBlocks, rating_interval_option
 from .options import (
     cluster_options,
     limits_options,
@@ -103,9 +106,10 @@ def report(run_ref, rule, x_axis, reports, runs_dir, squares):
 @click.option("--also-tc", type=str, default=None, metavar="BASE+INC",
               help="A second limit: play every match again under this time control (external "
                    "engines, uct/probability specs).")
+@rating_interval_option
 @quiet_option
 def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend, scheduler,
-           opponents, engine, openings, also_depth, also_tc):
+           opponents, engine, openings, also_depth, also_tc, rating_interval):
     """Match the recommended weights (a training: its net) against the reference and the
     initial mean (a training: its initial net), or the --opponents players, on held-out
     openings; stores verify.json in the run (shown by 'evotune report'). --depth, --movetime
@@ -124,7 +128,9 @@ def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend,
     legs = 1 if also_depth is None and also_tc is None else 2
     try:
         with GameBar(legs * (len(opponents) or 2) * games, "verification games") as bar:
-            doc = kind.verify(store, settings=settings, runs_dir=runs_dir, progress=bar.callback)
+            blocks = IntervalBlocks(bar, bar.callback, every=rating_interval,
+                                    sprt=SprtParams(*sprt) if sprt else None)
+            doc = kind.verify(store, settings=settings, runs_dir=runs_dir, progress=blocks)
     finally:
         close_external_players()
     if doc["note"]:
@@ -133,6 +139,10 @@ def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend,
         click.echo(line)
     for m in doc["matches"]:
         click.echo(describe_match(m))
+        first = m.get("label", "A").split(" vs ")[0]
+        for line in summary_lines(stored_figures(m), first, m.get("opponent", "B"),
+                                  where=block_where(doc, m)):
+            click.echo(line)
     for line in verdict_lines(doc):
         click.echo(line)
 

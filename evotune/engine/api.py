@@ -102,6 +102,13 @@ class GameOutcome:
     last_visits: tuple[tuple[str, int], ...] = field(default=(), compare=False)
     """The root's moves (UCI) and their visits in the search of the game's last move, when a
     UCT side made it (most visited first, moves never visited left out); () otherwise."""
+    depths: np.ndarray | None = field(default=None, repr=False, compare=False)
+    """int64 (plies,): the depth each move's search reached (the search's ``depth``: alpha-beta's
+    deepest completed iteration, UCT's PV length, probability's iterations; an external
+    engine's last ``info depth``, 0 when it sent none)."""
+    move_seconds: np.ndarray | None = field(default=None, repr=False, compare=False)
+    """float64 (plies,): each move's thinking time, where moves are searched one by one (the
+    move-by-move loop); None for a game played inside the core (not measured)."""
 
 
 # ---- boundary helpers ----------------------------------------------------------------------
@@ -464,6 +471,7 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
     cap = max(int(max_plies), 1)
     moves = np.zeros(cap, dtype=np.int64)
     scores = np.zeros(cap, dtype=np.int64)
+    depths = np.zeros(cap, dtype=np.int64)
     phi = np.zeros(width * cap, dtype=np.int64)
     pred = np.zeros(cap, dtype=np.int64)
     info = np.zeros(4, dtype=np.int64)
@@ -472,7 +480,8 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
     params, budgets, TI, TF, meta = searches.game_state(settings, nodes)
     t0 = time.perf_counter()
     play_game_core(U, S, stop, fsets, weights, np.int64(depth), np.int64(nodes),
-                   np.int64(max_plies), adj, moves, scores, phi, pred, info, params, budgets,
+                   np.int64(max_plies), adj, moves, scores, depths, phi, pred, info, params,
+                   budgets,
                    TI, TF, meta, rec)
     seconds = time.perf_counter() - t0
     n = int(info[2])
@@ -485,7 +494,7 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
                                 if c.visits)
     return GameOutcome(moves=_uci(moves[:n]), result=RESULTS[int(info[0])],
                        termination=TERMINATIONS[int(info[1])], nodes=int(info[3]),
-                       scores=scores[:n].copy(),
+                       scores=scores[:n].copy(), depths=depths[:n].copy(),
                        leaf_phi=phi[:width * n].reshape(n, width)[:, :_phi_width(sets)].copy(),
                        predicted=pred[:n].astype(bool), seconds=seconds,
                        boards=rec[:n] if boards else None, last_visits=last_visits)

@@ -24,6 +24,7 @@ from ..runs.rundata import Recommendation, RunData, run_spec
 from ..runs.store import Store
 from ..space import WeightSpace
 from ..strategies import strategy_class
+from ..tuning.guard import guard_block
 from ..tuning.loop import execute
 from ..verify.text import describe_match
 from .view import elo_text, of_total, started
@@ -169,6 +170,8 @@ class GamesKind(WeightsKind):
                  f"({summary.games / max(summary.seconds, 1e-9):.1f} games/s)",
                  f"recommended weights ({what}): {rec}"]
         if guard is not None:
+            # the check's block, then its verdict in words: the run's last line
+            lines.extend(guard_block(guard, plan.limits))
             lines.append(guard.sentence)
         return Summary(run_id=summary.run_id, lines=tuple(lines), record=summary)
 

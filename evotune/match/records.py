@@ -1,8 +1,9 @@
 """Game records: the plain-data result of one game, its JSON form and its PGN form.
 
-A :class:`GameRecord` is what crosses back from a worker process. Its ``seconds`` field is wall
-time and is left out of equality, so records of the same game played by 1 or N workers compare
-equal.
+A :class:`GameRecord` is what crosses back from a worker process. Its ``seconds`` and
+``move_ms`` fields are wall time and are left out of equality, so records of the same game
+played by 1 or N workers compare equal. Its PGN is the way cutechess and fastchess write it
+(:mod:`evotune.match.pgnformat`): a ``TimeControl`` tag and a comment per move.
 """
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ import chess
 import chess.pgn
 import numpy as np
 
+from ..limits import Limits
 from .openings import Opening
+from .pgnformat import BOOK, move_comment, time_control_tags
 
 RESULTS = ("1-0", "0-1", "1/2-1/2")
 
@@ -70,7 +73,8 @@ class GameRecord:
     black_engine: str = ""
     """External engine command of Black ('' for the built-in engine)."""
     scores: tuple[int, ...] | None = None
-    """Per move: the mover's root score (only when the fixture records leaves)."""
+    """Per move: the mover's root score (centipawns; mates as +-(MATE - plies)); None in
+    records stored before evotune kept it for every game."""
     leaf_phi: np.ndarray | None = field(default=None, compare=False, repr=False)
     """int64 (plies, width), read-only: per move the phi_int of the PV leaf, mover's view (only
     when the fixture records leaves). Left out of equality: it follows from the moves and the
@@ -86,6 +90,13 @@ class GameRecord:
     last_visits: tuple[tuple[str, int], ...] = field(default=(), compare=False, repr=False)
     """The root's moves and visits of the last move's search when a built-in UCT side made it in
     an untimed game (``evotune label --visits``); () otherwise; not stored."""
+    depths: tuple[int, ...] | None = None
+    """Per move: the depth the mover's search reached (an external engine's last ``info
+    depth`` with a score, 0 when it sent none); None in records stored before evotune kept it."""
+    move_ms: tuple[int, ...] | None = field(default=None, compare=False)
+    """Per move: the mover's thinking time in milliseconds where moves are searched one by one
+    (an external engine or a clock is in the game); None where it is not measured (a game
+    played whole inside the core) and in older records. Wall time: not part of equality."""
 
     @property
     def plies(self) -> int:
@@ -130,6 +141,10 @@ class GameRecord:
             d["leaf_phi"] = self.leaf_phi.tolist()
         if self.predicted is not None:
             d["predicted"] = list(self.predicted)
+        if self.depths is not None:
+            d["depths"] = list(self.depths)
+        if self.move_ms is not None:
+            d["move_ms"] = list(self.move_ms)
         return d
 
     @classmethod
@@ -147,7 +162,17 @@ class GameRecord:
             scores=_ints(d["scores"]) if "scores" in d else None,
             leaf_phi=leaf_array(d["leaf_phi"]) if "leaf_phi" in d else None,
             predicted=tuple(bool(x) for x in d["predicted"]) if "predicted" in d else None,
+            depths=_ints(d["depths"]) if "depths" in d else None,
+            move_ms=_ints(d["move_ms"]) if "move_ms" in d else None,
         )
+
+    def comments(self) -> tuple[str, ...]:
+        """Per move, its PGN comment as cutechess writes it ('+0.35/12 0.21s'; '' when the record
+        holds no evaluation of it: an older record)."""
+        if self.depths is None or self.scores is None:
+            return ("",) * self.plies
+        ms = self.move_ms if self.move_ms is not None else (None,) * self.plies
+        return tuple(move_comment(s, d, t) for s, d, t in zip(self.scores, self.depths, ms))
 
 
 # ---- PGN --------------------------------------------------------------------------------------
@@ -174,8 +199,10 @@ class _EscapedHeaders(chess.pgn.Headers):
 
 
 def record_to_pgn_game(rec: GameRecord, *, event: str = "evotune match", site: str = "evotune",
-                       date: str | None = None) -> chess.pgn.Game:
-    """The game as a python-chess PGN game (opening moves included, so replay is exact)."""
+                       date: str | None = None, limits: Limits | None = None) -> chess.pgn.Game:
+    """The game as a python-chess PGN game (opening moves included, so replay is exact, each
+    commented 'book'; the engines' moves with their evaluation, depth and time; ``limits``: the
+    TimeControl tag and the Depth and Nodes ones, :func:`~.pgnformat.time_control_tags`)."""
     game = chess.pgn.Game()
     game.headers = _EscapedHeaders()
     g, f, p, i = rec.key
@@ -190,6 +217,8 @@ def record_to_pgn_game(rec: GameRecord, *, event: str = "evotune match", site: s
     if rec.opening.fen != chess.STARTING_FEN:
         game.setup(start)  # sets FEN and SetUp "1"
     game.headers["Termination"] = rec.termination
+    for tag, value in (time_control_tags(limits) if limits is not None else {}).items():
+        game.headers[tag] = value
     if rec.white_weights:  # an external engine without mapped weights has none
         game.headers["WhiteWeights"] = weights_text(rec.white_weights)
     if rec.black_weights:
@@ -202,28 +231,31 @@ def record_to_pgn_game(rec: GameRecord, *, event: str = "evotune match", site: s
         game.headers["OpeningSource"] = rec.opening.label  # suite:line, or book:file
     game.headers["PlyCount"] = str(len(rec.opening.moves) + rec.plies)
     node: chess.pgn.GameNode = game
-    for k, uci in enumerate(rec.opening.moves + rec.moves):
+    comments = (BOOK,) * len(rec.opening.moves) + rec.comments()
+    for uci, comment in zip(rec.opening.moves + rec.moves, comments):
         node = node.add_variation(chess.Move.from_uci(uci))
-        if k == len(rec.opening.moves) - 1:
-            node.comment = "end of opening"
+        if comment:
+            node.comment = comment
     return game
 
 
 def write_pgn_text(records: Iterable[GameRecord], *, event: str = "evotune match",
-                   date: str | None = None) -> str:
+                   date: str | None = None, limits: Limits | None = None) -> str:
     """The records as PGN text (one game after another, each followed by a blank line)."""
     text = io.StringIO()
     for rec in records:
         exporter = chess.pgn.StringExporter(headers=True, variations=True, comments=True)
-        text.write(record_to_pgn_game(rec, event=event, date=date).accept(exporter))
+        text.write(record_to_pgn_game(rec, event=event, date=date, limits=limits)
+                   .accept(exporter))
         text.write("\n\n")
     return text.getvalue()
 
 
 def write_pgn(records: Iterable[GameRecord], path_or_file: str | os.PathLike | IO[str], *,
-              append: bool = True, event: str = "evotune match", date: str | None = None) -> None:
+              append: bool = True, event: str = "evotune match", date: str | None = None,
+              limits: Limits | None = None) -> None:
     """Write the records as PGN to a path (appending by default) or an open text file."""
-    text = write_pgn_text(records, event=event, date=date)
+    text = write_pgn_text(records, event=event, date=date, limits=limits)
     if hasattr(path_or_file, "write"):
         path_or_file.write(text)
     else:

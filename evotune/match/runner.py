@@ -90,7 +90,10 @@ def play_task(task: GameTask) -> GameRecord:
         opening=task.opening, moves=tuple(out.moves), result=out.result,
         termination=out.termination, nodes=int(out.nodes), seconds=seconds,
         white_engine=_engine_label(task.white), black_engine=_engine_label(task.black),
-        scores=tuple(int(x) for x in out.scores) if leaves else None,
+        scores=tuple(int(x) for x in out.scores),
+        depths=None if out.depths is None else tuple(int(x) for x in out.depths),
+        move_ms=None if out.move_seconds is None
+        else tuple(round(1000 * float(x)) for x in out.move_seconds),
         leaf_phi=leaf_array(out.leaf_phi) if leaves else None,
         predicted=tuple(bool(x) for x in out.predicted) if leaves else None,
         notes=tuple(out.notes), boards=out.boards, last_visits=last_visits,

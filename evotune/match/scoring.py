@@ -18,6 +18,12 @@ Everything is from player A's point of view. Conventions:
 - pentanomial counts index the pair's points for A (0..4): LL, LD, DD or WL, WD, WW. A pair
   counts only when both of its games were played (a stopped match may end on half a pair).
 - LOS = 0.5 (1 + erf((W - L) / sqrt(2 (W + L)))), 0.5 without decisive games.
+- nElo (normalised Elo, fishtest and fastchess): (s - 0.5) / sigma_x * 800 / ln 10, with sigma_x
+  the per-game standard deviation (trinomial) or sqrt(2) times the per-pair one (pentanomial);
+  its 95% error Z95 * 800 / ln 10 / sqrt(n) (n games) or / sqrt(2 n) (n pairs). Undefined (None)
+  without spread (sigma 0).
+- LOS of a model (fastchess's): Phi((s - 0.5) / (sigma / sqrt(n))), the normal approximation on
+  the model's variance (0 or 1 without spread, 0.5 when s = 0.5).
 - SPRT: fishtest's GSPRT approximation on pentanomial counts with logistic Elo
   (fishtest stat_util.LLR_logistic): s0, s1 = logistic scores of elo0, elo1; counts regularised
   (each count at least 1e-3, so the variance is never 0); N = sum of counts, mu and var the mean
@@ -175,6 +181,35 @@ def los(wins: int, losses: int) -> float:
     return 0.5 * (1.0 + math.erf((wins - losses) / math.sqrt(2.0 * (wins + losses))))
 
 
+NELO_SCALE = 800.0 / math.log(10.0)
+"""nElo per unit of (s - 0.5) / sigma: Elo's slope at s = 0.5 (400 / ln 10) times 2."""
+
+
+def nelo(s: float, sigma: float, n: float, *, pairs: bool) -> tuple[float | None, float | None]:
+    """(nElo, its 95% error) of score ``s`` with per-game (``pairs`` False) or per-pair standard
+    deviation ``sigma`` over ``n`` games or pairs; (None, None) without spread or games."""
+    if n <= 0 or sigma <= 0:
+        return None, None
+    spread = sigma * math.sqrt(2.0) if pairs else sigma
+    return ((s - 0.5) / spread * NELO_SCALE + 0.0,
+            Z95 * NELO_SCALE / math.sqrt(2.0 * n if pairs else n))
+
+
+def los_normal(s: float, sigma: float, n: float) -> float:
+    """Likelihood of superiority by the normal approximation, Phi((s - 0.5) sqrt(n) / sigma)."""
+    if n <= 0 or s == 0.5:
+        return 0.5
+    if sigma <= 0:
+        return 1.0 if s > 0.5 else 0.0
+    return 0.5 * (1.0 + math.erf((s - 0.5) * math.sqrt(n) / (sigma * math.sqrt(2.0))))
+
+
+def llr_fraction(llr: float, lower: float, upper: float) -> float:
+    """How far the LLR has gone towards the bound on its side: llr / upper at or above 0,
+    -llr / lower below (fastchess's percentage over 100: 1.0 reached H1, -1.0 reached H0)."""
+    return llr / upper if llr >= 0 else -llr / lower
+
+
 def sprt_llr(pentanomial: Sequence[float], elo0: float, elo1: float) -> float:
     """fishtest's GSPRT LLR (logistic Elo) on pentanomial counts (see the module docstring)."""
     if sum(pentanomial) == 0:
@@ -292,38 +327,15 @@ def match_result(records: Sequence[GameRecord], *, sprt_params: SprtParams | Non
 
 SUMMARY_KEYS = ("games", "wins", "draws", "losses", "pentanomial", "score", "elo", "elo_error",
                 "los", "sprt")
-"""The keys of ``evotune match --json``."""
+"""The keys of ``evotune match --json`` before its results block
+(:func:`evotune.match.resultsblock.json_summary` adds ``block``)."""
 
 
 def summary_dict(result: MatchResult) -> dict:
-    """The JSON summary of ``evotune match --json``: exactly :data:`SUMMARY_KEYS`."""
+    """A match's summary: exactly :data:`SUMMARY_KEYS`."""
     d = result.to_dict()
     return {k: d[k] for k in SUMMARY_KEYS}
 
 
 def _elo_text(x: float) -> str:
     return f"{x:+.1f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
-
-
-def format_result(result: MatchResult, a_name: str = "A", b_name: str = "B") -> str:
-    """A human-readable summary, several lines."""
-    r = result
-    kind = "pentanomial" if sum(r.pentanomial) else "trinomial"
-    elo = elo_text(r.elo, r.elo_error, r.pentanomial)
-    if not uninformative(r.pentanomial):
-        elo = elo.replace("(95%)", f"(95%, {kind})")
-    lines = [
-        f"{a_name} vs {b_name}: {r.games} games"
-        + (" (stopped early)" if r.stopped_early else ""),
-        f"W/D/L {r.wins}/{r.draws}/{r.losses} (from {a_name}'s view), points "
-        f"{r.points_a}-{r.points_b}",
-        "pentanomial LL LD DD|WL WD WW: " + " ".join(str(c) for c in r.pentanomial),
-        f"score {r.score:.4f}  {elo}",
-        f"LOS {100 * r.los:.1f}%",
-    ]
-    if r.sprt is not None:
-        s = r.sprt
-        verdict = s.verdict or "continue (no verdict)"
-        lines.append(f"SPRT [{s.elo0:g}, {s.elo1:g}] (logistic Elo): LLR {s.llr:.3f} "
-                     f"(bounds {s.lower:.3f}, {s.upper:.3f}) -> {verdict}")
-    return "\n".join(lines)

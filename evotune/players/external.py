@@ -28,7 +28,14 @@ import chess
 
 from ..errors import EngineError
 from . import PlayerSpec
-from .uciproto import UciOption, info_nodes_pv, parse_info_score, parse_option, position_command
+from .uciproto import (
+    UciOption,
+    info_depth,
+    info_nodes_pv,
+    parse_info_score,
+    parse_option,
+    position_command,
+)
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +123,8 @@ class EngineMove:
     """Principal variation it reported, UCI (may be empty)."""
     seconds: float = 0.0
     """Wall time from sending ``go`` to reading ``bestmove``."""
+    depth: int = 0
+    """The depth of the last ``info`` line with a score (0 if not sent)."""
 
 
 def _describe(command: tuple[str, ...]) -> str:
@@ -301,7 +310,8 @@ class ExternalEngine:
                                           f"{board.fen()}, which is not a legal move")
         nodes, pv = info_nodes_pv(last_info) if last_info else (0, ())
         return EngineMove(move=move, score=parse_info_score(last_info) if last_info else None,
-                          nodes=nodes, pv=pv, seconds=seconds)
+                          nodes=nodes, pv=pv, seconds=seconds,
+                          depth=info_depth(last_info) if last_info else 0)
 
     def kill(self) -> None:
         """Kill the engine's whole process group right away.

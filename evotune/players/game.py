@@ -94,8 +94,10 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
     ``ucinewgame`` sent). ``move_timeout`` is a hard wall-clock limit per move (None: movetime +
     2 s, the clock + 2 s, or 60 s). ``max_plies`` counts the plies played here. The returned
     :class:`GameOutcome` has the moves played from ``board``; ``scores`` hold each move's score
-    from the mover's view (0 when an external engine sent none) and ``leaf_phi`` the PV-leaf phi
-    of built-in moves (zeros for external moves).
+    from the mover's view (0 when an external engine sent none), ``depths`` each search's depth
+    (an external engine's last ``info depth`` with a score; 0 when it sent none),
+    ``move_seconds`` each move's thinking time, and ``leaf_phi`` the PV-leaf phi of built-in
+    moves (zeros for external moves).
     """
     start = time.perf_counter()
     board = board.copy()
@@ -119,6 +121,8 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
 
     moves: list[str] = []
     scores: list[int] = []
+    depths: list[int] = []
+    thought: list[float] = []  # each move's thinking time
     score: int | None  # the mover's; an external engine may give none
     leaves: list[np.ndarray] = []
     pvs: list[tuple[str, ...]] = []
@@ -168,6 +172,7 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
                 raise EngineError(f"built-in engine found no move in {board.fen()}, which is not "
                                   "over by the rules: this is a bug, please report it")
             move, score, pv = chess.Move.from_uci(res.move), int(res.score), tuple(res.pv)
+            depth_reached, seconds = int(res.depth), float(res.seconds)
             total_nodes += int(res.nodes)
             leaf = _leaf_phi(board, pv, spec.features) if spec.evaluation.phi_width \
                 else np.zeros(width, dtype=np.int64)
@@ -187,12 +192,15 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
                 verdict = clocks.flag_result(board, colour)
                 break
             move, score, pv = reply.move, reply.score, reply.pv
+            depth_reached, seconds = (reply.depth if score is not None else 0), reply.seconds
             total_nodes += reply.nodes
             leaf = np.zeros(width, dtype=np.int64)
         board.push(move)
         history.append(move.uci())
         moves.append(history[-1])
         scores.append(0 if score is None else score)
+        depths.append(depth_reached)
+        thought.append(seconds)
         leaves.append(leaf)
         pvs.append(pv)
         verdict = game_over(board) or adjudicator.update(colour, score, len(moves))
@@ -205,7 +213,9 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
         moves=tuple(moves), result=result, termination=termination, nodes=total_nodes,
         scores=np.asarray(scores, dtype=np.int64),
         leaf_phi=_rows(leaves, width),
-        predicted=predicted, seconds=time.perf_counter() - start, notes=tuple(notes))
+        predicted=predicted, seconds=time.perf_counter() - start, notes=tuple(notes),
+        depths=np.asarray(depths, dtype=np.int64),
+        move_seconds=np.asarray(thought, dtype=np.float64))
 
 
 def _forfeit(notes: list[str], spec: PlayerSpec, colour: bool, slot: int, fault: Forfeit,

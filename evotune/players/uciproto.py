@@ -110,7 +110,17 @@ def parse_info_score(line: str) -> int | None:
     return None
 
 
+def info_depth(line: str) -> int:
+    """The ``depth`` of an ``info`` line (0 when it has none or it is not a number)."""
+    tokens = line.split()
+    try:
+        return max(0, int(tokens[tokens.index("depth") + 1]))
+    except (ValueError, IndexError):
+        return 0
+
+
 def info_nodes_pv(line: str) -> tuple[int, tuple[str, ...]]:
+    """The ``nodes`` (0 when none) and the ``pv`` of an ``info`` line."""
     tokens = line.split()
     nodes = 0
     if "nodes" in tokens:

@@ -288,6 +288,8 @@ class GameLine:
 
 _GAME_STR = ("white", "black", "result", "termination")
 _GAME_LIST = ("white_weights", "black_weights", "moves")
+_GAME_PER_MOVE = ("scores", "depths", "move_ms")
+"""Optional per-move integer lists (records written before a list was kept lack it)."""
 
 
 def parse_game_line(raw: bytes, line: int, path: Path) -> GameLine:
@@ -311,6 +313,11 @@ def parse_game_line(raw: bytes, line: int, path: Path) -> GameLine:
             raise damaged(Path(where), f"'{k}' must be a list")
     if d["result"] not in RESULTS:
         raise damaged(Path(where), f"result {d['result']!r} is not one of {', '.join(RESULTS)}")
+    for k in _GAME_PER_MOVE:
+        v = d.get(k)
+        if v is not None and not (isinstance(v, list) and len(v) == len(d["moves"]) and all(
+                isinstance(x, int) and not isinstance(x, bool) for x in v)):
+            raise damaged(Path(where), f"'{k}' must be one integer per move")
     if not isinstance(d.get("opening"), dict) or not isinstance(d["opening"].get("fen"), str):
         raise damaged(Path(where), "'opening' must be an object with a 'fen'")
     return GameLine(line=line, key=tuple(key), data=d)

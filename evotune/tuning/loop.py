@@ -19,6 +19,7 @@ PGN still being made and stops its process on exit, an exception's included::
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import multiprocessing
 import time
@@ -30,6 +31,7 @@ import numpy as np
 
 from ..engine.evaluation import evaluation_of
 from ..errors import EvotuneError, StoreError
+from ..limits import Limits
 from ..match import GameRecord, write_pgn_text
 from ..match.cluster import backend_session
 from ..match.gauntlet import opponent_players
@@ -87,9 +89,10 @@ class RunSummary:
     """The final check of a run from given weights (None: the run has none)."""
 
 
-def pgn_text(record_dicts: list[dict]) -> str:
-    """PGN text of game records given as dicts (runs in the PGN process)."""
-    return write_pgn_text(GameRecord.from_dict(r) for r in record_dicts)
+def pgn_text(record_dicts: list[dict], limits: Limits | None = None) -> str:
+    """PGN text of game records given as dicts (runs in the PGN process), with the run's limits
+    in its TimeControl tags."""
+    return write_pgn_text((GameRecord.from_dict(r) for r in record_dicts), limits=limits)
 
 
 def _rows(pop: np.ndarray) -> tuple[tuple[float, ...], ...]:
@@ -158,7 +161,8 @@ class Solver:
         cfg, store = self.cfg, self.store
         params = strategy_params(cfg)
         # the whole stored history is checked (and a crash's leftovers repaired) first
-        point = store.prepare_resume(to_pgn=pgn_text)
+        point = store.prepare_resume(to_pgn=functools.partial(pgn_text,
+                                                              limits=self.plan.limits))
         for note in point.notes:
             log.warning("run %s: %s", store.run_id, note)
         state = point.state
@@ -278,8 +282,8 @@ class Solver:
             self.pgn_pool = ProcessPoolExecutor(max_workers=1,
                                                 mp_context=multiprocessing.get_context("spawn"))
         with children_ignore_ctrl_c():  # the first submit starts the PGN process
-            self.pgn_jobs.append(self.pgn_pool.submit(pgn_text,
-                                                      [rec.to_dict() for rec in records]))
+            self.pgn_jobs.append(self.pgn_pool.submit(pgn_text, [rec.to_dict() for rec in records],
+                                                      self.plan.limits))
         pop = np.asarray(strategy.population, dtype=float)
         seconds_total = self.elapsed()
         gen = _generation(g, cfg.strategy, self.space.names, pop, matches=tuple(ev.summaries),

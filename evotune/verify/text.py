@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from ..match.resultsblock import limit_words
 from ..match.scoring import elo_text
 
 
@@ -26,6 +27,16 @@ def describe_match(m: dict) -> str:
         line += (f", SPRT [{sp['elo0']:g}, {sp['elo1']:g}]: {verdict} (LLR {sp['llr']:.2f}, "
                  f"bounds {sp['lower']:.2f}..{sp['upper']:.2f})")
     return line
+
+
+def block_where(doc: dict, m: dict) -> str:
+    """The limits and openings of a stored verification match for its results block's first
+    line: '3 plies, 8moves_v3.pgn' (a second limit's match: that limit in verify's words)."""
+    limit = m.get("limit") or limit_words(depth=int(doc.get("depth") or 0),
+                                          nodes=int(doc.get("nodes") or 0),
+                                          movetime=float(doc.get("movetime") or 0.0),
+                                          tc=str(doc.get("tc") or ""))
+    return ", ".join(p for p in (limit, str(doc.get("openings") or "")) if p)
 
 
 def describe_verification(doc: dict) -> list[str]:

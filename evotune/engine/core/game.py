@@ -224,17 +224,18 @@ def _record_board(U, S, boards, row, n, fullmove):
 
 @njit(cache=True, nogil=True)
 def play_game_core(U, S, stop, fsets, weights, depth, nodes, max_plies, adj,
-                   moves, scores, leaf_phi, predicted, info, params, budgets, TI, TF, meta,
-                   boards):
+                   moves, scores, depths, leaf_phi, predicted, info, params, budgets, TI, TF,
+                   meta, boards):
     """Entry point: play a whole game from the loaded position.
 
     fsets: int64 (2,), the feature set of white and black. weights: int64 (2, width), row 0
     white, row 1 black (rounded, zero-padded to the wider set). adj: int64 (5,) = resign_score,
     resign_moves, draw_score, draw_moves, draw_start_ply. Outputs (length >= max_plies):
-    moves, scores, leaf_phi (max_plies, width) flattened row-major (phi_int, zero-padded),
-    predicted (0/1). info <- result, termination, plies played, total nodes. boards: int64
-    (max_plies, B_WIDTH), the position before each move and the move's flags (B_* columns), or
-    (0, B_WIDTH): none recorded.
+    moves, scores, depths (the search's ``S[S_ITER]``: alpha-beta's deepest completed depth,
+    UCT's PV length, probability's iterations), leaf_phi (max_plies, width) flattened
+    row-major (phi_int, zero-padded), predicted (0/1). info <- result, termination, plies
+    played, total nodes. boards: int64 (max_plies, B_WIDTH), the position before each move and
+    the move's flags (B_* columns), or (0, B_WIDTH): none recorded.
     params: float64 (2, mcts.NP), the search of white and black (alpha-beta: depth and nodes;
     uct: ``budgets[side]`` simulations in the tree TI[side], TF[side], meta[side], reused from
     the side's previous move when its parameters say so; probability: ``budgets[side]`` nodes).
@@ -299,6 +300,7 @@ def play_game_core(U, S, stop, fsets, weights, depth, nodes, max_plies, adj,
         else:
             score = probability_core(U, S, stop, params[side], budgets[side])
         total += S[S_NODES]
+        depths[plies] = S[S_ITER]
         if S[S_ROOTPVLEN] == 0:  # cannot happen with a legal move; keep the game well-formed
             S[S_ROOTPV] = S[S_MOVES]
             S[S_ROOTPVLEN] = 1
