@@ -11,6 +11,7 @@ texel, nn train)."""
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import time
 from typing import Self
@@ -45,6 +46,25 @@ def is_quiet() -> bool:
     """True when the running command was given --quiet."""
     ctx = click.get_current_context(silent=True)
     return bool(ctx is not None and ctx.meta.get(QUIET))
+
+
+def info(text: str) -> None:
+    """A line of its own on stderr (a command's note: where it keeps its work); nothing with
+    --quiet."""
+    if not is_quiet():
+        click.echo(text, err=True)
+
+
+def command_line(**options: str) -> str:
+    """The running command as it was given (``evotune ...``), with ``options`` added where the
+    command line lacks them (``out='F'``: ``--out F``): the line that continues it."""
+    ctx = click.get_current_context(silent=True)
+    args = list(ctx.find_root().meta.get("evotune.argv", ())) if ctx is not None else []
+    for name, value in options.items():
+        flag = "--" + name.replace("_", "-")
+        if not any(a == flag or a.startswith(flag + "=") for a in args):
+            args += [flag, value]
+    return shlex.join(["evotune", *args])
 
 
 def _stderr():

@@ -20,6 +20,7 @@ from ..fileio import append_text, atomic_write_bytes, atomic_write_json, atomic_
 from ..match.records import GameRecord
 from .config import run_config_from_dict
 from .fitconfig import DataFile
+from .gamelog import read_game_log
 from .guard import GUARD_DOCUMENT, Guard, parse_guard
 from .lock import RunLock
 from .manifest import Manifest, StartFrom, check_run_id, parse_manifest
@@ -32,7 +33,6 @@ from .records import (
     ResumePoint,
     State,
     check_verify,
-    parse_game_line,
     parse_generation,
     parse_state,
 )
@@ -267,26 +267,8 @@ class Store:
 
     def game_lines(self) -> tuple[list[GameLine], int]:
         """Every complete line of the log, validated, and the byte length of a torn last line
-        (written without its newline by a process killed mid-write; 0 when there is none).
-        Damage anywhere else and a duplicated game key are refused, naming the line."""
-        try:
-            data = self.games_path.read_bytes()
-        except FileNotFoundError:
-            return [], 0
-        except OSError as exc:
-            raise StoreError(f"{self.games_path} cannot be read ({exc.strerror})") from None
-        parts = data.split(b"\n")
-        torn = len(parts[-1])  # the bytes after the last newline
-        out: list[GameLine] = []
-        seen: dict[tuple, int] = {}
-        for i, raw in enumerate(parts[:-1], start=1):
-            rec = parse_game_line(raw, i, self.games_path)
-            if rec.key in seen:
-                raise StoreError(f"{self.games_path} line {i} repeats the game {list(rec.key)} "
-                                 f"of line {seen[rec.key]}; remove the duplicate line")
-            seen[rec.key] = i
-            out.append(rec)
-        return out, torn
+        (:func:`~evotune.runs.gamelog.read_game_log`)."""
+        return read_game_log(self.games_path)
 
     def read_games(self) -> list[dict]:
         """All complete game records in the log (a torn last line is left out)."""
