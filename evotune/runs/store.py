@@ -6,6 +6,7 @@ what a crash can leave behind (see docs/internals.md, "The store's guarantees").
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import logging
@@ -21,7 +22,7 @@ from ..match.records import GameRecord
 from .config import run_config_from_dict
 from .fitconfig import DataFile
 from .gamelog import read_game_log
-from .guard import GUARD_DOCUMENT, Guard, parse_guard
+from .guard import GUARD_DOCUMENT, GUARD_PGN, Guard, parse_guard
 from .lock import RunLock
 from .manifest import Manifest, StartFrom, check_run_id, parse_manifest
 from .recordio import damaged, json_object, read_json
@@ -401,6 +402,24 @@ class Store:
     def write_bytes(self, name: str, data: bytes) -> None:
         """A binary file of the run (a training's nets), written atomically."""
         atomic_write_bytes(self.root / name, data)
+
+    # -- a raised budget ---------------------------------------------------------------------------
+    def extend(self, config: KindConfig, record: dict) -> None:
+        """Keep a raise of the run's budget: the manifest's config with the new limits and the
+        raise's ``record`` appended to its extensions (:mod:`evotune.runs.budget`). A final
+        check of the old end is set aside first (``guard-gNNNN.json`` and ``.pgn``; the record
+        holds it too), so that the run's recommendation waits for the check at the new end."""
+        guard = self.read_document(GUARD_DOCUMENT)
+        if guard is not None:
+            tag = f"guard-g{int(guard.get('generation', 0)):04d}"
+            atomic_write_json(self.root / f"{tag}.json", guard)
+            pgn = self.root / GUARD_PGN
+            if pgn.exists():
+                pgn.replace(self.root / f"{tag}.pgn")
+            (self.root / f"{GUARD_DOCUMENT}.json").unlink()
+        manifest = self.manifest()
+        atomic_write_json(self.manifest_path, dataclasses.replace(
+            manifest, config=config, extensions=(*manifest.extensions, record)).to_json())
 
     # -- other documents -------------------------------------------------------------------------
     def write_document(self, name: str, data: dict) -> None:
