@@ -178,3 +178,55 @@ def test_a_finished_match_again_prints_its_result_and_writes_its_pgn_once(tmp_pa
     assert json.loads(r.stdout) == json.loads(want[0])
     assert "(4 games kept)" in r.stderr and "not again" in r.stderr
     assert (tmp_path / "whole.pgn").read_bytes() == want[1]
+
+
+def test_a_verification_keeps_its_games_in_the_run_and_continues_from_them(tmp_path,
+                                                                            stored_run):
+    import shutil
+
+    runs = tmp_path / "runs"
+    shutil.copytree(stored_run, runs / "good")
+    args = ["verify", "good", "--runs-dir", str(runs), "--games", "6", "--depth", "1",
+            "--workers", "1"]
+    r = _evotune(args)
+    assert r.returncode == 0, r.stderr
+    whole = json.loads((runs / "good" / "verify.json").read_text())
+    folders = sorted((runs / "good" / "verify-games").iterdir())
+    assert len(folders) == len(whole["matches"])
+    journal = folders[0] / "games.jsonl"
+    lines = journal.read_bytes().splitlines(keepends=True)
+    assert len(lines) == 6
+    journal.write_bytes(b"".join(lines[:2]) + lines[2][:30])  # stopped (killed mid-write)
+    r = _evotune(args)
+    assert r.returncode == 0, r.stderr
+    again = json.loads((runs / "good" / "verify.json").read_text())
+
+    assert again["matches"] == whole["matches"]  # every count and statistic
+    assert journal.read_bytes().count(b"\n") == 6
+
+
+def test_a_compile_is_said_before_it_begins_and_left_out_of_the_rate(monkeypatch, caplog):
+    """The first game of a command that must compile the core says so first (with the last
+    compile's time as its estimate) and records how long it took; a bar's rate starts when the
+    compile ended."""
+    import logging
+
+    from evotune.cli import progress
+    from evotune.match import runner
+
+    recorded = []
+    monkeypatch.setattr(runner, "_WARM", False)
+    monkeypatch.setattr(runner, "core_is_compiled", lambda: False)
+    monkeypatch.setattr(runner, "compile_estimate", lambda: 93.0)
+    monkeypatch.setattr(runner, "record_compile", recorded.append)
+    bar = progress.Progress("games", 10)
+    bar.t0 -= 100.0  # the bar began 100 s ago ...
+    with caplog.at_level(logging.WARNING, logger="evotune.match.runner"):
+        runner.warm_up()  # ... and the core compiled meanwhile (here: loaded from the cache)
+    assert caplog.messages == ["compiling the engine core, about 93 s, once (later commands load "
+                               "it from the cache)"]
+    assert len(recorded) == 1 and recorded[0] >= 0
+    bar.done = 5
+    time.sleep(0.05)
+    rate = float(bar.text().split("  ")[2].split()[0].replace(",", ""))
+    assert rate > 5 / 100.0 * 10  # measured since the compile ended, not over the 100 s

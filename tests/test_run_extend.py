@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from evotune.cli import main
 
 TINY = ["--np", "4", "--games", "2", "--depth", "1", "--max-plies", "16", "--openings",

@@ -18,6 +18,7 @@ from typing import Self
 
 import click
 
+from ..match.runner import compile_ended
 from ..reporting.tables import brief, clock
 from ..runs.kinds import Job, RunKind
 
@@ -98,7 +99,7 @@ class Progress:
 
     def text(self) -> str:
         """The progress as one line: label, bar (a terminal), done/total, rate, time left."""
-        elapsed = time.monotonic() - self.t0
+        elapsed = time.monotonic() - max(self.t0, compile_ended())  # a compile is not work
         rate = self.rate if self.rate is not None else (self.done / elapsed if elapsed > 0
                                                          else 0.0)
         parts = [self.label]
@@ -171,11 +172,21 @@ class GameBar(Progress):
 
     def __init__(self, total: int, label: str = "games") -> None:
         super().__init__(label, total, "games")
+        self.kept = 0  # games a continued match took from its journal (not played now)
 
     @property
     def callback(self):
-        """One step per finished game."""
-        return lambda event: self.update(self.done + 1)
+        """One step per finished game; the rate and the time left count only the games played
+        by this command (not those a continued match kept, nor a compile's time)."""
+        return self._step
+
+    def _step(self, event) -> None:
+        self.kept += bool(getattr(event, "stored", False))
+        done = self.done + 1
+        elapsed = time.monotonic() - max(self.t0, compile_ended())
+        rate = (done - self.kept) / elapsed if elapsed > 0 else 0.0
+        left = max(self.total - done, 0) / rate if rate > 0 else None
+        self.update(done, rate=rate, left=left)
 
 
 class CountBar(Progress):

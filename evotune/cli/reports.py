@@ -5,11 +5,11 @@ from pathlib import Path
 
 import click
 
-from ..errors import ConfigError
+from ..errors import ConfigError, Interrupted
 from ..fileio import atomic_write_bytes, atomic_write_text, check_writable
 from ..kinds import kind_of
 from ..match.resolve import close_external_players
-from ..runs.store import Store
+from ..runs.store import VERIFY_GAMES, Store
 from ..verify.run import VerifySettings
 from ..verify.text import describe_match, describe_verification, verdict_lines
 from .options import (
@@ -25,7 +25,7 @@ from .options import (
     sprt_option,
     squares_option,
 )
-from .progress import GameBar, quiet_option, steps
+from .progress import GameBar, command_line, quiet_option, steps
 
 
 @click.command()
@@ -125,6 +125,9 @@ def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend,
     try:
         with GameBar(legs * (len(opponents) or 2) * games, "verification games") as bar:
             doc = kind.verify(store, settings=settings, runs_dir=runs_dir, progress=bar.callback)
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted; every finished game is kept in {store.root}/"
+                          f"{VERIFY_GAMES}: continue with '{command_line()}'") from None
     finally:
         close_external_players()
     if doc["note"]:

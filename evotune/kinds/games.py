@@ -13,6 +13,7 @@ from typing import Any, cast
 import numpy as np
 
 from ..errors import EvotuneError, Interrupted, StoreError
+from ..match.runner import compile_ended
 from ..reporting.tables import brief, clock
 from ..runs.budget import extended_config, extension_lines, extension_record
 from ..runs.config import RunConfig, validate_run_config
@@ -76,7 +77,7 @@ class RunBar:
     def __call__(self, ev) -> None:
         if self.start_games is None:
             self.start_games = ev.games_total - ev.games_in_generation
-        elapsed = time.monotonic() - self.t0
+        elapsed = time.monotonic() - max(self.t0, compile_ended())  # a compile is not work
         rate = (ev.games_total - self.start_games) / elapsed if elapsed > 0 else 0.0
         if ev.kind == "guard":  # the final check of a run from given weights
             self.bar.update(ev.games_in_generation,

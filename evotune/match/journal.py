@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from pathlib import Path
 from typing import Protocol
 
 from ..fileio import file_digest
@@ -54,7 +55,7 @@ def match_identity(a: PlayerSpec, b: PlayerSpec, *, games: int, settings: MatchS
              "sprt": _plain(sprt), "limits": _plain(settings.limits),
              "openings": {"kind": settings.openings_kind, "book_plies": settings.book_plies,
                           "file": None if settings.openings is None else file_digest(
-                              settings.openings)},
+                              Path(settings.openings))},
              "seed": int(seed)}
     digests = {k: hashlib.sha256(json.dumps(v, sort_keys=True, default=str).encode())
                .hexdigest()[:16] for k, v in parts.items()}

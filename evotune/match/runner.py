@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import joblib
 
-from ..engine import play_game
+from ..engine import compile_estimate, core_is_compiled, play_game, record_compile
 from ..errors import ConfigError, StoreError
 from ..players import PlayerSpec
 from ..players.external import close_all
@@ -101,17 +101,33 @@ def play_task(task: GameTask) -> GameRecord:
 
 
 _WARM = False
+_COMPILED_AT = 0.0
+
+
+def compile_ended() -> float:
+    """``time.monotonic()`` when a compilation of the core in this process ended (0.0: none):
+    progress displays measure their rate from it, so the time left excludes the compile."""
+    return _COMPILED_AT
 
 
 def warm_up() -> None:
-    """Compile (or load from the cache) the engine core in this process, once."""
-    global _WARM
+    """Compile (or load from the cache) the engine core in this process, once. A compilation
+    (the first command of an install, or after the core changed) is said before it begins, with
+    the time it takes (the last one's on this machine), since the command is silent meanwhile;
+    its time is recorded for the next estimate."""
+    global _WARM, _COMPILED_AT
     if _WARM:
         return
-
+    compiling = not core_is_compiled()
+    if compiling:
+        log.warning("compiling the engine core, about %.0f s, once (later commands load it "
+                    "from the cache)", compile_estimate())
     t0 = time.perf_counter()
     play_game(Opening().board(), SHANNON_REFERENCE, SHANNON_REFERENCE, depth=1, max_plies=2)
     _WARM = True
+    if compiling:
+        record_compile(time.perf_counter() - t0)
+        _COMPILED_AT = time.monotonic()
     log.debug("engine warm-up took %.2f s", time.perf_counter() - t0)
 
 
@@ -147,13 +163,13 @@ def map_games(tasks: Sequence[GameTask], *, workers: int = 1, backend: str = "lo
         if on_result is not None:
             on_result(rec)
 
+    if any(t.white.is_builtin or t.black.is_builtin for t in tasks):
+        warm_up()  # compiled (and said so) before the first game; on disk before workers load it
     if workers == 1 or len(tasks) <= 1:
         for i, t in enumerate(tasks):
             arrived(i, play_task(t))
         return [got[i] for i in range(len(tasks))]
 
-    if any(t.white.is_builtin or t.black.is_builtin for t in tasks):
-        warm_up()  # the numba cache is on disk before workers load it
     close_all()  # the workers play: engines this process started (its spec checks) are idle
     try:  # parallel_config also registers joblib's external backends ('dask')
         config = joblib.parallel_config(backend=backend, n_jobs=workers)

@@ -10,6 +10,7 @@ import dataclasses
 import io
 import json
 import logging
+import time
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -25,6 +26,7 @@ from .gamelog import read_game_log
 from .guard import GUARD_DOCUMENT, GUARD_PGN, Guard, parse_guard
 from .lock import RunLock
 from .manifest import Manifest, StartFrom, check_run_id, parse_manifest
+from .matchstore import MatchFolder
 from .recordio import damaged, json_object, read_json
 from .records import (
     EPOCH_FILE_RE,
@@ -41,6 +43,9 @@ from .storedkinds import KindConfig, stored_kind
 from .trainconfig import EpochLine, parse_checkpoint, parse_epoch
 
 log = logging.getLogger(__name__)
+
+VERIFY_GAMES = "verify-games"
+"""The folder of a run that keeps its verification matches' games (one folder per match)."""
 
 
 class Store:
@@ -420,6 +425,16 @@ class Store:
         manifest = self.manifest()
         atomic_write_json(self.manifest_path, dataclasses.replace(
             manifest, config=config, extensions=(*manifest.extensions, record)).to_json())
+
+    # -- a verification's matches -------------------------------------------------------------
+    def match_folder(self, identity: dict, settings: dict) -> MatchFolder:
+        """The folder that keeps one verification match's games as they end
+        (``verify-games/<identity hash>/``, a :class:`~evotune.runs.matchstore.MatchFolder`):
+        the same verification again continues it (a stopped one where it stopped, a finished
+        one with no game played); another one has a folder of its own."""
+        return MatchFolder.open(self.root / VERIFY_GAMES / identity["hash"], identity=identity,
+                                settings=settings, date=time.strftime("%Y.%m.%d"),
+                                what="the verification")
 
     # -- other documents -------------------------------------------------------------------------
     def write_document(self, name: str, data: dict) -> None:
