@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import logging
 from pathlib import Path
 
 import click
@@ -30,8 +29,6 @@ from .options import (
     workers_option,
 )
 from .progress import GameBar, command_line, info, quiet_option
-
-log = logging.getLogger(__name__)
 
 
 @click.command("match")

@@ -217,9 +217,10 @@ def resume(run_ref, runs_dir, workers, backend, scheduler, generations, max_game
     (its identity unchanged); a value that would shrink it is refused."""
     store = Store.open(run_ref, runs_dir)
     kind = kind_of(store)
+    raised = {k: v for k, v in (("max_games", max_games), ("max_seconds", max_seconds))
+              if v is not None}  # a kind that counts no games budget needs not know them
     run_job(kind, kind.resume(store, generations=generations, workers=workers, backend=backend,
-                              scheduler=scheduler, max_games=max_games,
-                              max_seconds=max_seconds))
+                              scheduler=scheduler, **raised))
 
 
 @click.command()
