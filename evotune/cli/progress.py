@@ -224,6 +224,7 @@ class ExperimentBar:
     def __init__(self) -> None:
         self.bar: Progress | None = None
         self.kind = ""
+        self.kept = 0  # games of the verification match taken from its journal
 
     def _bar(self, kind: str, label: str, unit: str = "games") -> Progress:
         if self.bar is None or self.kind != kind:
@@ -236,8 +237,12 @@ class ExperimentBar:
         if hasattr(ev, "planned"):  # a verification game (match.GameProgress): its match's
             bar = self._bar("verify", "verification")
             if ev.done < bar.done:  # the next match: a rate of its own
-                bar.t0 = time.monotonic()
-            bar.update(ev.done, ev.planned)
+                bar.t0, self.kept = time.monotonic(), 0
+            self.kept += bool(getattr(ev, "stored", False))  # kept by a stopped verification
+            elapsed = time.monotonic() - max(bar.t0, compile_ended())
+            rate = (ev.done - self.kept) / elapsed if elapsed > 0 else 0.0
+            bar.update(ev.done, ev.planned, rate=rate,
+                       left=max(ev.planned - ev.done, 0) / rate if rate > 0 else None)
             return
         bar = self._bar("run", "generation")
         if ev.kind == "game":
