@@ -288,8 +288,10 @@ def test_a_second_writer_is_refused_naming_the_holder_and_a_dead_holder_is_no_ob
         proc.kill()
         proc.wait()
     g = store.read_state().generation
-    res = _evotune("resume", "live", "--runs-dir", str(tmp_path), "--generations", str(g + 1))
-    assert res.returncode == 0, res.stderr
+    # the dead holder is no obstacle (continued by the library for one more generation: resume
+    # refuses a lower --generations, which would shrink the run)
+    live, plan = open_run(tmp_path / "live")
+    execute(live, with_overrides(plan, generations=g + 1))
     games = store.read_games()
     assert len(games) == store.read_state().games == len({tuple(r["key"]) for r in games})
 
@@ -332,8 +334,9 @@ def test_disk_full_is_one_line_and_resume_continues(tmp_path, stored_generations
     finally:
         subprocess.run(["umount", str(mnt)], check=False)
     done = Store(tmp_path / "f").read_state().generation
-    res = _evotune("resume", "f", "--runs-dir", str(tmp_path), "--generations", str(done + 2))
-    assert res.returncode == 0, res.stderr
+    # continued for two more generations (resume refuses a lower --generations: a shrink)
+    f, plan = open_run(tmp_path / "f")
+    execute(f, with_overrides(plan, generations=done + 2))
     truth = _evotune("run", *args, "--generations", str(done + 2), "--runs-dir", str(tmp_path),
                      "--run-id", "t")
     assert truth.returncode == 0

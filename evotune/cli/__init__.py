@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
+import threading
 
 import click
 
@@ -83,11 +85,19 @@ runs under the reaper (:func:`evotune.reaper.no_orphans`), so nothing it started
 however it ends (SIGKILL and SIGTERM included)."""
 
 
+ARGV = "evotune.argv"
+"""The key of the command line's arguments (after ``evotune``) in the click context's meta."""
+
+
 class _LazyGroup(click.Group):
     """Imports a command's module when the command runs (click's documented lazy-loading
     pattern): a command pays for the engine, numba or matplotlib only when it uses them, so
     ``evotune match --games 3`` refuses in a fraction of a second. ``--help`` lists the commands
     from :data:`SHORT_HELP` and imports none of them."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta[ARGV] = list(args)  # the command line as given, for the line that continues it
+        return super().parse_args(ctx, args)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(name for names in COMMAND_GROUPS.values() for name in names)
@@ -114,6 +124,15 @@ def cli(ctx: click.Context) -> None:
     """evotune: tune a chess engine's evaluation weights by evolution."""
     if ctx.invoked_subcommand in STARTS_PROCESSES:
         no_orphans()
+        terminate_as_ctrl_c()
+
+
+def terminate_as_ctrl_c() -> None:
+    """SIGTERM (``kill PID``, a scheduler's stop) stops the command as Ctrl-C does: what is
+    finished is kept and the line that continues it is printed (SIGINT is raised in its place, so
+    the command's own Ctrl-C handling, which keeps it from workers while they start, applies)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
 
 
 def _one_line(text: str) -> str:

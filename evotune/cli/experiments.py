@@ -5,7 +5,7 @@ import time
 
 import click
 
-from ..errors import ConfigError
+from ..errors import ConfigError, Interrupted
 from ..experiments import (
     compare_strategies,
     compare_table,
@@ -15,7 +15,7 @@ from ..experiments import (
 )
 from ..runs.config import STRATEGY_NAMES, known_strategy
 from .options import cluster_options, renamed_option, reports_option, runs_dir_option, seed_option
-from .progress import ExperimentBar, quiet_option
+from .progress import ExperimentBar, command_line, quiet_option
 
 _SEEDS = click.IntRange(min=1)
 
@@ -35,6 +35,9 @@ def reproduce(experiment, seeds, first_seed, workers, backend, scheduler, runs_d
         outcomes = reproduce_de_paper(seeds=seeds, first_seed=first_seed, workers=workers,
                                       backend=backend, scheduler=scheduler, out_dir=runs_dir,
                                       reports_dir=reports, progress=bar)
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted; every finished generation and verification game is "
+                          f"kept in {runs_dir}/: continue with '{command_line()}'") from None
     finally:
         bar.close()
     wall = time.perf_counter() - t0
@@ -96,6 +99,9 @@ def compare(strategies, games_budget, seeds, np_, depth, engine, verify_games, v
                                       backend=backend, scheduler=scheduler,
                                       verify_games=verify_games, verify_every=verify_every,
                                       out_dir=runs_dir, init=init, progress=bar)
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted; every finished generation and verification game is "
+                          f"kept in {runs_dir}/: continue with '{command_line()}'") from None
     finally:
         bar.close()
     click.echo(compare_table(outcomes, engine=engine))

@@ -11,12 +11,14 @@ texel, nn train)."""
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import time
 from typing import Self
 
 import click
 
+from ..match.runner import compile_ended
 from ..reporting.tables import brief, clock
 from ..runs.kinds import Job, RunKind
 
@@ -45,6 +47,25 @@ def is_quiet() -> bool:
     """True when the running command was given --quiet."""
     ctx = click.get_current_context(silent=True)
     return bool(ctx is not None and ctx.meta.get(QUIET))
+
+
+def info(text: str) -> None:
+    """A line of its own on stderr (a command's note: where it keeps its work); nothing with
+    --quiet."""
+    if not is_quiet():
+        click.echo(text, err=True)
+
+
+def command_line(**options: str) -> str:
+    """The running command as it was given (``evotune ...``), with ``options`` added where the
+    command line lacks them (``out='F'``: ``--out F``): the line that continues it."""
+    ctx = click.get_current_context(silent=True)
+    args = list(ctx.find_root().meta.get("evotune.argv", ())) if ctx is not None else []
+    for name, value in options.items():
+        flag = "--" + name.replace("_", "-")
+        if not any(a == flag or a.startswith(flag + "=") for a in args):
+            args += [flag, value]
+    return shlex.join(["evotune", *args])
 
 
 def _stderr():
@@ -78,7 +99,7 @@ class Progress:
 
     def text(self) -> str:
         """The progress as one line: label, bar (a terminal), done/total, rate, time left."""
-        elapsed = time.monotonic() - self.t0
+        elapsed = time.monotonic() - max(self.t0, compile_ended())  # a compile is not work
         rate = self.rate if self.rate is not None else (self.done / elapsed if elapsed > 0
                                                          else 0.0)
         parts = [self.label]
@@ -151,11 +172,21 @@ class GameBar(Progress):
 
     def __init__(self, total: int, label: str = "games") -> None:
         super().__init__(label, total, "games")
+        self.kept = 0  # games a continued match took from its journal (not played now)
 
     @property
     def callback(self):
-        """One step per finished game."""
-        return lambda event: self.update(self.done + 1)
+        """One step per finished game; the rate and the time left count only the games played
+        by this command (not those a continued match kept, nor a compile's time)."""
+        return self._step
+
+    def _step(self, event) -> None:
+        self.kept += bool(getattr(event, "stored", False))
+        done = self.done + 1
+        elapsed = time.monotonic() - max(self.t0, compile_ended())
+        rate = (done - self.kept) / elapsed if elapsed > 0 else 0.0
+        left = max(self.total - done, 0) / rate if rate > 0 else None
+        self.update(done, rate=rate, left=left)
 
 
 class CountBar(Progress):
@@ -193,6 +224,7 @@ class ExperimentBar:
     def __init__(self) -> None:
         self.bar: Progress | None = None
         self.kind = ""
+        self.kept = 0  # games of the verification match taken from its journal
 
     def _bar(self, kind: str, label: str, unit: str = "games") -> Progress:
         if self.bar is None or self.kind != kind:
@@ -205,8 +237,12 @@ class ExperimentBar:
         if hasattr(ev, "planned"):  # a verification game (match.GameProgress): its match's
             bar = self._bar("verify", "verification")
             if ev.done < bar.done:  # the next match: a rate of its own
-                bar.t0 = time.monotonic()
-            bar.update(ev.done, ev.planned)
+                bar.t0, self.kept = time.monotonic(), 0
+            self.kept += bool(getattr(ev, "stored", False))  # kept by a stopped verification
+            elapsed = time.monotonic() - max(bar.t0, compile_ended())
+            rate = (ev.done - self.kept) / elapsed if elapsed > 0 else 0.0
+            bar.update(ev.done, ev.planned, rate=rate,
+                       left=max(ev.planned - ev.done, 0) / rate if rate > 0 else None)
             return
         bar = self._bar("run", "generation")
         if ev.kind == "game":

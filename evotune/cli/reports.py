@@ -5,13 +5,13 @@ from pathlib import Path
 
 import click
 
-from ..errors import ConfigError
+from ..errors import ConfigError, Interrupted
 from ..fileio import atomic_write_bytes, atomic_write_text, check_writable
 from ..kinds import kind_of
 from ..match.resolve import close_external_players
 from ..match.resultsblock import stored_figures, summary_lines
 from ..match.scoring import SprtParams
-from ..runs.store import Store
+from ..runs.store import VERIFY_GAMES, Store
 from ..verify.run import VerifySettings
 from ..verify.text import block_where, describe_match, describe_verification, verdict_lines
 from .interim import IntervalBlocks, rating_interval_option
@@ -28,7 +28,7 @@ from .options import (
     sprt_option,
     squares_option,
 )
-from .progress import GameBar, quiet_option, steps
+from .progress import GameBar, command_line, quiet_option, steps
 
 
 @click.command()
@@ -131,6 +131,9 @@ def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend,
             blocks = IntervalBlocks(bar, bar.callback, every=rating_interval,
                                     sprt=SprtParams(*sprt) if sprt else None)
             doc = kind.verify(store, settings=settings, runs_dir=runs_dir, progress=blocks)
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted; every finished game is kept in {store.root}/"
+                          f"{VERIFY_GAMES}: continue with '{command_line()}'") from None
     finally:
         close_external_players()
     if doc["note"]:

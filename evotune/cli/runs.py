@@ -223,15 +223,24 @@ def init_param(init: str, cfg) -> dict:
                  workers_help="Worker processes (0 = one per core; results do not depend on "
                               "it).", shown=SimpleNamespace(workers="the run's"))
 @click.option("--generations", type=int, default=None,
-              help="Raise the generation limit to continue a finished run.")
+              help="Raise the run's generation limit (kept in the run; a training's or a "
+                   "fit's: its epochs).")
+@click.option("--max-games", type=int, default=None,
+              help="Raise the run's games budget (kept in the run; never lower).")
+@click.option("--max-seconds", type=float, default=None,
+              help="Raise the run's wall-time limit in seconds (kept in the run; never lower).")
 @quiet_option
-def resume(run_ref, runs_dir, workers, backend, scheduler, generations):
+def resume(run_ref, runs_dir, workers, backend, scheduler, generations, max_games, max_seconds):
     """Continue a stopped or killed run; results equal an uninterrupted run. Games run locally
-    unless --backend dask --scheduler ADDR is given here (a stored address is never used)."""
+    unless --backend dask --scheduler ADDR is given here (a stored address is never used).
+    --max-games, --generations and --max-seconds extend a run: the new limit is kept in the run
+    (its identity unchanged); a value that would shrink it is refused."""
     store = Store.open(run_ref, runs_dir)
     kind = kind_of(store)
+    raised = {k: v for k, v in (("max_games", max_games), ("max_seconds", max_seconds))
+              if v is not None}  # a kind that counts no games budget needs not know them
     run_job(kind, kind.resume(store, generations=generations, workers=workers, backend=backend,
-                              scheduler=scheduler))
+                              scheduler=scheduler, **raised))
 
 
 @click.command()

@@ -23,8 +23,11 @@ from .api import (
                   qsearch,
                   search,
 )
+from .core import compile_estimate, record_compile
+from .core import is_compiled as core_is_compiled
 from .searches import SearchTree
 
 __all__ = ["FEATURE_SETS", "MATE", "Adjudication", "GameOutcome", "PhiBatch", "QuiescenceResult",
-           "SearchResult", "SearchTree", "evaluate", "feature_names", "features", "iterate", "perft",
-           "perft_divide", "phi", "phi_batch", "play_game", "qsearch", "search"]
+           "SearchResult", "SearchTree", "compile_estimate", "core_is_compiled",
+           "evaluate", "feature_names", "features", "iterate", "perft",
+           "perft_divide", "phi", "phi_batch", "play_game", "qsearch", "record_compile", "search"]

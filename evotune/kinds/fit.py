@@ -17,7 +17,7 @@ from ..runs.manifest import FIT_STORED
 from ..runs.records import Generation
 from ..runs.rundata import Recommendation, RunData, run_spec
 from ..runs.store import Store
-from .view import of_total, started
+from .view import no_games_budget, of_total, started
 from .weights import WeightsKind
 
 
@@ -35,7 +35,9 @@ class FitKind(WeightsKind):
         return Job(store=store, plan=config, data=data, workers=workers)
 
     def resume(self, store: Store, *, generations: int | None, workers: int | None,
-               backend: str, scheduler: str) -> Job:
+               backend: str, scheduler: str, max_games: int | None = None,
+               max_seconds: float | None = None) -> Job:
+        no_games_budget(store.run_id, "a fit", max_games=max_games, max_seconds=max_seconds)
         cfg = open_fit(store)
         if generations is not None:
             cfg = dataclasses.replace(cfg, epochs=generations)

@@ -13,10 +13,20 @@ from typing import Any, cast
 import numpy as np
 
 from ..errors import EvotuneError, Interrupted, StoreError
+from ..match.runner import compile_ended
 from ..reporting.tables import brief, clock
+from ..runs.budget import extended_config, extension_lines, extension_record
 from ..runs.config import RunConfig, validate_run_config
+from ..runs.guard import GUARD_DOCUMENT
 from ..runs.kinds import Bar, Job, RunUI, Summary
-from ..runs.lifecycle import check_backend, check_run_net, new_run, open_run, strategy_params
+from ..runs.lifecycle import (
+    check_backend,
+    check_run_net,
+    new_run,
+    open_run,
+    strategy_params,
+    tuning_games,
+)
 from ..runs.manifest import GAMES_STORED
 from ..runs.plan import with_overrides
 from ..runs.records import Generation
@@ -85,7 +95,7 @@ class RunBar:
     def __call__(self, ev) -> None:
         if self.start_games is None:
             self.start_games = ev.games_total - ev.games_in_generation
-        elapsed = time.monotonic() - self.t0
+        elapsed = time.monotonic() - max(self.t0, compile_ended())  # a compile is not work
         rate = (ev.games_total - self.start_games) / elapsed if elapsed > 0 else 0.0
         if ev.kind == "guard":  # the final check of a run from given weights
             self.bar.update(ev.games_in_generation,
@@ -137,13 +147,23 @@ class GamesKind(WeightsKind):
         return cfg.max_games
 
     def resume(self, store: Store, *, generations: int | None, workers: int | None,
-               backend: str, scheduler: str) -> Job:
+               backend: str, scheduler: str, max_games: int | None = None,
+               max_seconds: float | None = None) -> Job:
+        """The run opened to continue; a limit given is a raise of its budget, checked here
+        and kept in the run before it plays on (:mod:`evotune.runs.budget`)."""
         store, plan = open_run(store.root)
-        changes = {k: v for k, v in (("workers", workers), ("generations", generations))
-                   if v is not None}
-        plan = with_overrides(plan, backend=backend, scheduler=scheduler, **changes)
+        state = store.current_state()
+        extended, raised = extended_config(plan.config, run_id=store.run_id, state=state,
+                                           tuning_games=tuning_games, generations=generations,
+                                           max_games=max_games, max_seconds=max_seconds)
+        plan = with_overrides(plan, backend=backend, scheduler=scheduler,
+                              **{k: v for k, v in (("workers", workers),) if v is not None},
+                              **{k: getattr(extended, k) for k in raised})
         validate_run_config(plan.config)
         check_backend(plan.config)
+        if raised:  # every check passed: the raise is kept before the run plays on
+            store.extend(extended, extension_record(raised, state, store.read_document(GUARD_DOCUMENT)))
+            log.info("run %s: budget raised (%s)", store.run_id, raised)
         return Job(store=store, plan=plan)
 
     def execute(self, job: Job, ui: RunUI) -> Summary:
@@ -206,6 +226,7 @@ class GamesKind(WeightsKind):
         step = step_text(cls, info.get("step", {}))
         if step:
             lines.append(f"  {step}")
+        lines += extension_lines(store.manifest().extensions)
         verify = store.read_verify() or {}
         lines += [f"  verified: {describe_match(m)}" for m in verify.get("matches", [])]
         return lines

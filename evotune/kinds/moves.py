@@ -24,7 +24,7 @@ from ..runs.kinds import Exported, Job, RunUI, Status, Summary
 from ..runs.rundata import Recommendation, RunData
 from ..runs.store import Store
 from ..runs.storedkinds import StoredKind
-from .view import of_total, started
+from .view import no_games_budget, of_total, started
 
 MOVES_STORED = StoredKind(MoveRunConfig.kind, read_stored, data_files=True, weights=False)
 """Move-model trainings as the store reads them."""
@@ -55,7 +55,9 @@ class MovesKind:
         return Job(store=store, plan=config, data=data)
 
     def resume(self, store: Store, *, generations: int | None, workers: int | None,
-               backend: str, scheduler: str) -> Job:
+               backend: str, scheduler: str, max_games: int | None = None,
+               max_seconds: float | None = None) -> Job:
+        no_games_budget(store.run_id, "a move-model training", max_games=max_games, max_seconds=max_seconds)
         cfg = store.manifest().config
         assert isinstance(cfg, MoveRunConfig)
         if generations is not None:

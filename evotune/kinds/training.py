@@ -35,7 +35,7 @@ from ..runs.rundata import Recommendation, RunData
 from ..runs.store import Store
 from ..runs.trainconfig import TrainConfig
 from ..verify.run import verify_training
-from .view import of_total, started
+from .view import no_games_budget, of_total, started
 
 FEW_STEPS = 20
 """Fewer optimiser steps an epoch than this draw a note after the training."""
@@ -128,7 +128,9 @@ class TrainingKind:
         return Job(store=store, plan=config, data=packed, workers=workers)
 
     def resume(self, store: Store, *, generations: int | None, workers: int | None,
-               backend: str, scheduler: str) -> Job:
+               backend: str, scheduler: str, max_games: int | None = None,
+               max_seconds: float | None = None) -> Job:
+        no_games_budget(store.run_id, "a training", max_games=max_games, max_seconds=max_seconds)
         cfg = open_training(store)
         if generations is not None:
             cfg = replace(cfg, settings={**cfg.settings, "epochs": generations})

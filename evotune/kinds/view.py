@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import math
 
+from ..errors import ConfigError
 from ..runs.store import Store
 
 SUMMARY_WEIGHTS = 12
@@ -62,3 +63,13 @@ def weight_lines(names: list[str], values: list[float], changes: list[float],
     if left:
         lines.append(f"  ... and {left} more weights (--all shows every one)")
     return lines
+
+
+def no_games_budget(run_id: str, what: str, *, max_games, max_seconds) -> None:
+    """ConfigError when a resume of a run that counts no games budget (a fit, a training) is
+    given --max-games or --max-seconds (its budget is its epochs: --generations)."""
+    flag = "--max-games" if max_games is not None else "--max-seconds" \
+        if max_seconds is not None else None
+    if flag is not None:
+        raise ConfigError(f"{flag}: run '{run_id}' is {what}, whose budget is its epochs; raise "
+                          "them with --generations N")

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import joblib
 
-from ..engine import play_game
-from ..errors import ConfigError
+from ..engine import compile_estimate, core_is_compiled, play_game, record_compile
+from ..errors import ConfigError, StoreError
 from ..players import PlayerSpec
 from ..players.external import close_all
 from ..players.game import play_players_game
@@ -33,6 +33,7 @@ from ..players.nets import evaluation
 from ..reaper import children_ignore_ctrl_c, quiet_pool_threads, worker_ignores_ctrl_c
 from ..space import SHANNON_REFERENCE
 from .fixtures import Fixture, GameTask, MatchSettings, decisive_settled, game_task, games_before_verdict
+from .journal import Journal
 from .openings import Opening, draw_opening, opening_generator
 from .records import GameRecord, leaf_array
 from .scoring import MatchResult, SprtParams, match_result, pentanomial_from_records, sprt
@@ -54,6 +55,8 @@ class GameProgress:
     """Key of the finished game's fixture."""
     record: GameRecord
     """The finished game."""
+    stored: bool = False
+    """True for a game the match's journal held (played by an earlier, stopped call)."""
 
 
 # ---- one game ------------------------------------------------------------------------------------
@@ -101,26 +104,43 @@ def play_task(task: GameTask) -> GameRecord:
 
 
 _WARM = False
+_COMPILED_AT = 0.0
+
+
+def compile_ended() -> float:
+    """``time.monotonic()`` when a compilation of the core in this process ended (0.0: none):
+    progress displays measure their rate from it, so the time left excludes the compile."""
+    return _COMPILED_AT
 
 
 def warm_up() -> None:
-    """Compile (or load from the cache) the engine core in this process, once."""
-    global _WARM
+    """Compile (or load from the cache) the engine core in this process, once. A compilation
+    (the first command of an install, or after the core changed) is said before it begins, with
+    the time it takes (the last one's on this machine), since the command is silent meanwhile;
+    its time is recorded for the next estimate."""
+    global _WARM, _COMPILED_AT
     if _WARM:
         return
-
+    compiling = not core_is_compiled()
+    if compiling:
+        log.warning("compiling the engine core, about %.0f s, once (later commands load it "
+                    "from the cache)", compile_estimate())
     t0 = time.perf_counter()
     play_game(Opening().board(), SHANNON_REFERENCE, SHANNON_REFERENCE, depth=1, max_plies=2)
     _WARM = True
+    if compiling:
+        record_compile(time.perf_counter() - t0)
+        _COMPILED_AT = time.monotonic()
     log.debug("engine warm-up took %.2f s", time.perf_counter() - t0)
 
 
 # ---- parallel execution --------------------------------------------------------------------------
 
-def _play_in_worker(task: GameTask, command_pid: int) -> GameRecord:
-    """:func:`play_task` in a pool's worker, which leaves Ctrl-C to the command."""
+def _play_in_worker(index: int, task: GameTask, command_pid: int) -> tuple[int, GameRecord]:
+    """:func:`play_task` in a pool's worker, which leaves Ctrl-C to the command; with the
+    task's index (records arrive as they finish)."""
     worker_ignores_ctrl_c(command_pid)
-    return play_task(task)
+    return index, play_task(task)
 
 
 def map_games(tasks: Sequence[GameTask], *, workers: int = 1, backend: str = "loky",
@@ -129,28 +149,30 @@ def map_games(tasks: Sequence[GameTask], *, workers: int = 1, backend: str = "lo
 
     workers=1 plays in this process; more workers use ``joblib.Parallel(n_jobs=workers,
     backend=backend)`` ('loky' local processes; 'dask' inside a ``dask.distributed`` client).
-    ``on_result`` is called with each record as it arrives, in task order. A game's notes (an
-    engine's forfeit) are logged here, when it arrives: a game cut off by a shutdown never
-    does, and its engines killed by the shutdown are not reported.
+    ``on_result`` is called with each record as it arrives (as games finish, so that a match
+    stopped by Ctrl-C has handed on every game finished before it; local processes), the list
+    returned is in task order. A game's notes (an engine's forfeit) are logged here, when it
+    arrives: a game cut off by a shutdown never does, and its engines killed by the shutdown are
+    not reported.
     """
     if workers < 1:
         raise ConfigError(f"workers must be >= 1, got {workers}")
-    out: list[GameRecord] = []
+    got: dict[int, GameRecord] = {}
 
-    def arrived(rec: GameRecord) -> None:
+    def arrived(index: int, rec: GameRecord) -> None:
         for note in rec.notes:
             log.warning("%s", note)
-        out.append(rec)
+        got[index] = rec
         if on_result is not None:
             on_result(rec)
 
-    if workers == 1 or len(tasks) <= 1:
-        for t in tasks:
-            arrived(play_task(t))
-        return out
-
     if any(t.white.is_builtin or t.black.is_builtin for t in tasks):
-        warm_up()  # the numba cache is on disk before workers load it
+        warm_up()  # compiled (and said so) before the first game; on disk before workers load it
+    if workers == 1 or len(tasks) <= 1:
+        for i, t in enumerate(tasks):
+            arrived(i, play_task(t))
+        return [got[i] for i in range(len(tasks))]
+
     close_all()  # the workers play: engines this process started (its spec checks) are idle
     try:  # parallel_config also registers joblib's external backends ('dask')
         config = joblib.parallel_config(backend=backend, n_jobs=workers)
@@ -161,10 +183,12 @@ def map_games(tasks: Sequence[GameTask], *, workers: int = 1, backend: str = "lo
         games = None
         try:
             with children_ignore_ctrl_c():  # a Ctrl-C inside is raised when it ends
-                games = joblib.Parallel(return_as="generator")(
-                    joblib.delayed(_play_in_worker)(t, os.getpid()) for t in tasks)
-            for rec in games:
-                arrived(rec)
+                games = joblib.Parallel(return_as="generator_unordered" if backend == "loky"
+                                        else "generator")(
+                    joblib.delayed(_play_in_worker)(i, t, os.getpid())
+                    for i, t in enumerate(tasks))
+            for index, rec in games:
+                arrived(index, rec)
         except BaseException:
             quiet_pool_threads()  # the abort below races with the pool's threads
             raise
@@ -177,7 +201,7 @@ def map_games(tasks: Sequence[GameTask], *, workers: int = 1, backend: str = "lo
                     warnings.filterwarnings("ignore", message=".*adjusting the input task "
                                             "iterator", category=UserWarning)
                     games.close()
-    return out
+    return [got[i] for i in range(len(tasks))]
 
 
 
@@ -257,8 +281,13 @@ class _FixtureRun:
 
 def run_fixtures(fixtures: Sequence[Fixture], *, settings: MatchSettings, seed: int,
                  workers: int = 1, backend: str = "loky",
-                 progress: Callable[[GameProgress], None] | None = None) -> list[MatchResult]:
-    """Play every fixture and return their results, in fixture order."""
+                 progress: Callable[[GameProgress], None] | None = None,
+                 journal: Journal | None = None) -> list[MatchResult]:
+    """Play every fixture and return their results, in fixture order. With a ``journal``
+    (:mod:`evotune.match.journal`) the games it holds are taken from it instead of played
+    (reported first, as ``stored``) and every new game is handed to it as it finishes: a
+    stopped call continued with the same journal returns exactly what one uninterrupted call
+    returns."""
     keys = [tuple(fx.key) for fx in fixtures]
     if len(set(keys)) != len(keys):
         raise ConfigError("run_fixtures: two fixtures share a key (generation, index); keys "
@@ -268,11 +297,14 @@ def run_fixtures(fixtures: Sequence[Fixture], *, settings: MatchSettings, seed: 
     planned = sum(fx.games for fx in fixtures)
     counters = {"done": 0, "scheduled": 0}
 
-    def on_result(rec: GameRecord) -> None:
+    def on_result(rec: GameRecord, stored: bool = False) -> None:
+        if journal is not None and not stored:
+            journal.keep(rec)
         counters["done"] += 1
         if progress is not None:
             progress(GameProgress(done=counters["done"], scheduled=counters["scheduled"],
-                                  planned=planned, fixture=rec.key[:2], record=rec))
+                                  planned=planned, fixture=rec.key[:2], record=rec,
+                                  stored=stored))
 
     while True:
         active = [r for r in runs if not r.done]
@@ -285,18 +317,40 @@ def run_fixtures(fixtures: Sequence[Fixture], *, settings: MatchSettings, seed: 
             tasks.extend(r.next_tasks(pairs_ahead=pairs_ahead))
         counters["scheduled"] += len(tasks)
         log.debug("round: %d games for %d fixtures", len(tasks), len(active))
-        for rec in map_games(tasks, workers=workers, backend=backend, on_result=on_result):
+        todo = []
+        for task in tasks:
+            rec = journal.stored(task.key) if journal is not None else None
+            if rec is None:
+                todo.append(task)
+                continue
+            check_stored(rec, task)
+            by_key[rec.key[:2]].add(rec)
+            on_result(rec, stored=True)
+        for rec in map_games(todo, workers=workers, backend=backend, on_result=on_result):
             by_key[rec.key[:2]].add(rec)
         for r in active:
             r.settle()
     return [r.result() for r in runs]
 
 
+def check_stored(rec: GameRecord, task: GameTask) -> None:
+    """StoreError when a journal's game at a task's address was not played by the task's
+    players (a journal of another match: its identity should have refused it)."""
+    if (rec.white_name, rec.black_name) != (task.white.name, task.black.name) \
+            or rec.white_weights != tuple(task.white.weights) \
+            or rec.black_weights != tuple(task.black.weights) \
+            or rec.opening != task.opening:
+        raise StoreError(f"the journal's game {list(rec.key)} ({rec.white_name} - "
+                         f"{rec.black_name}) is not this match's game there ({task.white.name} "
+                         f"- {task.black.name}); it belongs to another match: continue that "
+                         "match, or give this one a folder of its own")
+
+
 def play_match(a: PlayerSpec, b: PlayerSpec, *, games: int, settings: MatchSettings,
                seed: int, workers: int = 1, stop: str = "none", sprt: SprtParams | None = None,
                progress: Callable[[GameProgress], None] | None = None,
-               backend: str = "loky") -> MatchResult:
-    """One match between A and B (fixture key (0, 0))."""
+               backend: str = "loky", journal: Journal | None = None) -> MatchResult:
+    """One match between A and B (fixture key (0, 0)); ``journal``: as :func:`run_fixtures`."""
     fixture = Fixture(key=(0, 0), a=a, b=b, games=games, stop=stop, sprt=sprt)
     return run_fixtures([fixture], settings=settings, seed=seed, workers=workers,
-                        backend=backend, progress=progress)[0]
+                        backend=backend, progress=progress, journal=journal)[0]

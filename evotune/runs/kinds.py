@@ -124,8 +124,10 @@ class RunKind(Protocol):
         ...
 
     def resume(self, store: Store, *, generations: int | None, workers: int | None,
-               backend: str, scheduler: str) -> Job:
-        """Opens a stopped run to continue (``evotune resume``; ``generations``: a new limit)."""
+               backend: str, scheduler: str, max_games: int | None = None,
+               max_seconds: float | None = None) -> Job:
+        """Opens a stopped run to continue (``evotune resume``; ``generations``, ``max_games``,
+        ``max_seconds``: a raised limit, kept in the run where the kind has that limit)."""
         ...
 
     def execute(self, job: Job, ui: RunUI) -> Summary:

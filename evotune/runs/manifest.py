@@ -130,6 +130,8 @@ class Manifest:
     """The store format the manifest was read in (written: :data:`FORMAT_VERSION`)."""
     init_from: StartFrom | None = None
     """A games run that started from earlier weights: where they came from; None otherwise."""
+    extensions: tuple[dict, ...] = ()
+    """Each raise of the run's budget on resume (:mod:`evotune.runs.budget`), oldest first."""
 
     @property
     def kind(self) -> str:
@@ -145,6 +147,8 @@ class Manifest:
         d["identity"] = dict(self.identity)
         if self.init_from is not None:
             d["init_from"] = self.init_from.to_json()
+        if self.extensions:
+            d["extensions"] = [dict(e) for e in self.extensions]
         return d
 
 
@@ -176,9 +180,13 @@ def parse_manifest(data, path: Path) -> Manifest:
     start = d.get("init_from")
     if start is not None and not stored.takes_start:
         raise damaged(path, f"'init_from' belongs to a games run, not a {kind} run")
+    extensions = d.get("extensions", [])
+    if not (isinstance(extensions, list) and all(isinstance(e, dict) for e in extensions)):
+        raise damaged(path, "'extensions' must be a list of objects")
     return Manifest(run_id=run_id, config=cfg, identity=dict(ident), data_files=files,
                     evotune=str(d.get("evotune", "")), format=fmt,
-                    init_from=None if start is None else parse_start_from(start, path))
+                    init_from=None if start is None else parse_start_from(start, path),
+                    extensions=tuple(extensions))
 
 
 def check_run_id(run_id: str) -> None:

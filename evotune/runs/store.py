@@ -6,9 +6,11 @@ what a crash can leave behind (see docs/internals.md, "The store's guarantees").
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import logging
+import time
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -20,9 +22,18 @@ from ..fileio import append_text, atomic_write_bytes, atomic_write_json, atomic_
 from ..match.records import GameRecord
 from .config import run_config_from_dict
 from .fitconfig import DataFile
-from .guard import GUARD_DOCUMENT, OLD_GUARD_DOCUMENT, Guard, parse_guard
+from .gamelog import read_game_log
+from .guard import (
+    GUARD_DOCUMENT,
+    GUARD_PGN,
+    OLD_GUARD_DOCUMENT,
+    OLD_GUARD_PGN,
+    Guard,
+    parse_guard,
+)
 from .lock import RunLock
 from .manifest import Manifest, StartFrom, check_run_id, parse_manifest
+from .matchstore import MatchFolder
 from .recordio import damaged, json_object, read_json
 from .records import (
     EPOCH_FILE_RE,
@@ -32,7 +43,6 @@ from .records import (
     ResumePoint,
     State,
     check_verify,
-    parse_game_line,
     parse_generation,
     parse_state,
 )
@@ -40,6 +50,9 @@ from .storedkinds import KindConfig, stored_kind
 from .trainconfig import EpochLine, parse_checkpoint, parse_epoch
 
 log = logging.getLogger(__name__)
+
+VERIFY_GAMES = "verify-games"
+"""The folder of a run that keeps its verification matches' games (one folder per match)."""
 
 
 class Store:
@@ -267,26 +280,8 @@ class Store:
 
     def game_lines(self) -> tuple[list[GameLine], int]:
         """Every complete line of the log, validated, and the byte length of a torn last line
-        (written without its newline by a process killed mid-write; 0 when there is none).
-        Damage anywhere else and a duplicated game key are refused, naming the line."""
-        try:
-            data = self.games_path.read_bytes()
-        except FileNotFoundError:
-            return [], 0
-        except OSError as exc:
-            raise StoreError(f"{self.games_path} cannot be read ({exc.strerror})") from None
-        parts = data.split(b"\n")
-        torn = len(parts[-1])  # the bytes after the last newline
-        out: list[GameLine] = []
-        seen: dict[tuple, int] = {}
-        for i, raw in enumerate(parts[:-1], start=1):
-            rec = parse_game_line(raw, i, self.games_path)
-            if rec.key in seen:
-                raise StoreError(f"{self.games_path} line {i} repeats the game {list(rec.key)} "
-                                 f"of line {seen[rec.key]}; remove the duplicate line")
-            seen[rec.key] = i
-            out.append(rec)
-        return out, torn
+        (:func:`~evotune.runs.gamelog.read_game_log`)."""
+        return read_game_log(self.games_path)
 
     def read_games(self) -> list[dict]:
         """All complete game records in the log (a torn last line is left out)."""
@@ -419,6 +414,37 @@ class Store:
     def write_bytes(self, name: str, data: bytes) -> None:
         """A binary file of the run (a training's nets), written atomically."""
         atomic_write_bytes(self.root / name, data)
+
+    # -- a raised budget ---------------------------------------------------------------------------
+    def extend(self, config: KindConfig, record: dict) -> None:
+        """Keep a raise of the run's budget: the manifest's config with the new limits and the
+        raise's ``record`` appended to its extensions (:mod:`evotune.runs.budget`). A final
+        check of the old end is set aside first (``final-check-gNNNN.json`` and ``.pgn``; the record
+        holds it too), so that the run's recommendation waits for the check at the new end."""
+        for doc_name, pgn_name in ((GUARD_DOCUMENT, GUARD_PGN),
+                                   (OLD_GUARD_DOCUMENT, OLD_GUARD_PGN)):
+            guard = self.read_document(doc_name)
+            if guard is None:
+                continue
+            tag = f"final-check-g{int(guard.get('generation', 0)):04d}"
+            atomic_write_json(self.root / f"{tag}.json", guard)
+            pgn = self.root / pgn_name
+            if pgn.exists():
+                pgn.replace(self.root / f"{tag}.pgn")
+            (self.root / f"{doc_name}.json").unlink()
+        manifest = self.manifest()
+        atomic_write_json(self.manifest_path, dataclasses.replace(
+            manifest, config=config, extensions=(*manifest.extensions, record)).to_json())
+
+    # -- a verification's matches -------------------------------------------------------------
+    def match_folder(self, identity: dict, settings: dict) -> MatchFolder:
+        """The folder that keeps one verification match's games as they end
+        (``verify-games/<identity hash>/``, a :class:`~evotune.runs.matchstore.MatchFolder`):
+        the same verification again continues it (a stopped one where it stopped, a finished
+        one with no game played); another one has a folder of its own."""
+        return MatchFolder.open(self.root / VERIFY_GAMES / identity["hash"], identity=identity,
+                                settings=settings, date=time.strftime("%Y.%m.%d"),
+                                what="the verification")
 
     # -- other documents -------------------------------------------------------------------------
     def write_document(self, name: str, data: dict) -> None:

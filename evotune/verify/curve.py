@@ -24,7 +24,7 @@ from ..players.spec import player_from_engine_spec
 from ..runs.lifecycle import resolve_workers
 from ..runs.rundata import load_run, run_spec
 from ..runs.store import Store
-from .run import held_out_openings
+from .run import held_out_openings, kept_games
 
 
 def checkpoint_weights(store: Store, every: int) -> list[dict]:
@@ -95,9 +95,12 @@ def verify_checkpoints(store: Store, *, every: int, games: int, workers: int = 0
             for c in todo:
                 player = player_from_engine_spec(spec, c["weights"],
                                                  name=f"{data.run_id}-at-{c['checkpoint']}")
-                result = play_match(player, reference, games=games, settings=settings,
-                                    seed=seed, workers=session.workers, backend=session.backend,
-                                    progress=progress)
+                with kept_games(store, player, reference, games=games, settings=settings,
+                                seed=seed) as journal:
+                    result = play_match(player, reference, games=games, settings=settings,
+                                        seed=seed, workers=session.workers,
+                                        backend=session.backend, progress=progress,
+                                        journal=journal)
                 cache[tuple(c["weights"])] = result.to_dict()
     for c in checkpoint_weights(store, every):
         points.append({**c, "match": cache[tuple(c["weights"])]})

@@ -22,6 +22,7 @@ net under the games, and the record names it by checksum.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import math
@@ -37,6 +38,7 @@ from ..limits import LimitChanges, Limits, parse_tc, tc_text
 from ..match import MatchSettings, play_match
 from ..match.cluster import backend_session
 from ..match.fixtures import check_games
+from ..match.journal import match_identity
 from ..match.openings import check_openings
 from ..match.resolve import (
     check_clock_applies,
@@ -261,12 +263,15 @@ def _net_of(player: PlayerSpec) -> dict | None:
 def play_verification(player: PlayerSpec, a_values: tuple[float, ...], label: str,
                       opponents: list[tuple[str, PlayerSpec]], *,
                       legs: list[MatchSettings], seed: int, settings: VerifySettings,
-                      progress: Callable | None = None) -> list[dict]:
+                      progress: Callable | None = None, store: Store | None = None
+                      ) -> list[dict]:
     """The verification matches of ``player`` (whose values a record shows as ``a_values``)
     against each (label, opponent), once per leg (the first limit's match settings, then the
     second limit's when there is one), on one backend, with the same openings and seed: one
     record per match (``label vs opponent``, both sides' values, their nets, the result; with
-    two legs also its ``limit``, which its label ends with)."""
+    two legs also its ``limit``, which its label ends with). With the run's ``store`` each match
+    keeps its games in the run as they end (:meth:`Store.match_folder`): given again, a stopped
+    verification continues where it stopped."""
     for p in (player, *(o for _, o in opponents)):
         check_player_starts(p)  # an engine that cannot start is refused before any game
     close_external_players()
@@ -278,11 +283,15 @@ def play_verification(player: PlayerSpec, a_values: tuple[float, ...], label: st
             # with one limit the documents are as before a second limit existed
             at = {"limit": limit_text(match_settings.limits)} if len(legs) > 1 else {}
             for name, opponent in opponents:
-                result = play_match(player, opponent, games=settings.games,
-                                    settings=match_settings, seed=seed, workers=session.workers,
-                                    backend=session.backend,
-                                    stop="sprt" if sprt is not None else "none", sprt=sprt,
-                                    progress=progress)
+                stop = "sprt" if sprt is not None else "none"
+                with kept_games(store, player, opponent, games=settings.games,
+                                settings=match_settings, seed=seed, stop=stop,
+                                sprt=sprt) as journal:
+                    result = play_match(player, opponent, games=settings.games,
+                                        settings=match_settings, seed=seed,
+                                        workers=session.workers, backend=session.backend,
+                                        stop=stop, sprt=sprt, progress=progress,
+                                        journal=journal)
                 nets = {k: v for k, v in (("a_net", _net_of(player)),
                                           ("b_net", _net_of(opponent))) if v is not None}
                 matches.append({"label": f"{label} vs {name}"
@@ -291,6 +300,20 @@ def play_verification(player: PlayerSpec, a_values: tuple[float, ...], label: st
                                 "b": list(opponent.weights), **nets, **result.to_dict()})
                 log.info("%s", describe_match(matches[-1]))
     return matches
+
+
+@contextlib.contextmanager
+def kept_games(store: Store | None, a: PlayerSpec, b: PlayerSpec, *, games: int,
+               settings: MatchSettings, seed: int, stop: str = "none",
+               sprt: SprtParams | None = None):
+    """The journal of one verification match in the run ``store`` (None: none), held."""
+    if store is None:
+        yield None
+        return
+    identity = match_identity(a, b, games=games, settings=settings, seed=seed, stop=stop,
+                              sprt=sprt)
+    with store.match_folder(identity, {"a": a.name, "b": b.name, "seed": seed}) as folder:
+        yield folder.journal
 
 
 def _second_limit_fields(legs: list[Limits]) -> dict:
@@ -347,7 +370,7 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     matches = play_verification(player, rec.weights, "recommended", opponents,
                                 legs=[run_match_settings(cfg, limits=leg, openings=run_openings)
                                       for leg in legs],
-                                seed=seed, settings=settings, progress=progress)
+                                seed=seed, settings=settings, progress=progress, store=store)
     doc = {"run_id": data.run_id, "generation": rec.generation, "recommend": rec.rule,
            "description": rec.description, "names": list(data.names),
            "weights": list(rec.weights), "openings": _openings_name(openings), "note": note,
@@ -480,7 +503,7 @@ def verify_training(store: Store, *, settings: VerifySettings = VerifySettings()
                          and o.net == str(initial_path.resolve())), {}))
     t0 = time.perf_counter()
     matches = play_verification(player, (), "net", opponents, legs=legs_settings,
-                                seed=seed, settings=settings, progress=progress)
+                                seed=seed, settings=settings, progress=progress, store=store)
     doc = {"run_id": store.run_id, "kind": "train", "generation": generation,
            "recommend": "net",
            "description": f"the net after epoch {generation} ({cfg.net_text})",

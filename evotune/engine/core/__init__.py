@@ -92,6 +92,38 @@ def prune_caches(current: str, keep: int = KEEP_CACHES) -> list[str]:
     return removed
 
 
+COMPILE_RECORD = "compile-seconds"
+"""The file in a cache folder that holds how long its compilation took (the next estimate)."""
+ENTRY_POINT = "game.play_game_core-*.nbi"
+"""numba's index file of the games' entry point: present once the core is compiled."""
+
+
+def is_compiled() -> bool:
+    """True when this core's cache folder holds the compiled games' entry point (the first
+    game of a command then loads it instead of compiling: seconds, not minutes). Reads only
+    the folder's listing: no compilation, no numba import beyond its config."""
+    return any(Path(cache_dir()).glob(f"*/{ENTRY_POINT}"))
+
+
+def compile_estimate(default: float = 120.0) -> float:
+    """Seconds a compilation takes here: the last one recorded in a cache folder of this base
+    (an earlier version's, on this machine), else ``default``."""
+    base = Path(cache_dir()).parent
+    try:
+        records = sorted(base.glob(f"core-*/{COMPILE_RECORD}"), key=lambda p: p.stat().st_mtime)
+        return float(records[-1].read_text()) if records else default
+    except (OSError, ValueError):
+        return default
+
+
+def record_compile(seconds: float) -> None:
+    """Keep how long this core's compilation took (best effort)."""
+    try:
+        (Path(cache_dir()) / COMPILE_RECORD).write_text(f"{seconds:.1f}\n")
+    except OSError:
+        pass
+
+
 def _import_core() -> None:
     from numba.core import config
 
