@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,25 +40,23 @@ from ..match.fixtures import check_games
 from ..match.journal import match_identity
 from ..match.openings import check_openings
 from ..match.resolve import (
-    check_clock_applies,
     check_player_starts,
     close_external_players,
     resolve_player,
-    unique_names,
 )
 from ..match.scoring import SprtParams
 from ..paths import HELD_OUT_OPENINGS, held_out_openings, resolve_openings_path
 from ..players import PlayerSpec
 from ..players.spec import player_from_engine_spec
-from ..runs.config import RunConfig
 from ..runs.kinds import recommend
-from ..runs.lifecycle import has_start, resolve_workers
-from ..runs.rundata import RunData, initial_mean, load_run, open_store, run_spec
+from ..runs.lifecycle import resolve_workers
+from ..runs.rundata import RunData, load_run, open_store, run_spec
 from ..runs.store import Store
 from ..runs.storedkinds import stored_kind
 from ..runs.trainconfig import INIT_RANDOM, TrainConfig
 from ..spec.file import load_engine_spec
 from ..tuning.fitness import match_settings as run_match_settings
+from .opponents import check_clock_given, check_clock_matters, named_opponents, run_opponents
 from .text import describe_match
 
 log = logging.getLogger(__name__)
@@ -159,27 +156,6 @@ class VerifySettings:
         return second
 
 
-def check_clock_given(settings: VerifySettings, limits: Limits, players) -> None:
-    """A clock given on the command line (--tc, --movetime) with only built-in alpha-beta
-    players is refused (:func:`~evotune.match.resolve.check_clock_applies`); a run's own
-    stored limits are played as they were."""
-    given = settings.limits.given() if settings.limits is not None else {}
-    if "tc" in given or "movetime" in given:
-        check_clock_applies(limits, players)
-
-
-def check_clock_matters(settings: VerifySettings, players) -> None:
-    """ConfigError when ``--also-tc`` is the second limit and every player is a built-in
-    alpha-beta search, which plays to its depth whatever the clock: the second leg would
-    replay the first one's games."""
-    if settings.also_tc is None or not all(p.is_builtin and p.search.is_alphabeta
-                                           for p in players):
-        return
-    raise ConfigError(f"--also-tc {settings.also_tc}: every player here is a built-in alpha-beta "
-                      "search, which plays to its depth whatever the clock, so the second limit "
-                      "would replay the same games; give --also-depth instead")
-
-
 def limit_text(limits: Limits) -> str:
     """A verification's limit in words: 'depth 3', 'depth 3, 10+0.1 clock', ..."""
     parts = [f"depth {limits.depth}"]
@@ -213,43 +189,6 @@ def verify_openings(settings: VerifySettings, run_openings: str | None, *,
                             and Path(used).resolve() == Path(path).resolve()):
             note = NOT_HELD_OUT
     return path, note
-
-
-def _named_opponents(named: tuple[str, ...]) -> list[tuple[str, PlayerSpec]]:
-    """(label, PlayerSpec) of each ``--opponents SPEC[:WEIGHTS]`` (ConfigError when unknown)."""
-    players = unique_names(resolve_player(arg) for arg in named)
-    return [(p.name, p) for p in players]
-
-
-def reference_label(data: RunData) -> str:
-    """What the run's reference weights are to a reader: 'start' for a games run from given
-    weights (its spec's reference values are the weights it started from: :func:`has_start`),
-    else 'reference' (the spec's own values)."""
-    return "start" if isinstance(data.config, RunConfig) and has_start(data.config) \
-        else "reference"
-
-
-def _opponents(data: RunData, spec, named: tuple[str, ...]) -> list[tuple[str, PlayerSpec]]:
-    """(label, PlayerSpec) of each opponent: the players named ``SPEC[:WEIGHTS]``, or the run's
-    reference weights and initial mean (ConfigError before any game when one is unknown). An
-    initial mean equal to the reference (SPSA, CMA-ES or nevergrad started at it, as every
-    fine-tuning from earlier weights is) is the same match: it is played once, as the
-    reference."""
-    if named:
-        return _named_opponents(named)
-    out = []
-    reference = tuple(float(v) for v in data.reference)
-    initial = initial_mean(data)
-    pairs = [(reference_label(data), reference)]
-    if tuple(float(v) for v in initial) != reference:
-        pairs.append(("initial mean", initial))
-    for label, weights in pairs:
-        if not all(math.isfinite(v) for v in weights):
-            raise ConfigError(f"run {data.run_id}: the {label} weights are unknown (engine spec "
-                              f"'{data.config.engine}' is unavailable); restore it to "
-                              "verify")
-        out.append((label, player_from_engine_spec(spec, weights, name=label.replace(" ", "-"))))
-    return out
 
 
 def _net_of(player: PlayerSpec) -> dict | None:
@@ -363,9 +302,9 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
     legs = [limits] if second is None else [limits, second]
     run_openings = None if openings is None else str(openings)
     player = player_from_engine_spec(spec, rec.weights, name=f"{data.run_id}-recommended")
-    opponents = _opponents(data, spec, settings.opponents)
-    check_clock_matters(settings, [player] + [o for _, o in opponents])
-    check_clock_given(settings, limits, [player] + [o for _, o in opponents])
+    opponents = run_opponents(data, spec, settings.opponents)
+    check_clock_matters(settings.also_tc, [player] + [o for _, o in opponents])
+    check_clock_given(settings.limits, limits, [player] + [o for _, o in opponents])
     t0 = time.perf_counter()
     matches = play_verification(player, rec.weights, "recommended", opponents,
                                 legs=[run_match_settings(cfg, limits=leg, openings=run_openings)
@@ -464,7 +403,7 @@ def verify_training(store: Store, *, settings: VerifySettings = VerifySettings()
                                    else str(openings)) for leg in legs]
     initial_path = store.root / INITIAL_FILE
     if settings.opponents:
-        opponents = _named_opponents(settings.opponents)
+        opponents = named_opponents(settings.opponents)
     else:
         if not initial_path.is_file():
             raise StoreError(f"{initial_path} is missing: the initial net of training "
@@ -475,8 +414,8 @@ def verify_training(store: Store, *, settings: VerifySettings = VerifySettings()
                                                              net=str(initial_path)))]
         _check_initial_net(store, cfg, opponents[1][1].net_checksum)
     if spec.search.is_alphabeta:  # the trained net's player: built-in, as the spec searches
-        check_clock_matters(settings, [o for _, o in opponents])
-        check_clock_given(settings, limits, [o for _, o in opponents])
+        check_clock_matters(settings.also_tc, [o for _, o in opponents])
+        check_clock_given(settings.limits, limits, [o for _, o in opponents])
     try:
         data = (store.root / NET_FILE).read_bytes()
     except OSError as exc:
