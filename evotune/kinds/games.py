@@ -223,7 +223,8 @@ class GamesKind(WeightsKind):
     def recommend(self, run: RunData, rule: str) -> Recommendation:
         """'mean': the population mean; 'better-half': the mean of the better half by the
         strategy's own ranking (DE/jDE: points of each individual's last match; EA: tournament
-        score; TD: TD error). Both come from the strategy restored from the stored state; when
+        score; TD: TD error); 'rated': the individual the rating model over every game rates
+        highest (a run with selection=model). All come from the strategy restored from the stored state; when
         that cannot be restored (e.g. the engine spec changed), 'mean' falls back to the stored
         population's mean. A run whose final check found its weights no better than its start
         recommends the start."""
@@ -242,6 +243,9 @@ class GamesKind(WeightsKind):
                 what = f"{strategy.RECOMMENDS} after generation {g}"
             elif rule == "mean":
                 what = f"population mean of generation {g} ({size} individuals)"
+            elif rule == "rated":
+                what = (f"the individual of generation {g} the rating model over every game "
+                        "rates highest")
             else:
                 what = (f"mean of the better half ({max(1, size // 2)} of {size}) of generation "
                         f"{g}, ranked by {RANKED_BY.get(run.strategy, 'the strategy ranking')}")
@@ -255,7 +259,7 @@ class GamesKind(WeightsKind):
             what = (f"population mean of generation {g} ({size} individuals, from the stored "
                     "population)")
         else:
-            raise StoreError(f"run {run.run_id}: the better half needs the strategy state of "
+            raise StoreError(f"run {run.run_id}: the rule '{rule}' needs the strategy state of "
                              f"generation {g}, which cannot be restored; use --recommend mean")
         weights = tuple(float(v) for v in w)
         if not all(math.isfinite(v) for v in weights):

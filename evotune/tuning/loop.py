@@ -41,8 +41,10 @@ from ..runs.plan import RunPlan
 from ..runs.records import Generation
 from ..runs.store import Store
 from ..strategies import make_strategy, strategy_class
+from ..strategies.selection import rates
 from .fitness import Fitness, GauntletFitness, MatchFitness, match_settings
 from .guard import current_guard, play_guard
+from .rated import RatedEvidence
 
 log = logging.getLogger(__name__)
 
@@ -181,6 +183,14 @@ class Solver:
                 self.space, params=params, seed=cfg.seed, state=state.strategy)
             self.games_total = state.games
             self.seconds_before = state.seconds
+        # selection by the rating model: every stored game, read again (a resume holds the same)
+        self.evidence: RatedEvidence | None = None
+        if rates(self.strategy.params):
+            start = self.space.reference if self.strategy.params.get("init") == "reference" \
+                else None  # a run from random weights has no start to anchor the scale
+            self.evidence = RatedEvidence(store.read_games() if state is not None else (),
+                                          anchor=start,
+                                          prior=float(self.strategy.params["model_prior"]))
         self.t_session = time.perf_counter()
 
     def __enter__(self) -> Solver:
@@ -227,13 +237,19 @@ class Solver:
         if self.cfg.guard_games <= 0:
             return None
         g = self.strategy.generation
-        tuned = self.space.round(np.asarray(self.strategy.recommended("mean"), dtype=float))
+        tuned = self.space.round(np.asarray(self.strategy.recommended(self.rule), dtype=float))
         stored = current_guard(self.store, g, tuned)
         if stored is not None:
             return stored
         return play_guard(self.store, self.plan, tuned, generation=g, player=self.player,
                           backend=self.backend, workers=self.workers,
                           progress=self._game_events("guard", g))
+
+    @property
+    def rule(self) -> str:
+        """The recommendation the final check plays: the model's best for a run that selects
+        by it ('rated'), the population mean otherwise."""
+        return "rated" if self.evidence is not None else "mean"
 
     def _game_events(self, kind: str, g: int) -> Callable:
         """The runner's per-game callback: a :class:`RunProgress` of ``kind`` for each game of
@@ -267,11 +283,13 @@ class Solver:
         requests = strategy.ask()
         ev = self.fitness.evaluate(g, requests, backend=self.backend, workers=self.workers,
                                    progress=self._game_events("game", g))
-        stats = strategy.tell(ev.outcomes)
+        records = [rec for r in ev.results for rec in r.records]
+        outcomes = ev.outcomes if self.evidence is None else \
+            self.evidence.told(records, requests, ev.outcomes)
+        stats = strategy.tell(outcomes)
         stats["recommended"] = [float(v) for v in strategy.recommended()]  # for compare's curves
         games_gen = sum(int(r.games) for r in ev.results)
         self.games_total += games_gen
-        records = [rec for r in ev.results for rec in r.records]
         store.append_games(records)
         self.flush_pgn(wait=False)
         if self.pgn_pool is None:
@@ -316,7 +334,7 @@ def execute(store: Store, plan: RunPlan, *,
         assert state is not None  # the solver wrote one before its first generation
         games = solver.games_total + (guard.games if guard else 0)
         store.write_state(dataclasses.replace(state, finished=True, seconds=seconds_total))
-        recommended = guard.recommended if guard else solver.strategy.recommended("mean")
+        recommended = guard.recommended if guard else solver.strategy.recommended(solver.rule)
         return RunSummary(run_id=store.run_id, generation=solver.strategy.generation,
                           games=games, seconds=seconds_total, finished=True,
                           recommended=tuple(float(x) for x in recommended), guard=guard)
