@@ -245,7 +245,7 @@ class GamesKind(WeightsKind):
                 what = f"population mean of generation {g} ({size} individuals)"
             elif rule == "rated":
                 what = (f"the individual of generation {g} the rating model over every game "
-                        "rates highest")
+                        "rates highest (the final check plays the mean)")
             else:
                 what = (f"mean of the better half ({max(1, size // 2)} of {size}) of generation "
                         f"{g}, ranked by {RANKED_BY.get(run.strategy, 'the strategy ranking')}")
@@ -265,8 +265,11 @@ class GamesKind(WeightsKind):
         if not all(math.isfinite(v) for v in weights):
             raise StoreError(f"run {run.run_id}: recommended weights are not finite ({weights})")
         guard = run.guard
-        if guard is not None and guard.generation == g and guard.tuned == weights \
-                and not guard.better:  # the final check found them not better than the start
+        # the final check found them not better than the start; in a run that selects by the
+        # rating model the check's verdict on its mean holds for its rated best too
+        checked = guard is not None and (guard.tuned == weights
+                                         or cfg.params_dict().get("selection") == "model")
+        if guard is not None and guard.generation == g and checked and not guard.better:
             return Recommendation(rule=rule, weights=guard.start, generation=g,
                                   description=guard.sentence)
         return Recommendation(rule=rule, weights=weights, generation=g,

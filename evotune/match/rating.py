@@ -154,14 +154,14 @@ def fit_ratings(games: Sequence[GameResult], *, anchor: Sequence[float] | None =
     sums: dict[tuple[int, int], list[float]] = {}
     played = np.zeros(n, dtype=np.int64)
     for g in games:
-        ia, ib = positions[g.a], positions[g.b]
-        if ia == ib:
+        i, j = positions[g.a], positions[g.b]
+        if i == j:
             continue  # a vector against itself says nothing of its strength
-        cell = sums.setdefault((ia, ib), [0.0, 0.0])
+        cell = sums.setdefault((i, j), [0.0, 0.0])
         cell[0] += 1.0
         cell[1] += g.score
-        played[ia] += 1
-        played[ib] += 1
+        played[i] += 1
+        played[j] += 1
     ia = np.array([k[0] for k in sums], dtype=np.int64)
     ib = np.array([k[1] for k in sums], dtype=np.int64)
     count = np.array([v[0] for v in sums.values()], dtype=np.float64)

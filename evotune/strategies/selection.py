@@ -86,7 +86,7 @@ def comparison(a: tuple[float, ...], b: tuple[float, ...], params: Mapping[str, 
     return MatchRequest(a=a, b=b, games=int(params["games"]), stop="decisive", tag=tag)
 
 
-def challenger_wins(outcome: MatchOutcome, params: Mapping[str, object]) -> bool:
+def challenger_wins(outcome: MatchOutcome, params: Mapping[str, Any]) -> bool:
     """True when the comparison's outcome replaces the incumbent by the run's rule."""
     if params["selection"] == "race":
         return outcome.verdict == "H1"

@@ -237,19 +237,13 @@ class Solver:
         if self.cfg.guard_games <= 0:
             return None
         g = self.strategy.generation
-        tuned = self.space.round(np.asarray(self.strategy.recommended(self.rule), dtype=float))
+        tuned = self.space.round(np.asarray(self.strategy.recommended("mean"), dtype=float))
         stored = current_guard(self.store, g, tuned)
         if stored is not None:
             return stored
         return play_guard(self.store, self.plan, tuned, generation=g, player=self.player,
                           backend=self.backend, workers=self.workers,
                           progress=self._game_events("guard", g))
-
-    @property
-    def rule(self) -> str:
-        """The recommendation the final check plays: the model's best for a run that selects
-        by it ('rated'), the population mean otherwise."""
-        return "rated" if self.evidence is not None else "mean"
 
     def _game_events(self, kind: str, g: int) -> Callable:
         """The runner's per-game callback: a :class:`RunProgress` of ``kind`` for each game of
@@ -334,7 +328,7 @@ def execute(store: Store, plan: RunPlan, *,
         assert state is not None  # the solver wrote one before its first generation
         games = solver.games_total + (guard.games if guard else 0)
         store.write_state(dataclasses.replace(state, finished=True, seconds=seconds_total))
-        recommended = guard.recommended if guard else solver.strategy.recommended(solver.rule)
+        recommended = guard.recommended if guard else solver.strategy.recommended("mean")
         return RunSummary(run_id=store.run_id, generation=solver.strategy.generation,
                           games=games, seconds=seconds_total, finished=True,
                           recommended=tuple(float(x) for x in recommended), guard=guard)
