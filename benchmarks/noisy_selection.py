@@ -11,6 +11,14 @@ of each run's recommendation against the start, mean and spread over seeds.
 
     python benchmarks/noisy_selection.py --budget 20000 --seeds 8
     python benchmarks/noisy_selection.py --only de-race,cmaes --budget 20000 --seeds 4
+    python benchmarks/noisy_selection.py --only de-paper,de-race,de-model --budget 5000
+
+A config whose selection is 'model' is told the rating model over every simulated game
+(evotune.match.rating, fitted after each generation as the run loop does). Besides the Elo gain,
+each line says how the selection decided: the share of true improvements (challengers truly
+better than their incumbent) that replaced it ('better in'), the share of the others that were
+kept out ('worse out'), and the true Elo of the population mean ('mean rec': the same as the
+recommendation except for 'model' configs, which recommend the individual rated highest).
 
 The landscape (E(x) = -sum_i h_i ((x_i - x*_i) / s_i)^2, s_i the fine-tuning scale of weight i,
 h_i log-uniform in [0.02, 2] Elo, the optimum drawn so that the start sits ``--gap`` Elo below
@@ -20,6 +28,7 @@ evaluation gains. The real games are in docs/results/finetune-study.md.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 import time
@@ -29,6 +38,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from evotune.match.rating import GameResult, fit_ratings  # noqa: E402
 from evotune.match.scoring import SprtParams, sprt  # noqa: E402
 from evotune.space import WeightSpace, finetune_scale  # noqa: E402
 from evotune.strategies import make_strategy  # noqa: E402
@@ -61,6 +71,8 @@ class Landscape:
         self.opt = self.start + z * self.scale
         self.rng = np.random.default_rng(20_000 + seed)
         self.games = 0
+        self.log: list[GameResult] = []  # every game, for the rating model
+
 
     def elo(self, x) -> float:
         d = (np.asarray(x, dtype=np.float64) - self.opt) / self.scale
@@ -72,7 +84,11 @@ class Landscape:
         win = max(0.0, p - DRAW / 2)
         u = self.rng.random(2)
         self.games += 2
-        return int(sum(2 if v < win else 1 if v < win + DRAW else 0 for v in u))
+        points = [2 if v < win else 1 if v < win + DRAW else 0 for v in u]
+        a, b = tuple(float(x) for x in a), tuple(float(x) for x in b)
+        for pts in points:
+            self.log.append(GameResult(key=(len(self.log), 0, 0, 0), a=a, b=b, score=pts / 2))
+        return int(sum(points))
 
     def play(self, req) -> MatchOutcome:
         """One request, with its stop rule applied pair by pair."""
@@ -101,21 +117,57 @@ CONFIGS = {
     "de-race": ("de", {"init": "reference", "finetune": True, "selection": "race"}),
     "jde-race": ("jde", {"init": "reference", "finetune": True, "selection": "race"}),
     "ea-race": ("ea", {"init": "reference", "finetune": True, "selection": "race"}),
+    "de-model": ("de", {"init": "reference", "finetune": True, "selection": "model"}),
+    "jde-model": ("jde", {"init": "reference", "finetune": True, "selection": "model"}),
+    "ea-model": ("ea", {"init": "reference", "finetune": True, "selection": "model"}),
     "cmaes": ("cmaes", {"init": "reference", "finetune": True, "np": 20}),
     "spsa": ("spsa", {"init": "reference", "finetune": True}),
 }
 
 
-def run(name: str, params: dict, *, seed: int, budget: int, gap: float) -> tuple[float, int]:
+def rated(land: Landscape, requests, outcomes, prior: float) -> list[MatchOutcome]:
+    """The outcomes with the rating model over every game so far, as the run loop tells them."""
+    model = fit_ratings(land.log, anchor=tuple(land.start), prior=prior)
+    out = []
+    for req, o in zip(requests, outcomes):
+        _, error = model.difference(req.a, req.b)
+        out.append(dataclasses.replace(o, rated=(model.rating(req.a)[0], model.rating(req.b)[0],
+                                                 error)))
+    return out
+
+
+def run(name: str, params: dict, *, seed: int, budget: int, gap: float
+        ) -> tuple[float, int, list[int], float]:
+    """(true Elo of the recommendation over the start, games, decisions, true Elo of the
+    population mean over the start): decisions counts [true improvements accepted, true
+    improvements in all, others rejected, others in all]; a config with selection 'model'
+    recommends by the rule 'rated', the others by 'mean'."""
     strategy, base = CONFIGS.get(name, (name, {"init": "reference"}))
     land = Landscape(seed, gap)
     p = {**base, **params}
     if strategy in ("spsa", "cmaes") or strategy.startswith("ng:"):
         p.setdefault("budget", budget)
     s = make_strategy(strategy, land.space, params=p, seed=seed)
+    model = s.params.get("selection") == "model"
+    decisions = [0, 0, 0, 0]
     while land.games < budget:
-        s.tell([land.play(r) for r in s.ask()])
-    return land.elo(s.recommended()) - land.elo(land.start), land.games
+        requests = s.ask()
+        outcomes = [land.play(r) for r in requests]
+        if model:
+            outcomes = rated(land, requests, outcomes, float(s.params["model_prior"]))
+        before = s.population.copy()
+        s.tell(outcomes)
+        if s.keeps_population() and all(len(r.tag) == 1 for r in requests):
+            for r in requests:  # one challenger per incumbent: did the better one win?
+                k = r.tag[0]
+                better = land.elo(r.a) > land.elo(r.b)
+                moved = not np.array_equal(s.population[k], before[k])
+                decisions[0 if better else 2] += moved if better else not moved
+                decisions[1 if better else 3] += 1
+    rule = "rated" if model else "mean"
+    base = land.elo(land.start)
+    return (land.elo(s.recommended(rule)) - base, land.games, decisions,
+            land.elo(s.recommended("mean")) - base)
 
 
 def parse_extra(text: str) -> dict:
@@ -142,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     print(f"budget {args.budget} games, {args.seeds} seeds, start {args.gap:g} Elo below the "
           f"optimum, draw rate {DRAW}")
-    print(f"{'config':44s} {'Elo vs start (mean +- sd)':>26s} {'min':>7s} {'games':>7s} {'s':>6s}")
+    print(f"{'config':44s} {'Elo vs start (mean +- sd)':>26s} {'min':>7s} {'games':>7s} "
+          f"{'better in':>9s} {'worse out':>9s} {'mean rec':>8s} {'s':>6s}")
     for item in args.only.split(","):
         name, _, extra = item.partition("+")
         params = parse_extra(extra)
@@ -151,8 +204,12 @@ def main(argv: list[str] | None = None) -> int:
                for k in range(args.seeds)]
         gains = np.array([r[0] for r in res])
         games = int(np.mean([r[1] for r in res]))
+        d = np.sum([r[2] for r in res], axis=0)
+        share = [f"{a / b:9.2f}" if b else f"{'-':>9s}" for a, b in ((d[0], d[1]), (d[2], d[3]))]
         print(f"{item:44s} {gains.mean():+12.1f} +- {gains.std():5.1f}          "
-              f"{gains.min():+7.1f} {games:7d} {time.perf_counter() - t0:6.1f}", flush=True)
+              f"{gains.min():+7.1f} {games:7d} {share[0]} {share[1]} "
+              f"{np.mean([r[3] for r in res]):+8.1f} "
+              f"{time.perf_counter() - t0:6.1f}", flush=True)
     return 0
 
 

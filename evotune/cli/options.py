@@ -319,8 +319,9 @@ def book_plies_option(default: int | None = 8):
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 
 recommend_option = click.option("--recommend", "rule", default="mean", show_default=True,
-                                help="Recommended weights: 'mean' (population mean) or "
-                                     "'better-half'.")
+                                help="Recommended weights: 'mean' (population mean), "
+                                     "'better-half' or 'rated' (the individual the rating model "
+                                     "rates highest; runs with selection=model).")
 
 squares_option = click.option("--squares", default=None, metavar="NAME,...",
                               help="Runs with many weights: the weights of squares.png, e.g. "

@@ -247,7 +247,8 @@ class GamesKind(WeightsKind):
     def recommend(self, run: RunData, rule: str) -> Recommendation:
         """'mean': the population mean; 'better-half': the mean of the better half by the
         strategy's own ranking (DE/jDE: points of each individual's last match; EA: tournament
-        score; TD: TD error). Both come from the strategy restored from the stored state; when
+        score; TD: TD error); 'rated': the individual the rating model over every game rates
+        highest (a run with selection=model). All come from the strategy restored from the stored state; when
         that cannot be restored (e.g. the engine spec changed), 'mean' falls back to the stored
         population's mean. A run whose final check found its weights no better than its start
         recommends the start."""
@@ -266,6 +267,9 @@ class GamesKind(WeightsKind):
                 what = f"{strategy.RECOMMENDS} after generation {g}"
             elif rule == "mean":
                 what = f"population mean of generation {g} ({size} individuals)"
+            elif rule == "rated":
+                what = (f"the individual of generation {g} the rating model over every game "
+                        "rates highest (the final check plays the mean)")
             else:
                 what = (f"mean of the better half ({max(1, size // 2)} of {size}) of generation "
                         f"{g}, ranked by {RANKED_BY.get(run.strategy, 'the strategy ranking')}")
@@ -279,14 +283,17 @@ class GamesKind(WeightsKind):
             what = (f"population mean of generation {g} ({size} individuals, from the stored "
                     "population)")
         else:
-            raise StoreError(f"run {run.run_id}: the better half needs the strategy state of "
+            raise StoreError(f"run {run.run_id}: the rule '{rule}' needs the strategy state of "
                              f"generation {g}, which cannot be restored; use --recommend mean")
         weights = tuple(float(v) for v in w)
         if not all(math.isfinite(v) for v in weights):
             raise StoreError(f"run {run.run_id}: recommended weights are not finite ({weights})")
         guard = run.guard
-        if guard is not None and guard.generation == g and guard.tuned == weights \
-                and not guard.better:  # the final check found them not better than the start
+        # the final check found them not better than the start; in a run that selects by the
+        # rating model the check's verdict on its mean holds for its rated best too
+        checked = guard is not None and (guard.tuned == weights
+                                         or cfg.params_dict().get("selection") == "model")
+        if guard is not None and guard.generation == g and checked and not guard.better:
             return Recommendation(rule=rule, weights=guard.start, generation=g,
                                   description=guard.sentence)
         return Recommendation(rule=rule, weights=weights, generation=g,

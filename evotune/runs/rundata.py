@@ -27,7 +27,7 @@ from .storedkinds import stored_kind
 
 log = logging.getLogger(__name__)
 
-RECOMMEND_RULES = ("mean", "better-half")
+RECOMMEND_RULES = ("mean", "better-half", "rated")
 
 
 @dataclass(frozen=True)
@@ -212,7 +212,8 @@ class Recommendation:
     """The weights a run recommends, and how they were chosen."""
 
     rule: str
-    """'mean' (the population mean) or 'better-half' (the mean of the better half)."""
+    """'mean' (the population mean), 'better-half' (the mean of the better half) or 'rated'
+    (the individual the rating model rates highest; selection=model)."""
     weights: tuple[float, ...]
     """Full weight vector in evotune units, rounded and inside the bounds."""
     generation: int

@@ -32,7 +32,7 @@ from ..space import WeightSpace
 
 log = logging.getLogger(__name__)
 
-RECOMMEND_RULES = ("mean", "better-half")
+RECOMMEND_RULES = ("mean", "better-half", "rated")
 STATE_VERSION = 1
 
 
@@ -97,6 +97,10 @@ class MatchOutcome:
     verdict: str | None = None
     """stop='sprt': the sequential test's verdict, 'H1' (A is better), 'H0' or None (undecided
     when the cap was reached)."""
+    rated: tuple[float, float, float] | None = None
+    """selection='model': the rating model over every game of the run so far, this request's
+    included (:mod:`evotune.match.rating`): (A's Elo, B's Elo, the standard error of A minus B),
+    Elo against the run's anchor; None when the run does not select by the model."""
 
 
 @dataclass(frozen=True)
@@ -336,14 +340,28 @@ class Strategy(abc.ABC):
         """Indices of the population, best first, by the strategy's own ranking."""
         return np.arange(len(self.population))
 
-    def recommended(self, rule: str = "mean") -> np.ndarray:
-        """'mean' of the population or 'better-half' (mean of the better half by ranking()).
+    def rated(self) -> np.ndarray | None:
+        """The rating model's Elo of each individual as last told (selection='model'), or None
+        when the strategy keeps none."""
+        return None
 
-        Never the luckiest single winner. The result is rounded and inside the bounds.
+    def recommended(self, rule: str = "mean") -> np.ndarray:
+        """'mean' of the population, 'better-half' (mean of the better half by ranking()) or
+        'rated' (the individual the rating model rates highest; selection='model' only).
+
+        The result is rounded and inside the bounds.
         """
         vectors = self._vectors()
         if rule == "mean":
             chosen = vectors
+        elif rule == "rated":
+            elo = self.rated()
+            if elo is None:
+                raise ConfigError(f"strategy '{self.name}': the recommendation rule 'rated' needs "
+                                  "the rating model (selection=model)")
+            # never told yet (generation 0): every rating is nan, and the mean stands in
+            chosen = vectors if np.all(np.isnan(elo)) else \
+                vectors[[int(np.argmax(np.where(np.isnan(elo), -np.inf, elo)))]]
         elif rule == "better-half":
             order = self.ranking()
             chosen = vectors[order[:max(1, len(order) // 2)]]

@@ -5,8 +5,9 @@ mutant v = x_r1 + F (x_r2 - x_r3) from the frozen population, cross it binomiall
 over the FREE weights (each with probability CR, plus one forced index j_rand), repair it into
 the bounds and round it. The trial then meets the target and replaces it by the run's selection
 rule (:mod:`evotune.strategies.selection`): the paper's decisive mini-match (strictly more
-points; a tie keeps the target) or a race (game pairs until a GSPRT says the trial is better;
-an undecided race keeps the target).
+points; a tie keeps the target), a race (game pairs until a GSPRT says the trial is better;
+an undecided race keeps the target) or the rating model over every game (the trial is rated
+above the target by ``model_z`` standard errors).
 
 Bound rule: 'reflect' by default (mirror at the violated bound): it needs no random draw and,
 unlike 'clip', does not pile trials up on the bounds. Any of ``evotune.space.BOUND_RULES`` may be
@@ -15,7 +16,8 @@ chosen ('midpoint' uses the target as base, as in Price, Storn & Lampinen's boun
 Ranking (for ``recommended('better-half')``): each individual keeps the points and games of the
 selection matches it has played since it entered the population (as the winning trial or as a
 defending target); the better half is the one with the highest Laplace-smoothed score
-(points + 1) / (2 games + 2), ties by index.
+(points + 1) / (2 games + 2), ties by index. With ``selection = 'model'`` each individual also
+keeps the model's rating as last told (``recommended('rated')`` takes the highest).
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..space import BOUND_RULES
 from .base import POPULATION_INIT_PARAMS, MatchOutcome, MatchRequest, Param, Strategy, as_tuple
-from .selection import SELECTION_PARAMS, challenger_wins, comparison
+from .selection import SELECTION_PARAMS, challenger_wins, comparison, rates
 
 
 def draw_donors(rng: np.random.Generator, size: int) -> np.ndarray:
@@ -81,6 +83,7 @@ class DE(Strategy):
         size = self.params["np"]
         self.population = self._initial_population(size)
         self.record = np.zeros((size, 2), dtype=np.int64)  # points, games in the population
+        self.rating = np.full(size, np.nan)  # the model's Elo as last told (selection=model)
 
     # hooks for jDE ------------------------------------------------------------------------------
     def _controls(self) -> tuple[np.ndarray, np.ndarray]:
@@ -117,13 +120,16 @@ class DE(Strategy):
                 outcomes: list[MatchOutcome]) -> dict:
         replaced = 0
         for i, out in enumerate(outcomes):
-            if challenger_wins(out, self.params):
+            won = challenger_wins(out, self.params)
+            if won:
                 self.population[i] = plan["trials"][i]
                 self.record[i] = (out.points_a, out.games)
                 self._on_replace(i, plan)
                 replaced += 1
             else:
                 self.record[i] += (out.points_b, out.games)
+            if out.rated is not None:
+                self.rating[i] = out.rated[0] if won else out.rated[1]
         size = len(self.population)
         return {"replacements": replaced, "replacement_rate": replaced / size,
                 **self._control_stats(plan), "diversity": self._diversity()}
@@ -132,11 +138,22 @@ class DE(Strategy):
         score = (self.record[:, 0] + 1.0) / (2.0 * self.record[:, 1] + 2.0)
         return np.lexsort((np.arange(len(score)), -score))
 
+    def rated(self) -> np.ndarray | None:
+        return self.rating.copy() if rates(self.params) else None
+
     def _extra_state(self) -> dict:
-        return {"record": self.record.tolist()}
+        extra: dict = {"record": self.record.tolist()}
+        if rates(self.params):  # only then: the states of other runs stay as they were
+            extra["rating"] = [None if np.isnan(v) else float(v) for v in self.rating]
+        return extra
 
     def _load_extra_state(self, state: dict) -> None:
         self.record = np.array(state["record"], dtype=np.int64).reshape(-1, 2)
         if len(self.record) != len(self.population):
             raise ConfigError(f"strategy '{self.name}': saved state has {len(self.record)} "
                               f"records for {len(self.population)} individuals")
+        rating = state.get("rating", [None] * len(self.population))
+        self.rating = np.array([np.nan if v is None else float(v) for v in rating])
+        if len(self.rating) != len(self.population):
+            raise ConfigError(f"strategy '{self.name}': saved state has {len(self.rating)} "
+                              f"ratings for {len(self.population)} individuals")

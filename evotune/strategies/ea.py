@@ -20,7 +20,9 @@ more games played, then by index (parents before offspring). The best mu survive
 With ``selection = 'race'`` (:mod:`evotune.strategies.selection`; the default of a run from
 earlier weights) there is no tournament: each offspring races its own parent and replaces it
 (with its step vector) only when the sequential test says it is better, as a (1 + 1) selection
-per parent; the population keeps its order.
+per parent; the population keeps its order. ``selection = 'model'`` pairs offspring and parents
+the same way and replaces a parent when the rating model over every game of the run rates its
+offspring higher by ``model_z`` standard errors; the ranking is then by the model's ratings.
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..space import BOUND_RULES
 from .base import POPULATION_INIT_PARAMS, MatchOutcome, MatchRequest, Param, Strategy, as_tuple
-from .selection import SELECTION_PARAMS, challenger_wins, comparison
+from .selection import SELECTION_PARAMS, challenger_wins, comparison, rates
 
 
 def rank_by_score(points: np.ndarray, played: np.ndarray) -> np.ndarray:
@@ -67,6 +69,7 @@ class EA(Strategy):
                                        self.params["sigma_floor"])
         self.sigma = np.tile(sigma, (mu, 1))
         self.score = np.zeros(mu)  # points per game in the last tournament
+        self.rating = np.full(mu, np.nan)  # the model's Elo as last told (selection=model)
 
     @property
     def tau(self) -> float:
@@ -91,7 +94,7 @@ class EA(Strategy):
         pool = np.vstack([self.population, offspring])
         sigmas = np.vstack([self.sigma, osigma])
         size = len(pool)
-        if self.params["selection"] == "race":  # each offspring races its own parent
+        if self.params["selection"] in ("race", "model"):  # each offspring meets its parent
             mu = len(self.population)
             return ([comparison(as_tuple(offspring[k]), as_tuple(self.population[k]),
                                 self.params, tag=(k,)) for k in range(mu)],
@@ -109,7 +112,7 @@ class EA(Strategy):
                 outcomes: list[MatchOutcome]) -> dict:
         pool = plan["pool"]
         size, mu = len(pool), len(self.population)
-        if self.params["selection"] == "race":
+        if self.params["selection"] in ("race", "model"):
             return self._race_update(plan, outcomes)
         points = np.zeros(size, dtype=np.int64)
         played = np.zeros(size, dtype=np.int64)
@@ -133,12 +136,16 @@ class EA(Strategy):
         }
 
     def _race_update(self, plan: dict, outcomes: list[MatchOutcome]) -> dict:
-        """selection = 'race': offspring k replaces parent k when its race said H1."""
+        """selection = 'race' or 'model': offspring k replaces parent k when its race said H1
+        (the model rates it higher)."""
         mu = len(self.population)
         won = [k for k, out in enumerate(outcomes) if challenger_wins(out, self.params)]
         for k in won:
             self.population[k] = plan["pool"][mu + k]
             self.sigma[k] = plan["sigmas"][mu + k]
+        for k, out in enumerate(outcomes):
+            if out.rated is not None:
+                self.rating[k] = out.rated[0] if k in won else out.rated[1]
         self.score = np.array([out.points_a / max(2 * out.games, 1) if k in won
                                else out.points_b / max(2 * out.games, 1)
                                for k, out in enumerate(outcomes)], dtype=np.float64)
@@ -152,17 +159,29 @@ class EA(Strategy):
 
     def ranking(self) -> np.ndarray:
         n = len(self.population)
-        if self.params["selection"] == "race":  # by the score of each one's last race
+        if rates(self.params) and not np.all(np.isnan(self.rating)):  # by the model's ratings
+            return np.lexsort((np.arange(n), -np.where(np.isnan(self.rating), -np.inf,
+                                                       self.rating)))
+        if self.params["selection"] in ("race", "model"):  # by the score of each one's last race
             return np.lexsort((np.arange(n), -self.score))
         # survivors are stored best first; before the first tournament, index order
         return np.arange(n)
 
+    def rated(self) -> np.ndarray | None:
+        return self.rating.copy() if rates(self.params) else None
+
     def _extra_state(self) -> dict:
-        return {"sigma": self.sigma.tolist(), "score": self.score.tolist()}
+        extra: dict = {"sigma": self.sigma.tolist(), "score": self.score.tolist()}
+        if rates(self.params):  # only then: the states of other runs stay as they were
+            extra["rating"] = [None if np.isnan(v) else float(v) for v in self.rating]
+        return extra
 
     def _load_extra_state(self, state: dict) -> None:
         self.sigma = np.array(state["sigma"], dtype=np.float64)
         self.score = np.array(state["score"], dtype=np.float64)
-        if self.sigma.shape != self.population.shape or len(self.score) != len(self.population):
+        rating = state.get("rating", [None] * len(self.population))
+        self.rating = np.array([np.nan if v is None else float(v) for v in rating])
+        if self.sigma.shape != self.population.shape or len(self.score) != len(self.population) \
+                or len(self.rating) != len(self.population):
             raise ConfigError(f"strategy '{self.name}': saved sigma/score do not match the "
                               "population")

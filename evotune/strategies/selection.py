@@ -1,6 +1,6 @@
 """Selection under noise: how a challenger (DE's trial, the EA's offspring) replaces its incumbent.
 
-Two rules, chosen by the strategy parameter ``selection``:
+Three rules, chosen by the strategy parameter ``selection``:
 
 - ``paper``: the differential-evolution paper's mini-match of ``games`` games with early
   termination; the challenger replaces the incumbent when it scores strictly more points. At
@@ -17,6 +17,14 @@ Two rules, chosen by the strategy parameter ``selection``:
   loosely set error rates trade power for games, as racing in evolution strategies does
   (Heidrich-Meisner & Igel 2009): a comparison costs a handful of pairs when the difference is
   large and at most ``race_games`` games otherwise.
+- ``model``: the comparison is played as a race (the same request, so clear cases stop early),
+  but the verdict is the rating model's over every game of the run so far
+  (:mod:`evotune.match.rating`, handed over by the run loop as ``MatchOutcome.rated``): the
+  challenger replaces the incumbent when the model rates it higher by at least ``model_z``
+  standard errors of the difference, whatever games produced the evidence (the incumbent's
+  earlier comparisons count for it). ``model_prior`` is the model's prior (Elo standard
+  deviation of a vector's rating around the start). The strategy keeps each individual's
+  rating, so ``recommended('rated')`` is the individual the model rates highest.
 
 A run that starts from earlier weights (``--init-from``, ``SPEC:WEIGHTS``) races by default
 (:func:`evotune.runs.lifecycle.with_start`); a run from random weights keeps the paper's rule,
@@ -30,23 +38,30 @@ from typing import Any
 
 from .base import MatchOutcome, MatchRequest, Param
 
-SELECTIONS = ("paper", "race")
+SELECTIONS = ("paper", "race", "model")
 
 SELECTION_PARAMS = {
     "selection": Param("paper", "choice", choices=SELECTIONS,
                        doc="how a challenger replaces its incumbent: 'paper' (strictly more "
                            "points in a games-game mini-match) or 'race' (game pairs until a "
                            "GSPRT says it is better, else the incumbent stays; the default of a "
-                           "run from earlier weights)"),
+                           "run from earlier weights) or 'model' (a race's games, decided by the "
+                           "rating model over every game of the run)"),
     "race_games": Param(24, "int", low=4, high=100000, even=True,
-                        doc="selection=race: most games of one comparison (even)"),
+                        doc="selection=race or model: most games of one comparison (even)"),
     "race_elo": Param(30.0, "float", low=0.0, high=1000.0, low_open=True,
-                      doc="selection=race: Elo of the test's H1 (H0: 0)"),
+                      doc="selection=race or model: Elo of the test's H1 (H0: 0)"),
     "race_alpha": Param(0.1, "float", low=0.0, high=0.5, low_open=True,
-                        doc="selection=race: the test's false-positive rate (a challenger no "
+                        doc="selection=race or model: the test's false-positive rate (a challenger no "
                             "better than its incumbent replaces it at most this often)"),
     "race_beta": Param(0.2, "float", low=0.0, high=0.5, low_open=True,
-                       doc="selection=race: the test's false-negative rate"),
+                       doc="selection=race or model: the test's false-negative rate"),
+    "model_z": Param(1.645, "float", low=0.0, high=10.0,
+                     doc="selection=model: standard errors by which the model must rate the "
+                         "challenger above its incumbent (1.645: one-sided 95%)"),
+    "model_prior": Param(50.0, "float", low=0.0, high=1000.0, low_open=True,
+                         doc="selection=model: the rating model's prior, Elo standard deviation "
+                             "of a vector's rating around the start"),
 }
 """Parameters of the strategies whose challengers meet incumbents (de, jde, ea)."""
 
@@ -56,18 +71,29 @@ def check_selection_params(strategy: str, params: Mapping[str, object]) -> None:
     del strategy, params
 
 
+def rates(params: Mapping[str, object]) -> bool:
+    """True when the strategy selects by the rating model (its outcomes carry ``rated``)."""
+    return params.get("selection") == "model"
+
+
 def comparison(a: tuple[float, ...], b: tuple[float, ...], params: Mapping[str, Any], *,
                tag: tuple[int, ...]) -> MatchRequest:
     """The request that decides whether challenger ``a`` replaces incumbent ``b``."""
-    if params["selection"] == "race":
+    if params["selection"] in ("race", "model"):
         return MatchRequest(a=a, b=b, games=int(params["race_games"]), stop="sprt",
                             sprt=(0.0, float(params["race_elo"]), float(params["race_alpha"]),
                                   float(params["race_beta"])), tag=tag)
     return MatchRequest(a=a, b=b, games=int(params["games"]), stop="decisive", tag=tag)
 
 
-def challenger_wins(outcome: MatchOutcome, params: Mapping[str, object]) -> bool:
+def challenger_wins(outcome: MatchOutcome, params: Mapping[str, Any]) -> bool:
     """True when the comparison's outcome replaces the incumbent by the run's rule."""
     if params["selection"] == "race":
         return outcome.verdict == "H1"
+    if params["selection"] == "model":
+        if outcome.rated is None:
+            raise ValueError("selection=model needs the rating model's verdict "
+                             "(MatchOutcome.rated); the run loop hands it over")
+        elo_a, elo_b, error = outcome.rated
+        return error > 0 and elo_a - elo_b >= float(params["model_z"]) * error
     return outcome.points_a > outcome.points_b

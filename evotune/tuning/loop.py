@@ -43,8 +43,10 @@ from ..runs.plan import RunPlan
 from ..runs.records import Generation
 from ..runs.store import Store
 from ..strategies import make_strategy, strategy_class
+from ..strategies.selection import rates
 from .fitness import Fitness, GauntletFitness, MatchFitness, match_settings
 from .guard import current_guard, play_guard
+from .rated import RatedEvidence
 
 log = logging.getLogger(__name__)
 
@@ -185,6 +187,14 @@ class Solver:
                 self.space, params=params, seed=cfg.seed, state=state.strategy)
             self.games_total = state.games
             self.seconds_before = state.seconds
+        # selection by the rating model: every stored game, read again (a resume holds the same)
+        self.evidence: RatedEvidence | None = None
+        if rates(self.strategy.params):
+            start = self.space.reference if self.strategy.params.get("init") == "reference" \
+                else None  # a run from random weights has no start to anchor the scale
+            self.evidence = RatedEvidence(store.read_games() if state is not None else (),
+                                          anchor=start,
+                                          prior=float(self.strategy.params["model_prior"]))
         self.t_session = time.perf_counter()
 
     def __enter__(self) -> Solver:
@@ -271,11 +281,13 @@ class Solver:
         requests = strategy.ask()
         ev = self.fitness.evaluate(g, requests, backend=self.backend, workers=self.workers,
                                    progress=self._game_events("game", g))
-        stats = strategy.tell(ev.outcomes)
+        records = [rec for r in ev.results for rec in r.records]
+        outcomes = ev.outcomes if self.evidence is None else \
+            self.evidence.told(records, requests, ev.outcomes)
+        stats = strategy.tell(outcomes)
         stats["recommended"] = [float(v) for v in strategy.recommended()]  # for compare's curves
         games_gen = sum(int(r.games) for r in ev.results)
         self.games_total += games_gen
-        records = [rec for r in ev.results for rec in r.records]
         store.append_games(records)
         self.flush_pgn(wait=False)
         if self.pgn_pool is None:

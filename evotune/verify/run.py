@@ -86,7 +86,8 @@ class VerifySettings:
     sprt: tuple[float, float] | None = None
     """(elo0, elo1) to run an SPRT that may stop each match early; None: play all games."""
     rule: str = "mean"
-    """Recommendation rule: 'mean' or 'better-half' (a tuning run's; a training has one net)."""
+    """Recommendation rule: 'mean', 'better-half' or 'rated' (a tuning run's; a training has one
+    net)."""
     backend: str = "local"
     """Where the games run: 'local' processes or a 'dask' cluster (results do not depend on it)."""
     scheduler: str = ""
