@@ -111,13 +111,13 @@ class MoveTrainSettings:
         if self.target not in TARGETS:
             raise FieldError("target", f"must be one of {', '.join(TARGETS)}, got "
                                        f"{self.target!r}")
-        for name, (low, high, low_ok) in REALS.items():
+        for name, (lowf, highf, low_ok) in REALS.items():
             v = getattr(self, name)
             ok = (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-                  and (low <= v if low_ok else low < v) and v <= high)
+                  and (lowf <= v if low_ok else lowf < v) and v <= highf)
             if not ok:
-                raise FieldError(name, f"must be a number in {'[' if low_ok else '('}{low:g}, "
-                                       f"{high:g}], got {v!r}")
+                raise FieldError(name, f"must be a number in {'[' if low_ok else '('}{lowf:g}, "
+                                       f"{highf:g}], got {v!r}")
 
 
 @dataclass(frozen=True)
