@@ -22,23 +22,35 @@ from .errors import ConfigError, StoreError
 _BINARY = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
 
-def read_input(path: str | Path, what: str, *, limit: int | None = None,
-               error=ConfigError) -> bytes:
-    """The bytes of the input file ``path``; ``error`` (one line naming ``what`` and the file)
-    when it is missing, a folder, not a regular file (a FIFO would block the read for good, a
-    device such as /dev/zero never ends), unreadable, or larger than ``limit`` bytes (checked
-    before reading, and the read stops there)."""
+def check_input_file(path: str | Path, what: str, *, error=ConfigError, hint: str = "") -> int:
+    """The size of the input file ``path``, after refusing (``error``: one line naming ``what``
+    and the file, then ``hint``) a missing one, a folder, or one that is not a regular file (a
+    FIFO would block a read for good, a device such as /dev/zero never ends). Opens nothing."""
     p = Path(path)
     try:
         st = p.stat()
-        if stat.S_ISDIR(st.st_mode):
-            raise IsADirectoryError
-        if not stat.S_ISREG(st.st_mode):
-            raise error(f"{what} {p} is not a regular file (a FIFO, socket or device); give a "
-                        "file")
-        if limit is not None and st.st_size > limit:
-            raise error(f"{what} {p} has {st.st_size} bytes, more than the {limit} bytes any "
-                        f"{what} has")
+    except FileNotFoundError:
+        raise error(f"{what} {p}: cannot read it (no such file){hint}") from None
+    except OSError as exc:
+        raise error(f"{what} {p}: cannot read it ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise error(f"{what} {p} is a folder; give a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise error(f"{what} {p} is not a regular file (a FIFO, socket or device); give a file")
+    return st.st_size
+
+
+def read_input(path: str | Path, what: str, *, limit: int | None = None,
+               error=ConfigError) -> bytes:
+    """The bytes of the input file ``path``; ``error`` (one line naming ``what`` and the file)
+    when it is missing, a folder, not a regular file (:func:`check_input_file`), unreadable, or
+    larger than ``limit`` bytes (checked before reading, and the read stops there)."""
+    p = Path(path)
+    size = check_input_file(p, what, error=error)
+    if limit is not None and size > limit:
+        raise error(f"{what} {p} has {size} bytes, more than the {limit} bytes any "
+                    f"{what} has")
+    try:
         with open(p, "rb") as fh:
             raw = fh.read() if limit is None else fh.read(limit + 1)
     except FileNotFoundError:

@@ -240,6 +240,9 @@ def test_alpha_beta_takes_a_model_but_not_the_ordering_prior(tmp_path):
     (tmp_path / "ab.toml").write_text(text.format(prior="true"))
     with pytest.raises(ConfigError, match="prior = true belongs to algorithm"):
         load_engine_spec(str(tmp_path / "ab.toml"))
+    (tmp_path / "ab.toml").write_text(text.format(prior="false"))  # the default, said
+    spec = load_engine_spec(str(tmp_path / "ab.toml"))
+    assert spec.search.is_alphabeta and not spec.search.model and not spec.search.prior
 
 
 def test_the_shipped_model_and_its_specs():

@@ -15,6 +15,7 @@ from ..engine import search as run_search
 from ..engine.bench import QUICK, BenchSettings, format_bench, run_bench
 from ..engine.evaluation import evaluation_of
 from ..engine.explain import contributions
+from ..engine.movemodel import cached_model
 from ..engine.perftsuite import perft_suite
 from ..engine.uci import run as run_uci
 from ..errors import ConfigError
@@ -66,6 +67,8 @@ def engine_and_net(engine: str) -> tuple[EngineSpec, str | None]:
     None)."""
     ref = parse_engine_ref(engine)
     spec = load_engine_spec(ref.spec)
+    if spec.search.model:  # read and checked now: a damaged file is one line at start-up
+        cached_model(spec.search.model)
     if ref.file is not None:  # SPEC:FILE
         if spec.kind != "builtin" or not evaluation_of(spec.features).reads_file:
             raise ConfigError(f"--engine {engine}: give an engine spec (weights go in "

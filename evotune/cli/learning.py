@@ -49,7 +49,8 @@ from .progress import CommandUI, CountBar, quiet_option, run_job
                    "net trainers' data, with the search score in centipawns (all White's view); "
                    "bullet: bullet's 32-byte records (--out ending .bin or .data).")
 @click.option("--target", type=click.Choice(["score", "td"]), default="score", show_default=True,
-              help="The text format's score column: the position's search score, or its "
+              help="The score of the text and bullet formats: the position's search score, "
+                   "or its "
                    "TD(lambda) target (the lambda-return of the game's following search scores "
                    "and its result, as a score): training on it with --wdl 0 is TDLeaf-style "
                    "learning.")

@@ -102,6 +102,14 @@ def info(net_file: str, input_format: str, hidden: int | None, activation: str |
     start position (a move-model file: its features, scale, checksum and the start position's
     likeliest moves)."""
     if is_move_model_file(net_file):
+        given = [flag for flag, v in (("--input-format", input_format != "auto"),
+                                      ("--hidden", hidden is not None),
+                                      ("--activation", activation is not None),
+                                      ("--king-buckets", king_buckets is not None),
+                                      ("--output-buckets", output_buckets is not None)) if v]
+        if given:
+            raise ConfigError(f"{net_file} is a move-model file: {', '.join(given)} read or "
+                              "check a net file and do not apply to it; leave them out")
         move_model_info(net_file)
         return
     net = _read(net_file, input_format, hidden, activation, king_buckets, output_buckets)

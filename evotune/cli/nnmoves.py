@@ -10,9 +10,8 @@ import click
 
 from ..engine.movecore import move_scores as core_move_scores
 from ..engine.movemodel import is_move_model_file, read_move_model, write_move_model
-from ..fileio import check_writable
 from ..kinds.moves import MOVES
-from ..learn.moverun import MoveRunConfig, stored_move_model
+from ..learn.moverun import MoveRunConfig, check_model_out, stored_move_model
 from ..learn.movetrain import TARGETS, MoveTrainSettings
 from .options import runs_dir_option, seed_option
 from .progress import CommandUI
@@ -28,9 +27,10 @@ def move_model_info(path: str) -> None:
     click.echo(f"file        {path} (move model)")
     click.echo(f"model       {model.describe()}")
     scores = core_move_scores(model, chess.Board())
-    z = sum(math.exp(s / model.scale) for s in scores.values())
+    top = max(scores.values())  # the softmax from the best move: any scale stays finite
+    z = sum(math.exp((s - top) / model.scale) for s in scores.values())
     best = sorted(scores.items(), key=lambda kv: -kv[1])[:3]
-    click.echo("startpos    " + ", ".join(f"{uci} {math.exp(s / model.scale) / z:.1%}"
+    click.echo("startpos    " + ", ".join(f"{uci} {math.exp((s - top) / model.scale) / z:.1%}"
                                           for uci, s in best))
 
 
@@ -88,7 +88,7 @@ def train_moves_command(data, out_file, epochs, batch, lr, l2, val_share, val_bl
     settings = MoveTrainSettings(epochs=epochs, batch=batch, lr=lr, l2=l2, val_share=val_share,
                                  val_block=val_block, seed=seed, hidden=hidden,
                                  features=features, target=target)
-    check_writable(out_file, "--out", parents=False)
+    check_model_out(out_file, data=data, runs_dir=runs_dir)
     cfg = MoveRunConfig(data=tuple(data), settings=dataclasses.asdict(settings),
                         max_bad=max_bad)
     job = MOVES.new(cfg, out_dir=runs_dir, run_id=run_id, workers=0, ui=_EchoUI())

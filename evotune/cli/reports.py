@@ -85,7 +85,7 @@ def report(run_ref, rule, x_axis, reports, runs_dir, squares):
 @click.argument("run_ref", metavar="RUN")
 @click.option("--games", type=int, default=200, show_default=True,
               help="Games per match (even; the maximum with --sprt).")
-@limits_options(layered=True, fields=("depth", "movetime", "tc"))
+@limits_options(layered=True, fields=("depth", "nodes", "movetime", "tc"))
 @sprt_option
 @seed_option(None, "Seed of the openings (default: the run's).")
 @recommend_option
@@ -112,8 +112,8 @@ def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend,
            opponents, engine, openings, also_depth, also_tc, rating_interval):
     """Match the recommended weights (a training: its net) against the reference and the
     initial mean (a training: its initial net), or the --opponents players, on held-out
-    openings; stores verify.json in the run (shown by 'evotune report'). --depth, --movetime
-    and --tc default to the run's (a training: depth 3).
+    openings; stores verify.json in the run (shown by 'evotune report'). --depth, --nodes,
+    --movetime and --tc default to the run's (a training: depth 3).
 
     The end of a tuning: 'evotune verify RUN --sprt 0 5 --games 20000 --depth 3
     --also-depth 5' plays until the SPRT decides (or the games run out), at both depths; for

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import click
 
-from ..errors import ConfigError
+from ..errors import ConfigError, FieldError
 from ..kinds import GAMES, kind_of
 from ..kinds.view import SUMMARY_WEIGHTS
 from ..match.resolve import resolve_player_list
@@ -140,6 +140,9 @@ def run(strategy, np_, generations, games, limits, seed, workers, backend, sched
     weights) or --engine SPEC:WEIGHTS (a weights file): they become the spec's reference values,
     every strategy starts from them, and the manifest records their source and checksum.
     """
+    if guard_games is not None and guard_games < 0:  # -1 is the config's 'auto', not a count
+        raise FieldError("guard_games", f"must be 0 (no final check) or an even number of games "
+                                        f"(leave it out for 10% of the budget), got {guard_games}")
     cfg = build_run_config(file=config_file, strategy=strategy, np=np_, generations=generations,
                            games=games, seed=seed, workers=workers, engine=engine,
                            openings=openings, max_games=max_games, max_seconds=max_seconds,

@@ -101,7 +101,7 @@ class MovesKind:
         return (store.run_id, "-", f"epoch {of_total(cp.state.epoch, total)}",
                 f"{len(cp.epochs)} epochs",
                 f"top-1 {_pct(last.top1)} (held-out)" if last else "-",
-                "finished" if cp.state.epoch >= total else "stopped", started(store))
+                "finished" if cp.state.epoch >= total else "not finished", started(store))
 
     def plot(self, stores: Sequence[Store], *, out: str, x: str, squares: list[str] | None,
              runs_dir: str, progress: Callable[[int, int], None]) -> list[Path]:

@@ -20,7 +20,9 @@ core recorded while playing the game.
 
 Output is written in chunks of ``chunk`` games: each chunk (lines or records) is appended to the
 output file with one ``write`` call, then ``OUT.progress.json`` (atomic) records the chunks
-done, the file's length and the SHA-256 of those bytes. The file is the games' lines in game
+done, the file's length and the SHA-256 of those bytes (a new output's record, of no chunk, is
+written before its first chunk, so that a first chunk cut by a full disk or a kill is this
+writer's to continue, not a foreign file). The file is the games' lines in game
 order, so it depends on the settings and the number of games only (not on the chunk boundaries,
 the workers or a resume); ``positions`` > 0 stops it after exactly that many lines (records).
 
@@ -219,11 +221,18 @@ def _identity(settings: DatagenSettings, spec: EngineSpec) -> dict:
 
 
 def engine_identity(engine: str, spec: EngineSpec) -> dict:
-    """The SHA-256 of the engine's spec file and weights file ('' for none): an output made by
-    an engine stays tied to the files that defined it."""
+    """The SHA-256 of the engine's spec file and weights file ('' for none), and of the net the
+    spec names and its move model (only when it has them, so the identity of an output made
+    without them stays): an output made by an engine stays tied to the files that defined
+    it."""
     weights = split_player(engine)[1]
-    return {"engine_spec_sha256": file_record(Path(spec.path))["sha256"] if spec.path else "",
-            "weights_sha256": file_record(Path(weights))["sha256"] if weights else ""}
+    out = {"engine_spec_sha256": file_record(Path(spec.path))["sha256"] if spec.path else "",
+           "weights_sha256": file_record(Path(weights))["sha256"] if weights else ""}
+    if spec.net and not weights:
+        out["net_sha256"] = file_record(Path(spec.net))["sha256"]
+    if spec.search.model:
+        out["move_model_sha256"] = file_record(Path(spec.search.model))["sha256"]
+    return out
 
 
 @dataclass
@@ -286,6 +295,9 @@ def check_progress(out: Path, ident: dict, *, total: int, tail_bound: int,
                           "differ); rerun with the same settings to continue it, or choose "
                           "another --out")
     recorded = int(state["bytes"])
+    if not out.exists() and recorded == 0 and not state["games"]:
+        # recorded before the first chunk, which never reached the file: start it
+        return _Resume(_fresh(ident), hashlib.sha256(), b"")
     if not out.is_file():
         raise ConfigError(f"{out} is missing but {prog_path} records {state['games']} games; "
                           f"remove {prog_path} to start again")
@@ -443,6 +455,8 @@ def write_chunks(out: Path, ident: dict, at: _Resume, *, total: int, chunk: int,
                                f"settings {verb} them (the file was changed); remove both files "
                                "to start again, or choose another --out")
         tail = b""
+        if not prog_path.exists():  # recorded first, so that bytes a fault or a kill leaves
+            atomic_write_json(prog_path, state)  # in the file are this writer's to check
         _append(out, int(state["bytes"]), data)
         hasher.update(data)
         state = {"identity": ident, "chunks": state["chunks"] + 1, "games": last,

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ConfigError, StoreError
-from ..fileio import check_writable
+from ..fileio import check_input_file, check_writable
 from ..runs.fitconfig import STRATEGY, DataFile, TexelConfig
 from ..runs.manifest import check_run_id
 from ..runs.records import Generation, State
@@ -81,8 +81,7 @@ def new_fit(cfg: TexelConfig, *, out_dir: str | Path = "populations",
     turned into feature rows and checked first, so a bad input (or too few usable positions)
     leaves nothing behind. Returns the store and the data."""
     for p in cfg.data:
-        if not Path(p).is_file():
-            raise ConfigError(f"data file {p}: no such file")
+        check_input_file(p, "data file")
     if cfg.init != "reference" and not Path(cfg.init).is_file():
         raise ConfigError(f"--init {cfg.init}: give 'reference' or a weights JSON file")
     tx.require_scipy()

@@ -32,6 +32,7 @@ import chess
 import numpy as np
 
 from ..errors import ConfigError, EvotuneError
+from ..fileio import check_input_file
 from ..runs.fitconfig import DataFile
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,10 @@ _C9 = re.compile(r"\bc9\s+\"?([^\";]+?)\"?\s*;")
 
 class DataError(EvotuneError, ValueError):
     """A file of labelled positions cannot be read or has malformed lines."""
+
+
+DATA_HINT = "; give files of labelled positions"
+"""What a refusal of a missing data file adds."""
 
 
 @dataclass
@@ -249,6 +254,7 @@ def data_files(paths, what: str = "data file") -> tuple[DataFile, ...]:
     cannot be read (``what`` names its kind in that line)."""
     out = []
     for p in paths:
+        check_input_file(p, what)  # a FIFO or a device would hang the hash
         try:
             r = file_record(Path(p))
         except OSError as exc:
@@ -290,8 +296,7 @@ def iter_labelled(paths, *, max_bad: int = 0, max_positions: int = 0,
     bad_before = stats.bad
     for p in paths:
         path = Path(p)
-        if not path.is_file():
-            raise DataError(f"data file {path}: no such file; give files of labelled positions")
+        check_input_file(path, "data file", error=DataError, hint=DATA_HINT)
         rec = file_record(path)
         start = count
         try:

@@ -23,6 +23,7 @@ import dataclasses
 import hashlib
 import io
 import json
+import math
 import time
 import zipfile
 from dataclasses import dataclass
@@ -31,14 +32,17 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..engine.movemodel import HIDDEN_MAX, SET_BLOCKS, MoveModel, move_model_bytes
+from ..engine.movemodel import MoveModel, move_model_bytes
 from ..errors import ConfigError, EvotuneError, StoreError
+from ..fileio import check_writable
 from ..runs.fitconfig import DataFile, data_files_from_list
-from ..runs.manifest import check_run_id
+from ..runs.manifest import check_outside_runs, check_run_id
 from ..runs.records import State
 from ..runs.store import Store
 from .labels import data_files
 from .movetrain import (
+    MOMENT_MAX,
+    PARAM_MAX,
     EpochReport,
     MoveData,
     MoveTrainSettings,
@@ -47,11 +51,18 @@ from .movetrain import (
     n_params,
     quantise,
     read_move_data,
+    split,
     train_moves,
 )
 
 MODEL_FILE = "model.evomove"
 CHECKPOINT_FILE = "moves-checkpoint.npz"
+MAX_EPOCHS = 100_000
+"""The most epochs a training has (:class:`MoveTrainSettings`' bound)."""
+MAX_STEPS = 2 ** 53
+"""The most Adam steps a checkpoint may count (a float64's whole numbers)."""
+EPOCH_KEYS = ("epoch", "train_loss", "loss", "top1", "top3")
+"""An epoch record's keys, as the checkpoint keeps them."""
 
 
 @dataclass(frozen=True)
@@ -175,43 +186,138 @@ def default_run_id(cfg: MoveRunConfig, files: tuple[DataFile, ...]) -> str:
     return "moves-" + hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
-def write_checkpoint(store: Store, cp: Checkpoint) -> None:
-    """The run's commit point, written atomically."""
+def write_checkpoint(store: Store, cp: Checkpoint, cfg: MoveRunConfig | None = None) -> None:
+    """The run's commit point, written atomically; with ``cfg``, the settings it was trained
+    with (every one but the epochs), which :func:`read_checkpoint` holds the manifest to."""
     meta = {"epoch": cp.state.epoch, "steps": cp.state.steps, "seconds": cp.seconds,
             "baseline": cp.baseline, "epochs": [dataclasses.asdict(e) for e in cp.epochs]}
+    if cfg is not None:
+        meta["settings"] = cfg.identity_dict()
     buf = io.BytesIO()
     np.savez(buf, meta=np.frombuffer(json.dumps(meta, sort_keys=True).encode(), np.uint8),
              w=cp.state.w, m=cp.state.m, v=cp.state.v)
     store.write_bytes(CHECKPOINT_FILE, buf.getvalue())
 
 
+class _Damaged(ValueError):
+    """What is wrong with a checkpoint (the text of its one-line StoreError)."""
+
+
+class _Settings(ValueError):
+    """The settings of the manifest that differ from those the checkpoint was trained with."""
+
+
+def _changed(trained, now: dict) -> str:
+    """'lr, seed': the keys of ``now`` (a config's identity_dict) that ``trained`` differs in."""
+    if not isinstance(trained, dict) or not isinstance(trained.get("settings"), dict):
+        raise _Damaged("its settings are not an object")
+    old = {**trained["settings"], "max_bad": trained.get("max_bad")}
+    new = {**now["settings"], "max_bad": now["max_bad"]}
+    return ", ".join(sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k)))
+
+
+def _count(meta: dict, key: str, high: int) -> int:
+    v = meta.get(key)
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= high:
+        raise _Damaged(f"its {key} is {v!r}, not a count from 0 to {high}")
+    return v
+
+
+def _real(d: dict, key: str, high: float = math.inf) -> float:
+    v = d.get(key)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (
+            math.isfinite(v) and 0 <= v <= high):
+        raise _Damaged(f"its {key} is {v!r}, not a number from 0 to {high:g}")
+    return float(v)
+
+
+def _figures(d, keys: tuple[str, ...], what: str) -> dict:
+    """``d``, an object of exactly ``keys``: losses >= 0, accuracies from 0 to 1."""
+    if not isinstance(d, dict) or set(d) != set(keys):
+        raise _Damaged(f"{what} is not an object of {', '.join(keys)}")
+    if "epoch" in d and (isinstance(d["epoch"], bool) or not isinstance(d["epoch"], int)):
+        raise _Damaged(f"{what}'s epoch is {d['epoch']!r}, not a count")
+    return {k: d[k] if k == "epoch" else _real(d, k, 1.0 if k.startswith("top") else math.inf)
+            for k in keys}
+
+
+def _arrays(arrays: dict, settings: MoveTrainSettings) -> MoveTrainState:
+    """The trainer's arrays, each float64 (n_params,) of ``settings``' model, finite and within
+    what a training reaches."""
+    size = n_params(settings.hidden, settings.features)
+    for k, bound in (("w", PARAM_MAX), ("m", MOMENT_MAX), ("v", MOMENT_MAX ** 2)):
+        a = arrays.get(k)
+        if not isinstance(a, np.ndarray) or a.shape != (size,) or a.dtype != np.float64:
+            got = a.shape if isinstance(a, np.ndarray) else "none"
+            raise _Damaged(f"its {k} (shape {got}) is not a model of {settings.hidden} hidden "
+                           f"units over feature set {settings.features}, the manifest's ({size} "
+                           "float64 parameters)")
+        if not np.all(np.isfinite(a)) or np.abs(a).max(initial=0.0) > bound:
+            raise _Damaged(f"its {k} holds values that are not finite or beyond +-{bound:g}")
+    if arrays["v"].min(initial=0.0) < 0:
+        raise _Damaged("its v (Adam's second moments) holds negative values")
+    return MoveTrainState(epoch=0, steps=0, w=arrays["w"], m=arrays["m"], v=arrays["v"])
+
+
 def read_checkpoint(store: Store) -> Checkpoint:
-    """The run's checkpoint, checked; StoreError for a missing or damaged one."""
+    """The run's checkpoint, checked against its manifest (the parameters of its settings'
+    model, finite and bounded; counts and figures in range; the settings it was trained with);
+    StoreError, one line naming the file, for a missing or damaged one."""
     path = store.root / CHECKPOINT_FILE
+    cfg = store.manifest().config
+    if not isinstance(cfg, MoveRunConfig):
+        raise StoreError(f"run '{store.run_id}' is not a move-model training")
+    settings = cfg.train_settings()
     if not path.exists():
         raise StoreError(f"{path} is missing; restore it or start a new training with another "
                          "--run-id")
     try:
-        with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
-        meta = json.loads(arrays.pop("meta").tobytes().decode())
-        size = arrays["w"].shape[0] if arrays["w"].ndim == 1 else -1
-        if size not in {n_params(h, fs) for h in range(HIDDEN_MAX + 1) for fs in SET_BLOCKS}:
-            raise ValueError("w is not a move model's parameters")
-        for k in ("w", "m", "v"):
-            if arrays[k].shape != (size,) or arrays[k].dtype != np.float64:
-                raise ValueError(f"{k} is not float64 ({size},)")
-        epochs = tuple(EpochFigures(**e) for e in meta["epochs"])
-        state = MoveTrainState(epoch=int(meta["epoch"]), steps=int(meta["steps"]),
-                               w=arrays["w"], m=arrays["m"], v=arrays["v"])
-        if [e.epoch for e in epochs] != list(range(1, state.epoch + 1)):
-            raise ValueError("its epochs do not count 1 to its epoch")
-        return Checkpoint(state=state, epochs=epochs, baseline=dict(meta["baseline"]),
-                          seconds=float(meta["seconds"]))
-    except (OSError, EOFError, ValueError, KeyError, TypeError, UnicodeDecodeError,
-            zipfile.BadZipFile) as exc:
-        raise StoreError(f"{path} is damaged ({type(exc).__name__}); restore it or start a new "
-                         "training with another --run-id") from None
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                arrays = {k: z[k] for k in z.files}
+            meta = json.loads(arrays.pop("meta").tobytes().decode())
+        except (OSError, EOFError, ValueError, KeyError, TypeError, UnicodeDecodeError,
+                zipfile.BadZipFile) as exc:
+            raise _Damaged(f"not a checkpoint: {type(exc).__name__}") from None
+        if not isinstance(meta, dict):
+            raise _Damaged("its meta is not an object")
+        trained = meta.get("settings")
+        if trained is not None and trained != cfg.identity_dict():
+            raise _Settings(_changed(trained, cfg.identity_dict()))
+        epoch = _count(meta, "epoch", MAX_EPOCHS)
+        steps = _count(meta, "steps", MAX_STEPS)
+        if (steps == 0) != (epoch == 0) or steps < epoch:
+            raise _Damaged(f"its {steps} steps cannot make {epoch} epochs")
+        seconds = _real(meta, "seconds")
+        base = _figures(meta.get("baseline"), ("loss", "top1", "top3"), "its baseline")
+        rows = meta.get("epochs")
+        if not isinstance(rows, list):
+            raise _Damaged("its epochs are not a list")
+        epochs = tuple(EpochFigures(**_figures(e, EPOCH_KEYS, f"epoch record {i + 1}"))
+                       for i, e in enumerate(rows))
+        if [e.epoch for e in epochs] != list(range(1, epoch + 1)):
+            raise _Damaged("its epochs do not count 1 to its epoch")
+        state = dataclasses.replace(_arrays(arrays, settings), epoch=epoch, steps=steps)
+    except _Settings as exc:
+        raise StoreError(f"run '{store.run_id}': {store.manifest_path} sets {exc} other than "
+                         f"{CHECKPOINT_FILE} was trained with; restore the manifest (a "
+                         "training's settings do not change)") from None
+    except _Damaged as exc:
+        raise StoreError(f"{path} is damaged ({exc}); restore it or start a new training with "
+                         "another --run-id") from None
+    return Checkpoint(state=state, epochs=epochs, baseline=base, seconds=seconds)
+
+
+def check_model_out(out: str | Path, *, data, runs_dir: str | Path) -> None:
+    """Refuse, before any work, a model file ``out`` (``--out``) that cannot be written, that is
+    one of the ``data`` files, or that lies inside a run's folder or the runs folder."""
+    check_writable(out, "--out", parents=False)
+    for d in data:
+        if Path(out).resolve() == Path(d).resolve() or (
+                Path(out).exists() and Path(d).exists() and Path(out).samefile(d)):
+            raise ConfigError(f"--out {out} is the move data file {d}; give another file for "
+                              "the model")
+    check_outside_runs(out, "--out", runs_dir=runs_dir)
 
 
 def new_move_run(cfg: MoveRunConfig, *, out_dir: str | Path,
@@ -221,13 +327,17 @@ def new_move_run(cfg: MoveRunConfig, *, out_dir: str | Path,
     settings = cfg.train_settings()
     if run_id is not None:
         check_run_id(run_id)
+    check_writable(out_dir, "runs folder", folder=True, parents=False)
+    if run_id is not None and (Path(out_dir) / run_id / "manifest.json").exists():
+        raise StoreError(f"run '{run_id}' already exists in {out_dir}; continue it with "
+                         f"'evotune resume {run_id}' or choose another --run-id")
     files = data_files(cfg.data, "move data file")
     data = read_move_data(cfg.data, max_bad=cfg.max_bad, target=cfg.settings["target"])
     base = baseline(data, settings)  # also checks the split
     store = Store.create(out_dir, run_id or default_run_id(cfg, files), config=cfg,
                          identity={}, data_files=files)
     write_checkpoint(store, Checkpoint(state=MoveTrainState.zero(settings), epochs=(),
-                                       baseline=dataclasses.asdict(base), seconds=0.0))
+                                       baseline=dataclasses.asdict(base), seconds=0.0), cfg)
     return store, data
 
 
@@ -244,14 +354,23 @@ def open_move_run(store: Store) -> MoveData:
                          f"started ({', '.join(cfg.data)}); restore it or start a new run")
     store.lock()
     try:
+        fresh = (not (store.root / CHECKPOINT_FILE).exists()
+                 and not (store.root / MODEL_FILE).exists())
+        if not fresh:
+            read_checkpoint(store)  # a damaged one is refused before the data is read
         data = read_move_data(cfg.data, max_bad=cfg.max_bad, target=cfg.settings["target"])
-        if not (store.root / CHECKPOINT_FILE).exists() and not (store.root / MODEL_FILE).exists():
-            # stopped between its manifest and its first checkpoint: nothing was trained
-            base = baseline(data, cfg.train_settings())
-            write_checkpoint(store, Checkpoint(state=MoveTrainState.zero(cfg.train_settings()),
-                                               epochs=(),
-                                               baseline=dataclasses.asdict(base), seconds=0.0))
-        read_checkpoint(store)
+        settings = cfg.train_settings()
+        if fresh:  # stopped between its manifest and its first checkpoint: nothing was trained
+            base = baseline(data, settings)
+            write_checkpoint(store, Checkpoint(state=MoveTrainState.zero(settings), epochs=(),
+                                               baseline=dataclasses.asdict(base), seconds=0.0),
+                             cfg)
+        state = read_checkpoint(store).state
+        per_epoch = -(-split(len(data), settings)[0].size // settings.batch)
+        if state.steps != state.epoch * per_epoch:
+            raise StoreError(f"{store.root / CHECKPOINT_FILE} is damaged (its {state.steps} "
+                             f"steps are not {state.epoch} epochs of {per_epoch} steps on this "
+                             "data); restore it or start a new training with another --run-id")
         return data
     except EvotuneError:
         store.unlock()
@@ -273,7 +392,7 @@ def execute_move_run(store: Store, cfg: MoveRunConfig, data: MoveData, *,
         seconds = cp.seconds + time.monotonic() - began
         last[0] = Checkpoint(state=state, epochs=tuple(history), baseline=cp.baseline,
                              seconds=seconds)
-        write_checkpoint(store, last[0])
+        write_checkpoint(store, last[0], cfg)
         store.write_bytes(MODEL_FILE, move_model_bytes(quantise(state.w, settings.scale,
                                                                 settings.hidden,
                                                                 settings.features)))
@@ -298,12 +417,7 @@ def stored_move_model(store: Store) -> MoveModel:
     if cp.state.epoch == 0:
         raise StoreError(f"run '{store.run_id}' has no model yet (no epoch finished); continue "
                          f"it with 'evotune resume {store.run_id}'")
-    settings = cfg.train_settings()
-    if cp.state.w.size != n_params(settings.hidden, settings.features):
-        raise StoreError(f"{store.root / CHECKPOINT_FILE} holds {cp.state.w.size} parameters, not "
-                         f"a model of {settings.hidden} hidden units over feature set "
-                         f"{settings.features}; restore it or start a new "
-                         "training with another --run-id")
+    settings = cfg.train_settings()  # read_checkpoint checked the parameters against it
     return quantise(cp.state.w, settings.scale, settings.hidden, settings.features)
 
 
@@ -313,5 +427,5 @@ def stored_model(store: Store) -> bytes:
 
 
 __all__ = ["CHECKPOINT_FILE", "MODEL_FILE", "Checkpoint", "EpochFigures", "MoveModel",
-           "MoveRunConfig", "execute_move_run", "new_move_run", "open_move_run",
+           "MoveRunConfig", "check_model_out", "execute_move_run", "new_move_run", "open_move_run",
            "read_checkpoint", "read_stored", "stored_model", "stored_move_model"]

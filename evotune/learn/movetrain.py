@@ -54,6 +54,16 @@ log = logging.getLogger(__name__)
 
 TARGETS = ("move", "visits")
 """What a move model learns: the chosen move, or a UCT search's visit distribution."""
+PARAM_MAX = float(WEIGHT_MAX)
+"""The largest weight (nats) a training keeps: beyond it every scale rounds it past the file's
++-WEIGHT_MAX (a diverged training)."""
+MOMENT_MAX = 1e6
+"""The largest Adam first moment (and square root of a second) a checkpoint may hold: a mean of
+gradients, each bounded by the legal moves and the L2 term."""
+REALS = {"lr": (0.0, 1.0, False), "l2": (0.0, 1.0, True), "val_share": (0.0, 0.99, False)}
+"""The real settings' ranges: (lowest, highest, whether the lowest is allowed). Beyond them
+Adam's steps or the penalty overflow float64 (a NaN model); a held-out share leaves some
+positions to train."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,19 +104,20 @@ class MoveTrainSettings:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
                 raise FieldError(name, f"must be an integer from {low} to {high}, got {v!r}")
-        if isinstance(self.features, bool) or self.features not in SET_BLOCKS:
+        if (isinstance(self.features, bool) or not isinstance(self.features, int)
+                or self.features not in SET_BLOCKS):
             raise FieldError("features", f"must be one of {', '.join(map(str, SET_BLOCKS))}, got "
                                          f"{self.features!r}")
         if self.target not in TARGETS:
             raise FieldError("target", f"must be one of {', '.join(TARGETS)}, got "
                                        f"{self.target!r}")
-        if not (math.isfinite(self.lr) and self.lr > 0):
-            raise FieldError("lr", f"must be a positive number, got {self.lr!r}")
-        if not (math.isfinite(self.l2) and self.l2 >= 0):
-            raise FieldError("l2", f"must be a number >= 0, got {self.l2!r}")
-        if not (math.isfinite(self.val_share) and 0 < self.val_share < 1):
-            raise FieldError("val_share", f"must lie strictly between 0 and 1, got "
-                                          f"{self.val_share!r}")
+        for name, (lowf, highf, low_ok) in REALS.items():
+            v = getattr(self, name)
+            ok = (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                  and (lowf <= v if low_ok else lowf < v) and v <= highf)
+            if not ok:
+                raise FieldError(name, f"must be a number in {'[' if low_ok else '('}{lowf:g}, "
+                                       f"{highf:g}], got {v!r}")
 
 
 @dataclass(frozen=True)
@@ -328,6 +339,8 @@ def quantise(w: np.ndarray, scale: int, hidden: int = 0, features: int = 1) -> M
     if w.size != n_params(hidden, features):
         raise ValueError(f"{w.size} parameters are not a model of {hidden} hidden units over "
                          f"feature set {features}")
+    if not np.all(np.isfinite(w)):
+        raise ValueError("the parameters are not finite")
     nf = SET_FEATURES[features]
     nw = nf * hidden
     one = 1 << ACT_SHIFT
@@ -412,6 +425,10 @@ def train_moves(data: MoveData, settings: MoveTrainSettings, *,
             t += 1
             total += _step(w, m, v, t, nf, nh, order[s:s + settings.batch], data.starts,
                            feats, data.dist, settings.lr, settings.l2, buf, acc, grad)
+        if not (np.all(np.isfinite(w)) and np.abs(w).max(initial=0.0) <= PARAM_MAX):
+            raise FieldError("lr", f"{settings.lr:g} with l2 {settings.l2:g} made the weights "
+                                   f"diverge in epoch {epoch} (beyond +-{PARAM_MAX:g} nats or "
+                                   "not finite); give a smaller --lr or --l2")
         model = quantise(w, settings.scale, nh, fs)
         if report is not None or on_epoch is not None:
             r = EpochReport(epoch=epoch, train_loss=total / max(1, order.size),

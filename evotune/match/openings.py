@@ -237,8 +237,9 @@ def check_openings(path: str | os.PathLike | None, *, book_plies: int = 8,
                    sample: int = 64) -> None:
     """Refuse openings that cannot be played, before anything uses them: a file name with a
     control character, an unreadable or binary suite, its first ``sample`` entries not
-    parsing, a book that is not Polyglot or has no legal move for the start position (garbage
-    or illegal entries would silently play from it)."""
+    parsing or none of them a legal position with a move to play, a book that is not Polyglot
+    or has no legal move for the start position (garbage or illegal entries would silently play
+    from it)."""
     if path is None:
         return
     if not str(path).isprintable():  # it names the games' openings in their PGN headers
@@ -246,8 +247,15 @@ def check_openings(path: str | os.PathLike | None, *, book_plies: int = 8,
                             "control character; rename the file")
     if detect_kind(path) != "book":
         suite = load_suite(path)
+        playable = 0
         for i in range(min(sample, len(suite))):
-            suite[i]
+            board = suite[i].board()
+            playable += board.is_valid() and not board.is_game_over(claim_draw=False)
+        if not playable:
+            raise OpeningsError(f"openings file {path}: none of its first "
+                                f"{min(sample, len(suite))} openings is a legal position with a "
+                                "move to play (illegal, checkmate or stalemate); give openings "
+                                "that can be played")
         return
 
     _book(str(Path(path).resolve()))  # size and order of the entries

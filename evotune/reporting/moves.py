@@ -31,7 +31,7 @@ def moves_status(store: Store) -> tuple[dict, list[str]]:
             "finished": cp.state.epoch >= total, "seconds": round(cp.seconds, 3),
             "baseline": b, "history": [vars(e) for e in cp.epochs]}
     lines = [f"move-model training {store.run_id}: epoch {cp.state.epoch}/{total} "
-             f"({'finished' if info['finished'] else 'stopped'}), {cp.seconds:.1f} s",
+             f"({'finished' if info['finished'] else 'not finished'}), {cp.seconds:.1f} s",
              f"data        {', '.join(cfg.data)}",
              "target      " + ("the chosen move" if cfg.settings["target"] == "move" else
                                "UCT's visit distribution (the training loss against the visit "

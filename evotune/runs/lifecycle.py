@@ -179,7 +179,8 @@ def check_run_players(plan: RunPlan) -> None:
 def preflight(plan: RunPlan) -> None:
     """Everything a run needs, checked before anything is created: the engine spec and that the
     engine accepts its weights, an initial range that meets every free weight's bounds, the
-    strategy and its parameters, the openings, and a reachable Dask scheduler."""
+    strategy and its parameters, the openings (the final check's too), and a reachable Dask
+    scheduler."""
     cfg, spec, space = plan.config, plan.spec, plan.space
     sampled = strategy_params(cfg).get("init", "sample") == "sample"  # from the initial range
     for name, lo, hi, fixed in zip(space.names, space.lower, space.upper, space.fixed):
@@ -198,6 +199,10 @@ def preflight(plan: RunPlan) -> None:
         check_clock_applies(cfg.limits, (player, *opponents))
     make_strategy(cfg.strategy, space, params=strategy_params(cfg), seed=cfg.seed)
     check_openings(plan.openings, book_plies=cfg.book_plies)
+    try:  # read now, whether or not the final check plays: not after the whole budget
+        check_openings(plan.guard_openings, book_plies=cfg.book_plies)
+    except EvotuneError as exc:
+        raise ConfigError(f"--guard-openings: {exc}") from None
     check_backend(cfg)
 
 
@@ -280,9 +285,12 @@ def _check_run_net(root: Path, spec: EngineSpec) -> None:
     except (EvotuneError, KeyError, TypeError):
         return  # the manifest's own readers refuse it, naming it
     if stored != spec.digest:
-        raise RunNetError(f"run '{root.name}': its net file {spec.net} changed since the run "
-                          "started (the run's identity holds the net's bytes); restore the "
-                          "file the run was started with")
+        files = ([f"net file {spec.net}"] if spec.net else []) + (
+            [f"move-model file {spec.search.model}"] if spec.search.model else [])
+        what = " or ".join(files)
+        raise RunNetError(f"run '{root.name}': its {what} changed since the run started (the "
+                          "run's identity holds the file's bytes); restore the file the run "
+                          "was started with")
 
 
 def check_run_net(root: str | Path, cfg: RunConfig) -> None:
@@ -328,7 +336,7 @@ def run_engine_spec(root: str | Path, cfg: RunConfig | TexelConfig,
             raise
         raise StoreError(f"{path} is damaged ({exc}); restore it (the run's start weights are "
                          "kept there only)") from None
-    if spec.net:
+    if spec.net or spec.search.model:  # their bytes are in the spec's digest
         _check_run_net(Path(root), spec)
     return dataclasses.replace(spec, path=f"{doc.get('source')} (copy kept in {path})")
 

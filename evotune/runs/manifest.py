@@ -195,3 +195,18 @@ def check_run_id(run_id: str) -> None:
     if not isinstance(run_id, str) or not RUN_ID_RE.fullmatch(run_id):
         raise StoreError(f"run id {run_id!r} is not allowed; use letters, digits, '.', '_' and "
                          "'-' (at most 100 characters, starting with a letter or digit)")
+
+
+def check_outside_runs(path: str | Path, what: str, *, runs_dir: str | Path | None = None
+                       ) -> None:
+    """Refuse an output ``path`` (``what`` names its flag) inside a run's folder (a folder
+    above it holds a manifest.json) or inside the runs folder ``runs_dir``: only a run's store
+    writes there, and a file written beside a run's records could replace one of them."""
+    target = Path(path).resolve()
+    for folder in target.parents:
+        if (folder / "manifest.json").is_file():
+            raise StoreError(f"{what} {path} lies inside the folder of run '{folder.name}' "
+                             f"({folder}), which only that run writes; give a path outside it")
+    if runs_dir is not None and Path(runs_dir).resolve() in target.parents:
+        raise StoreError(f"{what} {path} lies inside the runs folder {runs_dir}, which only the "
+                         "runs write; give a path outside it")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..engine.evaluation import spec_evaluation
+from ..engine.movemodel import cached_model
 from ..errors import ConfigError
 from ..limits import Limits
 from ..paths import held_out_openings, resolve_openings_path
@@ -54,6 +55,8 @@ def load_run_engine(engine: str | Path) -> EngineSpec:
         spec = load_engine_spec(ref.spec, net_weights=output_weights)
     else:
         spec = engine_spec_with_net(ref.spec, ref.file, net_weights=output_weights)
+    if spec.search.model:  # its move model read and checked: a damaged file is one line
+        cached_model(spec.search.model)
     evaluation = spec_evaluation(spec)
     if evaluation is not None and evaluation.reads_file and not spec.net:
         raise ConfigError(f"engine spec '{spec.name}' names no net; give --engine "

@@ -219,6 +219,9 @@ def _prior(table: dict, where: str) -> tuple[bool, str]:
         for cand in (Path(where).parent / name, Path(name)):
             if cand.is_file():
                 return True, str(cand.resolve())
+            if cand.exists():
+                raise ConfigError(f"{where}: [search] prior {v!r}: {cand} is not a regular "
+                                  "file (a folder, FIFO or device); give a move-model file")
         raise ConfigError(f"{where}: [search] prior {v!r}: move model '{name}' not found "
                           "beside the spec or in the current folder")
     raise ConfigError(f"{where}: [search] prior must be true, false or \"model:FILE\" (a move "
@@ -305,7 +308,7 @@ def search_settings(table, where: str = "engine spec") -> SearchSettings:
         if only:
             raise ConfigError(f"{where}: [search] {', '.join(only)} belong(s) to algorithm "
                               f"'uct', not {algorithm!r}")
-    if algorithm == "alphabeta" and "prior" in table and not out.model:
+    if algorithm == "alphabeta" and table.get("prior") is True:  # false is the default
         raise ConfigError(f"{where}: [search] prior = true belongs to algorithm 'uct' or "
                           "'probability'; alpha-beta takes a move model for its quiet moves "
                           "(prior = \"model:FILE\")")

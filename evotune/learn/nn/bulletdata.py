@@ -40,7 +40,8 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from ...fileio import atomic_write_bytes, check_writable
+from ...fileio import atomic_write_bytes, check_input_file, check_writable
+from ..labels import DATA_HINT as HINT
 from ..labels import DataError, file_record, format_line
 from .data import NO_SCORE, SCORE_LIMIT, PackedData, load_data
 
@@ -219,8 +220,7 @@ def load_bullet(paths, *, check: Callable[[PackedData], object] | None = None) -
     ``info`` as a text cache's (key, files, counts; no bad lines)."""
     paths = [Path(p) for p in paths]
     for p in paths:
-        if not p.is_file():
-            raise DataError(f"data file {p}: no such file; give files of labelled positions")
+        check_input_file(p, "data file", error=DataError, hint=HINT)
     counts = [record_count(p) for p in paths]
     if sum(counts) == 0:
         raise DataError(f"{', '.join(str(p) for p in paths)}: no positions (empty files)")

@@ -33,7 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import ConfigError
-from ...fileio import atomic_write_bytes, check_writable
+from ...fileio import atomic_write_bytes, check_input_file, check_writable
+from ..labels import DATA_HINT as HINT
 from ..labels import DataError, ReadStats, file_record, iter_labelled, log_notices
 
 log = logging.getLogger(__name__)
@@ -144,8 +145,7 @@ def _records(paths) -> list[dict]:
     out = []
     for p in paths:
         path = Path(p)
-        if not path.is_file():
-            raise DataError(f"data file {path}: no such file; give files of labelled positions")
+        check_input_file(path, "data file", error=DataError, hint=HINT)
         try:
             out.append(file_record(path))
         except OSError as exc:

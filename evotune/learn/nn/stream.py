@@ -35,8 +35,10 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import FieldError
+from ...fileio import check_input_file
 from ...runs.trainconfig import EpochLine as EpochRecord
 from ...seeding import STREAM_NN_TRAIN, game_seed, generator
+from ..labels import DATA_HINT as HINT
 from ..labels import DataError, file_record
 from .bulletdata import bullet_key, empty_packed, is_bullet, read_into, record_count
 from .data import PackedData
@@ -82,9 +84,7 @@ class BulletStream:
             raise FieldError("stream", "streams bullet's binary data (.bin, .data) only; "
                                        "convert text with 'evotune nn convert'")
         for p in self.paths:
-            if not p.is_file():
-                raise DataError(f"data file {p}: no such file; give files of labelled "
-                                "positions")
+            check_input_file(p, "data file", error=DataError, hint=HINT)
         self.counts = [record_count(p) for p in self.paths]
         self.starts = np.concatenate([[0], np.cumsum(self.counts)]).astype(np.int64)
         self.window = int(window)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ...engine.netfile import Net, net_bytes, read_net
 from ...errors import ConfigError, EvotuneError, FieldError, StoreError
-from ...fileio import check_writable
+from ...fileio import check_input_file, check_writable
 from ...runs.fitconfig import DataFile
 from ...runs.manifest import check_run_id
 from ...runs.records import State
@@ -167,8 +167,7 @@ def new_training(cfg: TrainConfig, *, out_dir: str | Path = "populations",
     ``init_progress``: the epochs of an ``eval:`` initial net's fit (made after the data is
     read, before the run folder)."""
     for p in cfg.data:
-        if not Path(p).is_file():
-            raise ConfigError(f"data file {p}: no such file")
+        check_input_file(p, "data file")
     settings = settings_of(cfg)
     resolve_threads(workers)
     check_init(cfg, settings)
