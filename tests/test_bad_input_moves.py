@@ -1,8 +1,8 @@
 """Every bad input of the move-model commands and of the final check's options (issue 60): ``nn
 train-moves`` (its data, --out, --runs-dir and the values that overflow), a damaged move-model
 training under status, resume, export and plot, ``nn info`` of a move model, a spec whose move
-model is damaged (``uci``, ``search`` and ``run`` at start), and ``run``'s --guard-openings and
---guard-games: exit 2, exactly one line on stderr, no traceback, and nothing created or changed
+model is damaged (``uci``, ``search`` and ``run`` at start), and ``run``'s --final-check-openings and
+--final-check-games: exit 2, exactly one line on stderr, no traceback, and nothing created or changed
 in the case's folder.
 
 Like tests/test_bad_input.py, the table drives the command line only; each case runs in a folder
@@ -109,11 +109,11 @@ for spec in ("s_damaged.toml", "s_short.toml", "s_dir.toml"):
 # ---- the final check's options, checked before the first game ----------------------------------
 R = ["run", *RUN, "--runs-dir", "pop"]
 for f in ("op_empty.epd", "op_badfen.epd", "op_binary.epd", "op_mate.epd", "missing.epd", "adir"):
-    case(f"run guard-openings {f}", *R, "--guard-openings", f)
-    case(f"run guard-openings {f} and no final check", *R, "--guard-openings", f,
-         "--guard-games", "0")
+    case(f"run final-check-openings {f}", *R, "--final-check-openings", f)
+    case(f"run final-check-openings {f} and no final check", *R, "--final-check-openings", f,
+         "--final-check-games", "0")
 for v in ("-1", "-2", "3"):
-    case(f"run guard-games {v}", *R, "--guard-games", v)
+    case(f"run final-check-games {v}", *R, "--final-check-games", v)
 
 
 # ---- the machinery -------------------------------------------------------------------------------

@@ -202,7 +202,7 @@ def preflight(plan: RunPlan) -> None:
     try:  # read now, whether or not the final check plays: not after the whole budget
         check_openings(plan.guard_openings, book_plies=cfg.book_plies)
     except EvotuneError as exc:
-        raise ConfigError(f"--guard-openings: {exc}") from None
+        raise ConfigError(f"--final-check-openings: {exc}") from None
     check_backend(cfg)
 
 
