@@ -11,7 +11,9 @@ weights, if any (a UCT or probability-limited spec's). The search runs in a
 thread: iterative deepening calls ``evotune.engine.search(depth=d)`` for d = 1, 2, ... and
 prints one ``info`` line per completed depth, then ``bestmove``; ``stop``, a node budget or a
 timer (movetime, clock) sets the core's stop flag. Unknown or malformed input is answered with
-``info string`` and otherwise ignored. Every output line is flushed.
+``info string`` and otherwise ignored, except a ``go``: every one gets a ``bestmove`` (a bad one
+the smallest search). ``isready`` is answered at once during a search, also behind a command
+that waits for one. Every output line is flushed.
 
 This module is the engine's state and its protocol loop (commands in, a search thread, lines
 out); the text of ``go`` and ``position`` is read by :mod:`evotune.engine.ucicommands`, the
