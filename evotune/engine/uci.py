@@ -11,7 +11,9 @@ weights, if any (a UCT or probability-limited spec's). The search runs in a
 thread: iterative deepening calls ``evotune.engine.search(depth=d)`` for d = 1, 2, ... and
 prints one ``info`` line per completed depth, then ``bestmove``; ``stop``, a node budget or a
 timer (movetime, clock) sets the core's stop flag. Unknown or malformed input is answered with
-``info string`` and otherwise ignored. Every output line is flushed.
+``info string`` and otherwise ignored, except a ``go``: every one gets a ``bestmove`` (a bad one
+the smallest search). ``isready`` is answered at once during a search, also behind a command
+that waits for one. Every output line is flushed.
 
 This module is the engine's state and its protocol loop (commands in, a search thread, lines
 out); the text of ``go`` and ``position`` is read by :mod:`evotune.engine.ucicommands`, the
@@ -25,6 +27,7 @@ import queue
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import IO
 
@@ -40,7 +43,7 @@ from .evaluation import evaluation_of
 from .netfile import Net, read_net
 from .searches import SearchTree
 from .timeman import LAG_WEIGHT
-from .ucicommands import MAX_NODES, GoPlan, format_score, parse_go, parse_position
+from .ucicommands import LEAST, MAX_NODES, GoPlan, format_score, parse_go, parse_position
 from .ucioptions import EVAL_FILE, SpinOptions, option_lines, parse_setoption
 
 log = logging.getLogger(__name__)
@@ -80,12 +83,15 @@ class UciEngine:
         self._timer: threading.Timer | None = None
         self._infinite = False
         self._stops_queued = 0  # 'stop'/'quit' lines read but not handled yet
+        self._readies_queued = 0  # 'isready' lines read but not handled yet ...
+        self._readies_early = 0  # ... and those of them answered while a command waited
         self._go_arrivals: collections.deque[float] = collections.deque()  # when 'go' lines came in
         self._tree: SearchTree | None = None  # a UCT spec's tree, kept between moves
         self._moves: list[str] = []  # the move list of the last 'position' command
         self._head: list[str] = ["startpos"]  # ... and what came before it
         self._lag = 0.0
         self._last: dict[bool, list] = {}  # colour -> [clock, inc, seconds to bestmove] of its last go
+        self._warm_stop = np.zeros(1, dtype=np.int64)  # set by 'go': the warm-up's search ends
         self._warm = threading.Thread(target=self._warm_up, name="evotune-warm-up", daemon=True)
         if warm:
             self._warm.start()
@@ -103,21 +109,28 @@ class UciEngine:
     # -- engine loading ----------------------------------------------------------------------------
     def _warm_up(self) -> None:
         """Import the core and load (or compile) its numba cache: alpha-beta's entry point and,
-        for another search, the spec's own (a search of a few nodes), so that the first 'go'
-        does not spend its time loading code."""
+        for another search, the spec's own, so that the first 'go' does not spend its time
+        loading code. The searches are the smallest that run that code (depth 1; 64 nodes, a
+        UCT budget counted in nodes, so that no leaf search outgrows it) and read
+        ``_warm_stop``, so the warm-up is the loading of the code and never a search."""
         from . import iterate, search
         list(iterate(chess.STARTING_FEN, np.array([100, 300, 330, 500, 900, 10],
-                                                  dtype=np.float64), depth=1))
+                                                  dtype=np.float64), depth=1, nodes=64,
+                     stop=self._warm_stop))
         if not self.spec.search.is_alphabeta:
             n = self.spec.eval_size
             evaluation = self.weights[:n] if self.net is None else self.net
             try:  # best effort: a 'go' reports what goes wrong in its own search
+                settings = replace(self.spec.search.with_weights(self.weights[n:]),
+                                   budget_unit="nodes", reuse=False)
                 search(chess.STARTING_FEN, evaluation, nodes=64, features=self.spec.features,
-                       settings=self.spec.search.with_weights(self.weights[n:]))
+                       settings=settings, stop=self._warm_stop)
             except Exception:  # noqa: BLE001
                 log.debug("warm-up search failed", exc_info=True)
 
     def _ready(self) -> None:
+        """Wait for the warm-up: the core's code loaded (seconds from the cache; numba compiles
+        it on the first run after an install, minutes)."""
         if self._warm.ident is None:
             self._warm.start()
         self._warm.join()
@@ -163,8 +176,26 @@ class UciEngine:
         pass
 
     def _cmd_isready(self, args: list[str]) -> None:
-        self._ready()
-        self.say("readyok")
+        with self._lock:
+            early = self._readies_early > 0
+            if early:  # answered while the command before it waited for a search
+                self._readies_early -= 1
+            elif self._readies_queued:
+                self._readies_queued -= 1
+        if not early:
+            self._ready()
+            self.say("readyok")
+
+    def _answer_queued_readies(self) -> None:
+        """Answer the 'isready' lines read while a command waits for the running search (UCI:
+        at once, even while the engine searches); :meth:`_cmd_isready` skips them later."""
+        while True:
+            with self._lock:
+                if not self._readies_queued:
+                    return
+                self._readies_queued -= 1
+                self._readies_early += 1
+            self.say("readyok")
 
     def _cmd_setoption(self, args: list[str]) -> None:
         name, value_tokens = parse_setoption(args)
@@ -214,7 +245,12 @@ class UciEngine:
         # the clock runs from the moment the line came in, not from when it is handled
         arrived = self._go_arrivals.popleft() if self._go_arrivals else time.perf_counter()
         turn = self.board.turn
-        plan = parse_go(args, turn)
+        try:
+            plan = parse_go(args, turn)
+        except ValueError as exc:  # every 'go' gets its bestmove: the smallest search
+            self.info_string(f"error: {exc} (in 'go {' '.join(args)[:80]}'); searching depth 1, "
+                             "nodes 1 instead")
+            args, plan = [], LEAST
         self._finish()
         if plan.clock is not None and plan.movestogo is None:
             self._measure_lag(self._last.get(turn), plan.clock)
@@ -222,6 +258,7 @@ class UciEngine:
             self._last[turn] = [plan.clock, plan.inc, None]
         else:
             self._last.pop(turn, None)
+        self._warm_stop[0] = 1
         self._ready()
         self._stop[0] = 0
         self._stop_event.clear()
@@ -283,6 +320,7 @@ class UciEngine:
         while thread is not None and thread.is_alive():
             if self._stops_queued:
                 self._set_stop()
+            self._answer_queued_readies()
             left = 0.05 if end is None else min(0.05, end - time.perf_counter())
             if left <= 0:
                 return
@@ -385,6 +423,9 @@ class UciEngine:
                     if first in (["stop"], ["quit"]):
                         with self._lock:
                             self._stops_queued += 1
+                    elif first == ["isready"]:
+                        with self._lock:
+                            self._readies_queued += 1
                     elif first == ["go"]:
                         self._go_arrivals.append(time.perf_counter())
                     lines.put(line)

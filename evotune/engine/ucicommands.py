@@ -12,8 +12,12 @@ from ..rules import MATE, MATE_BOUND
 from .timeman import allot
 
 MAX_DEPTH = 64
-MAX_NODES = 10**12  # = evotune.engine.api.MAX_NODES: larger node limits are clamped
-"""Deepest iteration of ``go infinite`` / time-limited searches."""
+"""Deepest iteration of ``go infinite`` / time-limited searches (a deeper ``go depth`` is
+searched to it)."""
+MAX_NODES = 10**12
+"""= evotune.engine.api.MAX_NODES: the largest ``go nodes``."""
+MAX_MS = 10**12
+"""The largest number of milliseconds a ``go`` takes (movetime, clocks, increments)."""
 
 
 @dataclass(frozen=True)
@@ -36,8 +40,24 @@ class GoPlan:
     """Moves to the next time control (None: sudden death or increment)."""
 
 
+LEAST = GoPlan(depth=1, nodes=1, seconds=0.0, infinite=False)
+"""The plan of a ``go`` that cannot be read: the smallest search (its first iteration or
+simulation), so that every ``go`` gets a legal ``bestmove``."""
+
+
+def _in_range(key: str, value: int) -> int:
+    """``value`` of ``go <key>``, ValueError naming the range when it is outside."""
+    low, high = {"depth": (1, 10**6), "nodes": (1, MAX_NODES), "movetime": (1, MAX_MS),
+                 "mate": (1, MAX_DEPTH)}.get(key, (-MAX_MS, MAX_MS))
+    if not low <= value <= high:
+        raise ValueError(f"go {key} {value} is out of range; give {low} to {high}")
+    return value
+
+
 def parse_go(tokens: list[str], turn: chess.Color, *, lag: float = 0.0) -> GoPlan:
-    """The plan of ``go <tokens>`` for the side ``turn``; ValueError on a malformed number.
+    """The plan of ``go <tokens>`` for the side ``turn``; ValueError on a malformed number, an
+    unknown parameter or a value out of range (``go nodes 0``, ``go movetime 0``: the caller
+    searches :data:`LEAST`). No depth, nodes or time: ``infinite`` (search until ``stop``).
     ``lag``: seconds a move is charged beyond the engine's own time (:func:`allot`)."""
     keys = {"depth", "nodes", "movetime", "wtime", "btime", "winc", "binc", "movestogo", "mate"}
     vals: dict[str, int] = {}
@@ -45,8 +65,10 @@ def parse_go(tokens: list[str], turn: chess.Color, *, lag: float = 0.0) -> GoPla
     i = 0
     while i < len(tokens):
         tok = tokens[i]
-        if tok in keys and i + 1 < len(tokens):
-            vals[tok] = int(tokens[i + 1])
+        if tok in keys:
+            if i + 1 == len(tokens):
+                raise ValueError(f"go {tok} needs a value")
+            vals[tok] = _in_range(tok, int(tokens[i + 1]))
             i += 2
             continue
         if tok == "infinite":
@@ -58,8 +80,8 @@ def parse_go(tokens: list[str], turn: chess.Color, *, lag: float = 0.0) -> GoPla
             raise ValueError(f"unknown go parameter '{tok}'")
         i += 1
     depth = vals.get("depth", 0)
-    nodes = min(max(0, vals.get("nodes", 0)), MAX_NODES)
-    seconds = max(0, vals.get("movetime", 0)) / 1000.0
+    nodes = vals.get("nodes", 0)
+    seconds = vals.get("movetime", 0) / 1000.0
     ms = vals.get("wtime" if turn == chess.WHITE else "btime")
     clock = None if ms is None else ms / 1000.0
     inc = max(0, vals.get("winc" if turn == chess.WHITE else "binc", 0)) / 1000.0
@@ -67,7 +89,7 @@ def parse_go(tokens: list[str], turn: chess.Color, *, lag: float = 0.0) -> GoPla
     if clock is not None and not seconds:
         seconds = allot(clock, inc, togo, lag=lag)
     if "mate" in vals and not depth:
-        depth = 2 * max(1, vals["mate"]) - 1
+        depth = 2 * vals["mate"] - 1
     if depth <= 0:
         depth = MAX_DEPTH
         if not (nodes or seconds):

@@ -20,8 +20,8 @@ from .attacks import in_check
 from .evaluate import evaluate, phi_into, prepare
 from .layout import (B_CAPTURE, B_CASTLE, B_CHECK, B_EP, B_FLAGS, B_FULL, B_HALF, B_PROMO, B_SIDE,
                      S_CASTLE, S_EP, S_FSET, S_FULLMOVE, S_HALF, S_ITER, S_LIMIT, S_MB, S_MOVES,
-                     S_NHIST, S_NODES, S_PV, S_PVLEN, S_ROOTPV, S_ROOTPVLEN, S_SIDE, S_STOPPED, S_W,
-                     unowned)
+                     S_NHIST, S_NODES, S_PV, S_PVLEN, S_QROOT, S_ROOTPV, S_ROOTPVLEN, S_SIDE,
+                     S_STOPPED, S_W, unowned)
 from .mcts import (ALGO_ALPHABETA, ALGO_UCT, M_USED, P_ALGO, P_FACTOR, P_MODEL, P_PRIOR, P_REDUCE,
                    P_REUSE, P_TEMP, reroot, uct_search)
 from .movegen import gen_legal
@@ -168,6 +168,7 @@ def qsearch_core(U, S, stop, out):
     # never pass literals into the recursion (numba issue 6061): derive typed values
     zero = S[S_NODES]
     inf = zero + INF
+    S[S_QROOT] = zero
     score = quiesce(unowned(U), unowned(S), unowned(stop), -inf, inf, zero)
     ln = S[S_PVLEN]
     for j in range(ln):

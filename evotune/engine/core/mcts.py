@@ -34,7 +34,7 @@ from ...rules import INF, MATE
 from .attacks import in_check
 from .evaluate import evaluate
 from .layout import (MAXHIST, MAXMOVES, MAXPLY, S_HALF, S_ITER, S_LIMIT,
-                     S_MOVES, S_NHIST, S_NODES, S_ROOTPV, S_ROOTPVLEN, S_SCORES, S_SIDE,
+                     S_MOVES, S_NHIST, S_NODES, S_QROOT, S_ROOTPV, S_ROOTPVLEN, S_SCORES, S_SIDE,
                      S_STOPPED, U_HASH)
 from .movegen import gen_legal
 from .position import insufficient_material, make_move, repetitions, unmake_move
@@ -366,6 +366,7 @@ def simulate(U, S, stop, meta, params, moves):
     S[S_STOPPED] = 0
     S[S_ITER] = 2  # the leaf search reads the stop flag (every 1024 nodes), as a search does
     if policy == POLICY_QSEARCH:
+        S[S_QROOT] = S[S_NODES]
         s = quiesce(U, S, stop, -inf, inf, zero)
     else:
         s = negamax(U, S, stop, zero + np.int64(params[P_DEPTH]), -inf, inf, zero)
@@ -388,7 +389,8 @@ def uct_search(U, S, stop, TI, TF, meta, params, sims):
     score when the solver proved the root."""
     new_search(S)
     S[S_ITER] = 0
-    S[S_LIMIT] = 0
+    by_nodes = params[P_NODE_BUDGET] != 0
+    S[S_LIMIT] = sims if by_nodes else sims - sims  # a node budget binds the leaf searches too
     meta[M_RNG] = meta[M_SEED] ^ np.int64(U[U_HASH])
     meta[M_SIMS] = 0
     meta[M_DEPTH] = 0
@@ -409,7 +411,6 @@ def uct_search(U, S, stop, TI, TF, meta, params, sims):
             meta[M_USED] = 0
             return -MATE if in_check(U, S[S_SIDE]) else 0
     moves = np.empty(MAXHIST, dtype=np.int64)
-    by_nodes = params[P_NODE_BUDGET] != 0
     sim = 0
     while True:
         if by_nodes:

@@ -20,9 +20,8 @@ from numba import njit
 
 from ...rules import INF, MATE
 from .attacks import in_check
-from .layout import (MAXMOVES, S_HALF, S_ITER, S_MOVES,
-                     S_PV, S_PVLEN, S_ROOTPV, S_ROOTPVLEN, S_SCORES, S_STOPPED, S_SIDE,
-                     U_HASH)
+from .layout import (MAXMOVES, S_HALF, S_ITER, S_MOVES, S_NODES, S_PV, S_PVLEN, S_QROOT,
+                     S_ROOTPV, S_ROOTPVLEN, S_SCORES, S_STOPPED, S_SIDE, U_HASH)
 from .movegen import gen_legal
 from .position import insufficient_material, make_move, repetitions, unmake_move
 from .prior import move_prior
@@ -54,6 +53,7 @@ def pnegamax(U, S, stop, logp, logt, alpha, beta, ply, use_prior, temp):
                     or repetitions(U, S, 1) > 0):
         return 0
     if ply > 0 and (logp < logt or ply >= MAX_PLIES):
+        S[S_QROOT] = S[S_NODES]
         return quiesce(U, S, stop, alpha, beta, ply)
     h = U[U_HASH]
     slot = tt_slot(S, h)

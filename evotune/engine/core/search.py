@@ -5,7 +5,8 @@ table that cuts off only at exactly the remaining depth, MVV/LVA with losing cap
 killers, history (or, when ``S[S_MM_ORDER]`` is set, the move model's score with history as the
 tie-break, computed when a node first reaches its quiet moves), mate by distance, quiescence
 with evasions in check, and draw detection. No extensions, reductions or pruning besides
-alpha-beta (the root score is the exact minimax value of the specified tree), unless
+alpha-beta (the root score is the exact minimax value of the specified tree, a quiescence
+search cut at QNODES nodes excepted: a bound only a flat evaluation reaches), unless
 reductions are set: ``S[S_LATE]`` = K reduces the quiet moves after a node's first K,
 ``S[S_REDUCE]`` = GAP (with the model's order) those whose model score is more than GAP below
 the node's first quiet move's; a reduced move is searched a ply shallower first, and again to
@@ -28,8 +29,8 @@ from .bits import ZERO
 from .evaluate import evaluate
 from ...spec.movefeatures import SCORE_CLAMP
 from .layout import (MAXMOVES, MAXPLY, S_FSET, S_GEN, S_HALF, S_HISTORY, S_ITER, S_KILL, S_LATE,
-                     S_LIMIT, S_MB, S_MM_ORDER, S_MOVES, S_NODES, S_PV, S_PVLEN, S_REDUCE, S_ROOTPV,
-                     S_ROOTPVLEN, S_SCORES, S_SIDE, S_STOPPED, U_ALL, U_HASH)
+                     S_LIMIT, S_MB, S_MM_ORDER, S_MOVES, S_NODES, S_PV, S_PVLEN, S_QROOT,
+                     S_REDUCE, S_ROOTPV, S_ROOTPVLEN, S_SCORES, S_SIDE, S_STOPPED, U_ALL, U_HASH)
 from .movegen import gen_legal
 from .movemodel import model_score
 from .moves import F_EP, from_to, move_flags, move_from, move_promo, move_to
@@ -106,6 +107,11 @@ def _model_quiets(U, S, base, i, n):
             + min(h, (1 << HISTORY_BITS) - 1)
 
 
+QNODES = 1 << 15
+"""Nodes of one quiescence search (from where it began, ``S[S_QROOT]``) past which its nodes
+stand pat: a flat evaluation (an untrained net) finds no cut-off and its capture trees can run to
+millions of nodes, where real evaluations stay far below (the bench's searches at depth 7 with
+shannon, pst-pesto and net11 are unchanged with a bound of 16,384, pst-pesto's change at 4,096)."""
 REDUCE_DEPTH = 3
 """Reductions act at nodes of this remaining depth or more (a reduced child keeps at least one
 ply before the quiescence search)."""
@@ -195,12 +201,14 @@ def _count_node(S, stop):
 
 @njit(cache=True)
 def quiesce(U, S, stop, alpha, beta, ply):
-    """Captures and promotions (all evasions in check); stand pat when not in check."""
+    """Captures and promotions (all evasions in check); stand pat when not in check. Past
+    QNODES nodes of the quiescence search begun at ``S[S_QROOT]`` (set by its caller) and at
+    the deepest plies a node is its evaluation."""
     _count_node(S, stop)
     S[S_PVLEN + ply] = ply
     if S[S_STOPPED] != 0:
         return 0
-    if ply >= MAXPLY - 2:
+    if ply >= MAXPLY - 2 or S[S_NODES] - S[S_QROOT] > QNODES:
         return evaluate(U, S)
     check = in_check(U, S[S_SIDE])
     if check:
@@ -244,6 +252,7 @@ def negamax(U, S, stop, depth, alpha, beta, ply):
                     or repetitions(U, S, 1) > 0):
         return 0
     if depth <= 0:
+        S[S_QROOT] = S[S_NODES]
         return quiesce(U, S, stop, alpha, beta, ply)
     # transposition table: cut only at exactly this depth and only outside the window
     h = U[U_HASH]
