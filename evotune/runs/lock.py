@@ -9,6 +9,8 @@ from pathlib import Path
 
 from ..errors import StoreError
 
+PROC_LOCKS = Path("/proc/locks")
+
 
 class RunLock:
     """The writer lock of one run folder (or of any output that must have one writer)."""
@@ -52,3 +54,43 @@ class RunLock:
 
     def __del__(self) -> None:
         self.release()
+
+
+def lock_holder(path: Path) -> int | None:
+    """The PID of the live process that holds the lock ``path``, or None when nobody holds it,
+    found without touching the lock: Linux's /proc/locks lists every flock with its holder and
+    the lock file's device and inode. Elsewhere (no /proc/locks) the PID written in the file
+    counts when that process is alive (a PID reused since is the one way this can be wrong)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    try:
+        table = PROC_LOCKS.read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return _live_pid(path)
+    where = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in table.splitlines():
+        parts = line.split()
+        if "->" in parts:  # a process blocked waiting for a lock: not its holder
+            continue
+        if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5] == where:
+            try:
+                return int(parts[4])
+            except ValueError:
+                return None
+    return None
+
+
+def _live_pid(path: Path) -> int | None:
+    try:
+        pid = int(Path(path).read_text(encoding="ascii").strip())
+    except (OSError, ValueError):
+        return None
+    try:
+        os.kill(pid, 0)
+    except PermissionError:  # alive, another user's
+        return pid
+    except OSError:
+        return None
+    return pid

@@ -23,6 +23,7 @@ from ..runs.records import Generation, State
 from ..runs.store import Store
 from ..space import SHANNON_NAMES, SHANNON_REFERENCE
 from ..spec.model import EngineSpec
+from ..strategies import strategy_class
 from .storedkinds import stored_kind
 
 log = logging.getLogger(__name__)
@@ -222,6 +223,28 @@ class Recommendation:
 
     def as_dict(self, names) -> dict[str, float]:
         return {n: float(v) for n, v in zip(names, self.weights)}
+
+
+def keeps_population(run: RunData) -> bool:
+    """Whether the run's generations hold a population (DE, jDE, EA, TD) rather than one vector
+    (SPSA's theta, CMA-ES's mean, a fit's weights), as its strategy declares
+    (``Strategy.RECOMMENDS``)."""
+    if run.kind != "games":
+        return False
+    try:
+        return not strategy_class(run.strategy).RECOMMENDS
+    except ConfigError:
+        return True  # a strategy this version does not know: its stored population
+
+
+def one_vector_name(run: RunData) -> str:
+    """What a run without a population draws ("SPSA's theta", the fitted weights)."""
+    if run.kind != "games":
+        return "the fitted weights"
+    try:
+        return strategy_class(run.strategy).RECOMMENDS.split(" (")[0] or "the population mean"
+    except ConfigError:
+        return "the population mean"
 
 
 def initial_mean(run: RunData) -> tuple[float, ...]:
