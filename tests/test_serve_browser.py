@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from evotune.cli import main
+from evotune.runs.guard import Guard
 
 pytest.importorskip("flask", reason="the serve extra (flask) is not installed")
 webdriver = pytest.importorskip("selenium.webdriver",
@@ -55,7 +56,13 @@ def folder(tmp_path_factory, make_fake_run) -> Path:
     make_fake_run(runs, "de-run", strategy="de", generations=3).unlock()
     spare = tmp_path_factory.mktemp("spare")  # the same run one generation further
     make_fake_run(spare, "de-run", strategy="de", generations=4).unlock()
-    make_fake_run(runs, "spsa-run", strategy="spsa", generations=6, engine="extended").unlock()
+    spsa = make_fake_run(runs, "spsa-run", strategy="spsa", generations=6, engine="extended")
+    spsa.unlock()
+    last = spsa.read_generation(6)
+    guard = Guard(generation=6, tuned=last.mean, start=spsa.read_generation(0).mean, games=200,
+                  wins=70, draws=80, losses=50, pentanomial=(5, 15, 40, 25, 15), elo=34.9,
+                  elo_error=30.1, verdict="H1", better=True, openings="held-out.epd")
+    (spsa.root / "guard.json").write_text(json.dumps(guard.to_json()))
     shutil.copytree(V1 / "fit", runs / "old-fit")
     shutil.copytree(TRAINING, runs / "training")
     (runs.parent / "spare").symlink_to(spare / "de-run")
@@ -117,6 +124,10 @@ def test_runs_page_lists_every_kind_with_status_figures(server, browser, folder,
         cells = {c.get_attribute("data-field"): c.text
                  for c in row.find_elements(By.CSS_SELECTOR, "td[data-field]")}
         assert cells["state"] == ("finished" if info["finished"] else "stopped")
+        if "guard" in info:  # the final check's verdict is the row's result
+            assert cells["result"] == (f"final check {info['guard']['verdict']}: "
+                                       f"{info['guard']['elo']:+.1f} +- "
+                                       f"{info['guard']['elo_error']:.1f}")
         done = info.get("generation", info.get("epoch"))
         total = info.get("generations", info.get("epochs"))
         assert f"{done}/{total}" in cells["progress"]
@@ -174,6 +185,9 @@ def test_run_page_charts_the_stored_weights(server, browser, folder, capsys):
     assert browser.find_element(By.ID, "spread-card").get_attribute("hidden")
     stats = browser.execute_script("return Charts.all.stats.u.series.slice(1).map(s => s.label)")
     assert any(s.startswith("c_k") for s in stats) and any(s.startswith("R_k") for s in stats)
+    block = browser.find_element(By.ID, "check").text
+    assert block.splitlines()[0] == "Results of tuned vs start (final check, held-out.epd):"
+    assert "Ptnml(0-2): [5, 15, 40, 25, 15]" in block and "LLR: " in block
     wait_for(lambda: browser.execute_script("return !!Charts.all.strength"))
     assert "rating model" in browser.find_element(By.ID, "strength-method").text
     shoot(browser, "run-spsa-laptop", LAPTOP)

@@ -27,6 +27,7 @@ Two measures, both from what the run stored:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -84,45 +85,78 @@ class StrengthCurve:
                 "checkpoints": list(self.checkpoints), "note": self.note}
 
 
+@dataclass(frozen=True)
+class Played:
+    """The stored mini-matches a rating model is fitted to, as arrays."""
+
+    diff: np.ndarray
+    """(matches, weights): A's weights less B's."""
+    low: np.ndarray
+    """(weights,): the smallest value of each weight any played vector had."""
+    high: np.ndarray
+    """(weights,): the largest."""
+    score: np.ndarray
+    """(matches,): A's score, 0..1."""
+    games: np.ndarray
+    """(matches,): each match's games."""
+
+
+def played(gens: Sequence[Generation]) -> Played | None:
+    """The head-to-head matches of ``gens`` (a gauntlet's are not: their points are against the
+    opponents); None when there are none."""
+    rows = [m for g in gens for m in g.matches if m.games > 0 and m.gauntlet_games is None]
+    if not rows:
+        return None
+    a = np.array([m.a for m in rows], dtype=np.float64)
+    b = np.array([m.b for m in rows], dtype=np.float64)
+    both = np.vstack([a, b])
+    return Played(diff=a - b, low=both.min(axis=0), high=both.max(axis=0),
+                  score=np.array([m.points_a / (2.0 * m.games) for m in rows]),
+                  games=np.array([float(m.games) for m in rows]))
+
+
 def strength_curve(store: Store, data: RunData | None = None,
                    gens: list[Generation] | None = None) -> StrengthCurve:
     """The run's strength curve (``data``, ``gens``: the run and its generations, read here
     when not given)."""
     gens = store.generations() if gens is None else gens
-    checkpoints = _checkpoints(store)
     if data is None and gens:
         data = load_run(store)
     base, against = _base(data, gens)
-    rows = [(m.a, m.b, m.points_a, m.games) for g in gens for m in g.matches
-            if m.games > 0 and m.gauntlet_games is None]
-    if not gens or base is None:
+    means = np.array([g.mean for g in gens], dtype=np.float64)
+    return curve_of(played(gens), means=means,
+                    games=np.array([g.games_total for g in gens], dtype=np.int64),
+                    generations=np.array([g.generation for g in gens], dtype=np.int64),
+                    base=base, against=against, checkpoints=checkpoints_of(store))
+
+
+def curve_of(matches: Played | None, *, means: np.ndarray, games: np.ndarray,
+             generations: np.ndarray, base: np.ndarray | None, against: str,
+             checkpoints: tuple[dict, ...] = ()) -> StrengthCurve:
+    """The curve from a run's matches and its generations' recommendations (``means``: one row
+    per generation; ``base``: what the Elo is against)."""
+    if not len(means) or base is None:
         return StrengthCurve(against=against, method="", games=(), generations=(), elo=(),
                              error=(), checkpoints=checkpoints,
                              note="no generation is stored yet")
-    if not rows:
+    if matches is None:
         note = ("this run stores no head-to-head matches (a fit, or a gauntlet run), so the "
-                "rating model has nothing to fit" if gens[-1].games_total or len(gens) > 1
+                "rating model has nothing to fit" if games[-1] or len(means) > 1
                 else "no match is stored yet")
         return StrengthCurve(against=against, method="", games=(), generations=(), elo=(),
                              error=(), checkpoints=checkpoints, note=note)
-    a = np.array([r[0] for r in rows], dtype=np.float64)
-    b = np.array([r[1] for r in rows], dtype=np.float64)
-    y = np.array([r[2] / (2.0 * r[3]) for r in rows])
-    n = np.array([float(r[3]) for r in rows])
-    span = np.maximum(np.vstack([a, b]).max(axis=0) - np.vstack([a, b]).min(axis=0), 1.0)
-    x = (a - b) / span
-    theta, cov = fit_ratings(x, y, n)
-    picks = _thin(len(gens))
-    means = np.array([gens[i].mean for i in picks], dtype=np.float64)
-    d = (means - base) / span
+    span = np.maximum(matches.high - matches.low, 1.0)
+    theta, cov = fit_ratings(matches.diff / span, matches.score, matches.games)
+    picks = _thin(len(means))
+    d = (means[picks] - base) / span
     elo = d @ theta
     err = Z95 * np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", d, cov, d), 0.0))
     return StrengthCurve(
         against=against, method=METHOD.format(base=against),
-        games=tuple(int(gens[i].games_total) for i in picks),
-        generations=tuple(int(gens[i].generation) for i in picks),
+        games=tuple(int(games[i]) for i in picks),
+        generations=tuple(int(generations[i]) for i in picks),
         elo=tuple(round(float(v), 2) for v in elo), error=tuple(round(float(v), 2) for v in err),
-        matches=len(rows), checkpoints=checkpoints)
+        matches=int(len(matches.score)), checkpoints=checkpoints)
 
 
 def fit_ratings(x: np.ndarray, y: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -153,21 +187,27 @@ def _thin(count: int) -> list[int]:
     return sorted(set(np.linspace(0, count - 1, MAX_POINTS).round().astype(int).tolist()))
 
 
-def _base(data: RunData | None, gens: list[Generation]) -> tuple[np.ndarray | None, str]:
+def _base(data: RunData | None, gens: Sequence[Generation]) -> tuple[np.ndarray | None, str]:
     """The vector the Elo is measured against and its name: the start of a run from given
     weights (the engine spec's values, which its final check plays), else the initial
     population's mean (a run from random weights: the spec's own weights lie far from every
     played vector, where the model can only extrapolate; the checkpoint matches measure those)."""
     if not gens or data is None:
         return None, "the start"
-    ref = np.asarray(data.reference, dtype=np.float64)
-    given = isinstance(data.config, RunConfig) and has_start(data.config)
-    if given and ref.shape[0] == len(gens[0].names) and np.all(np.isfinite(ref)):
+    return base_of(data.config, data.reference, np.asarray(gens[0].mean, dtype=np.float64))
+
+
+def base_of(config, reference: np.ndarray, initial: np.ndarray) -> tuple[np.ndarray, str]:
+    """The start of a run from given weights (``reference``: its spec's values), else its
+    initial mean (``initial``), and its name."""
+    ref = np.asarray(reference, dtype=np.float64)
+    given = isinstance(config, RunConfig) and has_start(config)
+    if given and ref.shape == initial.shape and np.all(np.isfinite(ref)):
         return ref, "the start"
-    return np.array(gens[0].mean, dtype=np.float64), "the initial mean"
+    return initial, "the initial mean"
 
 
-def _checkpoints(store: Store) -> tuple[dict, ...]:
+def checkpoints_of(store: Store) -> tuple[dict, ...]:
     """verify-curve.json's points as {'games', 'elo', 'error', 'opponent'} (none when absent or
     unreadable: the page says so)."""
     try:

@@ -111,7 +111,7 @@ def open_store(run: str | Path | Store, *, out_dir: str | Path = "populations") 
     return run if isinstance(run, Store) else Store.open(run, out_dir)
 
 
-def _engine_space(root: Path, config: RunConfig | TexelConfig, names: tuple[str, ...]
+def engine_space(root: Path, config: RunConfig | TexelConfig, names: tuple[str, ...]
                   ) -> tuple[tuple[bool, ...], np.ndarray, EngineSpec | None]:
     """Fixed flags, reference values and the run's engine spec (with a fallback when the spec
     is unavailable or has other weights)."""
@@ -191,7 +191,7 @@ def load_run(run: str | Path | Store, *, out_dir: str | Path = "populations") ->
     if stored is not None and not stored.weights:  # (a training stores epochs, not generations)
         raise StoreError(f"run {store.run_id} is a {config.kind} run: it has no population to "
                          "read")
-    fixed, reference, spec = _engine_space(store.root, config, names)
+    fixed, reference, spec = engine_space(store.root, config, names)
     return RunData(run_id=store.run_id, root=store.root, config=config,
                    strategy=gens[-1].strategy, names=names, fixed=fixed, reference=reference,
                    generations=generations, games=games, seconds=seconds, mean=mean, std=std,

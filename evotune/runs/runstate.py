@@ -24,9 +24,10 @@ TAIL_BYTES = 65536
 """How much of the end of the game log is read to find its last game."""
 
 
-def run_state(store: Store) -> str:
-    """One of :data:`RUN_STATES` (StoreError when the state file is damaged)."""
-    if lock_holder(store.lock_path) is not None:
+def run_state(store: Store, locks: dict[str, int] | None = None) -> str:
+    """One of :data:`RUN_STATES` (StoreError when the state file is damaged); ``locks``: the
+    system's lock table read once (:func:`evotune.runs.lock.lock_table`) for many runs."""
+    if lock_holder(store.lock_path, locks) is not None:
         return "running"
     state = store.read_state()
     if state is not None and state.finished:

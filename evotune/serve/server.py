@@ -5,10 +5,17 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from werkzeug.serving import BaseWSGIServer, make_server
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 from ..errors import ConfigError
 from .app import create_app
+
+
+class QuietHandler(WSGIRequestHandler):
+    """No line per request (a page polls every 2 s); errors are still logged."""
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        return
 
 
 class PageServer:
@@ -18,7 +25,8 @@ class PageServer:
                  token: str = "", loopback: bool = True) -> None:
         self.app = create_app(runs_dir, token=token, loopback=loopback)
         try:
-            self.server: BaseWSGIServer = make_server(host, port, self.app, threaded=True)
+            self.server: BaseWSGIServer = make_server(host, port, self.app, threaded=True,
+                                                       request_handler=QuietHandler)
         except OSError as exc:
             raise ConfigError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); choose "
                               "another --port") from None

@@ -23,15 +23,17 @@ import numpy as np
 
 from ..errors import EvotuneError
 from ..kinds import kind_of
-from ..reporting.strength import strength_curve
-from ..runs.manifest import check_run_id
+from ..reporting.strength import base_of, checkpoints_of, curve_of
+from ..runs.lock import lock_table
+from ..runs.manifest import Manifest, check_run_id
 from ..runs.records import parse_game_line
-from ..runs.rundata import load_run
+from ..runs.rundata import engine_space
 from ..runs.runstate import run_state
 from ..runs.store import Store
 from ..strategies import strategy_class
 from ..tuning.loop import pgn_text
 from .block import final_check_block
+from .series import GenerationCache, all_played
 
 SIGNED_FILES = ("manifest.json", "state.json", "guard.json", "verify.json", "verify-curve.json",
                 "texel.json", "checkpoint.npz", "games.jsonl")
@@ -67,6 +69,8 @@ class Reader:
         """The runs folder (resolved)."""
         self._cache: dict[tuple[str, str], tuple[tuple, Any]] = {}
         self._lock = threading.Lock()
+        self.generations = GenerationCache()
+        """Every run's parsed generations (a new one is the only file read)."""
 
     # -- locating -----------------------------------------------------------------------------
     def store(self, run_id: str) -> Store:
@@ -87,9 +91,9 @@ class Reader:
             raise Refused(f"no run {run_id!r} here")
         if not _inside(real / "manifest.json", real):
             raise Refused(f"no run {run_id!r} here")
-        return Store(real)
+        return ReadStore(real)
 
-    def run_ids(self) -> list[str]:
+    def stores(self) -> list[Store]:
         """Every run of the folder (a folder with a manifest, links out of it left out)."""
         out = []
         try:
@@ -98,11 +102,13 @@ class Reader:
             return []
         for e in entries:
             try:
-                self.store(e.name)
+                out.append(self.store(e.name))
             except Refused:
                 continue
-            out.append(e.name)
         return out
+
+    def run_ids(self) -> list[str]:
+        return [s.run_id for s in self.stores()]
 
     # -- caching --------------------------------------------------------------------------------
     def _signature(self, store: Store) -> tuple:
@@ -135,35 +141,48 @@ class Reader:
     # -- views ------------------------------------------------------------------------------------
     def runs(self) -> list[dict]:
         """One row per run (newest first)."""
-        rows = [self.row(r) for r in self.run_ids()]
+        locks = lock_table()
+        rows = [self._row(s, locks) for s in self.stores()]
         return sorted(rows, key=lambda r: r.get("started_at", 0), reverse=True)
 
     def row(self, run_id: str) -> dict:
         """A run's row: what ``evotune runs`` shows, its state, rate, time left and result."""
-        store = self.store(run_id)
-        state = _state(store)
+        return self._row(self.store(run_id), lock_table())
+
+    def _row(self, store: Store, locks: dict[str, int] | None) -> dict:
         row = dict(self._cached("row", store, lambda: _row(store)))
-        row["state"] = state
+        row["state"] = _state(store, locks)
         return row
 
     def run(self, run_id: str) -> dict:
         """A run's page: its row, its status record and the series its charts draw."""
         store = self.store(run_id)
-        detail = dict(self._cached("detail", store, lambda: _detail(store)))
+        detail = dict(self._cached("detail", store, lambda: _detail(store, self.generations)))
         detail["row"] = self.row(run_id)
         return detail
 
     def strength(self, run_id: str) -> dict:
-        """The run's strength curve (:func:`evotune.reporting.strength.strength_curve`)."""
+        """The run's strength curve (:func:`evotune.reporting.strength.curve_of`), fitted again
+        when the run's games grew by :data:`REFIT_SHARE` (or its final check or checkpoints
+        changed), so a page polled during a long run costs the run little."""
         store = self.store(run_id)
 
         def make() -> dict:
             try:
-                return strength_curve(store).to_json()
+                return _strength(store, self.generations)
             except EvotuneError as exc:
                 return {"note": f"damaged: {damaged_file(exc, store.root) or exc}",
                         "games": [], "elo": [], "error": [], "checkpoints": []}
-        return self._cached("strength", store, make)
+        key = (store.run_id, "strength")
+        sig = self._signature(store)
+        with self._lock:
+            hit = self._cache.get(key)
+        if hit is not None and (hit[0] == sig or not _refit(hit, sig, store)):
+            return hit[1]
+        value = make()
+        with self._lock:
+            self._cache[key] = (sig, value)
+        return value
 
     def pgn(self, run_id: str, generation: int) -> str:
         """The PGN of the games of one generation (from the game log)."""
@@ -180,9 +199,20 @@ def _inside(path: Path, folder: Path) -> bool:
         return False
 
 
-def _state(store: Store) -> str:
+class ReadStore(Store):
+    """A Store read by one request: its manifest parsed once (the kinds' views ask it often)."""
+
+    _manifest: Manifest | None = None
+
+    def manifest(self) -> Manifest:
+        if self._manifest is None:
+            self._manifest = super().manifest()
+        return self._manifest
+
+
+def _state(store: Store, locks: dict[str, int] | None = None) -> str:
     try:
-        return run_state(store)
+        return run_state(store, locks)
     except EvotuneError:
         return "damaged"
 
@@ -229,25 +259,19 @@ def _row(store: Store) -> dict:
             "verdict": guard.verdict if guard else None, "damaged": None}
 
 
-def _detail(store: Store) -> dict:
-    """The run page's data: the status record (``evotune status --json``) and the series."""
+def _detail(store: Store, cache: GenerationCache) -> dict:
+    """The run page's data: its weights' series (runs that tune a weight vector) or its
+    kind's status record (``evotune status --json``: a training's epochs), its latest games,
+    final check and verification."""
+    out: dict[str, Any] = {"run": store.run_id, "damaged": None}
     try:
         kind = kind_of(store)
-        status = kind.status(store, every=True).info
-    except EvotuneError as exc:
-        return {"run": store.run_id, "damaged": damaged_file(exc, store.root) or str(exc)}
-    out: dict[str, Any] = {"run": store.run_id, "kind": store.manifest().kind,
-                           "status": _clean(status), "damaged": None}
-    if kind.stored.weights:
-        try:
-            out.update(_weights_series(store))
-        except EvotuneError as exc:
-            out["damaged"] = damaged_file(exc, store.root) or str(exc)
-    try:
+        out["kind"] = store.manifest().kind
+        if kind.stored.weights:
+            out.update(_weights_series(store, cache))
+        else:
+            out["status"] = _clean(kind.status(store, every=True).info)
         out["latest_games"] = _latest_games(store)
-    except EvotuneError as exc:
-        out["damaged"] = damaged_file(exc, store.root) or str(exc)
-    try:
         guard = store.read_guard() if (store.root / "guard.json").exists() else None
         out["final_check"] = final_check_block(guard) if guard is not None else None
         verify = store.read_verify()
@@ -268,33 +292,84 @@ def _clean(v: Any) -> Any:
     return v
 
 
-def _weights_series(store: Store) -> dict:
+def _space(store: Store, names: tuple[str, ...]):
+    """(fixed, reference, spec) of the run's weights (its kept engine spec)."""
+    return engine_space(store.root, store.manifest().config, names)
+
+
+def _weights_series(store: Store, cache: GenerationCache) -> dict:
     """The series of a run that tunes a weight vector: per generation its games, the mean and
     deviation of each weight, the strategy's statistics (SPSA's c_k, R_k and step; CMA-ES's
     sigma; DE's replacement rate; a fit's losses) and the W/D/L of its matches."""
-    data = load_run(store)
-    gens = store.generations(data.state)
-    population = not strategy_class(data.strategy).RECOMMENDS if data.kind == "games" else False
-    spec = data.spec
-    lower = [float(w.lower) for w in spec.weights] if spec is not None else None
-    upper = [float(w.upper) for w in spec.weights] if spec is not None else None
-    wdl = []
+    gens = cache.generations(store)
+    if not gens:
+        return {}
+    manifest = store.manifest()
+    names = gens[-1].names
+    fixed, reference, spec = _space(store, names)
+    strategy = gens[-1].strategy
+    population = manifest.kind == "games" and _keeps_population(strategy)
+    mean = np.array([g.mean for g in gens], dtype=np.float64)
+    keys: list[str] = []
     for g in gens:
-        w = sum(m.wins or 0 for m in g.matches)
-        d = sum(m.draws or 0 for m in g.matches)
-        lo = sum(m.losses or 0 for m in g.matches)
-        wdl.append([w, d, lo])
-    stats = {k: [_num(float(x)) for x in np.asarray(v).reshape(len(gens), -1)[:, 0]]
-             for k, v in data.stats.items() if np.asarray(v).ndim == 1}
-    return {"names": list(data.names), "fixed": list(data.fixed),
-            "reference": [_num(float(v)) for v in data.reference],
-            "lower": lower, "upper": upper,
-            "generations": data.generations.tolist(), "games": data.games.tolist(),
-            "seconds": [round(float(s), 2) for s in data.seconds],
-            "mean": np.round(data.mean, 2).tolist(),
-            "std": np.round(data.std, 2).tolist() if population else None,
-            "population": population, "stats": stats, "wdl": wdl,
-            "strategy": data.strategy}
+        keys += [k for k in g.stats if k not in keys]
+    stats = {k: [_num(g.stats.get(k, math.nan)) for g in gens] for k in keys}
+    return {"names": list(names), "fixed": list(fixed),
+            "reference": [_num(float(v)) for v in reference],
+            "lower": [float(w.lower) for w in spec.weights] if spec is not None else None,
+            "upper": [float(w.upper) for w in spec.weights] if spec is not None else None,
+            "generations": [g.generation for g in gens],
+            "games": [g.games_total for g in gens],
+            "seconds": [round(g.seconds_total, 2) for g in gens],
+            "mean": np.round(mean, 2).tolist(),
+            "std": (np.round(np.array([g.std for g in gens], dtype=np.float64), 2).tolist()
+                    if population else None),
+            "population": population, "stats": stats, "wdl": [list(g.wdl) for g in gens],
+            "strategy": strategy}
+
+
+def _keeps_population(strategy: str) -> bool:
+    try:
+        return not strategy_class(strategy).RECOMMENDS
+    except EvotuneError:
+        return True
+
+
+REFIT_SHARE = 0.02
+"""The strength model is fitted again once the run's games grew by this share."""
+
+
+def _refit(hit: tuple, sig: tuple, store: Store) -> bool:
+    """Whether a cached curve is to be fitted again: a file other than the state and the game
+    log changed (a final check, checkpoints, a manifest), or the games grew by REFIT_SHARE."""
+    old_sig, curve = hit
+    changed = [i for i, (a, b) in enumerate(zip(old_sig, sig)) if a != b]
+    steady = {SIGNED_FILES.index("state.json"), SIGNED_FILES.index("games.jsonl"),
+              len(SIGNED_FILES)}  # the generations folder
+    if any(i not in steady for i in changed):
+        return True
+    try:
+        state = store.read_state()
+    except EvotuneError:
+        return True
+    fitted = curve.get("games") or [0]
+    return state is None or state.games >= (1 + REFIT_SHARE) * max(fitted[-1], 1)
+
+
+def _strength(store: Store, cache: GenerationCache) -> dict:
+    gens = cache.generations(store)
+    if not gens:
+        return curve_of(None, means=np.zeros((0, 0)), games=np.zeros(0, np.int64),
+                        generations=np.zeros(0, np.int64), base=None, against="the start",
+                        checkpoints=checkpoints_of(store)).to_json()
+    _fixed, reference, _spec = _space(store, gens[-1].names)
+    means = np.array([g.mean for g in gens], dtype=np.float64)
+    base, against = base_of(store.manifest().config, reference, means[0])
+    curve = curve_of(all_played(gens), means=means,
+                     games=np.array([g.games_total for g in gens], dtype=np.int64),
+                     generations=np.array([g.generation for g in gens], dtype=np.int64),
+                     base=base, against=against, checkpoints=checkpoints_of(store))
+    return curve.to_json()
 
 
 def _latest_games(store: Store) -> list[dict]:

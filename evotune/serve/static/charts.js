@@ -19,7 +19,7 @@ const Charts = {
       legend: {live: true},
       cursor: {drag: {x: true, y: false}},
       series: [{label: o.x || "games", value: (u, v) => v == null ? "-" : ET.num(v)}].concat(
-        series.map(s => ({label: s.label, stroke: s.color, width: s.width || 1.5,
+        series.map(s => ({label: s.scale === "r" ? s.label + " (right axis)" : s.label, stroke: s.color, width: s.width || 1.5,
                           dash: s.dash, show: s.show !== false, scale: s.scale || "y",
                           value: (u, v) => v == null ? "-" : ET.num(v, o.digits == null ? 1 : o.digits),
                           points: {show: single || !!s.points, size: single ? 8 : 5}}))),
@@ -27,8 +27,7 @@ const Charts = {
               incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000,
                       1e5, 2e5, 5e5, 1e6]},
              {label: o.y || "", size: 56}].concat(series.some(s => s.scale === "r")
-               ? [{scale: "r", side: 1, grid: {show: false}, size: 56,
-                   label: series.filter(s => s.scale === "r").map(s => s.label.split(" ")[0]).join(", ")}]
+               ? [{scale: "r", side: 1, grid: {show: false}, size: 56}]
                : []),
     };
     if (o.bands) opts.bands = o.bands;

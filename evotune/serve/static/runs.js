@@ -17,18 +17,18 @@
         '</td><td colspan="9" class="damaged">damaged: ' + ET.esc(r.damaged) + "</td></tr>";
     }
     return '<tr data-run="' + ET.esc(r.run) + '">' +
-      "<td>" + link + "</td>" +
-      "<td>" + ET.esc(r.kind) + "</td>" +
-      "<td>" + ET.esc(r.strategy) + "</td>" +
-      '<td class="wide">' + ET.esc(r.engine) + "</td>" +
+      '<td class="name">' + link + "</td>" +
+      '<td data-label="kind">' + ET.esc(r.kind) + "</td>" +
+      '<td data-label="strategy">' + ET.esc(r.strategy) + "</td>" +
+      '<td class="wide" data-label="engine">' + ET.esc(r.engine) + "</td>" +
       '<td data-field="state">' + ET.badge(r.state) + "</td>" +
-      '<td data-field="progress">' + ET.esc(r.progress) + "</td>" +
-      '<td class="num" data-field="amount">' + ET.esc(r.amount) + "</td>" +
-      '<td class="num" data-field="games_per_s">' + ET.num(r.games_per_s, 1) + "</td>" +
-      '<td class="num" data-field="left">' + (r.state === "running" || r.state === "stopped"
+      '<td data-field="progress" data-label="progress">' + ET.esc(r.progress) + "</td>" +
+      '<td class="num" data-field="amount" data-label="games">' + ET.esc(r.amount) + "</td>" +
+      '<td class="num" data-field="games_per_s" data-label="games/s">' + ET.num(r.games_per_s, 1) + "</td>" +
+      '<td class="num" data-field="left" data-label="left">' + (r.state === "running" || r.state === "stopped"
                                                ? ET.clock(r.left_s) : "-") + "</td>" +
-      '<td data-field="result">' + ET.esc(r.result) + "</td>" +
-      '<td class="wide">' + ET.esc(r.started) + "</td></tr>";
+      '<td data-field="result" data-label="result">' + ET.esc(r.result) + "</td>" +
+      '<td class="wide" data-label="started">' + ET.esc(r.started) + "</td></tr>";
   }
 
   function render() {
