@@ -54,7 +54,10 @@ def drawn_ms(driver, url: str, ready_js: str, timeout: float = 120.0) -> float:
         if t is not None:
             return float(t)
         time.sleep(0.01)
-    raise SystemExit(f"not drawn within {timeout} s: {url}")
+    seen = driver.execute_script("return [typeof Charts === 'undefined' ? null : "
+                                 "Object.keys(Charts.all), document.getElementById('live')"
+                                 ".textContent, location.href]")
+    raise SystemExit(f"not drawn within {timeout} s: {url} ({seen})")
 
 
 def big_spsa(folder: Path, games: int, run_id: str = "spsa-824") -> Path:
@@ -84,8 +87,12 @@ def page_figures(args, work: Path) -> None:
         with PageServer(runs) as server:
             cold = drawn_ms(driver, server.url, rows)
             warm = [drawn_ms(driver, server.url, rows) for _ in range(3)]
-        print(f"runs page, {args.runs} runs: first draw {cold:.0f} ms on a fresh server, "
-              f"{statistics.median(warm):.0f} ms after (median of 3)")
+        with PageServer(runs) as server:
+            server.warm().join()
+            first = drawn_ms(driver, server.url, rows)
+        print(f"runs page, {args.runs} runs: first draw {cold:.0f} ms on a server that has read "
+              f"nothing yet, {first:.0f} ms on one that read them at start (evotune serve "
+              f"does), {statistics.median(warm):.0f} ms after (median of 3)")
         big = work / "big"
         spare = work / "spsa-824"
         if not (spare / "state.json").exists():  # kept in --work between calls
@@ -102,21 +109,27 @@ def page_figures(args, work: Path) -> None:
         held.write_state(State(generation=before.generation, games=before.games_total,
                                seconds=before.seconds_total, finished=False,
                                strategy=full.strategy))
-        ready = "window.Charts && Charts.all.weights && Charts.all.weights.u.data[0].length > 1"
+        ready = ("typeof Charts !== 'undefined' && Charts.all.weights && "
+                 "Charts.all.weights.u.data[0].length > 1")
         with PageServer(big) as server:
             url = server.url + f"run/{root.name}"
+            t0 = time.perf_counter()
+            server.warm().join()  # as evotune serve does at start
+            print(f"the server reads the 824-weight run once at start: "
+                  f"{time.perf_counter() - t0:.1f} s")
             cold = drawn_ms(driver, url, ready)
             warm = [drawn_ms(driver, url, ready) for _ in range(3)]
-            strength = drawn_ms(driver, url, "window.Charts && Charts.all.strength")
-            print(f"824-weight SPSA page, {args.games:,} games: weights drawn {cold:.0f} ms on a "
-                  f"fresh server, {statistics.median(warm):.0f} ms after (median of 3); strength "
-                  f"curve drawn {strength:.0f} ms")
+            strength = drawn_ms(driver, url, "typeof Charts !== 'undefined' && Charts.all.strength")
+            print(f"824-weight SPSA page, {args.games:,} games: weights drawn {cold:.0f} ms at "
+                  f"the first look, {statistics.median(warm):.0f} ms after (median of 3); strength "
+                  f"curve drawn {strength:.0f} ms (its first fit included in the first look's)")
             # a new generation, written as the run writes it (generation file, then state)
-            n = driver.execute_script("return Charts.all.weights.u.data[0].length")
+            last_x = "const x = Charts.all.weights.u.data[0]; return x[x.length - 1]"
+            n = driver.execute_script(last_x)  # the series is thinned: its last games count
             t0 = time.monotonic()
             shutil.copy(spare / "generations" / f"gen-{last:04d}.json", root / "generations")
             shutil.copy(spare / "state.json", root / "state.json")
-            while driver.execute_script("return Charts.all.weights.u.data[0].length") == n:
+            while driver.execute_script(last_x) == n:
                 time.sleep(0.02)
                 if time.monotonic() - t0 > 60:
                     raise SystemExit("the new generation did not show within 60 s")

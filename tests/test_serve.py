@@ -11,12 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from evotune.cli import main
 from evotune.match.scoring import sprt_llr
-from evotune.reporting.strength import fit_ratings
 from evotune.runs.guard import Guard, parse_guard
 from evotune.runs.store import Store
 
@@ -185,25 +183,6 @@ def test_final_check_block_has_fastchess_figures(tmp_path):
     assert lines[5] == (f"LLR: {sprt_llr(guard.pentanomial, 0.0, 5.0):.2f} (-2.94, 2.94) "
                         "[0.00, 5.00]")
     assert parse_guard(guard.to_json(), tmp_path / "guard.json") == guard
-
-
-def test_the_rating_model_recovers_a_known_strength():
-    """Matches drawn from a known linear strength: the model's Elo of a vector lies within its
-    95% error of the true one, and the error shrinks with more games."""
-    rng = np.random.default_rng(5)
-    true = np.array([120.0, -60.0, 0.0])  # Elo per span of each weight
-    errors = []
-    for count in (400, 4000):
-        x = rng.uniform(-0.5, 0.5, size=(count, 3))
-        p = 1 / (1 + 10 ** (-(x @ true) / 400))
-        games = np.full(count, 4.0)
-        y = rng.binomial(4, p) / 4
-        theta, cov = fit_ratings(x, y, games)
-        d = np.array([0.5, 0.5, 0.5])
-        err = 1.96 * math.sqrt(d @ cov @ d)
-        assert abs(d @ theta - d @ true) < err
-        errors.append(err)
-    assert errors[1] < errors[0] / 2
 
 
 def test_old_runs_are_read(client):

@@ -3,6 +3,7 @@ of a runs folder, on the loopback unless told otherwise."""
 from __future__ import annotations
 
 import ipaddress
+import os
 import secrets
 from pathlib import Path
 
@@ -48,12 +49,17 @@ def serve(runs_dir, port, host, allow_remote):
                           "other machines; add --allow-remote (it then needs the printed access "
                           "token) or open it through an SSH tunnel (docs/usage/runs.md)")
     token = secrets.token_urlsafe(24) if remote else ""
+    try:
+        os.nice(10)  # the page yields the processors to the runs it shows
+    except OSError:
+        pass
     server = PageServer(folder, host=host, port=port, token=token, loopback=not remote)
     url = server.url
     click.echo(f"serving {folder.resolve()} at {url}" + (f"?token={token}" if token else ""))
     if token:
         click.echo(f"access token: {token} (every request must carry it; keep it private)")
     click.echo("read only; Ctrl-C stops it")
+    server.warm()
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -10,16 +10,21 @@ Two measures, both from what the run stored:
   (each generation file keeps both weight vectors of each request and the points each scored) is
   one observation of a linear Elo model ``Elo(w) = theta . (w - base) / span``: the expected
   score of A against B is ``1 / (1 + 10^(-(Elo(a) - Elo(b)) / 400))``. ``theta`` is fitted by
-  maximum a posteriori on every match of the run (each match weighs as many games as it had,
-  each game's score an upper bound of its variance, so the bars do not understate the noise),
-  with a normal prior of :data:`PRIOR_ELO` Elo per weight over its explored span (``span``:
-  the largest minus the smallest value any played vector had), which keeps a weight no match
-  has moved at zero. The curve is the fitted model's Elo of each generation's recommendation
-  (the population mean; SPSA's theta); its error is ``1.96 sqrt(d' H^-1 d)`` with ``H`` the
-  posterior's Hessian and ``d`` the recommendation's distance from the base (``base``: the
-  start of a run from given weights, else the initial population's mean). One fit on all
-  games: a later game informs an earlier point, and a recommendation far from every played
-  vector is an extrapolation, which its wide bar shows.
+  maximum a posteriori (each match weighs as many games as it had, each game's score an upper
+  bound of its variance, so the bars do not understate the noise), with a normal prior of
+  :data:`PRIOR_ELO` Elo per weight over its explored span (``span``: the largest minus the
+  smallest value any played vector had), which keeps a weight no match has moved at zero; the
+  covariance is widened by Pearson's dispersion when the scores spread wider than the model's.
+  A strategy moves its recommendation towards the vectors that happened to score, so a fit on
+  the games that drove a move credits their noise as strength (random outcomes would read as
+  hundreds of Elo). Two fits therefore: one on the matches of even generations, one on the odd
+  ones; each generation's move (its recommendation less the previous one) is credited by the
+  fit that did not see its games, and the initial mean's distance from the base by both. The
+  curve is the sum over the moves up to each generation; its error is ``1.96 sqrt(sum d' H^-1
+  d)`` over the two fits (``H``: a fit's posterior Hessian, ``d``: the moves it credits). The
+  base is the start of a run from given weights, else the initial population's mean. A later
+  game informs an earlier point, and a recommendation far from every played vector is an
+  extrapolation, which its wide bar shows.
 - **checkpoint matches** (``evotune compare --verify-every``, stored in verify-curve.json):
   each checkpoint's recommendation played against the engine spec's own weights on held-out
   openings; measured, not modelled, and drawn beside the model where stored.
@@ -50,9 +55,10 @@ MAX_POINTS = 200
 """At most this many curve points (generations are thinned evenly beyond it; the last is kept)."""
 Z95 = 1.959963984540054
 LOGISTIC = math.log(10.0) / 400.0
-METHOD = ("a linear rating model fitted to every stored mini-match of the run (both weight "
-          "vectors and the points of each), one fit on all games; Elo of each generation's "
-          "recommendation against {base}, 95% error from the fit's covariance")
+METHOD = ("a linear rating model fitted to the stored mini-matches of the run (both weight "
+          "vectors and the points of each), in two fits, on even and on odd generations; each "
+          "generation's move is credited by the fit that did not see its games; Elo of each "
+          "generation's recommendation against {base}, 95% error from the fits' covariances")
 
 
 @dataclass(frozen=True)
@@ -99,12 +105,16 @@ class Played:
     """(matches,): A's score, 0..1."""
     games: np.ndarray
     """(matches,): each match's games."""
+    generation: np.ndarray
+    """(matches,): the generation each match was played in."""
 
 
 def played(gens: Sequence[Generation]) -> Played | None:
     """The head-to-head matches of ``gens`` (a gauntlet's are not: their points are against the
     opponents); None when there are none."""
     rows = [m for g in gens for m in g.matches if m.games > 0 and m.gauntlet_games is None]
+    at = [g.generation for g in gens for m in g.matches if m.games > 0
+          and m.gauntlet_games is None]
     if not rows:
         return None
     a = np.array([m.a for m in rows], dtype=np.float64)
@@ -112,7 +122,8 @@ def played(gens: Sequence[Generation]) -> Played | None:
     both = np.vstack([a, b])
     return Played(diff=a - b, low=both.min(axis=0), high=both.max(axis=0),
                   score=np.array([m.points_a / (2.0 * m.games) for m in rows]),
-                  games=np.array([float(m.games) for m in rows]))
+                  games=np.array([float(m.games) for m in rows]),
+                  generation=np.array(at, dtype=np.int64))
 
 
 def strength_curve(store: Store, data: RunData | None = None,
@@ -146,11 +157,35 @@ def curve_of(matches: Played | None, *, means: np.ndarray, games: np.ndarray,
         return StrengthCurve(against=against, method="", games=(), generations=(), elo=(),
                              error=(), checkpoints=checkpoints, note=note)
     span = np.maximum(matches.high - matches.low, 1.0)
-    theta, cov = fit_ratings(matches.diff / span, matches.score, matches.games)
+    # two fits, on the matches of even and of odd generations: a generation's move is credited
+    # by the fit that never saw its games (the move chased those games' noise: a fit on them
+    # would credit the noise as strength)
+    fits = []
+    for fold in (0, 1):
+        pick = matches.generation % 2 == fold
+        if not pick.any():
+            pick = np.ones_like(pick)  # one fold only (a one-generation run): in-sample
+        fits.append(fit_ratings(matches.diff[pick] / span, matches.score[pick],
+                                matches.games[pick]))
+    moves = np.diff(means, axis=0) / span  # generation g's move: row g - 1
+    folds = generations[1:] % 2
+    by_other = [np.cumsum(np.where((folds == 1 - f)[:, None], moves, 0.0), axis=0)
+                for f in (0, 1)]  # moves of odd generations (fit 0), of even ones (fit 1)
+    start = (means[0] - base) / span
     picks = _thin(len(means))
-    d = (means[picks] - base) / span
-    elo = d @ theta
-    err = Z95 * np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", d, cov, d), 0.0))
+    elo, var = [], []
+    for i in picks:
+        e = 0.5 * (fits[0][0] + fits[1][0]) @ start
+        v = 0.25 * (start @ fits[0][1] @ start + start @ fits[1][1] @ start)
+        if i > 0:
+            for f in (0, 1):
+                d = by_other[f][i - 1]
+                e += fits[f][0] @ d
+                v += d @ fits[f][1] @ d
+        elo.append(e)
+        var.append(v)
+    elo = np.array(elo)
+    err = Z95 * np.sqrt(np.maximum(np.array(var), 0.0))
     return StrengthCurve(
         against=against, method=METHOD.format(base=against),
         games=tuple(int(games[i]) for i in picks),
@@ -178,7 +213,12 @@ def fit_ratings(x: np.ndarray, y: np.ndarray, n: np.ndarray) -> tuple[np.ndarray
             break
     p = 1.0 / (1.0 + np.exp(-LOGISTIC * (x @ theta)))
     hess = (x.T * (n * p * (1.0 - p) * LOGISTIC ** 2)) @ x + np.diag(prior)
-    return theta, np.linalg.inv(hess)
+    # quasi-likelihood: scores spread wider than the model's binomial (Pearson's dispersion
+    # above 1) widen the covariance by it, so the bars follow the data's own noise
+    dof = len(y) - k
+    dispersion = (float(np.sum(n * (y - p) ** 2 / np.maximum(p * (1.0 - p), 1e-9))) / dof
+                  if dof > 0 else 1.0)
+    return theta, np.linalg.inv(hess) * max(1.0, dispersion)
 
 
 def _thin(count: int) -> list[int]:

@@ -6,6 +6,7 @@ GET; nothing outside the runs folder and ``static/`` is served; with an access t
 from __future__ import annotations
 
 import hmac
+import json
 import logging
 from pathlib import Path
 
@@ -81,8 +82,20 @@ def create_app(runs_dir: str | Path, *, token: str = "", loopback: bool = True) 
             abort(404)
         return send_from_directory(STATIC, name)
 
-    def json_of(data) -> Response:
-        resp = jsonify(data)
+    encoded: dict[int, tuple[object, bytes]] = {}  # a cached view's JSON, encoded once
+
+    def encode(data) -> bytes:
+        hit = encoded.get(id(data))
+        if hit is not None and hit[0] is data:
+            return hit[1]
+        body = json.dumps(data, separators=(",", ":")).encode()
+        if len(encoded) > 1000:
+            encoded.clear()
+        encoded[id(data)] = (data, body)
+        return body
+
+    def json_of(data, body: bytes | None = None) -> Response:
+        resp = Response(encode(data) if body is None else body, mimetype="application/json")
         resp.add_etag()
         resp.make_conditional(request)  # 304 when the page has this already
         return resp
@@ -93,7 +106,9 @@ def create_app(runs_dir: str | Path, *, token: str = "", loopback: bool = True) 
 
     @app.get("/api/run/<run_id>")
     def api_run(run_id: str):
-        return json_of(reader.run(run_id))
+        detail = encode(reader.detail(run_id))  # the series, encoded once per change
+        row = json.dumps(reader.row(run_id), separators=(",", ":")).encode()
+        return json_of(None, b'{"row":' + row + (b"," + detail[1:] if detail != b"{}" else b"}"))
 
     @app.get("/api/run/<run_id>/strength")
     def api_strength(run_id: str):

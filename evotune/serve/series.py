@@ -62,7 +62,7 @@ def _summary(store: Store, g: int, names: tuple[str, ...] | None) -> GenSummary:
 
 def _compact(p: Played | None) -> Played | None:
     return None if p is None else Played(diff=p.diff.astype(np.float32), low=p.low, high=p.high,
-                                         score=p.score, games=p.games)
+                                         score=p.score, games=p.games, generation=p.generation)
 
 
 class GenerationCache:
@@ -126,4 +126,5 @@ def all_played(gens: list[GenSummary]) -> Played | None:
                   low=np.min([p.low for p in parts], axis=0),
                   high=np.max([p.high for p in parts], axis=0),
                   score=np.concatenate([p.score for p in parts]),
-                  games=np.concatenate([p.games for p in parts]))
+                  games=np.concatenate([p.games for p in parts]),
+                  generation=np.concatenate([p.generation for p in parts]))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
-from ..errors import ConfigError
+from ..errors import ConfigError, EvotuneError
 from .app import create_app
 
 
@@ -39,6 +39,23 @@ class PageServer:
         """The page's address ('http://127.0.0.1:8765/')."""
         shown = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{shown}:{self.server.server_port}/"
+
+    def warm(self) -> threading.Thread:
+        """Read every run's row and page once, in a background thread, so the first look is
+        served from the cache (the page reads only what changed afterwards)."""
+        reader = self.app.config["EVOTUNE_READER"]
+
+        def read() -> None:
+            for store in reader.stores():
+                try:
+                    reader.row(store.run_id)
+                    reader.run(store.run_id)
+                except EvotuneError:
+                    continue  # a run that went away or was refused: its page says so
+
+        thread = threading.Thread(target=read, daemon=True, name="evotune-serve-warm")
+        thread.start()
+        return thread
 
     def serve_forever(self) -> None:
         self.server.serve_forever()

@@ -15,6 +15,7 @@ import math
 import os
 import re
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,8 @@ from .series import GenerationCache, all_played
 SIGNED_FILES = ("manifest.json", "state.json", "guard.json", "verify.json", "verify-curve.json",
                 "texel.json", "checkpoint.npz", "games.jsonl")
 """The files whose change makes a run's cached views stale."""
+MAX_POINTS = 400
+"""At most this many generations in a page's series (the first and the last always)."""
 LATEST_GAMES = 20
 """Games the run page lists."""
 TAIL_BYTES = 1 << 20
@@ -69,6 +72,8 @@ class Reader:
         """The runs folder (resolved)."""
         self._cache: dict[tuple[str, str], tuple[tuple, Any]] = {}
         self._lock = threading.Lock()
+        self._strength: dict[tuple[str, str], tuple[tuple, dict, float, float]] = {}
+        self._fitting: dict[tuple[str, str], threading.Lock] = {}
         self.generations = GenerationCache()
         """Every run's parsed generations (a new one is the only file read)."""
 
@@ -156,15 +161,19 @@ class Reader:
 
     def run(self, run_id: str) -> dict:
         """A run's page: its row, its status record and the series its charts draw."""
+        return {**self.detail(run_id), "row": self.row(run_id)}
+
+    def detail(self, run_id: str) -> dict:
+        """A run's page without its row: the cached object itself (the same object until the
+        run's files change)."""
         store = self.store(run_id)
-        detail = dict(self._cached("detail", store, lambda: _detail(store, self.generations)))
-        detail["row"] = self.row(run_id)
-        return detail
+        return self._cached("detail", store, lambda: _detail(store, self.generations))
 
     def strength(self, run_id: str) -> dict:
         """The run's strength curve (:func:`evotune.reporting.strength.curve_of`), fitted again
-        when the run's games grew by :data:`REFIT_SHARE` (or its final check or checkpoints
-        changed), so a page polled during a long run costs the run little."""
+        when the run's games grew by :data:`REFIT_SHARE` and :data:`REFIT_PAUSE` times the last
+        fit's time has passed (or at once when its final check or checkpoints changed), so a
+        page polled during a long run costs the run little."""
         store = self.store(run_id)
 
         def make() -> dict:
@@ -174,15 +183,19 @@ class Reader:
                 return {"note": f"damaged: {damaged_file(exc, store.root) or exc}",
                         "games": [], "elo": [], "error": [], "checkpoints": []}
         key = (store.run_id, "strength")
-        sig = self._signature(store)
         with self._lock:
-            hit = self._cache.get(key)
-        if hit is not None and (hit[0] == sig or not _refit(hit, sig, store)):
-            return hit[1]
-        value = make()
-        with self._lock:
-            self._cache[key] = (sig, value)
-        return value
+            fitting = self._fitting.setdefault(key, threading.Lock())
+        with fitting:  # one fit at a time per run: a second page waits for it, then reads it
+            sig = self._signature(store)
+            with self._lock:
+                hit = self._strength.get(key)
+            if hit is not None and (hit[0] == sig or not _refit(hit, sig, store)):
+                return hit[1]
+            t0 = time.monotonic()
+            value = make()
+            with self._lock:
+                self._strength[key] = (sig, value, time.monotonic(), time.monotonic() - t0)
+            return value
 
     def pgn(self, run_id: str, generation: int) -> str:
         """The PGN of the games of one generation (from the game log)."""
@@ -304,6 +317,9 @@ def _weights_series(store: Store, cache: GenerationCache) -> dict:
     gens = cache.generations(store)
     if not gens:
         return {}
+    if len(gens) > MAX_POINTS:  # a chart is a few hundred pixels wide: thinned evenly
+        keep = np.unique(np.linspace(0, len(gens) - 1, MAX_POINTS).round().astype(int))
+        gens = [gens[i] for i in keep]
     manifest = store.manifest()
     names = gens[-1].names
     fixed, reference, spec = _space(store, names)
@@ -336,13 +352,16 @@ def _keeps_population(strategy: str) -> bool:
 
 
 REFIT_SHARE = 0.02
-"""The strength model is fitted again once the run's games grew by this share."""
+"""The strength model is fitted again once the run's games grew by this share ..."""
+REFIT_PAUSE = 20.0
+"""... and this many times the last fit's time has passed (a fit of seconds: minutes apart)."""
 
 
 def _refit(hit: tuple, sig: tuple, store: Store) -> bool:
     """Whether a cached curve is to be fitted again: a file other than the state and the game
-    log changed (a final check, checkpoints, a manifest), or the games grew by REFIT_SHARE."""
-    old_sig, curve = hit
+    log changed (a final check, checkpoints, a manifest), or the games grew by REFIT_SHARE and
+    the pause after the last fit is over."""
+    old_sig, curve, fitted_at, took = hit
     changed = [i for i, (a, b) in enumerate(zip(old_sig, sig)) if a != b]
     steady = {SIGNED_FILES.index("state.json"), SIGNED_FILES.index("games.jsonl"),
               len(SIGNED_FILES)}  # the generations folder
@@ -352,6 +371,8 @@ def _refit(hit: tuple, sig: tuple, store: Store) -> bool:
         state = store.read_state()
     except EvotuneError:
         return True
+    if time.monotonic() - fitted_at < REFIT_PAUSE * took:
+        return False
     fitted = curve.get("games") or [0]
     return state is None or state.games >= (1 + REFIT_SHARE) * max(fitted[-1], 1)
 
