@@ -173,7 +173,8 @@ def curve_of(matches: Played | None, *, means: np.ndarray, games: np.ndarray,
                 for f in (0, 1)]  # moves of odd generations (fit 0), of even ones (fit 1)
     start = (means[0] - base) / span
     picks = _thin(len(means))
-    elo, var = [], []
+    elos: list[float] = []
+    var: list[float] = []
     for i in picks:
         e = 0.5 * (fits[0][0] + fits[1][0]) @ start
         v = 0.25 * (start @ fits[0][1] @ start + start @ fits[1][1] @ start)
@@ -182,9 +183,9 @@ def curve_of(matches: Played | None, *, means: np.ndarray, games: np.ndarray,
                 d = by_other[f][i - 1]
                 e += fits[f][0] @ d
                 v += d @ fits[f][1] @ d
-        elo.append(e)
-        var.append(v)
-    elo = np.array(elo)
+        elos.append(float(e))
+        var.append(float(v))
+    elo = np.array(elos)
     err = Z95 * np.sqrt(np.maximum(np.array(var), 0.0))
     return StrengthCurve(
         against=against, method=METHOD.format(base=against),
