@@ -136,13 +136,16 @@ def _make_fake_run(tmp_path, run_id="fake", *, strategy="de", np_=6, generations
     from evotune.runs.records import Generation, MatchSummary, State
     from evotune.runs.store import Store
     from evotune.spec.file import load_engine_spec
-    from evotune.strategies import make_strategy
+    from evotune.strategies import make_strategy, strategy_class
 
     cfg = build_run_config(strategy=strategy, np=np_, generations=max(generations, 1),
                            games=games, seed=seed, depth=1, **config)
     store = Store.create(tmp_path, run_id, config=cfg.to_dict(), identity=plan_run(cfg).identity)
     space = load_engine_spec(cfg.engine).space(init_low=cfg.init_low, init_high=cfg.init_high)
-    strat = make_strategy(strategy, space, params={"np": np_, "games": games}, seed=seed)
+    params = {"np": np_, "games": games}
+    if "np" not in strategy_class(strategy).PARAMS:  # spsa, cmaes: no population size
+        params.pop("np")
+    strat = make_strategy(strategy, space, params=params, seed=seed)
     rng = np.random.default_rng(seed)
     games_total = 0
 

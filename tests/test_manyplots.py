@@ -141,10 +141,11 @@ def test_cli_report_with_squares_and_a_bad_square(runs, tmp_path, capsys):
     main(["report", "de", "--runs-dir", str(root), "--reports", str(tmp_path), "--squares",
           "pst.mg.queen.d1,knight.e4"])
     folder = tmp_path / "de"
-    for name in ("convergence", "squares", "deviation", "pst-mg", "pst-eg", "strategy"):
+    for name in ("convergence", "squares", "deviation", "pst-mg", "pst-eg", "strategy",
+                 "strength"):
         assert (folder / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
     html = (folder / "report.html").read_text()
-    assert html.count("data:image/png;base64,") == 6
+    assert html.count("data:image/png;base64,") == 7  # the six plots and the strength curve
     assert "![squares](squares.png)" in (folder / "report.md").read_text()
     capsys.readouterr()
     with pytest.raises(SystemExit) as exc:

@@ -111,3 +111,7 @@ def test_an_sdist_and_the_wheel_built_from_it_ship_the_engine_specs(tmp_path):
     assert {f"evotune/engines/{n}" for n in SHIPPED_SPECS} <= inside
     assert "evotune/engines/net11.nnue" in inside
     assert {"evotune/data/pesto.json", "evotune/data/2moves_v1.epd"} <= inside
+    # the tune page's own assets (evotune serve: no CDN), uPlot's licence beside them
+    static = {p.name for p in (ROOT / "evotune" / "serve" / "static").iterdir()}
+    assert {"uplot.iife.min.js", "uplot.LICENSE", "run.html", "runs.html"} <= static
+    assert {f"evotune/serve/static/{n}" for n in static} <= inside

@@ -6,8 +6,9 @@ exit 130.
 
 Commands by group: :mod:`.engine` (perft, search, features, bench, uci, spec), :mod:`.match`,
 :mod:`.runs` (run, resume, status, runs), :mod:`.reports` (plot, report, verify, export),
-:mod:`.learning` (datagen, label, texel), :mod:`.experiments` (reproduce, compare) and :mod:`.nn`
-(the ``nn`` group: init, info, export, convert, and train from :mod:`.nntrain`).
+:mod:`.learning` (datagen, label, texel), :mod:`.experiments` (reproduce, compare),
+:mod:`.serve` (serve, the tune page) and :mod:`.nn` (the ``nn`` group: init, info, export,
+convert, and train from :mod:`.nntrain`).
 """
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ COMMAND_GROUPS = {
     "learning": ("datagen", "label", "texel"),
     "experiments": ("reproduce", "compare"),
     "nn": ("nn",),
+    "serve": ("serve",),
 }
 """The module of ``evotune.cli`` that holds each command."""
 
@@ -73,6 +75,7 @@ SHORT_HELP = {
                  "set-up).",
     "compare": "Compare strategies at an equal budget of games, verified on held-out openings.",
     "nn": "Networks: make, inspect, export and train NNUE nets; convert their data.",
+    "serve": "Serve a live, read-only web page of the runs under --runs-dir (Ctrl-C stops it).",
 }
 """Each command's short help (the first sentence of its docstring), so that ``evotune --help``
 lists the commands without importing them; tests/test_cli_lazy.py keeps it equal to the

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import ConfigError
-from ..runs.rundata import RunData
+from ..runs.rundata import RunData, keeps_population, one_vector_name
 from ..spec.features import PIECES, pst_cell
 from .figure import color_cycle, new_figure
 from .tables import MAX_LINES, board, pst_layout, scalar_groups, short_label, table_name
@@ -153,6 +153,14 @@ def _annotate(ax, values: np.ndarray, lim: float) -> None:
 
 # ---- convergence of scalar terms and chosen squares ------------------------------------------
 
+def _what(runs: Sequence[RunData]) -> str:
+    """What the lines are: a population's mean and deviation, or the one vector of SPSA, CMA-ES
+    or a fit."""
+    if any(keeps_population(r) for r in runs):
+        return "population mean \u00b1 1 standard deviation"
+    return " / ".join(dict.fromkeys(one_vector_name(r) for r in runs))
+
+
 def _union_groups(runs: Sequence[RunData]) -> list[tuple[str, list[str]]]:
     groups: dict[str, list[str]] = {}
     for r in runs:
@@ -173,8 +181,10 @@ def _mean_lines(ax, runs, names, x, *, labels) -> None:
             i = run.names.index(name)
             label = labels(name) if len(runs) == 1 else f"{run.run_id}: {labels(name)}"
             ax.plot(xs, run.mean[:, i], color=color, linestyle=style, label=label)
-            ax.fill_between(xs, run.mean[:, i] - run.std[:, i], run.mean[:, i] + run.std[:, i],
-                            color=color, alpha=0.12, linewidth=0)
+            if keeps_population(run):
+                ax.fill_between(xs, run.mean[:, i] - run.std[:, i],
+                                run.mean[:, i] + run.std[:, i], color=color, alpha=0.12,
+                                linewidth=0)
     ref_run = runs[0]
     for name, color in zip(names, colors):
         if name in ref_run.names and np.isfinite(ref_run.reference[ref_run.names.index(name)]):
@@ -188,8 +198,7 @@ def scalar_convergence_figure(runs: Sequence[RunData], *, x: str = "generations"
     groups = _union_groups(runs)
     if not groups:
         return None
-    fig, axes = _axes(len(groups), "scalar terms: population mean \u00b1 1 standard deviation "
-                                   "(dotted: reference)")
+    fig, axes = _axes(len(groups), f"scalar terms: {_what(runs)} (dotted: reference)")
     for ax, (title, names) in zip(axes, groups):
         _mean_lines(ax, runs, names, x, labels=lambda n, t=title: short_label(n, t))
         ax.set_title(title)
@@ -204,7 +213,8 @@ def choose_squares(runs: Sequence[RunData], chosen: Sequence[str] | None = None
     """The weights of the ``squares`` figure. ``chosen``: weight names, or '<piece>.<square>'
     for both phases ('knight.e4') or '<phase>.<piece>.<square>'; default: the
     :data:`DEFAULT_SQUARES` free table squares of the first run whose mean moved most from the
-    initial population (ties: name order)."""
+    initial population (ties: name order), leaving out those that did not move (none moved:
+    none chosen, and no figure)."""
     run = runs[0]
     known = {n for r in runs for n in r.names}
     if chosen:
@@ -218,19 +228,20 @@ def choose_squares(runs: Sequence[RunData], chosen: Sequence[str] | None = None
                                   "like pst.mg.knight.e4, mg.knight.e4 or knight.e4")
             out += [c for c in cands if c not in out]
         return tuple(out)
-    free = [i for i in run.free if pst_cell(run.names[i]) is not None]
     moved = np.abs(run.mean[-1] - run.mean[0])
+    free = [i for i in run.free if pst_cell(run.names[i]) is not None and moved[i] > 0]
     free.sort(key=lambda i: (-moved[i], run.names[i]))
     return tuple(run.names[i] for i in free[:DEFAULT_SQUARES])
 
 
-def squares_figure(runs: Sequence[RunData], names: Sequence[str], *, x: str = "generations"
-                   ) -> Figure | None:
-    """One panel per chosen weight: mean, +-1 std band, reference dotted; None without names."""
+def squares_figure(runs: Sequence[RunData], names: Sequence[str], *, x: str = "generations",
+                   title: str = "") -> Figure | None:
+    """One panel per chosen weight: mean, +-1 std band (a population's), reference dotted;
+    None without names. ``title``: what the weights are ('chosen weights')."""
     if not names:
         return None
-    fig, axes = _axes(len(names), "chosen weights: population mean \u00b1 1 standard deviation "
-                                  "(dotted: reference)")
+    fig, axes = _axes(len(names), f"{title or 'chosen weights'}: {_what(runs)} (dotted: "
+                                  "reference)")
     for ax, name in zip(axes, names):
         _mean_lines(ax, runs, [name], x, labels=lambda n: n)
         ax.set_title(name)
@@ -293,7 +304,9 @@ def many_weight_figures(runs: Sequence[RunData], *, x: str = "generations",
     conv = scalar_convergence_figure(runs, x=x)
     if conv is not None:
         figs["convergence"] = conv
-    sq = squares_figure(runs, choose_squares(runs, squares), x=x)
+    chosen = choose_squares(runs, squares)
+    sq = squares_figure(runs, chosen, x=x, title="chosen weights" if squares else
+                        f"the {len(chosen)} table squares that moved most since the start")
     if sq is not None:
         figs["squares"] = sq
     figs["deviation"] = deviation_summary_figure(runs, x=x)

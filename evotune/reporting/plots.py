@@ -19,7 +19,9 @@ drawn as its median with a min-max band.
 """
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,12 +30,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .. import __version__
 from ..errors import ConfigError
-from ..fileio import atomic_write_bytes
-from ..runs.rundata import RunData
-from .figure import color_cycle, new_figure
+from ..fileio import atomic_write_bytes, atomic_write_text
+from ..runs.rundata import RunData, keeps_population, one_vector_name
+from ..runs.store import Store
+from .figure import color_cycle, finish, new_figure
 from .gauntlet import gauntlet_figure
 from .manyplots import choose_squares, many_weight_figures, squares_figure
+from .strength import strength_curve, strength_figure
 from .tables import MAX_LINES, is_many
 
 if TYPE_CHECKING:
@@ -55,6 +60,10 @@ STRATEGY_PANELS = (
     ("diversity", "diversity (mean std of free weights)"),
     ("loss_train", "Texel error, training positions"),
     ("loss_val", "Texel error, validation positions"),
+    ("c_k", "SPSA's perturbation c_k (mean)"),
+    ("R_k", "SPSA's R_k = a_k / c_k^2 (mean)"),
+    ("step", "step: how far theta moved in the generation"),
+    ("sigma", "CMA-ES's step size sigma"),
 )
 
 
@@ -111,6 +120,15 @@ def _colors(runs: Sequence[RunData]) -> list:
     return [cycle[k % len(cycle)] for k in range(len(runs))]
 
 
+def convergence_title(runs: Sequence[RunData]) -> str:
+    """The convergence figure's title: a population's mean and deviation, or what a run of
+    one vector draws (SPSA's theta, CMA-ES's mean, a fit's weights)."""
+    if any(keeps_population(r) for r in runs):
+        return "population mean \u00b1 1 standard deviation" + (
+            "" if all(keeps_population(r) for r in runs) else " (runs of one vector: the vector)")
+    return " / ".join(dict.fromkeys(one_vector_name(r) for r in runs))
+
+
 def convergence_figure(runs: Sequence[RunData], *, x: str = "generations") -> Figure:
     """Per free weight: mean per generation, +-1 std band, reference value dashed.
 
@@ -119,7 +137,7 @@ def convergence_figure(runs: Sequence[RunData], *, x: str = "generations") -> Fi
     """
     _check_x(x)
     names = _panel_names(runs)
-    fig, axes = _figure(len(names), "population mean \u00b1 1 standard deviation")
+    fig, axes = _figure(len(names), convergence_title(runs))
     colors = _colors(runs)
     for ax, name in zip(axes, names):
         refs = []
@@ -129,8 +147,10 @@ def convergence_figure(runs: Sequence[RunData], *, x: str = "generations") -> Fi
             i = run.names.index(name)
             xs = run.x(x)
             ax.plot(xs, run.mean[:, i], color=color, label=_label(run, runs))
-            ax.fill_between(xs, run.mean[:, i] - run.std[:, i], run.mean[:, i] + run.std[:, i],
-                            color=color, alpha=0.2, linewidth=0)
+            if keeps_population(run):
+                ax.fill_between(xs, run.mean[:, i] - run.std[:, i],
+                                run.mean[:, i] + run.std[:, i], color=color, alpha=0.2,
+                                linewidth=0)
             if np.isfinite(run.reference[i]) and run.reference[i] not in refs:
                 refs.append(float(run.reference[i]))
         for ref in refs:
@@ -163,9 +183,10 @@ def deviation_figure(runs: Sequence[RunData], *, x: str = "generations") -> Figu
 
 def _varies(data: np.ndarray) -> bool:
     """True when a statistic has finite values that change (a constant, e.g. plain DE's F, says
-    nothing a panel should show)."""
+    nothing a panel should show), or only one generation's value (a one-generation run: its one
+    point)."""
     finite = data[np.isfinite(data).all(axis=-1)] if data.ndim > 1 else data[np.isfinite(data)]
-    return finite.size > 0 and bool(np.ptp(finite, axis=0).max() > 0)
+    return finite.size > 0 and (len(finite) == 1 or bool(np.ptp(finite, axis=0).max() > 0))
 
 
 def strategy_panels(runs: Sequence[RunData]) -> tuple[tuple[str, str], ...]:
@@ -227,13 +248,19 @@ def build_figures(runs: Sequence[RunData], *, x: str = "generations",
     if not runs:
         raise ConfigError("no run to plot; give at least one run id")
     _check_x(x)
+    population = any(keeps_population(r) for r in runs)
     if any(is_many(r.names, r.free) for r in runs):
         figs = many_weight_figures(runs, x=x, squares=squares)
+        if not population:  # SPSA, CMA-ES, fits: one vector, no deviation to draw
+            figs.pop("deviation", None)
     else:
-        figs = {"convergence": convergence_figure(runs, x=x),
-                "deviation": deviation_figure(runs, x=x)}
+        figs = {"convergence": convergence_figure(runs, x=x)}
+        if population:
+            figs["deviation"] = deviation_figure(runs, x=x)
         if squares:
-            figs["squares"] = squares_figure(runs, choose_squares(runs, squares), x=x)
+            sq = squares_figure(runs, choose_squares(runs, squares), x=x)
+            if sq is not None:
+                figs["squares"] = sq
     strat = strategy_figure(runs, x=x)
     if strat is not None:
         figs["strategy"] = strat
@@ -241,7 +268,7 @@ def build_figures(runs: Sequence[RunData], *, x: str = "generations",
     gauntlet = gauntlet_figure(runs, x=x)  # runs with --opponents: score per opponent
     if gauntlet is not None:
         figs["gauntlet"] = gauntlet
-    return figs
+    return {name: finish(fig) for name, fig in figs.items()}
 
 
 def save_figure(fig: Figure, path: Path, *, dpi: float | str = "figure") -> None:
@@ -252,13 +279,76 @@ def save_figure(fig: Figure, path: Path, *, dpi: float | str = "figure") -> None
     atomic_write_bytes(path, buf.getvalue())
 
 
+PLOTS_KEY = "plots-key.json"
+"""The file beside the figures that names what they were drawn from (:func:`inputs_key`)."""
+RUN_INPUTS = ("manifest.json", "state.json", "engine-spec.json", "verify.json", "guard.json",
+              "verify-curve.json", "texel.json")
+"""A run's files that its figures depend on (its generations are fixed by its state: a
+generation file, once its state commits it, never changes)."""
+DRAWING_CODE = ("plots.py", "manyplots.py", "gauntlet.py", "figure.py", "tables.py",
+                "strength.py")
+
+
+def inputs_key(runs: Sequence[RunData], *, x: str, squares: Sequence[str] | None,
+               strength: bool) -> str:
+    """A digest of everything the figures are drawn from: each run's files
+    (:data:`RUN_INPUTS`), the options and the drawing code; equal digests draw equal figures."""
+    h = hashlib.sha256()
+    h.update(json.dumps({"version": __version__, "x": x, "squares": list(squares or ()),
+                         "strength": strength}).encode())
+    here = Path(__file__).resolve().parent
+    for name in DRAWING_CODE:
+        h.update((here / name).read_bytes())
+    for run in runs:
+        h.update(str(Path(run.root).resolve()).encode())
+        for name in RUN_INPUTS:
+            try:
+                h.update(name.encode() + b"\0" + (Path(run.root) / name).read_bytes())
+            except OSError:
+                h.update(name.encode() + b"\0-")
+    return h.hexdigest()
+
+
+def _drawn(folder: Path, key: str) -> dict | None:
+    """The paths of figures drawn from ``key`` already (None: draw them)."""
+    try:
+        doc = json.loads((folder / PLOTS_KEY).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or doc.get("key") != key or not isinstance(doc.get("figures"),
+                                                                           list):
+        return None
+    paths = {n: (folder / f"{n}.png", folder / f"{n}.svg") for n in doc["figures"]}
+    if not all(p.is_file() for pair in paths.values() for p in pair):
+        return None
+    return paths
+
+
 def write_plots(runs: Sequence[RunData], *, x: str = "generations",
                 out_dir: str | Path = "reports", squares: Sequence[str] | None = None,
-                progress: Callable[[int, int], None] | None = None) -> PlotSet:
+                progress: Callable[[int, int], None] | None = None,
+                strength: bool = False) -> PlotSet:
     """Build the figures and write each as .png and .svg under :func:`report_dir`;
-    ``progress(done, total)`` after the figures are built and after each file."""
-    figs = build_figures(runs, x=x, squares=squares)
+    ``progress(done, total)`` after the figures are built and after each file; ``strength``:
+    add one run's strength-over-games figure (the report's, :mod:`.strength`). Figures drawn
+    from the same inputs (:func:`inputs_key`) are not drawn again: the PlotSet then names the
+    files and holds no figure."""
+    if not runs:
+        raise ConfigError("no run to plot; give at least one run id")
+    _check_x(x)
     folder = report_dir(runs, out_dir)
+    key = inputs_key(runs, x=x, squares=squares, strength=strength)
+    drawn = _drawn(folder, key)
+    if drawn is not None:
+        log.info("the figures in %s are drawn from these runs already", folder)
+        if progress is not None:
+            progress(1, 1)
+        return PlotSet(out_dir=folder, figures={}, paths=drawn)
+    figs = build_figures(runs, x=x, squares=squares)
+    if strength and len(runs) == 1:
+        fig = strength_figure(strength_curve(Store(runs[0].root), runs[0]))
+        if fig is not None:
+            figs["strength"] = fig
     folder.mkdir(parents=True, exist_ok=True)
     paths = {}
     total = 1 + 2 * len(figs)
@@ -274,4 +364,5 @@ def write_plots(runs: Sequence[RunData], *, x: str = "generations",
             progress(3 + 2 * i, total)
         paths[name] = (png, svg)
         log.info("wrote %s and %s", png, svg)
+    atomic_write_text(folder / PLOTS_KEY, json.dumps({"key": key, "figures": list(figs)}) + "\n")
     return PlotSet(out_dir=folder, figures=figs, paths=paths)

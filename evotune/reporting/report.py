@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import json
 import logging
 import re
 from dataclasses import dataclass
@@ -25,12 +26,14 @@ from ..runs.rundata import Recommendation, RunData, load_run
 from ..runs.store import Store
 from ..strategies import strategy_class
 from ..verify.text import describe_match
-from .plots import PlotSet, write_plots
+from .plots import PLOTS_KEY, PlotSet, write_plots
 from .summary import largest_changes, scalar_rows, table_rows
 from .tables import is_many, pst_layout, scalar_indices
 
 log = logging.getLogger(__name__)
 
+REPORT_KEY = "report-key.json"
+"""What report.md and report.html were written from (the plots' key and the rule)."""
 TABLE_ROWS = ("reference", "initial mean", "initial std", "final mean", "final std")
 
 
@@ -259,11 +262,19 @@ def write_report(run: str | Path | Store | RunData, *, out_dir: str | Path = "re
     ``progress(done, total)``: the plots' files, as :func:`write_plots`)."""
     data = run if isinstance(run, RunData) else load_run(run, out_dir=runs_dir)
     rec = recommend(data, rule)
-    plots = write_plots([data], x=x, out_dir=out_dir, squares=squares, progress=progress)
+    plots = write_plots([data], x=x, out_dir=out_dir, squares=squares, progress=progress,
+                        strength=True)
     md_path, html_path = plots.out_dir / "report.md", plots.out_dir / "report.html"
+    key = plots.out_dir / REPORT_KEY
+    stamp = json.dumps({"plots": (plots.out_dir / PLOTS_KEY).read_text(), "rule": rule})
+    if not plots.figures and md_path.is_file() and html_path.is_file() and key.is_file() \
+            and key.read_text() == stamp:
+        log.info("%s and %s are written from this run already", md_path, html_path)
+        return ReportFiles(markdown=md_path, html=html_path, plots=plots)
     images = {name: png.name for name, (png, _svg) in plots.paths.items()}
     atomic_write_text(md_path, markdown_report(data, rec, images=images))
     pngs = {name: png for name, (png, _svg) in plots.paths.items()}
     atomic_write_text(html_path, html_report(data, rec, figures=pngs))
+    atomic_write_text(key, stamp)
     log.info("wrote %s and %s", md_path, html_path)
     return ReportFiles(markdown=md_path, html=html_path, plots=plots)

@@ -23,6 +23,7 @@ from ..runs.records import Generation, State
 from ..runs.store import Store
 from ..space import SHANNON_NAMES, SHANNON_REFERENCE
 from ..spec.model import EngineSpec
+from ..strategies import strategy_class
 from .storedkinds import stored_kind
 
 log = logging.getLogger(__name__)
@@ -110,7 +111,7 @@ def open_store(run: str | Path | Store, *, out_dir: str | Path = "populations") 
     return run if isinstance(run, Store) else Store.open(run, out_dir)
 
 
-def _engine_space(root: Path, config: RunConfig | TexelConfig, names: tuple[str, ...]
+def engine_space(root: Path, config: RunConfig | TexelConfig, names: tuple[str, ...]
                   ) -> tuple[tuple[bool, ...], np.ndarray, EngineSpec | None]:
     """Fixed flags, reference values and the run's engine spec (with a fallback when the spec
     is unavailable or has other weights)."""
@@ -190,7 +191,7 @@ def load_run(run: str | Path | Store, *, out_dir: str | Path = "populations") ->
     if stored is not None and not stored.weights:  # (a training stores epochs, not generations)
         raise StoreError(f"run {store.run_id} is a {config.kind} run: it has no population to "
                          "read")
-    fixed, reference, spec = _engine_space(store.root, config, names)
+    fixed, reference, spec = engine_space(store.root, config, names)
     return RunData(run_id=store.run_id, root=store.root, config=config,
                    strategy=gens[-1].strategy, names=names, fixed=fixed, reference=reference,
                    generations=generations, games=games, seconds=seconds, mean=mean, std=std,
@@ -223,6 +224,28 @@ class Recommendation:
 
     def as_dict(self, names) -> dict[str, float]:
         return {n: float(v) for n, v in zip(names, self.weights)}
+
+
+def keeps_population(run: RunData) -> bool:
+    """Whether the run's generations hold a population (DE, jDE, EA, TD) rather than one vector
+    (SPSA's theta, CMA-ES's mean, a fit's weights), as its strategy declares
+    (``Strategy.RECOMMENDS``)."""
+    if run.kind != "games":
+        return False
+    try:
+        return not strategy_class(run.strategy).RECOMMENDS
+    except ConfigError:
+        return True  # a strategy this version does not know: its stored population
+
+
+def one_vector_name(run: RunData) -> str:
+    """What a run without a population draws ("SPSA's theta", the fitted weights)."""
+    if run.kind != "games":
+        return "the fitted weights"
+    try:
+        return strategy_class(run.strategy).RECOMMENDS.split(" (")[0] or "the population mean"
+    except ConfigError:
+        return "the population mean"
 
 
 def initial_mean(run: RunData) -> tuple[float, ...]:

@@ -1,0 +1,218 @@
+/* evotune serve: the page of one run (strength, weights, statistics, games), polled. */
+"use strict";
+(function () {
+  const runId = decodeURIComponent(location.pathname.split("/").pop());
+  const api = "/api/run/" + encodeURIComponent(runId);
+  const MANY = 12, CHARTED = 8;
+  let last = "", lastStrength = "", data = null, charted = null, scale = "abs",
+      sortKey = "change", asc = false;
+  document.getElementById("title").textContent = runId;
+  document.title = runId + " - evotune";
+  const $ = id => document.getElementById(id);
+  const show = (id, on) => { $(id).hidden = !on; };
+
+  function figures(row) {
+    const f = [["state", ET.badge(row.state)], ["strategy", ET.esc(row.strategy)],
+               ["progress", ET.esc(row.progress)], ["games", ET.esc(row.amount)],
+               ["games/s", ET.num(row.games_per_s, 1)],
+               ["time left", row.state === "finished" ? "-" : ET.clock(row.left_s)],
+               ["result", ET.esc(row.result)], ["engine", ET.esc(row.engine)]];
+    $("figures").innerHTML = f.map(([k, v]) => "<div><b>" + v + "</b><span>" + k + "</span></div>").join("");
+    $("state").innerHTML = ET.badge(row.state);
+  }
+
+  function moved(d) {
+    const n = d.names.length, g = d.mean.length - 1;
+    return Array.from({length: n}, (_, i) => i).filter(i => !d.fixed[i])
+      .sort((a, b) => Math.abs(d.mean[g][b] - d.mean[0][b]) - Math.abs(d.mean[g][a] - d.mean[0][a]));
+  }
+
+  function value(d, i, v) {
+    if (scale !== "share" || !d.lower || d.upper[i] === d.lower[i]) return v;
+    return 100 * (v - d.lower[i]) / (d.upper[i] - d.lower[i]);
+  }
+
+  function drawWeights(d) {
+    const xs = d.games, g = d.mean.length - 1;
+    if (charted === null) {
+      const order = moved(d);
+      charted = d.names.length > MANY ? order.slice(0, CHARTED) : order;
+    }
+    const free = d.fixed.filter(f => !f).length;
+    $("weights-note").textContent = d.names.length > MANY
+      ? charted.length + " of " + free + " tuned weights charted (first: the " + CHARTED +
+        " that moved most since the start; tick others in the table)" : "";
+    $("weights-title").textContent = d.population ? "Population mean over games" : "Weights over games (" +
+      (d.strategy === "spsa" ? "SPSA's theta" : d.strategy === "cmaes" ? "CMA-ES's mean" : "the recommendation") + ")";
+    const series = charted.map((i, k) => ({label: d.names[i], color: ET.color(k),
+                                           values: d.mean.map(row => value(d, i, row[i]))}));
+    Charts.draw("weights", scale + ":" + charted.join(","), xs, series,
+                {y: scale === "share" ? "% of range" : "value", digits: 1});
+    show("weights-card", true);
+    if (d.population && d.std) {
+      const s = charted.map((i, k) => ({label: d.names[i], color: ET.color(k),
+                                        values: d.std.map(row => row[i])}));
+      Charts.draw("spread", "std:" + charted.join(","), xs, s, {y: "std", digits: 1});
+      $("spread-title").textContent = "Population deviation over games";
+      $("spread-method").textContent = "Standard deviation of each charted weight across the " +
+        "population: its convergence (mean above, deviation here).";
+      show("spread-card", true);
+    } else show("spread-card", false);
+    void g;
+  }
+
+  const STAT_LABELS = {c_k: "c_k (SPSA's perturbation)", R_k: "R_k (SPSA's a_k / c_k^2)",
+                       step: "step (|theta change|)", sigma: "sigma (CMA-ES)",
+                       replacement_rate: "replacement rate", loss_train: "training loss",
+                       loss_val: "validation loss"};
+  function drawStats(d) {
+    const keys = Object.keys(d.stats).filter(k => d.stats[k].some(v => v != null) &&
+      !["iteration", "k", "w_minus_l", "K"].includes(k));
+    if (!keys.length) { show("stats-card", false); return; }
+    const fit = d.strategy === "texel";
+    const top = k => Math.max(...d.stats[k].filter(v => v != null).map(Math.abs));
+    const big = Math.max(...keys.map(top));
+    const series = keys.map((k, j) => ({label: STAT_LABELS[k] || k, color: ET.color(j + 3),
+                                        values: d.stats[k],
+                                        scale: top(k) < big / 20 ? "r" : "y"}));
+    $("stats-title").textContent = fit ? "Errors by epoch" : d.strategy === "spsa"
+      ? "SPSA's schedule (c_k, R_k) and step" : d.strategy === "cmaes" ? "CMA-ES's sigma"
+      : "Strategy statistics";
+    Charts.draw("stats", "stats:" + keys.join(","), fit ? d.generations : d.games, series,
+                {x: fit ? "epoch" : "games", digits: 4});
+    show("stats-card", true);
+  }
+
+  function drawWdl(d) {
+    const played = d.wdl.slice(1).some(r => r[0] + r[1] + r[2] > 0);
+    if (!played) { show("wdl-card", false); return; }
+    const gens = d.generations.slice(1), w = d.wdl.slice(1);
+    Charts.draw("wdl", "wdl", gens, [
+      {label: "wins", color: "#1f8a4c", values: w.map(r => r[0])},
+      {label: "draws", color: "#7b8698", values: w.map(r => r[1])},
+      {label: "losses", color: "#c0392b", values: w.map(r => r[2])}], {x: "generation", digits: 0});
+    show("wdl-card", true);
+  }
+
+  function table(d) {
+    if (!d.names) { show("table-card", false); return; }
+    const g = d.mean.length - 1;
+    const rows = d.names.map((name, i) => ({i: i, name: name, start: d.mean[0][i], now: d.mean[g][i],
+      change: d.mean[g][i] - d.mean[0][i], std: d.std ? d.std[g][i] : null,
+      lower: d.lower ? d.lower[i] : null, upper: d.upper ? d.upper[i] : null, fixed: d.fixed[i]}));
+    const q = $("filter").value.trim().toLowerCase();
+    const val = r => sortKey === "change" ? Math.abs(r.change) : r[sortKey];
+    const shown = rows.filter(r => !q || r.name.toLowerCase().includes(q)).sort((a, b) => {
+      const x = val(a), y = val(b);
+      const c = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
+      return asc ? c : -c;
+    });
+    $("wtable").querySelector("tbody").innerHTML = shown.map(r =>
+      '<tr data-weight="' + ET.esc(r.name) + '"><td><input type="checkbox" data-i="' + r.i + '"' +
+      (charted && charted.includes(r.i) ? " checked" : "") + (r.fixed ? " disabled" : "") + "></td>" +
+      "<td>" + ET.esc(r.name) + (r.fixed ? ' <span class="muted">fixed</span>' : "") + "</td>" +
+      '<td class="num">' + ET.num(r.start, 1) + '</td><td class="num" data-field="now">' + ET.num(r.now, 1) +
+      '</td><td class="num">' + (r.change > 0 ? "+" : "") + ET.num(r.change, 1) + '</td><td class="num">' +
+      ET.num(r.std, 1) + '</td><td class="num wide">' + ET.num(r.lower) + '</td><td class="num wide">' +
+      ET.num(r.upper) + "</td></tr>").join("");
+    document.querySelectorAll("#wtable th.sortable").forEach(th => {
+      th.classList.toggle("sorted", th.dataset.key === sortKey);
+      th.classList.toggle("asc", th.dataset.key === sortKey && asc);
+    });
+    show("table-card", true);
+  }
+
+  function drawStrength(s) {
+    const xs = s.games || [];
+    const note = s.note ? " " + s.note + "." : "";
+    $("strength-method").textContent = (s.method ? "Method: " + s.method + " (" + s.matches +
+      " mini-matches)." : "") + note + (s.checkpoints && s.checkpoints.length
+      ? " Points: checkpoint matches against shannon on held-out openings (verify-curve.json)."
+      : " Checkpoint matches against shannon (verify-curve.json, from evotune compare " +
+        "--verify-every) are drawn here when the run has them.");
+    if (!xs.length && !(s.checkpoints || []).length) {
+      $("strength").innerHTML = '<p class="muted">No strength curve yet.</p>';
+      delete Charts.all.strength;
+      return;
+    }
+    if (!Charts.all.strength) $("strength").innerHTML = "";
+    const lo = s.elo.map((v, i) => v - s.error[i]), hi = s.elo.map((v, i) => v + s.error[i]);
+    const series = [
+      {label: "Elo vs " + s.against, color: "#2f6fdb", values: s.elo, width: 2},
+      {label: "95% low", color: "rgba(47,111,219,0.35)", values: lo, dash: [4, 4], width: 1},
+      {label: "95% high", color: "rgba(47,111,219,0.35)", values: hi, dash: [4, 4], width: 1}];
+    let x = xs.slice();
+    if (s.checkpoints && s.checkpoints.length) {  // measured points, on their own x values
+      const all = Array.from(new Set(xs.concat(s.checkpoints.map(c => c.games)))).sort((a, b) => a - b);
+      const at = (arr) => all.map(v => { const k = xs.indexOf(v); return k < 0 ? null : arr[k]; });
+      series[0].values = at(s.elo); series[1].values = at(lo); series[2].values = at(hi);
+      const cp = all.map(v => { const c = s.checkpoints.find(c => c.games === v); return c ? c.elo : null; });
+      series.push({label: "checkpoint match vs shannon", color: "#b26b00", values: cp, points: true, width: 0});
+      x = all;
+    }
+    Charts.draw("strength", "strength:" + series.length, x, series,
+                {y: "Elo", digits: 1, bands: [{series: [3, 2], fill: "rgba(47,111,219,0.10)"}]});
+  }
+
+  function training(d) {
+    const recs = (d.status && d.status.records) || [];
+    if (!recs.length) { show("loss-card", false); return; }
+    const xs = recs.map(r => r.epoch);
+    const series = [{label: "training loss", color: "#2f6fdb", values: recs.map(r => r.train_loss)}];
+    if (recs.some(r => r.val_loss != null))
+      series.push({label: "validation loss", color: "#d9534f", values: recs.map(r => r.val_loss)});
+    Charts.draw("loss", "loss:" + series.length, xs, series, {x: "epoch", digits: 5});
+    const lastRec = recs[recs.length - 1];
+    const pps = lastRec.positions && lastRec.seconds ? ET.num(lastRec.positions / lastRec.seconds) + " positions/s; " : "";
+    $("loss-note").textContent = pps + (d.status.checksum ? "net checksum " + d.status.checksum : "");
+    show("loss-card", true);
+  }
+
+  function games(d) {
+    const gs = d.latest_games || [];
+    show("games-card", gs.length > 0);
+    $("games").querySelector("tbody").innerHTML = gs.map(g => "<tr><td>" + g.generation + "</td><td>" +
+      ET.esc(g.white) + "</td><td>" + ET.esc(g.black) + "</td><td>" + ET.esc(g.result) +
+      '</td><td class="wide">' + ET.esc(g.termination) + '</td><td class="num">' + g.plies +
+      '</td><td><a href="' + api + "/pgn/" + g.generation + '">gen ' + g.generation + "</a></td></tr>").join("");
+  }
+
+  function render(d) {
+    data = d;
+    figures(d.row);
+    $("damaged").hidden = !(d.damaged || d.row.damaged);
+    $("damaged").textContent = "damaged: " + (d.damaged || d.row.damaged || "");
+    if (d.names && d.mean && d.mean.length) { drawWeights(d); drawStats(d); drawWdl(d); table(d); }
+    training(d);
+    games(d);
+    show("check-card", !!d.final_check);
+    if (d.final_check) $("check").textContent = d.final_check.join("\n");
+    const v = d.verify || [];
+    show("verify-card", v.length > 0);
+    $("verify").innerHTML = v.map(m => "<div>" + ET.esc(m.label || m.opponent) + ": Elo " +
+      ET.num(m.elo, 1) + " +- " + ET.num(m.elo_error, 1) + " over " + m.games + " games vs " +
+      ET.esc(m.opponent) + "</div>").join("");
+  }
+
+  document.querySelectorAll("input[name=scale]").forEach(r => r.addEventListener("change", () => {
+    scale = r.value; if (data) drawWeights(data);
+  }));
+  $("filter").addEventListener("input", () => data && table(data));
+  document.querySelectorAll("#wtable th.sortable").forEach(th => th.addEventListener("click", () => {
+    if (sortKey === th.dataset.key) asc = !asc; else { sortKey = th.dataset.key; asc = th.dataset.key === "name"; }
+    if (data) table(data);
+  }));
+  $("wtable").addEventListener("change", e => {
+    const i = Number(e.target.dataset.i);
+    if (!isFinite(i)) return;
+    charted = e.target.checked ? charted.concat([i]) : charted.filter(j => j !== i);
+    drawWeights(data);
+  });
+
+  ET.poll(async () => {
+    const text = await ET.json(api);
+    if (text !== last) { last = text; render(JSON.parse(text)); }
+    const st = await ET.json(api + "/strength");
+    if (st !== lastStrength) { lastStrength = st; drawStrength(JSON.parse(st)); }
+  });
+})();
