@@ -229,11 +229,11 @@ class Recommendation:
 def keeps_population(run: RunData) -> bool:
     """Whether the run's generations hold a population (DE, jDE, EA, TD) rather than one vector
     (SPSA's theta, CMA-ES's mean, a fit's weights), as its strategy declares
-    (``Strategy.RECOMMENDS``)."""
+    (:meth:`Strategy.keeps_population`)."""
     if run.kind != "games":
         return False
     try:
-        return not strategy_class(run.strategy).RECOMMENDS
+        return strategy_class(run.strategy).keeps_population()
     except ConfigError:
         return True  # a strategy this version does not know: its stored population
 
