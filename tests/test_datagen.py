@@ -109,7 +109,7 @@ def test_crash_between_append_and_progress_then_rerun(tmp_path, generated, monke
 
     def failing(path, data):
         calls["n"] += 1
-        if calls["n"] == 2:  # the second chunk is appended, its progress never recorded
+        if calls["n"] == 3:  # the first record, the first chunk; the second is never recorded
             raise KeyboardInterrupt
         real(path, data)
 

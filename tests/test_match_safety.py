@@ -195,9 +195,14 @@ def _ctrl_c_stderr(args: list[str], pids: Path, engines: int) -> str:
 @needs_proc
 def test_ctrl_c_of_a_match_reports_no_forfeit(two_fakes):
     a, b, pids = two_fakes
-    err = _ctrl_c_stderr(["match", str(a), str(b), "--games", "400", "--workers", "2"], pids, 6)
+    out = pids.parent / "ctrl-c-match"
+    err = _ctrl_c_stderr(["match", str(a), str(b), "--games", "400", "--workers", "2", "--out",
+                          str(out)], pids, 6)
     assert "forfeit" not in err and "exit code" not in err, err
-    assert err.strip() in ("evotune: interrupted", ""), err
+    lines = err.strip().splitlines()
+    assert lines[0].startswith(f"match in {out} (continue a stopped one with "), err
+    assert all(ln.startswith(("match in", "compiling the engine core")) for ln in lines[:-1]), err
+    assert lines[-1].startswith("evotune: interrupted; the ") and str(out) in lines[-1], err
 
 
 @needs_proc

@@ -334,7 +334,7 @@ def test_the_tree_models_are_the_ones_the_page_names(name, checksum):
     quiet moves without changing its score."""
     root = Path(__file__).resolve().parents[1] / "docs" / "results"
     path = root / "artefacts" / "move-model" / f"{name}.evomove"
-    page = (root / "move-model.md").read_text()
+    page = "".join(f.read_text() for f in sorted(root.glob("move-model*.md")))
     assert hashlib.sha256(path.read_bytes()).hexdigest() in page
     model = MM.read_move_model(path)
     assert model.hidden == 0 and model.features == 2
@@ -357,7 +357,7 @@ def test_every_move_model_artefact_is_named_by_its_page():
     docs/results/move-model.md; each patch changes files of the repository only (no new file:
     paths relative to it), and the ceiling patch adds the counters its script reads."""
     root = Path(__file__).resolve().parents[1] / "docs" / "results"
-    page = (root / "move-model.md").read_text()
+    page = "".join(f.read_text() for f in sorted(root.glob("move-model*.md")))
     files = sorted((root / "artefacts" / "move-model").iterdir())
     assert {f.suffix for f in files} == {".evomove", ".patch", ".py", ".toml"}
     for f in files:

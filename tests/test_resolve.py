@@ -1,4 +1,5 @@
-"""Players written SPEC[:WEIGHTS]: specs, the reference alias, every json export read back,
+"""Players written SPEC[:WEIGHTS]: specs, the old spelling 'reference' of shannon, every json
+export read back,
 many-weight specs, player lists, and one line + exit 2 for every bad player string."""
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ SHANNON_REF = (100.0, 300.0, 330.0, 500.0, 900.0, 10.0)
 def test_bare_spec_and_the_reference_alias():
     ref, sh = resolve_player("reference"), resolve_player("shannon")
     assert ref.weights == sh.weights == SHANNON_REF
-    assert (ref.name, sh.name) == ("reference", "shannon") and ref.kind == "builtin"
+    # the old spelling plays shannon and is labelled by its spec name (round 5)
+    assert (ref.name, sh.name) == ("shannon", "shannon") and ref.kind == "builtin"
     cp = resolve_player("example-centipawn")
     assert cp.kind == "uci" and cp.weights == tuple(
         w.reference for w in load_engine_spec("example-centipawn").weights)
@@ -100,12 +102,12 @@ def test_every_export_of_a_many_weight_run_is_accepted_back_exactly(pst_run, fmt
 
 
 def test_player_list_tells_repeated_names_apart(tmp_path):
-    players = resolve_player_list("shannon, reference,shannon")
-    assert [p.name for p in players] == ["shannon-A", "reference", "shannon-B"]
-    a, b = resolve_players("reference", "reference")
-    assert (a.name, b.name) == ("reference-A", "reference-B")
+    players = resolve_player_list("shannon, pst,shannon")
+    assert [p.name for p in players] == ["shannon-A", "pst", "shannon-B"]
+    a, b = resolve_players("shannon", "reference")
+    assert (a.name, b.name) == ("shannon-A", "shannon-B")
     with pytest.raises(ConfigError, match="an empty entry"):
-        resolve_player_list("shannon,,reference")
+        resolve_player_list("shannon,,pst")
 
 
 def test_errors_stay_one_short_line_for_big_specs(pst_run, tmp_path):
@@ -150,7 +152,7 @@ def test_bad_player_strings_exit_2_with_one_line(tmp_path, capsys, player, messa
     for key, name in files.items():
         player = player.replace(key, str(tmp_path / name))
     make_fake_run(tmp_path, "r1", generations=1)
-    for args in (["match", "reference", player, "--games", "2"],
+    for args in (["match", "shannon", player, "--games", "2"],
                  ["verify", "r1", "--opponents", "shannon", "--opponents", player, "--runs-dir",
                   str(tmp_path), "--games", "2"]):
         with pytest.raises(SystemExit) as exc:

@@ -249,7 +249,7 @@ def test_a_weight_on_a_string_option_is_refused(tmp_path):
 
 def test_match_checks_bounds_against_the_options_range_as_run_does(tmp_path, fake_engine_spec):
     spec = fake_engine_spec(tmp_path, knight_upper=5000)
-    for args in (["match", str(spec), "reference", "--games", "2", "--depth", "1"],
+    for args in (["match", str(spec), "shannon", "--games", "2", "--depth", "1"],
                  ["run", "--engine", str(spec), "--np", "4", "--generations", "1"]):
         r = _evotune(*args, cwd=tmp_path)
         assert r.returncode == 2, r.stderr
