@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from badinput import SPEC
 from test_movetrain import _hidden_model_data
 
@@ -132,3 +135,23 @@ def test_a_trainings_out_is_never_its_data_nor_a_runs_file(tmp_path, capsys):
     assert (tmp_path / "runs" / "t" / "moves-checkpoint.npz").read_bytes() == checkpoint
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["t"]
     assert Path(tmp_path / "m.evomove").exists()
+
+
+@pytest.mark.parametrize("args", [
+    ("export", "r1", "--format", "json", "--out", "{run}/x.json"),
+    ("datagen", "--games", "2", "--depth", "1", "--out", "{run}/d.txt"),
+    ("nn", "init", "--hidden", "8", "--out", "{run}/n.nnue"),
+])
+def test_no_command_writes_its_out_inside_a_run_folder(tmp_path, make_fake_run, args):
+    """Only a run's store writes in its folder: --out of export, datagen, label and the nn
+    commands is refused there in one line, exit 2, before anything is written (issue 60)."""
+    make_fake_run(tmp_path, "r1", generations=1)
+    run = tmp_path / "r1"
+    before = sorted(p.name for p in run.rglob("*"))
+    argv = [a.replace("{run}", str(run)) for a in args]
+    res = subprocess.run([sys.executable, "-m", "evotune.cli", *argv, "--runs-dir", str(tmp_path)]
+                         if argv[0] == "export" else [sys.executable, "-m", "evotune.cli", *argv],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert "lies inside the folder of run 'r1'" in res.stderr
+    assert sorted(p.name for p in run.rglob("*")) == before

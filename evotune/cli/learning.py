@@ -11,6 +11,7 @@ from ..learn.nn.td import LAMBDA
 from ..learn.relabel import LabelSettings
 from ..learn.relabel import label as run_label
 from ..runs.fitconfig import TexelConfig
+from ..runs.manifest import check_outside_runs
 from .options import (
     limits_options,
     note_old_players,
@@ -67,6 +68,7 @@ def datagen(games, positions, out_file, engine, limits, openings, random_plies, 
     if td_lambda is not None and target != "td":
         raise FieldError("td_lambda", "applies to the td target only (--target td)")
     note_old_players(engine)
+    check_outside_runs(out_file, "--out")  # a run's folder is its store's alone
     settings = DatagenSettings(games=games, engine=engine, limits=limits, openings=openings,
                                random_plies=random_plies, per_game=per_game, seed=seed, fmt=fmt,
                                chunk=chunk, positions=positions, target=target,
@@ -124,6 +126,7 @@ def label(data, engine, limits, out_file, max_bad, workers, chunk, move, visits)
     external engine gets 'go depth D nodes N'); give --depth 64 for a node count alone.
     """
     note_old_players(engine)
+    check_outside_runs(out_file, "--out")
     settings = LabelSettings(engine=engine, limits=limits, chunk=chunk, max_bad=max_bad,
                              move=move, visits=visits)
     bar = CountBar("label", "positions", "scored")

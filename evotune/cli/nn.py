@@ -25,6 +25,7 @@ from ..errors import ConfigError
 from ..fileio import check_writable
 from ..learn.nn.bulletdata import SUFFIXES, is_bullet
 from ..learn.nn.bulletdata import convert as convert_data
+from ..runs.manifest import check_outside_runs
 from .nnmoves import is_move_model_file, move_model_info, train_moves_command
 from .nntrain import train
 
@@ -89,6 +90,7 @@ def init(hidden: int, seed: int, activation: str, king_buckets: str, output_buck
     net = random_net(hidden, seed, activation, king_buckets=parse_king_buckets(king_buckets),
                      output_buckets=output_buckets)
     check_writable(out_file, "--out", parents=False)
+    check_outside_runs(out_file, "--out")
     write_net(net, out_file, fmt)
     click.echo(f"{out_file}: {fmt} net, {net.describe()}")
 
@@ -138,6 +140,7 @@ def export(net_file: str, fmt: str, out_file: str, input_format: str, hidden: in
     """Write NET_FILE in another format (the arrays are copied exactly)."""
     net = _read(net_file, input_format, hidden, activation, king_buckets, output_buckets)
     check_writable(out_file, "--out", parents=False)
+    check_outside_runs(out_file, "--out")
     if Path(out_file).exists() and Path(out_file).samefile(net_file):
         raise ConfigError(f"--out {out_file} is the net file being exported; give another file")
     write_net(net, out_file, fmt)

@@ -11,6 +11,7 @@ from ..kinds import kind_of
 from ..match.resolve import close_external_players
 from ..match.resultsblock import stored_figures, summary_lines
 from ..match.scoring import SprtParams
+from ..runs.manifest import check_outside_runs
 from ..runs.store import VERIFY_GAMES, Store
 from ..verify.run import VerifySettings
 from ..verify.text import block_where, describe_match, describe_verification, verdict_lines
@@ -167,6 +168,7 @@ def export(run_ref, fmt, engine, out_file, rule, runs_dir):
     """Export a run's recommended weights (notes about left-out weights go to stderr)."""
     if out_file is not None:
         check_writable(out_file, "--out")
+        check_outside_runs(out_file, "--out")  # a run's folder is its store's alone
     store = Store.open(run_ref, runs_dir)
     result = kind_of(store).export(store, fmt=fmt, engine=engine, rule=rule, runs_dir=runs_dir,
                                    out_file=out_file)
