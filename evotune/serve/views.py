@@ -36,7 +36,8 @@ from ..tuning.loop import pgn_text
 from .block import final_check_block
 from .series import GenerationCache, all_played
 
-SIGNED_FILES = ("manifest.json", "state.json", "guard.json", "verify.json", "verify-curve.json",
+SIGNED_FILES = ("manifest.json", "state.json", "final-check.json", "guard.json", "verify.json",
+                "verify-curve.json",
                 "texel.json", "checkpoint.npz", "games.jsonl")
 """The files whose change makes a run's cached views stale."""
 MAX_POINTS = 400
@@ -246,12 +247,12 @@ def _row(store: Store) -> dict:
         manifest = store.manifest()
         cfg = manifest.config
         state = store.current_state()
-        guard = store.read_guard() if (store.root / "guard.json").exists() else None
+        guard = store.read_guard()  # final-check.json (guard.json in runs made before)
     except EvotuneError as exc:
         return {**base, "kind": "?", "damaged": damaged_file(exc, store.root) or str(exc)}
     done = state.generation if state else 0
     total = int(getattr(cfg, "generations", 0) or getattr(cfg, "epochs", 0) or 0)
-    games = state.games if state else 0
+    games = (state.games if state else 0) + (guard.games if guard else 0)  # as status counts
     budget = int(getattr(cfg, "max_games", 0) or 0)
     seconds = state.seconds if state else 0.0
     rate = games / seconds if seconds > 0 and games else None
@@ -285,7 +286,7 @@ def _detail(store: Store, cache: GenerationCache) -> dict:
         else:
             out["status"] = _clean(kind.status(store, every=True).info)
         out["latest_games"] = _latest_games(store)
-        guard = store.read_guard() if (store.root / "guard.json").exists() else None
+        guard = store.read_guard()  # final-check.json (guard.json in runs made before)
         out["final_check"] = final_check_block(guard) if guard is not None else None
         verify = store.read_verify()
         out["verify"] = verify["matches"] if verify else []
