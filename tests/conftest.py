@@ -3,6 +3,7 @@
 Engines and specs: ``fake_engine`` (the command of a scripted UCI engine in tests/fake_engines),
 ``fake_engine_spec`` (a tiny two-weight 'uci' spec for one), ``write_pst_spec`` (a spec with
 the pst/extended feature names: hundreds of weights).
+The command line: ``call_cli`` (``evotune ARGS`` in this process: exit code, stdout, stderr).
 Runs: ``make_fake_run`` (a stored run made in a moment from synthetic outcomes),
 ``stored_generations`` and ``stored_games`` (a stored run without its wall-clock timings),
 ``kill_at_generation`` (SIGKILL a run's process once it reaches a generation).
@@ -29,6 +30,7 @@ import chess
 import numpy as np
 import pytest
 
+from evotune.cli import main
 from evotune.seeding import STREAM_GAMES, generator
 from evotune.space import WeightSpace
 from evotune.strategies.base import GameLeaves, MatchOutcome, MatchRequest
@@ -125,6 +127,25 @@ def write_pst_spec():
         return path
 
     return write
+
+
+# ---- the command line ---------------------------------------------------------------------------
+
+@pytest.fixture
+def call_cli(capsys):
+    """``call_cli(*args)``: ``evotune ARGS`` run in this process (:func:`evotune.cli.main`, as
+    the console script calls it); returns (exit code, stdout, stderr)."""
+
+    def call(*args: str) -> tuple[int, str, str]:
+        try:
+            main([str(a) for a in args])
+            code = 0
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return call
 
 
 # ---- runs ---------------------------------------------------------------------------------------

@@ -15,7 +15,6 @@ import pytest
 from badinput import SPEC
 from test_movetrain import _hidden_model_data
 
-from evotune.cli import main
 from evotune.engine import movemodel as MM
 from evotune.learn.datagen import engine_identity
 from evotune.spec.file import load_engine_spec
@@ -24,32 +23,22 @@ MODEL_SPEC = SPEC.replace('kind = "builtin"\n',
                           'kind = "builtin"\n[search]\nprior = "model:m.evomove"\n', 1)
 
 
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def _one_line(code: int, err: str, *words: str) -> None:
     assert code == 2 and err.count("\n") == 1 and err.startswith("evotune: error: "), err
     for w in words:
         assert w in err, err
 
 
-def test_a_runs_identity_holds_its_move_models_bytes(tmp_path, capsys, monkeypatch):
+def test_a_runs_identity_holds_its_move_models_bytes(tmp_path, call_cli, monkeypatch):
     monkeypatch.chdir(tmp_path)
     MM.write_move_model(MM.random_model(seed=1, spread=60), tmp_path / "m.evomove")
     (tmp_path / "s.toml").write_text(MODEL_SPEC)
-    code, _, err = cli(capsys, "run", "--engine", "s.toml", "--np", "4", "--generations", "1",
+    code, _, err = call_cli("run", "--engine", "s.toml", "--np", "4", "--generations", "1",
                        "--games", "2", "--depth", "1", "--workers", "1", "--runs-dir", "pop",
                        "--run-id", "r")
     assert code == 0, err
     # the same model again: verify plays it (with a node limit, as match takes one)
-    code, out, err = cli(capsys, "verify", "r", "--games", "2", "--depth", "1", "--nodes", "300",
+    code, out, err = call_cli("verify", "r", "--games", "2", "--depth", "1", "--nodes", "300",
                          "--workers", "1", "--runs-dir", "pop")
     assert code == 0, err
     assert json.loads((tmp_path / "pop" / "r" / "verify.json").read_text())["nodes"] == 300
@@ -58,7 +47,7 @@ def test_a_runs_identity_holds_its_move_models_bytes(tmp_path, capsys, monkeypat
     MM.write_move_model(MM.random_model(seed=2, spread=60), tmp_path / "m.evomove")
     for args in (("verify", "r", "--games", "2", "--depth", "1"), ("resume", "r"),
                  ("resume", "r", "--generations", "2"), ("status", "r")):
-        code, _, err = cli(capsys, *args, "--runs-dir", "pop")
+        code, _, err = call_cli(*args, "--runs-dir", "pop")
         _one_line(code, err, "move-model file", "m.evomove", "changed since the run started")
     assert sorted(p.name for p in (tmp_path / "pop" / "r").iterdir()) == before[1]
 
@@ -78,29 +67,29 @@ def test_an_outputs_identity_holds_its_move_models_bytes(tmp_path):
     assert set(engine_identity("shannon", plain)) == {"engine_spec_sha256", "weights_sha256"}
 
 
-def test_nn_info_shows_a_model_of_any_legal_scale(tmp_path, capsys):
+def test_nn_info_shows_a_model_of_any_legal_scale(tmp_path, call_cli):
     n = MM.SET_FEATURES[1]
     MM.write_move_model(MM.MoveModel(weights=np.full(n, MM.WEIGHT_MAX, dtype=np.int32), scale=1),
                         tmp_path / "x.evomove")
-    code, out, err = cli(capsys, "nn", "info", str(tmp_path / "x.evomove"))
+    code, out, err = call_cli("nn", "info", str(tmp_path / "x.evomove"))
     assert code == 0, err
     shares = [float(w.rstrip("%,")) for w in out.splitlines()[-1].split()[2::2]]
     assert len(shares) == 3 and all(0 <= s <= 100 for s in shares)  # 20 moves tie: 5.0% each
     assert shares == [5.0, 5.0, 5.0]
 
 
-def _train(capsys, tmp_path, *extra: str) -> tuple[int, str, str]:
-    return cli(capsys, "nn", "train-moves", str(tmp_path / "d.txt"), "--out",
+def _train(call_cli, tmp_path, *extra: str) -> tuple[int, str, str]:
+    return call_cli("nn", "train-moves", str(tmp_path / "d.txt"), "--out",
                str(tmp_path / "m.evomove"), "--epochs", "1", "--batch", "32", "--run-id", "t",
                "--runs-dir", str(tmp_path / "runs"), *extra)
 
 
-def test_a_training_checks_the_settings_it_was_trained_with(tmp_path, capsys):
+def test_a_training_checks_the_settings_it_was_trained_with(tmp_path, call_cli):
     _hidden_model_data(tmp_path / "d.txt", 120, seed=5)
-    code, out, err = _train(capsys, tmp_path)
+    code, out, err = _train(call_cli, tmp_path)
     assert code == 0, err
     runs = str(tmp_path / "runs")
-    code, out, err = cli(capsys, "status", "t", "--runs-dir", runs)
+    code, out, err = call_cli("status", "t", "--runs-dir", runs)
     assert code == 0 and "epoch 1/1 (finished)" in out, err
     manifest = tmp_path / "runs" / "t" / "manifest.json"
     good = manifest.read_text()
@@ -110,24 +99,24 @@ def test_a_training_checks_the_settings_it_was_trained_with(tmp_path, capsys):
         manifest.write_text(json.dumps(doc))
         for args in (("status", "t"), ("resume", "t", "--generations", "2"),
                      ("export", "t", "--format", "evotune", "--out", str(tmp_path / "e.evomove"))):
-            code, _, err = cli(capsys, *args, "--runs-dir", runs)
+            code, _, err = call_cli(*args, "--runs-dir", runs)
             _one_line(code, err, f"sets {key} other than", "manifest.json")
     manifest.write_text(good)
-    code, out, err = cli(capsys, "resume", "t", "--generations", "2", "--runs-dir", runs)
+    code, out, err = call_cli("resume", "t", "--generations", "2", "--runs-dir", runs)
     assert code == 0 and "epoch 2:" in err, err
     assert not (tmp_path / "e.evomove").exists()
 
 
-def test_a_trainings_out_is_never_its_data_nor_a_runs_file(tmp_path, capsys):
+def test_a_trainings_out_is_never_its_data_nor_a_runs_file(tmp_path, call_cli):
     _hidden_model_data(tmp_path / "d.txt", 120, seed=5)
     data = (tmp_path / "d.txt").read_bytes()
-    code, _, err = _train(capsys, tmp_path)
+    code, _, err = _train(call_cli, tmp_path)
     assert code == 0, err
     checkpoint = (tmp_path / "runs" / "t" / "moves-checkpoint.npz").read_bytes()
     for out, words in ((tmp_path / "d.txt", "is the move data file"),
                        (tmp_path / "runs" / "t" / "moves-checkpoint.npz", "folder of run 't'"),
                        (tmp_path / "runs" / "m.evomove", "inside the runs folder")):
-        code, _, err = cli(capsys, "nn", "train-moves", str(tmp_path / "d.txt"), "--out",
+        code, _, err = call_cli("nn", "train-moves", str(tmp_path / "d.txt"), "--out",
                            str(out), "--epochs", "1", "--run-id", "u", "--runs-dir",
                            str(tmp_path / "runs"))
         _one_line(code, err, "--out", words)

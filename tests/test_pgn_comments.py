@@ -9,7 +9,6 @@ import re
 import chess
 import chess.pgn
 
-from evotune.cli import main
 from evotune.limits import Limits
 from evotune.match import MatchSettings, play_match
 from evotune.match.openings import Opening
@@ -22,24 +21,15 @@ from evotune.spec.file import load_engine_spec
 COMMENT = re.compile(r"^[+-]?(\d+\.\d\d|M\d+)/\d+( \d+(\.\d+)?s)?$")
 
 
-def run(capsys, *args):
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
 
 def test_info_depth():
     assert info_depth("info depth 12 seldepth 18 score cp 35 nodes 100 pv e2e4") == 12
     assert info_depth("info score cp 35") == 0 and info_depth("info depth x score cp 1") == 0
 
 
-def test_core_games_keep_each_move_depth_and_score(tmp_path, capsys):
+def test_core_games_keep_each_move_depth_and_score(tmp_path, call_cli):
     pgn = tmp_path / "m.pgn"
-    code, out, err = run(capsys, "match", "shannon", "pst", "--games", "2", "--depth", "2",
+    code, out, err = call_cli("match", "shannon", "pst", "--games", "2", "--depth", "2",
                          "--max-plies", "24", "--seed", "1", "--openings", "book", "--book-plies", "4",
                          "--pgn", str(pgn), "--json")
     assert code == 0, err
@@ -82,13 +72,13 @@ def test_external_engine_moves_carry_depth_and_time(fake_engine_spec, tmp_path):
     assert all(t > 0 for t in out.move_seconds)
 
 
-def test_interim_block_every_n_games(capsys):
-    code, out, err = run(capsys, "match", "shannon", "pst", "--games", "6", "--depth", "1",
+def test_interim_block_every_n_games(call_cli):
+    code, out, err = call_cli("match", "shannon", "pst", "--games", "6", "--depth", "1",
                          "--max-plies", "16", "--rating-interval", "2")
     assert code == 0, err
     assert err.count("Results of shannon vs pst (1 plies, 2moves_v1.epd):") == 2  # at 2 and 4
     assert "Games: 2, " in err and "Games: 4, " in err and "Games: 6, " not in err
     assert out.count("Results of shannon vs pst") == 1 and "Games: 6, " in out
-    code, out, err = run(capsys, "match", "shannon", "pst", "--games", "4", "--depth", "1",
+    code, out, err = call_cli("match", "shannon", "pst", "--games", "4", "--depth", "1",
                          "--max-plies", "16", "--rating-interval", "0")
     assert code == 0 and "Results of" not in err

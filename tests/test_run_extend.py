@@ -9,42 +9,31 @@ import json
 
 import pytest
 
-from evotune.cli import main
-
 TINY = ["--np", "4", "--games", "2", "--depth", "1", "--max-plies", "16", "--openings",
         "startpos", "--workers", "1", "--seed", "3", "--generations", "0"]
 
 
-def _cli(capsys, *args):
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
-
-def _run(capsys, runs, run_id, strategy, games, *extra):
-    code, out, err = _cli(capsys, "run", "--strategy", strategy, *TINY, "--max-games",
+def _run(call_cli, runs, run_id, strategy, games, *extra):
+    code, out, err = call_cli("run", "--strategy", strategy, *TINY, "--max-games",
                           str(games), "--runs-dir", str(runs), "--run-id", run_id, *extra)
     assert code == 0, err
     return out
 
 
-def _resume(capsys, runs, run_id, *extra):
-    return _cli(capsys, "resume", run_id, "--runs-dir", str(runs), "--workers", "1", *extra)
+def _resume(call_cli, runs, run_id, *extra):
+    return call_cli("resume", run_id, "--runs-dir", str(runs), "--workers", "1", *extra)
 
 
 @pytest.mark.parametrize("strategy", ["de", "jde", "ea", "cmaes"])
 def test_an_extended_run_equals_a_run_planned_at_the_larger_budget(
-        tmp_path, capsys, strategy, stored_generations, stored_games):
+        tmp_path, call_cli, strategy, stored_generations, stored_games):
     runs = tmp_path / "runs"
-    _run(capsys, runs, "planned", strategy, 48)
-    _run(capsys, runs, "short", strategy, 24)
+    _run(call_cli, runs, "planned", strategy, 48)
+    _run(call_cli, runs, "short", strategy, 24)
     assert len(stored_generations(runs / "short")) < len(stored_generations(runs / "planned"))
     identity = json.loads((runs / "short" / "manifest.json").read_text())["identity"]
-    code, _, err = _resume(capsys, runs, "short", "--max-games", "48")
+    code, _, err = _resume(call_cli, runs, "short", "--max-games", "48")
     assert code == 0, err
     assert stored_generations(runs / "short") == stored_generations(runs / "planned")
     assert stored_games(runs / "short") == stored_games(runs / "planned")
@@ -56,59 +45,59 @@ def test_an_extended_run_equals_a_run_planned_at_the_larger_budget(
     assert ext["games"] >= 24 and ext["generation"] >= 1
 
 
-def test_status_and_runs_show_the_new_budget_and_a_shrink_is_refused(tmp_path, capsys):
+def test_status_and_runs_show_the_new_budget_and_a_shrink_is_refused(tmp_path, call_cli):
     runs = tmp_path / "runs"
-    _run(capsys, runs, "r", "de", 16)
-    code, out, err = _resume(capsys, runs, "r", "--max-games", "8")
+    _run(call_cli, runs, "r", "de", 16)
+    code, out, err = _resume(call_cli, runs, "r", "--max-games", "8")
     assert code == 2 and out == ""
     assert err.strip() == ("evotune: error: --max-games 8 would shrink run 'r' (its limit is 16 "
                            "games); give more than 16 to extend it")
     # the reported case: --generations on a run that stopped at its --max-games
-    code, _, err = _resume(capsys, runs, "r", "--generations", "9")
+    code, _, err = _resume(call_cli, runs, "r", "--generations", "9")
     assert code == 2
     assert err.strip() == ("evotune: error: run 'r' has no --generations limit (its limits: "
                            "--max-games 16 games); a new one could only stop it earlier: raise "
                            "one of its own")
-    code, _, err = _resume(capsys, runs, "r", "--max-seconds", "0")
+    code, _, err = _resume(call_cli, runs, "r", "--max-seconds", "0")
     assert code == 2 and "--max-seconds must be a positive number" in err
     before = (runs / "r" / "manifest.json").read_bytes()
     assert json.loads(before).get("extensions") is None  # nothing written by a refusal
-    code, _, err = _resume(capsys, runs, "r", "--max-games", "32")
+    code, _, err = _resume(call_cli, runs, "r", "--max-games", "32")
     assert code == 0, err
-    code, out, _ = _cli(capsys, "status", "r", "--runs-dir", str(runs))
+    code, out, _ = call_cli("status", "r", "--runs-dir", str(runs))
     assert "(budget 32)" in out
     assert "extended at generation 2 (16 games): --max-games 16 games -> 32 games" in out
-    code, out, _ = _cli(capsys, "runs", "--runs-dir", str(runs))
+    code, out, _ = call_cli("runs", "--runs-dir", str(runs))
     assert "32/32 games" in out
     # a plain resume of the extended, finished run plays nothing more
-    code, out, err = _resume(capsys, runs, "r")
+    code, out, err = _resume(call_cli, runs, "r")
     assert code == 0 and "32 games" in out
 
 
-def test_a_raise_that_another_limit_still_stops_is_refused(tmp_path, capsys):
+def test_a_raise_that_another_limit_still_stops_is_refused(tmp_path, call_cli):
     runs = tmp_path / "runs"
-    _run(capsys, runs, "g", "de", 400, "--generations", "2")
-    code, _, err = _resume(capsys, runs, "g", "--max-games", "800")
+    _run(call_cli, runs, "g", "de", 400, "--generations", "2")
+    code, _, err = _resume(call_cli, runs, "g", "--max-games", "800")
     assert code == 2
     assert err.strip() == ("evotune: error: run 'g' would still stop where it stands: its "
                            "--generations 2 generations is reached; raise it too "
                            "(--generations N)")
-    code, _, err = _resume(capsys, runs, "g", "--max-games", "800", "--generations", "3")
+    code, _, err = _resume(call_cli, runs, "g", "--max-games", "800", "--generations", "3")
     assert code == 0, err
     assert json.loads((runs / "g" / "state.json").read_text())["generation"] == 3
 
 
-def test_spsa_extended_keeps_the_schedule_of_its_first_budget(tmp_path, capsys,
+def test_spsa_extended_keeps_the_schedule_of_its_first_budget(tmp_path, call_cli,
                                                                stored_generations):
     """N (planned pairs) is fixed at the start: the extended run is the first run continued, its
     c_k = c / k^gamma with the first budget's c (c_end N^gamma), decaying past c_end beyond N;
     the run planned at the larger budget has the larger c from its first iteration."""
     runs = tmp_path / "runs"
     spsa = ("--param", "batch=2")
-    _run(capsys, runs, "short", "spsa", 16, *spsa)
-    _run(capsys, runs, "planned", "spsa", 32, *spsa)
+    _run(call_cli, runs, "short", "spsa", 16, *spsa)
+    _run(call_cli, runs, "planned", "spsa", 32, *spsa)
     short = stored_generations(runs / "short")
-    code, _, err = _resume(capsys, runs, "short", "--max-games", "32")
+    code, _, err = _resume(call_cli, runs, "short", "--max-games", "32")
     assert code == 0, err
     extended, planned = stored_generations(runs / "short"), stored_generations(runs / "planned")
     assert extended[:len(short)] == short  # the first run, continued
@@ -128,13 +117,13 @@ def test_spsa_extended_keeps_the_schedule_of_its_first_budget(tmp_path, capsys,
 
 
 def test_a_final_check_of_the_old_end_is_set_aside_and_played_at_the_new_end(
-        tmp_path, capsys, stored_generations):
+        tmp_path, call_cli, stored_generations):
     runs = tmp_path / "runs"
     check = ("--param", "init=reference", "--final-check-games", "4")
-    _run(capsys, runs, "planned", "de", 40, *check)
-    _run(capsys, runs, "short", "de", 20, *check)
+    _run(call_cli, runs, "planned", "de", 40, *check)
+    _run(call_cli, runs, "short", "de", 20, *check)
     old = json.loads((runs / "short" / "final-check.json").read_text())
-    code, out, err = _resume(capsys, runs, "short", "--max-games", "40")
+    code, out, err = _resume(call_cli, runs, "short", "--max-games", "40")
     assert code == 0, err
     aside = runs / "short" / f"final-check-g{old['generation']:04d}.json"
     assert json.loads(aside.read_text()) == old

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from evotune.cli import main
 from evotune.match.scoring import sprt_llr
 from evotune.runs.guard import Guard, parse_guard
 from evotune.runs.store import Store
@@ -25,15 +24,6 @@ from evotune.serve.block import final_check_block  # noqa: E402
 
 V1 = Path(__file__).resolve().parent / "data" / "store-v1"
 
-
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
@@ -52,11 +42,11 @@ def client(folder):
     return create_app(folder).test_client()
 
 
-def test_rows_show_what_status_json_says(client, folder, capsys):
+def test_rows_show_what_status_json_says(client, folder, call_cli):
     rows = {r["run"]: r for r in client.get("/api/runs").get_json()["runs"]}
     assert set(rows) == {"de-run", "spsa-run", "old-fit", "old-games"}
     for run_id, row in rows.items():
-        code, out, _ = cli(capsys, "status", run_id, "--runs-dir", str(folder), "--json")
+        code, out, _ = call_cli("status", run_id, "--runs-dir", str(folder), "--json")
         assert code == 0
         info = json.loads(out)
         assert row["kind"] == info["kind"] and row["strategy"] == info["strategy"]
@@ -67,7 +57,7 @@ def test_rows_show_what_status_json_says(client, folder, capsys):
         if info["games"]:
             assert row["games_per_s"] == pytest.approx(info["games"] / info["seconds"], rel=1e-3)
     detail = client.get("/api/run/spsa-run").get_json()
-    code, out, _ = cli(capsys, "status", "spsa-run", "--runs-dir", str(folder), "--json")
+    code, out, _ = call_cli("status", "spsa-run", "--runs-dir", str(folder), "--json")
     assert detail["mean"][-1] == pytest.approx(json.loads(out)["mean"], abs=0.01)
     assert detail["std"] is None and detail["population"] is False  # SPSA: theta, no population
     assert {"c_k", "R_k", "step"} <= set(detail["stats"])
@@ -148,10 +138,10 @@ def test_a_remote_address_needs_the_token_and_loopback_refuses_other_hosts(folde
     assert local.get("/api/runs", headers={"Host": "127.0.0.1:8765"}).status_code == 200
 
 
-def test_cli_refuses_a_remote_host_without_the_flag(folder, capsys):
-    code, out, err = cli(capsys, "serve", "--runs-dir", str(folder), "--host", "0.0.0.0")
+def test_cli_refuses_a_remote_host_without_the_flag(folder, call_cli):
+    code, out, err = call_cli("serve", "--runs-dir", str(folder), "--host", "0.0.0.0")
     assert code == 2 and "--allow-remote" in err and len(err.strip().splitlines()) == 1
-    code, _, err = cli(capsys, "serve", "--runs-dir", str(folder / "nope"))
+    code, _, err = call_cli("serve", "--runs-dir", str(folder / "nope"))
     assert code == 2 and "no such folder" in err
 
 
