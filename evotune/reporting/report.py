@@ -24,7 +24,7 @@ from ..runs.config import known_strategy
 from ..runs.kinds import recommend
 from ..runs.rundata import Recommendation, RunData, load_run
 from ..runs.store import Store
-from ..strategies import strategy_class
+from ..strategies import keeps_population, strategy_class
 from ..verify.text import describe_match
 from .plots import PLOTS_KEY, PlotSet, write_plots
 from .summary import largest_changes, scalar_rows, table_rows
@@ -54,8 +54,7 @@ def describes(run: RunData) -> tuple[bool, str]:
     asked of its strategy (a fit's report keeps its population table)."""
     if not known_strategy(run.strategy):  # a fit: reported as it always was
         return True, "mean"
-    cls = strategy_class(run.strategy)
-    return cls.keeps_population(), cls.CENTRE
+    return keeps_population(run.strategy), strategy_class(run.strategy).CENTRE
 
 
 def weight_table(run: RunData) -> tuple[tuple[str, ...], dict]:

@@ -26,6 +26,25 @@ SYNC_SECONDS = 1.0
 cut at most the games of the last second)."""
 
 
+def log_tail(path: Path, max_bytes: int) -> tuple[list[bytes], bool]:
+    """The whole lines among the last ``max_bytes`` of the log at ``path`` (the first left out
+    when the window cut it) and whether its last line is torn (no newline, so left out too);
+    ([], False) for a missing or empty log. Readers that show the latest games take it, never
+    the whole file."""
+    try:
+        with open(path, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - max_bytes))
+            tail = f.read()
+    except OSError:
+        return [], False
+    lines = tail.split(b"\n")
+    torn = lines.pop() != b""  # what follows the last newline: b"" unless the line is torn
+    if size > max_bytes and lines:
+        lines = lines[1:]  # the window may have cut the first
+    return [ln for ln in lines if ln], torn
+
+
 def read_game_log(path: Path) -> tuple[list[GameLine], int]:
     """Every complete line of the log at ``path``, validated, and the byte length of a torn last
     line (written without its newline by a process killed mid-write; 0 when there is none).

@@ -23,6 +23,7 @@ from ..runs.records import Generation, State
 from ..runs.store import Store
 from ..space import SHANNON_NAMES, SHANNON_REFERENCE
 from ..spec.model import EngineSpec
+from ..strategies import keeps_population as strategy_keeps_population
 from ..strategies import strategy_class
 from .storedkinds import stored_kind
 
@@ -229,13 +230,8 @@ class Recommendation:
 def keeps_population(run: RunData) -> bool:
     """Whether the run's generations hold a population (DE, jDE, EA, TD) rather than one vector
     (SPSA's theta, CMA-ES's mean, a fit's weights), as its strategy declares
-    (:meth:`Strategy.keeps_population`)."""
-    if run.kind != "games":
-        return False
-    try:
-        return strategy_class(run.strategy).keeps_population()
-    except ConfigError:
-        return True  # a strategy this version does not know: its stored population
+    (:func:`evotune.strategies.keeps_population`)."""
+    return run.kind == "games" and strategy_keeps_population(run.strategy)
 
 
 def one_vector_name(run: RunData) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 
+from .gamelog import log_tail
 from .lock import lock_holder
 from .records import EPOCH_FILE_RE, GEN_FILE_RE
 from .store import Store
@@ -62,16 +63,7 @@ def _uncommitted(store: Store, committed: int) -> bool:
 
 def _last_game_line(store: Store) -> bytes | None:
     """The last line of the game log (b'torn' when it lacks its newline; None: no game)."""
-    try:
-        with open(store.games_path, "rb") as f:
-            size = f.seek(0, os.SEEK_END)
-            f.seek(max(0, size - TAIL_BYTES))
-            tail = f.read()
-    except OSError:
-        return None
-    if not tail:
-        return None
-    if not tail.endswith(b"\n"):
+    lines, torn = log_tail(store.games_path, TAIL_BYTES)
+    if torn:
         return b"torn"
-    lines = tail.rstrip(b"\n").split(b"\n")
-    return lines[-1] if lines and lines[-1] else None
+    return lines[-1] if lines else None

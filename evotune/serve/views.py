@@ -25,13 +25,14 @@ import numpy as np
 from ..errors import EvotuneError
 from ..kinds import kind_of
 from ..reporting.strength import base_of, checkpoints_of, curve_of
+from ..runs.gamelog import log_tail
 from ..runs.lock import lock_table
 from ..runs.manifest import Manifest, check_run_id
 from ..runs.records import parse_game_line
 from ..runs.rundata import engine_space
 from ..runs.runstate import run_state
 from ..runs.store import Store
-from ..strategies import strategy_class
+from ..strategies import keeps_population
 from ..tuning.loop import pgn_text
 from .block import final_check_block
 from .series import GenerationCache, all_played
@@ -325,7 +326,7 @@ def _weights_series(store: Store, cache: GenerationCache) -> dict:
     names = gens[-1].names
     fixed, reference, spec = _space(store, names)
     strategy = gens[-1].strategy
-    population = manifest.kind == "games" and _keeps_population(strategy)
+    population = manifest.kind == "games" and keeps_population(strategy)
     mean = np.array([g.mean for g in gens], dtype=np.float64)
     keys: list[str] = []
     for g in gens:
@@ -343,13 +344,6 @@ def _weights_series(store: Store, cache: GenerationCache) -> dict:
                     if population else None),
             "population": population, "stats": stats, "wdl": [list(g.wdl) for g in gens],
             "strategy": strategy}
-
-
-def _keeps_population(strategy: str) -> bool:
-    try:
-        return not strategy_class(strategy).RECOMMENDS
-    except EvotuneError:
-        return True
 
 
 REFIT_SHARE = 0.02
@@ -397,16 +391,7 @@ def _strength(store: Store, cache: GenerationCache) -> dict:
 def _latest_games(store: Store) -> list[dict]:
     """The last games of the log (newest first): generation, players, result, termination,
     plies."""
-    try:
-        with open(store.games_path, "rb") as f:
-            size = f.seek(0, os.SEEK_END)
-            f.seek(max(0, size - TAIL_BYTES))
-            tail = f.read()
-    except OSError:
-        return []
-    lines = tail.split(b"\n")[:-1]  # a torn last line (no newline) is left out
-    if size > TAIL_BYTES:
-        lines = lines[1:]  # the first may be cut
+    lines, _ = log_tail(store.games_path, TAIL_BYTES)  # a torn last line is left out
     out = []
     for i, raw in enumerate(reversed(lines[-LATEST_GAMES:])):
         rec = parse_game_line(raw, i, store.games_path).data

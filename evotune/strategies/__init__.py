@@ -25,7 +25,7 @@ from .td import TD
 STRATEGIES: dict[str, type[Strategy]] = {"de": DE, "jde": JDE, "ea": EA, "td": TD,
                                          "spsa": SPSA, "cmaes": CMAES}
 
-__all__ = ["STRATEGIES", "make_strategy", "strategy_class", "strategy_params", "Strategy",
+__all__ = ["STRATEGIES", "keeps_population", "make_strategy", "strategy_class", "strategy_params", "Strategy",
            "MatchRequest", "MatchOutcome", "GameLeaves", "Param", "DE", "JDE", "EA", "TD",
            "SPSA", "CMAES"]
 
@@ -40,6 +40,16 @@ def strategy_class(name: str) -> type[Strategy]:
         raise ConfigError(f"unknown strategy {name!r}; use one of "
                           f"{', '.join(STRATEGIES)} or {NG_PREFIX}NAME (a nevergrad "
                           "optimiser)") from None
+
+
+def keeps_population(name: str) -> bool:
+    """Whether strategy ``name`` keeps a population (DE, jDE, the EA, TD's learners) rather than
+    one vector and its step (SPSA, CMA-ES, nevergrad): :meth:`Strategy.keeps_population`; a
+    name this version does not know is read as the population its runs stored."""
+    try:
+        return strategy_class(name).keeps_population()
+    except ConfigError:
+        return True
 
 
 def strategy_params(name: str, *, np: int, games: int, budget: int,
