@@ -232,17 +232,9 @@ class Store:
                                  "with another --run-id")
             gen = self._read_generation_file(files[g], g)
             if out:
-                prev = out[-1]
-                if gen.names != prev.names:
-                    raise damaged(files[g], "its weight names differ from the previous generation's")
-                if gen.games_total != prev.games_total + gen.games:
-                    raise damaged(files[g], f"games_total {gen.games_total} != {prev.games_total} "
-                                         f"+ {gen.games}")
+                check_follows(out[-1], gen, files[g])
             out.append(gen)
-        if out[-1].games_total != state.games:
-            raise damaged(self.state_path, f"it counts {state.games} games but "
-                                        f"{files[state.generation].name} counts "
-                                        f"{out[-1].games_total}")
+        check_state_counts(self, state, out[-1].games_total)
         return out
 
     # -- games -----------------------------------------------------------------------------------
@@ -469,6 +461,26 @@ class Store:
         """A named JSON document (an object), or None when there is none."""
         path = self.root / f"{name}.json"
         return json_object(read_json(path, name), path) if path.exists() else None
+
+
+def check_follows(prev, gen, path: Path) -> None:
+    """``gen`` (a stored generation or any record with its ``names``, ``games`` and
+    ``games_total``) continues ``prev``'s history: the same weights, its games adding up; a
+    damaged record naming ``path`` otherwise (the one rule every reader of a run's generations
+    applies)."""
+    if gen.names != prev.names:
+        raise damaged(path, "its weight names differ from the previous generation's")
+    if gen.games_total != prev.games_total + gen.games:
+        raise damaged(path, f"games_total {gen.games_total} != {prev.games_total} + {gen.games}")
+
+
+def check_state_counts(store: Store, state: State, games_total: int) -> None:
+    """The state's games are the last generation's ``games_total`` (damaged state.json
+    otherwise)."""
+    if games_total != state.games:
+        raise damaged(store.state_path, f"it counts {state.games} games but "
+                                        f"{store.generation_path(state.generation).name} counts "
+                                        f"{games_total}")
 
 
 def list_runs(out_dir: str | Path = "populations") -> list[Store]:

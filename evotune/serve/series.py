@@ -14,7 +14,7 @@ import numpy as np
 
 from ..reporting.strength import Played, played
 from ..runs.recordio import damaged
-from ..runs.store import Store
+from ..runs.store import Store, check_follows, check_state_counts
 
 
 @dataclass(frozen=True)
@@ -96,18 +96,10 @@ class GenerationCache:
                 with self._lock:
                     self._files[path] = (sig, gen)
             if out:
-                prev = out[-1]
-                if gen.names != prev.names:
-                    raise damaged(path, "its weight names differ from the previous generation's")
-                if gen.games_total != prev.games_total + gen.games:
-                    raise damaged(path, f"games_total {gen.games_total} != {prev.games_total} + "
-                                        f"{gen.games}")
+                check_follows(out[-1], gen, path)
             names = gen.names
             out.append(gen)
-        if out[-1].games_total != state.games:
-            raise damaged(store.state_path, f"it counts {state.games} games but "
-                                            f"{store.generation_path(state.generation).name} "
-                                            f"counts {out[-1].games_total}")
+        check_state_counts(store, state, out[-1].games_total)
         return out
 
     def forget(self, root: Path) -> None:
