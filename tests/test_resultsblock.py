@@ -120,8 +120,7 @@ def test_conditions_as_fastchess_names_them():
 
 
 def test_final_check_block_from_its_record():
-    from evotune.runs.guard import Guard
-    from evotune.tuning.guard import guard_block
+    from evotune.runs.guard import Guard, guard_block
 
     penta = (1, 2, 3, 3, 1)  # 10 pairs of the 20 games
     guard = Guard(generation=4, tuned=(1.0,), start=(0.0,), games=20, wins=8, draws=5, losses=7,

@@ -19,8 +19,8 @@ from evotune.runs.store import Store
 
 flask = pytest.importorskip("flask", reason="the serve extra (flask) is not installed")
 
+from evotune.runs.guard import guard_block  # noqa: E402
 from evotune.serve.app import create_app  # noqa: E402 (needs flask)
-from evotune.serve.block import final_check_block  # noqa: E402
 
 V1 = Path(__file__).resolve().parent / "data" / "store-v1"
 
@@ -156,22 +156,25 @@ def test_without_flask_one_line_and_exit_2(folder):
 
 
 def test_final_check_block_has_fastchess_figures(tmp_path):
+    """The page shows the final check in the block the terminal prints (runs.guard.guard_block,
+    one formatter for the run's last lines and the page)."""
     guard = Guard(generation=5, tuned=(1.0,), start=(0.0,), games=200, wins=70, draws=80,
                   losses=50, pentanomial=(5, 15, 40, 25, 15), elo=34.9, elo_error=30.1,
                   verdict="undecided", better=True, openings="held-out.epd")
-    lines = final_check_block(guard)
-    assert lines[0] == "Results of tuned vs start (final check, held-out.epd):"
-    assert lines[1].startswith("Elo: 34.90 +/- 30.10, nElo: ")
+    lines = guard_block(guard)[1:]  # below the dashed rule
+    assert lines[0] == "Results of tuned vs start (held-out.epd):"
+    assert lines[1].startswith("Elo: ") and ", nElo: " in lines[1]
     # nElo: (mu - 0.5) / sqrt(2 var) * 800 / ln 10 on the pair scores
     mu = (15 * 0.25 + 40 * 0.5 + 25 * 0.75 + 15 * 1.0) / 100
     var = sum(c * (i / 4 - mu) ** 2 for i, c in enumerate((5, 15, 40, 25, 15))) / 100
     assert f"nElo: {(mu - 0.5) / math.sqrt(2 * var) * 800 / math.log(10):.2f}" in lines[1]
-    los = 100 * 0.5 * (1 + math.erf(20 / math.sqrt(2 * 120)))  # W - L = 20 over W + L = 120
+    # LOS by the normal approximation on the pairs' variance (100 pairs)
+    los = 100 * 0.5 * (1 + math.erf((mu - 0.5) / math.sqrt(var / 100) / math.sqrt(2)))
     assert lines[2] == f"LOS: {los:.2f} %, DrawRatio: 40.00 %, PairsRatio: 2.00"
     assert lines[3] == "Games: 200, Wins: 70, Losses: 50, Draws: 80, Points: 110.0 (55.00 %)"
     assert lines[4] == "Ptnml(0-2): [5, 15, 40, 25, 15]"
-    assert lines[5] == (f"LLR: {sprt_llr(guard.pentanomial, 0.0, 5.0):.2f} (-2.94, 2.94) "
-                        "[0.00, 5.00]")
+    assert lines[5].startswith(f"LLR: {sprt_llr(guard.pentanomial, 0.0, 5.0):.2f} (") \
+        and lines[5].endswith(") (-2.94, 2.94) [0.00, 5.00]")
     assert parse_guard(guard.to_json(), tmp_path / "guard.json") == guard
 
 

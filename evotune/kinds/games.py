@@ -17,7 +17,7 @@ from ..match.runner import compile_ended
 from ..reporting.tables import brief, clock
 from ..runs.budget import extended_config, extension_lines, extension_record
 from ..runs.config import RunConfig, validate_run_config
-from ..runs.guard import GUARD_DOCUMENT
+from ..runs.guard import GUARD_DOCUMENT, guard_block
 from ..runs.kinds import Bar, Job, RunUI, Summary
 from ..runs.lifecycle import (
     check_backend,
@@ -34,7 +34,6 @@ from ..runs.rundata import Recommendation, RunData, run_spec
 from ..runs.store import Store
 from ..space import WeightSpace
 from ..strategies import strategy_class
-from ..tuning.guard import guard_block
 from ..tuning.loop import execute
 from ..verify.text import describe_match
 from .view import elo_text, of_total, started

@@ -18,6 +18,9 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..limits import Limits
+from ..match.resultsblock import block_figures, conditions, summary_lines
+from ..match.scoring import SprtParams, sprt
 from .recordio import damaged, float_field, int_field, json_object, vector_field
 
 GUARD_DOCUMENT = "final-check"
@@ -144,3 +147,15 @@ def parse_guard(data, path: Path, n: int | None = None) -> Guard:
                                                       and math.isfinite(g.elo_error)):
         raise damaged(path, "the games do not add up, or the Elo is not finite")
     return g
+
+
+def guard_block(guard: Guard, limits: Limits | None = None) -> list[str]:
+    """The final check's results block (the tuned weights against the start), from its record;
+    none when nothing was played (the tuned weights equal the start)."""
+    if guard.games == 0:
+        return []
+    state = sprt(guard.pentanomial, SprtParams(*GUARD_ELO, *GUARD_ERRORS))
+    fig = block_figures(wins=guard.wins, draws=guard.draws, losses=guard.losses,
+                        pentanomial=guard.pentanomial, sprt=state)
+    return summary_lines(fig, "tuned", "start",
+                         where=conditions(limits, guard.openings or None))

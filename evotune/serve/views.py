@@ -1,7 +1,8 @@
 """What the tune page shows, as JSON-ready dicts, read from a runs folder through the run
 kinds' views (:mod:`evotune.kinds`: each kind's row and status), the run's state
 (:mod:`evotune.runs.runstate`), the strength curve (:mod:`evotune.reporting.strength`) and the
-final check (guard.json). A reader: it never writes, locks or repairs a run. A run whose files
+final check (its record and its results block, :func:`evotune.runs.guard.guard_block`, as the
+terminal prints it). A reader: it never writes, locks or repairs a run. A run whose files
 fail their validators is shown as ``damaged: FILE``; a request for anything that is not a run
 of the folder is refused (:class:`Refused`).
 
@@ -26,6 +27,7 @@ from ..errors import EvotuneError
 from ..kinds import kind_of
 from ..reporting.strength import base_of, checkpoints_of, curve_of
 from ..runs.gamelog import log_tail
+from ..runs.guard import guard_block
 from ..runs.lock import lock_table
 from ..runs.manifest import Manifest, check_run_id
 from ..runs.records import parse_game_line
@@ -34,7 +36,6 @@ from ..runs.runstate import run_state
 from ..runs.store import Store
 from ..strategies import keeps_population
 from ..tuning.loop import pgn_text
-from .block import final_check_block
 from .series import GenerationCache, all_played
 
 SIGNED_FILES = ("manifest.json", "state.json", "final-check.json", "guard.json", "verify.json",
@@ -288,7 +289,9 @@ def _detail(store: Store, cache: GenerationCache) -> dict:
             out["status"] = _clean(kind.status(store, every=True).info)
         out["latest_games"] = _latest_games(store)
         guard = store.read_guard()  # final-check.json (guard.json in runs made before)
-        out["final_check"] = final_check_block(guard) if guard is not None else None
+        limits = getattr(store.manifest().config, "limits", None)
+        out["final_check"] = (guard_block(guard, limits) or [guard.sentence]) \
+            if guard is not None else None
         verify = store.read_verify()
         out["verify"] = verify["matches"] if verify else []
     except EvotuneError as exc:

@@ -16,10 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..limits import Limits
 from ..match import Fixture, SprtParams, run_fixtures, write_pgn_text
-from ..match.resultsblock import block_figures, conditions, summary_lines
-from ..match.scoring import sprt
 from ..runs.guard import GUARD_DOCUMENT, GUARD_ELO, GUARD_ERRORS, GUARD_PGN, Guard
 from ..runs.plan import RunPlan
 from ..runs.store import Store
@@ -82,15 +79,3 @@ def current_guard(store: Store, generation: int, tuned: np.ndarray) -> Guard | N
             or guard.tuned != tuple(float(v) for v in tuned):
         return None
     return guard
-
-
-def guard_block(guard: Guard, limits: Limits | None = None) -> list[str]:
-    """The final check's results block (the tuned weights against the start), from its record;
-    none when nothing was played (the tuned weights equal the start)."""
-    if guard.games == 0:
-        return []
-    state = sprt(guard.pentanomial, SprtParams(*GUARD_ELO, *GUARD_ERRORS))
-    fig = block_figures(wins=guard.wins, draws=guard.draws, losses=guard.losses,
-                        pentanomial=guard.pentanomial, sprt=state)
-    return summary_lines(fig, "tuned", "start",
-                         where=conditions(limits, guard.openings or None))
