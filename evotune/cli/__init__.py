@@ -63,7 +63,8 @@ SHORT_HELP = {
     "plot": "Plot convergence (mean +- std), deviations and strategy statistics of runs "
             "(overlaid); for many weights also heatmaps of the piece-square tables.",
     "report": "Write report.md and a self-contained report.html for a run (with its plots).",
-    "verify": "Match the recommended weights (a training: its net) against the reference and "
+    "verify": "Match the recommended weights (a training: its net) against the spec's "
+              "reference weights (a run from given weights: its start; a training: shannon) and "
               "the initial mean (a training: its initial net), or the --opponents players, on "
               "held-out openings; stores verify.json in the run (shown by 'evotune report').",
     "export": "Export a run's recommended weights (notes about left-out weights go to stderr).",

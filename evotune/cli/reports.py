@@ -111,14 +111,15 @@ def report(run_ref, rule, x_axis, reports, runs_dir, squares):
 @quiet_option
 def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend, scheduler,
            opponents, engine, openings, also_depth, also_tc, rating_interval):
-    """Match the recommended weights (a training: its net) against the reference and the
-    initial mean (a training: its initial net), or the --opponents players, on held-out
-    openings; stores verify.json in the run (shown by 'evotune report'). --depth, --nodes,
-    --movetime and --tc default to the run's (a training: depth 3).
+    """Match the recommended weights (a training: its net) against the spec's reference weights
+    (a run from given weights: its start; a training: shannon) and the initial mean (a
+    training: its initial net), or the --opponents players, on held-out openings; stores
+    verify.json in the run (shown by 'evotune report'). --depth, --nodes, --movetime and --tc
+    default to the run's (a training: depth 3).
 
     The end of a tuning: 'evotune verify RUN --sprt 0 5 --games 20000 --depth 3
-    --also-depth 5' plays until the SPRT decides (or the games run out), at both depths; for
-    a run started with --init-from the reference is its start."""
+    --also-depth 5' plays until the SPRT decides (or the games run out), at both depths; the
+    match against the start ('recommended vs start') says whether the games added anything."""
     settings = VerifySettings(games=games, workers=workers, seed=seed,
                               sprt=tuple(sprt) if sprt else None, rule=rule, backend=backend,
                               scheduler=scheduler, opponents=tuple(opponents), engine=engine,
