@@ -94,7 +94,7 @@ def test_a_made_specs_gauntlet_plays_the_engine_unless_the_builtin_is_asked(tmp_
     command = f"{sys.executable} {FAKE / 'every_option.py'}"
     base = ["run", "--engine", "my-engine.toml", "--strategy", "de", "--np", "4", "--games", "2",
             "--generations", "1", "--max-games", "64", "--depth", "1", "--workers", "1",
-            "--quiet"]
+            "--final-check-games", "0", "--quiet"]  # the gauntlet's games alone (seconds)
     r = _evotune(*base, "--opponents", "my-engine.toml", "--run-id", "own", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "built-in engine" not in r.stderr
