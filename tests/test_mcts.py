@@ -371,7 +371,10 @@ def test_uci_front_end_plays_uct_by_nodes_and_by_movetime():
         board.push_uci("e2e4")
         by_nodes = eng.play(board, chess.engine.Limit(nodes=300), info=chess.engine.INFO_ALL)
         assert by_nodes.move in board.legal_moves
-        assert by_nodes.info["string"] == "simulations 300"
+        # 'go nodes' counts nodes, as UCI says: the tree's, its playouts' and its leaves'
+        # quiescence nodes, so 300 nodes are a few dozen simulations of this spec
+        assert 300 <= by_nodes.info["nodes"] < 340  # passed by at most one expansion
+        assert 1 <= int(by_nodes.info["string"].split()[1]) < 100
         board.push(by_nodes.move)
         board.push_uci("g1f3")
         timed = eng.play(board, chess.engine.Limit(time=0.3), info=chess.engine.INFO_ALL)

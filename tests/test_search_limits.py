@@ -142,7 +142,7 @@ FAMILIES = {
     "alphabeta-flat-net": lambda tmp, net: dict(spec=load_engine_spec("nnue"), net=net),
     "uct-qsearch": lambda tmp, net: dict(spec=load_engine_spec("shannon-uct")),
     "uct-alphabeta8": lambda tmp, net: dict(spec=load_engine_spec(str(spec_file(
-        tmp, "uct-ab8", 'algorithm = "uct"\npolicy = "alphabeta:8"\nbudget = "nodes"')))),
+        tmp, "uct-ab8", 'algorithm = "uct"\npolicy = "alphabeta:8"')))),
     "uct-qsearch-flat-net": lambda tmp, net: dict(spec=load_engine_spec(str(spec_file(
         tmp, "uct-net", 'algorithm = "uct"\npolicy = "qsearch"', features="nnue"))), net=net),
     "puct-net-model": lambda tmp, net: dict(spec=load_engine_spec("net11-puct-moves")),
@@ -180,13 +180,14 @@ def test_every_shipped_search_answers_go_nodes_1_and_stop(name):
 @pytest.mark.parametrize("prior", ["false", "true"])
 @pytest.mark.parametrize("policy", POLICIES)
 def test_uct_answers_with_every_policy_and_a_simulation_budget(policy, prior, tmp_path):
-    """A simulation budget: 'go nodes 1' is one simulation, whose leaf is searched to its end
-    (alphabeta:8: one depth-8 search, a few seconds); 'stop' cuts it at once."""
+    """A spec whose budget is in simulations: 'go nodes 1' still counts nodes, as UCI says, so
+    a depth-8 leaf (millions of nodes to its end: 11 s from BK.05 when 'go nodes' counted
+    simulations) stops at the first; 'stop' cuts it at once."""
     table = f'algorithm = "uct"\npolicy = "{policy}"\nprior = {prior}'
     spec = load_engine_spec(str(spec_file(tmp_path, "uct", table)))
     session = Session(spec=spec)
     try:
-        check_limits(session, go_nodes_1=60.0 if policy == "alphabeta:8" else GO_NODES_1)
+        check_limits(session)
     finally:
         session.close()
 
@@ -310,3 +311,25 @@ def test_the_warm_up_never_outgrows_loading_the_code(tmp_path):
         assert session.latency("stop", "bestmove", 30) < STOP
     finally:
         session.close()
+
+
+def test_a_match_of_deep_uct_leaves_counted_in_simulations_says_so_first(tmp_path):
+    """`match SPEC shannon --nodes 50 --depth 1` of a UCT spec with depth-8 alpha-beta leaves
+    printed nothing for minutes (50 simulations a move, each a whole depth-8 search): one note
+    says what --nodes counts there and how to count nodes; a budget in nodes, shallow leaves
+    and alpha-beta players get none."""
+    from evotune.limits import Limits
+    from evotune.match.resolve import limit_notes, resolve_player
+
+    def player(name, table):
+        return resolve_player(str(spec_file(tmp_path, name, table)))
+
+    deep = player("ab8", 'algorithm = "uct"\npolicy = "alphabeta:8"')
+    notes = limit_notes(Limits(nodes=50, depth=1), (deep, resolve_player("shannon"), deep))
+    assert len(notes) == 1 and notes[0].startswith("ab8 searches 50 simulations a move, each "
+                                                   "leaf a depth-8 alpha-beta search")
+    assert 'budget = "nodes"' in notes[0]
+    quiet = (player("ab8n", 'algorithm = "uct"\npolicy = "alphabeta:8"\nbudget = "nodes"'),
+             player("ab2", 'algorithm = "uct"\npolicy = "alphabeta:2"'),
+             resolve_player("shannon-uct"), resolve_player("shannon"))
+    assert limit_notes(Limits(nodes=50, depth=1), quiet) == []

@@ -17,6 +17,7 @@ from ..match.resolve import (
     check_clock_applies,
     check_players,
     close_external_players,
+    limit_notes,
     resolve_players,
 )
 from ..match.resultsblock import conditions, json_summary, result_figures, summary_lines
@@ -80,6 +81,8 @@ def match_command(a, b, games, openings, book_plies, limits, workers, seed, sprt
         check_writable(pgn_path, "--pgn")
     pa, pb = resolve_players(a, b)
     check_clock_applies(limits, (pa, pb))
+    for line in limit_notes(limits, (pa, pb)):
+        click.echo(f"evotune: note: {line}", err=True)
     path = resolve_openings_path(openings)
     check_openings(path, book_plies=book_plies)
     settings = MatchSettings(limits=limits, openings=None if path is None else str(path),

@@ -9,7 +9,8 @@ import click
 from ..errors import ConfigError, FieldError
 from ..kinds import GAMES, kind_of
 from ..kinds.view import SUMMARY_WEIGHTS
-from ..match.resolve import resolve_player_list
+from ..match.resolve import limit_notes, resolve_player_list
+from ..players.spec import player_from_engine_spec
 from ..runs.config import RunConfig, build_run_config, dump_config_toml, load_config_file
 from ..runs.lifecycle import with_budget
 from ..runs.plan import load_run_engine
@@ -179,7 +180,18 @@ def run(strategy, np_, generations, games, limits, seed, workers, backend, sched
         click.echo(f"starting from {start.spec.start_source}: {start.init_from.description} "
                    f"(weights sha256 {start.init_from.weights_sha256[:12]})", err=True)
     builtin_opponents_note(spec, cfg)
+    deep_leaf_note(spec, cfg)
     run_job(GAMES, job)
+
+
+def deep_leaf_note(spec, cfg) -> None:
+    """A line for each built-in UCT player (the engine, its opponents) whose simulations are
+    deep alpha-beta searches (:func:`~evotune.match.resolve.limit_notes`)."""
+    players = [player_from_engine_spec(spec)] if spec.kind == "builtin" else []
+    players += [p for p in resolve_player_list(cfg.opponents) if p.is_builtin] \
+        if cfg.opponents else []
+    for line in limit_notes(cfg.limits, players):
+        click.echo(f"evotune: note: {line}", err=True)
 
 
 def builtin_opponents_note(spec, cfg) -> None:

@@ -386,13 +386,17 @@ class UciEngine:
 
     def _search_other(self, board: chess.Board, weights: np.ndarray, net: Net | None,
                       plan: GoPlan) -> str:
-        """One UCT or probability-limited search: ``go nodes`` is its budget (simulations or
-        nodes), ``go movetime``, a clock or ``go infinite`` stop it through the stop flag, and
-        otherwise (``go depth``) the spec's default budget applies."""
+        """One UCT or probability-limited search: ``go nodes`` is its budget in nodes, as UCI
+        says ("search x nodes only"; UCT then counts every node of its leaf searches, whatever
+        the spec's ``budget`` unit, so that one deep leaf cannot outgrow ``go nodes 1``), ``go
+        movetime``, a clock or ``go infinite`` stop it through the stop flag, and otherwise
+        (``go depth``) the spec's default budget applies."""
         from . import search
 
         n = self.spec.eval_size
         settings = self.spec.search.with_weights(weights[n:])
+        if plan.nodes and settings.algorithm == "uct":
+            settings = replace(settings, budget_unit="nodes")
         budget = plan.nodes or (MAX_NODES if plan.seconds or plan.infinite else 0)
         if settings.algorithm == "uct" and settings.reuse and self._tree is None:
             self._tree = SearchTree(settings.tree)

@@ -38,7 +38,7 @@ from ..spec.player import REFERENCE_ALIAS, parse_player_ref
 from ..weightsio import weights_for
 
 __all__ = ["REFERENCE_ALIAS", "check_clock_applies", "check_player_starts", "check_players",
-           "close_external_players",
+           "close_external_players", "limit_notes",
            "resolve_player", "resolve_player_list", "resolve_players", "split_player",
            "unique_names"]
 
@@ -125,6 +125,28 @@ def check_clock_applies(limits: Limits, players) -> None:
                      "which plays to its depth whatever the clock; give --depth, or play a "
                      "'uci' spec (e.g. shannon-uci, the same engine through UCI) or a uct or "
                      "probability spec under the clock")
+
+
+DEEP_LEAF = 5
+"""A UCT leaf search at least this deep is noted when its budget is counted in simulations."""
+
+
+def limit_notes(limits: Limits, players) -> list[str]:
+    """One line per built-in UCT player whose budget counts simulations with alpha-beta leaves
+    of depth DEEP_LEAF or more: each simulation is then a whole search of up to millions of
+    nodes, so ``--nodes 50`` is minutes a move, which a user who read --nodes as nodes (and
+    gave --depth, which UCT does not use) would take for a hang."""
+    notes: list[str] = []
+    for p in players:
+        s = p.search if p.is_builtin else None
+        if (s is None or s.algorithm != "uct" or s.policy != "alphabeta"
+                or s.policy_depth < DEEP_LEAF or s.budget_unit == "nodes"):
+            continue
+        notes.append(f"{p.name} searches {s.budget(limits.nodes):,} simulations a move, each "
+                     f"leaf a depth-{s.policy_depth} alpha-beta search (up to millions of nodes; "
+                     "--depth is alpha-beta's): set [search] budget = \"nodes\" in its spec "
+                     "to count --nodes in nodes")
+    return list(dict.fromkeys(notes))
 
 
 def check_player_starts(player: PlayerSpec) -> None:
