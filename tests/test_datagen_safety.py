@@ -187,7 +187,8 @@ def _uci_spec(folder: Path, name: str, code: str) -> Path:
 
 @pytest.mark.parametrize("name,code,says", [
     ("exits", "import sys; sys.exit(3)", "exit"),
-    ("garbage", "while True: print('garbage', flush=True)", "uciok"),
+    pytest.param("garbage", "while True: print('garbage', flush=True)", "uciok",
+                 marks=pytest.mark.slow),  # waits out the 10 s start-up limit
 ])
 def test_an_engine_that_cannot_play_is_refused_before_any_game(tmp_path, name, code, says):
     spec = _uci_spec(tmp_path, name, code)
