@@ -13,6 +13,7 @@ from pathlib import Path
 from flask import Flask, Response, abort, jsonify, request, send_from_directory
 
 from ..errors import EvotuneError
+from .matches import NotAMatch
 from .views import Reader, Refused, damaged_file
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,10 @@ def create_app(runs_dir: str | Path, *, token: str = "", loopback: bool = True) 
     def _refused(exc: Refused):
         return jsonify(error=str(exc)), 404
 
+    @app.errorhandler(NotAMatch)
+    def _not_a_match(exc: NotAMatch):
+        return jsonify(error=str(exc)), 404
+
     @app.errorhandler(EvotuneError)
     def _damaged(exc: EvotuneError):
         return jsonify(error=f"damaged: {damaged_file(exc, reader.root) or exc}"), 200
@@ -75,6 +80,11 @@ def create_app(runs_dir: str | Path, *, token: str = "", loopback: bool = True) 
     def run_page(run_id: str):
         reader.store(run_id)  # Refused: 404
         return page("run.html")
+
+    @app.get("/match/<path:mid>")
+    def match_page(mid: str):
+        reader.matches.folder(mid)  # NotAMatch: 404
+        return page("match.html")
 
     @app.get("/static/<name>")
     def asset(name: str):
@@ -102,13 +112,22 @@ def create_app(runs_dir: str | Path, *, token: str = "", loopback: bool = True) 
 
     @app.get("/api/runs")
     def api_runs():
-        return json_of({"folder": str(reader.root), "runs": reader.runs()})
+        return json_of({"folder": str(reader.root), "runs": reader.runs(),
+                        "matches": reader.match_rows()})
 
     @app.get("/api/run/<run_id>")
     def api_run(run_id: str):
         detail = encode(reader.detail(run_id))  # the series, encoded once per change
         row = json.dumps(reader.row(run_id), separators=(",", ":")).encode()
         return json_of(None, b'{"row":' + row + (b"," + detail[1:] if detail != b"{}" else b"}"))
+
+    @app.get("/api/run/<run_id>/matches")
+    def api_run_matches(run_id: str):
+        return json_of({"matches": reader.match_rows(run_id)})
+
+    @app.get("/api/match/<path:mid>")
+    def api_match(mid: str):
+        return json_of(reader.match(mid))
 
     @app.get("/api/run/<run_id>/strength")
     def api_strength(run_id: str):

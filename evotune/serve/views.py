@@ -25,17 +25,22 @@ import numpy as np
 
 from ..errors import EvotuneError
 from ..kinds import kind_of
+from ..match.resultsblock import stored_figures, summary_lines
 from ..reporting.strength import base_of, checkpoints_of, curve_of
+from ..reporting.tables import pst_layout
 from ..runs.gamelog import log_tail
 from ..runs.guard import guard_block
 from ..runs.lock import lock_table
 from ..runs.manifest import Manifest, check_run_id
+from ..runs.recordio import damaged
 from ..runs.records import parse_game_line
 from ..runs.rundata import engine_space
 from ..runs.runstate import run_state
 from ..runs.store import Store
 from ..strategies import keeps_population
 from ..tuning.loop import pgn_text
+from .journals import LogCache, by_generation
+from .matches import MatchReader
 from .series import GenerationCache, all_played
 
 SIGNED_FILES = ("manifest.json", "state.json", "final-check.json", "guard.json", "verify.json",
@@ -79,6 +84,10 @@ class Reader:
         self._fitting: dict[tuple[str, str], threading.Lock] = {}
         self.generations = GenerationCache()
         """Every run's parsed generations (a new one is the only file read)."""
+        self.logs = LogCache()
+        """Every game log read so far (its new lines are the only ones read)."""
+        self.matches = MatchReader(self.root, self.logs)
+        """The folder's matches and the runs' verification matches."""
 
     # -- locating -----------------------------------------------------------------------------
     def store(self, run_id: str) -> Store:
@@ -153,6 +162,19 @@ class Reader:
         rows = [self._row(s, locks) for s in self.stores()]
         return sorted(rows, key=lambda r: r.get("started_at", 0), reverse=True)
 
+    def match_rows(self, run_id: str | None = None) -> list[dict]:
+        """One row per match of the folder and verification match of its runs (``run_id``:
+        only that run's verification matches)."""
+        locks = lock_table()
+        ids = self.matches.ids(self.run_ids() if run_id is None else [self.store(run_id).run_id])
+        if run_id is not None:
+            ids = [m for m in ids if m.startswith(f"{run_id}/")]
+        return [self.matches.row(m, locks) for m in ids]
+
+    def match(self, mid: str) -> dict:
+        """A match's page (:meth:`evotune.serve.matches.MatchReader.detail`)."""
+        return self.matches.detail(mid, lock_table())
+
     def row(self, run_id: str) -> dict:
         """A run's row: what ``evotune runs`` shows, its state, rate, time left and result."""
         return self._row(self.store(run_id), lock_table())
@@ -170,7 +192,8 @@ class Reader:
         """A run's page without its row: the cached object itself (the same object until the
         run's files change)."""
         store = self.store(run_id)
-        return self._cached("detail", store, lambda: _detail(store, self.generations))
+        return self._cached("detail", store, lambda: _detail(store, self.generations,
+                                                                 self.logs))
 
     def strength(self, run_id: str) -> dict:
         """The run's strength curve (:func:`evotune.reporting.strength.curve_of`), fitted again
@@ -275,7 +298,7 @@ def _row(store: Store) -> dict:
             "verdict": guard.verdict if guard else None, "damaged": None}
 
 
-def _detail(store: Store, cache: GenerationCache) -> dict:
+def _detail(store: Store, cache: GenerationCache, logs: LogCache) -> dict:
     """The run page's data: its weights' series (runs that tune a weight vector) or its
     kind's status record (``evotune status --json``: a training's epochs), its latest games,
     final check and verification."""
@@ -284,7 +307,7 @@ def _detail(store: Store, cache: GenerationCache) -> dict:
         kind = kind_of(store)
         out["kind"] = store.manifest().kind
         if kind.stored.weights:
-            out.update(_weights_series(store, cache))
+            out.update(_weights_series(store, cache, logs))
         else:
             out["status"] = _clean(kind.status(store, every=True).info)
         out["latest_games"] = _latest_games(store)
@@ -294,9 +317,26 @@ def _detail(store: Store, cache: GenerationCache) -> dict:
             if guard is not None else None
         verify = store.read_verify()
         out["verify"] = verify["matches"] if verify else []
+        try:
+            out["verify_blocks"] = [verify_block(m, verify) for m in out["verify"]]
+        except (KeyError, TypeError, ValueError):
+            raise damaged(store.root / "verify.json", "a match without its counts") from None
     except EvotuneError as exc:
         out["damaged"] = damaged_file(exc, store.root) or str(exc)
     return out
+
+
+def verify_block(m: dict, doc: dict) -> list[str]:
+    """One verify.json match as the results block (its label's player against its opponent,
+    at the verification's limit and openings)."""
+    first = str(m.get("label", "")).split(" vs ")[0] or "A"
+    where = ", ".join(str(x) for x in (m.get("limit") or _limit_of(doc), doc.get("openings"))
+                      if x)
+    return summary_lines(stored_figures(m), first, str(m.get("opponent", "B")), where=where)
+
+
+def _limit_of(doc: dict) -> str:
+    return f"{doc['depth']} plies" if doc.get("depth") else ""
 
 
 def _clean(v: Any) -> Any:
@@ -315,7 +355,7 @@ def _space(store: Store, names: tuple[str, ...]):
     return engine_space(store.root, store.manifest().config, names)
 
 
-def _weights_series(store: Store, cache: GenerationCache) -> dict:
+def _weights_series(store: Store, cache: GenerationCache, logs: LogCache) -> dict:
     """The series of a run that tunes a weight vector: per generation its games, the mean and
     deviation of each weight, the strategy's statistics (SPSA's c_k, R_k and step; CMA-ES's
     sigma; DE's replacement rate; a fit's losses) and the W/D/L of its matches."""
@@ -346,7 +386,28 @@ def _weights_series(store: Store, cache: GenerationCache) -> dict:
             "std": (np.round(np.array([g.std for g in gens], dtype=np.float64), 2).tolist()
                     if population else None),
             "population": population, "stats": stats, "wdl": [list(g.wdl) for g in gens],
-            "strategy": strategy}
+            "strategy": strategy,
+            "pentanomial": _pentanomial(store, logs, [g.generation for g in gens]),
+            "pst": pst_tables(names)}
+
+
+def pst_tables(names: tuple[str, ...]) -> list[dict] | None:
+    """The run's piece-square tables (:func:`evotune.reporting.tables.pst_layout`, names read by
+    the feature-name contract): phase, piece and per square (a1, b1, ..., h8) the index of its
+    weight (-1: none); None for a run without tables."""
+    layout = pst_layout(names)
+    return [{"phase": ph, "piece": pc, "index": idx.tolist()}
+            for (ph, pc), idx in layout.items()] or None
+
+
+def _pentanomial(store: Store, logs: LogCache, generations: list[int]) -> list | None:
+    """Each generation's pentanomial (its requests' complete pairs, A's side) from the game
+    log (None: the run keeps no game: a gauntlet's requests, a synthetic run)."""
+    log = logs.read(store.games_path)
+    if not log.games:
+        return None
+    per = by_generation(log.games)
+    return [per[g]["pentanomial"] if g in per else None for g in generations]
 
 
 REFIT_SHARE = 0.02

@@ -94,6 +94,53 @@
     show("wdl-card", true);
   }
 
+  function genTable(d) {
+    const n = d.generations.length, rows = [];
+    for (let k = n - 1; k >= 1 && rows.length < 30; k--) {
+      const w = d.wdl[k], p = d.pentanomial ? d.pentanomial[k] : null;
+      rows.push('<tr data-generation="' + d.generations[k] + '"><td>' + d.generations[k] +
+        '</td><td class="num">' + ET.num(d.games[k] - d.games[k - 1]) + '</td><td class="num">' +
+        w[0] + '</td><td class="num">' + w[1] + '</td><td class="num">' + w[2] +
+        '</td><td data-field="ptnml">' + (p ? "[" + p.join(", ") + "]" : "-") + "</td></tr>");
+    }
+    $("gentable").querySelector("tbody").innerHTML = rows.join("");
+  }
+
+  let pstView = "now";
+  function heat(v, lim) {  // red above 0, blue below, white at 0
+    if (v == null || !isFinite(v)) return "#d5d9e0";
+    const t = Math.min(1, Math.abs(v) / (lim || 1));
+    const c = v >= 0 ? [192, 57, 43] : [47, 111, 219];
+    return "rgb(" + c.map(x => Math.round(255 + (x - 255) * t)).join(",") + ")";
+  }
+  function drawPst(d) {
+    if (!d.pst) { show("pst-card", false); return; }
+    const g = d.mean.length - 1, cell = 20, files = "abcdefgh";
+    const val = i => i < 0 ? null : pstView === "start" ? d.mean[0][i]
+      : pstView === "change" ? d.mean[g][i] - d.mean[0][i] : d.mean[g][i];
+    $("pst").innerHTML = d.pst.map(t => {
+      const vs = t.index.map(val);
+      const lim = Math.max(1, ...vs.filter(v => v != null).map(Math.abs));
+      let cells = "";
+      for (let r = 7; r >= 0; r--) for (let f = 0; f < 8; f++) {
+        const sq = r * 8 + f, v = vs[sq], x = 10 + f * cell, y = (7 - r) * cell;
+        cells += '<rect x="' + x + '" y="' + y + '" width="' + cell + '" height="' + cell +
+          '" fill="' + heat(v, lim) + '" data-square="' + files[f] + (r + 1) + '" data-value="' +
+          (v == null ? "" : Math.round(v * 100) / 100) + '"><title>' + files[f] + (r + 1) + ": " +
+          (v == null ? "no weight" : ET.num(v, 1)) + "</title></rect>" + (v == null ? "" :
+          '<text x="' + (x + cell / 2) + '" y="' + (y + cell / 2 + 2.5) + '" text-anchor="middle">' +
+          Math.round(v) + "</text>");
+      }
+      for (let k = 0; k < 8; k++)
+        cells += '<text x="4" y="' + ((7 - k) * cell + cell / 2 + 2.5) + '" text-anchor="middle">' + (k + 1) +
+          '</text><text x="' + (10 + k * cell + cell / 2) + '" y="' + (8 * cell + 8) + '" text-anchor="middle">' + files[k] + "</text>";
+      return '<figure data-table="' + t.phase + "." + t.piece + '"><svg width="' + (10 + 8 * cell) +
+        '" height="' + (8 * cell + 11) + '" viewBox="0 0 ' + (10 + 8 * cell) + " " + (8 * cell + 11) + '">' + cells +
+        "</svg><figcaption>" + ET.esc(t.piece) + " (" + ET.esc(t.phase) + "), |max| " + ET.num(lim) + "</figcaption></figure>";
+    }).join("");
+    show("pst-card", true);
+  }
+
   function table(d) {
     if (!d.names) { show("table-card", false); return; }
     const g = d.mean.length - 1;
@@ -182,22 +229,38 @@
     figures(d.row);
     $("damaged").hidden = !(d.damaged || d.row.damaged);
     $("damaged").textContent = "damaged: " + (d.damaged || d.row.damaged || "");
-    if (d.names && d.mean && d.mean.length) { drawWeights(d); drawStats(d); drawWdl(d); table(d); }
+    if (d.names && d.mean && d.mean.length) {
+      drawWeights(d); drawStats(d); drawWdl(d); genTable(d); drawPst(d); table(d);
+    }
     training(d);
     games(d);
     show("check-card", !!d.final_check);
     if (d.final_check) $("check").textContent = d.final_check.join("\n");
-    const v = d.verify || [];
-    show("verify-card", v.length > 0);
-    $("verify").innerHTML = v.map(m => "<div>" + ET.esc(m.label || m.opponent) + ": Elo " +
-      ET.num(m.elo, 1) + " +- " + ET.num(m.elo_error, 1) + " over " + m.games + " games vs " +
-      ET.esc(m.opponent) + "</div>").join("");
+    verification(d, kept);
+  }
+
+  let kept = [];  // the run's verification matches (verify-games/), polled beside the run
+  function verification(d, ms) {
+    const blocks = d.verify_blocks || [];
+    show("verify-card", blocks.length > 0 || ms.length > 0);
+    $("verify").innerHTML = blocks.map(b => '<pre class="block">' + ET.esc(b.join("\n")) + "</pre>").join("") +
+      (ms.length ? '<table id="verify-matches"><thead><tr><th>match</th><th>A vs B</th><th>state</th>' +
+        '<th class="num">games</th><th>score so far</th></tr></thead><tbody>' + ms.map(m =>
+        '<tr data-match="' + ET.esc(m.id) + '"><td><a href="/match/' + m.id.split("/").map(encodeURIComponent).join("/") +
+        '">' + ET.esc(m.id.split("/").pop()) + "</a></td>" + (m.damaged
+          ? '<td colspan="4" class="damaged">damaged: ' + ET.esc(m.damaged) + "</td>"
+          : "<td>" + ET.esc(m.a) + " vs " + ET.esc(m.b) + "</td><td>" + ET.badge(m.state) +
+            '</td><td class="num">' + ET.num(m.games) + (m.planned ? " / " + ET.num(m.planned) : "") +
+            "</td><td>" + ET.esc(m.result) + "</td>") + "</tr>").join("") + "</tbody></table>" : "");
   }
 
   document.querySelectorAll("input[name=scale]").forEach(r => r.addEventListener("change", () => {
     scale = r.value; if (data) drawWeights(data);
   }));
   $("filter").addEventListener("input", () => data && table(data));
+  document.querySelectorAll("input[name=pst]").forEach(r => r.addEventListener("change", () => {
+    pstView = r.value; if (data) drawPst(data);
+  }));
   document.querySelectorAll("#wtable th.sortable").forEach(th => th.addEventListener("click", () => {
     if (sortKey === th.dataset.key) asc = !asc; else { sortKey = th.dataset.key; asc = th.dataset.key === "name"; }
     if (data) table(data);
@@ -212,6 +275,8 @@
   ET.poll(async () => {
     const text = await ET.json(api);
     if (text !== last) { last = text; render(JSON.parse(text)); }
+    const ms = JSON.parse(await ET.json(api + "/matches")).matches;
+    if (JSON.stringify(ms) !== JSON.stringify(kept)) { kept = ms; if (data) verification(data, kept); }
     const st = await ET.json(api + "/strength");
     if (st !== lastStrength) { lastStrength = st; drawStrength(JSON.parse(st)); }
   });
