@@ -23,7 +23,8 @@ flask = pytest.importorskip("flask", reason="the serve extra (flask) is not inst
 from evotune.runs.guard import guard_block  # noqa: E402
 from evotune.serve.app import create_app  # noqa: E402 (needs flask)
 
-V1 = Path(__file__).resolve().parent / "data" / "store-v1"
+HERE = Path(__file__).resolve().parent
+V1 = HERE / "data" / "store-v1"
 
 
 
@@ -367,3 +368,35 @@ def test_piece_square_tables_map_names_to_squares(tmp_path, make_fake_run, write
     assert create_app(runs).test_client().get("/api/run/pst").get_json()["pst"] is not None
     c = create_app(V1.parent / "store-v1").test_client()
     assert c.get("/api/run/games").get_json().get("pst") is None  # six weights: no table
+
+
+def test_a_fit_shows_its_ridge_and_positions_a_training_its_net(tmp_path):
+    import hashlib
+    c = create_app(V1).test_client()
+    fit = c.get("/api/run/fit").get_json()["fit"]
+    summary = json.loads((V1 / "fit" / "texel.json").read_text())
+    assert fit["l2"] == summary["l2"] == 0.001 and fit["l2_chosen_by_validation"] is True
+    assert [t["l2"] for t in fit["l2_tried"]] == [0.0, 1e-05, 5e-05, 0.0002, 0.001]
+    assert fit["read_per_s"] == pytest.approx(summary["positions_read"]
+                                              / summary["seconds_extract"])
+    assert (fit["train"], fit["validation"]) == (287, 32) and fit["absent"] == []
+    runs = tmp_path / "runs"
+    shutil.copytree(V1 / "fit", runs / "running-fit")
+    (runs / "running-fit" / "texel.json").unlink()  # a fit still running has no summary yet
+    fit = create_app(runs).test_client().get("/api/run/running-fit").get_json()["fit"]
+    assert fit["l2"] == 0.001  # the state keeps it from the first epoch on
+    assert "texel.json" in fit["absent"][0] and "read_per_s" not in fit
+    train = HERE / "data" / "serve-train"
+    net = create_app(train).test_client().get("/api/run/tr").get_json()["net"]
+    note = create_app(train).test_client().get("/api/run/tr/strength").get_json()["note"]
+    assert note.startswith("a training has no weight vector")  # not 'damaged: generations/..'
+
+    assert net["shape"] == "(768 -> 8) x 2 -> 1"  # the manifest's hidden 8
+    assert net["sha256"] == hashlib.sha256((train / "tr" / "net.nnue").read_bytes()).hexdigest()
+    records = sorted((train / "tr" / "epochs").iterdir())
+    last = json.loads(records[-1].read_text())
+    assert net["positions_per_s"] == pytest.approx(last["positions"] / last["seconds"])
+    shutil.copytree(train / "tr", runs / "bad-net")
+    (runs / "bad-net" / "net.nnue").write_bytes(b"EVOTUNE-NNUE garbage")
+    d = create_app(runs).test_client().get("/api/run/bad-net")
+    assert d.status_code == 200 and d.get_json()["damaged"] == "net.nnue"

@@ -10,7 +10,8 @@
 
 A match's state is read from its lock and files: **running** (a live process holds its lock),
 **finished** (its ``result.json`` is written; a verification's match, which writes none: its
-games all played or its SPRT decided), **stopped** (neither: the same command continues it). Its running score is the journal's games so far, in the block ``evotune match`` prints
+games all played or its SPRT decided), **stopped** (neither: the same command continues it).
+Its running score is the journal's games so far, in the block ``evotune match`` prints
 (:func:`evotune.match.resultsblock.summary_lines`; a finished match's from its
 ``result.json``, as the command printed it), and per complete pair its Elo and, with an SPRT,
 its LLR (:func:`evotune.serve.journals.running`). A file that fails its check shows as

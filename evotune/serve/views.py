@@ -39,6 +39,7 @@ from ..runs.runstate import run_state
 from ..runs.store import Store
 from ..strategies import keeps_population
 from ..tuning.loop import pgn_text
+from .facts import fit_facts, net_facts
 from .journals import LogCache, by_generation
 from .matches import MatchReader
 from .series import GenerationCache, all_played
@@ -310,6 +311,12 @@ def _detail(store: Store, cache: GenerationCache, logs: LogCache) -> dict:
             out.update(_weights_series(store, cache, logs))
         else:
             out["status"] = _clean(kind.status(store, every=True).info)
+        if out["kind"] == "fit":
+            gens = cache.generations(store)
+            out["fit"] = _clean(fit_facts(store, gens[-1].seconds_total - gens[0].seconds_total
+                                          if len(gens) > 1 else None))
+        elif out["kind"] == "train":
+            out["net"] = _clean(net_facts(store, out["status"].get("records") or []))
         out["latest_games"] = _latest_games(store)
         guard = store.read_guard()  # final-check.json (guard.json in runs made before)
         limits = getattr(store.manifest().config, "limits", None)
@@ -437,6 +444,9 @@ def _refit(hit: tuple, sig: tuple, store: Store) -> bool:
 
 
 def _strength(store: Store, cache: GenerationCache) -> dict:
+    if not kind_of(store).stored.weights:  # a training: no weight vector to rate
+        return {"note": "a training has no weight vector to rate; evotune verify measures its "
+                        "net", "games": [], "elo": [], "error": [], "checkpoints": []}
     gens = cache.generations(store)
     if not gens:
         return curve_of(None, means=np.zeros((0, 0)), games=np.zeros(0, np.int64),

@@ -215,6 +215,31 @@
     show("loss-card", true);
   }
 
+  function facts(d) {
+    const f = d.fit, n = d.net, rows = [];
+    const row = (k, v) => rows.push('<tr data-fact="' + k + '"><th>' + ET.esc(k) + "</th><td>" + v + "</td></tr>");
+    if (f) {
+      $("facts-title").textContent = "The fit";
+      if (f.l2 != null) row("ridge (l2)", ET.esc(f.l2) + (f.l2_chosen_by_validation
+        ? " (chosen by validation error of " + f.l2_tried.length + " tried: " + f.l2_tried.map(t =>
+            ET.esc(t.l2) + " " + ET.num(t.validation, 6)).join(", ") + ")" : f.l2_tried ? " (given)" : ""));
+      if (f.positions_read != null) row("positions", ET.num(f.positions_read) + " read, " +
+        ET.num(f.train) + " training, " + ET.num(f.validation) + " validation");
+      if (f.read_per_s != null) row("read and extracted", ET.num(f.read_per_s) + " positions/s");
+      if (f.fitted_per_s != null) row("fitted", ET.num(f.fitted_per_s) + " positions/s (training positions x " +
+        f.epochs + " epochs over the epochs' time)");
+    }
+    if (n) {
+      $("facts-title").textContent = "The net";
+      if (n.shape) { row("shape", ET.esc(n.shape)); row("net", ET.esc(n.describe)); row("SHA-256 of net.nnue", "<code>" + ET.esc(n.sha256) + "</code>"); }
+      if (n.positions_per_s != null) row("positions/s", ET.num(n.positions_per_s) + " (epoch " + n.epoch + ")");
+    }
+    const absent = (f || n || {}).absent || [];
+    $("facts").querySelector("tbody").innerHTML = rows.join("");
+    $("facts-absent").textContent = absent.length ? "Not in the run's files yet: " + absent.join("; ") + "." : "";
+    show("facts-card", !!(f || n));
+  }
+
   function games(d) {
     const gs = d.latest_games || [];
     show("games-card", gs.length > 0);
@@ -233,6 +258,7 @@
       drawWeights(d); drawStats(d); drawWdl(d); genTable(d); drawPst(d); table(d);
     }
     training(d);
+    facts(d);
     games(d);
     show("check-card", !!d.final_check);
     if (d.final_check) $("check").textContent = d.final_check.join("\n");
