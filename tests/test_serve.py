@@ -60,11 +60,14 @@ def test_rows_show_what_status_json_says(client, folder, call_cli):
             assert row["games_per_s"] == pytest.approx(info["games"] / info["seconds"], rel=1e-3)
     detail = client.get("/api/run/spsa-run").get_json()
     code, out, _ = call_cli("status", "spsa-run", "--runs-dir", str(folder), "--json")
-    assert detail["mean"][-1] == pytest.approx(json.loads(out)["mean"], abs=0.01)
-    assert detail["std"] is None and detail["population"] is False  # SPSA: theta, no population
+    info = json.loads(out)
+    assert detail["now"] == pytest.approx(info["mean"], abs=0.01)
+    assert detail["start"] == pytest.approx(info["initial_mean"], abs=0.01)
+    assert detail["std_now"] is None and detail["population"] is False  # SPSA: no population
     assert {"c_k", "R_k", "step"} <= set(detail["stats"])
     de = client.get("/api/run/de-run").get_json()
-    assert de["population"] is True and len(de["std"]) == 5
+    assert de["population"] is True and len(de["std_columns"]["1"]) == 5
+    assert set(de["columns"]) == {str(i) for i in range(len(de["names"]))}  # few: all sent
 
 
 def test_state_comes_from_the_lock_and_the_files(folder, make_fake_run):
@@ -400,3 +403,29 @@ def test_a_fit_shows_its_ridge_and_positions_a_training_its_net(tmp_path):
     (runs / "bad-net" / "net.nnue").write_bytes(b"EVOTUNE-NNUE garbage")
     d = create_app(runs).test_client().get("/api/run/bad-net")
     assert d.status_code == 200 and d.get_json()["damaged"] == "net.nnue"
+
+
+def test_a_run_of_many_weights_sends_only_what_it_charts_first(tmp_path, make_fake_run):
+    """The first look of an 824-weight run carries every weight's start and now and the
+    trajectories of the 8 that moved most; any other comes on its own, equal to the stored
+    generations' values."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    store = make_fake_run(runs, "many", strategy="spsa", generations=5, engine="extended")
+    store.unlock()
+    c = create_app(runs).test_client()
+    d = c.get("/api/run/many").get_json()
+    gens = [store.read_generation(g) for g in range(6)]
+    n = len(d["names"])
+    assert n > 800 and len(d["start"]) == len(d["now"]) == n
+    change = [abs(round(gens[-1].mean[i], 2) - round(gens[0].mean[i], 2)) for i in range(n)]
+    free = [i for i in range(n) if not d["fixed"][i]]
+    assert [round(change[i], 6) for i in d["order"]] == sorted(
+        (round(change[i], 6) for i in free), reverse=True) and sorted(d["order"]) == free
+    assert sorted(map(int, d["columns"])) == sorted(d["order"][:8])
+    other = d["order"][-1]
+    got = c.get(f"/api/run/many/columns?w={other},{n + 5}").get_json()
+    assert set(got["columns"]) == {str(other)}  # an index past the weights: left out
+    assert got["columns"][str(other)] == pytest.approx([g.mean[other] for g in gens], abs=0.01)
+    assert c.get("/api/run/many/columns?w=x").status_code == 400
+    assert len(c.get("/api/run/many").data) < 60_000  # not the whole matrix

@@ -21,6 +21,8 @@ log = logging.getLogger(__name__)
 STATIC = Path(__file__).resolve().parent / "static"
 """The page's assets (shipped in the package: no CDN)."""
 TOKEN_COOKIE = "evotune_token"
+MAX_COLUMNS = 1000
+"""At most this many weights' trajectories in one answer."""
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
@@ -120,6 +122,14 @@ def create_app(runs_dir: str | Path, *, token: str = "", loopback: bool = True) 
         detail = encode(reader.detail(run_id))  # the series, encoded once per change
         row = json.dumps(reader.row(run_id), separators=(",", ":")).encode()
         return json_of(None, b'{"row":' + row + (b"," + detail[1:] if detail != b"{}" else b"}"))
+
+    @app.get("/api/run/<run_id>/columns")
+    def api_columns(run_id: str):
+        try:
+            index = [int(x) for x in request.args.get("w", "").split(",") if x][:MAX_COLUMNS]
+        except ValueError:
+            abort(400)
+        return json_of(reader.columns(run_id, index))
 
     @app.get("/api/run/<run_id>/matches")
     def api_run_matches(run_id: str):

@@ -27,29 +27,25 @@ from ..errors import EvotuneError
 from ..kinds import kind_of
 from ..match.resultsblock import stored_figures, summary_lines
 from ..reporting.strength import base_of, checkpoints_of, curve_of
-from ..reporting.tables import pst_layout
 from ..runs.gamelog import log_tail
 from ..runs.guard import guard_block
 from ..runs.lock import lock_table
 from ..runs.manifest import Manifest, check_run_id
 from ..runs.recordio import damaged
 from ..runs.records import parse_game_line
-from ..runs.rundata import engine_space
 from ..runs.runstate import run_state
 from ..runs.store import Store
-from ..strategies import keeps_population
 from ..tuning.loop import pgn_text
 from .facts import fit_facts, net_facts
-from .journals import LogCache, by_generation
+from .journals import LogCache
 from .matches import MatchReader
 from .series import GenerationCache, all_played
+from .weights import WeightSeries, columns, first_look, space_of, weights_series
 
 SIGNED_FILES = ("manifest.json", "state.json", "final-check.json", "guard.json", "verify.json",
                 "verify-curve.json",
                 "texel.json", "checkpoint.npz", "games.jsonl")
 """The files whose change makes a run's cached views stale."""
-MAX_POINTS = 400
-"""At most this many generations in a page's series (the first and the last always)."""
 LATEST_GAMES = 20
 """Games the run page lists."""
 TAIL_BYTES = 1 << 20
@@ -193,8 +189,19 @@ class Reader:
         """A run's page without its row: the cached object itself (the same object until the
         run's files change)."""
         store = self.store(run_id)
-        return self._cached("detail", store, lambda: _detail(store, self.generations,
-                                                                 self.logs))
+        return self._cached("detail", store, lambda: _detail(store, lambda: self._series(store),
+                                                                 self.generations))
+
+    def _series(self, store: Store) -> WeightSeries | None:
+        return self._cached("series", store,
+                            lambda: weights_series(store, self.generations, self.logs))
+
+    def columns(self, run_id: str, index: list[int]) -> dict:
+        """The trajectories of the weights ``index`` of a run (those the first look left out:
+        :func:`evotune.serve.weights.columns`)."""
+        store = self.store(run_id)
+        ws = self._series(store)
+        return {"columns": {}, "std_columns": None} if ws is None else columns(ws, index)
 
     def strength(self, run_id: str) -> dict:
         """The run's strength curve (:func:`evotune.reporting.strength.curve_of`), fitted again
@@ -299,7 +306,8 @@ def _row(store: Store) -> dict:
             "verdict": guard.verdict if guard else None, "damaged": None}
 
 
-def _detail(store: Store, cache: GenerationCache, logs: LogCache) -> dict:
+def _detail(store: Store, series: Callable[[], WeightSeries | None],
+            cache: GenerationCache) -> dict:
     """The run page's data: its weights' series (runs that tune a weight vector) or its
     kind's status record (``evotune status --json``: a training's epochs), its latest games,
     final check and verification."""
@@ -308,7 +316,9 @@ def _detail(store: Store, cache: GenerationCache, logs: LogCache) -> dict:
         kind = kind_of(store)
         out["kind"] = store.manifest().kind
         if kind.stored.weights:
-            out.update(_weights_series(store, cache, logs))
+            ws = series()
+            if ws is not None:
+                out.update(first_look(ws))
         else:
             out["status"] = _clean(kind.status(store, every=True).info)
         if out["kind"] == "fit":
@@ -358,63 +368,7 @@ def _clean(v: Any) -> Any:
 
 
 def _space(store: Store, names: tuple[str, ...]):
-    """(fixed, reference, spec) of the run's weights (its kept engine spec)."""
-    return engine_space(store.root, store.manifest().config, names)
-
-
-def _weights_series(store: Store, cache: GenerationCache, logs: LogCache) -> dict:
-    """The series of a run that tunes a weight vector: per generation its games, the mean and
-    deviation of each weight, the strategy's statistics (SPSA's c_k, R_k and step; CMA-ES's
-    sigma; DE's replacement rate; a fit's losses) and the W/D/L of its matches."""
-    gens = cache.generations(store)
-    if not gens:
-        return {}
-    if len(gens) > MAX_POINTS:  # a chart is a few hundred pixels wide: thinned evenly
-        keep = np.unique(np.linspace(0, len(gens) - 1, MAX_POINTS).round().astype(int))
-        gens = [gens[i] for i in keep]
-    manifest = store.manifest()
-    names = gens[-1].names
-    fixed, reference, spec = _space(store, names)
-    strategy = gens[-1].strategy
-    population = manifest.kind == "games" and keeps_population(strategy)
-    mean = np.array([g.mean for g in gens], dtype=np.float64)
-    keys: list[str] = []
-    for g in gens:
-        keys += [k for k in g.stats if k not in keys]
-    stats = {k: [_num(g.stats.get(k, math.nan)) for g in gens] for k in keys}
-    return {"names": list(names), "fixed": list(fixed),
-            "reference": [_num(float(v)) for v in reference],
-            "lower": [float(w.lower) for w in spec.weights] if spec is not None else None,
-            "upper": [float(w.upper) for w in spec.weights] if spec is not None else None,
-            "generations": [g.generation for g in gens],
-            "games": [g.games_total for g in gens],
-            "seconds": [round(g.seconds_total, 2) for g in gens],
-            "mean": np.round(mean, 2).tolist(),
-            "std": (np.round(np.array([g.std for g in gens], dtype=np.float64), 2).tolist()
-                    if population else None),
-            "population": population, "stats": stats, "wdl": [list(g.wdl) for g in gens],
-            "strategy": strategy,
-            "pentanomial": _pentanomial(store, logs, [g.generation for g in gens]),
-            "pst": pst_tables(names)}
-
-
-def pst_tables(names: tuple[str, ...]) -> list[dict] | None:
-    """The run's piece-square tables (:func:`evotune.reporting.tables.pst_layout`, names read by
-    the feature-name contract): phase, piece and per square (a1, b1, ..., h8) the index of its
-    weight (-1: none); None for a run without tables."""
-    layout = pst_layout(names)
-    return [{"phase": ph, "piece": pc, "index": idx.tolist()}
-            for (ph, pc), idx in layout.items()] or None
-
-
-def _pentanomial(store: Store, logs: LogCache, generations: list[int]) -> list | None:
-    """Each generation's pentanomial (its requests' complete pairs, A's side) from the game
-    log (None: the run keeps no game: a gauntlet's requests, a synthetic run)."""
-    log = logs.read(store.games_path)
-    if not log.games:
-        return None
-    per = by_generation(log.games)
-    return [per[g]["pentanomial"] if g in per else None for g in generations]
+    return space_of(store, names)
 
 
 REFIT_SHARE = 0.02

@@ -21,44 +21,54 @@
     $("state").innerHTML = ET.badge(row.state);
   }
 
-  function moved(d) {
-    const n = d.names.length, g = d.mean.length - 1;
-    return Array.from({length: n}, (_, i) => i).filter(i => !d.fixed[i])
-      .sort((a, b) => Math.abs(d.mean[g][b] - d.mean[0][b]) - Math.abs(d.mean[g][a] - d.mean[0][a]));
-  }
-
   function value(d, i, v) {
-    if (scale !== "share" || !d.lower || d.upper[i] === d.lower[i]) return v;
+    if (scale !== "share" || !d.lower || d.upper[i] === d.lower[i] || v == null) return v;
     return 100 * (v - d.lower[i]) / (d.upper[i] - d.lower[i]);
   }
 
-  function drawWeights(d) {
-    const xs = d.games, g = d.mean.length - 1;
-    if (charted === null) {
-      const order = moved(d);
-      charted = d.names.length > MANY ? order.slice(0, CHARTED) : order;
+  // the first look carries the trajectories of the weights charted first; others are fetched
+  let fetching = false;
+  async function fetchColumns(d, missing) {
+    if (fetching) return;
+    fetching = true;
+    try {
+      const got = JSON.parse(await ET.json(api + "/columns?w=" + missing.join(",")));
+      if (d !== data) return;  // a newer look arrived meanwhile: it fetches its own
+      Object.assign(d.columns, got.columns);
+      if (got.std_columns && d.std_columns) Object.assign(d.std_columns, got.std_columns);
+      drawWeights(d);
+    } finally {
+      fetching = false;
+      if (d !== data && data) drawWeights(data);  // the newer look's own columns
     }
+  }
+
+  function drawWeights(d) {
+    const xs = d.games;
+    if (charted === null) charted = d.names.length > MANY ? d.order.slice(0, CHARTED) : d.order;
+    const missing = charted.filter(i => !(String(i) in d.columns));
+    if (missing.length) fetchColumns(d, missing);
+    const drawn = charted.filter(i => String(i) in d.columns);
     const free = d.fixed.filter(f => !f).length;
     $("weights-note").textContent = d.names.length > MANY
       ? charted.length + " of " + free + " tuned weights charted (first: the " + CHARTED +
         " that moved most since the start; tick others in the table)" : "";
     $("weights-title").textContent = d.population ? "Population mean over games" : "Weights over games (" +
       (d.strategy === "spsa" ? "SPSA's theta" : d.strategy === "cmaes" ? "CMA-ES's mean" : "the recommendation") + ")";
-    const series = charted.map((i, k) => ({label: d.names[i], color: ET.color(k),
-                                           values: d.mean.map(row => value(d, i, row[i]))}));
-    Charts.draw("weights", scale + ":" + charted.join(","), xs, series,
+    const series = drawn.map((i, k) => ({label: d.names[i], color: ET.color(k),
+                                         values: d.columns[String(i)].map(v => value(d, i, v))}));
+    Charts.draw("weights", scale + ":" + drawn.join(","), xs, series,
                 {y: scale === "share" ? "% of range" : "value", digits: 1});
     show("weights-card", true);
-    if (d.population && d.std) {
-      const s = charted.map((i, k) => ({label: d.names[i], color: ET.color(k),
-                                        values: d.std.map(row => row[i])}));
-      Charts.draw("spread", "std:" + charted.join(","), xs, s, {y: "std", digits: 1});
+    if (d.population && d.std_columns) {
+      const s = drawn.map((i, k) => ({label: d.names[i], color: ET.color(k),
+                                      values: d.std_columns[String(i)]}));
+      Charts.draw("spread", "std:" + drawn.join(","), xs, s, {y: "std", digits: 1});
       $("spread-title").textContent = "Population deviation over games";
       $("spread-method").textContent = "Standard deviation of each charted weight across the " +
         "population: its convergence (mean above, deviation here).";
       show("spread-card", true);
     } else show("spread-card", false);
-    void g;
   }
 
   const STAT_LABELS = {c_k: "c_k (SPSA's perturbation)", R_k: "R_k (SPSA's a_k / c_k^2)",
@@ -115,9 +125,9 @@
   }
   function drawPst(d) {
     if (!d.pst) { show("pst-card", false); return; }
-    const g = d.mean.length - 1, cell = 20, files = "abcdefgh";
-    const val = i => i < 0 ? null : pstView === "start" ? d.mean[0][i]
-      : pstView === "change" ? d.mean[g][i] - d.mean[0][i] : d.mean[g][i];
+    const cell = 20, files = "abcdefgh";
+    const val = i => i < 0 ? null : pstView === "start" ? d.start[i]
+      : pstView === "change" ? d.now[i] - d.start[i] : d.now[i];
     $("pst").innerHTML = d.pst.map(t => {
       const vs = t.index.map(val);
       const lim = Math.max(1, ...vs.filter(v => v != null).map(Math.abs));
@@ -143,9 +153,8 @@
 
   function table(d) {
     if (!d.names) { show("table-card", false); return; }
-    const g = d.mean.length - 1;
-    const rows = d.names.map((name, i) => ({i: i, name: name, start: d.mean[0][i], now: d.mean[g][i],
-      change: d.mean[g][i] - d.mean[0][i], std: d.std ? d.std[g][i] : null,
+    const rows = d.names.map((name, i) => ({i: i, name: name, start: d.start[i], now: d.now[i],
+      change: d.now[i] - d.start[i], std: d.std_now ? d.std_now[i] : null,
       lower: d.lower ? d.lower[i] : null, upper: d.upper ? d.upper[i] : null, fixed: d.fixed[i]}));
     const q = $("filter").value.trim().toLowerCase();
     const val = r => sortKey === "change" ? Math.abs(r.change) : r[sortKey];
@@ -254,8 +263,10 @@
     figures(d.row);
     $("damaged").hidden = !(d.damaged || d.row.damaged);
     $("damaged").textContent = "damaged: " + (d.damaged || d.row.damaged || "");
-    if (d.names && d.mean && d.mean.length) {
-      drawWeights(d); drawStats(d); drawWdl(d); genTable(d); drawPst(d); table(d);
+    if (d.names && d.start) {
+      drawWeights(d); drawStats(d); drawWdl(d);
+      // below the charts: drawn after the charts are on screen (824 rows cost a frame or two)
+      setTimeout(() => { if (d === data) { genTable(d); drawPst(d); table(d); } }, 0);
     }
     training(d);
     facts(d);
