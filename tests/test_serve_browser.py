@@ -190,6 +190,14 @@ def test_run_page_charts_the_stored_weights(server, browser, folder, capsys):
     browser.execute_script("const b = document.getElementById('filter'); b.value = ''; "
                            "b.dispatchEvent(new Event('input'))")
     assert len(browser.find_elements(By.CSS_SELECTOR, "#wtable tbody tr")) == len(names)
+    # a weight the first look did not carry: ticked, fetched, charted with its stored values
+    free = browser.execute_script("return [...document.querySelectorAll("
+                                  "'#wtable input:not([disabled])')].map(e => +e.dataset.i)")
+    least = min((i for i in free if i not in moved), key=lambda i: abs(mean[i] - start[i]))
+    browser.find_element(By.CSS_SELECTOR, f'#wtable input[data-i="{least}"]').click()
+    wait_for(lambda: browser.execute_script("return Charts.all.weights.u.series.length") == 10)
+    data = browser.execute_script("return Charts.all.weights.u.data")
+    assert data[9][-1] == pytest.approx(mean[least], abs=0.01)
     # SPSA draws its schedule, not population deviations
     assert browser.find_element(By.ID, "spread-card").get_attribute("hidden")
     stats = browser.execute_script("return Charts.all.stats.u.series.slice(1).map(s => s.label)")

@@ -198,7 +198,8 @@ def _sprt_of(settings: dict, path: Path) -> SprtParams | None:
     if raw is None:
         return None
     try:
-        return SprtParams(*(float(x) for x in raw))
+        elo0, elo1, alpha, beta = (float(x) for x in raw)
+        return SprtParams(elo0=elo0, elo1=elo1, alpha=alpha, beta=beta)
     except (TypeError, ValueError, EvotuneError):
         raise damaged(path, "'settings.sprt' must be [elo0, elo1, alpha, beta]") from None
 

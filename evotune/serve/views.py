@@ -335,7 +335,8 @@ def _detail(store: Store, series: Callable[[], WeightSeries | None],
         verify = store.read_verify()
         out["verify"] = verify["matches"] if verify else []
         try:
-            out["verify_blocks"] = [verify_block(m, verify) for m in out["verify"]]
+            out["verify_blocks"] = [verify_block(m, verify) for m in verify["matches"]] \
+                if verify else []
         except (KeyError, TypeError, ValueError):
             raise damaged(store.root / "verify.json", "a match without its counts") from None
     except EvotuneError as exc:
