@@ -236,7 +236,7 @@ def _figures(folder: Path, logs: LogCache, parts: list[str], *, detail: bool = F
               "elo_error": fig.to_dict()["elo_error"], "llr": None if s is None else s.llr,
               "lower": None if s is None else s.lower, "upper": None if s is None else s.upper,
               "verdict": None if s is None else s.verdict, "where": settings.get("where", ""),
-              "started": str(about.get("created", "")), "settings": settings,
+              "started": str(about.get("created", "")).replace("T", " ")[:16], "settings": settings,
               "result": _result_text(fig),
               "complete": result is not None or bool(planned and fig.games >= planned)
               or bool(s is not None and s.verdict)}
@@ -262,7 +262,8 @@ def _result_text(fig) -> str:
         return "no game yet"
     d = fig.to_dict()
     elo = "n/a" if d["elo"] is None else f"{d['elo']:+.1f}"
-    err = "" if d["elo_error"] is None else f" +- {d['elo_error']:.1f}"
+    err = (" +- inf" if fig.elo_error is not None else "") if d["elo_error"] is None \
+        else f" +- {d['elo_error']:.1f}"
     text = f"{elo}{err} Elo"
     if fig.sprt is not None:
         text += f", LLR {fig.sprt.llr:.2f} ({fig.sprt.lower:.2f}, {fig.sprt.upper:.2f})"

@@ -66,9 +66,9 @@
         '</td><td colspan="5" class="damaged" data-field="result">damaged: ' + ET.esc(m.damaged) + "</td></tr>";
     }
     return '<tr data-match="' + ET.esc(m.id) + '"><td class="name">' + link + "</td><td>" + kind +
-      "</td><td>" + ET.esc(m.a) + " vs " + ET.esc(m.b) + '</td><td data-field="state">' +
-      ET.badge(m.state) + '</td><td class="num" data-field="games">' + ET.num(m.games) +
-      (m.planned ? " / " + ET.num(m.planned) : "") + '</td><td data-field="result">' +
+      '</td><td data-label="A vs B">' + ET.esc(m.a) + " vs " + ET.esc(m.b) + '</td><td data-field="state">' +
+      ET.badge(m.state) + '</td><td class="num" data-field="games" data-label="games">' + ET.num(m.games) +
+      (m.planned ? " / " + ET.num(m.planned) : "") + '</td><td data-field="result" data-label="score">' +
       ET.esc(m.result) + '</td><td class="wide">' + ET.esc(m.started) + "</td></tr>";
   }
 
