@@ -119,6 +119,12 @@ def page_figures(args, work: Path) -> None:
                   f"{time.perf_counter() - t0:.1f} s")
             cold = drawn_ms(driver, url, ready)
             warm = [drawn_ms(driver, url, ready) for _ in range(3)]
+            table = statistics.median(drawn_ms(driver, url, "document.querySelectorAll("
+                                               "'#wtable tbody tr').length > 800")
+                                      for _ in range(3))
+            body = server.app.test_client().get(f"/api/run/{root.name}").data
+            print(f"its first look's JSON: {len(body) / 1e3:.0f} kB; the table of every weight "
+                  f"drawn {table:.0f} ms (median of 3)")
             strength = drawn_ms(driver, url, "typeof Charts !== 'undefined' && Charts.all.strength")
             print(f"824-weight SPSA page, {args.games:,} games: weights drawn {cold:.0f} ms at "
                   f"the first look, {statistics.median(warm):.0f} ms after (median of 3); strength "

@@ -6,6 +6,7 @@ traversal request is refused. Screenshots of both pages, at a laptop's and a pho
 written to tests/screenshots/ (ignored by git) for a person to look at."""
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import time
@@ -66,6 +67,14 @@ def folder(tmp_path_factory, make_fake_run) -> Path:
     shutil.copytree(V1 / "fit", runs / "old-fit")
     shutil.copytree(TRAINING, runs / "training")
     (runs.parent / "spare").symlink_to(spare / "de-run")
+    w = runs.parent / "w.json"
+    w.write_text('{"knight": 280, "bishop": 330, "rook": 500, "queen": 900, "mobility": 5}')
+    try:  # a real match with an SPRT, kept in a folder of the runs folder
+        main(["match", "shannon", str(w), "--games", "12", "--depth", "1", "--max-plies", "40",
+              "--seed", "5", "--workers", "1", "--sprt", "0", "10", "--quiet", "--out",
+              str(runs / "sprt-match")])
+    except SystemExit as exc:
+        assert exc.code in (0, None)
     return runs
 
 
@@ -181,6 +190,14 @@ def test_run_page_charts_the_stored_weights(server, browser, folder, capsys):
     browser.execute_script("const b = document.getElementById('filter'); b.value = ''; "
                            "b.dispatchEvent(new Event('input'))")
     assert len(browser.find_elements(By.CSS_SELECTOR, "#wtable tbody tr")) == len(names)
+    # a weight the first look did not carry: ticked, fetched, charted with its stored values
+    free = browser.execute_script("return [...document.querySelectorAll("
+                                  "'#wtable input:not([disabled])')].map(e => +e.dataset.i)")
+    least = min((i for i in free if i not in moved), key=lambda i: abs(mean[i] - start[i]))
+    browser.find_element(By.CSS_SELECTOR, f'#wtable input[data-i="{least}"]').click()
+    wait_for(lambda: browser.execute_script("return Charts.all.weights.u.series.length") == 10)
+    data = browser.execute_script("return Charts.all.weights.u.data")
+    assert data[9][-1] == pytest.approx(mean[least], abs=0.01)
     # SPSA draws its schedule, not population deviations
     assert browser.find_element(By.ID, "spread-card").get_attribute("hidden")
     stats = browser.execute_script("return Charts.all.stats.u.series.slice(1).map(s => s.label)")
@@ -190,10 +207,28 @@ def test_run_page_charts_the_stored_weights(server, browser, folder, capsys):
     assert "Ptnml(0-2): [5, 15, 40, 25, 15]" in block and "LLR: " in block
     wait_for(lambda: browser.execute_script("return !!Charts.all.strength"))
     assert "rating model" in browser.find_element(By.ID, "strength-method").text
+    # the piece-square tables as heat maps: the stored value of each square
+    square = browser.find_element(By.CSS_SELECTOR,
+                                  'figure[data-table="mg.knight"] rect[data-square="e4"]')
+    assert float(square.get_attribute("data-value")) == pytest.approx(
+        mean[names.index("pst.mg.knight.e4")], abs=0.01)
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#pst figure")) == 12
+    browser.find_element(By.CSS_SELECTOR, 'input[name="pst"][value="change"]').click()
+    square = browser.find_element(By.CSS_SELECTOR,
+                                  'figure[data-table="mg.knight"] rect[data-square="e4"]')
+    i = names.index("pst.mg.knight.e4")
+    assert float(square.get_attribute("data-value")) == pytest.approx(mean[i] - start[i], abs=0.01)
+    # games per generation: the newest first, W/D/L as the generation file has them
+    first = browser.find_element(By.CSS_SELECTOR, "#gentable tbody tr")
+    assert first.get_attribute("data-generation") == "6"
     shoot(browser, "run-spsa-laptop", LAPTOP)
     shoot(browser, "run-spsa-phone", PHONE)
     browser.get(server.url + "run/training")
     wait_for(lambda: browser.execute_script("return Charts.all.loss && Charts.all.loss.u.data"))
+    shape = browser.find_element(By.CSS_SELECTOR, '#facts tr[data-fact="shape"] td').text
+    assert shape == "(768 -> 8) x 2 -> 1"
+    sha = browser.find_element(By.CSS_SELECTOR, '#facts tr[data-fact="SHA-256 of net.nnue"] td')
+    assert sha.text == hashlib.sha256((folder / "training" / "net.nnue").read_bytes()).hexdigest()
     shoot(browser, "run-training-laptop", LAPTOP)
 
 
@@ -220,3 +255,25 @@ def test_a_traversal_request_is_refused_in_the_browser(server, browser):
         body = browser.find_element(By.TAG_NAME, "body").text
         assert "manifest" not in body.lower() or "no run" in body.lower()
         assert "import" not in body and "config" not in body
+
+
+def test_a_match_has_a_row_and_a_page_with_its_block_and_llr(server, browser, folder):
+    browser.get(server.url)
+    row = wait_for(lambda: browser.find_element(By.CSS_SELECTOR,
+                                                '#matches tr[data-match="sprt-match"]'))
+    assert row.find_element(By.CSS_SELECTOR, 'td[data-field="state"]').text == "finished"
+    data = json.loads((folder / "sprt-match" / "result.json").read_text())
+    assert row.find_element(By.CSS_SELECTOR, 'td[data-field="games"]').text == \
+        f"{data['games']} / 12"
+    assert f"LLR {data['sprt']['llr']:.2f}" in \
+        row.find_element(By.CSS_SELECTOR, 'td[data-field="result"]').text
+    row.find_element(By.CSS_SELECTOR, "a").click()
+    block = wait_for(lambda: browser.find_element(By.ID, "block").text)
+    assert block.splitlines()[1] == "Results of shannon vs w (1 plies, 2moves_v1.epd):"
+    assert f"Ptnml(0-2): [{', '.join(map(str, data['pentanomial']))}]" in block
+    llr = wait_for(lambda: browser.execute_script("return Charts.all.llr && Charts.all.llr.u.data"))
+    assert llr[0][-1] == data["games"] and llr[1][-1] == pytest.approx(data["sprt"]["llr"],
+                                                                        abs=1e-3)
+    assert llr[2][0] == pytest.approx(data["sprt"]["upper"])  # the H1 bound
+    shoot(browser, "match-laptop", LAPTOP)
+    shoot(browser, "match-phone", PHONE)

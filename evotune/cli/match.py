@@ -21,7 +21,7 @@ from ..match.resolve import (
     resolve_players,
 )
 from ..match.resultsblock import conditions, json_summary, result_figures, summary_lines
-from ..match.scoring import summary_dict
+from ..match.scoring import sprt_settings, summary_dict
 from ..paths import resolve_openings_path
 from ..runs.lifecycle import resolve_workers
 from ..runs.matchstore import MatchFolder, default_match_folder
@@ -94,7 +94,8 @@ def match_command(a, b, games, openings, book_plies, limits, workers, seed, sprt
     event = f"evotune match {pa.name} vs {pb.name}"
     try:
         check_players(a, b)  # as a run checks its engine: options declared, bounds in range
-        with _match_folder(out, identity, a=a, b=b, games=games, seed=seed) as folder:
+        with _match_folder(out, identity, a=a, b=b, games=games, seed=seed, where=where,
+                           sprt=sprt_settings(params)) as folder:
             done_before = folder.result()
             again = command_line(out=str(folder.root))
             info(f"continuing the match in {folder.root} ({folder.kept} games kept)"

@@ -104,6 +104,11 @@ class SprtResult:
                 "verdict": self.verdict, "elo0": self.elo0, "elo1": self.elo1}
 
 
+def sprt_settings(params: SprtParams | None) -> list[float] | None:
+    """An SPRT as a match folder's settings keep it: [elo0, elo1, alpha, beta] (None: none)."""
+    return None if params is None else [params.elo0, params.elo1, params.alpha, params.beta]
+
+
 # ---- pure functions ----------------------------------------------------------------------------
 
 def logistic_score(elo: float) -> float:

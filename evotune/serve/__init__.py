@@ -2,7 +2,9 @@
 
 - :mod:`.views`: what the pages show, as JSON-ready dicts, read through the run kinds' views
   (never a write, a lock or a repair), each cached under the signature of the run's files;
-- :mod:`.block`: the final check's result as fastchess's results block;
+- :mod:`.weights`, :mod:`.journals`, :mod:`.matches`, :mod:`.facts`: a run's weights (its
+  first look and the trajectories fetched later), game logs read incrementally, the match
+  folders of ``match --out`` and ``verify``, a fit's and a training's facts;
 - :mod:`.app`: the Flask application (GET only; the runs folder and ``static/`` only; the
   access token of a non-loopback address);
 - :mod:`.server`: its threaded server (foreground for the command, a thread for tests);

@@ -13,6 +13,7 @@ from pathlib import Path
 from flask import Flask, Response, abort, jsonify, request, send_from_directory
 
 from ..errors import EvotuneError
+from .matches import NotAMatch
 from .views import Reader, Refused, damaged_file
 
 log = logging.getLogger(__name__)
@@ -20,6 +21,8 @@ log = logging.getLogger(__name__)
 STATIC = Path(__file__).resolve().parent / "static"
 """The page's assets (shipped in the package: no CDN)."""
 TOKEN_COOKIE = "evotune_token"
+MAX_COLUMNS = 1000
+"""At most this many weights' trajectories in one answer."""
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
@@ -60,6 +63,10 @@ def create_app(runs_dir: str | Path, *, token: str = "", loopback: bool = True) 
     def _refused(exc: Refused):
         return jsonify(error=str(exc)), 404
 
+    @app.errorhandler(NotAMatch)
+    def _not_a_match(exc: NotAMatch):
+        return jsonify(error=str(exc)), 404
+
     @app.errorhandler(EvotuneError)
     def _damaged(exc: EvotuneError):
         return jsonify(error=f"damaged: {damaged_file(exc, reader.root) or exc}"), 200
@@ -75,6 +82,11 @@ def create_app(runs_dir: str | Path, *, token: str = "", loopback: bool = True) 
     def run_page(run_id: str):
         reader.store(run_id)  # Refused: 404
         return page("run.html")
+
+    @app.get("/match/<path:mid>")
+    def match_page(mid: str):
+        reader.matches.folder(mid)  # NotAMatch: 404
+        return page("match.html")
 
     @app.get("/static/<name>")
     def asset(name: str):
@@ -102,13 +114,30 @@ def create_app(runs_dir: str | Path, *, token: str = "", loopback: bool = True) 
 
     @app.get("/api/runs")
     def api_runs():
-        return json_of({"folder": str(reader.root), "runs": reader.runs()})
+        return json_of({"folder": str(reader.root), "runs": reader.runs(),
+                        "matches": reader.match_rows()})
 
     @app.get("/api/run/<run_id>")
     def api_run(run_id: str):
         detail = encode(reader.detail(run_id))  # the series, encoded once per change
         row = json.dumps(reader.row(run_id), separators=(",", ":")).encode()
         return json_of(None, b'{"row":' + row + (b"," + detail[1:] if detail != b"{}" else b"}"))
+
+    @app.get("/api/run/<run_id>/columns")
+    def api_columns(run_id: str):
+        try:
+            index = [int(x) for x in request.args.get("w", "").split(",") if x][:MAX_COLUMNS]
+        except ValueError:
+            abort(400)
+        return json_of(reader.columns(run_id, index))
+
+    @app.get("/api/run/<run_id>/matches")
+    def api_run_matches(run_id: str):
+        return json_of({"matches": reader.match_rows(run_id)})
+
+    @app.get("/api/match/<path:mid>")
+    def api_match(mid: str):
+        return json_of(reader.match(mid))
 
     @app.get("/api/run/<run_id>/strength")
     def api_strength(run_id: str):

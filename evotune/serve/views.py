@@ -25,25 +25,27 @@ import numpy as np
 
 from ..errors import EvotuneError
 from ..kinds import kind_of
+from ..match.resultsblock import stored_figures, summary_lines
 from ..reporting.strength import base_of, checkpoints_of, curve_of
 from ..runs.gamelog import log_tail
 from ..runs.guard import guard_block
 from ..runs.lock import lock_table
 from ..runs.manifest import Manifest, check_run_id
+from ..runs.recordio import damaged
 from ..runs.records import parse_game_line
-from ..runs.rundata import engine_space
 from ..runs.runstate import run_state
 from ..runs.store import Store
-from ..strategies import keeps_population
 from ..tuning.loop import pgn_text
+from .facts import fit_facts, net_facts
+from .journals import LogCache
+from .matches import MatchReader
 from .series import GenerationCache, all_played
+from .weights import WeightSeries, columns, first_look, space_of, weights_series
 
 SIGNED_FILES = ("manifest.json", "state.json", "final-check.json", "guard.json", "verify.json",
                 "verify-curve.json",
                 "texel.json", "checkpoint.npz", "games.jsonl")
 """The files whose change makes a run's cached views stale."""
-MAX_POINTS = 400
-"""At most this many generations in a page's series (the first and the last always)."""
 LATEST_GAMES = 20
 """Games the run page lists."""
 TAIL_BYTES = 1 << 20
@@ -79,6 +81,10 @@ class Reader:
         self._fitting: dict[tuple[str, str], threading.Lock] = {}
         self.generations = GenerationCache()
         """Every run's parsed generations (a new one is the only file read)."""
+        self.logs = LogCache()
+        """Every game log read so far (its new lines are the only ones read)."""
+        self.matches = MatchReader(self.root, self.logs)
+        """The folder's matches and the runs' verification matches."""
 
     # -- locating -----------------------------------------------------------------------------
     def store(self, run_id: str) -> Store:
@@ -153,6 +159,19 @@ class Reader:
         rows = [self._row(s, locks) for s in self.stores()]
         return sorted(rows, key=lambda r: r.get("started_at", 0), reverse=True)
 
+    def match_rows(self, run_id: str | None = None) -> list[dict]:
+        """One row per match of the folder and verification match of its runs (``run_id``:
+        only that run's verification matches)."""
+        locks = lock_table()
+        ids = self.matches.ids(self.run_ids() if run_id is None else [self.store(run_id).run_id])
+        if run_id is not None:
+            ids = [m for m in ids if m.startswith(f"{run_id}/")]
+        return [self.matches.row(m, locks) for m in ids]
+
+    def match(self, mid: str) -> dict:
+        """A match's page (:meth:`evotune.serve.matches.MatchReader.detail`)."""
+        return self.matches.detail(mid, lock_table())
+
     def row(self, run_id: str) -> dict:
         """A run's row: what ``evotune runs`` shows, its state, rate, time left and result."""
         return self._row(self.store(run_id), lock_table())
@@ -170,7 +189,19 @@ class Reader:
         """A run's page without its row: the cached object itself (the same object until the
         run's files change)."""
         store = self.store(run_id)
-        return self._cached("detail", store, lambda: _detail(store, self.generations))
+        return self._cached("detail", store, lambda: _detail(store, lambda: self._series(store),
+                                                                 self.generations))
+
+    def _series(self, store: Store) -> WeightSeries | None:
+        return self._cached("series", store,
+                            lambda: weights_series(store, self.generations, self.logs))
+
+    def columns(self, run_id: str, index: list[int]) -> dict:
+        """The trajectories of the weights ``index`` of a run (those the first look left out:
+        :func:`evotune.serve.weights.columns`)."""
+        store = self.store(run_id)
+        ws = self._series(store)
+        return {"columns": {}, "std_columns": None} if ws is None else columns(ws, index)
 
     def strength(self, run_id: str) -> dict:
         """The run's strength curve (:func:`evotune.reporting.strength.curve_of`), fitted again
@@ -275,7 +306,8 @@ def _row(store: Store) -> dict:
             "verdict": guard.verdict if guard else None, "damaged": None}
 
 
-def _detail(store: Store, cache: GenerationCache) -> dict:
+def _detail(store: Store, series: Callable[[], WeightSeries | None],
+            cache: GenerationCache) -> dict:
     """The run page's data: its weights' series (runs that tune a weight vector) or its
     kind's status record (``evotune status --json``: a training's epochs), its latest games,
     final check and verification."""
@@ -284,9 +316,17 @@ def _detail(store: Store, cache: GenerationCache) -> dict:
         kind = kind_of(store)
         out["kind"] = store.manifest().kind
         if kind.stored.weights:
-            out.update(_weights_series(store, cache))
+            ws = series()
+            if ws is not None:
+                out.update(first_look(ws))
         else:
             out["status"] = _clean(kind.status(store, every=True).info)
+        if out["kind"] == "fit":
+            gens = cache.generations(store)
+            out["fit"] = _clean(fit_facts(store, gens[-1].seconds_total - gens[0].seconds_total
+                                          if len(gens) > 1 else None))
+        elif out["kind"] == "train":
+            out["net"] = _clean(net_facts(store, out["status"].get("records") or []))
         out["latest_games"] = _latest_games(store)
         guard = store.read_guard()  # final-check.json (guard.json in runs made before)
         limits = getattr(store.manifest().config, "limits", None)
@@ -294,9 +334,27 @@ def _detail(store: Store, cache: GenerationCache) -> dict:
             if guard is not None else None
         verify = store.read_verify()
         out["verify"] = verify["matches"] if verify else []
+        try:
+            out["verify_blocks"] = [verify_block(m, verify) for m in verify["matches"]] \
+                if verify else []
+        except (KeyError, TypeError, ValueError):
+            raise damaged(store.root / "verify.json", "a match without its counts") from None
     except EvotuneError as exc:
         out["damaged"] = damaged_file(exc, store.root) or str(exc)
     return out
+
+
+def verify_block(m: dict, doc: dict) -> list[str]:
+    """One verify.json match as the results block (its label's player against its opponent,
+    at the verification's limit and openings)."""
+    first = str(m.get("label", "")).split(" vs ")[0] or "A"
+    where = ", ".join(str(x) for x in (m.get("limit") or _limit_of(doc), doc.get("openings"))
+                      if x)
+    return summary_lines(stored_figures(m), first, str(m.get("opponent", "B")), where=where)
+
+
+def _limit_of(doc: dict) -> str:
+    return f"{doc['depth']} plies" if doc.get("depth") else ""
 
 
 def _clean(v: Any) -> Any:
@@ -311,42 +369,7 @@ def _clean(v: Any) -> Any:
 
 
 def _space(store: Store, names: tuple[str, ...]):
-    """(fixed, reference, spec) of the run's weights (its kept engine spec)."""
-    return engine_space(store.root, store.manifest().config, names)
-
-
-def _weights_series(store: Store, cache: GenerationCache) -> dict:
-    """The series of a run that tunes a weight vector: per generation its games, the mean and
-    deviation of each weight, the strategy's statistics (SPSA's c_k, R_k and step; CMA-ES's
-    sigma; DE's replacement rate; a fit's losses) and the W/D/L of its matches."""
-    gens = cache.generations(store)
-    if not gens:
-        return {}
-    if len(gens) > MAX_POINTS:  # a chart is a few hundred pixels wide: thinned evenly
-        keep = np.unique(np.linspace(0, len(gens) - 1, MAX_POINTS).round().astype(int))
-        gens = [gens[i] for i in keep]
-    manifest = store.manifest()
-    names = gens[-1].names
-    fixed, reference, spec = _space(store, names)
-    strategy = gens[-1].strategy
-    population = manifest.kind == "games" and keeps_population(strategy)
-    mean = np.array([g.mean for g in gens], dtype=np.float64)
-    keys: list[str] = []
-    for g in gens:
-        keys += [k for k in g.stats if k not in keys]
-    stats = {k: [_num(g.stats.get(k, math.nan)) for g in gens] for k in keys}
-    return {"names": list(names), "fixed": list(fixed),
-            "reference": [_num(float(v)) for v in reference],
-            "lower": [float(w.lower) for w in spec.weights] if spec is not None else None,
-            "upper": [float(w.upper) for w in spec.weights] if spec is not None else None,
-            "generations": [g.generation for g in gens],
-            "games": [g.games_total for g in gens],
-            "seconds": [round(g.seconds_total, 2) for g in gens],
-            "mean": np.round(mean, 2).tolist(),
-            "std": (np.round(np.array([g.std for g in gens], dtype=np.float64), 2).tolist()
-                    if population else None),
-            "population": population, "stats": stats, "wdl": [list(g.wdl) for g in gens],
-            "strategy": strategy}
+    return space_of(store, names)
 
 
 REFIT_SHARE = 0.02
@@ -376,6 +399,9 @@ def _refit(hit: tuple, sig: tuple, store: Store) -> bool:
 
 
 def _strength(store: Store, cache: GenerationCache) -> dict:
+    if not kind_of(store).stored.weights:  # a training: no weight vector to rate
+        return {"note": "a training has no weight vector to rate; evotune verify measures its "
+                        "net", "games": [], "elo": [], "error": [], "checkpoints": []}
     gens = cache.generations(store)
     if not gens:
         return curve_of(None, means=np.zeros((0, 0)), games=np.zeros(0, np.int64),

@@ -44,7 +44,8 @@ from ..match.resolve import (
     close_external_players,
     resolve_player,
 )
-from ..match.scoring import SprtParams
+from ..match.resultsblock import conditions
+from ..match.scoring import SprtParams, sprt_settings
 from ..paths import HELD_OUT_OPENINGS, held_out_openings, resolve_openings_path
 from ..players import PlayerSpec
 from ..players.spec import player_from_engine_spec
@@ -252,7 +253,9 @@ def kept_games(store: Store | None, a: PlayerSpec, b: PlayerSpec, *, games: int,
         return
     identity = match_identity(a, b, games=games, settings=settings, seed=seed, stop=stop,
                               sprt=sprt)
-    with store.match_folder(identity, {"a": a.name, "b": b.name, "seed": seed}) as folder:
+    where = conditions(settings.limits, settings.openings or "startpos")
+    with store.match_folder(identity, {"a": a.name, "b": b.name, "games": games, "seed": seed,
+                                       "where": where, "sprt": sprt_settings(sprt)}) as folder:
         yield folder.journal
 
 

@@ -56,6 +56,27 @@
     render();
   }));
 
+  function matchRow(m) {
+    const link = '<a href="/match/' + m.id.split("/").map(encodeURIComponent).join("/") + '">' +
+      ET.esc(m.id) + "</a>";
+    const kind = m.kind === "verification" ? 'verification of <a href="/run/' +
+      encodeURIComponent(m.run) + '">' + ET.esc(m.run) + "</a>" : "match";
+    if (m.damaged) {
+      return '<tr data-match="' + ET.esc(m.id) + '"><td>' + link + "</td><td>" + kind +
+        '</td><td colspan="5" class="damaged" data-field="result">damaged: ' + ET.esc(m.damaged) + "</td></tr>";
+    }
+    return '<tr data-match="' + ET.esc(m.id) + '"><td class="name">' + link + "</td><td>" + kind +
+      '</td><td data-label="A vs B">' + ET.esc(m.a) + " vs " + ET.esc(m.b) + '</td><td data-field="state">' +
+      ET.badge(m.state) + '</td><td class="num" data-field="games" data-label="games">' + ET.num(m.games) +
+      (m.planned ? " / " + ET.num(m.planned) : "") + '</td><td data-field="result" data-label="score">' +
+      ET.esc(m.result) + '</td><td class="wide">' + ET.esc(m.started) + "</td></tr>";
+  }
+
+  function renderMatches(ms) {
+    document.getElementById("matches-card").hidden = !ms.length;
+    document.querySelector("#matches tbody").innerHTML = ms.map(matchRow).join("");
+  }
+
   ET.poll(async () => {
     const text = await ET.json("/api/runs");
     if (text === lastText) return;
@@ -64,5 +85,6 @@
     document.getElementById("folder").textContent = data.folder;
     rows = data.runs;
     render();
+    renderMatches(data.matches || []);
   });
 })();
