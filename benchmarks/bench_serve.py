@@ -4,6 +4,7 @@ chromium: from navigation to the table's rows or the weights chart drawn), how s
 generation shows, and games/s of a run with the page open and polled against without.
 
     python benchmarks/bench_serve.py [--runs 200] [--games 20000] [--pairs 3] [--skip-rate]
+    python benchmarks/bench_serve.py --skip-pages --pairs 3 --generations 20 --depth 3
 
 Prints figures (no assertions). Synthetic runs come from tests/conftest.py's make_fake_run (a
 real strategy, random outcomes); the games/s comparison plays a real tiny run (DE, depth 1, 2
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -145,10 +147,37 @@ def page_figures(args, work: Path) -> None:
         driver.quit()
 
 
-def one_run(work: Path, tag: str, gens: int) -> float:
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of the living processes ``pid`` and its descendants (Linux
+    /proc): the browser's share of the machine."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    stats = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            stats[int(entry.name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / ticks)
+    tree, total, grew = {pid}, 0.0, True
+    while grew:
+        more = {p for p, (parent, _) in stats.items() if parent in tree} - tree
+        grew, tree = bool(more), tree | more
+    for p in tree:
+        total += stats.get(p, (0, 0.0))[1]
+    return total
+
+
+def children_cpu() -> float:
+    """CPU seconds of this process's finished children (the runs)."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def one_run(work: Path, tag: str, gens: int, depth: int = 1) -> float:
     """games/s of a tiny real run (its own summary line)."""
     out = subprocess.run([sys.executable, "-m", "evotune.cli", "run", "--strategy", "de", "--np",
-                          "6", "--games", "2", "--depth", "1", "--generations", str(gens),
+                          "6", "--games", "2", "--depth", str(depth), "--generations", str(gens),
                           "--workers", "2", "--seed", "3", "--runs-dir", str(work / "rate"),
                           "--run-id", tag, "--quiet"], capture_output=True, text=True,
                          check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -162,11 +191,14 @@ def rate_figures(args, work: Path) -> None:
     (work / "rate").mkdir()
     one_run(work, "warm", 2)  # the numba cache, loaded once
     without, with_page = [], []
+    page_cpu = [0.0, 0.0, 0.0]  # the server's, the browser's, the runs' CPU seconds
+    steady: list[float] = []  # when the page's first draw was done, and the browser's CPU then
+    polled = [0.0, 0.0]  # seconds of polling after the first draws, the browser's CPU in them
     driver = browser()
     try:
         with PageServer(work / "rate") as server:
             for k in range(args.pairs):
-                without.append(one_run(work, f"a{k}", args.generations))
+                without.append(one_run(work, f"a{k}", args.generations, args.depth))
                 stop = threading.Event()
 
                 def poll(tag=f"b{k}", stop=stop):  # the playing run's page, open and polled
@@ -174,18 +206,37 @@ def rate_figures(args, work: Path) -> None:
                         time.sleep(0.05)
                     if not stop.is_set():
                         driver.get(server.url + f"run/{tag}")
+                        time.sleep(1.0)  # its first draw done: the polls from here on
+                        steady[:] = [time.monotonic(), tree_cpu(driver.service.process.pid)]
 
                 watcher = threading.Thread(target=poll)
+                browser0, server0 = tree_cpu(driver.service.process.pid), time.process_time()
+                run0 = children_cpu()
                 watcher.start()
-                with_page.append(one_run(work, f"b{k}", args.generations))
+                with_page.append(one_run(work, f"b{k}", args.generations, args.depth))
                 stop.set()
                 watcher.join()
+                page_cpu[0] += time.process_time() - server0
+                page_cpu[1] += tree_cpu(driver.service.process.pid) - browser0
+                if steady:
+                    polled[0] += time.monotonic() - steady[0]
+                    polled[1] += tree_cpu(driver.service.process.pid) - steady[1]
+                steady.clear()
+                page_cpu[2] += children_cpu() - run0
                 driver.get("about:blank")
     finally:
         driver.quit()
     a, b = statistics.median(without), statistics.median(with_page)
     print(f"games/s without the page {without} (median {a:.1f}), with the page open and polled "
           f"{with_page} (median {b:.1f}): {100 * (b - a) / a:+.1f}%")
+    server, browser_s, run = page_cpu
+    print(f"CPU while the runs with the page played: the server {server:.2f} s, the browser "
+          f"{browser_s:.2f} s, the runs {run:.1f} s: the page took {100 * (server + browser_s) / run:.2f}% "
+          "of the runs' CPU (the most it can slow a run that has the machine's cores)")
+    if polled[0]:
+        print(f"the browser after each page's first draw: {polled[1]:.2f} s of CPU in "
+              f"{polled[0]:.1f} s of polling ({100 * polled[1] / polled[0]:.2f}% of one core; "
+              "a generation stored every poll or more often, each redrawing the page)")
 
 
 def main() -> None:
@@ -194,6 +245,8 @@ def main() -> None:
     p.add_argument("--games", type=int, default=20_000)
     p.add_argument("--pairs", type=int, default=3)
     p.add_argument("--generations", type=int, default=12)
+    p.add_argument("--depth", type=int, default=1, help="the real run's depth (deeper: fewer "
+                   "generations a second, as real runs store them)")
     p.add_argument("--skip-rate", action="store_true")
     p.add_argument("--skip-pages", action="store_true")
     p.add_argument("--work", help="a folder for the synthetic runs, kept (the 824-weight run "
