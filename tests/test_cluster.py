@@ -3,6 +3,7 @@ and game log as a local run, a worker SIGKILLed mid-generation loses and duplica
 workers are warmed (also one that joins later), an unreachable scheduler is one line + exit 2."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -177,3 +178,30 @@ def test_cli_exits_2_within_the_default_timeout(tmp_path):
     lines = [ln for ln in res.stderr.splitlines() if ln.startswith("evotune: error")]
     assert len(lines) == 1 and f"at {address} within {cluster.CONNECT_TIMEOUT:g} s" in lines[0]
     assert "Traceback" not in res.stderr
+
+
+def test_the_tune_page_reads_a_folder_a_dask_run_is_writing(tmp_path, dask_cluster, call_cli):
+    """Issue 58: `evotune serve` on the folder of a run on the cluster: while it plays (at each
+    stored generation) its row says running with the generation just stored, and after the run
+    its figures are those of `status --json`."""
+    pytest.importorskip("flask", reason="the serve extra (flask) is not installed")
+    from evotune.serve.app import create_app
+
+    lc, _ = dask_cluster
+    page = create_app(tmp_path).test_client()
+    seen = []
+
+    def watch(p):  # called by the run's coordinator right after a generation is stored
+        if p.kind == "generation":
+            row = next(r for r in page.get("/api/runs").get_json()["runs"] if r["run"] == "dk")
+            assert page.get("/api/run/dk").status_code == 200
+            seen.append((row["state"], row["generation"], row["damaged"]))
+
+    _run(tmp_path, "dk", progress=watch, backend="dask", scheduler=lc.scheduler_address,
+         **SMALL)
+    assert seen == [("running", g, None) for g in range(1, SMALL["generations"] + 1)]
+    row = next(r for r in page.get("/api/runs").get_json()["runs"] if r["run"] == "dk")
+    code, out, _ = call_cli("status", "dk", "--runs-dir", str(tmp_path), "--json")
+    info = json.loads(out)
+    assert code == 0 and row["state"] == "finished" and info["finished"]
+    assert (row["generation"], row["games"]) == (info["generation"], info["games"]) != (0, 0)
