@@ -65,6 +65,8 @@ def test_rows_show_what_status_json_says(client, folder, call_cli):
     assert detail["start"] == pytest.approx(info["initial_mean"], abs=0.01)
     assert detail["std_now"] is None and detail["population"] is False  # SPSA: no population
     assert {"c_k", "R_k", "step"} <= set(detail["stats"])
+    # named by the strategy's class (strategies.strategy_terms), not by tests on its name
+    assert detail["terms"] == {"title": "SPSA", "centre": "theta", "step": ["c_k", "R_k"]}
     de = client.get("/api/run/de-run").get_json()
     assert de["population"] is True and len(de["std_columns"]["1"]) == 5
     assert set(de["columns"]) == {str(i) for i in range(len(de["names"]))}  # few: all sent

@@ -202,6 +202,8 @@ def test_run_page_charts_the_stored_weights(server, browser, folder, capsys):
     assert browser.find_element(By.ID, "spread-card").get_attribute("hidden")
     stats = browser.execute_script("return Charts.all.stats.u.series.slice(1).map(s => s.label)")
     assert any(s.startswith("c_k") for s in stats) and any(s.startswith("R_k") for s in stats)
+    assert browser.find_element(By.ID, "stats-title").text == "SPSA's c_k, R_k and step"
+    assert browser.find_element(By.ID, "weights-title").text == "Weights over games (SPSA's theta)"
     block = browser.find_element(By.ID, "check").text
     assert block.splitlines()[1].startswith("Results of tuned vs start (")  # the terminal's block
     assert "Ptnml(0-2): [5, 15, 40, 25, 15]" in block and "LLR: " in block

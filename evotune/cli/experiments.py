@@ -13,7 +13,8 @@ from ..experiments import (
     reproduce_de_paper,
     write_compare_plots,
 )
-from ..runs.config import STRATEGY_NAMES, known_strategy
+from ..runs.config import known_strategy
+from ..strategies import STRATEGIES
 from .options import cluster_options, renamed_option, reports_option, runs_dir_option, seed_option
 from .progress import ExperimentBar, command_line, quiet_option
 
@@ -91,7 +92,7 @@ def compare(strategies, games_budget, seeds, np_, depth, engine, verify_games, v
     unknown = [s for s in names if not known_strategy(s)]
     if not names or unknown:
         raise ConfigError(f"--strategies: unknown {unknown or 'empty list'}; use some of "
-                          f"{','.join(STRATEGY_NAMES)} or ng:NAME")
+                          f"{','.join(STRATEGIES)} or ng:NAME")
     bar = ExperimentBar()
     try:
         outcomes = compare_strategies(strategies=names, games_budget=games_budget, seeds=seeds,

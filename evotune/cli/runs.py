@@ -16,7 +16,7 @@ from ..runs.lifecycle import with_budget
 from ..runs.plan import load_run_engine
 from ..runs.start import run_start
 from ..runs.store import Store, list_runs
-from ..strategies.spsa import SPSA
+from ..strategies import STRATEGIES, strategy_class
 from ..weightsio import read_spsa_params
 from .options import (
     DefaultShown,
@@ -163,8 +163,9 @@ def run(strategy, np_, generations, games, limits, seed, workers, backend, sched
         cfg = build_run_config(base=cfg, engine=start.engine)
     spec = start.spec if start else load_run_engine(cfg.engine)  # the one reading of the spec
     if spsa_file is not None:
-        if cfg.strategy != "spsa":
-            raise ConfigError(f"--spsa-params is for --strategy spsa, not '{cfg.strategy}'")
+        if "table" not in strategy_class(cfg.strategy).PARAMS:
+            raise ConfigError(f"--spsa-params is for {having('table')}, not "
+                              f"--strategy {cfg.strategy}")
         cfg = build_run_config(base=cfg, params={"table": read_spsa_params(spsa_file, spec)})
     cfg = with_budget(cfg, spec)
     if print_config:
@@ -207,13 +208,20 @@ def builtin_opponents_note(spec, cfg) -> None:
                    f"own start give --opponents {cfg.engine}", err=True)
 
 
+def having(param: str) -> str:
+    """'--strategy spsa' (or '--strategy a or b'): the strategies with parameter ``param``."""
+    names = [name for name, cls in STRATEGIES.items() if param in cls.PARAMS]
+    return "--strategy " + " or ".join(names)
+
+
 def batch_param(batch: int, cfg) -> dict:
     """``--batch N`` as SPSA's parameter ``batch`` (one line when the strategy is not SPSA or
     --param batch says otherwise)."""
-    if cfg.strategy != "spsa":
-        raise ConfigError(f"--batch is SPSA's (perturbations per generation); a {cfg.strategy} "
-                          "generation is --np candidates of --games games each")
-    high = int(SPSA.PARAMS["batch"].high or 0)
+    param = strategy_class(cfg.strategy).PARAMS.get("batch")
+    if param is None:
+        raise ConfigError(f"--batch is for {having('batch')} (perturbations per generation); a "
+                          f"{cfg.strategy} generation is --np candidates of --games games each")
+    high = int(param.high or 0)
     if not 1 <= batch <= high:
         raise ConfigError(f"--batch must be from 1 to {high} perturbations, got {batch}")
     given = cfg.params_dict().get("batch")

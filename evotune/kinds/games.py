@@ -41,12 +41,6 @@ from .weights import WeightsKind
 
 log = logging.getLogger(__name__)
 
-RANKED_BY = {"de": "the points of each individual's selection matches",
-             "jde": "the points of each individual's selection matches",
-             "ea": "the score in the last tournament",
-             "td": "the TD error of each learner"}
-
-
 def step_text(cls, step: dict) -> str:
     """A strategy's step in its own terms ('spsa step: c_k 12.5, R_k 0.0021 (means over the
     weights)'; 'cmaes step: sigma 0.18'); '' when it has none."""
@@ -271,7 +265,7 @@ class GamesKind(WeightsKind):
                         "rates highest (the final check plays the mean)")
             else:
                 what = (f"mean of the better half ({max(1, size // 2)} of {size}) of generation "
-                        f"{g}, ranked by {RANKED_BY.get(run.strategy, 'the strategy ranking')}")
+                        f"{g}, ranked by {strategy.RANKED_BY}")
         elif rule == "mean":
             mean = run.populations[-1].mean(axis=0)
             try:

@@ -23,12 +23,11 @@ from ..engine.netfile import FORMATS as NET_FORMATS
 from ..engine.netfile import SCALE, Net, net_bytes, read_net
 from ..engine.netoutput import with_output
 from ..errors import ConfigError, NetError, StoreError
-from ..runs.config import RunConfig
+from ..runs.config import RunConfig, known_strategy
 from ..runs.kinds import recommend
 from ..runs.rundata import RunData, load_run, run_spec
 from ..runs.store import Store
 from ..strategies import strategy_class
-from ..strategies.spsa import default_ends, parse_spsa_lines
 from ..weightsio import Export, check_format, export_params, keys_are_options, render
 
 log = logging.getLogger(__name__)
@@ -54,21 +53,13 @@ def export_run(run: str | Path | Store | RunData, *, fmt: str, engine: str | Pat
 
 
 def spsa_ends(data: RunData) -> dict[str, tuple[float, float]]:
-    """``{weight: (c_end, r_end)}`` in evotune units, as an SPSA run used them: its table's lines,
-    or the ends :func:`~evotune.strategies.spsa.default_ends` gave it (c_end a fraction of each
-    weight's width, or with ``finetune`` from each weight's scale); {} for a run of another
-    strategy (the export's default ends apply)."""
-    if data.strategy != "spsa" or not isinstance(data.config, RunConfig):
+    """``{weight: (c_end, r_end)}`` in evotune units, as the run's strategy used them
+    (:meth:`~evotune.strategies.base.Strategy.step_ends`: SPSA's table lines or its default
+    ends); {} for a strategy without such ends (the export's default ends apply)."""
+    if not isinstance(data.config, RunConfig) or not known_strategy(data.strategy):
         return {}
-    params = data.config.params_dict()
-    if params.get("table"):
-        return {ln.name: (ln.c_end, ln.r_end)
-                for ln in parse_spsa_lines(str(params["table"]), where=f"run {data.run_id}")}
-    resolved = strategy_class("spsa").resolve_params(params)
-    space = run_spec(data).space()
-    free = space.free
-    c_end, r_end = default_ends(space, free, resolved)
-    return {space.names[i]: (float(c), float(r)) for i, c, r in zip(free, c_end, r_end)}
+    return strategy_class(data.strategy).step_ends(run_spec(data).space(),
+                                                   data.config.params_dict())
 
 
 @dataclass(frozen=True)

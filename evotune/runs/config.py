@@ -23,9 +23,6 @@ from ..rules import Adjudication
 from ..spec.file import _unknown
 from ..strategies import NG_PREFIX, STRATEGIES, strategy_class
 
-STRATEGY_NAMES = tuple(STRATEGIES)
-"""The registered strategies' names (the registry's, :data:`evotune.strategies.STRATEGIES`)."""
-
 
 def known_strategy(name: str) -> bool:
     """A registered strategy name, or ``ng:NAME`` (a nevergrad optimiser, checked when built)."""
@@ -288,11 +285,12 @@ def validate_run_config(cfg: RunConfig) -> None:
     """Raise ConfigError with a fix hint for any invalid value."""
     if not known_strategy(cfg.strategy):
         raise ConfigError(f"unknown strategy '{cfg.strategy}'; use one of "
-                          f"{', '.join(STRATEGY_NAMES)} or {NG_PREFIX}NAME (a nevergrad "
+                          f"{', '.join(STRATEGIES)} or {NG_PREFIX}NAME (a nevergrad "
                           "optimiser, e.g. ng:NGOpt)")
-    if cfg.strategy in ("de", "jde") and cfg.np < 4:
-        raise ConfigError(f"--np {cfg.np} is too small for {cfg.strategy}: DE/rand/1 needs "
-                          "NP >= 4 (three distinct partners besides the target)")
+    np_param = strategy_class(cfg.strategy).PARAMS.get("np")
+    if np_param is not None and np_param.low is not None and cfg.np < np_param.low:
+        raise ConfigError(f"--np {cfg.np} is too small for {cfg.strategy}: it needs NP >= "
+                          f"{np_param.low:g} ({np_param.doc})")
     if cfg.np < 1:
         raise ConfigError(f"--np must be at least 1, got {cfg.np}")
     check_games(cfg.games)

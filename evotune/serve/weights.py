@@ -19,7 +19,7 @@ import numpy as np
 from ..reporting.tables import MANY_WEIGHTS, pst_layout
 from ..runs.rundata import engine_space
 from ..runs.store import Store
-from ..strategies import keeps_population
+from ..strategies import strategy_terms
 from .journals import LogCache, by_generation
 from .series import GenerationCache
 
@@ -61,7 +61,8 @@ def weights_series(store: Store, cache: GenerationCache, logs: LogCache) -> Weig
     names = gens[-1].names
     fixed, reference, spec = space_of(store, names)
     strategy = gens[-1].strategy
-    population = store.manifest().kind == "games" and keeps_population(strategy)
+    terms = strategy_terms(strategy)
+    population = store.manifest().kind == "games" and terms["population"]
     keys: list[str] = []
     for g in gens:
         keys += [k for k in g.stats if k not in keys]
@@ -75,6 +76,7 @@ def weights_series(store: Store, cache: GenerationCache, logs: LogCache) -> Weig
             "population": population,
             "stats": {k: [_num(g.stats.get(k, math.nan)) for g in gens] for k in keys},
             "wdl": [list(g.wdl) for g in gens], "strategy": strategy,
+            "terms": {k: terms[k] for k in ("title", "centre", "step")},
             "pentanomial": _pentanomial(store, logs, [g.generation for g in gens]),
             "pst": pst_tables(names)}
     mean = np.round(np.array([g.mean for g in gens], dtype=np.float64), 2)

@@ -25,7 +25,8 @@ from .td import TD
 STRATEGIES: dict[str, type[Strategy]] = {"de": DE, "jde": JDE, "ea": EA, "td": TD,
                                          "spsa": SPSA, "cmaes": CMAES}
 
-__all__ = ["STRATEGIES", "keeps_population", "make_strategy", "strategy_class", "strategy_params", "Strategy",
+__all__ = ["STRATEGIES", "keeps_population", "make_strategy", "strategy_class", "strategy_params",
+           "strategy_terms", "Strategy",
            "MatchRequest", "MatchOutcome", "GameLeaves", "Param", "DE", "JDE", "EA", "TD",
            "SPSA", "CMAES"]
 
@@ -50,6 +51,19 @@ def keeps_population(name: str) -> bool:
         return strategy_class(name).keeps_population()
     except ConfigError:
         return True
+
+
+def strategy_terms(name: str) -> dict:
+    """How readers name strategy ``name``'s run: ``title`` ('SPSA'), ``centre`` (the vector a
+    generation is summarised by: 'mean' or 'theta'), ``step`` (the statistics of its step) and
+    ``population`` (:func:`keeps_population`); a name this version cannot build reads as a
+    population with its registry name."""
+    try:
+        cls = strategy_class(name)
+    except ConfigError:
+        return {"title": name, "centre": "mean", "step": [], "population": True}
+    return {"title": cls.TITLE or name, "centre": cls.CENTRE, "step": list(cls.STEP),
+            "population": cls.keeps_population()}
 
 
 def strategy_params(name: str, *, np: int, games: int, budget: int,

@@ -210,6 +210,17 @@ class Strategy(abc.ABC):
     STEP: ClassVar[tuple[str, ...]] = ()
     """The generation statistics that say how far it searches around that vector (SPSA: c_k
     and R_k; CMA-ES: sigma), which status and report show in its own terms."""
+    TITLE: ClassVar[str] = ""
+    """Its name as a reader writes it ('SPSA', 'CMA-ES', 'jDE'; '': the registry name)."""
+    RANKED_BY: ClassVar[str] = "the strategy's ranking"
+    """What orders a population's individuals when the best is asked for (status, export)."""
+
+    @classmethod
+    def step_ends(cls, space: WeightSpace, params: Mapping[str, object]) -> dict[str, tuple[float, float]]:
+        """``{weight: (c_end, r_end)}`` in evotune units as a run with ``params`` used them, for
+        an engine's SPSA export (``export --format spsa``); {} for a strategy without such ends
+        (the export's defaults apply)."""
+        return {}
 
     @classmethod
     def keeps_population(cls) -> bool:

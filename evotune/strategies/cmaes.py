@@ -22,6 +22,7 @@ class CMAES(ReplayedStrategy):
     """CMA-ES (pycma) on the normalised free weights; fitness = score against the mean."""
 
     name = "cmaes"
+    TITLE = "CMA-ES"
     STEP = ("sigma",)
     PARAMS = {
         **COMMON_PARAMS,

@@ -68,8 +68,11 @@ class DE(Strategy):
     """DE/rand/1/bin; a trial replaces its target by the run's selection rule (paper or race)."""
 
     name = "de"
+    TITLE = "DE"
+    RANKED_BY = "the points of each individual's selection matches"
     PARAMS = {
-        "np": Param(20, "int", low=4, doc="population size NP"),
+        "np": Param(20, "int", low=4, doc="population size NP (DE/rand/1: three distinct "
+                                            "partners besides the target)"),
         "F": Param(0.5, "float", low=0.0, high=2.0, low_open=True, doc="differential weight"),
         "CR": Param(0.9, "float", low=0.0, high=1.0, doc="crossover probability"),
         "games": Param(4, "int", low=2, even=True, doc="games per selection match (even)"),

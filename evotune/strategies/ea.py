@@ -46,6 +46,8 @@ class EA(Strategy):
     """(mu + mu) evolutionary programming with self-adaptive per-weight step sizes."""
 
     name = "ea"
+    TITLE = "EA"
+    RANKED_BY = "the score in the last tournament"
     PARAMS = {
         "np": Param(20, "int", low=2, doc="number of parents mu (mu offspring per generation)"),
         "games": Param(4, "int", low=2, even=True,

@@ -19,6 +19,7 @@ class JDE(DE):
     """Self-adaptive DE: per-individual F and CR that survive only with a winning trial."""
 
     name = "jde"
+    TITLE = "jDE"
     PARAMS = {
         **DE.PARAMS,
         "F": Param(0.5, "float", low=0.0, high=2.0, low_open=True, doc="initial F of everyone"),

@@ -215,6 +215,7 @@ class SPSA(Strategy):
     """fishtest/OpenBench SPSA: theta +- c_k Delta in game pairs, theta += R_k c_k (W-L) Delta."""
 
     name = "spsa"
+    TITLE = "SPSA"
     RECOMMENDS = "SPSA's theta"
     CENTRE = "theta"
     STEP = ("c_k", "R_k")
@@ -251,6 +252,17 @@ class SPSA(Strategy):
         if params.get("finetune") is True and "r_end" not in params:
             params["r_end"] = FINETUNE_R_END
         return super().resolve_params(params)
+
+    @classmethod
+    def step_ends(cls, space, params) -> dict[str, tuple[float, float]]:
+        """The run's table lines' ends, or :func:`default_ends` of its resolved ``params``."""
+        if params.get("table"):
+            return {ln.name: (ln.c_end, ln.r_end)
+                    for ln in parse_spsa_lines(str(params["table"]), where="strategy 'spsa' table")}
+        resolved = cls.resolve_params(params)
+        free = space.free
+        c_end, r_end = default_ends(space, free, resolved)
+        return {space.names[i]: (float(c), float(r)) for i, c, r in zip(free, c_end, r_end)}
 
     @classmethod
     def _check_params(cls, params: dict) -> None:

@@ -81,6 +81,8 @@ class TD(Strategy):
     """TDLeaf(lambda) self-play learners (a gradient baseline for the evolutionary strategies)."""
 
     name = "td"
+    TITLE = "TD"
+    RANKED_BY = "the TD error of each learner"
     NEEDS_FEATURES = True
     PARAMS = {
         "np": Param(1, "int", low=1, doc="number of independent learners"),

@@ -54,7 +54,7 @@
       ? charted.length + " of " + free + " tuned weights charted (first: the " + CHARTED +
         " that moved most since the start; tick others in the table)" : "";
     $("weights-title").textContent = d.population ? "Population mean over games" : "Weights over games (" +
-      (d.strategy === "spsa" ? "SPSA's theta" : d.strategy === "cmaes" ? "CMA-ES's mean" : "the recommendation") + ")";
+      (d.terms ? d.terms.title + "'s " + d.terms.centre : "the recommendation") + ")";
     const series = drawn.map((i, k) => ({label: d.names[i], color: ET.color(k),
                                          values: d.columns[String(i)].map(v => value(d, i, v))}));
     Charts.draw("weights", scale + ":" + drawn.join(","), xs, series,
@@ -85,8 +85,9 @@
     const series = keys.map((k, j) => ({label: STAT_LABELS[k] || k, color: ET.color(j + 3),
                                         values: d.stats[k],
                                         scale: top(k) < big / 20 ? "r" : "y"}));
-    $("stats-title").textContent = fit ? "Errors by epoch" : d.strategy === "spsa"
-      ? "SPSA's schedule (c_k, R_k) and step" : d.strategy === "cmaes" ? "CMA-ES's sigma"
+    const step = d.terms ? d.terms.step : [];
+    $("stats-title").textContent = fit ? "Errors by epoch" : step.length
+      ? d.terms.title + "'s " + step.join(", ") + (keys.includes("step") ? " and step" : "")
       : "Strategy statistics";
     Charts.draw("stats", "stats:" + keys.join(","), fit ? d.generations : d.games, series,
                 {x: fit ? "epoch" : "games", digits: 4});
