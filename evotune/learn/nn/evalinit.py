@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...engine.evaluation import evaluation_of
 from ...engine.quiet import quiescence_scores
 from ...errors import ConfigError, EvotuneError
 from ...spec.file import load_engine_spec
@@ -82,7 +83,7 @@ def parse_eval_init(init: str) -> Evaluation:
     try:
         ref = parse_engine_ref(text)
         spec = load_engine_spec(ref.spec_name)
-        if spec.kind != "builtin" or spec.features == "nnue":
+        if spec.kind != "builtin" or evaluation_of(spec.features).reads_file:
             raise ConfigError(f"engine spec {spec.name} evaluates with a network; an initial "
                               "net is fitted to a linear evaluation (shannon, pst, extended "
                               "or your own .toml with features = ...)")
