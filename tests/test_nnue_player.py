@@ -156,8 +156,8 @@ def test_a_net_plays_an_external_engine_move_by_move(nets, fake_engine):
 
     a, _ = nets
     ext = PlayerSpec(name="fake", kind="uci", command=tuple(fake_engine("random_mover")))
-    out = play_players_game(resolve_player(f"nnue:{a}"), ext, chess.Board(), depth=2,
-                            nodes=2000, max_plies=300)
+    out = play_players_game(resolve_player(f"nnue:{a}"), ext, chess.Board(),
+                            Limits(depth=2, nodes=2000, max_plies=300))
     assert out.termination in TERMINATIONS and len(out.moves) > 10
     replay(chess.Board(), out.moves)
     assert out.leaf_phi.shape == (len(out.moves), 0)

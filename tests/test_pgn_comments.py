@@ -64,7 +64,7 @@ def test_external_engine_moves_carry_depth_and_time(fake_engine_spec, tmp_path):
                                    name="fake")
     me = player_from_engine_spec(load_engine_spec("shannon"), SHANNON_REFERENCE, name="me")
     board = Opening().board()
-    out = play_players_game(me, fake, board, depth=2, max_plies=10)
+    out = play_players_game(me, fake, board, Limits(depth=2, max_plies=10))
     assert len(out.depths) == len(out.move_seconds) == len(out.moves) == 10
     assert list(out.depths[1::2]) == [1] * 5  # the fake says 'info depth 1 score cp 300'
     assert list(out.scores[1::2]) == [300] * 5

@@ -12,6 +12,7 @@ import pytest
 
 from evotune.engine import Adjudication, play_game
 from evotune.errors import EngineError, WeightsError
+from evotune.limits import Limits
 from evotune.players import PlayerSpec, builtin, external, uciproto
 from evotune.players.external import ExternalEngine, Forfeit, MoveLimit, engine_for
 from evotune.players.game import play_players_game
@@ -162,20 +163,20 @@ def test_misbehaving_engine_loses_and_is_restarted_for_the_next_game(mode, reaso
     bad = fake(mode, "--after", "3", "--once", str(tmp_path / "faulted"), name=f"bad-{mode}")
     good = fake("random_mover", name="random")
     start = chess.Board()
-    first = play_players_game(good, bad, start, depth=1, move_timeout=1.0)
+    first = play_players_game(good, bad, start, Limits(depth=1), move_timeout=1.0)
     assert first.termination == f"forfeit-{reason}"
     assert first.result == "1-0"  # black (the faulty engine) loses
     assert len(first.moves) == 5  # white's 3rd move was played, black's 3rd never came
     replay(start, first.moves)
     # colours swapped: now white is the (restarted, well-behaved) engine; the game finishes
-    second = play_players_game(bad, good, start, depth=1, move_timeout=1.0, max_plies=40)
+    second = play_players_game(bad, good, start, Limits(depth=1, max_plies=40), move_timeout=1.0)
     assert not second.termination.startswith("forfeit")
     assert len(second.moves) > 6
 
 
 def test_builtin_against_random_mover_is_legal_and_consistent_with_python_chess(fake):
     start = chess.Board()
-    out = play_players_game(builtin(REF), fake("random_mover"), start, depth=2)
+    out = play_players_game(builtin(REF), fake("random_mover"), start, Limits(depth=2))
     end = replay(start, out.moves)
     assert out.termination == "checkmate" and out.result == "1-0"
     assert end.is_checkmate() and end.outcome().result() == out.result
@@ -193,7 +194,7 @@ def test_two_builtin_players_replay_the_core_exactly():
     for adj in (Adjudication(), Adjudication(resign_score=300, resign_moves=3, draw_score=20,
                                              draw_moves=4, draw_start_ply=10)):
         core = play_game(start, a.weights, b.weights, depth=2, max_plies=120, adjudication=adj)
-        loop = play_players_game(a, b, start, depth=2, max_plies=120, adjudication=adj)
+        loop = play_players_game(a, b, start, Limits(depth=2, max_plies=120, adjudication=adj))
         assert loop.moves == core.moves
         assert (loop.result, loop.termination, loop.nodes) == (core.result, core.termination, core.nodes)
         np.testing.assert_array_equal(loop.scores, core.scores)
@@ -204,12 +205,12 @@ def test_two_builtin_players_replay_the_core_exactly():
 def test_rules_end_games_as_the_core_does(fake):
     # a position already over: no move is asked for
     mated = chess.Board("7k/6Q1/6K1/8/8/8/8/8 b - - 0 1")
-    out = play_players_game(fake("random_mover"), builtin(REF), mated, depth=1)
+    out = play_players_game(fake("random_mover"), builtin(REF), mated, Limits(depth=1))
     assert (out.result, out.termination, out.moves) == ("1-0", "checkmate", ())
     bare = chess.Board("8/8/4k3/8/8/3K4/8/8 w - - 0 1")
-    out = play_players_game(fake("random_mover"), fake("random_mover"), bare, depth=1)
+    out = play_players_game(fake("random_mover"), fake("random_mover"), bare, Limits(depth=1))
     assert out.termination == "insufficient-material" and out.moves == ()
     # ply cap: two random movers, 10 plies
     out = play_players_game(fake("random_mover"), fake("random_mover", options=(("Seed", 9),)),
-                            chess.Board(), depth=1, max_plies=10)
+                            chess.Board(), Limits(depth=1, max_plies=10))
     assert (out.result, out.termination, len(out.moves)) == ("1/2-1/2", "ply-cap", 10)

@@ -9,7 +9,7 @@ import pytest
 from evotune.engine.timeman import INC_SHARE, LAG_WEIGHT, MIN_THINK, MOVE_OVERHEAD, allot, clock_reserve
 from evotune.engine.uci import UciEngine
 from evotune.engine.ucicommands import parse_go, parse_position
-from evotune.limits import TimeControl
+from evotune.limits import Limits, TimeControl
 from evotune.players import PlayerSpec, external
 from evotune.players.external import ExternalEngine, MoveLimit
 from evotune.players.game import play_players_game
@@ -166,8 +166,8 @@ def test_a_side_that_thinks_longer_than_its_increment_flags_when_the_margin_is_g
     # 0.25 - 0.08 k (plus latency), so the 4th move leaves -0.07 s (inside the margin, kept on
     # the clock) and the 5th -0.15 s: a loss on time
     spec = _delayed(fake_engine, go=0.13)
-    out = play_players_game(spec, spec, chess.Board(), tc=TimeControl(0.3, 0.05),
-                            time_margin=0.1, max_plies=40)
+    out = play_players_game(spec, spec, chess.Board(),
+                            Limits(tc=TimeControl(0.3, 0.05), time_margin=0.1, max_plies=40))
     assert out.termination == "time-forfeit"
     plies = len(out.moves)
     # white flags on its 5th move at the latest (8 plies played); a side's latency (pipes, a

@@ -16,6 +16,7 @@ from evotune.cli import cli
 from evotune.engine import search
 from evotune.engine.uci import UciEngine
 from evotune.engine.ucicommands import format_score, parse_go, parse_position
+from evotune.limits import Limits
 from evotune.rules import MATE
 
 UCI_COMMAND = [sys.executable, "-m", "evotune.cli", "uci"]
@@ -222,7 +223,7 @@ def test_evotune_uci_as_an_external_player_replays_the_core():
                       options=(("KnightValue", 310), ("MobilityWeight", 12)))
     start = chess.Board("rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2")
     try:
-        loop = play_players_game(builtin(other), ours, start, depth=2, max_plies=60)
+        loop = play_players_game(builtin(other), ours, start, Limits(depth=2, max_plies=60))
     finally:
         external.close_all()
     core = play_game(start, other, (100, 310, 330, 500, 900, 12), depth=2, max_plies=60)

@@ -86,7 +86,7 @@ def test_a_run_checks_each_candidate_once_from_the_plan_to_the_engine(tmp_path, 
     assert a.weights == CAND and type(a.weights) is Weights
     out = play_game(chess.Board(), a.weights, b.weights, depth=1, max_plies=40)
     move = search(chess.Board(), a.weights, depth=2)
-    game = play_players_game(a, b, chess.Board(), depth=1, max_plies=6)
+    game = play_players_game(a, b, chess.Board(), Limits(depth=1, max_plies=6))
     assert len(checks) == 2  # the core's boundary and the move-by-move loop took them as made
     # ... and they play what plain vectors play (whose checks the engine still makes)
     plain = play_game(chess.Board(), CAND, REF, depth=1, max_plies=40)

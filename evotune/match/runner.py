@@ -80,10 +80,7 @@ def play_task(task: GameTask) -> GameRecord:
                         boards=task.record_boards)
         last_visits = out.last_visits
     else:
-        out = play_players_game(task.white, task.black, board, depth=lim.depth,
-                                nodes=lim.nodes, movetime=lim.movetime, max_plies=lim.max_plies,
-                                tc=lim.tc, time_margin=lim.time_margin,
-                                adjudication=lim.adjudication)
+        out = play_players_game(task.white, task.black, board, lim)
         last_visits = ()
     seconds = time.perf_counter() - t0
     leaves = task.record_leaves

@@ -20,12 +20,12 @@ from dataclasses import replace
 import chess
 import numpy as np
 
-from ..engine import Adjudication, GameOutcome, SearchResult, SearchTree, features, search
+from ..engine import GameOutcome, SearchResult, SearchTree, features, search
 from ..engine.api import MAX_NODES
 from ..engine.evaluation import evaluation_of
 from ..engine.timeman import allot
 from ..errors import EngineError
-from ..limits import DEFAULT_MARGIN, TimeControl
+from ..limits import Limits
 from ..rules import Adjudicator, game_over
 from . import PlayerSpec
 from .clock import Clocks
@@ -74,12 +74,12 @@ def _loses(colour: bool) -> str:
     return "0-1" if colour == chess.WHITE else "1-0"
 
 
-def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, *, depth: int = 3,
-                      nodes: int = 0, movetime: float = 0.0, max_plies: int = 400,
-                      adjudication: Adjudication = Adjudication(),
-                      move_timeout: float | None = None, tc: TimeControl | None = None,
-                      time_margin: float = DEFAULT_MARGIN) -> GameOutcome:
-    """Play one game from ``board`` (its move stack is the history) between two players.
+def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board,
+                      limits: Limits = Limits(), *,
+                      move_timeout: float | None = None) -> GameOutcome:
+    """Play one game from ``board`` (its move stack is the history) between two players under
+    ``limits`` (its depth, nodes, movetime, tc, time_margin, max_plies and adjudication, as
+    below).
 
     Built-in alpha-beta sides search with ``depth`` and ``nodes`` (movetime and clocks do not
     apply to them); built-in UCT and probability sides search ``nodes`` (simulations / nodes),
@@ -100,16 +100,18 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board, 
     moves (zeros for external moves).
     """
     start = time.perf_counter()
+    depth, nodes, movetime, tc = limits.depth, limits.nodes, limits.movetime, limits.tc
+    max_plies = limits.max_plies
     board = board.copy()
     players = {chess.WHITE: white, chess.BLACK: black}
     weights = {c: evaluation(p) for c, p in players.items() if p.is_builtin}  # checked when made
     trees = {c: SearchTree(p.search.tree) for c, p in players.items()
              if p.is_builtin and p.search.algorithm == "uct" and p.search.reuse}
-    clocks = Clocks(tc, time_margin) if tc is not None else None
+    clocks = Clocks(tc, limits.time_margin) if tc is not None else None
     limit = MoveLimit(depth=0 if (movetime > 0 or tc is not None) else depth,
                       nodes=0 if tc is not None else nodes,
                       movetime=0.0 if tc is not None else movetime, timeout=move_timeout)
-    adjudicator = Adjudicator(adjudication)
+    adjudicator = Adjudicator(limits.adjudication)
     # phi rows are as wide as the wider builtin side's feature set (external sides and nets:
     # zeros)
     width = max([p.evaluation.phi_width for p in players.values() if p.is_builtin]
