@@ -220,3 +220,55 @@ def test_default_ends_are_what_the_strategy_plays_with_a_given_r_end():
     np.testing.assert_allclose(r_end, [0.01] * 5)
     np.testing.assert_allclose(c_end, s.schedule.c_k(s.schedule.N))
     np.testing.assert_allclose(r_end, s.schedule.R_k(s.schedule.N))
+
+
+def _pairs(state=None, seed=3):
+    """(plus, minus, delta) of knight in one SPSA generation at c = 0.3 (4,000 perturbations),
+    from a new strategy or from ``state``."""
+    params = {"table": "knight, int, 10, 0, 1000, 0.3, 0.5\n", "budget": 2, "batch": 4000}
+    s = make_strategy("spsa", SPACE, params=params, seed=seed) if state is None else \
+        STRATEGIES["spsa"].from_state(SPACE, params=params, seed=seed, state=state)
+    reqs = s.ask()
+    return (np.array([r.a[1] for r in reqs]), np.array([r.b[1] for r in reqs]),
+            s.pending_plan["deltas"][:, 0], s)
+
+
+def test_both_sides_share_one_rounding_so_no_pair_is_reversed():
+    """Rounded each with its own draw, theta + c Delta and theta - c Delta at c = 0.3 played the
+    same integer in about half the pairs and the reverse order in some (OpenBench fixed this
+    pitfall by one draw for both sides). With one draw the + side is never below the - side,
+    differs by 1 with probability 2c, and the mean difference is exactly 2c."""
+    plus, minus, delta, _ = _pairs()
+    gap = (plus - minus) * delta
+    assert set(np.unique(gap)) == {0.0, 1.0}  # never reversed
+    assert gap.mean() == pytest.approx(0.6, abs=0.03)
+    # from a theta between integers too (10.5: + 10.8, - 10.2), where own draws reverse pairs
+    *_, s = _pairs()
+    state = {**s.state(), "theta": [10.5 if i == 1 else v for i, v in enumerate(s.theta)]}
+    plus, minus, delta, _ = _pairs(state)
+    assert ((plus - minus) * delta >= 0).all()
+    plus, minus, delta, _ = _pairs({k: v for k, v in state.items() if k != "rounding"})
+    assert ((plus - minus) * delta < 0).mean() == pytest.approx(0.2 * 0.2, abs=0.015)
+
+
+def test_a_run_made_before_keeps_its_independent_rounding():
+    """A state without 'rounding' is a run made before the shared rounding: it resumes with the
+    rounding it was made with (the same requests as the old code's, computed here), so its
+    resume equals its uninterrupted run."""
+    from evotune.seeding import restore_generator
+
+    *_, s = _pairs()
+    state = s.state()
+    assert state["rounding"] == "shared"
+    old = {k: v for k, v in state.items() if k != "rounding"}
+    plus, minus, delta, restored = _pairs(old)
+    assert restored.rounding == "independent"
+    rng = restore_generator(old["rng"])  # the old code: deltas, then one draw per side
+    d = rng.integers(0, 2, size=(4000, 1)) * 2 - 1
+    ck = restored.schedule.c_k(1)
+    want_plus = np.floor(10 + ck * d + rng.random((4000, 1)))[:, 0]
+    want_minus = np.floor(10 - ck * d + rng.random((4000, 1)))[:, 0]
+    assert np.array_equal(delta, d[:, 0])
+    assert np.array_equal(plus, want_plus) and np.array_equal(minus, want_minus)
+    # each side its own draw: both 10 with probability 0.7 x 0.7 (one draw: 0.4)
+    assert (plus == minus).mean() == pytest.approx(0.49, abs=0.03)

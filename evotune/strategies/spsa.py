@@ -211,6 +211,15 @@ def stochastic_round(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.floor(x + rng.random(x.shape))
 
 
+ROUNDINGS = ("shared", "independent")
+"""How the two sides of a perturbation are rounded to integers: 'shared' (one u for theta +
+c Delta and theta - c Delta, as OpenBench rounds since its fix: the + side is never below the -
+side, and their difference is floor or ceil of 2c with mean exactly 2c) or 'independent' (one u
+each, as evotune rounded before: with c under 1 both sides are often the same integer, a game
+pair that says nothing, or reversed, a pair that says the opposite). A run's state records its
+rounding; a state without one is a run made before, which keeps 'independent'."""
+
+
 class SPSA(Strategy):
     """fishtest/OpenBench SPSA: theta +- c_k Delta in game pairs, theta += R_k c_k (W-L) Delta."""
 
@@ -310,6 +319,7 @@ class SPSA(Strategy):
                                            alpha=p["alpha"], gamma=p["gamma"])
         self.theta = np.clip(np.asarray(theta, dtype=np.float64), lower, upper)
         self.pairs = 0
+        self.rounding = "shared"
         self.population = self._rounded()
 
     @property
@@ -329,15 +339,19 @@ class SPSA(Strategy):
         return self._rounded()[0]
 
     def perturbed(self, deltas: np.ndarray, ck: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(plus, minus) vectors of each perturbation: clipped, integers stochastically rounded."""
+        """(plus, minus) vectors of each perturbation: clipped, integers stochastically rounded
+        (both sides with the same draw unless the run's rounding is 'independent':
+        :data:`ROUNDINGS`)."""
         t = self.tuned
+        ints = t[self.integer[t]]
+        shared = self.rng.random((len(deltas), ints.size)) if self.rounding == "shared" else None
         out = []
         for sign in (1.0, -1.0):
             x = np.tile(self.theta, (len(deltas), 1))
             x[:, t] = np.clip(self.theta[t] + sign * ck * deltas, self.lower[t], self.upper[t])
-            ints = t[self.integer[t]]
-            x[:, ints] = np.clip(stochastic_round(x[:, ints], self.rng), self.lower[ints],
-                                 self.upper[ints])
+            rounded = stochastic_round(x[:, ints], self.rng) if shared is None \
+                else np.floor(x[:, ints] + shared)
+            x[:, ints] = np.clip(rounded, self.lower[ints], self.upper[ints])
             rest = np.setdiff1d(np.arange(self.space.size), t)
             x[:, rest] = self._rounded()[0][rest]
             out.append(x)
@@ -370,7 +384,7 @@ class SPSA(Strategy):
                 "step": float(np.linalg.norm(self.theta - before))}
 
     def _extra_state(self) -> dict:
-        return {"theta": self.theta.tolist(), "pairs": int(self.pairs)}
+        return {"theta": self.theta.tolist(), "pairs": int(self.pairs), "rounding": self.rounding}
 
     def _load_extra_state(self, state: dict) -> None:
         self._initialize_bounds_only()
@@ -380,6 +394,10 @@ class SPSA(Strategy):
                               f"the weight space has {self.space.size} weights")
         self.theta = theta
         self.pairs = int(state["pairs"])
+        self.rounding = state.get("rounding", "independent")  # none: a run made before
+        if self.rounding not in ROUNDINGS:
+            raise ConfigError(f"strategy '{self.name}': saved rounding {self.rounding!r} is not "
+                              f"one of {', '.join(ROUNDINGS)}")
         self.population = self._rounded()
 
     def _initialize_bounds_only(self) -> None:
