@@ -122,6 +122,7 @@ CONFIGS = {
     "ea-model": ("ea", {"init": "reference", "finetune": True, "selection": "model"}),
     "cmaes": ("cmaes", {"init": "reference", "finetune": True, "np": 20}),
     "spsa": ("spsa", {"init": "reference", "finetune": True}),
+    "spsa-own-draws": ("spsa", {"init": "reference", "finetune": True}),  # rounding of old runs
 }
 
 
@@ -148,6 +149,8 @@ def run(name: str, params: dict, *, seed: int, budget: int, gap: float
     if strategy in ("spsa", "cmaes") or strategy.startswith("ng:"):
         p.setdefault("budget", budget)
     s = make_strategy(strategy, land.space, params=p, seed=seed)
+    if name.startswith("spsa-own-draws"):  # each side of a perturbation its own rounding draw
+        s.rounding = "independent"
     model = s.params.get("selection") == "model"
     decisions = [0, 0, 0, 0]
     while land.games < budget:
