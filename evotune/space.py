@@ -34,8 +34,8 @@ def finetune_scale(reference, lower, upper) -> np.ndarray:
     """Each weight's scale when fine-tuning a good start: max(|v| / 10, width / 200), v the
     start value (fishtest's c_end of Stockfish's TUNE macro, with a floor for weights near 0).
     SPSA perturbs by it (its c_end), DE, jDE and the EA draw their first population within it,
-    CMA-ES starts with it as each weight's step size (``finetune``, set by a run from earlier
-    weights)."""
+    CMA-ES and nevergrad's optimisers start with it as each weight's step size (``finetune``,
+    set by a run from earlier weights)."""
     v = np.abs(np.asarray(reference, dtype=np.float64))
     width = np.asarray(upper, dtype=np.float64) - np.asarray(lower, dtype=np.float64)
     return np.maximum(v / FINETUNE_DIVISOR, FINETUNE_FLOOR * width)

@@ -105,3 +105,26 @@ def test_cmaes_finetune_starts_each_weight_at_its_own_scale():
     sd = (fine.population - space.reference_array)[:, 1:].std(axis=0)
     assert np.all(np.abs(sd / [32, 4, 3] - 1) < 0.25), sd    # ~ one scale per weight
     assert (wide.population[:, 1] - 320).std() > 200        # 0.2 x 2000 without it
+
+
+@pytest.mark.parametrize("name", ["ng:TBPSA", "ng:OnePlusOne"])
+def test_nevergrad_finetune_starts_each_weight_at_its_own_scale(name):
+    """As shipped, nevergrad's step on a bounded weight is a sixth of its width (333 units of a
+    knight bounded by 0..2000: TBPSA moved material by +200 to +600 from a good start); with
+    finetune (set by a run from earlier weights) each weight starts at its fine-tuning scale."""
+    pytest.importorskip("nevergrad", reason="ng:NAME needs the [nevergrad] extra")
+    space = WeightSpace(names=("pawn", "knight", "term", "zero"), lower=(100, 0, -300, -300),
+                        upper=(100, 2000, 300, 300), reference=(100, 320, 40, 0),
+                        fixed=(True, False, False, False))
+    params = {"init": "reference", "np": 200, "games": 2, "budget": 4000}
+
+    def spread(**extra):
+        s = make_strategy(name, space, params={**params, **extra}, seed=4)
+        x = np.array([r.a for r in s.ask()])
+        return (x - space.reference_array)[:, 1:].std(axis=0)
+
+    fine, wide = spread(finetune=True), spread()
+    # the scales max(|v| / 10, width / 200) are 32, 4 and 3 units; TBPSA's draw spreads them by
+    # about 1.45, a (1+1)'s first mutations by about 1
+    assert np.all((fine > 0.5 * np.array([32, 4, 3])) & (fine < 2.5 * np.array([32, 4, 3]))), fine
+    assert wide[0] > 150 and np.all(wide > 5 * fine), (wide, fine)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ConfigError
-from ..space import finetune_scale
 from .base import Param
 from .replay import COMMON_PARAMS, ReplayedStrategy, missing_library
 
@@ -71,13 +70,6 @@ class CMAES(ReplayedStrategy):
         if self.params["finetune"]:  # pycma's step of weight i is sigma0 x CMA_stds[i]
             opts["CMA_stds"] = np.minimum(1.0, self._finetune_steps() / sigma0).tolist()
         return cma.CMAEvolutionStrategy(np.asarray(u0, dtype=np.float64), sigma0, opts)
-
-    def _finetune_steps(self) -> np.ndarray:
-        """Each free weight's fine-tuning scale as a share of its bound width."""
-        f = self._free
-        space = self.space
-        return finetune_scale(space.reference_array[f], space.lower_array[f],
-                              space.upper_array[f]) / self._width
 
     def _ask_batch(self, size: int):
         xs = self.opt.ask(size)

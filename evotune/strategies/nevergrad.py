@@ -7,6 +7,11 @@ plays a mini-match against the optimiser's current recommendation (its estimate 
 point, the "mean" of its search), and the scores are told back in ask order. Resume replays the
 told scores (:class:`~evotune.strategies.replay.ReplayedStrategy`). Optional:
 ``pip install -e .[nevergrad]``.
+
+The optimiser's step is nevergrad's default for a bounded array, a sixth of each weight's width
+(333 units of a material weight bounded by 2,000: TBPSA so moved material by +200 to +600 from a
+good start, docs/results/finetune-study.md), unless ``finetune`` (set by a run from earlier
+weights) starts each weight at its fine-tuning scale, as CMA-ES's and SPSA's fine-tuning do.
 """
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ import functools
 import numpy as np
 
 from ..errors import ConfigError
+from .base import Param
 from .replay import COMMON_PARAMS, ReplayedStrategy, missing_library
 
 PREFIX = "ng:"
@@ -33,11 +39,19 @@ class Nevergrad(ReplayedStrategy):
 
     name = "ng"
     optimizer = ""
-    PARAMS = COMMON_PARAMS
+    PARAMS = {
+        **COMMON_PARAMS,
+        "finetune": Param(False, "bool",
+                          doc="start each weight's step at its fine-tuning scale (|v| / 10, "
+                              "at least 1/200 and at most 1/6 of its width) instead of nevergrad's "
+                              "sixth of the width (set by a run from earlier weights)"),
+    }
 
     def _make(self, u0: np.ndarray, seed: int):
         ng = import_nevergrad(self.name)
         param = ng.p.Array(init=np.asarray(u0, dtype=np.float64), lower=0.0, upper=1.0)
+        if self.params["finetune"]:  # nevergrad's own step of a bounded array: 1/6 of it
+            param.set_mutation(sigma=np.minimum(1 / 6, self._finetune_steps()))
         param.random_state = np.random.RandomState(seed)
         np_ = self.params["np"]
         evals = max(np_, -(-(self.params["budget"] // self.params["games"]) // np_) * np_)

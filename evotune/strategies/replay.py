@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..seeding import STREAM_STRATEGY, game_seed
+from ..space import finetune_scale
 from .base import MatchOutcome, MatchRequest, Param, Strategy, as_tuple
 
 COMMON_PARAMS = {
@@ -86,6 +87,14 @@ class ReplayedStrategy(Strategy):
     def _width(self) -> np.ndarray:
         f = self._free
         return np.maximum(self.space.upper_array[f] - self.space.lower_array[f], 1e-12)
+
+    def _finetune_steps(self) -> np.ndarray:
+        """Each free weight's fine-tuning scale (:func:`~evotune.space.finetune_scale`) as a
+        share of its bound width: the step a run from earlier weights starts with."""
+        f = self._free
+        space = self.space
+        return finetune_scale(space.reference_array[f], space.lower_array[f],
+                              space.upper_array[f]) / self._width
 
     def _to_unit(self, w: np.ndarray) -> np.ndarray:
         f = self._free
