@@ -44,9 +44,10 @@ def test_shannon_uci_run_equals_the_builtin_run_game_for_game(tmp_path, stored_g
                                                              stored_games):
     """`evotune uci` at a fixed depth is an external engine whose games are known: the run
     through pipes (2 workers) plays exactly the built-in run's games (1 worker), from the same
-    start (a uci spec's run starts from the reference unless told otherwise)."""
+    start and settings (a uci spec's run starts from the reference and fine-tunes unless told
+    otherwise: both runs here are told the same)."""
     small = dict(strategy="de", np=4, generations=1, games=2, depth=2, seed=5,
-                 params={"init": "reference"})
+                 params={"init": "reference", "finetune": False, "selection": "paper"})
     builtin = _run(tmp_path, "builtin", engine="shannon", workers=1, **small)
     external = _run(tmp_path, "external", engine="shannon-uci", workers=2, **small)
     assert stored_generations(external.root) == stored_generations(builtin.root)

@@ -206,7 +206,14 @@ def test_uci_specs_start_from_the_reference_unless_told(tmp_path):
     spec = load_engine_spec(_write_spaced_spec(tmp_path))
     for strategy in ("de", "jde", "ea", "spsa", "cmaes", "ng:NGOpt"):
         cfg = build_run_config(strategy=strategy, engine=str(tmp_path / "spaced.toml"))
-        assert with_start(cfg, spec).params_dict()["init"] == "reference"
+        params = with_start(cfg, spec).params_dict()
+        # its defaults are values its developer tuned: a fine-tuning, as from earlier weights
+        assert params["init"] == "reference" and params["finetune"] is True
+        assert params.get("selection", "race") == "race" and params.get("mirrored", True)
+    gauntlet = build_run_config(strategy="de", opponents="stockfish-uci")
+    assert "selection" not in with_start(gauntlet, spec).params_dict()  # its own scores
+    chosen = build_run_config(strategy="spsa", params={"finetune": False})
+    assert with_start(chosen, spec).params_dict()["finetune"] is False
     told = build_run_config(strategy="de", params={"init": "sample"})
     assert with_start(told, spec).params_dict()["init"] == "sample"
     shannon = build_run_config(strategy="de")

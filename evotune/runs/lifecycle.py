@@ -56,19 +56,21 @@ def with_start(cfg: RunConfig, spec: EngineSpec) -> RunConfig:
     (``spec.start_values``: --init-from RUN, --engine SPEC:WEIGHTS), start from the spec's
     reference values (``init = "reference"``; a population around them) unless
     its params choose ``init``; a builtin engine's run keeps the strategy's default (a uniform
-    draw). A run from earlier weights is a fine-tuning (``finetune = true`` unless its params
-    choose): SPSA without a table takes c_end and r_end from each weight's scale, DE, jDE and
-    the EA draw their first population within it, CMA-ES starts with it as each weight's step
+    draw). A run from earlier weights, and a 'uci' engine's run from its defaults (values its
+    developer tuned), is a fine-tuning (``finetune = true`` unless its params choose): SPSA
+    without a table takes c_end and r_end from each weight's scale, DE, jDE and the EA draw
+    their first population within it, CMA-ES and nevergrad start with it as each weight's step
     (:func:`evotune.space.finetune_scale`)."""
     params = cfg.params_dict()
     declared = strategy_class(cfg.strategy).PARAMS
+    good_start = bool(spec.start_values) or spec.kind == "uci"
     if (starts_at_reference(spec) or spec.start_values) and "init" in declared \
             and "init" not in params:
         params["init"] = "reference"
-    if spec.start_values and "finetune" in declared and "finetune" not in params \
+    if good_start and "finetune" in declared and "finetune" not in params \
             and not params.get("table"):
         params["finetune"] = True
-    if spec.start_values and not cfg.opponents:  # selection under noise (docs/usage/builtin.md)
+    if good_start and not cfg.opponents:  # selection under noise (docs/usage/builtin.md)
         for key, value in FINETUNE_SELECTION.items():
             if key in declared and key not in params:
                 params[key] = value
