@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -71,3 +72,34 @@ def test_an_engine_that_cannot_restart_after_a_crash_forfeits_and_the_match_goes
     assert pgn.count("[Event ") == 4  # every game written, the crashed one included
     assert '[Termination "forfeit-crash"]' in pgn
     assert '[Termination "forfeit-start"]' in pgn
+
+
+SLOW_START = r'''
+import sys, time
+for line in sys.stdin:
+    t = line.split()
+    if t and t[0] == "uci":
+        print("id name slow-start\nuciok", flush=True)
+    elif t and t[0] == "isready":
+        time.sleep(12)  # its heavy start-up: past the 10 s of uciok, within the 60 of readyok
+        print("readyok", flush=True)
+    elif t and t[0] == "quit":
+        break
+'''
+
+
+@pytest.mark.slow
+def test_an_engine_slow_to_get_ready_starts(tmp_path):
+    """`evotune uci` loads its compiled core before its first readyok: 12 to 25 s under load,
+    past the 10 s that uciok gets; the first isready gets 60 s."""
+    from evotune.players import PlayerSpec
+    from evotune.players.external import ExternalEngine
+
+    script = tmp_path / "slow_start.py"
+    script.write_text(SLOW_START)
+    t0 = time.monotonic()
+    eng = ExternalEngine(PlayerSpec(name="s", kind="uci", command=(sys.executable, str(script))))
+    try:
+        assert eng.alive and 12 <= time.monotonic() - t0 < 40
+    finally:
+        eng.close()

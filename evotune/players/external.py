@@ -40,7 +40,12 @@ from .uciproto import (
 log = logging.getLogger(__name__)
 
 START_TIMEOUT = 10.0
-"""Seconds an engine has to answer ``uci`` with ``uciok`` (and ``isready`` with ``readyok``)."""
+"""Seconds an engine has to answer ``uci`` with ``uciok`` (and ``isready`` with ``readyok``
+after ``ucinewgame``)."""
+READY_TIMEOUT = 60.0
+"""Seconds an engine has to answer its first ``isready``: where UCI engines do their heavy
+start-up (a net loaded, tables built; ``evotune uci`` loads its compiled core there, 12 to 25 s
+from its start on this project's loaded 2-core machine, docs/results/search-latency.md)."""
 MOVE_TIMEOUT = 60.0
 """Hard per-move wall-clock limit when the move limit has no time component."""
 TIMEOUT_MARGIN = 2.0
@@ -134,7 +139,8 @@ def _describe(command: tuple[str, ...]) -> str:
 class ExternalEngine:
     """One running UCI engine process started from a 'uci' PlayerSpec."""
 
-    def __init__(self, spec: PlayerSpec, *, start_timeout: float = START_TIMEOUT) -> None:
+    def __init__(self, spec: PlayerSpec, *, start_timeout: float = START_TIMEOUT,
+                 ready_timeout: float = READY_TIMEOUT) -> None:
         if spec.kind != "uci" or not spec.command:
             raise EngineError(f"player '{spec.name}' is not an external UCI engine with a command; "
                               "give kind='uci' and command=(path, args...)")
@@ -160,7 +166,7 @@ class ExternalEngine:
             self._handshake(start_timeout)
             self.configure(dict(spec.options))
             self.configure(dict(spec.weight_options))
-            self._ready(start_timeout)
+            self._ready(ready_timeout)
         except BaseException as exc:
             self.close(quick=True)
             if isinstance(exc, Forfeit):
