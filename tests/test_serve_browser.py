@@ -75,6 +75,11 @@ def folder(tmp_path_factory, make_fake_run) -> Path:
               str(runs / "sprt-match")])
     except SystemExit as exc:
         assert exc.code in (0, None)
+    try:  # a shorter one beside it, for the matches table's order
+        main(["match", "shannon", str(w), "--games", "4", "--depth", "1", "--max-plies", "20",
+              "--seed", "6", "--workers", "1", "--quiet", "--out", str(runs / "short-match")])
+    except SystemExit as exc:
+        assert exc.code in (0, None)
     return runs
 
 
@@ -150,7 +155,7 @@ def test_runs_page_lists_every_kind_with_status_figures(server, browser, folder,
     assert kinds == {"de-run": "games", "spsa-run": "games", "old-fit": "fit",
                      "training": "train"}
     # sortable: by games, descending then ascending
-    header = browser.find_element(By.CSS_SELECTOR, 'th[data-key="games"]')
+    header = browser.find_element(By.CSS_SELECTOR, '#runs th[data-key="games"]')
     header.click()
     first = browser.find_element(By.CSS_SELECTOR, "#runs tbody tr").get_attribute("data-run")
     assert first in ("old-fit", "training")  # no games: 0, smallest first
@@ -269,6 +274,15 @@ def test_a_match_has_a_row_and_a_page_with_its_block_and_llr(server, browser, fo
         f"{data['games']} / 12"
     assert f"LLR {data['sprt']['llr']:.2f}" in \
         row.find_element(By.CSS_SELECTOR, 'td[data-field="result"]').text
+    # the matches table sorts too: by games, fewest first, then most
+    order = lambda: [r.get_attribute("data-match")  # noqa: E731
+                     for r in browser.find_elements(By.CSS_SELECTOR, "#matches tbody tr")]
+    header = browser.find_element(By.CSS_SELECTOR, '#matches th[data-key="games"]')
+    header.click()
+    assert order() == ["short-match", "sprt-match"]
+    header.click()
+    assert order() == ["sprt-match", "short-match"]
+    row = browser.find_element(By.CSS_SELECTOR, '#matches tr[data-match="sprt-match"]')
     row.find_element(By.CSS_SELECTOR, "a").click()
     block = wait_for(lambda: browser.find_element(By.ID, "block").text)
     assert block.splitlines()[1] == "Results of shannon vs w (1 plies, 2moves_v1.epd):"

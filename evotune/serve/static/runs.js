@@ -1,8 +1,35 @@
-/* evotune serve: the page of runs (a sortable table, polled). */
+/* evotune serve: the page of runs and of matches (sortable tables, polled). */
 "use strict";
 (function () {
-  let rows = [], sortKey = "started_at", asc = false, lastText = "";
+  let rows = [], matches = [], lastText = "";
   const tbody = document.querySelector("#runs tbody");
+
+  /* A table's sort: its key and direction, set by a click on a header of class "sortable";
+     numbers compare as numbers, the rest as text with numeric parts, missing values last. */
+  function sorter(table, key, asc, draw) {
+    const s = {key, asc};
+    s.sort = (list, val) => list.slice().sort((a, b) => {
+      const x = val(a, s.key), y = val(b, s.key);
+      if (x == null && y == null) return 0;
+      if (x == null) return 1;
+      if (y == null) return -1;
+      const c = typeof x === "number" && typeof y === "number" ? x - y
+        : String(x).localeCompare(String(y), undefined, {numeric: true});
+      return s.asc ? c : -c;
+    });
+    s.mark = () => table.querySelectorAll("th.sortable").forEach(th => {
+      th.classList.toggle("sorted", th.dataset.key === s.key);
+      th.classList.toggle("asc", th.dataset.key === s.key && s.asc);
+    });
+    table.querySelectorAll("th.sortable").forEach(th => th.addEventListener("click", () => {
+      if (s.key === th.dataset.key) s.asc = !s.asc; else { s.key = th.dataset.key; s.asc = true; }
+      draw();
+    }));
+    return s;
+  }
+  const runSort = sorter(document.getElementById("runs"), "started_at", false, () => render());
+  const matchSort = sorter(document.getElementById("matches"), "started", false,
+                           () => renderMatches());
 
   function share(r) {
     if (r.max_games) return r.games / r.max_games;
@@ -32,29 +59,11 @@
   }
 
   function render() {
-    const key = sortKey;
-    const val = r => key === "progress_share" ? share(r) : r[key];
-    const sorted = rows.slice().sort((a, b) => {
-      const x = val(a), y = val(b);
-      if (x == null && y == null) return 0;
-      if (x == null) return 1;
-      if (y == null) return -1;
-      const c = typeof x === "number" && typeof y === "number" ? x - y
-        : String(x).localeCompare(String(y), undefined, {numeric: true});
-      return asc ? c : -c;
-    });
+    const sorted = runSort.sort(rows, (r, key) => key === "progress_share" ? share(r) : r[key]);
     tbody.innerHTML = sorted.map(cell).join("");
     document.getElementById("empty").hidden = rows.length > 0;
-    document.querySelectorAll("th.sortable").forEach(th => {
-      th.classList.toggle("sorted", th.dataset.key === sortKey);
-      th.classList.toggle("asc", th.dataset.key === sortKey && asc);
-    });
+    runSort.mark();
   }
-
-  document.querySelectorAll("th.sortable").forEach(th => th.addEventListener("click", () => {
-    if (sortKey === th.dataset.key) asc = !asc; else { sortKey = th.dataset.key; asc = true; }
-    render();
-  }));
 
   function matchRow(m) {
     const link = '<a href="/match/' + m.id.split("/").map(encodeURIComponent).join("/") + '">' +
@@ -72,9 +81,11 @@
       ET.esc(m.result) + '</td><td class="wide">' + ET.esc(m.started) + "</td></tr>";
   }
 
-  function renderMatches(ms) {
-    document.getElementById("matches-card").hidden = !ms.length;
-    document.querySelector("#matches tbody").innerHTML = ms.map(matchRow).join("");
+  function renderMatches() {
+    document.getElementById("matches-card").hidden = !matches.length;
+    const sorted = matchSort.sort(matches, (m, key) => m[key]);
+    document.querySelector("#matches tbody").innerHTML = sorted.map(matchRow).join("");
+    matchSort.mark();
   }
 
   ET.poll(async () => {
@@ -84,7 +95,8 @@
     const data = JSON.parse(text);
     document.getElementById("folder").textContent = data.folder;
     rows = data.runs;
+    matches = data.matches || [];
     render();
-    renderMatches(data.matches || []);
+    renderMatches();
   });
 })();
