@@ -107,7 +107,7 @@ def engine_args(name: str, folder: Path, net: Path) -> list[str]:
 def measure(name: str, folder: Path, net: Path, *, repeat: int, think: float,
             timeout: float) -> dict:
     eng = Engine(engine_args(name, folder, net))
-    out: dict = {"engine": name}
+    out: dict = {"engine": Path(name).stem if name.endswith(".toml") else name}
     try:
         eng.send("uci")
         eng.send("isready")
