@@ -431,3 +431,15 @@ def test_a_run_of_many_weights_sends_only_what_it_charts_first(tmp_path, make_fa
     assert got["columns"][str(other)] == pytest.approx([g.mean[other] for g in gens], abs=0.01)
     assert c.get("/api/run/many/columns?w=x").status_code == 400
     assert len(c.get("/api/run/many").data) < 60_000  # not the whole matrix
+
+
+def test_a_port_in_use_is_one_line_before_anything_is_served(folder, call_cli):
+    """werkzeug prints two lines and exits 1 on a used port; serve says one line, exit 2."""
+    from evotune.serve.server import PageServer
+
+    with PageServer(folder) as first:
+        port = first.server.server_port
+        code, out, err = call_cli("serve", "--runs-dir", str(folder), "--port", str(port))
+    assert code == 2 and out == ""
+    assert err.splitlines() == [f"evotune: error: cannot listen on 127.0.0.1:{port} (Address "
+                                "already in use); choose another --port"]

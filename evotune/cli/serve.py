@@ -49,11 +49,11 @@ def serve(runs_dir, port, host, allow_remote):
                           "other machines; add --allow-remote (it then needs the printed access "
                           "token) or open it through an SSH tunnel (docs/usage/runs.md)")
     token = secrets.token_urlsafe(24) if remote else ""
+    server = PageServer(folder, host=host, port=port, token=token, loopback=not remote)
     try:
         os.nice(10)  # the page yields the processors to the runs it shows
     except OSError:
         pass
-    server = PageServer(folder, host=host, port=port, token=token, loopback=not remote)
     url = server.url
     click.echo(f"serving {folder.resolve()} at {url}" + (f"?token={token}" if token else ""))
     if token:

@@ -2,6 +2,7 @@
 foreground (``evotune serve``) or in a thread (tests and benchmarks)."""
 from __future__ import annotations
 
+import socket
 import threading
 from pathlib import Path
 
@@ -18,6 +19,18 @@ class QuietHandler(WSGIRequestHandler):
         return
 
 
+def free_to_listen(host: str, port: int) -> None:
+    """OSError when ``host:port`` cannot be bound (in use, an address not of this machine);
+    port 0 is always free."""
+    if port == 0:
+        return
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as werkzeug binds
+        probe.bind((host, port))
+        probe.listen(1)
+
+
 class PageServer:
     """The page of ``runs_dir`` served at ``host:port`` (port 0: any free one)."""
 
@@ -25,6 +38,7 @@ class PageServer:
                  token: str = "", loopback: bool = True) -> None:
         self.app = create_app(runs_dir, token=token, loopback=loopback)
         try:
+            free_to_listen(host, port)  # werkzeug prints its own lines and exits on a used port
             self.server: BaseWSGIServer = make_server(host, port, self.app, threaded=True,
                                                        request_handler=QuietHandler)
         except OSError as exc:
