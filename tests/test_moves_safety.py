@@ -152,6 +152,7 @@ def _limited() -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
 
 
+@pytest.mark.slow
 def test_a_training_cut_by_a_full_disk_resumes_to_the_uninterrupted_model(tmp_path, call_cli,
                                                                          monkeypatch):
     """Second adversarial pass of issue 60: ``nn train-moves`` cut by the file size limit (as a
