@@ -6,6 +6,7 @@ import importlib.resources
 from pathlib import Path
 
 from .errors import ConfigError
+from .fileio import check_input_file
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 PROJECT_DIR = PACKAGE_DIR.parent
@@ -26,6 +27,8 @@ def resolve_openings_path(openings: str) -> Path | None:
     if openings in ("2moves", "2moves_v1"):
         return DEFAULT_OPENINGS
     p = Path(openings)
+    if p.exists() and not p.is_file():
+        check_input_file(p, "openings file")  # a folder, a FIFO or a device: says which
     if not p.is_file():
         raise ConfigError(f"openings '{openings}': no such file; give an EPD/PGN/Polyglot .bin "
                           "file, 'book' or 'startpos'")

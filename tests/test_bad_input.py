@@ -95,7 +95,8 @@ for flag, v in (("--depth", "65"), ("--depth", "0"), ("--nodes", "-1"),
                 ("--param", "F"), ("--param", "Fx=0.3"), ("--param", "F=abc"),
                 ("--run-id", "a/b"), ("--run-id", "a\nb"), ("--run-id", "../x"),
                 ("--run-id", ".hidden"), ("--run-id", "x" * 101), ("--run-id", "t\x1b[31m"),
-                ("--backend", "dask"), ("--runs-dir", "@RO/pop"), ("--runs-dir", "afile")):
+                ("--backend", "dask"), ("--runs-dir", "@RO/pop"), ("--runs-dir", "afile"),
+                ("--runs-dir", "@RUN")):
     case(f"run {flag} {v!r}", *R, flag, v)
 case("run dask unreachable", *R, "--backend", "dask", "--scheduler", "tcp://127.0.0.1:9")
 case("run batch not spsa", *R, "--strategy", "de", "--batch", "8")

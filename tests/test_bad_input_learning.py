@@ -108,7 +108,8 @@ for flag, v in (("--tol", "nan"), ("--tol", "inf"), ("--tol", "-1"), ("--lr", "0
                 ("--init", "w_nan.json"), ("--init", "w_short.json"), ("--optimizer", "sgd"),
                 ("--run-id", "a/b"), ("--run-id", "../x"), ("--run-id", "a\nb"),
                 ("--runs-dir", "@RO/pop"), ("--runs-dir", "/dev/full"),
-                ("--runs-dir", "afile"), ("--runs-dir", "afile/pop")):
+                ("--runs-dir", "afile"), ("--runs-dir", "afile/pop"),
+                ("--runs-dir", "@FIT")):
     case(f"texel {flag} {v!r}", *T, flag, v)
 case("texel existing run id", *T, "--runs-dir", ".", "--run-id", "@FIT")
 case("resume fit with its data file gone", "resume", "@FIT:data_gone", "--runs-dir", ".")

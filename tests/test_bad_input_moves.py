@@ -78,6 +78,9 @@ for flag, v in (("--out", "d.txt"), ("--out", "./d.txt"), ("--out", "runs/r/mode
                 ("--seed", "-1"), ("--run-id", "a/b"), ("--run-id", "a\nb"),
                 ("--run-id", "r")):
     case(f"train-moves {flag} {v!r}", *TM, flag, v)
+# a runs folder inside a run's folder, and an --out that is the runs folder (not made yet)
+case("train-moves --runs-dir inside a run", *TM, "--runs-dir", "runs/r")
+case("train-moves --out the runs folder", *TM, "--out", "newruns", "--runs-dir", "newruns")
 
 # ---- a damaged move-model training under every command that reads it ------------------------------
 DAMAGES = ("other_size", "nan_w", "inf_w", "huge_w", "neg_v", "neg_epoch", "neg_steps",

@@ -4,12 +4,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from evotune.engine.bench import BENCH_KEYS, QUICK, BenchSettings, run_bench
+from evotune.engine.netfile import random_net, read_net, write_net
 from evotune.errors import ConfigError
+from evotune.spec.file import load_engine_spec
 
 
 def test_bench_json_quick_prints_the_six_figures():
@@ -37,6 +40,8 @@ def test_bench_settings_validation():
         BenchSettings(reference_positions=99)
     with pytest.raises(ConfigError):
         BenchSettings(perft_scale=-5)
+    with pytest.raises(ConfigError):
+        BenchSettings(search_budget=-1)
 
 
 def test_the_default_signature_is_pinned():
@@ -62,3 +67,26 @@ def test_a_nets_signature_is_pinned_and_tells_nets_apart():
     # the scale study's net12 (docs/engine.md names it)
     assert net_signature(read_net(ENGINES_DIR / "net12.nnue")) == 830459502
     assert net_signature(read_net(ENGINES_DIR / "net13.nnue")) == 1535396929  # and its next loop
+
+
+@pytest.mark.parametrize("search", ['features = "nnue"\nnet = "n.nnue"\n[search]\n'
+                                    'algorithm = "uct"\npolicy = "qsearch"\n',
+                                    '[search]\nalgorithm = "uct"\npolicy = "alphabeta:8"\n'])
+def test_a_quick_bench_of_a_uct_spec_is_quick(tmp_path, search):
+    """A random net's quiescence finds few cut-offs, so UCT with quiescence leaves makes a few
+    hundred simulations a second, and a depth-8 leaf takes millions of nodes: at the default
+    budgets (1,000 simulations a position and a move) ``bench --quick`` of such specs took 4 min
+    45 s and more than a minute here (issue 60's second pass); the quick bench gives every
+    search of a spec's own algorithm 20,000 nodes, leaves included (1.7 s)."""
+    write_net(random_net(hidden=16, seed=1), tmp_path / "n.nnue")
+    (tmp_path / "s.toml").write_text(f'name = "u"\nkind = "builtin"\n{search}' + (
+        "" if "nnue" in search else "".join(
+            f'[[weight]]\nname = "{n}"\nreference = {v}\n' for n, v in
+            zip(("pawn", "knight", "bishop", "rook", "queen", "mobility"),
+                (100, 300, 330, 500, 900, 10)))))
+    spec = load_engine_spec(str(tmp_path / "s.toml"))
+    start = time.perf_counter()
+    result = run_bench(QUICK, spec, weights=read_net(tmp_path / "n.nnue") if "nnue" in search
+                       else None)
+    assert time.perf_counter() - start < 30
+    assert result.algorithm == "uct" and result.simulations_per_second > 0

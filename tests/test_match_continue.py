@@ -230,3 +230,16 @@ def test_a_compile_is_said_before_it_begins_and_left_out_of_the_rate(monkeypatch
     time.sleep(0.05)
     rate = float(bar.text().split("  ")[2].split()[0].replace(",", ""))
     assert rate > 5 / 100.0 * 10  # measured since the compile ended, not over the 100 s
+
+
+def test_a_damaged_match_file_says_to_give_another_out(tmp_path):
+    """Second adversarial pass of issue 60: a match folder whose match.json is corrupt or not an
+    object was refused with a run's remedy ('another --run-id'), which match has not: the line
+    says to give --out another folder."""
+    _uninterrupted(tmp_path, 2)
+    for text, words in (("{", "is corrupt"), ("[]", "a JSON object was expected, not a list")):
+        (tmp_path / "whole" / "match.json").write_text(text)
+        r = _evotune(_match_args(tmp_path, 2, "whole", "again.pgn", 1))
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert words in r.stderr and r.stderr.rstrip().endswith("give --out another folder")
+        assert "--run-id" not in r.stderr

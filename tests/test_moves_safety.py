@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -144,3 +146,33 @@ def test_no_command_writes_its_out_inside_a_run_folder(tmp_path, make_fake_run, 
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
     assert "lies inside the folder of run 'r1'" in res.stderr
     assert sorted(p.name for p in run.rglob("*")) == before
+
+
+def _limited() -> None:
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+
+@pytest.mark.slow
+def test_a_training_cut_by_a_full_disk_resumes_to_the_uninterrupted_model(tmp_path, call_cli,
+                                                                         monkeypatch):
+    """Second adversarial pass of issue 60: ``nn train-moves`` cut by the file size limit (as a
+    full disk cuts it) at its first checkpoint; ``resume`` then trains to the model of an
+    uninterrupted training, and, having no --out, says where that model is and how to copy it."""
+    monkeypatch.chdir(tmp_path)
+    _hidden_model_data(tmp_path / "d.txt", 400, seed=2)
+    args = ["nn", "train-moves", "d.txt", "--out", "o.evomove", "--epochs", "3",
+            "--runs-dir", "pop", "--run-id", "t"]
+    code, _, err = call_cli("nn", "train-moves", "d.txt", "--out", "ref.evomove", "--epochs",
+                            "3", "--runs-dir", "ref", "--run-id", "t")
+    assert code == 0, err
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.run([sys.executable, "-m", "evotune.cli", *args], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300, preexec_fn=_limited)
+    assert proc.returncode == 2 and "could not write" in proc.stderr, proc.stderr
+    assert not (tmp_path / "o.evomove").exists()
+    code, out, err = call_cli("resume", "t", "--runs-dir", "pop")
+    assert code == 0, err
+    model = tmp_path / "pop" / "t" / "model.evomove"
+    assert model.read_bytes() == (tmp_path / "ref.evomove").read_bytes()
+    assert f"model {Path('pop') / 't' / 'model.evomove'} ('evotune export t --format evotune " \
+           "--out FILE' copies it)" in out + err

@@ -1,16 +1,19 @@
 """Openings: EPD/PGN(.zip) suites, Polyglot books, seeded draws, errors."""
 from __future__ import annotations
 
+import os
+import re
 import time
 import zipfile
+from pathlib import Path
 
 import chess
 import numpy as np
 import pytest
 
-from evotune.errors import OpeningsError
+from evotune.errors import ConfigError, OpeningsError
 from evotune.match.openings import START, Opening, detect_kind, draw_opening, load_suite, opening_generator
-from evotune.paths import DEFAULT_BOOK, DEFAULT_OPENINGS, HELD_OUT_OPENINGS
+from evotune.paths import DEFAULT_BOOK, DEFAULT_OPENINGS, HELD_OUT_OPENINGS, resolve_openings_path
 
 PGN = """[Event "?"]
 [White "a"]
@@ -112,3 +115,17 @@ def test_errors(tmp_path):
     notzip.write_text("not a zip")
     with pytest.raises(OpeningsError, match="cannot be read"):
         load_suite(notzip)
+
+
+def test_openings_that_are_not_a_file_say_what_they_are(tmp_path):
+    """Second adversarial pass of issue 60: a FIFO, a device or a folder given as openings (to
+    --openings, --final-check-openings) was reported as 'no such file'; it is named for what it
+    is, and a missing file is still 'no such file'."""
+    os.mkfifo(tmp_path / "f.epd")
+    (tmp_path / "d").mkdir()
+    for path, words in ((tmp_path / "f.epd", "is not a regular file (a FIFO, socket or device)"),
+                        (Path("/dev/zero"), "is not a regular file (a FIFO, socket or device)"),
+                        (tmp_path / "d", "is a folder"),
+                        (tmp_path / "nope.epd", "no such file")):
+        with pytest.raises(ConfigError, match=re.escape(words)):
+            resolve_openings_path(str(path))

@@ -117,6 +117,10 @@ class BenchSettings:
     """A net: node limit of each move of the games."""
     net_reference_nodes: int = 5_000
     """A net: node limit of each reference search."""
+    search_budget: int = 0
+    """A spec whose search is not alpha-beta: the nodes of each of its searches, in the search
+    set and the games (UCT counts them as ``budget = "nodes"`` does, leaf searches included, so
+    that deep leaves cannot outgrow it); 0: its default budget (a net's games: net_game_nodes)."""
 
     def __post_init__(self) -> None:
         for name in ("depth", "reference_depth", "reference_positions", "games", "net_nodes",
@@ -124,6 +128,9 @@ class BenchSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"bench {name} must be a positive integer, got {value!r}")
+        if isinstance(self.search_budget, bool) or not isinstance(self.search_budget, int) \
+                or self.search_budget < 0:
+            raise ConfigError(f"bench search_budget must be >= 0, got {self.search_budget!r}")
         if self.reference_positions > len(BENCH_FENS):
             raise ConfigError(f"bench reference_positions is at most {len(BENCH_FENS)}")
         if min(d for _, d in PERFT_POSITIONS) + self.perft_scale < 1:
@@ -132,7 +139,7 @@ class BenchSettings:
 
 QUICK = BenchSettings(depth=4, reference_depth=2, reference_positions=2, perft_scale=-2, games=2,
                       game_limits=Limits(depth=2, max_plies=40), net_nodes=20_000,
-                      net_game_nodes=2_000, net_reference_nodes=1_000)
+                      net_game_nodes=2_000, net_reference_nodes=1_000, search_budget=20_000)
 """A few-seconds bench for tests and smoke checks (its signature differs from the default's)."""
 
 
@@ -223,6 +230,9 @@ def run_bench(settings: BenchSettings = BenchSettings(), spec=None, *,
     limit = settings.net_nodes if net else 0
     game_limits = replace(settings.game_limits, nodes=settings.net_game_nodes) if net \
         else settings.game_limits
+    if not how.is_alphabeta and settings.search_budget:
+        game_limits = replace(game_limits, nodes=settings.search_budget)
+        how = replace(how, budget_unit="nodes")
     # compile or load the cache, untimed
     core.search(chess.STARTING_FEN, weights, depth=1, features=features)
     core.perft(chess.STARTING_FEN, 1)
@@ -255,7 +265,8 @@ def run_bench(settings: BenchSettings = BenchSettings(), spec=None, *,
     if not how.is_alphabeta:
         other_nodes = 0
         for fen in BENCH_FENS:
-            res = core.search(fen, weights, settings=how, features=features)
+            res = core.search(fen, weights, settings=how, features=features,
+                              nodes=settings.search_budget)
             other_nodes += res.nodes
             sims += res.simulations
     other_seconds = time.perf_counter() - start if not how.is_alphabeta else search_seconds

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import ConfigError, FieldError, Interrupted
 from ..learn.moverun import (
+    MODEL_FILE,
     MoveRunConfig,
     execute_move_run,
     new_move_run,
@@ -88,6 +89,9 @@ class MovesKind:
             lines.append(f"move-model training {store.run_id}: {last.epoch} epochs, "
                          f"{cp.seconds:.1f} s; held-out loss {last.loss:.3f}, top-1 "
                          f"{_pct(last.top1)}, top-3 {_pct(last.top3)}")
+            if (store.root / MODEL_FILE).is_file():  # a resume has no --out: say where it is
+                lines.append(f"model {store.root / MODEL_FILE} ('evotune export {store.run_id} "
+                             "--format evotune --out FILE' copies it)")
         return Summary(run_id=store.run_id, lines=tuple(lines), record=cp)
 
     def status(self, store: Store, *, every: bool) -> Status:

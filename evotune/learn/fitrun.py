@@ -30,9 +30,9 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ConfigError, StoreError
-from ..fileio import check_input_file, check_writable
+from ..fileio import check_input_file
 from ..runs.fitconfig import STRATEGY, DataFile, TexelConfig
-from ..runs.manifest import check_run_id
+from ..runs.manifest import check_run_id, check_runs_folder
 from ..runs.records import Generation, State
 from ..runs.store import Store
 from ..spec.file import load_engine_spec, resolve_engine_spec_path
@@ -93,7 +93,7 @@ def new_fit(cfg: TexelConfig, *, out_dir: str | Path = "populations",
     identity = fit_identity(cfg, files)
     run_id = run_id or f"texel-{time.strftime('%Y%m%d-%H%M%S')}-{identity['hash'][:6]}"
     check_run_id(run_id)
-    check_writable(out_dir, "runs folder", folder=True, parents=False)
+    check_runs_folder(out_dir)
     if (Path(out_dir) / run_id / "manifest.json").exists():
         raise StoreError(f"run '{run_id}' already exists in {out_dir}; continue it with "
                          f"'evotune resume {run_id}' or choose another --run-id")

@@ -36,7 +36,7 @@ from ..engine.movemodel import MoveModel, move_model_bytes
 from ..errors import ConfigError, EvotuneError, StoreError
 from ..fileio import check_writable
 from ..runs.fitconfig import DataFile, data_files_from_list
-from ..runs.manifest import check_outside_runs, check_run_id
+from ..runs.manifest import check_outside_runs, check_run_id, check_runs_folder
 from ..runs.records import State
 from ..runs.store import Store
 from .labels import data_files
@@ -327,7 +327,7 @@ def new_move_run(cfg: MoveRunConfig, *, out_dir: str | Path,
     settings = cfg.train_settings()
     if run_id is not None:
         check_run_id(run_id)
-    check_writable(out_dir, "runs folder", folder=True, parents=False)
+    check_runs_folder(out_dir)
     if run_id is not None and (Path(out_dir) / run_id / "manifest.json").exists():
         raise StoreError(f"run '{run_id}' already exists in {out_dir}; continue it with "
                          f"'evotune resume {run_id}' or choose another --run-id")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..engine.evaluation import spec_evaluation
 from ..errors import ConfigError, EvotuneError, NetError, StoreError
-from ..fileio import atomic_write_json, check_writable
+from ..fileio import atomic_write_json
 from ..limits import check_workers
 from ..match.cluster import backend_session
 from ..match.gauntlet import check_opponents
@@ -25,7 +25,7 @@ from ..strategies import strategy_params as strategy_params_for
 from .config import RunConfig
 from .fitconfig import TexelConfig
 from .identity import config_differences, default_run_id
-from .manifest import StartFrom, check_run_id
+from .manifest import StartFrom, check_run_id, check_runs_folder
 from .plan import RunPlan, load_run_engine, plan_run
 from .recordio import read_json
 from .store import Store
@@ -236,7 +236,7 @@ def new_run(cfg: RunConfig, *, out_dir: str | Path = "populations",
     plan = plan_run(with_budget(cfg, spec), spec=spec)
     cfg, identity = plan.config, plan.identity
     preflight(plan)
-    check_writable(out_dir, "runs folder", folder=True, parents=False)
+    check_runs_folder(out_dir)
     run_id = run_id or default_run_id(cfg, identity)
     existing = Path(out_dir) / run_id / "manifest.json"
     if existing.exists():

@@ -11,6 +11,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import EvotuneError, StoreError
+from ..fileio import check_writable
 from .config import RunConfig, run_config_from_dict
 from .fitconfig import (
     DataFile,
@@ -207,6 +208,21 @@ def check_outside_runs(path: str | Path, what: str, *, runs_dir: str | Path | No
         if (folder / "manifest.json").is_file():
             raise StoreError(f"{what} {path} lies inside the folder of run '{folder.name}' "
                              f"({folder}), which only that run writes; give a path outside it")
+    if runs_dir is not None and Path(runs_dir).resolve() == target:
+        raise StoreError(f"{what} {path} is the runs folder {runs_dir}; give a file outside it")
     if runs_dir is not None and Path(runs_dir).resolve() in target.parents:
         raise StoreError(f"{what} {path} lies inside the runs folder {runs_dir}, which only the "
                          "runs write; give a path outside it")
+
+
+def check_runs_folder(runs_dir: str | Path) -> None:
+    """Refuse, before any work, a runs folder (``--runs-dir``) that cannot be written or that
+    lies inside a run's folder (it or a folder above it holds a manifest.json): a run made there
+    would write among that run's records, which only that run writes."""
+    check_writable(runs_dir, "runs folder", folder=True, parents=False)
+    target = Path(runs_dir).resolve()
+    for folder in (target, *target.parents):
+        if (folder / "manifest.json").is_file():
+            raise StoreError(f"--runs-dir {runs_dir} lies inside the folder of run "
+                             f"'{folder.name}' ({folder}), which only that run writes; give a "
+                             "runs folder outside it")

@@ -33,6 +33,8 @@ PGN_FILE = "games.pgn"
 JOURNAL_FILE = "games.jsonl"
 MATCH_FORMAT = 1
 MATCHES_DIR = "matches"
+AFRESH = "give --out another folder"
+"""How a damaged match folder is started over (its records' errors say it)."""
 """The folder under the runs folder that holds the matches run without --out."""
 
 
@@ -74,7 +76,8 @@ class MatchFolder:
     def _about(root: Path, *, identity: dict, settings: dict, date: str, what: str) -> dict:
         path = root / MATCH_FILE
         if path.exists():
-            about = json_object(read_json(path, "match file"), path)
+            about = json_object(read_json(path, "match file", afresh=AFRESH), path,
+                                afresh=AFRESH)
             stored = about.get("identity")
             if about.get("kind") != "match" or not isinstance(stored, dict):
                 raise StoreError(f"{path} is not an evotune match file; give {what} another "
@@ -111,7 +114,8 @@ class MatchFolder:
     def result(self) -> dict | None:
         """result.json of a finished match, else None."""
         path = self.root / RESULT_FILE
-        return json_object(read_json(path, "match result"), path) if path.exists() else None
+        return json_object(read_json(path, "match result", afresh=AFRESH), path,
+                           afresh=AFRESH) if path.exists() else None
 
     def finish(self, result: dict, pgn_text: str) -> None:
         """Store the end of the match: its PGN (in game order) and its statistics."""

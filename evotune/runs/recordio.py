@@ -9,29 +9,32 @@ from pathlib import Path
 
 from ..errors import StoreError
 
-
-def damaged(path: Path, what: str) -> StoreError:
-    """The error of a record that fails its validator (``what``: the field and the fault)."""
-    return StoreError(f"{path} is damaged ({what}); restore it from a backup or start a new run "
-                      "with another --run-id")
+RUN_AFRESH = "start a new run with another --run-id"
+"""How a run's records are started over (a match folder's: another --out)."""
 
 
-def read_json(path: Path, what: str):
+def damaged(path: Path, what: str, *, afresh: str = RUN_AFRESH) -> StoreError:
+    """The error of a record that fails its validator (``what``: the field and the fault;
+    ``afresh``: how to start over instead)."""
+    return StoreError(f"{path} is damaged ({what}); restore it from a backup or {afresh}")
+
+
+def read_json(path: Path, what: str, *, afresh: str = RUN_AFRESH):
     """The JSON of the record ``path`` (``what`` names it); a missing, unreadable or corrupt file
-    is one StoreError line."""
+    is one StoreError line (``afresh``: how to start over instead)."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise StoreError(f"{what} {path} is missing") from None
     except IsADirectoryError:
-        raise damaged(path, "a folder, not a file") from None
+        raise damaged(path, "a folder, not a file", afresh=afresh) from None
     except OSError as exc:
         raise StoreError(f"{what} {path} cannot be read ({exc.strerror})") from None
     except UnicodeDecodeError:
-        raise damaged(path, "not UTF-8 text") from None
+        raise damaged(path, "not UTF-8 text", afresh=afresh) from None
     except (json.JSONDecodeError, RecursionError) as exc:
         raise StoreError(f"{what} {path} is corrupt ({exc}); the run cannot continue safely: "
-                         "restore the file or start a new run with another --run-id") from None
+                         f"restore the file or {afresh}") from None
 
 
 def int_field(d: dict, key: str, path: Path, *, low: int = 0) -> int:
@@ -50,10 +53,11 @@ def float_field(d: dict, key: str, path: Path) -> float:
     return float(v)
 
 
-def json_object(data, path: Path) -> dict:
+def json_object(data, path: Path, *, afresh: str = RUN_AFRESH) -> dict:
     """``data``, a JSON object."""
     if not isinstance(data, dict):
-        raise damaged(path, f"a JSON object was expected, not a {type(data).__name__}")
+        raise damaged(path, f"a JSON object was expected, not a {type(data).__name__}",
+                      afresh=afresh)
     return data
 
 

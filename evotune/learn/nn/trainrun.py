@@ -27,9 +27,9 @@ from pathlib import Path
 
 from ...engine.netfile import Net, net_bytes, read_net
 from ...errors import ConfigError, EvotuneError, FieldError, StoreError
-from ...fileio import check_input_file, check_writable
+from ...fileio import check_input_file
 from ...runs.fitconfig import DataFile
-from ...runs.manifest import check_run_id
+from ...runs.manifest import check_run_id, check_runs_folder
 from ...runs.records import State
 from ...runs.store import Store
 from ...runs.trainconfig import INIT_EVAL, INIT_RANDOM, EpochLine, TrainConfig
@@ -176,7 +176,7 @@ def new_training(cfg: TrainConfig, *, out_dir: str | Path = "populations",
                           "the positions in memory; give --stream 0")
     if run_id is not None:
         check_run_id(run_id)
-    check_writable(out_dir, "runs folder", folder=True, parents=False)
+    check_runs_folder(out_dir)
     if run_id is not None and (Path(out_dir) / run_id / "manifest.json").exists():
         raise StoreError(f"run '{run_id}' already exists in {out_dir}; continue it with "
                          f"'evotune resume {run_id}' or choose another --run-id")
