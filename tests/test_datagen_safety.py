@@ -54,7 +54,7 @@ def test_two_concurrent_datagens_one_writes_the_other_is_refused(tmp_path):
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         for line in a.stderr:  # A holds the lock once it has written its first chunk
-            if " 2/5000 games" in line:
+            if " 2/5,000 games" in line:  # the progress line groups thousands
                 break
         b = _cli(args, cwd=tmp_path)
         assert a.poll() is None, "A finished before B tried: the test proves nothing"
@@ -294,7 +294,7 @@ def test_a_fit_worse_than_its_start_on_validation_is_warned_once(positions_file,
     worse = s["error_after_rounding"]["validation"] > s["error_initial"]["validation"]
     assert worse, s["error_after_rounding"]
     warnings = [ln for ln in r.stderr.splitlines() if ln.startswith("evotune: warning:")]
-    assert len(warnings) == 1 and "worse than the start's" in warnings[0]
+    assert len(warnings) == 1 and "likely weaker than its start" in warnings[0]
     # the default chooses the ridge, says every choice, and keeps the best
     r = _cli(["texel", str(positions_file), "--engine", "extended", "--epochs", "5",
               "--runs-dir", "pop", "--run-id", "auto"], cwd=tmp_path)
