@@ -50,16 +50,6 @@ def net_file(tmp_path_factory) -> Path:
     return path
 
 
-def call(capsys, *args) -> tuple[int, str, str]:
-    try:
-        main([str(a) for a in args])
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "evotune.cli", *args], capture_output=True,
                           text=True, env=ENV, cwd=cwd, timeout=600)
@@ -115,7 +105,7 @@ def test_the_default_bounds_stay_within_what_the_file_holds():
         with_output(net, [40000] + [0] * 17)
 
 
-def test_a_spec_of_a_net_narrows_its_bounds_with_tables(tmp_path, net_file, capsys):
+def test_a_spec_of_a_net_narrows_its_bounds_with_tables(tmp_path, net_file, call_cli):
     (tmp_path / "tiny.nnue").write_bytes(net_file.read_bytes())
     spec_file = tmp_path / "tune.toml"
     spec_file.write_text('name = "tune"\nfeatures = "nnue"\nnet = "tiny.nnue"\n'
@@ -144,7 +134,7 @@ def test_a_spec_of_a_net_narrows_its_bounds_with_tables(tmp_path, net_file, caps
         for cmd in (["search", FENS[0], "--engine", bad, "--depth", "1"],
                     ["bench", "--quick", "--engine", bad],
                     ["match", bad, "shannon", "--games", "2", "--depth", "1"]):
-            code, out, err = call(capsys, *cmd)
+            code, out, err = call_cli(*cmd)
             assert code == 2 and err.count("\n") == 1 and says in err, (cmd, err)
     with pytest.raises(ConfigError, match="names its own net"):
         load_run_engine(f"{spec_file}:{net_file}")
@@ -155,7 +145,7 @@ def test_a_spec_of_a_net_narrows_its_bounds_with_tables(tmp_path, net_file, caps
 
 
 @pytest.mark.parametrize("algorithm", ["uct", "probability"])
-def test_a_net_spec_with_another_search_is_played_by_every_command(tmp_path, capsys, algorithm):
+def test_a_net_spec_with_another_search_is_played_by_every_command(tmp_path, call_cli, algorithm):
     """A net evaluating for UCT (PUCT with the shipped move model as prior) or the probability-
     limited search (issue 40's study: net11 as every player's evaluation): search, bench, match,
     run (the net's output layer and the search's weights), datagen and uci play it with its
@@ -170,7 +160,7 @@ def test_a_net_spec_with_another_search_is_played_by_every_command(tmp_path, cap
                "probability": ["probability_factor", "prior_temperature"]}[algorithm]
     assert [w.name for w in load_engine_spec(spec).weights] == weights
 
-    code, out, err = call(capsys, "search", FENS[1], "--engine", spec, "--nodes", "3000")
+    code, out, err = call_cli("search", FENS[1], "--engine", spec, "--nodes", "3000")
     assert code == 0, err
     played = load_engine_spec(spec)
     want = api.search(chess.Board(FENS[1]), read_net(net), nodes=3000, features="nnue",
@@ -181,18 +171,18 @@ def test_a_net_spec_with_another_search_is_played_by_every_command(tmp_path, cap
     else:  # the node budget is the probability search's (alpha-beta's depth 3 stops early)
         assert want.nodes >= 3000 and want.depth >= 2
 
-    code, out, err = call(capsys, "bench", "--quick", "--engine", spec)
+    code, out, err = call_cli("bench", "--quick", "--engine", spec)
     assert code == 0 and f"algorithm              {algorithm}" in out, (out, err)
-    code, out, err = call(capsys, "match", spec, "net11", "--games", "2", "--nodes", "800",
+    code, out, err = call_cli("match", spec, "net11", "--games", "2", "--nodes", "800",
                           "--max-plies", "60")
     assert code == 0 and "Elo" in out, err
-    code, out, err = call(capsys, "run", "--engine", spec, "--generations", "1", "--np", "4",
+    code, out, err = call_cli("run", "--engine", spec, "--generations", "1", "--np", "4",
                           "--games", "2", "--nodes", "500", "--max-plies", "40", "--runs-dir",
                           tmp_path / "runs", "--run-id", "r")
     assert code == 0, err
     names = load_run(tmp_path / "runs" / "r").spec.space().names
     assert len(names) == 258 + len(weights) and list(names[-len(weights):]) == weights
-    code, out, err = call(capsys, "datagen", "--engine", spec, "--games", "2", "--nodes", "500",
+    code, out, err = call_cli("datagen", "--engine", spec, "--games", "2", "--nodes", "500",
                           "--out", tmp_path / "d.txt")
     assert code == 0 and len((tmp_path / "d.txt").read_text().splitlines()) > 10, err
 
@@ -269,7 +259,7 @@ def test_a_candidate_evaluates_with_its_output_layer(net_file):
 
 @pytest.mark.parametrize("strategy", ["spsa", "de", "cmaes"])
 def test_a_net_run_completes_resumes_identically_and_exports_its_net(
-        tmp_path, net_file, strategy, stored_generations, stored_games, capsys):
+        tmp_path, net_file, strategy, stored_generations, stored_games, call_cli):
     if strategy == "cmaes":
         pytest.importorskip("cma", reason="pycma is an optional extra")
     kw = dict(strategy=strategy, engine=f"nnue:{net_file}", generations=3)
@@ -294,7 +284,7 @@ def test_a_net_run_completes_resumes_identically_and_exports_its_net(
     rec = np.array(recommend(load_run(full.root)).weights)
     for fmt in ("evotune", "bullet"):
         out = tmp_path / f"tuned.{fmt}"
-        code, _, err = call(capsys, "export", full.root, "--format", fmt, "--out", out)
+        code, _, err = call_cli("export", full.root, "--format", fmt, "--out", out)
         assert code == 0, err
         got = read_net(out)
         assert np.array_equal(got.l1w, rec[:16]) and got.l1b == rec[16]
@@ -305,34 +295,34 @@ def test_a_net_run_completes_resumes_identically_and_exports_its_net(
         with_output(read_net(net_file), rec).checksum
 
 
-def test_run_commands_on_a_net_run(tmp_path, net_file, capsys):
+def test_run_commands_on_a_net_run(tmp_path, net_file, call_cli):
     store = run_to_end(tmp_path, "r", strategy="spsa", engine=f"nnue:{net_file}",
                        generations=2, workers=1)
-    code, out, err = call(capsys, "status", "r", "--runs-dir", tmp_path, "--json")
+    code, out, err = call_cli("status", "r", "--runs-dir", tmp_path, "--json")
     assert code == 0, err
     info = json.loads(out)
     assert info["generation"] == 2 and info["finished"] and info["names"][-1] == "scale"
-    code, out, err = call(capsys, "report", "r", "--runs-dir", tmp_path, "--reports",
+    code, out, err = call_cli("report", "r", "--runs-dir", tmp_path, "--reports",
                           tmp_path / "rep")
     assert code == 0, err
     assert "out.bias" in (tmp_path / "rep" / "r" / "report.md").read_text()
-    code, out, err = call(capsys, "verify", "r", "--runs-dir", tmp_path, "--games", "2",
+    code, out, err = call_cli("verify", "r", "--runs-dir", tmp_path, "--games", "2",
                           "--workers", "1")
     assert code == 0, err
     doc = json.loads((store.root / "verify.json").read_text())
     # SPSA starts at the file's values: the initial mean is the reference, played once
     assert [m["label"] for m in doc["matches"]] == ["recommended vs start"]
     assert all(m["games"] == 2 for m in doc["matches"]) and len(doc["weights"]) == 18
-    code, out, err = call(capsys, "export", "r", "--runs-dir", tmp_path, "--format", "json")
+    code, out, err = call_cli("export", "r", "--runs-dir", tmp_path, "--format", "json")
     assert code == 0 and json.loads(out)["scale"] == doc["weights"][-1]
     # a changed net file: resume and export refuse it, in one line
     saved = net_file.read_bytes()
     try:
         write_net(random_net(8, 5), net_file)
-        code, _, err = call(capsys, "export", "r", "--runs-dir", tmp_path, "--format",
+        code, _, err = call_cli("export", "r", "--runs-dir", tmp_path, "--format",
                             "evotune", "--out", tmp_path / "x.nnue")
         assert code == 2 and "changed since the run started" in err and err.count("\n") == 1
-        code, _, err = call(capsys, "resume", "r", "--runs-dir", tmp_path)
+        code, _, err = call_cli("resume", "r", "--runs-dir", tmp_path)
         assert code == 2 and "changed since the run started" in err and err.count("\n") == 1
     finally:
         net_file.write_bytes(saved)
@@ -359,7 +349,7 @@ def test_kill_9_mid_run_then_resume_equals_uninterrupted(tmp_path, net_file, kil
     assert stored_games(a) == stored_games(b)
 
 
-def test_a_net_runs_net_file_is_part_of_its_identity_for_every_command(tmp_path, capsys):
+def test_a_net_runs_net_file_is_part_of_its_identity_for_every_command(tmp_path, call_cli):
     """Issue 38 item 6: a smaller net made verify an internal error (broadcast shapes), a changed
     input layer was played by verify and exported without a word, a removed net made verify
     print 3 lines (item 15). Every command that reads the run refuses in one line naming it."""
@@ -385,25 +375,25 @@ def test_a_net_runs_net_file_is_part_of_its_identity_for_every_command(tmp_path,
         else:
             net.unlink()
         for cmd in commands:
-            code, out, err = call(capsys, *cmd, "--runs-dir", tmp_path)
+            code, out, err = call_cli(*cmd, "--runs-dir", tmp_path)
             assert code == 2 and err.count("\n") == 1, (change, cmd, err)
             assert says in err and str(net) in err, (change, cmd, err)
             assert out == ""
         net.write_bytes(saved)
     assert not (tmp_path / "x.nnue").exists() and not (tmp_path / "rep").exists()
     assert not (tmp_path / "r" / "verify.json").exists()
-    code, _, err = call(capsys, "export", "r", "--format", "json", "--runs-dir", tmp_path)
+    code, _, err = call_cli("export", "r", "--format", "json", "--runs-dir", tmp_path)
     assert code == 0, err
 
 
-def test_init_from_a_net_run_starts_at_its_tuned_output_layer(tmp_path, net_file, capsys):
+def test_init_from_a_net_run_starts_at_its_tuned_output_layer(tmp_path, net_file, call_cli):
     """Issue 38 item 7: --init-from a net-tuning run was refused with "engine spec 'nnue:...' not
     found", and --engine nnue:FILE (the advice) failed the same way."""
     src = run_to_end(tmp_path, "src", strategy="spsa", engine=f"nnue:{net_file}",
                      generations=1, workers=1)
     rec = recommend(load_run(src.root)).weights
     for run_id, extra in (("a", []), ("b", ["--engine", f"nnue:{net_file}"])):
-        code, _, err = call(capsys, "run", "--init-from", "src", *extra, "--strategy", "spsa",
+        code, _, err = call_cli("run", "--init-from", "src", *extra, "--strategy", "spsa",
                             "--generations", "1", "--np", "6", "--games", "2", "--depth", "1",
                             "--nodes", "1500", "--runs-dir", tmp_path, "--run-id", run_id)
         assert code == 0, err
@@ -428,20 +418,20 @@ def test_init_from_a_net_run_starts_at_its_tuned_output_layer(tmp_path, net_file
     (["--engine", "NET", "--strategy", "spsa", "--param", "cmaes_sigma=1"], "unknown parameter"),
     (["--engine", "BAD"], "what the net file can hold"),
 ])
-def test_bad_input_is_one_line_and_writes_nothing(tmp_path, net_file, capsys, flags, says):
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path, net_file, call_cli, flags, says):
     bad = tmp_path / "bad.toml"
     bad.write_text(f'features = "nnue"\nnet = "{net_file}"\n'
                    '[[weight]]\nname = "scale"\nlower = 0\n')
     flags = [f.replace("NET", f"nnue:{net_file}") if f.startswith(("NET", "shannon:")) else f
              for f in flags]
     flags = [str(bad) if f == "BAD" else f for f in flags]
-    code, out, err = call(capsys, "run", *flags, "--generations", "1", "--depth", "1",
+    code, out, err = call_cli("run", *flags, "--generations", "1", "--depth", "1",
                           "--runs-dir", tmp_path / "runs")
     assert code == 2 and err.count("\n") == 1 and says in err, err
     assert not (tmp_path / "runs").exists()
 
 
-def test_net_export_bad_input(tmp_path, net_file, capsys):
+def test_net_export_bad_input(tmp_path, net_file, call_cli):
     run_to_end(tmp_path, "lin", strategy="spsa", engine="shannon", generations=1, workers=1,
                np=4, nodes=0)
     run_to_end(tmp_path, "net", strategy="spsa", engine=f"nnue:{net_file}", generations=1,
@@ -452,7 +442,7 @@ def test_net_export_bad_input(tmp_path, net_file, capsys):
         (["net", "--format", "bullet"], "give --out FILE"),
         (["net", "--format", "evotune", "--out", out_file, "--engine", "nnue"], "--engine"),
     ]:
-        code, out, err = call(capsys, "export", *args[:1], "--runs-dir", tmp_path, *args[1:])
+        code, out, err = call_cli("export", *args[:1], "--runs-dir", tmp_path, *args[1:])
         assert code == 2 and err.count("\n") == 1 and says in err, err
         assert out == ""
     assert not Path(out_file).exists()
