@@ -47,10 +47,7 @@ def keeps_population(name: str) -> bool:
     """Whether strategy ``name`` keeps a population (DE, jDE, the EA, TD's learners) rather than
     one vector and its step (SPSA, CMA-ES, nevergrad): :meth:`Strategy.keeps_population`; a
     name this version does not know is read as the population its runs stored."""
-    try:
-        return strategy_class(name).keeps_population()
-    except ConfigError:
-        return True
+    return bool(strategy_terms(name)["population"])
 
 
 def strategy_terms(name: str) -> dict:
