@@ -12,6 +12,7 @@ import pytest
 import evotune.engine.evaluation as evaluation_module
 import evotune.space as space_module
 from evotune.engine import play_game, search
+from evotune.engine.evaluation import evaluation_of
 from evotune.errors import WeightsError
 from evotune.limits import Limits
 from evotune.match import Fixture, MatchSettings, run_fixtures
@@ -111,7 +112,7 @@ def test_players_made_from_weights_are_those_of_plain_vectors(checks):
     with pytest.raises(WeightsError, match="got 6 values, need 778"):
         player_from_engine_spec(pst, w)
     with pytest.raises(WeightsError, match="got 6 values, need 778"):
-        builtin(w, features="pst")
+        builtin(w, evaluation=evaluation_of("pst"))
 
 
 def test_games_between_weights_players_store_plain_tuples():

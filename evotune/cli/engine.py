@@ -5,6 +5,7 @@ import json
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 import numpy as np
@@ -13,14 +14,15 @@ from ..engine import perft as count_leaves
 from ..engine import perft_divide
 from ..engine import search as run_search
 from ..engine.bench import QUICK, BenchSettings, format_bench, run_bench
-from ..engine.evaluation import evaluation_of
+from ..engine.evaluation import SHANNON, Evaluation, spec_evaluation
 from ..engine.explain import contributions
 from ..engine.movemodel import cached_model
 from ..engine.perftsuite import perft_suite
 from ..engine.uci import run as run_uci
 from ..errors import ConfigError
 from ..fileio import atomic_write_text, check_writable, read_text
-from ..players.nets import check_net_tables, evaluation
+from ..players.nets import check_net_tables
+from ..players.nets import evaluation as player_evaluation
 from ..players.spec import player_from_engine_spec
 from ..players.specmaker import spec_from_engine
 from ..spec.file import load_engine_spec
@@ -70,7 +72,8 @@ def engine_and_net(engine: str) -> tuple[EngineSpec, str | None]:
     if spec.search.model:  # read and checked now: a damaged file is one line at start-up
         cached_model(spec.search.model)
     if ref.file is not None:  # SPEC:FILE
-        if spec.kind != "builtin" or not evaluation_of(spec.features).reads_file:
+        evaluation = spec_evaluation(spec)
+        if evaluation is None or not evaluation.reads_file:
             raise ConfigError(f"--engine {engine}: give an engine spec (weights go in "
                               "--weights), or nnue:FILE for a network")
         return spec, ref.file
@@ -78,29 +81,30 @@ def engine_and_net(engine: str) -> tuple[EngineSpec, str | None]:
     return spec, None
 
 
-def builtin_weights(engine: str, weights: str | None):
-    """(spec, weight vector) of a builtin engine spec: ``weights`` is a JSON file, or for shannon
-    also 'P,N,B,R,Q,M' text; None means the spec's reference values. For an nnue engine
+def builtin_weights(engine: str, weights: str | None) -> tuple[EngineSpec, Evaluation, Any]:
+    """(spec, its evaluation, weight vector) of a builtin engine spec: ``weights`` is a JSON
+    file, or for shannon also 'P,N,B,R,Q,M' text; None means the spec's reference values. For an nnue engine
     (``nnue:FILE``, or a spec naming its net) the Net instead."""
     spec, net = engine_and_net(engine)
-    if spec.kind != "builtin":
+    evaluation = spec_evaluation(spec)
+    if evaluation is None:
         raise ConfigError(f"engine '{engine}' is a '{spec.kind}' engine; give a builtin spec "
                           "(shannon, pst, extended, pst-pesto, nnue:FILE or a .toml file)")
-    if evaluation_of(spec.features).reads_file:
+    if evaluation.reads_file:
         if weights is not None:
             raise ConfigError("--weights: an nnue engine has no weights; give its net as "
                               "--engine nnue:FILE")
-        return spec, evaluation(player_from_engine_spec(spec, net=net))
+        return spec, evaluation, player_evaluation(player_from_engine_spec(spec, net=net))
     if weights is None:
-        return spec, spec.space().reference_array
+        return spec, evaluation, spec.space().reference_array
     if Path(weights).is_file() or weights.endswith(".json"):
-        return spec, load_weights_file(weights, spec)
-    if spec.features != "shannon":
+        return spec, evaluation, load_weights_file(weights, spec)
+    if evaluation.names != SHANNON.names:
         raise ConfigError(f"--weights: give a JSON weights file for the '{spec.features}' "
                           "feature set")
     # P,N,B,R,Q,M are the evaluation's; a search's weights stay at their reference values
     tail = spec.space().reference_array[spec.eval_size:]
-    return spec, np.concatenate([parse_weights_text(weights), tail])
+    return spec, evaluation, np.concatenate([parse_weights_text(weights), tail])
 
 
 @click.command()
@@ -119,13 +123,13 @@ def search(fen: str, depth: int, nodes: int, weights: str | None, engine: str) -
     """Search FEN with the built-in engine; print move, score, depth, nodes, nodes/s and PV
     (a uct spec: then the root's moves with their visits and mean values). FEN may be
     'startpos'."""
-    spec, w = builtin_weights(engine, weights)
-    if evaluation_of(spec.features).reads_file:  # a net: its evaluation, the spec's search
-        r = run_search(fen, w, depth=depth, nodes=nodes, features=spec.features,
+    spec, evaluation, w = builtin_weights(engine, weights)
+    if evaluation.reads_file:  # a net: its evaluation, the spec's search
+        r = run_search(fen, w, depth=depth, nodes=nodes, features=evaluation,
                        settings=spec.search)
     else:
         player = player_from_engine_spec(spec, w)
-        r = run_search(fen, player.weights, depth=depth, nodes=nodes, features=spec.features,
+        r = run_search(fen, player.weights, depth=depth, nodes=nodes, features=evaluation,
                        settings=player.search)
     nps = r.nodes / r.seconds if r.seconds > 0 else 0.0
     sims = f" simulations {r.simulations}" if r.simulations else ""
@@ -152,8 +156,8 @@ def features(fen: str, engine: str, weights: str | None, show_all: bool) -> None
     """Print the non-zero features of FEN (side to move's view) with their names, values
     (phi, phase folded in), weights and weighted contributions, then the evaluation. FEN may be
     'startpos'."""
-    spec, w = builtin_weights(engine, weights)
-    rows, value = contributions(fen, w, spec.features, nonzero=not show_all)
+    spec, evaluation, w = builtin_weights(engine, weights)
+    rows, value = contributions(fen, w, evaluation, nonzero=not show_all)
     width = max([len(r.name) for r in rows] + [7])
     click.echo(f"{'feature':<{width}} {'phi':>10} {'weight':>8} {'contribution':>13}")
     for r in rows:
@@ -176,10 +180,9 @@ def bench(as_json: bool, quick: bool, engine: str | None) -> None:
     game_seconds_median, signature (total nodes of a fixed search set; a net's: a CRC of its
     searches' moves, scores, depths and PVs, which stop on a node limit; changes only when the
     search or the evaluation changes). Speeds are wall-clock and depend on the machine's load."""
-    spec, net = (None, None) if engine is None else builtin_weights(engine, None)
+    spec, evaluation, net = (None, None, None) if engine is None else builtin_weights(engine, None)
     result = run_bench(QUICK if quick else BenchSettings(), spec,
-                       weights=net if spec is not None
-                       and evaluation_of(spec.features).reads_file else None)
+                       weights=net if evaluation is not None and evaluation.reads_file else None)
     click.echo(json.dumps(result.as_dict()) if as_json else format_bench(result))
 
 

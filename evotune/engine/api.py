@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import ConfigError, PositionError
 from ..rules import MATE, RESULTS, TERMINATIONS, Adjudication
-from ..spec.features import FEATURE_SETS, denominator, feature_names
+from ..spec.features import FEATURE_SETS, feature_names
 from ..spec.search import SearchSettings
 from . import searches
 from .core import layout as T
@@ -239,21 +239,23 @@ def perft(fen, depth: int) -> int:
     return sum(perft_divide(fen, depth).values())
 
 
-def features(position, features: str = "shannon") -> np.ndarray:
+def features(position, features: str | Evaluation = "shannon") -> np.ndarray:
     """phi_int(position), int64 (size of the set), side to move's view: for ``shannon`` the
     material differences P, N, B, R, Q and the mobility difference; for the tapered sets 24 x phi
     (phase folded in, see :func:`phi`)."""
+    evaluation = evaluation_of(features)
     board = to_board(position)
-    U, S = board_arrays(board, 10, features=features)
-    out = np.zeros(len(feature_names(features)), dtype=np.int64)
+    U, S = board_arrays(board, 10, features=evaluation)
+    out = np.zeros(evaluation.size, dtype=np.int64)
     phi_core(U, S, out)
     return out
 
 
-def phi(position, features: str = "shannon") -> np.ndarray:
+def phi(position, features: str | Evaluation = "shannon") -> np.ndarray:
     """phi(position) as float64, the learning vector: ``evaluate == round(w) . phi`` rounded toward
     zero, up to float rounding (exactly ``round(w) . phi`` for shannon)."""
-    return features_int(position, features) / float(denominator(features))
+    evaluation = evaluation_of(features)
+    return features_int(position, evaluation) / float(evaluation.denominator)
 
 
 features_int = features

@@ -176,6 +176,9 @@ EVALUATIONS: dict[str, Evaluation] = {
 }
 """Every evaluation by the name a spec gives it: the one registry of kinds."""
 
+SHANNON: Evaluation = EVALUATIONS["shannon"]
+"""The built-in engine's own evaluation (Shannon's terms): a player's default."""
+
 
 def evaluation_of(features: str | Evaluation) -> Evaluation:
     """The evaluation a spec's ``features`` names (an Evaluation is taken as it is); ConfigError

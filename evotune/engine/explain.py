@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ConfigError
-from .api import evaluate, feature_names, phi
-from .evaluation import engine_weights, evaluation_of
+from .api import evaluate, phi
+from .evaluation import Evaluation, engine_weights, evaluation_of
 
 
 @dataclass(frozen=True)
@@ -22,16 +22,17 @@ class Contribution:
     """weight x phi."""
 
 
-def contributions(position, weights, features: str = "shannon", *,
+def contributions(position, weights, features: str | Evaluation = "shannon", *,
                   nonzero: bool = True) -> tuple[list[Contribution], int]:
     """(the features of ``position`` with their weighted contributions, the core's evaluation).
     ``nonzero``: only the features whose value is not zero."""
-    if not evaluation_of(features).phi_width:
+    evaluation = evaluation_of(features)
+    if not evaluation.phi_width:
         raise ConfigError("a network has no linear features to list; its evaluation is "
                           "'evotune search FEN --depth 1 --engine nnue:FILE' or the nn commands")
     w = engine_weights(weights, "weights", features)
     values = phi(position, features)
     rows = [Contribution(name, float(v), int(wi), float(wi * v))
-            for name, v, wi in zip(feature_names(features), values, w)
+            for name, v, wi in zip(evaluation.names, values, w)
             if v != 0 or not nonzero]
     return rows, evaluate(position, w, features)

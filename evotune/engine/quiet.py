@@ -24,7 +24,7 @@ from .api import board_arrays, to_board
 from .core import layout as L
 from .core.batch import qsearch_batch_core
 from .core.game import quiescence_core
-from .evaluation import engine_weights, evaluation_of
+from .evaluation import Evaluation, evaluation_of
 from .netstate import rows
 
 _MAX_NNZ = 128
@@ -48,41 +48,40 @@ class QSearch:
         return ~self.check & (self.static == self.score)
 
 
-def _state(features: str, weights, board=None) -> tuple[np.ndarray, np.ndarray]:
-    (w,), tail = rows([engine_weights(weights, "weights", features)])
+def _state(evaluation: Evaluation, weights, board=None) -> tuple[np.ndarray, np.ndarray]:
+    (w,), tail = rows([evaluation.core_input(weights, "weights")])
     U, S = board_arrays(chess.Board() if board is None else board, 10, reuse=True,
-                        features=features, tail=tail)
+                        features=evaluation, tail=tail)
     S[L.S_W:L.S_W + w.size] = w
     return U, S
 
 
-def _denominator(features: str) -> float:
-    return float(evaluation_of(features).denominator)
-
-
-def qsearch(position, weights, features: str = "shannon") -> tuple[int, int, bool, np.ndarray]:
+def qsearch(position, weights, features: str | Evaluation = "shannon"
+            ) -> tuple[int, int, bool, np.ndarray]:
     """(static eval, quiescence score, in check, leaf phi as float64) of ``position``, side to
-    move's view (a Board's history is not used: quiescence has no draw checks)."""
+    move's view (a Board's history is not used: quiescence has no draw checks); ``features``:
+    the evaluation (or its name, resolved here once)."""
+    evaluation = evaluation_of(features)
     board = to_board(position)
     board = chess.Board(board.fen()) if board.move_stack else board
-    U, S = _state(features, weights, board)
-    out = np.zeros(evaluation_of(features).phi_width, dtype=np.int64)
+    U, S = _state(evaluation, weights, board)
+    out = np.zeros(evaluation.phi_width, dtype=np.int64)
     static, score, check = quiescence_core(U, S, np.zeros(1, dtype=np.int64), out)
-    return int(static), int(score), bool(check), out / _denominator(features)
+    return int(static), int(score), bool(check), out / float(evaluation.denominator)
 
 
-def is_quiet(position, weights, features: str = "shannon") -> bool:
+def is_quiet(position, weights, features: str | Evaluation = "shannon") -> bool:
     """Not in check and static evaluation == quiescence score."""
     static, score, check, _ = qsearch(position, weights, features)
     return not check and static == score
 
 
-def _run_batch(fens: list[str], weights, features: str
+def _run_batch(fens: list[str], weights, evaluation: Evaluation
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """The core's batch quiescence of ``fens``: (res (n, 3): static, score, in check; indptr,
     indices, data of the leaves' phi_int; nnz)."""
     n = len(fens)
-    width = evaluation_of(features).phi_width
+    width = evaluation.phi_width
     encoded = [f.strip().encode("ascii", "replace") for f in fens]
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum([len(e) for e in encoded], out=offsets[1:])
@@ -91,7 +90,7 @@ def _run_batch(fens: list[str], weights, features: str
     indptr = np.zeros(n + 1, dtype=np.int64)
     indices = np.zeros(_MAX_NNZ * max(n, 1), dtype=np.int64)
     data = np.zeros(_MAX_NNZ * max(n, 1), dtype=np.int64)
-    U, S = _state(features, weights)
+    U, S = _state(evaluation, weights)
     nnz = qsearch_batch_core(buf, offsets, U, S, np.zeros(1, dtype=np.int64),
                              np.zeros(width, dtype=np.int64), res, indptr, indices, data)
     if nnz < 0:
@@ -104,32 +103,34 @@ def _en_passant(fens: list[str]) -> list[int]:
     return [i for i, f in enumerate(fens) if f.split()[3] != "-"]
 
 
-def quiescence_scores(fens, weights, features: str = "shannon") -> np.ndarray:
+def quiescence_scores(fens, weights, features: str | Evaluation = "shannon") -> np.ndarray:
     """int64 (n,): the quiescence score of each FEN, side to move's view (:func:`qsearch_batch`'s
     ``score`` without the leaves' phi, so without scipy)."""
+    evaluation = evaluation_of(features)
     fens = list(fens)
-    score = _run_batch(fens, weights, features)[0][:, 1].copy()
+    score = _run_batch(fens, weights, evaluation)[0][:, 1].copy()
     for i in _en_passant(fens):
-        score[i] = qsearch(fens[i], weights, features)[1]
+        score[i] = qsearch(fens[i], weights, evaluation)[1]
     return score
 
 
-def qsearch_batch(fens, weights, features: str = "shannon") -> QSearch:
+def qsearch_batch(fens, weights, features: str | Evaluation = "shannon") -> QSearch:
     """:func:`qsearch` of many FENs (parsed in numba; en passant FENs one by one)."""
     from scipy import sparse
 
     fens = list(fens)
     n = len(fens)
-    width = evaluation_of(features).phi_width
-    den = _denominator(features)
-    res, indptr, indices, data, nnz = _run_batch(fens, weights, features)
+    evaluation = evaluation_of(features)
+    width = evaluation.phi_width
+    den = float(evaluation.denominator)
+    res, indptr, indices, data, nnz = _run_batch(fens, weights, evaluation)
     leaf = sparse.csr_matrix((data[:nnz] / den, indices[:nnz], indptr), shape=(n, width))
     static, score, check = res[:, 0].copy(), res[:, 1].copy(), res[:, 2].astype(bool)
     ep = _en_passant(fens)
     if ep:
         leaf = leaf.tolil()
         for i in ep:
-            s, q, c, phi = qsearch(fens[i], weights, features)
+            s, q, c, phi = qsearch(fens[i], weights, evaluation)
             static[i], score[i], check[i] = s, q, c
             leaf[i] = phi
         leaf = leaf.tocsr()

@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.evaluation import SHANNON, Evaluation
 from ..errors import ConfigError, EvotuneError, FieldError, StoreError
 from ..fileio import atomic_write_json, check_writable
 from ..limits import LIMITS, Limits, check_workers
@@ -173,15 +174,15 @@ class DatagenSummary:
     """Games an external engine forfeited (crash, timeout, illegal move): no positions."""
 
 
-def resolve_engine(arg: str) -> tuple[EngineSpec, PlayerSpec, Any, str]:
+def resolve_engine(arg: str) -> tuple[EngineSpec, PlayerSpec, Any, Evaluation]:
     """``SPEC[:WEIGHTS]`` (:mod:`evotune.match.resolve`; ``nnue:FILE`` for a net) -> (spec,
-    player, the evaluation of the quiet test and its feature set)."""
+    player, the weights of the quiet test and its evaluation)."""
     token, _ = split_player(arg)
     spec = load_engine_spec("shannon" if token == REFERENCE_ALIAS else token)
     player = resolve_player(arg, name=spec.name)
     if player.is_builtin:
-        return spec, player, evaluation(player), player.features
-    return spec, player, np.asarray(SHANNON_REFERENCE, dtype=float), "shannon"
+        return spec, player, evaluation(player), player.evaluation
+    return spec, player, np.asarray(SHANNON_REFERENCE, dtype=float), SHANNON
 
 
 def game_opening(settings: DatagenSettings, game: int):
@@ -345,7 +346,7 @@ def _append(out: Path, size: int, data: bytes) -> None:
         os.close(fd)
 
 
-def _chunk_lines(settings, player, quiet_w, quiet_fs, first: int, last: int,
+def _chunk_lines(settings, player, quiet_w, quiet_ev, first: int, last: int,
                  workers: int) -> tuple[list, int]:
     """The output of games ``first`` .. ``last - 1`` in game order (lines, or bullet's
     records), and the forfeits."""
@@ -369,7 +370,7 @@ def _chunk_lines(settings, player, quiet_w, quiet_fs, first: int, last: int,
             continue
         lines += game_output(op, rec, rng, per_game=settings.per_game,
                              position_filter=settings.filter, fmt=settings.fmt,
-                             td_lambda=td_lambda, weights=quiet_w, features=quiet_fs)
+                             td_lambda=td_lambda, weights=quiet_w, evaluation=quiet_ev)
     return lines, forfeits
 
 
@@ -384,7 +385,7 @@ def datagen(settings: DatagenSettings, out: str | Path, *, workers: int = 1,
     out = Path(out)
     check_workers(workers)
     workers = resolve_workers(workers)
-    spec, player, quiet_w, quiet_fs = resolve_engine(settings.engine)
+    spec, player, quiet_w, quiet_ev = resolve_engine(settings.engine)
     ident = _identity(settings, spec)
     check_output(settings, out, ident)
     path = resolve_openings_path(settings.openings)
@@ -396,7 +397,7 @@ def datagen(settings: DatagenSettings, out: str | Path, *, workers: int = 1,
             close_external_players()
     lock = output_lock(out, "evotune datagen")
     try:
-        return _generate(settings, out, ident, player, quiet_w, quiet_fs, workers, progress)
+        return _generate(settings, out, ident, player, quiet_w, quiet_ev, workers, progress)
     finally:
         lock.release()
 
@@ -414,14 +415,14 @@ def output_lock(out: Path, writer: str) -> RunLock:
     return lock
 
 
-def _generate(settings, out, ident, player, quiet_w, quiet_fs, workers,
+def _generate(settings, out, ident, player, quiet_w, quiet_ev, workers,
               progress) -> DatagenSummary:
     at = check_output(settings, out, ident)  # again, as the only writer
     resumed_from = int(at.state["games"])
     state = write_chunks(out, ident, at, total=settings.games, chunk=settings.chunk,
                          positions=settings.positions, progress=progress,
                          lines_of=lambda first, last: _chunk_lines(
-                             settings, player, quiet_w, quiet_fs, first, last, workers))
+                             settings, player, quiet_w, quiet_ev, first, last, workers))
     return DatagenSummary(out=str(out), games=int(state["games"]),
                           positions=int(state["positions"]), resumed_from=resumed_from,
                           fmt=settings.fmt, forfeits=int(state["forfeits"]))

@@ -23,6 +23,7 @@ from __future__ import annotations
 import chess
 import numpy as np
 
+from ..engine.evaluation import Evaluation
 from ..engine.gameboards import (
     B_CAPTURE,
     B_CHECK,
@@ -71,7 +72,7 @@ def td_column(opening: Opening, scores, result: str, lam: float = LAMBDA) -> np.
 
 
 def choose_plies(boards: np.ndarray, scores, rng: np.random.Generator, *, per_game: int,
-                 position_filter: str, weights, features: str) -> list[int]:
+                 position_filter: str, weights, evaluation: Evaluation) -> list[int]:
     """The kept plies of one game, in ply order (see the module docstring); ``boards`` are the
     game's rows, ``scores`` each move's search score (None: not recorded)."""
     n = boards.shape[0]
@@ -90,7 +91,7 @@ def choose_plies(boards: np.ndarray, scores, rng: np.random.Generator, *, per_ga
     for ply in order:
         if not cheap[ply]:
             continue
-        static, score, check, _ = qsearch(fens[ply], weights, features)
+        static, score, check, _ = qsearch(fens[ply], weights, evaluation)
         if not check and static == score:
             chosen.append(int(ply))
             if len(chosen) == per_game:
@@ -100,7 +101,7 @@ def choose_plies(boards: np.ndarray, scores, rng: np.random.Generator, *, per_ga
 
 def game_output(opening: Opening, record: GameRecord, rng: np.random.Generator, *,
                 per_game: int, position_filter: str, fmt: str, td_lambda: float | None,
-                weights, features: str) -> list:
+                weights, evaluation: Evaluation) -> list:
     """The output of one game: its kept positions as lines (``fen``, ``epd``, ``text``) or as
     32-byte bullet records (``bullet``), in ply order. ``td_lambda``: the score column is the
     TD(lambda) target (:func:`td_column`), None: the search score."""
@@ -109,7 +110,7 @@ def game_output(opening: Opening, record: GameRecord, rng: np.random.Generator, 
     scored = fmt in SCORED_FORMATS or position_filter == "bestmove"
     scores = record.scores if scored else None
     plies = choose_plies(boards, scores, rng, per_game=per_game,
-                         position_filter=position_filter, weights=weights, features=features)
+                         position_filter=position_filter, weights=weights, evaluation=evaluation)
     value = {"1-0": 1.0, "0-1": 0.0}.get(record.result, 0.5)
     white = None
     if fmt in SCORED_FORMATS:

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..engine.evaluation import Evaluation, evaluation_of
+from ..engine.evaluation import SHANNON, Evaluation, evaluation_of
 from ..space import Weights
-from ..spec.features import feature_names
 from ..spec.search import SearchSettings
 
 
@@ -37,7 +36,8 @@ class PlayerSpec:
     """The weights as UCI options (mapped to engine names and scales): sent with ``setoption``
     before each game to the same live process, never a reason to restart it."""
     features: str = "shannon"
-    """Feature set of a builtin player's weights (evotune/spec/features.py), or 'nnue'."""
+    """The name of a builtin player's evaluation (evotune/spec/features.py), or 'nnue': the
+    plain-data form that crosses a process boundary; :attr:`evaluation` is its value."""
     search: SearchSettings = SearchSettings()
     """How a builtin player searches (its numeric parameters set from the spec's weights)."""
     net: str = ""
@@ -56,13 +56,13 @@ class PlayerSpec:
         return evaluation_of(self.features)
 
 
-def builtin(weights, name: str = "evotune", features: str = "shannon",
+def builtin(weights, name: str = "evotune", evaluation: Evaluation = SHANNON,
             search: SearchSettings = SearchSettings()) -> PlayerSpec:
-    """The built-in engine with ``weights`` of feature set ``features``, searching by ``search``:
+    """The built-in engine with ``weights`` of the linear ``evaluation``, searching by ``search``:
     a Weights of the set's names is taken as it is (it was checked when made), anything else is
     checked here."""
-    names = feature_names(features)
+    names = evaluation.names
     if not (isinstance(weights, Weights) and weights.names == names):
         weights = Weights(weights, names, what=f"{name} weights", label=names[:8])
-    return PlayerSpec(name=name, kind="builtin", weights=weights, features=features,
+    return PlayerSpec(name=name, kind="builtin", weights=weights, features=evaluation.name,
                       search=search)

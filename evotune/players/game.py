@@ -22,7 +22,7 @@ import numpy as np
 
 from ..engine import GameOutcome, SearchResult, SearchTree, features, search
 from ..engine.api import MAX_NODES
-from ..engine.evaluation import evaluation_of
+from ..engine.evaluation import SHANNON
 from ..engine.timeman import allot
 from ..errors import EngineError
 from ..limits import Limits
@@ -115,7 +115,7 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board,
     # phi rows are as wide as the wider builtin side's feature set (external sides and nets:
     # zeros)
     width = max([p.evaluation.phi_width for p in players.values() if p.is_builtin]
-                or [evaluation_of("shannon").phi_width])
+                or [SHANNON.phi_width])
     root = board.root() if board.move_stack else board
     fen = root.fen()
     head = "position startpos" if fen == chess.STARTING_FEN else f"position fen {fen}"

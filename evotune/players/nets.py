@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..engine.evaluation import spec_evaluation
+from ..engine.evaluation import EVALUATIONS, Evaluation, spec_evaluation
 from ..engine.netfile import read_net
 from ..engine.netoutput import output_names, output_ranges, output_values
 from ..errors import NetError
@@ -24,18 +24,19 @@ from . import PlayerSpec
 
 
 def net_player(path: str | Path, name: str = "nnue", *, output: Weights | None = None,
-               search: SearchSettings = SearchSettings(), features: str = NNUE) -> PlayerSpec:
+               search: SearchSettings = SearchSettings(),
+               evaluation: Evaluation = EVALUATIONS[NNUE]) -> PlayerSpec:
     """The built-in engine evaluating with the network in ``path`` (evotune's or bullet's file;
     read and checked now, NetError naming the file); ``output``: its output layer and scale
     instead of the file's (the weights of :func:`output_weights`, checked when made);
-    ``features``: the spec's name of its evaluation."""
+    ``evaluation``: the spec's evaluation (a net's)."""
     p = Path(path).resolve()
     net = read_net(p)
     if output is not None and len(output) != 2 * net.hidden + 2:
         raise NetError(f"net file {p} has hidden size {net.hidden}: its output layer is "
                        f"{2 * net.hidden + 2} weights, not the {len(output)} given (did the "
                        "file change?)")
-    return PlayerSpec(name=name, kind="builtin", features=features, net=str(p),
+    return PlayerSpec(name=name, kind="builtin", features=evaluation.name, net=str(p),
                       net_checksum=net.checksum, weights=() if output is None else output,
                       search=search)
 

@@ -41,7 +41,7 @@ def player_from_engine_spec(spec: EngineSpec, weights=None, *, name: str | None 
                               f"{spec.name}:FILE (a net file) or put net = \"FILE\" in the spec")
         if weights is None or not len(weights):  # the net as it is, searching as the spec says
             return net_player(path, name=name or spec.name, search=spec.search,
-                              features=spec.features)
+                              evaluation=evaluation)
         if net is not None or not spec.eval_size:
             raise WeightsError(f"engine spec '{spec.name}' evaluates with a network and takes no "
                                "weights (a run's spec takes its net's output layer)")
@@ -49,7 +49,7 @@ def player_from_engine_spec(spec: EngineSpec, weights=None, *, name: str | None 
             spec.space().weights(weights, what=f"{spec.name} weights")
         label = name or spec.name
         n = spec.eval_size
-        return net_player(path, name=label, output=w.head(n), features=spec.features,
+        return net_player(path, name=label, output=w.head(n), evaluation=evaluation,
                           search=spec.search.with_weights(w[n:], where=f"{label} weights"))
     if net is not None:
         raise ConfigError(f"engine spec '{spec.name}' has no network (features = "
@@ -61,11 +61,11 @@ def player_from_engine_spec(spec: EngineSpec, weights=None, *, name: str | None 
         w = space.reference_weights() if weights is None else space.weights(
             weights, what=f"{spec.name} weights")
     label = name or spec.name
-    if spec.kind == "builtin":
+    if evaluation is not None:  # a builtin spec
         # the search's weights follow the evaluation's
         n = spec.eval_size
         search = spec.search.with_weights(w[n:], where=f"{label} weights")
-        return builtin(w.head(n), name=label, features=spec.features, search=search)
+        return builtin(w.head(n), name=label, evaluation=evaluation, search=search)
     return PlayerSpec(name=label, kind="uci", weights=w,
                       command=tuple(spec.command), options=tuple(spec.options),
                       weight_options=tuple(spec.engine_values(w).items()))

@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..engine.evaluation import spec_evaluation
+from ..engine.evaluation import Evaluation, spec_evaluation
 from ..engine.movemodel import cached_model
 from ..errors import ConfigError
 from ..limits import Limits
@@ -35,6 +35,8 @@ class RunPlan:
     """The engine spec the configuration names, read once."""
     space: WeightSpace
     """The spec's weight space with the configuration's initial range."""
+    evaluation: Evaluation | None
+    """The spec's evaluation, resolved once (None: an external engine evaluates its own way)."""
     limits: Limits
     """Depth, nodes, time and ply limits and adjudication of the run's games."""
     openings: Path | None
@@ -70,7 +72,7 @@ def plan_run(cfg: RunConfig, *, spec: EngineSpec | None = None) -> RunPlan:
     openings = resolve_openings_path(cfg.openings)
     return RunPlan(config=cfg, spec=spec,
                    space=spec.space(init_low=cfg.init_low, init_high=cfg.init_high),
-                   limits=cfg.limits, openings=openings,
+                   evaluation=spec_evaluation(spec), limits=cfg.limits, openings=openings,
                    identity=run_identity(cfg, spec, openings),
                    guard_openings=guard_openings_path(cfg))
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..engine.evaluation import evaluation_of
+from ..engine.evaluation import SHANNON
 from ..errors import EvotuneError, StoreError
 from ..limits import Limits
 from ..match import GameRecord, write_pgn_text
@@ -135,9 +135,10 @@ class Solver:
             self.fitness = GauntletFitness(self.player, opponent_players(cfg.opponents),
                                            games=cfg.games, settings=settings, seed=cfg.seed)
         else:
-            # the denominator of the evaluation's phi (td's leaves); a net's is 1 (no phi)
+            # the denominator of the evaluation's phi (td's leaves); a net's is 1 (no phi); an
+            # external engine records no phi (shannon's, as a spec's default features)
             self.fitness = MatchFitness(self.player, settings=settings, seed=cfg.seed,
-                                        denominator=evaluation_of(self.spec.features).denominator)
+                                        denominator=(plan.evaluation or SHANNON).denominator)
         self.games_total, self.seconds_before = 0, 0.0
         self.t_session = time.perf_counter()
         # PGN text (python-chess SAN export, ~3 ms a game) is made in a separate process while

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...engine.evaluation import evaluation_of
+from ...engine.evaluation import Evaluation, spec_evaluation
 from ...engine.quiet import quiescence_scores
 from ...errors import ConfigError, EvotuneError
 from ...spec.file import load_engine_spec
@@ -60,20 +60,20 @@ def is_eval_init(init: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Evaluation:
-    """The linear evaluation an initial net is fitted to."""
+class EvalTarget:
+    """The linear evaluation an initial net is fitted to, with its weights."""
 
     text: str
     """SPEC[:WEIGHTS] as given after ``eval:``."""
-    features: str
-    """The spec's feature set (shannon, pst, extended or a spec's own)."""
+    evaluation: Evaluation
+    """The spec's evaluation (a linear feature set: shannon, pst, extended or a spec's own)."""
     weights: np.ndarray
     """Its weights (the reference values or the file's)."""
     weights_file: str | None
     """The WEIGHTS file, when one is named."""
 
 
-def parse_eval_init(init: str) -> Evaluation:
+def parse_eval_init(init: str) -> EvalTarget:
     """The evaluation of ``eval:SPEC[:WEIGHTS]``; ConfigError (one line) when SPEC is no
     built-in linear evaluation or WEIGHTS does not fit it."""
     text = init.removeprefix(EVAL_PREFIX)
@@ -83,20 +83,21 @@ def parse_eval_init(init: str) -> Evaluation:
     try:
         ref = parse_engine_ref(text)
         spec = load_engine_spec(ref.spec_name)
-        if spec.kind != "builtin" or evaluation_of(spec.features).reads_file:
+        evaluation = spec_evaluation(spec)
+        if evaluation is None or evaluation.reads_file:
             raise ConfigError(f"engine spec {spec.name} evaluates with a network; an initial "
                               "net is fitted to a linear evaluation (shannon, pst, extended "
                               "or your own .toml with features = ...)")
-        features = feature_set(spec)
+        feature_set(spec)  # a spec with search weights is refused as a fit's is
         weights = (load_weights_file(ref.file, spec) if ref.file is not None
                    else spec.space().reference_array)
     except EvotuneError as exc:
         raise ConfigError(f"--init {init}: {exc}") from None
-    return Evaluation(text, features, np.asarray(weights, dtype=np.float64), ref.file)
+    return EvalTarget(text, evaluation, np.asarray(weights, dtype=np.float64), ref.file)
 
 
-def eval_scores(data: PackedData, evaluation: Evaluation) -> np.ndarray:
-    """int16 (n,): each position's quiescence score under ``evaluation``, White's view in
+def eval_scores(data: PackedData, target: EvalTarget) -> np.ndarray:
+    """int16 (n,): each position's quiescence score under ``target``'s evaluation, White's view in
     centipawns clipped to +-SCORE_LIMIT (a packed position has no castling or en passant
     rights)."""
     n = len(data)
@@ -105,7 +106,7 @@ def eval_scores(data: PackedData, evaluation: Evaluation) -> np.ndarray:
         stop = min(n, start + _CHUNK)
         fens = [board_fen(int(data.occ[i]), data.pcs[i], int(data.stm[i]))
                 for i in range(start, stop)]
-        score = quiescence_scores(fens, evaluation.weights, evaluation.features)
+        score = quiescence_scores(fens, target.weights, target.evaluation)
         white = np.where(data.stm[start:stop] == 0, score, -score)
         out[start:stop] = np.clip(white, -SCORE_LIMIT, SCORE_LIMIT)
     return out
@@ -117,17 +118,17 @@ def init_settings(settings: TrainSettings, epochs: int) -> TrainSettings:
     return replace(settings, wdl=0.0, epochs=epochs, lr=INIT_LR, lr_drop=0)
 
 
-def fit_to_eval(data: PackedData, settings: TrainSettings, evaluation: Evaluation, *,
+def fit_to_eval(data: PackedData, settings: TrainSettings, target: EvalTarget, *,
                 epochs: int = INIT_EPOCHS, workers: int = 1,
                 progress: Callable[[Progress], None] | None = None) -> FloatNet:
-    """The initial net: the seed's random net trained ``epochs`` epochs on ``evaluation``'s
+    """The initial net: the seed's random net trained ``epochs`` epochs on ``target``'s
     scores of ``data``'s positions (the module docstring)."""
-    scored = replace(data, score=eval_scores(data, evaluation), info=dict(data.info))
+    scored = replace(data, score=eval_scores(data, target), info=dict(data.info))
     fit = init_settings(settings, epochs)
     result = train_packed(scored, fit, workers=workers, progress=progress)
     last = result.records[-1]
     log.info("initial net fitted to %s: %d epochs, loss train %.6f, validation %s",
-             evaluation.text, epochs, last.train_loss,
+             target.text, epochs, last.train_loss,
              "-" if last.val_loss is None else f"{last.val_loss:.6f}")
     return FloatNet.from_net(result.engine_net())  # quantised: initial.nnue is the start
 
