@@ -40,6 +40,18 @@ def game_seed(seed: int, *key: int) -> int:
     return int(seed_sequence(seed, *key).generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
 
 
+def library_seed(seed: int, *key: int) -> int:
+    """A seed in [1, 2^31 - 2] for position ``key``: what a library that draws from numpy's legacy
+    generator (pycma, nevergrad) is seeded with (:func:`library_random_state`)."""
+    return int(game_seed(seed, *key) % (2 ** 31 - 2)) + 1
+
+
+def library_random_state(seed: int) -> np.random.RandomState:
+    """numpy's legacy generator seeded with ``seed`` (a :func:`library_seed`): the one a library
+    that takes a ``RandomState`` (or draws from ``np.random``) is given."""
+    return np.random.RandomState(int(seed))
+
+
 def generator_state(rng: np.random.Generator) -> dict[str, Any]:
     """JSON-safe state of a generator (for the store)."""
     return dict(rng.bit_generator.state)

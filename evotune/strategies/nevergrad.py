@@ -20,6 +20,7 @@ import functools
 import numpy as np
 
 from ..errors import ConfigError
+from ..seeding import library_random_state
 from .base import Param
 from .replay import COMMON_PARAMS, ReplayedStrategy, missing_library
 
@@ -52,7 +53,7 @@ class Nevergrad(ReplayedStrategy):
         param = ng.p.Array(init=np.asarray(u0, dtype=np.float64), lower=0.0, upper=1.0)
         if self.params["finetune"]:  # nevergrad's own step of a bounded array: 1/6 of it
             param.set_mutation(sigma=np.minimum(1 / 6, self._finetune_steps()))
-        param.random_state = np.random.RandomState(seed)
+        param.random_state = library_random_state(seed)
         np_ = self.params["np"]
         evals = max(np_, -(-(self.params["budget"] // self.params["games"]) // np_) * np_)
         return ng.optimizers.registry[self.optimizer](parametrization=param, budget=evals,

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from ..seeding import STREAM_STRATEGY, game_seed
+from ..seeding import STREAM_STRATEGY, library_random_state, library_seed
 from ..space import finetune_scale
 from .base import MatchOutcome, MatchRequest, Param, Strategy, as_tuple
 
@@ -121,8 +121,8 @@ class ReplayedStrategy(Strategy):
 
     def _rebuild(self) -> None:
         """Build the optimiser from the seed and replay every told generation."""
-        seed = int(game_seed(self.seed, STREAM_STRATEGY, 1) % (2 ** 31 - 2)) + 1
-        self._np_state = np.random.RandomState(seed).get_state()
+        seed = library_seed(self.seed, STREAM_STRATEGY, 1)
+        self._np_state = library_random_state(seed).get_state()
         with self._library_random():
             self.opt = self._make(self._to_unit(self.x0), seed)
             self._next = self._ask_batch(self.params["np"])

@@ -279,7 +279,9 @@ class SPSA(Strategy):
             raise ConfigError("strategy 'spsa': finetune derives c_end and r_end from the "
                               "weights, a table gives them; give one of the two")
 
-    def _initialize(self) -> None:
+    def _initialize(self, *, draw: bool = True) -> None:
+        """Tuned set, bounds, schedule and start; ``draw`` False: no random draw (a restore
+        sets theta and the population from the saved state)."""
         space, p = self.space, self.params
         lines = parse_spsa_lines(p["table"], where="strategy 'spsa' table") if p["table"] else []
         free = set(int(i) for i in self._free)
@@ -309,7 +311,7 @@ class SPSA(Strategy):
             self.tuned = np.array(tuned, dtype=np.int64)
         else:
             self.tuned = self._free.copy()
-            if p["init"] == "sample":
+            if p["init"] == "sample" and draw:
                 theta = space.sample(self.rng, 1)[0]
             else:
                 theta = space.reference_array.copy()
@@ -320,7 +322,8 @@ class SPSA(Strategy):
         self.theta = np.clip(np.asarray(theta, dtype=np.float64), lower, upper)
         self.pairs = 0
         self.rounding = "shared"
-        self.population = self._rounded()
+        if draw:
+            self.population = self._rounded()
 
     @property
     def planned(self) -> int:
@@ -387,7 +390,7 @@ class SPSA(Strategy):
         return {"theta": self.theta.tolist(), "pairs": int(self.pairs), "rounding": self.rounding}
 
     def _load_extra_state(self, state: dict) -> None:
-        self._initialize_bounds_only()
+        self._initialize(draw=False)
         theta = np.array(state["theta"], dtype=np.float64)
         if theta.shape != (self.space.size,):
             raise ConfigError(f"strategy '{self.name}': saved theta has shape {theta.shape}, "
@@ -400,10 +403,3 @@ class SPSA(Strategy):
                               f"one of {', '.join(ROUNDINGS)}")
         self.population = self._rounded()
 
-    def _initialize_bounds_only(self) -> None:
-        """Tuned set, bounds and schedule from the parameters (no random draw)."""
-        rng, self.rng = self.rng, np.random.default_rng(0)  # a sampled start is overwritten
-        try:
-            self._initialize()
-        finally:
-            self.rng = rng
