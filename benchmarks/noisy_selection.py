@@ -121,6 +121,11 @@ CONFIGS = {
     "jde-model": ("jde", {"init": "reference", "finetune": True, "selection": "model"}),
     "ea-model": ("ea", {"init": "reference", "finetune": True, "selection": "model"}),
     "cmaes": ("cmaes", {"init": "reference", "finetune": True, "np": 20}),
+    # a run's defaults from earlier weights (mirrored pairs, cmean 0.1), and with UH-CMA-ES
+    "cmaes-mirrored": ("cmaes", {"init": "reference", "finetune": True, "np": 20,
+                                 "mirrored": True, "cmean": 0.1}),
+    "cmaes-uh": ("cmaes", {"init": "reference", "finetune": True, "np": 20, "mirrored": True,
+                           "cmean": 0.1, "noise": True}),
     "spsa": ("spsa", {"init": "reference", "finetune": True}),
     "spsa-own-draws": ("spsa", {"init": "reference", "finetune": True}),  # rounding of old runs
 }

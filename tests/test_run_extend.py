@@ -133,3 +133,22 @@ def test_a_final_check_of_the_old_end_is_set_aside_and_played_at_the_new_end(
     assert new == json.loads((runs / "planned" / "final-check.json").read_text())
     assert new["generation"] > old["generation"]
     assert stored_generations(runs / "short") == stored_generations(runs / "planned")
+
+
+def test_uh_cmaes_run_is_the_same_on_2_workers_and_when_extended(
+        tmp_path, call_cli, stored_generations, stored_games):
+    """UH-CMA-ES (``--param noise=true``) through run and resume: its replayed matches and
+    the handler's state are stored, so 2 workers and a stop + resume play the same games."""
+    runs = tmp_path / "runs"
+    uh = ("--param", "noise=true")
+    _run(call_cli, runs, "one", "cmaes", 64, *uh)
+    _run(call_cli, runs, "two", "cmaes", 64, *uh, "--workers", "2")
+    _run(call_cli, runs, "short", "cmaes", 24, *uh)
+    code, _, err = _resume(call_cli, runs, "short", "--max-games", "64")
+    assert code == 0, err
+    gens = stored_generations(runs / "one")
+    assert len(gens) >= 4 and "retold" in json.loads((runs / "one" / "state.json").read_text())[
+        "strategy"]
+    for other in ("two", "short"):
+        assert stored_generations(runs / other) == gens
+        assert stored_games(runs / other) == stored_games(runs / "one")

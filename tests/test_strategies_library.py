@@ -128,3 +128,72 @@ def test_nevergrad_finetune_starts_each_weight_at_its_own_scale(name):
     # about 1.45, a (1+1)'s first mutations by about 1
     assert np.all((fine > 0.5 * np.array([32, 4, 3])) & (fine < 2.5 * np.array([32, 4, 3]))), fine
     assert wide[0] > 150 and np.all(wide > 5 * fine), (wide, fine)
+
+
+UH = {"np": 8, "games": 2, "budget": 2000, "noise": True, "reevals": 2}
+
+
+def _told(s, points):
+    """Tell ``s`` one generation whose every match scored ``points`` of each request's
+    2 x games for A."""
+    reqs = s.ask()
+    s.tell([MatchOutcome(points_a=p, points_b=2 * r.games - p, games=r.games)
+            for r, p in zip(reqs, points(reqs))])
+    return reqs
+
+
+def test_uh_cmaes_replays_the_first_candidates_and_stores_their_second_result():
+    s = make_strategy("cmaes", SPACE, params=UH, seed=5)
+    reqs = s.ask()
+    assert len(reqs) == 8 + 2  # every candidate against the mean, then the first two again
+    assert [r.a for r in reqs[8:]] == [r.a for r in reqs[:2]] and reqs[8].b == reqs[0].b
+    _told(s, lambda rs: [4, 3, 2, 1, 0, 1, 2, 3, 0, 4][:len(rs)])
+    assert s.told == [[1.0, 0.75, 0.5, 0.25, 0.0, 0.25, 0.5, 0.75]]
+    assert s.retold == [[0.0, 1.0]]  # the first two candidates' second matches
+    assert json.loads(json.dumps(s.state()))["retold"] == [[0.0, 1.0]]
+
+
+def test_uh_cmaes_raises_the_games_when_the_ranks_change_and_sigma_when_asked():
+    # the second matches reverse the first ranking every generation: pure noise
+    def noise(rs):
+        return ([4, 0, 2, 2, 2, 2, 2, 2] * 4)[:len(rs) - 2] + [0, 4]
+
+    def agree(rs):
+        return ([4, 0, 2, 2, 2, 2, 2, 2] * 4)[:len(rs) - 2] + [4, 0]
+
+    noisy = make_strategy("cmaes", SPACE, params=UH, seed=5)
+    quiet = make_strategy("cmaes", SPACE, params=UH, seed=5)
+    wider = make_strategy("cmaes", SPACE, params={**UH, "noise_sigma": 1.0}, seed=5)
+    for _ in range(6):
+        _told(noisy, noise)
+        _told(quiet, agree)
+        _told(wider, noise)
+    assert noisy._noise.noiseS > 0 > quiet._noise.noiseS
+    assert noisy.ask()[0].games > quiet.ask()[0].games == 2  # more games a candidate on noise
+    # pycma's step-size factor, alphasigma = 1 + 2 / (N + 10) a noisy generation, only with
+    # noise_sigma = 1: the same told results otherwise give the same sigma
+    alpha = 1 + 2 / (len(SPACE.free_names) + 10)
+    ratio = wider.opt.sigma / noisy.opt.sigma
+    assert ratio > alpha and ratio <= alpha ** 6 + 1e-9
+
+
+def test_uh_cmaes_resume_by_replay_equals_uninterrupted(oracle_run):
+    straight = make_strategy("cmaes", SPACE, params=UH, seed=3)
+    oracle_run(straight, 4, seed=1)
+    saved = json.loads(json.dumps(straight.state()))
+    resumed = strategy_class("cmaes").from_state(SPACE, params=UH, seed=3, state=saved)
+    assert resumed.ask() == straight.ask()
+    assert resumed._noise.evaluations == straight._noise.evaluations
+    assert resumed.opt.sigma == straight.opt.sigma
+    oracle_run(straight, 3, seed=2)
+    oracle_run(resumed, 3, seed=2)
+    assert json.dumps(resumed.state()) == json.dumps(straight.state())
+
+
+def test_uh_cmaes_state_without_its_second_results_is_refused(oracle_run):
+    s = make_strategy("cmaes", SPACE, params=UH, seed=3)
+    oracle_run(s, 2, seed=1)
+    saved = json.loads(json.dumps(s.state()))
+    del saved["retold"]
+    with pytest.raises(ConfigError, match="0 replayed results for 2 generations"):
+        strategy_class("cmaes").from_state(SPACE, params=UH, seed=3, state=saved)

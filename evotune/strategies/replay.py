@@ -74,6 +74,11 @@ class ReplayedStrategy(Strategy):
     def _library_stats(self) -> dict:
         return {}
 
+    def _tell_generation(self, g: int, scores: list[float]) -> None:
+        """Tell generation ``g``'s scores to the library (inside its generator; a run and its
+        replay both call this, so whatever it adapts is restored by replay)."""
+        self._tell_batch(self._next[1], 1.0 - np.asarray(scores, dtype=np.float64))
+
     # -- construction and replay -----------------------------------------------------------------
     def _initialize(self) -> None:
         if self.params["init"] == "sample":
@@ -126,11 +131,11 @@ class ReplayedStrategy(Strategy):
         with self._library_random():
             self.opt = self._make(self._to_unit(self.x0), seed)
             self._next = self._ask_batch(self.params["np"])
-            for scores in self.told:
+            for g, scores in enumerate(self.told):
                 if len(scores) != self.params["np"]:
                     raise ConfigError(f"strategy '{self.name}': saved generation has "
                                       f"{len(scores)} results for np = {self.params['np']}")
-                self._tell_batch(self._next[1], 1.0 - np.asarray(scores, dtype=np.float64))
+                self._tell_generation(g, scores)
                 self._next = self._ask_batch(self.params["np"])
             self._mean_u = np.asarray(self._mean(), dtype=np.float64)
         self.population = self._to_weights(self._next[0])
@@ -173,7 +178,7 @@ class ReplayedStrategy(Strategy):
         self.told.append(scores)
         before = self.recommended()
         with self._library_random():
-            self._tell_batch(self._next[1], 1.0 - np.asarray(scores, dtype=np.float64))
+            self._tell_generation(len(self.told) - 1, scores)
             self._next = self._ask_batch(self.params["np"])
             self._mean_u = np.asarray(self._mean(), dtype=np.float64)
         self.population = self._to_weights(self._next[0])
