@@ -152,21 +152,24 @@ def run(strategy, np_, generations, games, limits, seed, workers, backend, sched
                            params=parse_params(params) if params else None,
                            opponents=",".join(opponents) if opponents else None,
                            limits=limits)
+    # what the flags add to the config's strategy parameters and engine, applied in one step
+    extra: dict = {}
     if batch is not None:
-        cfg = build_run_config(base=cfg, params=batch_param(batch, cfg))
+        extra.update(batch_param(batch, cfg))
     if init is not None:
-        cfg = build_run_config(base=cfg, params=init_param(init, cfg))
+        extra.update(init_param(init, cfg))
     named = engine is not None or (config_file is not None
                                    and "engine" in load_config_file(config_file))
     start = run_start(cfg.engine, init_from=init_from, engine_named=named, runs_dir=runs_dir)
-    if start is not None:
-        cfg = build_run_config(base=cfg, engine=start.engine)
     spec = start.spec if start else load_run_engine(cfg.engine)  # the one reading of the spec
     if spsa_file is not None:
         if "table" not in strategy_class(cfg.strategy).PARAMS:
             raise ConfigError(f"--spsa-params is for {having('table')}, not "
                               f"--strategy {cfg.strategy}")
-        cfg = build_run_config(base=cfg, params={"table": read_spsa_params(spsa_file, spec)})
+        extra["table"] = read_spsa_params(spsa_file, spec)
+    if extra or start is not None:
+        cfg = build_run_config(base=cfg, engine=start.engine if start else None,
+                               params=extra or None)
     cfg = with_budget(cfg, spec)
     if print_config:
         if start is not None:
