@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ClusterError, ConfigError
+from . import runner
 
 log = logging.getLogger(__name__)
 
@@ -63,15 +64,11 @@ class BackendSession:
 
 def worker_warm() -> bool:
     """True when the engine core was warmed up in this process (used on workers)."""
-    from . import runner
-
     return bool(runner._WARM)
 
 
 def _warm_up() -> None:
-    from .runner import warm_up
-
-    warm_up()
+    runner.warm_up()
 
 
 def _make_warm_up_plugin() -> type:
