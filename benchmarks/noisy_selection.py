@@ -12,6 +12,12 @@ of each run's recommendation against the start, mean and spread over seeds.
     python benchmarks/noisy_selection.py --budget 20000 --seeds 8
     python benchmarks/noisy_selection.py --only de-race,cmaes --budget 20000 --seeds 4
     python benchmarks/noisy_selection.py --only de-paper,de-race,de-model --budget 5000
+    python benchmarks/noisy_selection.py --only spsa,cmaes-mirrored --every 2500 \
+        --figure elo-vs-games.png --json elo-vs-games.json
+
+``--every N`` records each run's recommendation (its true Elo over the start) every N games,
+and ``--figure`` draws them for every config on one figure: which method is ahead at each
+budget, with the 95% interval of the mean over seeds; ``--json`` writes the figures drawn.
 
 A config whose selection is 'model' is told the rating model over every simulated game
 (evotune.match.rating, fitted after each generation as the run loop does). Besides the Elo gain,
@@ -29,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import math
 import sys
 import time
@@ -142,12 +149,13 @@ def rated(land: Landscape, requests, outcomes, prior: float) -> list[MatchOutcom
     return out
 
 
-def run(name: str, params: dict, *, seed: int, budget: int, gap: float
-        ) -> tuple[float, int, list[int], float]:
+def run(name: str, params: dict, *, seed: int, budget: int, gap: float, every: int = 0
+        ) -> tuple[float, int, list[int], float, list[float]]:
     """(true Elo of the recommendation over the start, games, decisions, true Elo of the
-    population mean over the start): decisions counts [true improvements accepted, true
-    improvements in all, others rejected, others in all]; a config with selection 'model'
-    recommends by the rule 'rated', the others by 'mean'."""
+    population mean over the start, the recommendation's true Elo at every ``every`` games):
+    decisions counts [true improvements accepted, true improvements in all, others rejected,
+    others in all]; a config with selection 'model' recommends by the rule 'rated', the others
+    by 'mean'; a checkpoint is read after the first generation that reaches it."""
     strategy, base = CONFIGS.get(name, (name, {"init": "reference"}))
     land = Landscape(seed, gap)
     p = {**base, **params}
@@ -158,6 +166,9 @@ def run(name: str, params: dict, *, seed: int, budget: int, gap: float
         s.rounding = "independent"
     model = s.params.get("selection") == "model"
     decisions = [0, 0, 0, 0]
+    rule = "rated" if model else "mean"
+    base = land.elo(land.start)
+    curve: list[float] = []
     while land.games < budget:
         requests = s.ask()
         outcomes = [land.play(r) for r in requests]
@@ -172,10 +183,10 @@ def run(name: str, params: dict, *, seed: int, budget: int, gap: float
                 moved = not np.array_equal(s.population[k], before[k])
                 decisions[0 if better else 2] += moved if better else not moved
                 decisions[1 if better else 3] += 1
-    rule = "rated" if model else "mean"
-    base = land.elo(land.start)
+        while every and land.games >= every * (len(curve) + 1) and len(curve) < budget // every:
+            curve.append(land.elo(s.recommended(rule)) - base)
     return (land.elo(s.recommended(rule)) - base, land.games, decisions,
-            land.elo(s.recommended("mean")) - base)
+            land.elo(s.recommended("mean")) - base, curve)
 
 
 def parse_extra(text: str) -> dict:
@@ -199,7 +210,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", type=int, default=20_000, help="Games per run.")
     ap.add_argument("--seeds", type=int, default=4, help="Runs (landscapes) per config.")
     ap.add_argument("--gap", type=float, default=45.0, help="Elo between the start and the optimum.")
+    ap.add_argument("--every", type=int, default=0,
+                    help="Games between checkpoints of the recommendation (0: none).")
+    ap.add_argument("--figure", type=Path, default=None,
+                    help="PNG of every config's Elo against games (needs --every).")
+    ap.add_argument("--json", type=Path, default=None, help="The checkpoints as JSON.")
     args = ap.parse_args(argv)
+    if (args.figure or args.json) and args.every <= 0:
+        ap.error("--figure and --json need --every N (games between checkpoints)")
+    curves: dict[str, dict] = {}
     print(f"budget {args.budget} games, {args.seeds} seeds, start {args.gap:g} Elo below the "
           f"optimum, draw rate {DRAW}")
     print(f"{'config':44s} {'Elo vs start (mean +- sd)':>26s} {'min':>7s} {'games':>7s} "
@@ -208,8 +227,15 @@ def main(argv: list[str] | None = None) -> int:
         name, _, extra = item.partition("+")
         params = parse_extra(extra)
         t0 = time.perf_counter()
-        res = [run(name, params, seed=k + 1, budget=args.budget, gap=args.gap)
-               for k in range(args.seeds)]
+        res = [run(name, params, seed=k + 1, budget=args.budget, gap=args.gap,
+                   every=args.every) for k in range(args.seeds)]
+        if args.every:
+            elo = np.array([r[4] for r in res], dtype=np.float64)  # (seeds, checkpoints)
+            curves[item] = {"games": [args.every * (j + 1) for j in range(elo.shape[1])],
+                            "mean": elo.mean(axis=0).round(2).tolist(),
+                            "ci95": (1.96 * elo.std(axis=0, ddof=1) / math.sqrt(len(elo))
+                                     if len(elo) > 1 else 0 * elo[0]).round(2).tolist(),
+                            "seeds": elo.round(2).tolist()}
         gains = np.array([r[0] for r in res])
         games = int(np.mean([r[1] for r in res]))
         d = np.sum([r[2] for r in res], axis=0)
@@ -218,7 +244,38 @@ def main(argv: list[str] | None = None) -> int:
               f"{gains.min():+7.1f} {games:7d} {share[0]} {share[1]} "
               f"{np.mean([r[3] for r in res]):+8.1f} "
               f"{time.perf_counter() - t0:6.1f}", flush=True)
+    setup = {"budget": args.budget, "seeds": args.seeds, "gap": args.gap, "every": args.every,
+             "draw": DRAW}
+    if args.json:
+        args.json.write_text(json.dumps({"setup": setup, "curves": curves}, indent=1) + "\n")
+        print(f"wrote {args.json}")
+    if args.figure:
+        draw_figure(curves, setup, args.figure)
+        print(f"wrote {args.figure}")
     return 0
+
+
+def draw_figure(curves: dict[str, dict], setup: dict, path: Path) -> None:
+    """Every config's mean true Elo over the start against games, with its 95% interval."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=120)
+    for j, (item, c) in enumerate(curves.items()):
+        x = np.array(c["games"]) + (j - len(curves) / 2) * setup["every"] * 0.02  # no overlap
+        ax.errorbar(x, c["mean"], yerr=c["ci95"], marker="o", ms=3, capsize=2, label=item)
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xlabel("games")
+    ax.set_ylabel("true Elo of the recommendation over the start")
+    ax.set_title(f"Selection simulator: {setup['seeds']} seeds, start {setup['gap']:g} Elo "
+                 "below the optimum", fontsize=10)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
 
 
 if __name__ == "__main__":
