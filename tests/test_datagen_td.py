@@ -44,7 +44,7 @@ def replay(settings, g):
     game g, played again outside datagen."""
     opening, _ = dg.game_opening(settings, g)
     game = play_game(opening.board(), SHANNON_REFERENCE, SHANNON_REFERENCE,
-                     depth=settings.limits.depth)
+                     limits=Limits(depth=settings.limits.depth))
     board = opening.board()
     fens, white = [], []
     for uci, s in zip(game.moves, game.scores):

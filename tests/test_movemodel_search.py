@@ -16,6 +16,7 @@ import pytest
 from evotune.engine import movemodel as MM
 from evotune.engine import play_game, search
 from evotune.errors import ConfigError, MoveModelError
+from evotune.limits import Limits
 from evotune.paths import ENGINES_DIR
 from evotune.players.spec import player_from_engine_spec
 from evotune.spec.file import load_engine_spec
@@ -80,11 +81,11 @@ def test_a_hidden_model_splits_like_its_scores_say(tmp_path):
     assert r["h"].nodes != r["l"].nodes
     # a game of the hidden model against its linear part: each side plays its own, and the
     # silent one (the same scores as the linear part) plays the linear part's game
-    g1 = play_game(chess.STARTING_FEN, W, W, nodes=3000, max_plies=16,
+    g1 = play_game(chess.STARTING_FEN, W, W, limits=Limits(nodes=3000, max_plies=16),
                    settings=(prob(paths["h"]), prob(paths["l"])))
-    g2 = play_game(chess.STARTING_FEN, W, W, nodes=3000, max_plies=16,
+    g2 = play_game(chess.STARTING_FEN, W, W, limits=Limits(nodes=3000, max_plies=16),
                    settings=(prob(paths["s"]), prob(paths["l"])))
-    g3 = play_game(chess.STARTING_FEN, W, W, nodes=3000, max_plies=16,
+    g3 = play_game(chess.STARTING_FEN, W, W, limits=Limits(nodes=3000, max_plies=16),
                    settings=(prob(paths["l"]), prob(paths["l"])))
     assert g2.moves == g3.moves and g1.moves != g3.moves
 
@@ -103,8 +104,10 @@ def test_puct_follows_the_model(tmp_path):
 def test_each_side_of_a_core_game_plays_its_own_prior(tmp_path):
     rand = _model(tmp_path, MM.random_model(seed=9, spread=300).weights)
     sides = (prob(rand), prob())
-    g1 = play_game(chess.STARTING_FEN, W, W, nodes=3000, max_plies=16, settings=sides)
-    g2 = play_game(chess.STARTING_FEN, W, W, nodes=3000, max_plies=16, settings=sides)
+    g1 = play_game(chess.STARTING_FEN, W, W, limits=Limits(nodes=3000, max_plies=16),
+                   settings=sides)
+    g2 = play_game(chess.STARTING_FEN, W, W, limits=Limits(nodes=3000, max_plies=16),
+                   settings=sides)
     assert g1.moves == g2.moves and g1.nodes == g2.nodes
     board = chess.Board()
     for i, move in enumerate(g1.moves[:8]):
@@ -219,8 +222,8 @@ def test_alpha_beta_ordered_by_a_model_keeps_the_score_and_changes_the_tree(tmp_
 def test_a_game_orders_each_alpha_beta_side_by_its_own_model(tmp_path):
     rand = _model(tmp_path, MM.random_model(seed=8, spread=500).weights)
     sides = (SearchSettings(model=rand), SearchSettings())
-    g = play_game(chess.STARTING_FEN, W, W, depth=3, max_plies=12, settings=sides)
-    plain = play_game(chess.STARTING_FEN, W, W, depth=3, max_plies=12)
+    g = play_game(chess.STARTING_FEN, W, W, limits=Limits(depth=3, max_plies=12), settings=sides)
+    plain = play_game(chess.STARTING_FEN, W, W, limits=Limits(depth=3, max_plies=12))
     assert g.nodes != plain.nodes
     board = chess.Board()
     for i, move in enumerate(g.moves[:8]):

@@ -62,11 +62,11 @@ def test_a_game_keeps_its_last_uct_search_s_root_visits():
         alone = search(fen, W, nodes=400, settings=settings)
         white = chess.Board(fen).turn == chess.WHITE
         sides = (settings, SearchSettings()) if white else (SearchSettings(), settings)
-        game = play_game(fen, W, W, nodes=400, max_plies=1, settings=sides)
+        game = play_game(fen, W, W, limits=Limits(nodes=400, max_plies=1), settings=sides)
         assert game.moves == (alone.move,)
         assert game.last_visits == tuple((m, n) for m, n, _ in alone.children if n)
         assert sum(n for _, n in game.last_visits) >= 400 - 1
-    ab = play_game(FENS[0], W, W, depth=2, max_plies=1)
+    ab = play_game(FENS[0], W, W, limits=Limits(depth=2, max_plies=1))
     assert ab.last_visits == ()
 
 

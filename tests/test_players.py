@@ -193,7 +193,8 @@ def test_two_builtin_players_replay_the_core_exactly():
     a, b = builtin(REF, name="a"), builtin((100, 280, 350, 520, 880, 6), name="b")
     for adj in (Adjudication(), Adjudication(resign_score=300, resign_moves=3, draw_score=20,
                                              draw_moves=4, draw_start_ply=10)):
-        core = play_game(start, a.weights, b.weights, depth=2, max_plies=120, adjudication=adj)
+        core = play_game(start, a.weights, b.weights,
+                         limits=Limits(depth=2, max_plies=120, adjudication=adj))
         loop = play_players_game(a, b, start, Limits(depth=2, max_plies=120, adjudication=adj))
         assert loop.moves == core.moves
         assert (loop.result, loop.termination, loop.nodes) == (core.result, core.termination, core.nodes)

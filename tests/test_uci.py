@@ -226,7 +226,8 @@ def test_evotune_uci_as_an_external_player_replays_the_core():
         loop = play_players_game(builtin(other), ours, start, Limits(depth=2, max_plies=60))
     finally:
         external.close_all()
-    core = play_game(start, other, (100, 310, 330, 500, 900, 12), depth=2, max_plies=60)
+    core = play_game(start, other, (100, 310, 330, 500, 900, 12),
+                     limits=Limits(depth=2, max_plies=60))
     assert loop.moves == core.moves and (loop.result, loop.termination) == (core.result, core.termination)
     assert (loop.scores == core.scores).all()  # the UCI 'score cp' lines carry the core's scores
 
