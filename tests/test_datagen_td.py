@@ -18,7 +18,7 @@ from evotune.engine import play_game
 from evotune.errors import ConfigError
 from evotune.learn import datagen as dg
 from evotune.learn.labels import read_positions
-from evotune.learn.nn.td import td_scores
+from evotune.learn.nn.tdtargets import td_scores
 from evotune.limits import Limits
 from evotune.space import SHANNON_REFERENCE
 

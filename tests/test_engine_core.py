@@ -363,9 +363,9 @@ def test_iterate_stopped_before_it_starts():
     depth 0; a mated side gets one result without a move;
     another search than alpha-beta is refused."""
     from evotune.engine import iterate
-    from evotune.engine.netfile import read_net
+    from evotune.engine.net.network import read_net
     from evotune.paths import ENGINES_DIR
-    from evotune.spec.search import SearchSettings
+    from evotune.spec.searchsettings import SearchSettings
 
     stop = np.ones(1, dtype=np.int64)
     (r,) = iterate(KIWIPETE, REF, depth=10, stop=stop)

@@ -15,7 +15,7 @@ from evotune.engine.evaluation import (
     evaluation_of,
     spec_evaluation,
 )
-from evotune.engine.netfile import random_net, write_net
+from evotune.engine.net.network import random_net, write_net
 from evotune.errors import ConfigError
 from evotune.limits import Limits
 from evotune.match.resolve import resolve_player

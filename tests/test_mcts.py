@@ -24,7 +24,7 @@ from evotune.limits import Limits
 from evotune.players.spec import player_from_engine_spec
 from evotune.rules import MATE_BOUND
 from evotune.spec.file import load_engine_spec
-from evotune.spec.search import SearchSettings
+from evotune.spec.searchsettings import SearchSettings
 
 W = (100, 300, 330, 500, 900, 10)
 MATES_IN_ONE = ("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1",       # back rank, White
@@ -394,7 +394,7 @@ _CACHE_SCRIPT = """
 import math
 import evotune.engine as e
 from evotune.limits import Limits
-from evotune.spec.search import SearchSettings
+from evotune.spec.searchsettings import SearchSettings
 W = [100, 300, 330, 500, 900, 10]
 fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
 for s in (SearchSettings(algorithm="uct", policy="random"),

@@ -10,16 +10,16 @@ import chess
 import numpy as np
 import pytest
 
-from evotune.engine import movemodel as MM
 from evotune.engine import play_game, search
 from evotune.engine.bench import BENCH_FENS
+from evotune.engine.movemodel import modelfile as MM
 from evotune.errors import ConfigError
 from evotune.limits import Limits
 from evotune.players.nets import evaluation
 from evotune.players.spec import player_from_engine_spec
 from evotune.rules import MATE
 from evotune.spec.file import load_engine_spec
-from evotune.spec.search import MAX_REDUCE_GAP, MAX_REDUCE_LATE, SearchSettings
+from evotune.spec.searchsettings import MAX_REDUCE_GAP, MAX_REDUCE_LATE, SearchSettings
 
 W = (100, 300, 330, 500, 900, 10)
 FENS = ["r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",

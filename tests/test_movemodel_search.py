@@ -13,14 +13,15 @@ import chess
 import numpy as np
 import pytest
 
-from evotune.engine import movemodel as MM
 from evotune.engine import play_game, search
+from evotune.engine.movemodel import modelfile as MM
 from evotune.errors import ConfigError, MoveModelError
 from evotune.limits import Limits
 from evotune.paths import ENGINES_DIR
 from evotune.players.spec import player_from_engine_spec
 from evotune.spec.file import load_engine_spec
-from evotune.spec.search import SearchSettings, search_settings
+from evotune.spec.movefeatures import BLOCK_START
+from evotune.spec.searchsettings import SearchSettings, search_settings
 
 W = (100, 300, 330, 500, 900, 10)
 SHIPPED_SHA256 = "f2c4b74925924becabe0d929d177c24a6994160711d30d5f02cc52325391a371"
@@ -39,7 +40,7 @@ def _model(tmp_path, weights, name="m.evomove") -> str:
 def _e4_model(tmp_path) -> str:
     """A model that likes one move: a pawn to e4 (e2e4 from the start)."""
     w = np.zeros(MM.N_FEATURES, dtype=np.int32)
-    w[MM.BLOCK_START[0] + 64 * 0 + chess.E4] = 1500
+    w[BLOCK_START[0] + 64 * 0 + chess.E4] = 1500
     return _model(tmp_path, w, "e4.evomove")
 
 
@@ -290,7 +291,7 @@ def test_the_shipped_set_2_model_plays_as_a_prior():
 def test_the_shipped_net11_model_and_its_probability_spec():
     """net11-moves-h16.evomove (net11's depth-5 choices, docs/results/move-model.md) splits the
     probability of net11's probability-limited search (engines/net11-probability-moves.toml)."""
-    from evotune.engine.netfile import read_net
+    from evotune.engine.net.network import read_net
 
     model_path = ENGINES_DIR / "net11-moves-h16.evomove"
     assert hashlib.sha256(model_path.read_bytes()).hexdigest() == SHIPPED_NET11_SHA256
@@ -313,7 +314,7 @@ def test_the_shipped_net11_puct_spec():
     """engines/net11-puct-moves.toml: PUCT with net11's move model at c 0.30 and temperature
     400 (the sweep of docs/results/search-study.md), its budget in nodes; its weights are what
     the search uses, and they change the search."""
-    from evotune.engine.netfile import read_net
+    from evotune.engine.net.network import read_net
 
     spec = load_engine_spec("net11-puct-moves")
     assert spec.search.algorithm == "uct" and spec.search.prior

@@ -15,8 +15,8 @@ import pytest
 from test_moverun import cli
 from test_movetrain import _hidden_model_data
 
-from evotune.engine import movemodel as MM
 from evotune.engine import play_game, search
+from evotune.engine.movemodel import modelfile as MM
 from evotune.errors import ConfigError
 from evotune.learn.labels import format_line, parse_scored_line, parse_visits_line
 from evotune.learn.moverun import MODEL_FILE
@@ -31,7 +31,7 @@ from evotune.learn.relabel import LabelSettings, label
 from evotune.limits import Limits
 from evotune.players.spec import player_from_engine_spec
 from evotune.spec.file import load_engine_spec
-from evotune.spec.search import SearchSettings
+from evotune.spec.searchsettings import SearchSettings
 
 START = chess.STARTING_FEN
 W = (100, 300, 330, 500, 900, 10)

@@ -17,8 +17,8 @@ import pytest
 
 from evotune.cli import main
 from evotune.engine import api
-from evotune.engine.netfile import Net, evaluate_reference, random_net, read_net, write_net
-from evotune.engine.netoutput import output_names, output_ranges, output_values, with_output
+from evotune.engine.net.network import Net, evaluate_reference, random_net, read_net, write_net
+from evotune.engine.net.outputlayer import output_names, output_ranges, output_values, with_output
 from evotune.errors import ConfigError, NetError, WeightsError
 from evotune.limits import Limits
 from evotune.match.resolve import resolve_player

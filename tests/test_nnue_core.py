@@ -1,5 +1,5 @@
 """The network in the numba core (engine/core/nnue.py): the accumulators kept by make_move and the
-integer output give exactly the numpy reference's evaluation (engine/netfile.py), and the search
+integer output give exactly the numpy reference's evaluation (engine/net/network.py), and the search
 with a net gives the reference search's root scores."""
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ import pytest
 from evotune.engine import api
 from evotune.engine import reference as ref
 from evotune.engine.core.prior import win_probability
-from evotune.engine.netfile import Net, evaluate_reference
+from evotune.engine.net.network import Net, evaluate_reference
 from evotune.limits import Limits
 from evotune.spec.features import NNUE_EVAL_LIMIT
-from evotune.spec.search import SearchSettings
+from evotune.spec.searchsettings import SearchSettings
 
 
 def make_net(hidden, seed, activation="screlu", *, qa=255, w0=300, w1=64):
@@ -290,7 +290,7 @@ def test_uct_with_a_net_values_each_root_child_by_the_reference(policy, count, s
 _FRESH = """
 import chess, numpy as np
 from evotune.engine import api
-from evotune.engine.netfile import Net
+from evotune.engine.net.network import Net
 rng = np.random.default_rng(3)
 net = Net(hidden=48, activation="screlu", l0w=rng.integers(-40, 41, (768, 48)).astype(np.int16),
           l0b=rng.integers(-100, 101, 48).astype(np.int16),

@@ -15,7 +15,7 @@ from evotune.errors import EngineError, WeightsError
 from evotune.limits import Limits
 from evotune.players import PlayerSpec, builtin, external, uciproto
 from evotune.players.external import ExternalEngine, Forfeit, MoveLimit, engine_for
-from evotune.players.game import play_players_game
+from evotune.players.gameloop import play_players_game
 from evotune.players.spec import player_from_engine_spec
 from evotune.spec.file import load_engine_spec
 

@@ -17,7 +17,7 @@ from evotune.errors import WeightsError
 from evotune.limits import Limits
 from evotune.players.spec import player_from_engine_spec
 from evotune.spec.file import load_engine_spec
-from evotune.spec.search import SearchSettings
+from evotune.spec.searchsettings import SearchSettings
 
 MIDDLEGAME = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
 

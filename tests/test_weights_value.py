@@ -16,7 +16,7 @@ from evotune.errors import WeightsError
 from evotune.limits import Limits
 from evotune.match import Fixture, MatchSettings, run_fixtures
 from evotune.players import builtin
-from evotune.players.game import play_players_game
+from evotune.players.gameloop import play_players_game
 from evotune.players.spec import player_from_engine_spec
 from evotune.runs.config import RunConfig
 from evotune.runs.plan import plan_run

@@ -20,7 +20,7 @@ from ..errors import ConfigError, PositionError
 from ..limits import Limits
 from ..rules import MATE, RESULTS, TERMINATIONS, Adjudication
 from ..spec.features import FEATURE_SETS, denominator, feature_names
-from ..spec.search import SearchSettings
+from ..spec.searchsettings import SearchSettings
 from . import searches
 from .core import layout as T
 from .core.game import (
@@ -36,7 +36,7 @@ from .core.game import (
 from .core.moves import F_CASTLE, F_DOUBLE, F_EP, encode, unpack
 from .core.perft import perft_divide_core
 from .evaluation import Evaluation, engine_weights, evaluation_of
-from .netstate import Tail, rows
+from .net.corestate import Tail, rows
 from .phibatch import PhiBatch, phi_batch
 
 logger = logging.getLogger(__name__)

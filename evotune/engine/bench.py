@@ -50,7 +50,7 @@ from ..errors import ConfigError
 from ..limits import Limits
 from ..paths import DEFAULT_OPENINGS
 from ..space import SHANNON_REFERENCE
-from ..spec.search import SearchSettings
+from ..spec.searchsettings import SearchSettings
 from . import api as core
 from . import reference
 from .evaluation import evaluation_of

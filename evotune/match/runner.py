@@ -29,14 +29,14 @@ from ..errors import ConfigError, StoreError
 from ..limits import Limits
 from ..players import PlayerSpec
 from ..players.external import close_all
-from ..players.game import play_players_game
+from ..players.gameloop import play_players_game
 from ..players.nets import evaluation
 from ..reaper import children_ignore_ctrl_c, quiet_pool_threads, worker_ignores_ctrl_c
 from ..space import SHANNON_REFERENCE
 from .fixtures import Fixture, GameTask, MatchSettings, decisive_settled, game_task, games_before_verdict
+from .gamerecord import GameRecord, leaf_array
 from .journal import Journal
 from .openings import Opening, draw_opening, opening_generator
-from .records import GameRecord, leaf_array
 from .scoring import MatchResult, SprtParams, match_result, pentanomial_from_records, sprt
 
 log = logging.getLogger(__name__)
