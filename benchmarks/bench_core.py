@@ -41,6 +41,7 @@ def main() -> None:
     import chess
 
     from evotune.engine import perft, play_game, search
+    from evotune.limits import Limits
 
     search(MIDDLEGAMES[0], W, depth=1)  # load / compile
     perft(PERFT[0][0], 1)
@@ -59,7 +60,7 @@ def main() -> None:
     openings = (ROOT / "evotune" / "data" / "2moves_v1.epd").read_text().splitlines()
     times, plies = [], []
     for fen in openings[:args.games]:
-        g = play_game(fen.strip(), W, W, depth=3, max_plies=400)
+        g = play_game(fen.strip(), W, W, limits=Limits(depth=3, max_plies=400))
         times.append(g.seconds)
         plies.append(len(g.moves))
     print(f"depth-3 games: median {statistics.median(times):.3f} s, max {max(times):.3f} s, "

@@ -38,8 +38,7 @@ def direct(pairs: int, settings: MatchSettings, seed: int) -> tuple[float, int]:
     for p in range(pairs):
         op = draw_opening(str(DEFAULT_OPENINGS), opening_generator(seed, 0, 0, p))
         for white, black in ((A, B), (B, A)):
-            play_game(op.board(), white.weights, black.weights, depth=settings.depth,
-                      nodes=settings.nodes, max_plies=settings.max_plies)
+            play_game(op.board(), white.weights, black.weights, limits=settings.limits)
             n += 1
     return time.perf_counter() - t0, n
 

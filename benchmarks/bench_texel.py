@@ -75,7 +75,7 @@ def bench_extraction(fens: list[str], features: str, count: int) -> float:
     else:
         core_rate = None
         print(f"extraction, core batch phi ({features}): not available in this evotune")
-    from evotune.learn.features import extract
+    from evotune.learn.phirows import extract
     from evotune.space import SHANNON_REFERENCE
 
     try:

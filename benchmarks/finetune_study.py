@@ -135,8 +135,8 @@ def final(results: Results, out: Path, runs: Path, rid: str, texel: Path, args) 
         if guard and is_net:  # the strategy's output layer on the start net, whatever the
             # check decided (export writes the run's recommendation: the start, when the check
             # found the tuned layer no better, and the SPRT would play the start against itself)
-            from evotune.engine.netfile import read_net, write_net
-            from evotune.engine.netoutput import with_output
+            from evotune.engine.net.network import read_net, write_net
+            from evotune.engine.net.outputlayer import with_output
             write_net(with_output(read_net(args.net), guard["tuned"]), weights)
         elif guard:  # the strategy's weights, whatever the check decided
             weights.write_text(json.dumps(dict(zip(st["names"], guard["tuned"])), indent=1)

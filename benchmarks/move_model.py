@@ -31,11 +31,11 @@ from evotune.engine.bench import BENCH_FENS
 from evotune.engine.core import mcts as M
 from evotune.engine.core.game import move_scores_core
 from evotune.engine.core.layout import MAXMOVES
-from evotune.engine.movemodel import read_move_model
+from evotune.engine.movemodel.modelfile import read_move_model
 from evotune.players.nets import evaluation
 from evotune.players.spec import player_from_engine_spec
 from evotune.spec.file import load_engine_spec
-from evotune.spec.search import SearchSettings
+from evotune.spec.searchsettings import SearchSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 

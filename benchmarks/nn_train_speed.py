@@ -10,7 +10,7 @@ seeded random games (python-chess), scored by material; the batch is a seeded dr
 For each hidden size: the numba step (:func:`evotune.learn.nn.trainer.step`) with each thread
 count (and the ratio of each to the first thread count's figure, the gain from threads),
 and in the same process the same step in plain numpy
-(:func:`evotune.learn.nn.reference.step`: gather of the active rows, ``np.add.at`` scatter), and
+(:func:`evotune.learn.nn.numpystep.step`: gather of the active rows, ``np.add.at`` scatter), and
 as a second baseline a dense numpy step (one-hot input matrix, BLAS matrix products for the input
 layer; same maths; ``--no-numpy`` leaves both out). ``--rounds R`` measures the thread counts
 R times in turn and keeps each one's best (a shared machine's load comes and goes).
@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import chess  # noqa: E402
 import numba  # noqa: E402
 
-from evotune.learn.nn import reference as ref  # noqa: E402
+from evotune.learn.nn import numpystep as ref  # noqa: E402
 from evotune.learn.nn.bulletdata import RECORD, bullet_bytes  # noqa: E402
 from evotune.learn.nn.data import NO_SCORE, PackedData, pack_fen  # noqa: E402
 from evotune.learn.nn.stream import BulletStream, train_stream  # noqa: E402

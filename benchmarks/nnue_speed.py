@@ -4,7 +4,7 @@ For each hidden size H (random nets, seed 1, SCReLU), in this one process:
   search_nps            `evotune bench --engine nnue:FILE` nodes/s of the core over the bench's
                         search set (depth 7, at most net_nodes nodes per position)
   reference_nps         nodes/s of the python-chess reference search with the numpy evaluation
-                        (engine/netfile.evaluate_reference), on the bench's reference share
+                        (engine/net/network.evaluate_reference), on the bench's reference share
   ratio                 search_nps / reference_nps
   signature             the bench's node total (this net and these limits)
   update_ns             one accumulator update of a quiet move in the core (both perspectives:
@@ -36,9 +36,9 @@ from evotune.engine.bench import BENCH_FENS, BenchSettings, run_bench
 from evotune.engine.core import layout as L
 from evotune.engine.core.game import eval_core
 from evotune.engine.core.nnue import timing_core
-from evotune.engine.netfile import evaluate_reference, random_net, write_net
-from evotune.engine.netinputs import KING_BUCKET_PRESETS
-from evotune.engine.netstate import rows
+from evotune.engine.net.corestate import rows
+from evotune.engine.net.inputs import KING_BUCKET_PRESETS
+from evotune.engine.net.network import evaluate_reference, random_net, write_net
 from evotune.spec.file import load_engine_spec
 
 

@@ -21,7 +21,7 @@ from evotune.engine.bench import BENCH_FENS
 from evotune.players.nets import evaluation
 from evotune.players.spec import player_from_engine_spec
 from evotune.spec.file import load_engine_spec
-from evotune.spec.search import SearchSettings
+from evotune.spec.searchsettings import SearchSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 TREE_MODEL = ROOT / "docs" / "results" / "artefacts" / "move-model" / "tree-quiet-lin.evomove"

@@ -76,7 +76,7 @@ def write_spec(folder: Path, name: str, search: dict | None, *, nodes_budget: bo
     for w, ref, opt in SHANNON_WEIGHTS:
         lines += ["[[weight]]", f'name = "{w}"', f"reference = {ref}", "fixed = true",
                   f'option = "{opt}"']
-    from evotune.spec.search import SEARCH_WEIGHTS, search_settings
+    from evotune.spec.searchsettings import SEARCH_WEIGHTS, search_settings
     for w in search_settings(search or {}).weight_names():
         if w not in free:
             ref = (values or {}).get(w, SEARCH_WEIGHTS[w].reference)

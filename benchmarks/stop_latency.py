@@ -25,7 +25,7 @@ import threading
 import time
 from pathlib import Path
 
-from evotune.engine.netfile import random_net, write_net
+from evotune.engine.net.network import random_net, write_net
 
 ROOT = Path(__file__).resolve().parent.parent
 MIDDLEGAME = "r1b2rk1/2q1b1pp/p2ppn2/1p6/3QP3/1BN1B3/PPP3PP/R4RK1 w - - 0 1"  # BK.05

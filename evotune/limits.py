@@ -131,7 +131,7 @@ class Limits:
     """How long each side may think and how long a game may last; validated when made.
 
     Built-in alpha-beta players search to ``depth`` (and ``nodes`` when > 0); external engines
-    and built-in UCT / probability-limited players (evotune/spec/search.py) get ``movetime``
+    and built-in UCT / probability-limited players (evotune/spec/searchsettings.py) get ``movetime``
     seconds per move, or real clocks under ``tc``, or else depth / nodes (UCT: ``nodes``
     simulations; 0: the spec's default budget).
     """

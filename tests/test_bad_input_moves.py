@@ -21,7 +21,7 @@ import pytest
 from badinput import RUN, SPEC, assert_refused, play, run_cli
 from test_movetrain import _hidden_model_data
 
-from evotune.engine import movemodel as MM
+from evotune.engine.movemodel import modelfile as MM
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from evotune.engine.bench import BENCH_KEYS, QUICK, BenchSettings, run_bench
-from evotune.engine.netfile import random_net, read_net, write_net
+from evotune.engine.net.network import random_net, read_net, write_net
 from evotune.errors import ConfigError
 from evotune.spec.file import load_engine_spec
 
@@ -57,7 +57,7 @@ def test_a_nets_signature_is_pinned_and_tells_nets_apart():
     """A net's searches stop on the node limit (every count is the limit), so its signature is
     the CRC of the searches' moves, scores, depths and PVs: net11's is pinned, net9's differs."""
     from evotune.engine.bench import NET11_SIGNATURE, net_signature
-    from evotune.engine.netfile import read_net
+    from evotune.engine.net.network import read_net
     from evotune.paths import ENGINES_DIR
 
     net11 = read_net(ENGINES_DIR / "net11.nnue")

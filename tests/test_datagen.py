@@ -45,7 +45,7 @@ def test_labels_agree_with_python_chess_replays(generated):
         opening, _ = dg.game_opening(SETTINGS, g)
         assert len(opening.moves) >= SETTINGS.random_plies  # suite line + random plies
         game = play_game(opening.board(), SHANNON_REFERENCE, SHANNON_REFERENCE,
-                         depth=SETTINGS.limits.depth)
+                         limits=Limits(depth=SETTINGS.limits.depth))
         board = opening.board()
         fens = []
         for uci in game.moves:

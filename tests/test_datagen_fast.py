@@ -60,12 +60,12 @@ def _games():
     """Games from STARTS and from datagen's openings (shannon, depth 1 and 2)."""
     for fen in STARTS:
         board = chess.Board(fen)
-        yield board, play_game(board, SHANNON_REFERENCE, SHANNON_REFERENCE, depth=1,
-                               max_plies=120, boards=True)
+        yield board, play_game(board, SHANNON_REFERENCE, SHANNON_REFERENCE,
+                               limits=Limits(depth=1, max_plies=120), boards=True)
     for g in range(4):
         op, _ = dg.game_opening(FAST, g)
         board = op.board()
-        yield board, play_game(board, SHANNON_REFERENCE, SHANNON_REFERENCE, depth=2,
+        yield board, play_game(board, SHANNON_REFERENCE, SHANNON_REFERENCE, limits=Limits(depth=2),
                                boards=True)
 
 
@@ -89,8 +89,8 @@ def test_the_cores_record_of_a_game_equals_python_chess():
     assert seen == B_CHECK | B_CAPTURE | B_PROMO  # each flag was met
     first = next(_games())[1]
     assert board_fens(first.boards[:1])[0] == STARTS[0]  # the legal en passant square kept
-    assert play_game(chess.Board(), SHANNON_REFERENCE, SHANNON_REFERENCE, depth=1,
-                     max_plies=4).boards is None  # not asked for: none kept
+    assert play_game(chess.Board(), SHANNON_REFERENCE, SHANNON_REFERENCE,
+                     limits=Limits(depth=1, max_plies=4)).boards is None  # not asked for: none kept
 
 
 def _expected_lines(settings) -> list[str]:
@@ -99,7 +99,7 @@ def _expected_lines(settings) -> list[str]:
     for g in range(settings.games):
         op, _ = dg.game_opening(settings, g)
         game = play_game(op.board(), SHANNON_REFERENCE, SHANNON_REFERENCE,
-                         depth=settings.limits.depth)
+                         limits=Limits(depth=settings.limits.depth))
         value = {"1-0": 1.0, "0-1": 0.0}.get(game.result, 0.5)
         board = op.board()
         for uci, score in zip(game.moves, game.scores):

@@ -18,7 +18,7 @@ from evotune.engine import play_game
 from evotune.errors import ConfigError
 from evotune.learn import datagen as dg
 from evotune.learn.labels import read_positions
-from evotune.learn.nn.td import td_scores
+from evotune.learn.nn.tdtargets import td_scores
 from evotune.limits import Limits
 from evotune.space import SHANNON_REFERENCE
 
@@ -44,7 +44,7 @@ def replay(settings, g):
     game g, played again outside datagen."""
     opening, _ = dg.game_opening(settings, g)
     game = play_game(opening.board(), SHANNON_REFERENCE, SHANNON_REFERENCE,
-                     depth=settings.limits.depth)
+                     limits=Limits(depth=settings.limits.depth))
     board = opening.board()
     fens, white = [], []
     for uci, s in zip(game.moves, game.scores):

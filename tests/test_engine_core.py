@@ -21,6 +21,7 @@ from evotune.engine.core import layout as T
 from evotune.engine.core.position import compute_hash, make_move, unmake_move
 from evotune.engine.perftsuite import perft_suite
 from evotune.errors import ConfigError, PositionError, WeightsError
+from evotune.limits import Limits
 
 DATA = Path(__file__).parent / "data"
 SUITE = DATA / "perftsuite.epd"
@@ -174,7 +175,7 @@ def _board_with_moves(moves: str) -> chess.Board:
 def test_threefold_from_game_history_ends_the_game():
     b = _board_with_moves("g1f3 g8f6 f3g1 f6g8 g1f3 g8f6 f3g1 f6g8")
     assert b.is_repetition(3)
-    g = play_game(b, REF, REF, depth=2)
+    g = play_game(b, REF, REF, limits=Limits(depth=2))
     assert g.moves == () and g.termination == "repetition" and g.result == "1/2-1/2"
 
 
@@ -191,12 +192,12 @@ def test_search_sees_repetition_against_game_history():
 
 
 def test_fifty_move_rule_and_mate_on_the_hundredth_halfmove():
-    g = play_game("8/8/8/4k3/8/8/8/4K2R w - - 100 80", REF, REF, depth=2)
+    g = play_game("8/8/8/4k3/8/8/8/4K2R w - - 100 80", REF, REF, limits=Limits(depth=2))
     assert g.moves == () and g.termination == "fifty-move"
-    g = play_game("8/8/8/4k3/8/8/8/4K2R w - - 99 80", REF, REF, depth=2)
+    g = play_game("8/8/8/4k3/8/8/8/4K2R w - - 99 80", REF, REF, limits=Limits(depth=2))
     assert len(g.moves) == 1 and g.termination == "fifty-move" and g.result == "1/2-1/2"
     # checkmate on the hundredth halfmove is checkmate, not a fifty-move draw
-    g = play_game("R6k/8/6K1/8/8/8/8/8 b - - 100 80", REF, REF, depth=2)
+    g = play_game("R6k/8/6K1/8/8/8/8/8 b - - 100 80", REF, REF, limits=Limits(depth=2))
     assert g.moves == () and g.termination == "checkmate" and g.result == "1-0"
     # inside the search the draw checks come first (internals.md): every non-zeroing move
     # from halfmove 99 scores 0, even the mate
@@ -205,12 +206,12 @@ def test_fifty_move_rule_and_mate_on_the_hundredth_halfmove():
 
 
 def test_insufficient_material_and_stalemate():
-    g = play_game("8/8/8/4k3/8/8/8/4K1N1 w - - 0 1", REF, REF, depth=2)
+    g = play_game("8/8/8/4k3/8/8/8/4K1N1 w - - 0 1", REF, REF, limits=Limits(depth=2))
     assert g.termination == "insufficient-material" and g.moves == ()
     # capturing the last pawn would leave K+N v K: the search scores it 0 and avoids it
     r = search("8/8/8/4k3/8/8/3p4/4K1N1 w - - 0 1", REF, depth=2)
     assert r.move != "e1d2" and r.score > 0
-    g = play_game("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", REF, REF, depth=2)
+    g = play_game("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", REF, REF, limits=Limits(depth=2))
     assert g.termination == "stalemate" and g.result == "1/2-1/2" and g.moves == ()
     r = search("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", REF, depth=2)
     assert r.move == "" and r.score == 0 and r.pv == ()
@@ -223,7 +224,7 @@ def test_game_replays_legally_with_the_same_ending():
                                           / "2moves_v1.epd").read_text().splitlines()[:6]]
     w2 = [100, 310, 320, 480, 950, 5]
     for fen in openings:
-        g = play_game(fen, REF, w2, depth=2, max_plies=300)
+        g = play_game(fen, REF, w2, limits=Limits(depth=2, max_plies=300))
         b = chess.Board(fen)
         for mv in g.moves:
             assert chess.Move.from_uci(mv) in b.legal_moves
@@ -257,8 +258,8 @@ def test_game_replays_legally_with_the_same_ending():
 
 def test_game_is_deterministic_and_leaf_phi_explains_scores():
     fen = "rnbqkbnr/pppp1ppp/8/4p3/3P4/8/PPP1PPPP/RNBQKBNR w KQkq - 0 2"
-    g1 = play_game(fen, REF, REF, depth=3, max_plies=120)
-    g2 = play_game(fen, REF, REF, depth=3, max_plies=120)
+    g1 = play_game(fen, REF, REF, limits=Limits(depth=3, max_plies=120))
+    g2 = play_game(fen, REF, REF, limits=Limits(depth=3, max_plies=120))
     assert g1.moves == g2.moves and np.array_equal(g1.scores, g2.scores)
     assert np.array_equal(g1.leaf_phi, g2.leaf_phi)
     w = np.array(REF, dtype=np.int64)
@@ -273,13 +274,13 @@ def test_game_is_deterministic_and_leaf_phi_explains_scores():
 def test_adjudication_resign_and_draw():
     # white has an extra queen: black resigns after 2 own moves at <= -500
     fen = "4k3/8/8/8/8/8/3QPPP1/4K3 w - - 0 1"
-    g = play_game(fen, REF, REF, depth=2, adjudication=Adjudication(resign_score=500,
-                                                                     resign_moves=2))
+    g = play_game(fen, REF, REF, limits=Limits(depth=2, adjudication=Adjudication(resign_score=500,
+                                                                     resign_moves=2)))
     assert g.termination == "adjudication-resign" and g.result == "1-0"
     assert len(g.moves) == 4
-    g = play_game(START, REF, REF, depth=2, adjudication=Adjudication(draw_score=1000,
+    g = play_game(START, REF, REF, limits=Limits(depth=2, adjudication=Adjudication(draw_score=1000,
                                                                        draw_moves=3,
-                                                                       draw_start_ply=4))
+                                                                       draw_start_ply=4)))
     assert g.termination == "adjudication-draw" and len(g.moves) == 10
 
 
@@ -362,9 +363,9 @@ def test_iterate_stopped_before_it_starts():
     depth 0; a mated side gets one result without a move;
     another search than alpha-beta is refused."""
     from evotune.engine import iterate
-    from evotune.engine.netfile import read_net
+    from evotune.engine.net.network import read_net
     from evotune.paths import ENGINES_DIR
-    from evotune.spec.search import SearchSettings
+    from evotune.spec.searchsettings import SearchSettings
 
     stop = np.ones(1, dtype=np.int64)
     (r,) = iterate(KIWIPETE, REF, depth=10, stop=stop)
@@ -409,6 +410,21 @@ def test_bad_input_raises_library_errors():
         evaluate(START, [100, 300, float("nan"), 500, 900, 10])
     with pytest.raises(WeightsError):
         play_game(START, REF, [1, 2, 3])
+    with pytest.raises(ConfigError, match="limits must be a Limits"):
+        play_game(START, REF, REF, limits=3)  # the game's limits come whole, as one value
+
+
+def test_a_game_under_limits_keeps_their_ply_cap_nodes_and_adjudication():
+    """play_game reads every field of the Limits it is given that applies in the core."""
+    w2 = [100, 310, 320, 480, 950, 5]
+    capped = play_game(START, REF, w2, limits=Limits(depth=2, max_plies=7))
+    assert len(capped.moves) == 7 and capped.termination == "ply-cap"
+    counted = play_game(START, REF, w2, limits=Limits(depth=3, nodes=200, max_plies=6))
+    deeper = play_game(START, REF, w2, limits=Limits(depth=3, max_plies=6))
+    assert counted.nodes < deeper.nodes  # the node limit cut every search of the game
+    resign = Limits(depth=2, adjudication=Adjudication(resign_score=500, resign_moves=2))
+    g = play_game("4k3/8/8/8/8/8/3QPPP1/4K3 w - - 0 1", REF, REF, limits=resign)
+    assert g.termination == "adjudication-resign" and len(g.moves) == 4
 
 
 def test_cli_perft_search_and_errors(capsys, tmp_path):
@@ -444,11 +460,12 @@ def test_cli_perft_search_and_errors(capsys, tmp_path):
 
 _CACHE_SCRIPT = """
 import evotune.engine as e
+from evotune.limits import Limits
 r = e.search("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
              [100, 300, 330, 500, 900, 10], depth=4)
 g = e.play_game("rnbqkbnr/pppp1ppp/8/4p3/3P4/8/PPP1PPPP/RNBQKBNR w KQkq - 0 2",
-                [100, 300, 330, 500, 900, 10], [100, 320, 300, 500, 900, 12], depth=2,
-                max_plies=60)
+                [100, 300, 330, 500, 900, 10], [100, 320, 300, 500, 900, 12],
+                limits=Limits(depth=2, max_plies=60))
 print(r.move, r.score, r.nodes, " ".join(r.pv),
       e.perft("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", 3))
 KIWI = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"

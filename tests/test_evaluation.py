@@ -15,8 +15,9 @@ from evotune.engine.evaluation import (
     evaluation_of,
     spec_evaluation,
 )
-from evotune.engine.netfile import random_net, write_net
+from evotune.engine.net.network import random_net, write_net
 from evotune.errors import ConfigError
+from evotune.limits import Limits
 from evotune.match.resolve import resolve_player
 from evotune.players.nets import evaluation
 from evotune.players.spec import player_from_engine_spec
@@ -52,8 +53,8 @@ def test_the_api_takes_an_evaluation_as_it_takes_its_name():
     assert (a.move, a.score, a.nodes) == (b.move, b.score, b.nodes)
     q = api.qsearch(FEN, w, pst)
     assert q.leaf_phi.shape == (778,)
-    g = api.play_game(chess.Board(), w, w, depth=1, max_plies=6, features=(pst, pst))
-    h = api.play_game(chess.Board(), w, w, depth=1, max_plies=6, features="pst")
+    g = api.play_game(chess.Board(), w, w, limits=Limits(depth=1, max_plies=6), features=(pst, pst))
+    h = api.play_game(chess.Board(), w, w, limits=Limits(depth=1, max_plies=6), features="pst")
     assert g.moves == h.moves and g.leaf_phi.shape == (6, 778)
     assert (g.leaf_phi == h.leaf_phi).all()
 
@@ -76,8 +77,9 @@ def test_a_new_net_kind_plays_through_specs_players_and_runs(tmp_path, monkeypat
     assert api.evaluate(FEN, evaluation(player), player.evaluation) == \
         api.evaluate(FEN, evaluation(same), "nnue")
     linear = resolve_player("shannon")
-    game = api.play_game(chess.Board(), evaluation(player), evaluation(linear), depth=1,
-                         nodes=2000, max_plies=8, features=(player.evaluation, linear.features))
+    game = api.play_game(chess.Board(), evaluation(player), evaluation(linear),
+                         limits=Limits(depth=1, nodes=2000, max_plies=8),
+                         features=(player.evaluation, linear.features))
     assert len(game.moves) == 8 and game.leaf_phi.shape == (8, 6)
     spec = load_run_engine(str(spec_file))  # a run tunes its output layer: 2 x 16 + 2 weights
     assert len(spec.weights) == 34 and spec.space().max_abs == 100_000

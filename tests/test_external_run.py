@@ -221,7 +221,7 @@ def test_gauntlet_run_against_two_opponents_one_of_them_a_uci_engine(tmp_path):
     for seen in by_opp.values():
         assert len({o for _, o in seen}) == 1  # one opening pair per opponent (games=2)
     # the report plots the score against each opponent
-    from evotune.reporting.gauntlet import gauntlet_series
+    from evotune.reporting.gauntletplot import gauntlet_series
     from evotune.reporting.report import write_report
     from evotune.runs.rundata import load_run
 

@@ -9,6 +9,7 @@ import pytest
 from evotune import engine
 from evotune.engine import reference as ref
 from evotune.errors import ConfigError, PositionError, WeightsError
+from evotune.limits import Limits
 from evotune.spec import features as fs
 from evotune.spec.file import engine_spec_from_dict, load_engine_spec
 
@@ -111,7 +112,8 @@ def test_incremental_sums_equal_a_fresh_count_along_games():
     """make/unmake keep the material + PST sums: every score of a core game equals a fresh search
     of the same position (which counts the sums from scratch)."""
     w = weights_for("pst", 5)
-    out = engine.play_game(chess.Board(), w, w, depth=2, max_plies=40, features="pst")
+    out = engine.play_game(chess.Board(), w, w, limits=Limits(depth=2, max_plies=40),
+                           features="pst")
     board = chess.Board()
     for uci, score in zip(out.moves, out.scores):
         assert engine.search(board, w, depth=2, features="pst").score == score
@@ -121,7 +123,8 @@ def test_incremental_sums_equal_a_fresh_count_along_games():
 
 def test_leaf_phi_of_tapered_games_reproduce_the_scores():
     w = weights_for("extended", 6)
-    out = engine.play_game(chess.Board(), w, w, depth=2, max_plies=30, features="extended")
+    out = engine.play_game(chess.Board(), w, w, limits=Limits(depth=2, max_plies=30),
+                           features="extended")
     wi = np.rint(w).astype(np.int64)
     checked = 0
     for score, phi in zip(out.scores, out.leaf_phi):
@@ -134,7 +137,7 @@ def test_leaf_phi_of_tapered_games_reproduce_the_scores():
 def test_mixed_feature_sets_in_one_game():
     shannon = (100, 300, 330, 500, 900, 10)
     w = weights_for("extended", 7)
-    out = engine.play_game(chess.Board(), shannon, w, depth=2, max_plies=12,
+    out = engine.play_game(chess.Board(), shannon, w, limits=Limits(depth=2, max_plies=12),
                            features=("shannon", "extended"))
     assert len(out.moves) == 12 and out.leaf_phi.shape == (12, 824)
     assert not out.leaf_phi[0::2, 6:].any()   # white (shannon) rows are zero-padded

@@ -11,7 +11,7 @@ from evotune.limits import Limits
 from evotune.match import fixtures as fx_mod
 from evotune.match import runner
 from evotune.match.fixtures import Fixture, MatchSettings, decisive_settled, games_before_verdict
-from evotune.match.records import GameRecord
+from evotune.match.gamerecord import GameRecord
 from evotune.match.scoring import SprtParams
 from evotune.paths import DEFAULT_BOOK, HELD_OUT_OPENINGS
 from evotune.players import builtin

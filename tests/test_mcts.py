@@ -20,10 +20,11 @@ from evotune.engine import SearchTree, play_game, search
 from evotune.engine.core import mcts as M
 from evotune.engine.searches import core_move, search_params, tree_arrays
 from evotune.errors import ConfigError
+from evotune.limits import Limits
 from evotune.players.spec import player_from_engine_spec
 from evotune.rules import MATE_BOUND
 from evotune.spec.file import load_engine_spec
-from evotune.spec.search import SearchSettings
+from evotune.spec.searchsettings import SearchSettings
 
 W = (100, 300, 330, 500, 900, 10)
 MATES_IN_ONE = ("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1",       # back rank, White
@@ -183,7 +184,8 @@ def test_a_won_kqk_is_converted(settings):
     every KQK position at 0.99+, where the exploration term drowns the mobility term that
     drives the king to the edge; the study page reports it)."""
     for fen in KQK:
-        g = play_game(fen, W, W, nodes=3000, max_plies=150, settings=(settings, settings))
+        g = play_game(fen, W, W, limits=Limits(nodes=3000, max_plies=150),
+                      settings=(settings, settings))
         assert (g.result, g.termination) == ("1-0", "checkmate"), (fen, len(g.moves))
 
 
@@ -226,8 +228,10 @@ def test_same_seed_same_search_and_same_game():
     random1 = search(fen, W, nodes=2000, settings=uct(policy="random", seed=1))
     assert random0.children != random1.children  # the seed is the playouts' generator
     s = uct(policy="qsearch", unvisited=math.inf)
-    g1 = play_game(chess.STARTING_FEN, W, W, nodes=300, max_plies=40, settings=(s, s))
-    g2 = play_game(chess.STARTING_FEN, W, W, nodes=300, max_plies=40, settings=(s, s))
+    g1 = play_game(chess.STARTING_FEN, W, W, limits=Limits(nodes=300, max_plies=40),
+                   settings=(s, s))
+    g2 = play_game(chess.STARTING_FEN, W, W, limits=Limits(nodes=300, max_plies=40),
+                   settings=(s, s))
     assert g1.moves == g2.moves and list(g1.scores) == list(g2.scores)
 
 
@@ -389,7 +393,8 @@ def test_uci_front_end_plays_uct_by_nodes_and_by_movetime():
 _CACHE_SCRIPT = """
 import math
 import evotune.engine as e
-from evotune.spec.search import SearchSettings
+from evotune.limits import Limits
+from evotune.spec.searchsettings import SearchSettings
 W = [100, 300, 330, 500, 900, 10]
 fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
 for s in (SearchSettings(algorithm="uct", policy="random"),
@@ -398,7 +403,7 @@ for s in (SearchSettings(algorithm="uct", policy="random"),
     r = e.search(fen, W, nodes=800, settings=s)
     print(r.move, r.score, r.nodes, " ".join(r.pv), r.children[:3])
 s = SearchSettings(algorithm="uct", policy="qsearch", unvisited=math.inf)
-g = e.play_game(fen, W, W, nodes=200, max_plies=30, settings=(s, SearchSettings()))
+g = e.play_game(fen, W, W, limits=Limits(nodes=200, max_plies=30), settings=(s, SearchSettings()))
 print(" ".join(g.moves), g.result, g.nodes)
 """
 

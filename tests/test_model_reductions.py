@@ -10,15 +10,16 @@ import chess
 import numpy as np
 import pytest
 
-from evotune.engine import movemodel as MM
 from evotune.engine import play_game, search
 from evotune.engine.bench import BENCH_FENS
+from evotune.engine.movemodel import modelfile as MM
 from evotune.errors import ConfigError
+from evotune.limits import Limits
 from evotune.players.nets import evaluation
 from evotune.players.spec import player_from_engine_spec
 from evotune.rules import MATE
 from evotune.spec.file import load_engine_spec
-from evotune.spec.search import MAX_REDUCE_GAP, MAX_REDUCE_LATE, SearchSettings
+from evotune.spec.searchsettings import MAX_REDUCE_GAP, MAX_REDUCE_LATE, SearchSettings
 
 W = (100, 300, 330, 500, 900, 10)
 FENS = ["r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
@@ -78,7 +79,7 @@ def test_a_reduced_search_still_scores_its_line_and_finds_a_mate(model, kw):
     becomes best was searched again to the full depth), and a mate in two is still found: moves
     that give check are never reduced."""
     s = SearchSettings(model=model, **kw)
-    g = play_game(FENS[0], W, W, depth=4, max_plies=40, settings=(s, s))
+    g = play_game(FENS[0], W, W, limits=Limits(depth=4, max_plies=40), settings=(s, s))
     w = np.array(W, dtype=np.int64)
     quiet = [t for t in range(len(g.moves)) if abs(g.scores[t]) < MATE - 1000]
     explained = sum(int(w @ g.leaf_phi[t]) == g.scores[t] for t in quiet)
@@ -90,7 +91,7 @@ def test_a_reduced_search_still_scores_its_line_and_finds_a_mate(model, kw):
 
 def test_a_game_reduces_each_side_by_its_own_setting(model):
     sides = (SearchSettings(model=model, reduce_gap=100), SearchSettings(reduce_late=2))
-    g = play_game(chess.STARTING_FEN, W, W, depth=4, max_plies=12, settings=sides)
+    g = play_game(chess.STARTING_FEN, W, W, limits=Limits(depth=4, max_plies=12), settings=sides)
     board = chess.Board()
     for i, move in enumerate(g.moves[:8]):
         r = search(board, W, depth=4, settings=sides[i % 2])

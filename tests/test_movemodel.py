@@ -9,12 +9,14 @@ import chess
 import numpy as np
 import pytest
 
-from evotune.engine import movecore
-from evotune.engine import movemodel as MM
 from evotune.engine.api import board_arrays, decode_move
 from evotune.engine.core import mcts as M
 from evotune.engine.core.game import move_scores_core
+from evotune.engine.movemodel import chessref
+from evotune.engine.movemodel import corescores as movecore
+from evotune.engine.movemodel import modelfile as MM
 from evotune.errors import EvotuneError, MoveModelError
+from evotune.spec.movefeatures import BLOCK_START
 
 
 def _random_positions(games: int, plies: int, seed: int) -> list[chess.Board]:
@@ -44,19 +46,19 @@ def test_core_features_equal_the_reference_on_random_games():
     seen = {"ep": 0, "castle": 0, "promo": 0, "check": 0, "capture": 0, "defended": 0,
             "fork": 0, "threat on the king": 0, "king zone 3+": 0, "passed": 0,
             "blocked": 0, "from defended": 0, "phase 0-5": 0, "phase 18+": 0, "mobility 7": 0}
-    o = MM.BLOCK_START
+    o = BLOCK_START
     for b in boards:
         moves, feats = movecore.move_features(b)
         assert sorted(m.uci() for m in moves) == sorted(m.uci() for m in b.legal_moves)
         for mv, f in zip(moves, feats):
-            ref = MM.reference_features(b, mv)
+            ref = chessref.reference_features(b, mv)
             assert tuple(int(x) for x in f) == ref, (b.fen(), mv.uci())
             seen["ep"] += b.is_en_passant(mv)
             seen["castle"] += b.is_castling(mv)
             seen["promo"] += mv.promotion is not None
-            seen["check"] += ref[4] == MM.BLOCK_START[4] + 1
+            seen["check"] += ref[4] == BLOCK_START[4] + 1
             seen["capture"] += b.is_capture(mv)
-            seen["defended"] += ref[6] == MM.BLOCK_START[6] + 1
+            seen["defended"] += ref[6] == BLOCK_START[6] + 1
             kind = (ref[0] - o[0]) // 64
             seen["fork"] += (ref[10] - o[10]) // 6 % 2
             seen["threat on the king"] += (ref[10] - o[10]) // 12 == 6
@@ -81,12 +83,12 @@ def test_core_scores_equal_the_reference_for_a_random_model(features):
     clamped = 0
     for b in boards:
         core = movecore.move_scores(model, b)
-        assert core == MM.reference_scores(model, b), b.fen()
+        assert core == chessref.reference_scores(model, b), b.fen()
     big = MM.MoveModel(weights=np.full(MM.N_FEATURES, 400, dtype=np.int32))
     for b in boards[:50]:
         scores = movecore.move_scores(big, b)
         clamped += sum(s == MM.SCORE_CLAMP for s in scores.values())
-        assert scores == MM.reference_scores(big, b)
+        assert scores == chessref.reference_scores(big, b)
     assert clamped > 0  # 8 x 400 = 3200 is clamped to 2000 alike
 
 
@@ -99,7 +101,7 @@ def test_core_scores_equal_the_numpy_reference_for_a_hidden_model(hidden, featur
     assert len(boards) > 1000
     below = inside = above = 0
     for b in boards:
-        assert movecore.move_scores(model, b) == MM.reference_scores(model, b), b.fen()
+        assert movecore.move_scores(model, b) == chessref.reference_scores(model, b), b.fen()
         _, feats = movecore.move_features(b)
         feats = feats[:, :model.n_blocks]
         acc = model.hidden_bias + model.hidden_weights.astype(np.int64)[feats].sum(axis=1)
@@ -121,7 +123,7 @@ def test_a_linear_model_loaded_after_a_hidden_one_scores_linearly():
         params = np.zeros(M.NP)
         params[M.P_MODEL:] = model.params()
         n = int(move_scores_core(U, S, params, moves, out))
-        ref = MM.reference_scores(model, b)
+        ref = chessref.reference_scores(model, b)
         assert {chess.Move.from_uci(u): v for u, v in ref.items()} == {
             decode_move(int(m)): int(x) for m, x in zip(moves[:n], out[:n])}
 
@@ -158,7 +160,7 @@ def test_gives_check_cases_the_core_must_see():
         assert mv in b.legal_moves, (fen, uci)
         moves, feats = movecore.move_features(b)
         got = dict(zip((m.uci() for m in moves), feats))
-        assert int(got[uci][4]) - MM.BLOCK_START[4] == int(b.gives_check(mv)) == expected, \
+        assert int(got[uci][4]) - BLOCK_START[4] == int(b.gives_check(mv)) == expected, \
             (fen, uci)
 
 
@@ -166,10 +168,10 @@ def test_black_moves_are_mirrored():
     w = chess.Board()
     b = chess.Board()
     b.push_uci("a2a3")
-    fw = MM.reference_features(w, chess.Move.from_uci("g1f3"))
-    fb = MM.reference_features(b, chess.Move.from_uci("g8f6"))
+    fw = chessref.reference_features(w, chess.Move.from_uci("g1f3"))
+    fb = chessref.reference_features(b, chess.Move.from_uci("g8f6"))
     assert fw == fb
-    assert fw[0] == MM.BLOCK_START[0] + 64 * 1 + chess.F3
+    assert fw[0] == BLOCK_START[0] + 64 * 1 + chess.F3
 
 
 @pytest.mark.parametrize("hidden", [0, 6])
@@ -190,22 +192,22 @@ def test_a_set_1_model_scores_as_a_set_2_model_with_zero_weights_on_the_new_bloc
 
 
 def test_new_features_on_hand_made_positions():
-    o = MM.BLOCK_START
+    o = BLOCK_START
     # Nc3-d5 forks the queen on c7 and the rook on e7 (and attacks f6 and the king's zone)
     b = chess.Board("6k1/2q1r3/8/8/8/2N5/8/4K3 w - - 0 1")
-    f = MM.reference_features(b, chess.Move.from_uci("c3d5"))
+    f = chessref.reference_features(b, chess.Move.from_uci("c3d5"))
     assert f[10] == o[10] + 6 * (2 * 5 + 1) + 1  # threat: the queen, a fork, a knight
     assert f[12] == o[12] + 6 * 3 + 1             # d5 is three king moves from g8
     assert f[14] == o[14] + 8 * (6 * 1 + 1) + 4   # phase 1 + 4 + 2 = 7: bucket 1, rank 5
     # a passed pawn's push and a blocked one's, for black (mirrored ranks)
     b = chess.Board("4k3/8/8/p7/8/8/P6p/4K3 b - - 0 1")
-    assert MM.reference_features(b, chess.Move.from_uci("a5a4"))[15] == o[15] + 1 + 4
-    assert MM.reference_features(b, chess.Move.from_uci("h2h1q"))[15] == o[15] + 1 + 8 + 7
-    assert MM.reference_features(b, chess.Move.from_uci("e8d8"))[15] == o[15]
+    assert chessref.reference_features(b, chess.Move.from_uci("a5a4"))[15] == o[15] + 1 + 4
+    assert chessref.reference_features(b, chess.Move.from_uci("h2h1q"))[15] == o[15] + 1 + 8 + 7
+    assert chessref.reference_features(b, chess.Move.from_uci("e8d8"))[15] == o[15]
     for fen in ("6k1/2q1r3/8/8/8/2N5/8/4K3 w - - 0 1", "4k3/8/8/p7/8/8/P6p/4K3 b - - 0 1"):
         moves, feats = movecore.move_features(chess.Board(fen))
         for mv, row in zip(moves, feats):
-            assert tuple(int(x) for x in row) == MM.reference_features(chess.Board(fen), mv)
+            assert tuple(int(x) for x in row) == chessref.reference_features(chess.Board(fen), mv)
 
 
 # ---- files --------------------------------------------------------------------------------------
@@ -221,7 +223,8 @@ def test_round_trip_and_size(tmp_path):
     assert "897 features" in back.describe() and model.checksum in back.describe()
 
 
-SHIPPED = os.path.join(os.path.dirname(MM.__file__), "..", "engines", "pesto-moves.evomove")
+SHIPPED = os.path.join(os.path.dirname(MM.__file__), "..", "..", "engines",
+                       "pesto-moves.evomove")
 
 
 def test_the_shipped_linear_file_keeps_its_bytes_and_checksum():
@@ -231,7 +234,7 @@ def test_the_shipped_linear_file_keeps_its_bytes_and_checksum():
     assert MM.move_model_bytes(model) == data and data[8:12] == (1).to_bytes(4, "little")
 
 
-SHIPPED_H16 = os.path.join(os.path.dirname(MM.__file__), "..", "engines",
+SHIPPED_H16 = os.path.join(os.path.dirname(MM.__file__), "..", "..", "engines",
                            "pesto-moves-h16.evomove")
 
 

@@ -13,13 +13,15 @@ import chess
 import numpy as np
 import pytest
 
-from evotune.engine import movemodel as MM
 from evotune.engine import play_game, search
+from evotune.engine.movemodel import modelfile as MM
 from evotune.errors import ConfigError, MoveModelError
+from evotune.limits import Limits
 from evotune.paths import ENGINES_DIR
 from evotune.players.spec import player_from_engine_spec
 from evotune.spec.file import load_engine_spec
-from evotune.spec.search import SearchSettings, search_settings
+from evotune.spec.movefeatures import BLOCK_START
+from evotune.spec.searchsettings import SearchSettings, search_settings
 
 W = (100, 300, 330, 500, 900, 10)
 SHIPPED_SHA256 = "f2c4b74925924becabe0d929d177c24a6994160711d30d5f02cc52325391a371"
@@ -38,7 +40,7 @@ def _model(tmp_path, weights, name="m.evomove") -> str:
 def _e4_model(tmp_path) -> str:
     """A model that likes one move: a pawn to e4 (e2e4 from the start)."""
     w = np.zeros(MM.N_FEATURES, dtype=np.int32)
-    w[MM.BLOCK_START[0] + 64 * 0 + chess.E4] = 1500
+    w[BLOCK_START[0] + 64 * 0 + chess.E4] = 1500
     return _model(tmp_path, w, "e4.evomove")
 
 
@@ -80,11 +82,11 @@ def test_a_hidden_model_splits_like_its_scores_say(tmp_path):
     assert r["h"].nodes != r["l"].nodes
     # a game of the hidden model against its linear part: each side plays its own, and the
     # silent one (the same scores as the linear part) plays the linear part's game
-    g1 = play_game(chess.STARTING_FEN, W, W, nodes=3000, max_plies=16,
+    g1 = play_game(chess.STARTING_FEN, W, W, limits=Limits(nodes=3000, max_plies=16),
                    settings=(prob(paths["h"]), prob(paths["l"])))
-    g2 = play_game(chess.STARTING_FEN, W, W, nodes=3000, max_plies=16,
+    g2 = play_game(chess.STARTING_FEN, W, W, limits=Limits(nodes=3000, max_plies=16),
                    settings=(prob(paths["s"]), prob(paths["l"])))
-    g3 = play_game(chess.STARTING_FEN, W, W, nodes=3000, max_plies=16,
+    g3 = play_game(chess.STARTING_FEN, W, W, limits=Limits(nodes=3000, max_plies=16),
                    settings=(prob(paths["l"]), prob(paths["l"])))
     assert g2.moves == g3.moves and g1.moves != g3.moves
 
@@ -103,8 +105,10 @@ def test_puct_follows_the_model(tmp_path):
 def test_each_side_of_a_core_game_plays_its_own_prior(tmp_path):
     rand = _model(tmp_path, MM.random_model(seed=9, spread=300).weights)
     sides = (prob(rand), prob())
-    g1 = play_game(chess.STARTING_FEN, W, W, nodes=3000, max_plies=16, settings=sides)
-    g2 = play_game(chess.STARTING_FEN, W, W, nodes=3000, max_plies=16, settings=sides)
+    g1 = play_game(chess.STARTING_FEN, W, W, limits=Limits(nodes=3000, max_plies=16),
+                   settings=sides)
+    g2 = play_game(chess.STARTING_FEN, W, W, limits=Limits(nodes=3000, max_plies=16),
+                   settings=sides)
     assert g1.moves == g2.moves and g1.nodes == g2.nodes
     board = chess.Board()
     for i, move in enumerate(g1.moves[:8]):
@@ -219,8 +223,8 @@ def test_alpha_beta_ordered_by_a_model_keeps_the_score_and_changes_the_tree(tmp_
 def test_a_game_orders_each_alpha_beta_side_by_its_own_model(tmp_path):
     rand = _model(tmp_path, MM.random_model(seed=8, spread=500).weights)
     sides = (SearchSettings(model=rand), SearchSettings())
-    g = play_game(chess.STARTING_FEN, W, W, depth=3, max_plies=12, settings=sides)
-    plain = play_game(chess.STARTING_FEN, W, W, depth=3, max_plies=12)
+    g = play_game(chess.STARTING_FEN, W, W, limits=Limits(depth=3, max_plies=12), settings=sides)
+    plain = play_game(chess.STARTING_FEN, W, W, limits=Limits(depth=3, max_plies=12))
     assert g.nodes != plain.nodes
     board = chess.Board()
     for i, move in enumerate(g.moves[:8]):
@@ -287,7 +291,7 @@ def test_the_shipped_set_2_model_plays_as_a_prior():
 def test_the_shipped_net11_model_and_its_probability_spec():
     """net11-moves-h16.evomove (net11's depth-5 choices, docs/results/move-model.md) splits the
     probability of net11's probability-limited search (engines/net11-probability-moves.toml)."""
-    from evotune.engine.netfile import read_net
+    from evotune.engine.net.network import read_net
 
     model_path = ENGINES_DIR / "net11-moves-h16.evomove"
     assert hashlib.sha256(model_path.read_bytes()).hexdigest() == SHIPPED_NET11_SHA256
@@ -310,7 +314,7 @@ def test_the_shipped_net11_puct_spec():
     """engines/net11-puct-moves.toml: PUCT with net11's move model at c 0.30 and temperature
     400 (the sweep of docs/results/search-study.md), its budget in nodes; its weights are what
     the search uses, and they change the search."""
-    from evotune.engine.netfile import read_net
+    from evotune.engine.net.network import read_net
 
     spec = load_engine_spec("net11-puct-moves")
     assert spec.search.algorithm == "uct" and spec.search.prior

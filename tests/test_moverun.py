@@ -18,7 +18,7 @@ import pytest
 from test_movetrain import _hidden_model_data
 
 from evotune.cli import main
-from evotune.engine import movemodel as MM
+from evotune.engine.movemodel import modelfile as MM
 from evotune.kinds import MOVES, kind_of
 from evotune.learn.moverun import CHECKPOINT_FILE, MODEL_FILE, read_checkpoint, write_checkpoint
 from evotune.runs.store import Store

@@ -17,7 +17,7 @@ import pytest
 from badinput import SPEC
 from test_movetrain import _hidden_model_data
 
-from evotune.engine import movemodel as MM
+from evotune.engine.movemodel import modelfile as MM
 from evotune.learn.datagen import engine_identity
 from evotune.spec.file import load_engine_spec
 

@@ -11,8 +11,9 @@ import chess
 import numpy as np
 import pytest
 
-from evotune.engine import movemodel as MM
 from evotune.engine import search
+from evotune.engine.movemodel import chessref
+from evotune.engine.movemodel import modelfile as MM
 from evotune.errors import ConfigError, FieldError
 from evotune.learn.labels import parse_move_line, parse_scored_line
 from evotune.learn.movetrain import MoveTrainSettings, baseline, read_move_data, split, train_moves
@@ -64,7 +65,7 @@ def _hidden_model_data(path, positions: int, seed: int) -> MM.MoveModel:
             moves = list(b.legal_moves)
             if not moves:
                 break
-            scores = MM.reference_scores(hidden, b)
+            scores = chessref.reference_scores(hidden, b)
             lines.append(f"{b.fen()} | 0 | 0.5 | {max(scores, key=scores.get)}\n")
             b.push(rng.choice(moves))
     path.write_text("".join(lines[:positions]))
@@ -100,7 +101,7 @@ def test_a_hidden_layer_trains_deterministically_and_fits_better_than_linear(tmp
             moves = list(b.legal_moves)
             if not moves:
                 break
-            scores = MM.reference_scores(teacher, b)
+            scores = chessref.reference_scores(teacher, b)
             lines.append(f"{b.fen()} | 0 | 0.5 | {max(scores, key=scores.get)}\n")
             b.push(rng.choice(moves))
     (tmp_path / "d.txt").write_text("".join(lines[:1000]))

@@ -15,8 +15,8 @@ import pytest
 from test_moverun import cli
 from test_movetrain import _hidden_model_data
 
-from evotune.engine import movemodel as MM
 from evotune.engine import play_game, search
+from evotune.engine.movemodel import modelfile as MM
 from evotune.errors import ConfigError
 from evotune.learn.labels import format_line, parse_scored_line, parse_visits_line
 from evotune.learn.moverun import MODEL_FILE
@@ -31,7 +31,7 @@ from evotune.learn.relabel import LabelSettings, label
 from evotune.limits import Limits
 from evotune.players.spec import player_from_engine_spec
 from evotune.spec.file import load_engine_spec
-from evotune.spec.search import SearchSettings
+from evotune.spec.searchsettings import SearchSettings
 
 START = chess.STARTING_FEN
 W = (100, 300, 330, 500, 900, 10)
@@ -62,11 +62,11 @@ def test_a_game_keeps_its_last_uct_search_s_root_visits():
         alone = search(fen, W, nodes=400, settings=settings)
         white = chess.Board(fen).turn == chess.WHITE
         sides = (settings, SearchSettings()) if white else (SearchSettings(), settings)
-        game = play_game(fen, W, W, nodes=400, max_plies=1, settings=sides)
+        game = play_game(fen, W, W, limits=Limits(nodes=400, max_plies=1), settings=sides)
         assert game.moves == (alone.move,)
         assert game.last_visits == tuple((m, n) for m, n, _ in alone.children if n)
         assert sum(n for _, n in game.last_visits) >= 400 - 1
-    ab = play_game(FENS[0], W, W, depth=2, max_plies=1)
+    ab = play_game(FENS[0], W, W, limits=Limits(depth=2, max_plies=1))
     assert ab.last_visits == ()
 
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from evotune.cli import main
-from evotune.engine.netfile import (
+from evotune.engine.net.inputs import KING_BUCKET_PRESETS, features, output_bucket
+from evotune.engine.net.network import (
     Net,
     evaluate_reference,
     net_bytes,
@@ -17,7 +18,6 @@ from evotune.engine.netfile import (
     read_net,
     write_net,
 )
-from evotune.engine.netinputs import KING_BUCKET_PRESETS, features, output_bucket
 from evotune.errors import NetError
 
 MAP4 = KING_BUCKET_PRESETS[4]
@@ -83,7 +83,7 @@ def test_the_reference_on_a_hand_made_bucketed_net():
 
 
 def _dense_reference(net: Net, board: chess.Board) -> int:
-    """bullet's inference written out from its source, independently of netinputs: the 64-square
+    """bullet's inference written out from its source, independently of net.inputs: the 64-square
     map expanded as ChessBucketsMirrored::new does, the perspective's own king square in its
     view, features ^ 7 on files e-h; MaterialCount by popcount."""
     expanded = [net.king_buckets[(i // 8) * 4 + [0, 1, 2, 3, 3, 2, 1, 0][i % 8]]
@@ -281,7 +281,7 @@ def test_nn_train_refuses_a_start_of_other_buckets_in_one_line(tmp_path, capsys)
 
 
 def test_the_output_layer_of_a_net_with_output_buckets_is_not_tuned_yet():
-    from evotune.engine.netoutput import output_values, with_output
+    from evotune.engine.net.outputlayer import output_values, with_output
 
     assert output_values(random_net(8, 1, king_buckets=MAP4)).shape == (18,)   # K only: fine
     net = random_net(8, 1, output_buckets=2)

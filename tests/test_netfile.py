@@ -1,4 +1,4 @@
-"""Network values and files (engine/netfile.py): bullet's Chess768 inputs, the integer inference
+"""Network values and files (engine/net/network.py): bullet's Chess768 inputs, the integer inference
 with bullet's rounding, evotune's and bullet's file layouts, and the refusal of bad files."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import chess
 import numpy as np
 import pytest
 
-from evotune.engine.netfile import (
+from evotune.engine.net.network import (
     BULLET_PAD,
     HEADER_SIZE,
     MAX_FILE_SIZE,

@@ -7,13 +7,13 @@ import chess
 import numpy as np
 import pytest
 
-from evotune.engine.netfile import features
+from evotune.engine.net.network import features
 from evotune.learn import labels
 from evotune.learn.labels import DataError, parse_line, parse_scored_line
 from evotune.learn.nn import data as nndata
 from evotune.learn.nn.data import BYTES_PER_POSITION, NO_SCORE, cache_path, load_data, unpack
 from evotune.learn.nn.kernels import expand
-from evotune.learn.nn.reference import PAD, expand_batch
+from evotune.learn.nn.numpystep import PAD, expand_batch
 
 START = chess.STARTING_FEN
 KIWI = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
@@ -54,7 +54,7 @@ def test_packed_boards_hold_every_piece_and_the_side_to_move(random_positions, t
                                    for sq, p in sorted(b.piece_map().items())]
         assert data.stm[i] == (b.turn == chess.BLACK) and data.score[i] == i
         own, other = chess768(b, b.turn), chess768(b, not b.turn)
-        engine_own, engine_other = features(b)  # the engine's Chess768 (netfile)
+        engine_own, engine_other = features(b)  # the engine's Chess768 (net.network)
         assert set(engine_own.tolist()) == own and set(engine_other.tolist()) == other
         n = expand(data.occ[i], data.pcs[i], data.stm[i], fs, fn)
         assert n == len(b.piece_map())

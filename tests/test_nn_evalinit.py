@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from evotune.cli import cli as evotune_cli
-from evotune.engine.netfile import read_net
+from evotune.engine.net.network import read_net
 from evotune.engine.quiet import qsearch
 from evotune.learn.nn.bulletdata import load_positions
 from evotune.learn.nn.evalinit import eval_scores, parse_eval_init

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from test_nn_train_buckets import ENV, MAP4, ROOT, material
 
-from evotune.engine.netfile import read_net
+from evotune.engine.net.network import read_net
 from evotune.errors import FieldError
-from evotune.learn.nn import reference as ref
+from evotune.learn.nn import numpystep as ref
 from evotune.learn.nn.data import load_data
 from evotune.learn.nn.trainer import (
     Buffers,

@@ -13,7 +13,7 @@ import chess
 import numpy as np
 import pytest
 
-from evotune.engine.netfile import read_net
+from evotune.engine.net.network import read_net
 from evotune.errors import StoreError
 from evotune.learn.nn.trainer import TrainSettings, train
 from evotune.learn.nn.trainrun import execute_training, new_training, open_training

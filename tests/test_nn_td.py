@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from evotune.errors import FieldError
-from evotune.learn.nn.td import td_scores, td_targets
+from evotune.learn.nn.tdtargets import td_scores, td_targets
 
 
 def sig(cp: float) -> float:

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from evotune.engine import api
-from evotune.engine.netfile import evaluate_reference, random_net, read_net, write_net
-from evotune.engine.netinputs import KING_BUCKET_PRESETS, features, output_bucket
+from evotune.engine.net.inputs import KING_BUCKET_PRESETS, features, output_bucket
+from evotune.engine.net.network import evaluate_reference, random_net, read_net, write_net
 from evotune.errors import FieldError, StoreError
-from evotune.learn.nn import reference as ref
+from evotune.learn.nn import numpystep as ref
 from evotune.learn.nn.data import PackedData, load_data, pack_fen
 from evotune.learn.nn.trainer import (
     Buffers,
@@ -95,7 +95,7 @@ def lively(hidden, bmap, n, activation="screlu", seed=3) -> FloatNet:
                                      (KING_BUCKET_PRESETS[16], 1)])
 def test_the_float_forward_uses_the_engine_s_features_and_output_buckets(boards, bmap, n):
     """The kernels' output of each position equals a float64 forward over the engine's own
-    feature list (netinputs.features) and output bucket (netinputs.output_bucket)."""
+    feature list (net.inputs.features) and output bucket (net.inputs.output_bucket)."""
     net = lively(16, bmap, n, "crelu")
     some = boards[:300]
     out, _ = evaluate(net, packed(some), np.arange(len(some)), 0.0)

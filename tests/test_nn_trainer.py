@@ -6,10 +6,10 @@ import numba
 import numpy as np
 import pytest
 
-from evotune.engine.netfile import evaluate_reference, random_net, read_net, write_net
+from evotune.engine.net.network import evaluate_reference, random_net, read_net, write_net
 from evotune.errors import FieldError, NetError
 from evotune.learn.nn import data as nndata
-from evotune.learn.nn import reference as ref
+from evotune.learn.nn import numpystep as ref
 from evotune.learn.nn.data import PackedData, load_data, pack_fen
 from evotune.learn.nn.trainer import (
     Buffers,

@@ -17,9 +17,10 @@ import pytest
 
 from evotune.cli import main
 from evotune.engine import api
-from evotune.engine.netfile import Net, evaluate_reference, random_net, read_net, write_net
-from evotune.engine.netoutput import output_names, output_ranges, output_values, with_output
+from evotune.engine.net.network import Net, evaluate_reference, random_net, read_net, write_net
+from evotune.engine.net.outputlayer import output_names, output_ranges, output_values, with_output
 from evotune.errors import ConfigError, NetError, WeightsError
+from evotune.limits import Limits
 from evotune.match.resolve import resolve_player
 from evotune.players.nets import evaluation
 from evotune.players.spec import player_from_engine_spec
@@ -219,8 +220,8 @@ def test_the_reference_candidate_plays_as_the_plain_net(net_file):
     assert len(cand.weights) == 18 and plain.weights == ()
     assert evaluation(cand) == evaluation(plain)   # the same arrays, scale and bias
     board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
-    games = [api.play_game(board, evaluation(a), evaluation(b), depth=2, nodes=3000,
-                           max_plies=80, features="nnue")
+    games = [api.play_game(board, evaluation(a), evaluation(b),
+                           limits=Limits(depth=2, nodes=3000, max_plies=80), features="nnue")
              for a, b in ((cand, plain), (plain, plain), (cand, cand))]
     assert len(games[0].moves) > 20
     assert games[0].moves == games[1].moves == games[2].moves

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from evotune.cli import cli, main
-from evotune.engine.netfile import random_net, read_net, write_net
+from evotune.engine.net.network import random_net, read_net, write_net
 from evotune.learn.nn.trainer import TrainSettings
 from evotune.learn.nn.trainrun import execute_training, new_training
 from evotune.limits import LimitChanges, Limits

@@ -9,8 +9,9 @@ import pytest
 from test_nnue_core import GAMES, _same_root_scores, material_net
 
 from evotune.engine import api
-from evotune.engine.netfile import Net, evaluate_reference
-from evotune.engine.netinputs import KING_BUCKET_PRESETS, king_view, output_bucket
+from evotune.engine.net.inputs import KING_BUCKET_PRESETS, king_view, output_bucket
+from evotune.engine.net.network import Net, evaluate_reference
+from evotune.limits import Limits
 
 
 def make_net(hidden, seed, bmap, n, activation="screlu", *, w0=300, w1=64):
@@ -108,7 +109,8 @@ def test_a_game_between_a_bucketed_and_a_plain_net():
     """Two nets of different shapes share the tail (accumulator stack, Finny table): each move's
     score is a fresh search of that position with the mover's net."""
     plain = material_net(8, "screlu")
-    g = api.play_game(chess.Board(), SEARCH_NET, plain, features="nnue", depth=2, max_plies=40)
+    g = api.play_game(chess.Board(), SEARCH_NET, plain, features="nnue",
+                      limits=Limits(depth=2, max_plies=40))
     assert len(g.moves) >= 20
     board = chess.Board()
     for i, (move, score) in enumerate(zip(g.moves[:14], g.scores[:14])):
@@ -119,7 +121,7 @@ def test_a_game_between_a_bucketed_and_a_plain_net():
 
 def test_the_largest_net_along_a_game_equals_the_reference():
     """H 1024, 16 king buckets, 8 output buckets (the int16 tail's largest: 25 MB of weights)."""
-    from evotune.engine.netfile import random_net
+    from evotune.engine.net.network import random_net
 
     net = random_net(1024, 2, king_buckets=KING_BUCKET_PRESETS[16], output_buckets=8)
     moves = GAMES[3][:60]

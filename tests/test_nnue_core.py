@@ -1,5 +1,5 @@
 """The network in the numba core (engine/core/nnue.py): the accumulators kept by make_move and the
-integer output give exactly the numpy reference's evaluation (engine/netfile.py), and the search
+integer output give exactly the numpy reference's evaluation (engine/net/network.py), and the search
 with a net gives the reference search's root scores."""
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ import pytest
 from evotune.engine import api
 from evotune.engine import reference as ref
 from evotune.engine.core.prior import win_probability
-from evotune.engine.netfile import Net, evaluate_reference
+from evotune.engine.net.network import Net, evaluate_reference
+from evotune.limits import Limits
 from evotune.spec.features import NNUE_EVAL_LIMIT
-from evotune.spec.search import SearchSettings
+from evotune.spec.searchsettings import SearchSettings
 
 
 def make_net(hidden, seed, activation="screlu", *, qa=255, w0=300, w1=64):
@@ -214,7 +215,8 @@ def test_quiescence_and_games_with_a_net():
     want, pv = ref.Search(chess.Board(fen), SEARCH_NET, "nnue").quiesce(-ref.INF, ref.INF, 0)
     assert (q.score, q.pv) == (want, tuple(m.uci() for m in pv))
     assert q.leaf_phi.size == 0 and q.static == evaluate_reference(SEARCH_NET, chess.Board(fen))
-    g = api.play_game(chess.Board(), net, other, depth=2, max_plies=60, features="nnue")
+    g = api.play_game(chess.Board(), net, other, limits=Limits(depth=2, max_plies=60),
+                      features="nnue")
     assert len(g.moves) > 10 and g.leaf_phi.shape == (len(g.moves), 0)
     # each move's score is a fresh search of that position (root refresh, shared tail)
     board = chess.Board()
@@ -223,8 +225,8 @@ def test_quiescence_and_games_with_a_net():
         assert api.search(board, mover, depth=2, features="nnue").score == score
         board.push_uci(move)
     # a net against a linear set in one core game
-    mixed = api.play_game(chess.Board(), net, [100, 300, 330, 500, 900, 10], depth=2,
-                          max_plies=20, features=("nnue", "shannon"))
+    mixed = api.play_game(chess.Board(), net, [100, 300, 330, 500, 900, 10],
+                          limits=Limits(depth=2, max_plies=20), features=("nnue", "shannon"))
     assert mixed.leaf_phi.shape == (20, 6) and not mixed.leaf_phi[::2].any()
     assert mixed.leaf_phi[1::2].any()
 
@@ -288,7 +290,7 @@ def test_uct_with_a_net_values_each_root_child_by_the_reference(policy, count, s
 _FRESH = """
 import chess, numpy as np
 from evotune.engine import api
-from evotune.engine.netfile import Net
+from evotune.engine.net.network import Net
 rng = np.random.default_rng(3)
 net = Net(hidden=48, activation="screlu", l0w=rng.integers(-40, 41, (768, 48)).astype(np.int16),
           l0b=rng.integers(-100, 101, 48).astype(np.int16),

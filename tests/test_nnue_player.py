@@ -17,8 +17,8 @@ import pytest
 
 from evotune.cli import main
 from evotune.engine import api
-from evotune.engine.netfile import Net, evaluate_reference, random_net, read_net, write_net
-from evotune.engine.uci import UciEngine
+from evotune.engine.net.network import Net, evaluate_reference, random_net, read_net, write_net
+from evotune.engine.uci.frontend import UciEngine
 from evotune.errors import ConfigError, NetError
 from evotune.learn.datagen import DatagenSettings, datagen
 from evotune.learn.labels import read_positions
@@ -27,7 +27,7 @@ from evotune.match.fixtures import GameTask, MatchSettings
 from evotune.match.openings import Opening
 from evotune.match.resolve import resolve_player, resolve_player_list
 from evotune.match.runner import map_games
-from evotune.players.game import play_players_game
+from evotune.players.gameloop import play_players_game
 from evotune.players.spec import player_from_engine_spec
 from evotune.spec.file import load_engine_spec
 

@@ -12,7 +12,7 @@ import chess.pgn
 from evotune.limits import Limits
 from evotune.match import MatchSettings, play_match
 from evotune.match.openings import Opening
-from evotune.players.game import play_players_game
+from evotune.players.gameloop import play_players_game
 from evotune.players.spec import player_from_engine_spec
 from evotune.players.uciproto import info_depth
 from evotune.space import SHANNON_REFERENCE

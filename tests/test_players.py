@@ -15,7 +15,7 @@ from evotune.errors import EngineError, WeightsError
 from evotune.limits import Limits
 from evotune.players import PlayerSpec, builtin, external, uciproto
 from evotune.players.external import ExternalEngine, Forfeit, MoveLimit, engine_for
-from evotune.players.game import play_players_game
+from evotune.players.gameloop import play_players_game
 from evotune.players.spec import player_from_engine_spec
 from evotune.spec.file import load_engine_spec
 
@@ -193,7 +193,8 @@ def test_two_builtin_players_replay_the_core_exactly():
     a, b = builtin(REF, name="a"), builtin((100, 280, 350, 520, 880, 6), name="b")
     for adj in (Adjudication(), Adjudication(resign_score=300, resign_moves=3, draw_score=20,
                                              draw_moves=4, draw_start_ply=10)):
-        core = play_game(start, a.weights, b.weights, depth=2, max_plies=120, adjudication=adj)
+        core = play_game(start, a.weights, b.weights,
+                         limits=Limits(depth=2, max_plies=120, adjudication=adj))
         loop = play_players_game(a, b, start, Limits(depth=2, max_plies=120, adjudication=adj))
         assert loop.moves == core.moves
         assert (loop.result, loop.termination, loop.nodes) == (core.result, core.termination, core.nodes)

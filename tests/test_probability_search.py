@@ -14,9 +14,10 @@ from test_wac import mating_moves
 
 from evotune.engine import play_game, search
 from evotune.errors import WeightsError
+from evotune.limits import Limits
 from evotune.players.spec import player_from_engine_spec
 from evotune.spec.file import load_engine_spec
-from evotune.spec.search import SearchSettings
+from evotune.spec.searchsettings import SearchSettings
 
 MIDDLEGAME = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
 
@@ -92,15 +93,15 @@ def test_mates_in_one_and_two_are_found(prior):
 def test_a_won_kqk_is_converted():
     s = prob()
     for fen in KQK:
-        g = play_game(fen, W, W, nodes=2000, max_plies=150, settings=(s, s))
+        g = play_game(fen, W, W, limits=Limits(nodes=2000, max_plies=150), settings=(s, s))
         assert (g.result, g.termination) == ("1-0", "checkmate"), fen
 
 
 def test_games_are_deterministic_and_mix_with_alpha_beta():
     s = prob(prior=True)
-    g1 = play_game(chess.STARTING_FEN, W, W, nodes=3000, depth=2, max_plies=60,
+    g1 = play_game(chess.STARTING_FEN, W, W, limits=Limits(nodes=3000, depth=2, max_plies=60),
                    settings=(s, SearchSettings()))
-    g2 = play_game(chess.STARTING_FEN, W, W, nodes=3000, depth=2, max_plies=60,
+    g2 = play_game(chess.STARTING_FEN, W, W, limits=Limits(nodes=3000, depth=2, max_plies=60),
                    settings=(s, SearchSettings()))
     assert g1.moves == g2.moves and g1.nodes == g2.nodes
     # each move's score is that of a search of the position (no state between moves)

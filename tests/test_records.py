@@ -9,9 +9,9 @@ import chess.pgn
 import numpy as np
 
 from evotune.limits import Limits, parse_tc
+from evotune.match.gamerecord import GameRecord, leaf_array, record_to_pgn_game, write_pgn, write_pgn_text
 from evotune.match.openings import Opening
 from evotune.match.pgnformat import move_comment, score_text, time_control_tags, time_text
-from evotune.match.records import GameRecord, leaf_array, record_to_pgn_game, write_pgn, write_pgn_text
 from evotune.rules import MATE
 
 FEN = "rn1qkbnr/ppp1pppp/8/3p1b2/2P5/1P6/P2PPPPP/RNBQKBNR w KQkq - 0 3"

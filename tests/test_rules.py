@@ -4,6 +4,7 @@ from __future__ import annotations
 import chess
 
 from evotune.engine import play_game
+from evotune.limits import Limits
 from evotune.rules import MATE, MATE_BOUND, RESULTS, TERMINATIONS, Adjudication, Adjudicator, game_over
 
 REF = (100, 300, 330, 500, 900, 10)
@@ -61,8 +62,8 @@ def test_python_rules_end_core_games_the_same_way():
     seen = set()
     for fen in starts:
         for adj in settings:
-            out = play_game(fen, REF, (100, 280, 350, 520, 880, 6), depth=2, max_plies=150,
-                            adjudication=adj)
+            out = play_game(fen, REF, (100, 280, 350, 520, 880, 6),
+                            limits=Limits(depth=2, max_plies=150, adjudication=adj))
             board, rules, verdict = chess.Board(fen), Adjudicator(adj), None
             for ply, (uci, score) in enumerate(zip(out.moves, out.scores), 1):
                 assert verdict is None, (fen, adj, ply)

@@ -6,8 +6,8 @@ import math
 import pytest
 
 from evotune.errors import ConfigError
+from evotune.match.gamerecord import GameRecord
 from evotune.match.openings import Opening
-from evotune.match.records import GameRecord
 from evotune.match.scoring import (
     SprtParams,
     elo_error,

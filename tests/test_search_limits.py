@@ -17,11 +17,11 @@ import pytest
 
 from evotune.engine import search
 from evotune.engine.core.search import QNODES
-from evotune.engine.netfile import random_net, write_net
-from evotune.engine.uci import UciEngine
-from evotune.engine.ucicommands import LEAST, parse_go
+from evotune.engine.net.network import random_net, write_net
+from evotune.engine.uci.commands import LEAST, parse_go
+from evotune.engine.uci.frontend import UciEngine
 from evotune.spec.file import load_engine_spec
-from evotune.spec.search import SearchSettings
+from evotune.spec.searchsettings import SearchSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTEFACTS = ROOT / "docs" / "results" / "artefacts" / "move-model"
@@ -198,7 +198,7 @@ def test_a_flat_evaluation_cannot_grow_a_quiescence_search_past_its_bound(flat_n
     """A random net finds few cut-offs: without the bound one quiescence search of BK.22 took
     16,200 nodes and a depth-4 search of four bench positions 94.6 million nodes (99 s); past
     QNODES nodes a quiescence search's nodes stand pat."""
-    from evotune.engine.netfile import read_net
+    from evotune.engine.net.network import read_net
     net = read_net(flat_net)
     r = search(MIDDLEGAME, net, depth=2, features="nnue")
     assert r.move and r.nodes < 40 * 40 * (QNODES + 200)
@@ -222,7 +222,7 @@ def test_a_uct_node_budget_binds_its_leaf_searches():
 
 
 def test_the_stop_flag_ends_a_probability_search_and_a_uct_qsearch_leaf(flat_net):
-    from evotune.engine.netfile import read_net
+    from evotune.engine.net.network import read_net
     net = read_net(flat_net)
     for settings in (SearchSettings(algorithm="probability", factor=0.01),
                      SearchSettings(algorithm="uct", policy="qsearch")):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from evotune.match.records import GameRecord
+from evotune.match.gamerecord import GameRecord
 from evotune.match.scoring import SprtParams, match_result, pentanomial_from_records, sprt_llr
 from evotune.runs.guard import Guard, parse_guard
 from evotune.runs.store import Store

@@ -11,7 +11,7 @@ import chess
 import pytest
 
 from evotune.engine import search
-from evotune.engine.netfile import read_net
+from evotune.engine.net.network import read_net
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"

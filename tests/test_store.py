@@ -19,7 +19,7 @@ import pytest
 
 from evotune.errors import StoreError
 from evotune.fileio import atomic_write_json
-from evotune.match.records import GameRecord
+from evotune.match.gamerecord import GameRecord
 from evotune.runs.config import build_run_config
 from evotune.runs.lifecycle import new_run, open_run
 from evotune.runs.plan import with_overrides

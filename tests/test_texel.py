@@ -305,7 +305,7 @@ def test_validation_blocks_keep_consecutive_positions_together():
 
 @pytest.mark.parametrize("use_qsearch", [False, True])
 def test_extraction_threads_give_the_same_rows(use_qsearch, random_positions):
-    from evotune.learn.features import extract
+    from evotune.learn.phirows import extract
     from evotune.spec.file import load_engine_spec
 
     fens = [b.fen() for b in random_positions(3000, 5)]

@@ -6,13 +6,13 @@ import io
 import chess
 import pytest
 
-from evotune.engine.timeman import INC_SHARE, LAG_WEIGHT, MIN_THINK, MOVE_OVERHEAD, allot, clock_reserve
-from evotune.engine.uci import UciEngine
-from evotune.engine.ucicommands import parse_go, parse_position
+from evotune.engine.uci.commands import parse_go, parse_position
+from evotune.engine.uci.frontend import UciEngine
+from evotune.engine.uci.timeman import INC_SHARE, LAG_WEIGHT, MIN_THINK, MOVE_OVERHEAD, allot, clock_reserve
 from evotune.limits import Limits, TimeControl
 from evotune.players import PlayerSpec, external
 from evotune.players.external import ExternalEngine, MoveLimit
-from evotune.players.game import play_players_game
+from evotune.players.gameloop import play_players_game
 
 
 @pytest.fixture(autouse=True)

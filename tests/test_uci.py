@@ -14,8 +14,8 @@ from click.testing import CliRunner
 
 from evotune.cli import cli
 from evotune.engine import search
-from evotune.engine.uci import UciEngine
-from evotune.engine.ucicommands import format_score, parse_go, parse_position
+from evotune.engine.uci.commands import format_score, parse_go, parse_position
+from evotune.engine.uci.frontend import UciEngine
 from evotune.limits import Limits
 from evotune.rules import MATE
 
@@ -174,7 +174,7 @@ def test_weights_from_file_become_option_defaults_and_search_weights(tmp_path):
     path = tmp_path / "w.json"
     path.write_text(json.dumps({"knight": 1000, "bishop": 330, "rook": 500, "queen": 900, "mobility": 10}))
     out = io.StringIO()
-    from evotune.engine.uci import run
+    from evotune.engine.uci.frontend import run
     run(weights_file=path, stdout=out,
         stdin=io.StringIO(f"uci\nposition fen {FORK.fen()}\ngo depth 3\nquit\n"))
     lines = out.getvalue().splitlines()
@@ -216,7 +216,7 @@ def test_evotune_uci_as_an_external_player_replays_the_core():
     """`evotune uci` driven by the players game loop plays exactly the core's moves."""
     from evotune.engine import play_game
     from evotune.players import PlayerSpec, builtin, external
-    from evotune.players.game import play_players_game
+    from evotune.players.gameloop import play_players_game
 
     other = (100, 280, 350, 520, 880, 6)
     ours = PlayerSpec(name="evotune-uci", kind="uci", command=tuple(UCI_COMMAND),
@@ -226,7 +226,8 @@ def test_evotune_uci_as_an_external_player_replays_the_core():
         loop = play_players_game(builtin(other), ours, start, Limits(depth=2, max_plies=60))
     finally:
         external.close_all()
-    core = play_game(start, other, (100, 310, 330, 500, 900, 12), depth=2, max_plies=60)
+    core = play_game(start, other, (100, 310, 330, 500, 900, 12),
+                     limits=Limits(depth=2, max_plies=60))
     assert loop.moves == core.moves and (loop.result, loop.termination) == (core.result, core.termination)
     assert (loop.scores == core.scores).all()  # the UCI 'score cp' lines carry the core's scores
 

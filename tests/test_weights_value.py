@@ -17,7 +17,7 @@ from evotune.errors import WeightsError
 from evotune.limits import Limits
 from evotune.match import Fixture, MatchSettings, run_fixtures
 from evotune.players import builtin
-from evotune.players.game import play_players_game
+from evotune.players.gameloop import play_players_game
 from evotune.players.spec import player_from_engine_spec
 from evotune.runs.config import RunConfig
 from evotune.runs.plan import plan_run
@@ -85,18 +85,19 @@ def test_a_run_checks_each_candidate_once_from_the_plan_to_the_engine(tmp_path, 
     a, b = solver.player(CAND, "a"), solver.player(REF, "b")
     assert checks == ["shannon weights", "shannon weights"]
     assert a.weights == CAND and type(a.weights) is Weights
-    out = play_game(chess.Board(), a.weights, b.weights, depth=1, max_plies=40)
+    out = play_game(chess.Board(), a.weights, b.weights, limits=Limits(depth=1, max_plies=40))
     move = search(chess.Board(), a.weights, depth=2)
     game = play_players_game(a, b, chess.Board(), Limits(depth=1, max_plies=6))
     assert len(checks) == 2  # the core's boundary and the move-by-move loop took them as made
     # ... and they play what plain vectors play (whose checks the engine still makes)
-    plain = play_game(chess.Board(), CAND, REF, depth=1, max_plies=40)
+    plain = play_game(chess.Board(), CAND, REF, limits=Limits(depth=1, max_plies=40))
     assert (out.moves, out.result, out.scores.tolist()) == \
         (plain.moves, plain.result, plain.scores.tolist())
     again = search(chess.Board(), np.array(CAND), depth=2)
     assert (move.move, move.score, move.pv, move.nodes) == \
         (again.move, again.score, again.pv, again.nodes)
-    assert game.moves == play_game(chess.Board(), CAND, REF, depth=1, max_plies=6).moves
+    assert game.moves == play_game(chess.Board(), CAND, REF,
+                                   limits=Limits(depth=1, max_plies=6)).moves
     assert len(checks) == 2 + 5  # two games of two plain vectors and one search
 
 

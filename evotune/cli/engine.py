@@ -16,9 +16,9 @@ from ..engine import search as run_search
 from ..engine.bench import QUICK, BenchSettings, format_bench, run_bench
 from ..engine.evaluation import SHANNON, Evaluation, spec_evaluation
 from ..engine.explain import contributions
-from ..engine.movemodel import cached_model
+from ..engine.movemodel.modelfile import cached_model
 from ..engine.perftsuite import perft_suite
-from ..engine.uci import run as run_uci
+from ..engine.uci.frontend import run as run_uci
 from ..errors import ConfigError
 from ..fileio import atomic_write_text, check_writable, read_text
 from ..players.nets import check_net_tables

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import click
 
-from ..match.records import GameRecord
+from ..match.gamerecord import GameRecord
 from ..match.resultsblock import block_lines, result_figures
 from ..match.scoring import SprtParams, match_result
 from .progress import Progress

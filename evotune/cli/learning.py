@@ -7,7 +7,7 @@ from ..errors import FieldError, Interrupted
 from ..kinds import FIT
 from ..learn.datagen import DATAGEN_FORMATS, FILTERS, DatagenSettings
 from ..learn.datagen import datagen as run_datagen
-from ..learn.nn.td import LAMBDA
+from ..learn.nn.tdtargets import LAMBDA
 from ..learn.relabel import LabelSettings
 from ..learn.relabel import label as run_label
 from ..runs.fitconfig import TexelConfig

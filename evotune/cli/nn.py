@@ -1,7 +1,7 @@
 """Network commands, the ``evotune nn`` group: init (a random net), info, export (evotune's file
 or bullet's raw layout), convert (training data between text and bullet's binary records), and
 train (:mod:`.nntrain`). The nets are those of
-:mod:`evotune.engine.netfile`."""
+:mod:`evotune.engine.net.network`."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,7 +9,8 @@ from pathlib import Path
 import chess
 import click
 
-from ..engine.netfile import (
+from ..engine.net.inputs import OUTPUT_BUCKETS_MAX, parse_king_buckets
+from ..engine.net.network import (
     ACTIVATIONS,
     FORMATS,
     HIDDEN_DEFAULT,
@@ -20,7 +21,6 @@ from ..engine.netfile import (
     read_net,
     write_net,
 )
-from ..engine.netinputs import OUTPUT_BUCKETS_MAX, parse_king_buckets
 from ..errors import ConfigError
 from ..fileio import check_writable
 from ..learn.nn.bulletdata import SUFFIXES, is_bullet

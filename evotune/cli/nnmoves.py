@@ -1,5 +1,5 @@
 """``evotune nn train-moves`` (a move model from ``label --move`` data) and what ``nn info`` says
-of a move-model file (:mod:`evotune.engine.movemodel`, :mod:`evotune.learn.movetrain`)."""
+of a move-model file (:mod:`evotune.engine.movemodel.modelfile`, :mod:`evotune.learn.movetrain`)."""
 from __future__ import annotations
 
 import dataclasses
@@ -8,8 +8,8 @@ import math
 import chess
 import click
 
-from ..engine.movecore import move_scores as core_move_scores
-from ..engine.movemodel import is_move_model_file, read_move_model, write_move_model
+from ..engine.movemodel.corescores import move_scores as core_move_scores
+from ..engine.movemodel.modelfile import is_move_model_file, read_move_model, write_move_model
 from ..kinds.moves import MOVES
 from ..learn.moverun import MoveRunConfig, check_model_out, stored_move_model
 from ..learn.movetrain import TARGETS, MoveTrainSettings

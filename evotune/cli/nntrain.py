@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..engine.netfile import ACTIVATIONS
-from ..engine.netinputs import OUTPUT_BUCKETS_MAX
+from ..engine.net.inputs import OUTPUT_BUCKETS_MAX
+from ..engine.net.network import ACTIVATIONS
 from ..kinds import TRAINING
 from ..learn.nn.trainer import TrainSettings
 from ..learn.nn.trainrun import init_shape

@@ -17,9 +17,10 @@ import chess.polyglot
 import numpy as np
 
 from ..errors import ConfigError, PositionError
+from ..limits import Limits
 from ..rules import MATE, RESULTS, TERMINATIONS, Adjudication
 from ..spec.features import FEATURE_SETS, feature_names
-from ..spec.search import SearchSettings
+from ..spec.searchsettings import SearchSettings
 from . import searches
 from .core import layout as T
 from .core.game import (
@@ -35,7 +36,7 @@ from .core.game import (
 from .core.moves import F_CASTLE, F_DOUBLE, F_EP, encode, unpack
 from .core.perft import perft_divide_core
 from .evaluation import Evaluation, engine_weights, evaluation_of
-from .netstate import Tail, rows
+from .net.corestate import Tail, rows
 from .phibatch import PhiBatch, phi_batch
 
 logger = logging.getLogger(__name__)
@@ -433,8 +434,7 @@ def _phi_width(sets) -> int:
     return max(evaluation_of(s).phi_width for s in sets)
 
 
-def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_plies: int = 400,
-              adjudication: Adjudication = Adjudication(),
+def play_game(position, white, black, *, limits: Limits = Limits(),
               tt_bits: int = DEFAULT_TT_BITS,
               features: str | Evaluation | tuple[str | Evaluation, str | Evaluation] = "shannon",
               settings: tuple[SearchSettings, SearchSettings] | None = None,
@@ -443,6 +443,9 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
     of the feature set ``features`` (or of ``features[0]`` and ``features[1]``; Nets for
     ``nnue``). ``leaf_phi`` rows are as wide as the wider linear set (0 for two nets).
 
+    ``limits`` is the game's :class:`~evotune.limits.Limits` whole: its ``depth`` and ``nodes``
+    per move, its ``max_plies`` and its ``adjudication`` (its ``movetime`` and ``tc`` do not
+    apply inside the core: a timed game is played move by move, ``players.gameloop``).
     Every alpha-beta move is an independent search (fresh TT generation, killers, history), so
     each move's score equals ``search()`` on that position and the game is deterministic.
     ``settings``: the search of white and black (default alpha-beta); a UCT side searches
@@ -450,6 +453,8 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
     settings reuse it, so its scores depend on the game before; a probability side searches
     ``nodes`` nodes (0: its default). ``boards``: keep the position before each move.
     """
+    if not isinstance(limits, Limits):  # a Limits checked its depth, nodes, ply cap, adjudication
+        raise ConfigError(f"limits must be a Limits, got {limits!r}")
     sets = tuple(features) if isinstance(features, (tuple, list)) else (features, features)
     if len(sets) != 2:
         raise ConfigError(f"features must be a feature set or a (white, black) pair, got "
@@ -461,16 +466,11 @@ def play_game(position, white, black, *, depth: int = 3, nodes: int = 0, max_pli
     weights[0, :ww.size] = ww
     weights[1, :wb.size] = wb
     fsets = np.array([evaluation_of(s).code for s in sets], dtype=np.int64)
-    _check_limits(depth, nodes)
-    if isinstance(max_plies, bool) or not isinstance(max_plies, (int, np.integer)) \
-            or max_plies < 0:
-        raise ConfigError(f"max_plies {max_plies!r} is invalid; give a non-negative integer")
-    adj = np.array(adjudication.as_tuple(), dtype=np.int64)
-    if (adj < 0).any():
-        raise ConfigError(f"adjudication values must be >= 0, got {adjudication}")
+    depth, nodes, max_plies = limits.depth, limits.nodes, limits.max_plies
+    adj = np.array(limits.adjudication.as_tuple(), dtype=np.int64)
     board = to_board(position)
     U, S = board_arrays(board, tt_bits, reuse=True, tail=tail)
-    cap = max(int(max_plies), 1)
+    cap = max_plies
     moves = np.zeros(cap, dtype=np.int64)
     scores = np.zeros(cap, dtype=np.int64)
     depths = np.zeros(cap, dtype=np.int64)

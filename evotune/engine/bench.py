@@ -50,7 +50,7 @@ from ..errors import ConfigError
 from ..limits import Limits
 from ..paths import DEFAULT_OPENINGS
 from ..space import SHANNON_REFERENCE
-from ..spec.search import SearchSettings
+from ..spec.searchsettings import SearchSettings
 from . import api as core
 from . import reference
 from .evaluation import evaluation_of
@@ -274,9 +274,8 @@ def run_bench(settings: BenchSettings = BenchSettings(), spec=None, *,
     game_seconds = []
     for fen in bench_openings(settings.games):
         start = time.perf_counter()
-        outcome = core.play_game(fen, weights, weights, depth=game_limits.depth, features=features,
-                                 nodes=game_limits.nodes, max_plies=game_limits.max_plies,
-                                 adjudication=game_limits.adjudication, settings=(how, how))
+        outcome = core.play_game(fen, weights, weights, limits=game_limits,
+                                 features=features, settings=(how, how))
         game_seconds.append(time.perf_counter() - start)
         logger.debug("bench game from %s: %s %s, %d plies", fen, outcome.result,
                      outcome.termination, len(outcome.moves))

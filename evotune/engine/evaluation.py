@@ -3,7 +3,7 @@
 An :class:`Evaluation` is what a spec's ``features`` names (docs/internals.md, "Evaluations"): a
 linear feature set (:class:`LinearEvaluation`: shannon, pst, extended; ``eval = w . phi``, a
 weight vector of the set's names) or a network (:class:`NetEvaluation`: ``nnue``, a
-:class:`~evotune.engine.netfile.Net` read from a file, no weight vector of its own and no phi).
+:class:`~evotune.engine.net.network.Net` read from a file, no weight vector of its own and no phi).
 It knows its weight names and size, the width of its phi rows, the denominator of its phi, its
 code in the core's dispatch and how a value of it enters the core (:meth:`Evaluation.core_input`:
 the int64 weight row or the Net), and makes what the engine API takes for a player
@@ -22,9 +22,9 @@ import numpy as np
 from ..errors import ConfigError, NetError
 from ..space import Weights, check_weights
 from ..spec.features import FEATURE_SETS, FS_NNUE, NETS, denominator, feature_names, feature_set_code
-from .netfile import Net, read_net
-from .netoutput import with_output
-from .netstate import as_net
+from .net.corestate import as_net
+from .net.network import Net, read_net
+from .net.outputlayer import with_output
 
 
 class Evaluation(Protocol):
@@ -118,7 +118,7 @@ class LinearEvaluation:
 
 @dataclass(frozen=True)
 class NetEvaluation:
-    """A network read from a file (engine/netfile.py), evaluated incrementally by the core."""
+    """A network read from a file (engine/net/network.py), evaluated incrementally by the core."""
 
     name: str
     """The spec's name for it (``nnue``)."""

@@ -25,7 +25,7 @@ from .core import layout as L
 from .core.batch import qsearch_batch_core
 from .core.game import quiescence_core
 from .evaluation import Evaluation, evaluation_of
-from .netstate import rows
+from .net.corestate import rows
 
 _MAX_NNZ = 128
 

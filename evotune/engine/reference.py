@@ -31,7 +31,7 @@ from ..errors import ConfigError, PositionError
 from ..rules import INF, MATE, MATE_BOUND  # noqa: F401  (MATE_BOUND: part of this module's API)
 from ..space import check_weights
 from ..spec import features as fsets
-from .netfile import Net, evaluate_reference
+from .net.network import Net, evaluate_reference
 
 logger = logging.getLogger(__name__)
 

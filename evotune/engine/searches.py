@@ -1,5 +1,5 @@
 """The Python boundary of the core's other searches: UCT (core/mcts.py) and probability-limited
-alpha-beta (core/probability.py), given by :class:`~evotune.spec.search.SearchSettings`.
+alpha-beta (core/probability.py), given by :class:`~evotune.spec.searchsettings.SearchSettings`.
 
 :func:`search_params` packs the settings for the core; a :class:`SearchTree` holds one player's
 UCT tree between its searches (tree reuse) and knows which moves led from its root to the next
@@ -14,12 +14,12 @@ import chess
 import numpy as np
 
 from ..seeding import game_seed
-from ..spec.search import ALGORITHMS, POLICIES, SearchSettings
+from ..spec.searchsettings import ALGORITHMS, POLICIES, SearchSettings
 from .core import mcts as M
 from .core.game import probability_core, uct_core
 from .core.moves import F_CASTLE, F_DOUBLE, F_EP, encode, unpack
 from .core.prior import PRIOR_MODEL, PRIOR_ORDERING
-from .movemodel import cached_model
+from .movemodel.modelfile import cached_model
 
 ALPHABETA = SearchSettings()
 """Plain alpha-beta (quiet moves by history)."""

@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..engine.netfile import bullet_reader_note, read_net
+from ..engine.net.network import bullet_reader_note, read_net
 from ..errors import ConfigError, FieldError, Interrupted
 from ..learn.nn.trainrun import (
     INITIAL_FILE,

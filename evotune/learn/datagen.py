@@ -69,7 +69,7 @@ from ..spec.model import EngineSpec
 from .gamepositions import FILTERS, SCORED_FORMATS, game_output, td_column
 from .labels import FORMATS, file_record
 from .nn.bulletdata import SUFFIXES, is_bullet
-from .nn.td import LAMBDA
+from .nn.tdtargets import LAMBDA
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from ..seeding import STREAM_TEXEL, generator
 from ..spec.file import load_engine_spec
 from ..weightsio import load_weights_file
 from . import texel as tx
-from .features import Extracted, extract, feature_set
 from .labels import Positions, read_positions
+from .phirows import Extracted, extract, feature_set
 
 
 def initial_weights(cfg: TexelConfig) -> np.ndarray:

@@ -37,9 +37,9 @@ from ..runs.records import Generation, State
 from ..runs.store import Store
 from ..spec.file import load_engine_spec, resolve_engine_spec_path
 from . import texel as tx
-from .features import feature_set
 from .fitdata import FitData, choose_l2, fit_data, initial_weights
 from .labels import data_files, file_record
+from .phirows import feature_set
 
 log = logging.getLogger(__name__)
 

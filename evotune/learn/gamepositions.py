@@ -35,12 +35,12 @@ from ..engine.gameboards import (
     packed_boards,
 )
 from ..engine.quiet import qsearch
+from ..match.gamerecord import GameRecord
 from ..match.openings import Opening
-from ..match.records import GameRecord
 from .labels import TEXT_SCORE_LIMIT, format_line
 from .nn.bulletdata import bullet_bytes
 from .nn.data import SCORE_LIMIT, PackedData
-from .nn.td import LAMBDA, td_scores
+from .nn.tdtargets import LAMBDA, td_scores
 
 FILTERS = ("qsearch", "bestmove")
 """What makes a candidate position kept (:attr:`~evotune.learn.datagen.DatagenSettings.filter`)."""
@@ -57,8 +57,8 @@ def td_column(opening: Opening, scores, result: str, lam: float = LAMBDA) -> np.
     ``scores``); they are turned to White's view and clipped to +-SCORE_LIMIT (32000), as the
     trainer clips the scores it reads, so a mate score counts as a certain result (its sigmoid is
     1 or 0 in double precision). Position t's target is the lambda-return of the following
-    scores and the result (:func:`evotune.learn.nn.td.td_targets` over the WHOLE game, every
-    engine-move ply, whichever positions are sampled), written as :func:`~evotune.learn.nn.td.
+    scores and the result (:func:`evotune.learn.nn.tdtargets.td_targets` over the WHOLE game, every
+    engine-move ply, whichever positions are sampled), written as :func:`~evotune.learn.nn.tdtargets.
     td_scores` does: ``SCALE * logit(G_t)`` rounded to whole centipawns and clipped to
     +-SCORE_LIMIT (a certain result, e.g. the last position of a decisive game, is +-32000; of a
     drawn one, 0). A training with wdl 0 reads the column back as G_t.

@@ -32,7 +32,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..engine.movemodel import MoveModel, move_model_bytes
+from ..engine.movemodel.modelfile import MoveModel, move_model_bytes
 from ..errors import ConfigError, EvotuneError, StoreError
 from ..fileio import check_writable
 from ..runs.fitconfig import DataFile, data_files_from_list

@@ -1,8 +1,8 @@
-"""``evotune nn train-moves``: fit a move model (engine/movemodel.py) to the moves a search chose.
+"""``evotune nn train-moves``: fit a move model (engine/movemodel/modelfile.py) to the moves a search chose.
 
 Data: ``FEN | score | result | move`` lines (``evotune label --move``: the labelling engine's
 search chose ``move``). Each position's legal moves and their active features come from the
-core (:func:`~evotune.engine.movemodel.move_features`: every block; a feature set 1 training
+core (:func:`~evotune.engine.movemodel.modelfile.move_features`: every block; a feature set 1 training
 reads the first 8, set 2 all 16); the loss is the softmax cross-entropy of the chosen move over
 the legal moves (nats; with ``target`` ``visits``, of the shares of a UCT search's root visits,
 ``label --visits``'s fifth field: AlphaZero's policy target), the model's score being the sum
@@ -33,8 +33,9 @@ import chess
 import numpy as np
 from numba import njit
 
-from ..engine.movecore import move_features
-from ..engine.movemodel import (
+from ..engine.movemodel.chessref import ordering_scores
+from ..engine.movemodel.corescores import move_features
+from ..engine.movemodel.modelfile import (
     HIDDEN_MAX,
     N_BLOCKS,
     SCALE_DEFAULT,
@@ -42,7 +43,6 @@ from ..engine.movemodel import (
     SET_FEATURES,
     WEIGHT_MAX,
     MoveModel,
-    ordering_scores,
 )
 from ..errors import ConfigError, FieldError
 from ..fileio import read_text

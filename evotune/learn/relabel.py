@@ -9,7 +9,7 @@ score | result``, datagen's ``fen``/``epd``/``text`` lines, EPD with ``c9``) and
 labelling engine's score, the input's game result kept; with ``move`` a fourth field, the move
 the engine chose (``FEN | score | result | move``: the move model's data); with ``visits`` a
 fifth, the root moves' visits of the engine's UCT search (``... | move | e2e4:312 d2d4:200``,
-:attr:`~evotune.match.records.GameRecord.last_visits`: a visit-distribution target).
+:attr:`~evotune.match.gamerecord.GameRecord.last_visits`: a visit-distribution target).
 
 Position ``i`` is one game of a single engine move from that position (``Limits.max_plies`` 1)
 played through :func:`evotune.match.runner.map_games`, the single parallel path; the other side

@@ -6,8 +6,8 @@ Only plain data crosses a process boundary: a :class:`GameTask` in, a :class:`Ga
 from __future__ import annotations
 
 from .fixtures import STOPS, Fixture, GameTask, MatchSettings, decisive_settled
+from .gamerecord import GameRecord, record_to_pgn_game, write_pgn, write_pgn_text
 from .openings import Opening, OpeningSuite, draw_opening, load_suite, opening_generator
-from .records import GameRecord, record_to_pgn_game, write_pgn, write_pgn_text
 from .runner import GameProgress, map_games, play_match, play_task, run_fixtures, warm_up
 from .scoring import MatchResult, SprtParams, SprtResult, match_result
 

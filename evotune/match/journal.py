@@ -20,7 +20,7 @@ from typing import Protocol
 from ..fileio import file_digest
 from ..players import PlayerSpec
 from .fixtures import MatchSettings
-from .records import GameRecord
+from .gamerecord import GameRecord
 from .scoring import SprtParams
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ConfigError
-from .records import GameRecord
+from .gamerecord import GameRecord
 
 ELO = 400.0 / math.log(10.0)
 """Elo per natural logit unit."""

@@ -26,16 +26,17 @@ import joblib
 
 from ..engine import compile_estimate, core_is_compiled, play_game, record_compile
 from ..errors import ConfigError, StoreError
+from ..limits import Limits
 from ..players import PlayerSpec
 from ..players.external import close_all
-from ..players.game import play_players_game
+from ..players.gameloop import play_players_game
 from ..players.nets import evaluation
 from ..reaper import children_ignore_ctrl_c, quiet_pool_threads, worker_ignores_ctrl_c
 from ..space import SHANNON_REFERENCE
 from .fixtures import Fixture, GameTask, MatchSettings, decisive_settled, game_task, games_before_verdict
+from .gamerecord import GameRecord, leaf_array
 from .journal import Journal
 from .openings import Opening, draw_opening, opening_generator
-from .records import GameRecord, leaf_array
 from .scoring import MatchResult, SprtParams, match_result, pentanomial_from_records, sprt
 
 log = logging.getLogger(__name__)
@@ -73,8 +74,7 @@ def play_task(task: GameTask) -> GameRecord:
     timed = (lim.movetime > 0 or lim.tc is not None) \
         and not (task.white.search.is_alphabeta and task.black.search.is_alphabeta)
     if task.white.is_builtin and task.black.is_builtin and not timed:
-        out = play_game(board, evaluation(task.white), evaluation(task.black), depth=lim.depth,
-                        nodes=lim.nodes, max_plies=lim.max_plies, adjudication=lim.adjudication,
+        out = play_game(board, evaluation(task.white), evaluation(task.black), limits=lim,
                         features=(task.white.features, task.black.features),
                         settings=(task.white.search, task.black.search),
                         boards=task.record_boards)
@@ -123,7 +123,8 @@ def warm_up() -> None:
         log.warning("compiling the engine core, about %.0f s, once (later commands load it "
                     "from the cache)", compile_estimate())
     t0 = time.perf_counter()
-    play_game(Opening().board(), SHANNON_REFERENCE, SHANNON_REFERENCE, depth=1, max_plies=2)
+    play_game(Opening().board(), SHANNON_REFERENCE, SHANNON_REFERENCE,
+              limits=Limits(depth=1, max_plies=2))
     _WARM = True
     if compiling:
         record_compile(time.perf_counter() - t0)

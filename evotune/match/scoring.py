@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError
-from .records import GameRecord
+from .gamerecord import GameRecord
 
 Z95 = 1.959963984540054
 """Two-sided 95% normal quantile."""

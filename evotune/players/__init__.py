@@ -5,7 +5,7 @@ with a weight vector or a network file (its :attr:`PlayerSpec.evaluation`), or a
 by a command with UCI options. Worker processes turn specs into live players (one engine process
 per side, reused); two built-in players play a whole game inside the numba core
 (``evotune.engine.play_game``), any other pairing is played move by move on a python-chess board
-by :mod:`evotune.players.game`.
+by :mod:`evotune.players.gameloop`.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..engine.evaluation import SHANNON, Evaluation, evaluation_of
 from ..space import Weights
-from ..spec.search import SearchSettings
+from ..spec.searchsettings import SearchSettings
 
 
 @dataclass(frozen=True)

@@ -4,22 +4,22 @@ A PlayerSpec crosses process boundaries as plain data: a net player carries its 
 path and the net's checksum, and each process reads the file once (:func:`evaluation`), refusing
 a file that changed since the player was made. A player of a run that tunes the net's output
 layer (``evotune run --engine nnue:FILE``) carries its output weights, bias and scale as its
-``weights`` (:func:`~evotune.engine.netoutput.output_names`): its Net is the file's with that
-output layer (:func:`~evotune.engine.netoutput.with_output`), made once per process and vector.
+``weights`` (:func:`~evotune.engine.net.outputlayer.output_names`): its Net is the file's with that
+output layer (:func:`~evotune.engine.net.outputlayer.with_output`), made once per process and vector.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..engine.evaluation import EVALUATIONS, Evaluation, spec_evaluation
-from ..engine.netfile import read_net
-from ..engine.netoutput import output_names, output_ranges, output_values
+from ..engine.net.network import read_net
+from ..engine.net.outputlayer import output_names, output_ranges, output_values
 from ..errors import NetError
 from ..space import Weights
 from ..spec.features import NNUE
 from ..spec.file import engine_spec_from_text
 from ..spec.model import EngineSpec
-from ..spec.search import SearchSettings
+from ..spec.searchsettings import SearchSettings
 from . import PlayerSpec
 
 
@@ -45,7 +45,7 @@ def output_weights(path: str) -> list[tuple[str, float, float, float, float, flo
     """The output layer of the net in ``path`` as weights (an engine spec's
     :data:`~evotune.spec.model.NetWeights`): per weight (name, the file's value, default lower
     and upper bounds, and the range a bound may not leave), as
-    :func:`~evotune.engine.netoutput.output_ranges` states them."""
+    :func:`~evotune.engine.net.outputlayer.output_ranges` states them."""
     net = read_net(path)
     return [(n, float(v), float(lo), float(hi), float(least), float(most))
             for n, v, (lo, hi, least, most) in zip(output_names(net.hidden),

@@ -10,7 +10,7 @@ weights mapped to the engine's option names and scales
 from __future__ import annotations
 
 from ..engine.evaluation import spec_evaluation
-from ..engine.movemodel import cached_model
+from ..engine.movemodel.modelfile import cached_model
 from ..errors import ConfigError, EngineError, WeightsError
 from ..space import Weights
 from ..spec.model import EngineSpec

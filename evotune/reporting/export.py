@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..engine.evaluation import spec_evaluation
-from ..engine.netfile import FORMATS as NET_FORMATS
-from ..engine.netfile import SCALE, Net, net_bytes, read_net
-from ..engine.netoutput import with_output
+from ..engine.net.network import FORMATS as NET_FORMATS
+from ..engine.net.network import SCALE, Net, net_bytes, read_net
+from ..engine.net.outputlayer import with_output
 from ..errors import ConfigError, NetError, StoreError
 from ..runs.config import RunConfig, known_strategy
 from ..runs.kinds import recommend

@@ -36,7 +36,7 @@ from ..fileio import atomic_write_bytes, atomic_write_text
 from ..runs.rundata import RunData, keeps_population, one_vector_name
 from ..runs.store import Store
 from .figure import color_cycle, finish, new_figure
-from .gauntlet import gauntlet_figure
+from .gauntletplot import gauntlet_figure
 from .manyplots import choose_squares, many_weight_figures, squares_figure
 from .strength import strength_curve, strength_figure
 from .tables import MAX_LINES, is_many
@@ -286,7 +286,7 @@ RUN_INPUTS = ("manifest.json", "state.json", "engine-spec.json", "verify.json", 
               "verify-curve.json", "texel.json")
 """A run's files that its figures depend on (its generations are fixed by its state: a
 generation file, once its state commits it, never changes)."""
-DRAWING_CODE = ("plots.py", "manyplots.py", "gauntlet.py", "figure.py", "tables.py",
+DRAWING_CODE = ("plots.py", "manyplots.py", "gauntletplot.py", "figure.py", "tables.py",
                 "strength.py")
 
 

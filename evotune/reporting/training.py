@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..engine.netfile import FORMATS, net_bytes
+from ..engine.net.network import FORMATS, net_bytes
 from ..errors import ConfigError, StoreError
 from ..fileio import atomic_write_text
 from ..learn.nn.trainrun import stored_net

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..errors import StoreError
 from ..fileio import atomic_write_text
-from ..match.records import GameRecord
+from ..match.gamerecord import GameRecord
 from .records import GameLine, parse_game_line
 
 SYNC_SECONDS = 1.0

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..engine.evaluation import Evaluation, spec_evaluation
-from ..engine.movemodel import cached_model
+from ..engine.movemodel.modelfile import cached_model
 from ..errors import ConfigError
 from ..limits import Limits
 from ..paths import held_out_openings, resolve_openings_path

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import StoreError
 from ..fileio import append_text, atomic_write_bytes, atomic_write_json, atomic_write_text
-from ..match.records import GameRecord
+from ..match.gamerecord import GameRecord
 from .config import run_config_from_dict
 from .fitconfig import DataFile
 from .gamelog import read_game_log

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from ..engine.netfile import read_net
+from ..engine.net.network import read_net
 from ..learn.nn.trainrun import NET_FILE
 from ..runs.store import Store
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..errors import StoreError
-from ..match.records import GameRecord
+from ..match.gamerecord import GameRecord
 from ..match.scoring import (
     SprtParams,
     elo_error,
@@ -36,7 +36,7 @@ Key = tuple[int, int, int, int]
 @dataclass(frozen=True)
 class Played:
     """What the page keeps of one game: its key and A's points (a stand-in for the
-    :class:`~evotune.match.records.GameRecord` the scoring functions read)."""
+    :class:`~evotune.match.gamerecord.GameRecord` the scoring functions read)."""
 
     key: Key
     """(generation, fixture, pair, game)."""

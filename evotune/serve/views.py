@@ -40,7 +40,7 @@ from .facts import fit_facts, net_facts
 from .journals import LogCache
 from .matches import MatchReader
 from .series import GenerationCache, all_played
-from .weights import WeightSeries, columns, first_look, space_of, weights_series
+from .weightcharts import WeightSeries, columns, first_look, space_of, weights_series
 
 SIGNED_FILES = ("manifest.json", "state.json", "final-check.json", "guard.json", "verify.json",
                 "verify-curve.json",
@@ -198,7 +198,7 @@ class Reader:
 
     def columns(self, run_id: str, index: list[int]) -> dict:
         """The trajectories of the weights ``index`` of a run (those the first look left out:
-        :func:`evotune.serve.weights.columns`)."""
+        :func:`evotune.serve.weightcharts.columns`)."""
         store = self.store(run_id)
         ws = self._series(store)
         return {"columns": {}, "std_columns": None} if ws is None else columns(ws, index)

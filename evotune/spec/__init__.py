@@ -3,7 +3,7 @@
 One package for the concept (issue 36): :mod:`~evotune.spec.model` (EngineSpec and WeightParam,
 the spec as values), :mod:`~evotune.spec.file` (the TOML reader of spec files, the only one),
 :mod:`~evotune.spec.start` (a spec started from earlier weights and its checksum),
-:mod:`~evotune.spec.search` (SearchSettings: the built-in engine's search and its weights),
+:mod:`~evotune.spec.searchsettings` (SearchSettings: the built-in engine's search and its weights),
 :mod:`~evotune.spec.features` (the feature sets' names, sizes and layout; constants the numba
 core compiles in) and :mod:`~evotune.spec.player` (the player grammar ``SPEC[:WEIGHTS|NET]``,
 parsed once into a typed reference).

@@ -29,7 +29,7 @@ FEATURE_SETS = ("shannon", "pst", "extended")
 """The linear feature sets, in the order of their codes (0, 1, 2) in the core."""
 FS_SHANNON, FS_PST, FS_EXTENDED = 0, 1, 2
 NNUE = "nnue"
-"""The network evaluation (engine/netfile.py, engine/core/nnue.py): not a linear feature set (no
+"""The network evaluation (engine/net/network.py, engine/core/nnue.py): not a linear feature set (no
 weight vector, no phi), but it shares the core's dispatch on the code below."""
 NETS = (NNUE,)
 """The evaluations that are networks read from a file (a spec's ``net``, ``SPEC:FILE``); the

@@ -19,7 +19,7 @@ from ..fileio import file_digest, read_text
 from ..paths import DATA_DIR, ENGINES_DIR
 from .features import feature_names, is_net
 from .model import EngineSpec, NetWeights, WeightParam
-from .search import SEARCH_WEIGHTS, SearchSettings, search_settings
+from .searchsettings import SEARCH_WEIGHTS, SearchSettings, search_settings
 from .start import with_start_values
 
 _WEIGHT_KEYS = {"name", "reference", "lower", "upper", "fixed", "option", "scale"}
@@ -338,7 +338,7 @@ def _weight_settings(data: dict, names, ref_values: dict, where: str, search_nam
     feature set; [[group]] tables give settings to every weight whose name matches their glob
     ``match`` (later groups win), then the reference file, then a [[weight]] table by name. The
     search's weights ``search_names`` follow, with the defaults of
-    :data:`~evotune.spec.search.SEARCH_WEIGHTS` that a [[weight]] table overrides. ``base``:
+    :data:`~evotune.spec.searchsettings.SEARCH_WEIGHTS` that a [[weight]] table overrides. ``base``:
     ``{name: (reference, lower, upper, ...)}`` of a net's output weights, the settings the
     tables start from; ``unnamed``: an 'nnue' spec read without its output weights (a table
     naming one is kept for the run that reads them, not checked here)."""

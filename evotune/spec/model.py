@@ -10,11 +10,11 @@ from dataclasses import dataclass
 
 from ..space import WeightSpace
 from .features import is_net
-from .search import SearchSettings
+from .searchsettings import SearchSettings
 
 NET_MAX_ABS = 100_000
 """The largest magnitude of a net's output layer as weights: its weights and bias are int16, its
-scale at most 100000 (engine/netfile.py's SCALE_MAX)."""
+scale at most 100000 (engine/net/network.py's SCALE_MAX)."""
 
 
 @dataclass(frozen=True)

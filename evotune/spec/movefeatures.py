@@ -1,6 +1,6 @@
 """The move model's features (issue 40): the one place their blocks are defined, read by the
 numba core (engine/core/movemodel.py, which compiles them in: this file is part of the core's
-cache key) and by the python-chess reference and the files (engine/movemodel.py). Plain Python.
+cache key) and by the python-chess reference and the files (engine/movemodel/modelfile.py). Plain Python.
 
 A model scores a move by one weight per block (the linear part) plus, when it has H > 0 hidden
 units, ``sum_j out_j * clip(acc_j, 0, 64) >> 6`` with ``acc_j = bias_j + sum of the move's

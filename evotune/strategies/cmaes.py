@@ -15,8 +15,9 @@ rank changes between the two results measure the noise, and while it is high the
 candidate are raised by ``alphaevals`` (up to ``max_evals`` times ``games``), falling back by
 ``alphaevals^-1/4`` when it is low. pycma also raises the step size by ``alphasigma`` on noise;
 here that is ``noise_sigma = 1`` (the factor's exponent), off by default: a tune's differences of
-a few Elo stay noisy at any step, so the step grew without end (-1,400 Elo in the simulator). The second results are stored
-beside the first (state key ``retold``), so replay restores the handler with the optimiser.
+a few Elo stay noisy at any step, so the step grew without end (-1,400 Elo in the simulator).
+The second results are stored beside the first (state key ``retold``), so replay restores the
+handler with the optimiser.
 """
 from __future__ import annotations
 

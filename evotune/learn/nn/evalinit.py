@@ -36,7 +36,7 @@ from ...errors import ConfigError, EvotuneError
 from ...spec.file import load_engine_spec
 from ...spec.player import parse_engine_ref
 from ...weightsio import load_weights_file
-from ..features import feature_set
+from ..phirows import feature_set
 from .bulletdata import board_fen
 from .data import SCORE_LIMIT, PackedData
 from .floatnet import FloatNet

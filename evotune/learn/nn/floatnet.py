@@ -1,7 +1,7 @@
 """The trainer's float net (:class:`FloatNet`): the parameters of a (768 K -> H) x 2 -> N net in
 float32, held in one flat vector in the quantised net's layout, with its king buckets' tables for
 the kernels (:mod:`evotune.learn.nn.kernels`) and its quantisation into the engine's
-:class:`~evotune.engine.netfile.Net`."""
+:class:`~evotune.engine.net.network.Net`."""
 from __future__ import annotations
 
 import hashlib
@@ -9,8 +9,7 @@ import hashlib
 import chess
 import numpy as np
 
-from ...engine.netfile import INPUTS, Net, from_floats
-from ...engine.netinputs import (
+from ...engine.net.inputs import (
     KING_BUCKET_PRESETS,
     PLAIN_MAP,
     BucketShape,
@@ -18,6 +17,7 @@ from ...engine.netinputs import (
     king_bucket_map,
     king_view,
 )
+from ...engine.net.network import INPUTS, Net, from_floats
 from ...errors import FieldError, NetError
 from ...seeding import STREAM_NN_TRAIN, generator
 from .kernels import SCALE
@@ -176,7 +176,7 @@ class FloatNet(BucketShape):
 
     def quantised(self) -> Net:
         """The engine's integer net: l0w, l0b times QA (255), l1w times QB (64), l1b times
-        QA * QB, rounded half away from zero as bullet saves them (netfile.from_floats); a
+        QA * QB, rounded half away from zero as bullet saves them (net.network.from_floats); a
         factoriser merged first (:meth:`merged`)."""
         if self.factorised:
             return self.merged().quantised()

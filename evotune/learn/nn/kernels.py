@@ -1,6 +1,6 @@
 """The trainer's numba kernels: feature expansion, forward, backward, AdamW.
 
-The net (float32, the layout of :class:`evotune.engine.netfile.Net`): ``l0w`` (768 K, H), ``l0b``
+The net (float32, the layout of :class:`evotune.engine.net.network.Net`): ``l0w`` (768 K, H), ``l0b``
 (H,), ``l1w`` (N, 2H), ``l1b`` (N,) for K king buckets and N output buckets (1 and 1: the plain
 net). For a position seen from the side to move, ``a_s`` and ``a_n`` = l0b + the sum of the rows
 of ``l0w`` of the active features of the side to move's and of the other side's perspective;
@@ -8,7 +8,7 @@ with ``o`` its output bucket, ``out = l1b[o] + act(a_s) . l1w[o, :H] + act(a_n) 
 with act = SCReLU (clamp(x, 0, 1)^2) or CReLU (clamp(x, 0, 1)); the evaluation in centipawns is
 ``out * SCALE`` (SCALE = 400), so the predicted score is ``sigmoid(out)`` (base e).
 
-Buckets (engine/netinputs.py states bullet's rules): a perspective's features are its Chess768
+Buckets (engine/net/inputs.py states bullet's rules): a perspective's features are its Chess768
 indices, with king buckets mirrored (``^ 7``) when its own king stands on files e-h and offset by
 ``768 * bucket``; the kernels read both from a table of 64 entries indexed by that king's square
 seen from the perspective (``kofs``, ``kflip``: :func:`evotune.learn.nn.floatnet.king_tables`;
@@ -93,7 +93,7 @@ def to_king_bucket(kofs, kflip, feats, n):
     king's bucket: its king is the feature ``320 + square`` (its own colour, type 6; the square
     seen from it), and every feature becomes ``(f ^ kflip[square]) + kofs[square]`` (the board
     mirrored on files e-h, the bucket's block of 768 rows). A board without that king keeps
-    bucket 0, unmirrored (as engine/netinputs.features)."""
+    bucket 0, unmirrored (as engine/net/inputs.features)."""
     king = -1
     for j in range(n):
         if 320 <= feats[j] < 384:

@@ -1,5 +1,5 @@
 """Training a (768 K -> H) x 2 -> N net on labelled positions, on the CPU, in numba (K king
-buckets and N output buckets as the engine's nets, engine/netinputs.py; 1 and 1: the plain net).
+buckets and N output buckets as the engine's nets, engine/net/inputs.py; 1 and 1: the plain net).
 
 No deep-learning framework: PyPI's torch for Linux is a 3-4 GB CUDA install, and a framework
 gains nothing on 32 sparse inputs. The input layer is a gather-add of at most 32 rows forward
@@ -30,8 +30,8 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from ...engine.netfile import ACTIVATIONS, HIDDEN_MAX, HIDDEN_MIN, Net, read_net
-from ...engine.netinputs import OUTPUT_BUCKETS_MAX, bucket_count, king_bucket_map, parse_king_buckets
+from ...engine.net.inputs import OUTPUT_BUCKETS_MAX, bucket_count, king_bucket_map, parse_king_buckets
+from ...engine.net.network import ACTIVATIONS, HIDDEN_MAX, HIDDEN_MIN, Net, read_net
 from ...errors import FieldError, NetError
 from ...runs.trainconfig import EpochLine as EpochRecord
 from ...seeding import STREAM_NN_TRAIN, generator
@@ -407,7 +407,7 @@ def train(data_paths, *, workers: int = 1, init: FloatNet | Net | str | Path | N
     val_block, king_buckets, output_buckets ...). Returns the per-epoch records and the float
     net.
 
-    ``init``: the starting net, a float net, an integer :class:`~evotune.engine.netfile.Net` or
+    ``init``: the starting net, a float net, an integer :class:`~evotune.engine.net.network.Net` or
     a net file (either format; its values divided by QA and QB) of the settings' shape (hidden
     size, activation, king and output buckets); default a random net of the seed. Every input
     is checked before anything is written (the data cache included): the settings, the thread

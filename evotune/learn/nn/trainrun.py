@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...engine.netfile import Net, net_bytes, read_net
+from ...engine.net.network import Net, net_bytes, read_net
 from ...errors import ConfigError, EvotuneError, FieldError, StoreError
 from ...fileio import check_input_file
 from ...runs.fitconfig import DataFile

@@ -19,7 +19,7 @@ from evotune.engine.bench import BENCH_FENS
 from evotune.players.nets import evaluation
 from evotune.players.spec import player_from_engine_spec
 from evotune.spec.file import load_engine_spec
-from evotune.spec.search import SearchSettings, _reduce
+from evotune.spec.searchsettings import SearchSettings, _reduce
 
 MODEL = str(Path(__file__).resolve().parent / "tree-quiet-lin.evomove")
 

@@ -16,8 +16,8 @@ the smallest search). ``isready`` is answered at once during a search, also behi
 that waits for one. Every output line is flushed.
 
 This module is the engine's state and its protocol loop (commands in, a search thread, lines
-out); the text of ``go`` and ``position`` is read by :mod:`evotune.engine.ucicommands`, the
-options are declared and checked by :mod:`evotune.engine.ucioptions`.
+out); the text of ``go`` and ``position`` is read by :mod:`evotune.engine.uci.commands`, the
+options are declared and checked by :mod:`evotune.engine.uci.engineoptions`.
 """
 from __future__ import annotations
 
@@ -34,17 +34,18 @@ from typing import IO
 import chess
 import numpy as np
 
-from .. import __version__
-from ..errors import ConfigError, EvotuneError
-from ..spec.file import load_engine_spec
-from ..spec.model import EngineSpec
-from ..weightsio import load_weights_file
-from .evaluation import evaluation_of
-from .netfile import Net, read_net
-from .searches import SearchTree
+from ... import __version__
+from ...errors import ConfigError, EvotuneError
+from ...spec.file import load_engine_spec
+from ...spec.model import EngineSpec
+from ...weightsio import load_weights_file
+from ..api import iterate, search
+from ..evaluation import evaluation_of
+from ..net.network import Net, read_net
+from ..searches import SearchTree
+from .commands import LEAST, MAX_NODES, GoPlan, format_score, parse_go, parse_position
+from .engineoptions import EVAL_FILE, SpinOptions, option_lines, parse_setoption
 from .timeman import LAG_WEIGHT
-from .ucicommands import LEAST, MAX_NODES, GoPlan, format_score, parse_go, parse_position
-from .ucioptions import EVAL_FILE, SpinOptions, option_lines, parse_setoption
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +114,6 @@ class UciEngine:
         loading code. The searches are the smallest that run that code (depth 1; 64 nodes, a
         UCT budget counted in nodes, so that no leaf search outgrows it) and read
         ``_warm_stop``, so the warm-up is the loading of the code and never a search."""
-        from . import iterate, search
         list(iterate(chess.STARTING_FEN, np.array([100, 300, 330, 500, 900, 10],
                                                   dtype=np.float64), depth=1, nodes=64,
                      stop=self._warm_stop))
@@ -339,7 +339,7 @@ class UciEngine:
         """Seconds the GUI charges a move beyond the engine's own time from reading ``go`` to
         writing ``bestmove`` (pipes, its reading, scheduling): a moving average over the moves
         of a side under a clock with increment (the clock at a ``go`` against the one before,
-        less the time taken, plus the increment). :func:`~evotune.engine.timeman.allot` keeps it
+        less the time taken, plus the increment). :func:`~evotune.engine.uci.timeman.allot` keeps it
         off the plan."""
         return self._lag
 
@@ -364,8 +364,6 @@ class UciEngine:
                  plan: GoPlan) -> str:
         """The search of ``go``: with ``weights`` (the spec's: the evaluation's, then the
         search's) or, for a net's spec, with ``net`` and the search's ``weights``."""
-        from . import iterate
-
         if not self.spec.search.is_alphabeta:
             return self._search_other(board, weights, net, plan)
         evaluation = weights if net is None else net
@@ -391,8 +389,6 @@ class UciEngine:
         the spec's ``budget`` unit, so that one deep leaf cannot outgrow ``go nodes 1``), ``go
         movetime``, a clock or ``go infinite`` stop it through the stop flag, and otherwise
         (``go depth``) the spec's default budget applies."""
-        from . import search
-
         n = self.spec.eval_size
         settings = self.spec.search.with_weights(weights[n:])
         if plan.nodes and settings.algorithm == "uct":

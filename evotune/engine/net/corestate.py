@@ -1,7 +1,7 @@
 """Nets in the core's state: the header a net puts in the weights slots and the tail of ``S`` that
 holds the nets' arrays and the accumulator stack (layout in engine/core/nnue.py).
 
-The engine's API takes a :class:`~evotune.engine.netfile.Net` where it takes the weights of a
+The engine's API takes a :class:`~evotune.engine.net.network.Net` where it takes the weights of a
 linear feature set, with ``features="nnue"``; this module turns one or two such values (the two
 sides of a core game) into the int64 rows for ``S[S_W:]`` and one :class:`Tail`.
 """
@@ -12,18 +12,18 @@ from dataclasses import dataclass
 import chess
 import numpy as np
 
-from ..errors import WeightsError
-from .core import layout as T
-from .core import nnue as N
-from .netfile import Net
-from .netinputs import king_view
+from ...errors import WeightsError
+from ..core import layout as T
+from ..core import nnue as N
+from .inputs import king_view
+from .network import Net
 
 
 def as_net(value, what: str) -> Net:
     """``value`` when it is a Net; WeightsError naming ``what`` otherwise."""
     if not isinstance(value, Net):
         raise WeightsError(f"{what}: the nnue evaluation takes a network (a Net, e.g. "
-                           f"netfile.read_net(path)), not {type(value).__name__}")
+                           f"net.network.read_net(path)), not {type(value).__name__}")
     return value
 
 
@@ -67,7 +67,7 @@ def header(net: Net, net_off: int, acc_off: int, fin_off: int = 0) -> np.ndarray
 
 def king_views(net: Net) -> np.ndarray:
     """int64 (128,): for each perspective (White, Black) and square of its king, 8 x bucket +
-    flip (7 on files e-h, else 0), as netinputs.king_view states them (all 0 without king
+    flip (7 on files e-h, else 0), as net.inputs.king_view states them (all 0 without king
     buckets)."""
     return np.array([8 * b + x for persp in (chess.WHITE, chess.BLACK) for sq in range(64)
                      for b, x in [king_view(net.king_buckets, sq, persp)]], dtype=np.int64)

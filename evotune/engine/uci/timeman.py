@@ -22,7 +22,7 @@ MIN_THINK = 0.001
 """The plan when the clock has nothing to spare: the first iteration only."""
 LAG_WEIGHT = 0.25
 """Weight of the newest sample in the moving average of the lag
-(:meth:`evotune.engine.uci.UciEngine.lag`)."""
+(:meth:`evotune.engine.uci.frontend.UciEngine.lag`)."""
 
 
 def clock_reserve(inc: float) -> float:
@@ -35,7 +35,7 @@ def allot(clock: float, inc: float = 0.0, movestogo: int | None = None, *,
     """Seconds to think with ``clock`` seconds left and ``inc`` seconds of increment per move.
 
     A move costs its plan plus a lag the engine does not see (pipes, the GUI's reading,
-    scheduling): ``lag`` as measured (:meth:`evotune.engine.uci.UciEngine.lag`), at least
+    scheduling): ``lag`` as measured (:meth:`evotune.engine.uci.frontend.UciEngine.lag`), at least
     :data:`MOVE_OVERHEAD` when nothing is left. The side keeps a reserve
     (:func:`clock_reserve`). Above it the plan is the clock's share over the moves to go
     (``movestogo``, default :data:`MOVES_TO_GO`) plus :data:`INC_SHARE` of what the increment

@@ -3,7 +3,7 @@
 One shape, sizes free: ``(768 K -> H) x 2 -> N``, the community's perspective net (bullet's
 ``examples/simple.rs``; with K king buckets and N output buckets, its
 ``progression/3_input_buckets.rs``). The inputs are bullet's ``Chess768`` features, king-bucketed
-and mirrored as its ``ChessBucketsMirrored`` when K >= 2 (engine/netinputs.py); one accumulator
+and mirrored as its ``ChessBucketsMirrored`` when K >= 2 (engine/net/inputs.py); one accumulator
 per side shares the input weights; the output layer (the material bucket's row) reads the side to
 move's accumulator first. K = 1, N = 1 is the plain net. Everything is quantised as bullet saves
 it: input weights and biases int16 scaled by ``qa``, output weights int16 scaled by ``qb``, the
@@ -29,24 +29,11 @@ from pathlib import Path
 import chess
 import numpy as np
 
-from ..errors import NetError
-from ..fileio import atomic_write_bytes, read_input
-from ..seeding import STREAM_NET_INIT, generator
-from ..spec.features import NNUE_EVAL_LIMIT
-from .netinputs import (
-    INPUTS,
-    OUTPUT_BUCKETS_MAX,
-    PLAIN_MAP,
-    BucketShape,
-    bucket_count,
-    describe_buckets,
-    describe_map,
-    feature_index,  # noqa: F401  (re-exported: the inputs' home is netinputs)
-    features,
-    king_bucket_map,
-    output_bucket,
-)
-from .netlayout import (
+from ...errors import NetError
+from ...fileio import atomic_write_bytes, read_input
+from ...seeding import STREAM_NET_INIT, generator
+from ...spec.features import NNUE_EVAL_LIMIT
+from .fileformat import (
     BUCKETS_HEADER,
     BULLET_PAD,
     HEADER,
@@ -63,6 +50,19 @@ from .netlayout import (
     int_in,
     padded,
     payload_size,
+)
+from .inputs import (
+    INPUTS,
+    OUTPUT_BUCKETS_MAX,
+    PLAIN_MAP,
+    BucketShape,
+    bucket_count,
+    describe_buckets,
+    describe_map,
+    feature_index,  # noqa: F401  (re-exported: the inputs' home is net.inputs)
+    features,
+    king_bucket_map,
+    output_bucket,
 )
 
 MAX_ACTIVE = 32
@@ -102,7 +102,7 @@ class Net(BucketShape):
     qb: int = QB
     scale: int = SCALE
     king_buckets: tuple[int, ...] = PLAIN_MAP
-    """The king bucket of each of the 32 mirrored king squares (engine/netinputs.py); all 0: no
+    """The king bucket of each of the 32 mirrored king squares (engine/net/inputs.py); all 0: no
     king buckets (and no mirroring)."""
     output_buckets: int = 1
     """N (1..8): bullet's MaterialCount<N> output buckets."""

@@ -5,7 +5,7 @@ a gather-add of the active rows, SCReLU or CReLU, the sigmoid loss, the scatter-
 layer's gradient with ``np.add.at``, AdamW with clipping), vectorised over the batch with numpy,
 in sub-batches of ``SUB`` positions so that the gathered rows stay small. Nets with king buckets
 (``bucket_map``) and output buckets (N: the size of ``params["l1b"]``, ``l1w`` then (N, 2H)) as
-the engine's reference defines them (engine/netinputs.py: king_view, output_bucket). A factorised
+the engine's reference defines them (engine/net/inputs.py: king_view, output_bucket). A factorised
 net (``factoriser``): ``params["l0w"]`` holds its 768 K rows and then the factoriser's 768, and
 each feature f also activates row 768 K + f % 768.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import chess
 import numpy as np
 
-from ...engine.netinputs import INPUTS, PLAIN_MAP, bucket_count, king_view
+from ...engine.net.inputs import INPUTS, PLAIN_MAP, bucket_count, king_view
 from .data import NO_SCORE, PackedData
 from .kernels import MAX_FEATURES, SCALE
 
@@ -27,7 +27,7 @@ SUB = 1024
 def expand_batch(data: PackedData, idx: np.ndarray, bucket_map=PLAIN_MAP,
                  factoriser: bool = False) -> np.ndarray:
     """(B, 2, 32) Chess768 indices (side to move's, the other's) of positions ``idx``, with a
-    map of K >= 2 king buckets mirrored and offset as :func:`evotune.engine.netinputs.features`
+    map of K >= 2 king buckets mirrored and offset as :func:`evotune.engine.net.inputs.features`
     does; empty slots hold PAD (768 K). With a factoriser (B, 2, 64): the factoriser's rows
     768 K + f % 768 follow, and PAD is 768 (K + 1)."""
     occ = data.occ[idx]

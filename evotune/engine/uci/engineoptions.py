@@ -2,10 +2,10 @@
 its ``option`` field, with the weight's value as default and its bounds as min/max (a fixed
 weight: min = max = its reference); an ``nnue`` spec's net is the string option ``EvalFile``.
 Their ``option`` lines for the ``uci`` answer, and ``setoption`` read and checked; the engine
-(:class:`~evotune.engine.uci.UciEngine`) applies what they return."""
+(:class:`~evotune.engine.uci.frontend.UciEngine`) applies what they return."""
 from __future__ import annotations
 
-from ..spec.model import EngineSpec
+from ...spec.model import EngineSpec
 
 EVAL_FILE = "EvalFile"
 """The string option of an ``nnue`` spec's net (the file's path)."""

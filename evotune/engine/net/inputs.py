@@ -24,7 +24,7 @@ from typing import Protocol
 import chess
 import numpy as np
 
-from ..errors import NetError
+from ...errors import NetError
 
 INPUTS = 768
 """Input features per perspective and king bucket: 2 colours x 6 piece types x 64 squares."""
@@ -93,7 +93,7 @@ class _Shaped(Protocol):
 
 class BucketShape:
     """What a net derives from its bucket map and output buckets, shared by the quantised
-    :class:`~evotune.engine.netfile.Net` and the trainer's float net."""
+    :class:`~evotune.engine.net.network.Net` and the trainer's float net."""
 
     @property
     def king_bucket_count(self: _Shaped) -> int:

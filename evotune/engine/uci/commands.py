@@ -1,14 +1,14 @@
 """The text of the UCI commands the built-in engine's front end reads, and of the scores it
-writes: ``go`` (:class:`GoPlan`, its time planned by :func:`~evotune.engine.timeman.allot`),
+writes: ``go`` (:class:`GoPlan`, its time planned by :func:`~evotune.engine.uci.timeman.allot`),
 ``position`` (a board) and ``cp``/``mate`` scores. Pure parsing and formatting, no state:
-:class:`~evotune.engine.uci.UciEngine` acts on what they return."""
+:class:`~evotune.engine.uci.frontend.UciEngine` acts on what they return."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import chess
 
-from ..rules import MATE, MATE_BOUND
+from ...rules import MATE, MATE_BOUND
 from .timeman import allot
 
 MAX_DEPTH = 64

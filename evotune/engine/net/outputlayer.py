@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import NetError
-from .netfile import SCALE_MAX, Net
+from ...errors import NetError
+from .network import SCALE_MAX, Net
 
 OUTPUT_SCALE = "scale"
 """The name of the evaluation scale among a net's output weights."""

@@ -1,4 +1,4 @@
-"""The bytes of a net file (engine/netfile.py reads and writes them): evotune's header, its
+"""The bytes of a net file (engine/net/network.py reads and writes them): evotune's header, its
 version 2 extension for bucketed nets, bullet's padding, the sizes of the arrays, and the
 checks of the numbers a file holds.
 
@@ -10,8 +10,8 @@ import struct
 
 import numpy as np
 
-from ..errors import NetError
-from .netinputs import INPUTS, KING_BUCKETS_MAX, OUTPUT_BUCKETS_MAX
+from ...errors import NetError
+from .inputs import INPUTS, KING_BUCKETS_MAX, OUTPUT_BUCKETS_MAX
 
 HIDDEN_MIN, HIDDEN_MAX = 8, 1024
 """The hidden sizes evotune accepts."""

@@ -23,7 +23,7 @@ import numpy as np
 from ..engine import GameOutcome, SearchResult, SearchTree, features, search
 from ..engine.api import MAX_NODES
 from ..engine.evaluation import SHANNON
-from ..engine.timeman import allot
+from ..engine.uci.timeman import allot
 from ..errors import EngineError
 from ..limits import Limits
 from ..rules import Adjudicator, game_over
@@ -84,7 +84,7 @@ def play_players_game(white: PlayerSpec, black: PlayerSpec, board: chess.Board,
     Built-in alpha-beta sides search with ``depth`` and ``nodes`` (movetime and clocks do not
     apply to them); built-in UCT and probability sides search ``nodes`` (simulations / nodes),
     or for ``movetime`` seconds, or under the clock of ``tc`` as planned by
-    :func:`~evotune.engine.timeman.allot` (their time is taken off their clock; a UCT side keeps
+    :func:`~evotune.engine.uci.timeman.allot` (their time is taken off their clock; a UCT side keeps
     its tree between its moves when its settings reuse it); external sides get ``go depth
     <depth> [nodes <nodes>]``, or ``go movetime <ms> [nodes <nodes>]`` when ``movetime`` > 0 (it
     replaces the depth), or real clocks ``go wtime btime winc binc`` under a time control ``tc``

@@ -5,11 +5,11 @@ from __future__ import annotations
 import chess
 import numpy as np
 
-from .api import board_arrays, decode_move, to_board
-from .core import mcts as M
-from .core.game import move_features_core, move_scores_core
-from .core.layout import MAXMOVES
-from .movemodel import N_BLOCKS, MoveModel
+from ..api import board_arrays, decode_move, to_board
+from ..core import mcts as M
+from ..core.game import move_features_core, move_scores_core
+from ..core.layout import MAXMOVES
+from .modelfile import N_BLOCKS, MoveModel
 
 
 def move_features(position) -> tuple[list[chess.Move], np.ndarray]:
