@@ -42,7 +42,7 @@ def timed_run(cfg, start=None) -> tuple[object, float, float]:
 
 
 def overhead(args) -> None:
-    cfg = build_run_config(strategy="de", np=args.np, generations=args.generations,
+    cfg = build_run_config(strategy="de", population=args.np, generations=args.generations,
                            games=args.games, depth=args.depth, seed=args.seed, workers=1)
     summary, wall, game_seconds = timed_run(cfg)
     spent = wall - game_seconds

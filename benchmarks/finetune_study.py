@@ -91,7 +91,12 @@ def tune(runs: Path, start: Path, name: str, budget: int, seed: int, workers: in
     st = status(runs, rid)
     return {"strategy": strategy, "engine": engine, "games": st["games"],
             "seconds": st["seconds"], "generations": st["generation"],
-            "guard": st.get("guard")}
+            "final_check": st.get("final_check")}
+
+
+def final_check_of(info: dict) -> dict | None:
+    """A stored result's final check (results kept before the rename hold it as 'guard')."""
+    return info.get("final_check", info.get("guard"))
 
 
 def curve(results: Results, runs: Path, rid: str, *, every: int, games: int,
@@ -131,15 +136,15 @@ def final(results: Results, out: Path, runs: Path, rid: str, texel: Path, args) 
     if not weights.exists():
         weights.parent.mkdir(parents=True, exist_ok=True)
         st = status(runs, rid) or {}
-        guard = st.get("guard")
-        if guard and is_net:  # the strategy's output layer on the start net, whatever the
+        check = st.get("final_check")
+        if check and is_net:  # the strategy's output layer on the start net, whatever the
             # check decided (export writes the run's recommendation: the start, when the check
             # found the tuned layer no better, and the SPRT would play the start against itself)
             from evotune.engine.net.network import read_net, write_net
             from evotune.engine.net.outputlayer import with_output
-            write_net(with_output(read_net(args.net), guard["tuned"]), weights)
-        elif guard:  # the strategy's weights, whatever the check decided
-            weights.write_text(json.dumps(dict(zip(st["names"], guard["tuned"])), indent=1)
+            write_net(with_output(read_net(args.net), check["tuned"]), weights)
+        elif check:  # the strategy's weights, whatever the check decided
+            weights.write_text(json.dumps(dict(zip(st["names"], check["tuned"])), indent=1)
                                + "\n")
         else:
             evotune("export", rid, "--format", "evotune" if is_net else "json", "--runs-dir",
@@ -193,9 +198,9 @@ def artefacts(results: Results, out: Path, texel: Path, order: list[str], folder
         entry = {"name": rid, "strategy": info["strategy"], "engine": info["engine"],
                  "games": info["games"], "file": f"{rel}/{rid}.json",
                  "sha256": hashlib.sha256(w.read_bytes()).hexdigest(),
-                 "recommends": ("start" if info.get("guard") and not info["guard"]["better"]
-                                else "tuned"),
-                 "final_check": {k: v for k, v in (info.get("guard") or {}).items()
+                 "recommends": ("start" if final_check_of(info)
+                                and not final_check_of(info)["better"] else "tuned"),
+                 "final_check": {k: v for k, v in (final_check_of(info) or {}).items()
                                  if k not in ("tuned", "start")} or None}
         for key, depth in (("sprt3", 3), ("sprt5", 5)):
             m = results.get(f"{key}:{rid}")
@@ -245,7 +250,7 @@ def verdict(m: dict | None) -> str:
 
 def check(info: dict) -> str:
     """The run's final check, in a few words (its recommendation: tuned or start)."""
-    g = info.get("guard")
+    g = final_check_of(info)
     if not g:
         return "none"
     if g["verdict"] == "same":

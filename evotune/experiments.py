@@ -132,8 +132,8 @@ def _outcome(store: Store, verify: dict | None = None, curve: dict | None = None
 def paper_config(*, seed: int, workers: int = 0, backend: str = "local",
                  scheduler: str = "") -> RunConfig:
     """The paper's set-up (the run defaults) with a seed."""
-    return build_run_config(strategy="de", np=20, generations=50, games=4, depth=3, seed=seed,
-                            openings="book", workers=workers, backend=backend,
+    return build_run_config(strategy="de", population=20, generations=50, games=4, depth=3,
+                            seed=seed, openings="book", workers=workers, backend=backend,
                             scheduler=scheduler, params={"F": 0.5, "CR": 0.9})
 
 
@@ -187,7 +187,7 @@ def _compare_tail(engine: str, init: str) -> str:
             + ("" if init == "sample" else "-iref"))
 
 
-def compare_config(strategy: str, *, games_budget: int, seed: int, np_: int = 20,
+def compare_config(strategy: str, *, games_budget: int, seed: int, population: int = 20,
                    depth: int = 3, engine: str = "shannon", workers: int = 0,
                    backend: str = "local", scheduler: str = "", init: str = "sample"
                    ) -> RunConfig:
@@ -199,14 +199,14 @@ def compare_config(strategy: str, *, games_budget: int, seed: int, np_: int = 20
         raise ConfigError(f"--init must be 'sample' or 'reference', not {init!r}")
     params = {"init": "reference"} if init == "reference" else None
     cfg = build_run_config(
-        strategy=strategy, np=np_, generations=0, max_games=games_budget, games=4, depth=depth,
-        seed=seed, engine=engine, workers=workers, backend=backend, scheduler=scheduler,
-        params=params)
+        strategy=strategy, population=population, generations=0, max_games=games_budget, games=4,
+        depth=depth, seed=seed, engine=engine, workers=workers, backend=backend,
+        scheduler=scheduler, params=params)
     return with_budget(cfg, load_engine_spec(cfg.engine))
 
 
 def compare_strategies(*, strategies: tuple[str, ...], games_budget: int, seeds: int = 1,
-                       first_seed: int = 1, np_: int = 20, depth: int = 3,
+                       first_seed: int = 1, population: int = 20, depth: int = 3,
                        engine: str = "shannon", workers: int = 0,
                        backend: str = "local", scheduler: str = "",
                        verify_games: int = 200, verify_every: int = 0,
@@ -230,9 +230,9 @@ def compare_strategies(*, strategies: tuple[str, ...], games_budget: int, seeds:
         raise ConfigError(f"--strategies names {', '.join(twice)} more than once; each strategy "
                           "is one run per seed (use --seeds for repeats)")
     # every run's config is checked before the first one starts
-    plans = [(compare_config(strategy, games_budget=games_budget, seed=seed, np_=np_,
-                             depth=depth, engine=engine, workers=workers, backend=backend,
-                             scheduler=scheduler, init=init),
+    plans = [(compare_config(strategy, games_budget=games_budget, seed=seed,
+                             population=population, depth=depth, engine=engine,
+                             workers=workers, backend=backend, scheduler=scheduler, init=init),
               compare_run_id(strategy, games_budget, seed, engine, init))
              for seed in range(first_seed, first_seed + seeds) for strategy in strategies]
     outcomes = []

@@ -150,8 +150,8 @@ def call_cli(capsys):
 
 # ---- runs ---------------------------------------------------------------------------------------
 
-def _make_fake_run(tmp_path, run_id="fake", *, strategy="de", np_=6, generations=3, seed=7,
-                   games=4, **config):
+def _make_fake_run(tmp_path, run_id="fake", *, strategy="de", population=6, generations=3,
+                   seed=7, games=4, **config):
     from evotune.runs.config import build_run_config
     from evotune.runs.plan import plan_run
     from evotune.runs.records import Generation, MatchSummary, State
@@ -159,11 +159,12 @@ def _make_fake_run(tmp_path, run_id="fake", *, strategy="de", np_=6, generations
     from evotune.spec.file import load_engine_spec
     from evotune.strategies import make_strategy, strategy_class
 
-    cfg = build_run_config(strategy=strategy, np=np_, generations=max(generations, 1),
-                           games=games, seed=seed, depth=1, **config)
+    cfg = build_run_config(strategy=strategy, population=population,
+                           generations=max(generations, 1), games=games, seed=seed, depth=1,
+                           **config)
     store = Store.create(tmp_path, run_id, config=cfg.to_dict(), identity=plan_run(cfg).identity)
     space = load_engine_spec(cfg.engine).space(init_low=cfg.init_low, init_high=cfg.init_high)
-    params = {"np": np_, "games": games}
+    params = {"np": population, "games": games}
     if "np" not in strategy_class(strategy).PARAMS:  # spsa, cmaes: no population size
         params.pop("np")
     strat = make_strategy(strategy, space, params=params, seed=seed)
@@ -200,11 +201,11 @@ def _make_fake_run(tmp_path, run_id="fake", *, strategy="de", np_=6, generations
 
 @pytest.fixture(scope="session")
 def make_fake_run():
-    """``make_fake_run(folder, run_id="fake", *, strategy="de", np_=6, generations=3, seed=7,
-    games=4, **config)``: a finished stored run of ``generations`` generations, built the way the
-    tuning loop stores one, with a real strategy driven by random (seeded) match outcomes (no
-    game is played); ``config``: further run-config fields (engine, init_low, ...). Returns its
-    Store."""
+    """``make_fake_run(folder, run_id="fake", *, strategy="de", population=6, generations=3,
+    seed=7, games=4, **config)``: a finished stored run of ``generations`` generations, built the
+    way the tuning loop stores one, with a real strategy driven by random (seeded) match outcomes
+    (no game is played); ``config``: further run-config fields (engine, init_low, ...). Returns
+    its Store."""
     return _make_fake_run
 
 

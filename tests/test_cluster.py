@@ -23,9 +23,9 @@ from evotune.runs.config import build_run_config  # noqa: E402
 from evotune.runs.lifecycle import new_run  # noqa: E402
 from evotune.tuning.loop import execute  # noqa: E402
 
-SMALL = dict(strategy="de", np=4, generations=2, games=2, depth=1, seed=11, openings="book")
+SMALL = dict(strategy="de", population=4, generations=2, games=2, depth=1, seed=11, openings="book")
 # games long enough (depth 3, ~0.1 s each) that a worker is surely busy when it is killed
-KILL = dict(strategy="de", np=8, generations=2, games=4, depth=3, seed=3, openings="book")
+KILL = dict(strategy="de", population=8, generations=2, games=4, depth=3, seed=3, openings="book")
 
 
 

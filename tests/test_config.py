@@ -11,7 +11,8 @@ from evotune.spec.file import engine_spec_from_dict, load_engine_spec
 
 def test_defaults_are_the_papers_setup():
     cfg = build_run_config()
-    assert (cfg.strategy, cfg.np, cfg.games, cfg.limits.depth, cfg.generations) == ("de", 20, 4, 3, 50)
+    assert (cfg.strategy, cfg.population, cfg.games, cfg.limits.depth, cfg.generations) == \
+        ("de", 20, 4, 3, 50)
     space = load_engine_spec("shannon").space()
     assert space.reference == (100, 300, 330, 500, 900, 10)
     assert space.fixed == (True, False, False, False, False, False)
@@ -22,13 +23,30 @@ def test_precedence_defaults_file_flags(tmp_path):
     f = tmp_path / "c.toml"
     f.write_text('np = 8\ngames = 6\n[params]\nF = 0.7\nCR = 0.5\n')
     cfg = build_run_config(file=f, games=2, params={"CR": 0.2})
-    assert cfg.np == 8            # file over default
+    assert cfg.population == 8    # file over default
     assert cfg.games == 2         # flag over file
     assert cfg.params_dict() == {"F": 0.7, "CR": 0.2}
 
 
+def test_fields_stored_under_other_names_are_read_and_written_under_them():
+    """The population is stored as 'np' and the final check's settings as 'guard_*' (their names
+    in every manifest made before); only the fields are flags of build_run_config."""
+    cfg = build_run_config(population=6, final_check_games=300, final_check_openings="run")
+    stored = cfg.to_dict()
+    assert (stored["np"], stored["guard_games"], stored["guard_openings"]) == (6, 300, "run")
+    assert not {"population", "final_check_games", "final_check_openings"} & set(stored)
+    assert "np" in cfg.identity_dict() and "guard_games" not in cfg.identity_dict()
+    assert run_config_from_dict(stored) == cfg
+    for stored_name in ("np", "guard_games", "guard_openings"):
+        with pytest.raises(ConfigError, match=f"unknown option '{stored_name}'"):
+            build_run_config(**{stored_name: 4})
+    changed = config_differences(stored, build_run_config(population=8, final_check_games=0)
+                                 .to_dict())
+    assert changed == ["np: 6 -> 8"]  # the final check's settings leave the identity alone
+
+
 def test_print_config_round_trips(tmp_path):
-    cfg = build_run_config(np=10, seed=9, params={"F": 0.6})
+    cfg = build_run_config(population=10, seed=9, params={"F": 0.6})
     f = tmp_path / "c.toml"
     f.write_text(dump_config_toml(cfg))
     assert build_run_config(file=f) == cfg
@@ -37,7 +55,7 @@ def test_print_config_round_trips(tmp_path):
 
 @pytest.mark.parametrize("kwargs,msg", [
     ({"strategy": "pso"}, "unknown strategy 'pso'"),
-    ({"np": 3}, "NP >= 4"),
+    ({"population": 3}, "NP >= 4"),
     ({"games": 3}, "even number"),
     ({"depth": 0}, "depth must be an integer from 1 to 64"),
     ({"backend": "dask"}, "needs --scheduler"),

@@ -19,6 +19,7 @@ from evotune.runs.config import (
     build_run_config,
     dump_config_toml,
     run_config_from_dict,
+    stored_key,
 )
 
 V1_GAMES = Path(__file__).resolve().parent / "data" / "store-v1" / "games" / "manifest.json"
@@ -45,8 +46,8 @@ def test_a_format_1_games_config_reads_back_to_its_stored_keys_and_identity():
 
 
 CLOCK = dict(tc="60", time_margin=0.25, max_plies=300, nodes=5000, resign_score=900,
-             resign_moves=4, draw_score=10, draw_moves=8, draw_start_ply=40, guard_games=0,
-             strategy="spsa", np=4, params={"batch": 2})
+             resign_moves=4, draw_score=10, draw_moves=8, draw_start_ply=40, final_check_games=0,
+             strategy="spsa", population=4, params={"batch": 2})
 CLOCK_JSON = (
     '{"backend": "local", "book_plies": 8, "depth": 3, "draw_moves": 8, "draw_score": 10, '
     '"draw_start_ply": 40, "engine": "shannon", "games": 4, "generations": 50, '
@@ -56,7 +57,7 @@ CLOCK_JSON = (
     '"opponents": "", "params": {"batch": 2}, "resign_moves": 4, "resign_score": 900, '
     '"scheduler": "", "seed": 1, "strategy": "spsa", "tc": "60", "time_margin": 0.25, '
     '"workers": 0}')
-MOVETIME = dict(movetime=0.05, depth=2, opponents="shannon", guard_games=200)
+MOVETIME = dict(movetime=0.05, depth=2, opponents="shannon", final_check_games=200)
 MOVETIME_JSON = (
     '{"backend": "local", "book_plies": 8, "depth": 2, "draw_moves": 0, "draw_score": 0, '
     '"draw_start_ply": 0, "engine": "shannon", "games": 4, "generations": 50, '
@@ -89,11 +90,17 @@ def test_a_config_is_stored_as_before_and_reads_back_to_the_same_bytes(flags, st
     # openings, and the identity is the same (the check's openings never change the games)
     before = {k: v for k, v in json.loads(stored).items() if k != "guard_openings"}
     old = run_config_from_dict(before)
-    assert old.guard_openings == "run" and _identity(old) == identity
+    assert old.final_check_openings == "run" and _identity(old) == identity
 
 
 def test_every_setting_is_stored_once():
-    """A field added to RunConfig without a stored key would be dropped from every manifest."""
+    """A field added to RunConfig without a stored key would be dropped from every manifest; the
+    fields stored under another name (the population as 'np', the final check's under its old
+    name) are stored under exactly those."""
     fields = {f.name for f in dataclasses.fields(RunConfig)} - {"limits"}
     assert len(STORED_KEYS) == len(set(STORED_KEYS))
-    assert set(STORED_KEYS) == fields | set(LIMIT_KEYS) == set(RunConfig().to_dict())
+    assert set(STORED_KEYS) == {stored_key(f) for f in fields} | set(LIMIT_KEYS) \
+        == set(RunConfig().to_dict())
+    assert {f: stored_key(f) for f in fields if stored_key(f) != f} == {
+        "population": "np", "final_check_games": "guard_games",
+        "final_check_openings": "guard_openings"}

@@ -12,14 +12,15 @@ from evotune.runs.store import Store
 
 def test_paper_config_is_the_papers_setup():
     cfg = experiments.paper_config(seed=3)
-    assert (cfg.strategy, cfg.np, cfg.generations, cfg.games, cfg.limits.depth) == ("de", 20, 50, 4, 3)
+    assert (cfg.strategy, cfg.population, cfg.generations, cfg.games, cfg.limits.depth) == \
+        ("de", 20, 50, 4, 3)
     assert cfg.params_dict() == {"F": 0.5, "CR": 0.9}
     assert (cfg.init_low, cfg.init_high, cfg.openings) == (0.0, 1000.0, "book")
 
 
 def test_reproduce_prints_the_paper_table_beside_the_run(tmp_path, monkeypatch):
     tiny = lambda *, seed, workers=0, backend="local", scheduler="": build_run_config(  # noqa: E731
-        strategy="de", np=4, generations=2, games=2, depth=1, seed=seed, workers=1,
+        strategy="de", population=4, generations=2, games=2, depth=1, seed=seed, workers=1,
         backend=backend, scheduler=scheduler)
     monkeypatch.setattr(experiments, "paper_config", tiny)
     res = CliRunner().invoke(cli, ["reproduce", "de-paper", "--seeds", "2", "--workers", "1",

@@ -34,7 +34,7 @@ def _run(tmp_path: Path, run_id: str, **kw) -> Store:
     return store
 
 
-FAKE_RUN = dict(strategy="de", np=4, generations=2, games=2, depth=1, seed=3, max_plies=40,
+FAKE_RUN = dict(strategy="de", population=4, generations=2, games=2, depth=1, seed=3, max_plies=40,
                 openings="book")
 
 
@@ -46,7 +46,7 @@ def test_shannon_uci_run_equals_the_builtin_run_game_for_game(tmp_path, stored_g
     through pipes (2 workers) plays exactly the built-in run's games (1 worker), from the same
     start and settings (a uci spec's run starts from the reference and fine-tunes unless told
     otherwise: both runs here are told the same)."""
-    small = dict(strategy="de", np=4, generations=1, games=2, depth=2, seed=5,
+    small = dict(strategy="de", population=4, generations=1, games=2, depth=2, seed=5,
                  params={"init": "reference", "finetune": False, "selection": "paper"})
     builtin = _run(tmp_path, "builtin", engine="shannon", workers=1, **small)
     external = _run(tmp_path, "external", engine="shannon-uci", workers=2, **small)
@@ -181,7 +181,7 @@ def test_clocks_count_down_add_increments_and_flag_late_moves():
 
 @pytest.mark.slow
 def test_no_game_is_lost_on_time_at_2_plus_0_05_with_evotune_uci_on_both_sides(tmp_path):
-    store = _run(tmp_path, "tc", engine="shannon-uci", strategy="de", np=4, generations=1,
+    store = _run(tmp_path, "tc", engine="shannon-uci", strategy="de", population=4, generations=1,
                  games=2, depth=3, seed=2, max_plies=80, tc="2+0.05", workers=2)
     games = store.read_games()
     assert len(games) >= 4
@@ -192,7 +192,7 @@ def test_no_game_is_lost_on_time_at_2_plus_0_05_with_evotune_uci_on_both_sides(t
 # ---- gauntlets ----------------------------------------------------------------------------------------
 
 def test_gauntlet_run_against_two_opponents_one_of_them_a_uci_engine(tmp_path):
-    store = _run(tmp_path, "gauntlet", engine="shannon", strategy="de", np=4, generations=1,
+    store = _run(tmp_path, "gauntlet", engine="shannon", strategy="de", population=4, generations=1,
                  games=2, depth=1, seed=4, workers=2, opponents="shannon,shannon-uci")
     gens = store.generations()
     g1 = gens[1]
@@ -237,8 +237,8 @@ def test_gauntlet_run_against_two_opponents_one_of_them_a_uci_engine(tmp_path):
 
 @pytest.mark.skipif(not Path(STOCKFISH).exists(), reason="Debian's stockfish is not installed")
 def test_gauntlet_against_stockfish_at_skill_level_0(tmp_path):
-    store = _run(tmp_path, "sf", engine="shannon", strategy="de", np=4, generations=1, games=2,
-                 depth=1, seed=4, workers=1,
+    store = _run(tmp_path, "sf", engine="shannon", strategy="de", population=4, generations=1,
+                 games=2, depth=1, seed=4, workers=1,
                  opponents=f"{HERE / 'data' / 'stockfish.toml'},shannon")
     g1 = store.generations()[1]
     assert g1.gauntlet.opponents == ("stockfish", "shannon")

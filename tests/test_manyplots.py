@@ -27,7 +27,7 @@ from evotune.runs.rundata import load_run
 def runs(tmp_path_factory, make_fake_run, write_pst_spec):
     root = tmp_path_factory.mktemp("many")
     spec = write_pst_spec(root, extra=True)
-    kw = dict(engine=str(spec), init_low=-60, init_high=60, np_=6)
+    kw = dict(engine=str(spec), init_low=-60, init_high=60, population=6)
     make_fake_run(root, "de", generations=3, **kw)
     make_fake_run(root, "ea", strategy="ea", generations=2, **kw)
     return root, load_run("de", out_dir=root), load_run("ea", out_dir=root)

@@ -35,7 +35,7 @@ from evotune.tuning.loop import execute
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
-RUN = dict(np=6, games=2, depth=1, nodes=1500, max_plies=160, seed=4)
+RUN = dict(population=6, games=2, depth=1, nodes=1500, max_plies=160, seed=4)
 """Small games: depth 1 with a node limit (a random net's quiescence finds few cut-offs)."""
 FENS = ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
         "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
@@ -434,7 +434,7 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, net_file, call_cli, 
 
 def test_net_export_bad_input(tmp_path, net_file, call_cli):
     run_to_end(tmp_path, "lin", strategy="spsa", engine="shannon", generations=1, workers=1,
-               np=4, nodes=0)
+               population=4, nodes=0)
     run_to_end(tmp_path, "net", strategy="spsa", engine=f"nnue:{net_file}", generations=1,
                workers=1)
     out_file = str(tmp_path / "o.nnue")

@@ -23,7 +23,7 @@ from evotune.strategies.base import MatchOutcome
 from evotune.tuning.loop import execute
 
 START = {"pawn": 100, "knight": 310, "bishop": 330, "rook": 500, "queen": 900, "mobility": 10}
-MODEL = dict(strategy="de", np=4, generations=2, games=2, depth=1, seed=5,
+MODEL = dict(strategy="de", population=4, generations=2, games=2, depth=1, seed=5,
              params={"selection": "model", "init": "reference", "race_games": 8,
                      "race_elo": 100.0, "model_prior": 60.0})
 
@@ -223,9 +223,9 @@ def test_a_model_run_worse_than_its_start_still_recommends_its_start(tmp_path):
         "--param", "init_spread=0.5", "--final-check-games", "40", "--runs-dir", str(tmp_path),
         "--run-id", "worse"])
     assert res.exit_code == 0, res.output
-    guard = Store(tmp_path / "worse").read_guard()
-    assert guard is not None and guard.tuned != guard.start and not guard.better
-    assert guard.start == tuple(float(v) for v in START.values()) and guard.elo < 0
+    check = Store(tmp_path / "worse").read_final_check()
+    assert check is not None and check.tuned != check.start and not check.better
+    assert check.start == tuple(float(v) for v in START.values()) and check.elo < 0
     for rule in ("rated", "mean"):  # the check's verdict holds for every rule
         exported = CliRunner().invoke(cli, ["export", "worse", "--format", "json", "--recommend",
                                             rule, "--runs-dir", str(tmp_path)])

@@ -63,7 +63,7 @@ def test_recommend_mean_and_better_half(tmp_path, make_fake_run):
     from evotune.runs.kinds import recommend
     from evotune.runs.rundata import load_run
 
-    store = make_fake_run(tmp_path, generations=3, np_=6)
+    store = make_fake_run(tmp_path, generations=3, population=6)
     run = load_run(store)
     pop = np.array(store.read_generation(3).population)
     mean = recommend(run, "mean")
@@ -151,7 +151,7 @@ def test_better_half_of_an_ea_run_is_the_first_half_of_its_ranked_survivors(tmp_
     from evotune.runs.kinds import recommend
     from evotune.runs.rundata import load_run
 
-    store = make_fake_run(tmp_path, "ea", strategy="ea", generations=2, np_=6)
+    store = make_fake_run(tmp_path, "ea", strategy="ea", generations=2, population=6)
     pop = np.array(store.read_generation(2).population)  # survivors, best first
     half = recommend(load_run(store), "better-half")
     assert half.weights == tuple(np.rint(pop[:3].mean(axis=0)).tolist())

@@ -120,18 +120,18 @@ def test_conditions_as_fastchess_names_them():
 
 
 def test_final_check_block_from_its_record():
-    from evotune.runs.guard import Guard, guard_block
+    from evotune.runs.finalcheck import FinalCheck, final_check_block
 
     penta = (1, 2, 3, 3, 1)  # 10 pairs of the 20 games
-    guard = Guard(generation=4, tuned=(1.0,), start=(0.0,), games=20, wins=8, draws=5, losses=7,
-                  pentanomial=penta, elo=17.4, elo_error=90.0, verdict="undecided", better=True,
-                  openings="8moves_v3.pgn")
-    lines = guard_block(guard, Limits(depth=3))
+    check = FinalCheck(generation=4, tuned=(1.0,), start=(0.0,), games=20, wins=8, draws=5,
+                       losses=7, pentanomial=penta, elo=17.4, elo_error=90.0,
+                       verdict="undecided", better=True, openings="8moves_v3.pgn")
+    lines = final_check_block(check, Limits(depth=3))
     fig = block_figures(wins=8, draws=5, losses=7, pentanomial=penta,
                         sprt=sprt(penta, SprtParams(0.0, 5.0)))
     assert lines[:8] == block_lines(fig, "tuned", "start", where="3 plies, 8moves_v3.pgn")
     assert lines[-1] == "SPRT [0, 5]: no verdict after 20 games"
-    same = Guard(generation=4, tuned=(0.0,), start=(0.0,), games=0, wins=0, draws=0, losses=0,
-                 pentanomial=(0, 0, 0, 0, 0), elo=0.0, elo_error=0.0, verdict="same",
-                 better=False)
-    assert guard_block(same) == []
+    same = FinalCheck(generation=4, tuned=(0.0,), start=(0.0,), games=0, wins=0, draws=0,
+                      losses=0, pentanomial=(0, 0, 0, 0, 0), elo=0.0, elo_error=0.0,
+                      verdict="same", better=False)
+    assert final_check_block(same) == []

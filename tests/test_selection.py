@@ -1,4 +1,4 @@
-"""Selection under noise (races) and the final check of a run from given weights (the guard)."""
+"""Selection under noise (races) and the final check of a run from given weights."""
 from __future__ import annotations
 
 import json
@@ -14,7 +14,13 @@ from click.testing import CliRunner
 from evotune.cli import cli
 from evotune.reporting.export import export_run
 from evotune.runs.config import build_run_config, run_config_from_dict
-from evotune.runs.lifecycle import new_run, resolve_guard, tuning_games, with_budget, with_start
+from evotune.runs.lifecycle import (
+    new_run,
+    resolve_final_check,
+    tuning_games,
+    with_budget,
+    with_start,
+)
 from evotune.runs.store import Store
 from evotune.space import WeightSpace
 from evotune.spec.file import load_engine_spec
@@ -91,25 +97,25 @@ def test_a_run_from_earlier_weights_races_and_cmaes_mirrors_by_default(tmp_path)
     assert "selection" not in random_start.params_dict()  # the paper's problem keeps its rule
 
 
-# ---- the guard's share of the budget ----------------------------------------------------------
+# ---- the final check's share of the budget ----------------------------------------------------
 
-def test_guard_games_are_a_share_of_the_budget_and_none_from_random_weights(tmp_path):
+def test_final_check_games_are_a_share_of_the_budget_and_none_from_random_weights(tmp_path):
     ref = build_run_config(strategy="spsa", params={"init": "reference"})
-    assert [resolve_guard(ref, n) for n in (300, 1000, 20_000, 60_000, 100_000)] == \
+    assert [resolve_final_check(ref, n) for n in (300, 1000, 20_000, 60_000, 100_000)] == \
         [150, 200, 2000, 4000, 4000]
-    assert resolve_guard(build_run_config(strategy="spsa"), 20_000) == 0  # a random start
-    assert resolve_guard(build_run_config(strategy="spsa", guard_games=600,
-                                          params={"init": "reference"}), 20_000) == 600
+    assert resolve_final_check(build_run_config(strategy="spsa"), 20_000) == 0  # a random start
+    assert resolve_final_check(build_run_config(strategy="spsa", final_check_games=600,
+                                                params={"init": "reference"}), 20_000) == 600
     spec = with_start_values(load_engine_spec("shannon"), list(START.values()), source="test")
     cfg = with_budget(build_run_config(strategy="spsa", max_games=20_000, generations=0), spec)
-    assert cfg.guard_games == 2000 and tuning_games(cfg) == 18_000
+    assert cfg.final_check_games == 2000 and tuning_games(cfg) == 18_000
     assert cfg.params_dict()["budget"] == 18_000  # SPSA's schedule ends where the check starts
     # a run stored before final checks existed has none, and keeps its identity
     old = {k: v for k, v in cfg.to_dict().items() if k != "guard_games"}
-    assert run_config_from_dict(old).guard_games == 0
+    assert run_config_from_dict(old).final_check_games == 0
 
 
-def test_bad_guard_games_is_one_line_and_exit_2(tmp_path):
+def test_bad_final_check_games_is_one_line_and_exit_2(tmp_path):
     res = _evotune("run", "--final-check-games", "3", "--runs-dir", str(tmp_path))
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
     assert "--final-check-games must be 0" in res.stderr and "even" in res.stderr
@@ -118,7 +124,7 @@ def test_bad_guard_games_is_one_line_and_exit_2(tmp_path):
 
 # ---- runs: determinism and the final check ----------------------------------------------------
 
-RACE = dict(strategy="de", np=4, generations=2, games=2, depth=1, seed=5,
+RACE = dict(strategy="de", population=4, generations=2, games=2, depth=1, seed=5,
             params={"selection": "race", "race_games": 12, "race_elo": 100.0,
                     "race_alpha": 0.2, "race_beta": 0.2})
 
@@ -173,31 +179,33 @@ def test_a_run_worse_than_its_start_recommends_its_start(tmp_path):
     res = _worse_run(tmp_path, "worse")
     assert res.exit_code == 0, res.output
     store = Store(tmp_path / "worse")
-    guard = store.read_guard()
-    assert guard is not None and not guard.better and guard.verdict in ("H0", "undecided")
-    assert guard.elo < 0 and 0 < guard.games <= 40
-    assert guard.tuned != guard.start and guard.start == tuple(float(v) for v in START.values())
+    check = store.read_final_check()
+    assert check is not None and not check.better and check.verdict in ("H0", "undecided")
+    assert check.elo < 0 and 0 < check.games <= 40
+    assert check.tuned != check.start and check.start == tuple(float(v) for v in START.values())
     lines = res.output.strip().splitlines()
     last = lines[-1]
-    assert last == guard.sentence and "not better than the start" in last
+    assert last == check.sentence and "not better than the start" in last
     # above it the check's results block, from its record
     block = lines.index("Results of tuned vs start (1 plies, 8moves_v3.pgn.zip):")
-    assert lines[block + 3].startswith(f"Games: {guard.games}, Wins: {guard.wins}, ")
-    assert lines[block + 4] == f"Ptnml(0-2): {list(guard.pentanomial)}"
+    assert lines[block + 3].startswith(f"Games: {check.games}, Wins: {check.wins}, ")
+    assert lines[block + 4] == f"Ptnml(0-2): {list(check.pentanomial)}"
     assert lines[block + 5].endswith("(-2.94, 2.94) [0.00, 5.00]")
     exported = CliRunner().invoke(cli, ["export", "worse", "--format", "json", "--runs-dir",
                                         str(tmp_path)])
     assert exported.exit_code == 0, exported.output
     assert json.loads(exported.stdout) == START
-    assert guard.sentence in exported.stderr
+    assert check.sentence in exported.stderr
     notes = export_run("worse", fmt="json", runs_dir=tmp_path).notes
-    assert notes == (guard.sentence,)  # a tuple, as Export declares (it was a list here)
+    assert notes == (check.sentence,)  # a tuple, as Export declares (it was a list here)
     status = CliRunner().invoke(cli, ["status", "worse", "--runs-dir", str(tmp_path)])
-    assert status.output.strip().splitlines()[-1] == guard.sentence
+    assert status.output.strip().splitlines()[-1] == check.sentence
     as_json = json.loads(CliRunner().invoke(cli, ["status", "worse", "--runs-dir", str(tmp_path),
                                                   "--json"]).stdout)
-    assert as_json["guard"]["better"] is False and as_json["guard"]["games"] == guard.games
-    assert (tmp_path / "worse" / "final-check.pgn").read_text().count("[Event ") == guard.games
+    assert as_json["final_check"]["better"] is False
+    assert as_json["final_check"]["games"] == check.games
+    assert as_json["guard"] == as_json["final_check"]  # its old key, kept for scripts
+    assert (tmp_path / "worse" / "final-check.pgn").read_text().count("[Event ") == check.games
 
 
 def test_the_final_check_is_the_same_for_1_and_2_workers_and_not_replayed(tmp_path):
@@ -211,7 +219,8 @@ def test_the_final_check_is_the_same_for_1_and_2_workers_and_not_replayed(tmp_pa
     res = CliRunner().invoke(cli, ["resume", "g1", "--runs-dir", str(tmp_path)])
     assert res.exit_code == 0, res.output
     assert pgn.stat().st_mtime_ns == before
-    assert res.output.strip().splitlines()[-1] == Store(tmp_path / "g1").read_guard().sentence
+    last = res.output.strip().splitlines()[-1]
+    assert last == Store(tmp_path / "g1").read_final_check().sentence
 
 
 def _check_openings(run: Path) -> set[str]:
@@ -228,7 +237,7 @@ def test_the_final_check_plays_held_out_openings_unless_told_otherwise(tmp_path,
     assert _worse_run(tmp_path, "held").exit_code == 0
     res = _worse_run(tmp_path, "own", 1, "--final-check-openings", "run")
     assert res.exit_code == 0, res.output
-    held, own = (Store(tmp_path / r).read_guard() for r in ("held", "own"))
+    held, own = (Store(tmp_path / r).read_final_check() for r in ("held", "own"))
     assert held is not None and own is not None and held.games > 0 and own.games > 0
     assert _check_openings(tmp_path / "held") == {"8moves_v3.pgn.zip"}
     assert _check_openings(tmp_path / "own") == {"book"}
@@ -244,7 +253,7 @@ def test_the_final_check_plays_held_out_openings_unless_told_otherwise(tmp_path,
     ("no-such-suite.epd", "--final-check-openings: openings 'no-such-suite.epd': no such file"),
     ("", "--final-check-openings must be 'held-out', 'run' or openings"),
 ])
-def test_bad_guard_openings_is_one_line_and_exit_2_before_anything_is_written(tmp_path, value,
+def test_bad_final_check_openings_is_one_line_and_exit_2_before_anything_is_written(tmp_path, value,
                                                                                 message):
     res = _evotune("run", "--strategy", "spsa", "--engine", "shannon", "--param",
                    "init=reference", "--max-games", "40", "--generations", "0",
@@ -254,21 +263,22 @@ def test_bad_guard_openings_is_one_line_and_exit_2_before_anything_is_written(tm
 
 
 def test_a_check_lost_or_won_game_by_game_says_so_instead_of_a_capped_elo():
-    from evotune.runs.guard import Guard
-    from evotune.tuning.guard import ELO_CAP
+    from evotune.runs.finalcheck import FinalCheck
+    from evotune.tuning.finalcheckmatch import ELO_CAP
 
-    def guard(wins: int, losses: int, elo: float) -> Guard:
-        return Guard(generation=3, tuned=(1.0,), start=(2.0,), games=8, wins=wins, draws=0,
-                     losses=losses, pentanomial=(0, 0, 0, 0, 4) if wins else (4, 0, 0, 0, 0),
-                     elo=elo, elo_error=ELO_CAP, verdict="H1" if wins else "H0",
-                     better=bool(wins))
-    lost = guard(0, 8, -ELO_CAP)
+    def check(wins: int, losses: int, elo: float) -> FinalCheck:
+        return FinalCheck(generation=3, tuned=(1.0,), start=(2.0,), games=8, wins=wins,
+                          draws=0, losses=losses,
+                          pentanomial=(0, 0, 0, 0, 4) if wins else (4, 0, 0, 0, 0), elo=elo,
+                          elo_error=ELO_CAP, verdict="H1" if wins else "H0",
+                          better=bool(wins))
+    lost = check(0, 8, -ELO_CAP)
     assert "999" not in lost.sentence
     assert "the tuned weights lost all 8 games (0-0-8), SPRT [0, 5] H0" in lost.sentence
     assert "recommends its start" in lost.sentence
-    won = guard(8, 0, ELO_CAP)
+    won = check(8, 0, ELO_CAP)
     assert "the tuned weights won all 8 games (8-0-0)" in won.sentence
-    mixed = Guard(generation=3, tuned=(1.0,), start=(2.0,), games=8, wins=2, draws=1, losses=5,
-                  pentanomial=(1, 2, 1, 0, 0), elo=-120.4, elo_error=300.2, verdict="undecided",
-                  better=False)
+    mixed = FinalCheck(generation=3, tuned=(1.0,), start=(2.0,), games=8, wins=2, draws=1,
+                       losses=5, pentanomial=(1, 2, 1, 0, 0), elo=-120.4, elo_error=300.2,
+                       verdict="undecided", better=False)
     assert "-120.4 +- 300.2 Elo over 8 games (2-1-5)" in mixed.sentence

@@ -15,12 +15,12 @@ import pytest
 
 from evotune.match.gamerecord import GameRecord
 from evotune.match.scoring import SprtParams, match_result, pentanomial_from_records, sprt_llr
-from evotune.runs.guard import Guard, parse_guard
+from evotune.runs.finalcheck import FinalCheck, parse_final_check
 from evotune.runs.store import Store
 
 flask = pytest.importorskip("flask", reason="the serve extra (flask) is not installed")
 
-from evotune.runs.guard import guard_block  # noqa: E402
+from evotune.runs.finalcheck import final_check_block  # noqa: E402
 from evotune.serve.app import create_app  # noqa: E402 (needs flask)
 
 HERE = Path(__file__).resolve().parent
@@ -163,12 +163,12 @@ def test_without_flask_one_line_and_exit_2(folder):
 
 
 def test_final_check_block_has_fastchess_figures(tmp_path):
-    """The page shows the final check in the block the terminal prints (runs.guard.guard_block,
-    one formatter for the run's last lines and the page)."""
-    guard = Guard(generation=5, tuned=(1.0,), start=(0.0,), games=200, wins=70, draws=80,
-                  losses=50, pentanomial=(5, 15, 40, 25, 15), elo=34.9, elo_error=30.1,
-                  verdict="undecided", better=True, openings="held-out.epd")
-    lines = guard_block(guard)[1:]  # below the dashed rule
+    """The page shows the final check in the block the terminal prints
+    (runs.finalcheck.final_check_block, one formatter for the run's last lines and the page)."""
+    check = FinalCheck(generation=5, tuned=(1.0,), start=(0.0,), games=200, wins=70, draws=80,
+                       losses=50, pentanomial=(5, 15, 40, 25, 15), elo=34.9, elo_error=30.1,
+                       verdict="undecided", better=True, openings="held-out.epd")
+    lines = final_check_block(check)[1:]  # below the dashed rule
     assert lines[0] == "Results of tuned vs start (held-out.epd):"
     assert lines[1].startswith("Elo: ") and ", nElo: " in lines[1]
     # nElo: (mu - 0.5) / sqrt(2 var) * 800 / ln 10 on the pair scores
@@ -180,9 +180,9 @@ def test_final_check_block_has_fastchess_figures(tmp_path):
     assert lines[2] == f"LOS: {los:.2f} %, DrawRatio: 40.00 %, PairsRatio: 2.00"
     assert lines[3] == "Games: 200, Wins: 70, Losses: 50, Draws: 80, Points: 110.0 (55.00 %)"
     assert lines[4] == "Ptnml(0-2): [5, 15, 40, 25, 15]"
-    assert lines[5].startswith(f"LLR: {sprt_llr(guard.pentanomial, 0.0, 5.0):.2f} (") \
+    assert lines[5].startswith(f"LLR: {sprt_llr(check.pentanomial, 0.0, 5.0):.2f} (") \
         and lines[5].endswith(") (-2.94, 2.94) [0.00, 5.00]")
-    assert parse_guard(guard.to_json(), tmp_path / "guard.json") == guard
+    assert parse_final_check(check.to_json(), tmp_path / "final-check.json") == check
 
 
 def test_old_runs_are_read(client):

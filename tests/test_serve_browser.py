@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from evotune.cli import main
-from evotune.runs.guard import Guard
+from evotune.runs.finalcheck import FinalCheck
 
 pytest.importorskip("flask", reason="the serve extra (flask) is not installed")
 webdriver = pytest.importorskip("selenium.webdriver",
@@ -60,10 +60,12 @@ def folder(tmp_path_factory, make_fake_run) -> Path:
     spsa = make_fake_run(runs, "spsa-run", strategy="spsa", generations=6, engine="extended")
     spsa.unlock()
     last = spsa.read_generation(6)
-    guard = Guard(generation=6, tuned=last.mean, start=spsa.read_generation(0).mean, games=200,
-                  wins=70, draws=80, losses=50, pentanomial=(5, 15, 40, 25, 15), elo=34.9,
-                  elo_error=30.1, verdict="H1", better=True, openings="held-out.epd")
-    (spsa.root / "guard.json").write_text(json.dumps(guard.to_json()))
+    check = FinalCheck(generation=6, tuned=last.mean, start=spsa.read_generation(0).mean,
+                       games=200, wins=70, draws=80, losses=50,
+                       pentanomial=(5, 15, 40, 25, 15), elo=34.9, elo_error=30.1,
+                       verdict="H1", better=True, openings="held-out.epd")
+    # under its old name, as runs made before round 5 stored it: the page reads both
+    (spsa.root / "guard.json").write_text(json.dumps(check.to_json()))
     shutil.copytree(V1 / "fit", runs / "old-fit")
     shutil.copytree(TRAINING, runs / "training")
     (runs.parent / "spare").symlink_to(spare / "de-run")
@@ -138,10 +140,10 @@ def test_runs_page_lists_every_kind_with_status_figures(server, browser, folder,
         cells = {c.get_attribute("data-field"): c.text
                  for c in row.find_elements(By.CSS_SELECTOR, "td[data-field]")}
         assert cells["state"] == ("finished" if info["finished"] else "stopped")
-        if "guard" in info:  # the final check's verdict is the row's result
-            assert cells["result"] == (f"final check {info['guard']['verdict']}: "
-                                       f"{info['guard']['elo']:+.1f} +- "
-                                       f"{info['guard']['elo_error']:.1f}")
+        if "final_check" in info:  # the final check's verdict is the row's result
+            check = info["final_check"]
+            assert cells["result"] == (f"final check {check['verdict']}: "
+                                       f"{check['elo']:+.1f} +- {check['elo_error']:.1f}")
         done = info.get("generation", info.get("epoch"))
         total = info.get("generations", info.get("epochs"))
         assert f"{done}/{total}" in cells["progress"]

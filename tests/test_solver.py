@@ -13,7 +13,7 @@ from evotune.runs.lifecycle import new_run
 from evotune.runs.records import Generation
 from evotune.tuning.loop import Solver, execute
 
-TINY = dict(np=4, generations=2, games=2, depth=1, seed=5, openings="book", workers=1)
+TINY = dict(population=4, generations=2, games=2, depth=1, seed=5, openings="book", workers=1)
 
 
 def _timeless(gen: Generation) -> Generation:

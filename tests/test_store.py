@@ -26,7 +26,7 @@ from evotune.runs.plan import with_overrides
 from evotune.runs.store import Store, list_runs
 from evotune.tuning.loop import execute
 
-TINY = dict(np=4, generations=3, games=2, depth=1, seed=5, openings="book", workers=1)
+TINY = dict(population=4, generations=3, games=2, depth=1, seed=5, openings="book", workers=1)
 
 
 def _evotune(*args: str, **kw) -> subprocess.CompletedProcess:
@@ -374,7 +374,7 @@ def test_atomic_write_leaves_no_temporary_files(tmp_path):
 def test_records_round_trip_through_their_readers(finished_run):
     store = Store(finished_run / "done")
     m = store.manifest()
-    assert m.run_id == "done" and m.config.np == 4 and m.config.generations == 3
+    assert m.run_id == "done" and m.config.population == 4 and m.config.generations == 3
     state = store.read_state()
     assert (state.generation, state.finished) == (3, True)
     gens = store.generations()

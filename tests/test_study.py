@@ -17,7 +17,7 @@ from evotune.runs.plan import with_overrides
 from evotune.runs.store import Store
 from evotune.tuning.loop import execute
 
-TINY = dict(np=4, generations=2, games=2, depth=1, seed=5, openings="book")
+TINY = dict(population=4, generations=2, games=2, depth=1, seed=5, openings="book")
 
 
 

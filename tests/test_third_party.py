@@ -219,7 +219,7 @@ def test_uci_specs_start_from_the_reference_unless_told(tmp_path):
     shannon = build_run_config(strategy="de")
     # a random start: nothing set but the final check, resolved to none
     assert with_budget(shannon, load_engine_spec("shannon")) == build_run_config(
-        strategy="de", guard_games=0)
+        strategy="de", final_check_games=0)
 
 
 # ---- SPSA parameter files --------------------------------------------------------------------------

@@ -75,7 +75,7 @@ def test_the_final_check_is_one_name_in_flags_and_config_files(tmp_path):
     f = tmp_path / "c.toml"
     f.write_text(new.stdout)
     cfg = build_run_config(file=f)
-    assert (cfg.guard_games, cfg.guard_openings) == (200, "run")
+    assert (cfg.final_check_games, cfg.final_check_openings) == (200, "run")
     assert dump_config_toml(cfg) == new.stdout
     f.write_text("guard_games = 400\n")
     assert load_config_file(f) == {"guard_games": 400}
@@ -99,12 +99,12 @@ def test_an_spsa_run_is_told_in_its_own_terms_and_its_counts_agree(tmp_path):
     # seed 4: theta moves by a unit in these 8 games (a theta equal to its start plays no check)
     res = _from_start(tmp_path, "s", "spsa", "--batch", "2", "--seed", "4")
     store = Store(tmp_path / "s")
-    guard = store.read_guard()
-    assert guard is not None and guard.games > 0
+    check = store.read_final_check()
+    assert check is not None and check.games > 0
     assert (tmp_path / "s" / "final-check.json").is_file()
     assert not (tmp_path / "s" / "guard.json").exists()
     tuning = store.read_state().games
-    total = tuning + guard.games
+    total = tuning + check.games
     last = [ln for ln in res.output.splitlines() if ln.startswith("run s:")][0]
     assert f"{total} games" in last
     status = CliRunner().invoke(cli, ["status", "s", "--runs-dir", str(tmp_path)])
@@ -120,8 +120,8 @@ def test_an_spsa_run_is_told_in_its_own_terms_and_its_counts_agree(tmp_path):
     assert set(info["step"]) == {"c_k", "R_k"}
     runs = CliRunner().invoke(cli, ["runs", "--runs-dir", str(tmp_path)])
     row = runs.output.splitlines()[1]
-    verdict = "tuned" if guard.better else "start kept"
-    assert re.search(rf"^s +games +spsa +generation 2/2 +{total} games +check {guard.verdict}"
+    verdict = "tuned" if check.better else "start kept"
+    assert re.search(rf"^s +games +spsa +generation 2/2 +{total} games +check {check.verdict}"
                      rf" .*: {verdict} +finished", row), row
     report = CliRunner().invoke(cli, ["report", "s", "--runs-dir", str(tmp_path),
                                       "--reports", str(tmp_path / "rep")])
@@ -129,7 +129,7 @@ def test_an_spsa_run_is_told_in_its_own_terms_and_its_counts_agree(tmp_path):
     md = (tmp_path / "rep" / "s" / "report.md").read_text()
     assert "population (NP)" not in md and "initial range" not in md
     assert "| start |" in md and "| final theta |" in md and "initial std" not in md
-    assert f"{total} games ({guard.games} of them the final check's)" in md
+    assert f"{total} games ({check.games} of them the final check's)" in md
 
 
 def test_a_run_made_before_the_rename_still_shows_its_final_check(tmp_path):
@@ -137,10 +137,10 @@ def test_a_run_made_before_the_rename_still_shows_its_final_check(tmp_path):
     root = tmp_path / "old"
     (root / "final-check.json").rename(root / "guard.json")
     (root / "final-check.pgn").rename(root / "guard.pgn")
-    guard = Store(root).read_guard()
-    assert guard is not None
+    check = Store(root).read_final_check()
+    assert check is not None
     status = CliRunner().invoke(cli, ["status", "old", "--runs-dir", str(tmp_path)])
-    assert status.exit_code == 0 and status.output.strip().splitlines()[-1] == guard.sentence
+    assert status.exit_code == 0 and status.output.strip().splitlines()[-1] == check.sentence
     assert "NP 4" in status.output.splitlines()[0]  # a population keeps its NP and stds
     assert status.output.splitlines()[1].split() == ["weight", "mean", "std", "change"]
     resumed = CliRunner().invoke(cli, ["resume", "old", "--runs-dir", str(tmp_path)])

@@ -78,7 +78,7 @@ def test_a_pickled_weights_comes_back_equal_without_a_check(checks):
 
 
 def test_a_run_checks_each_candidate_once_from_the_plan_to_the_engine(tmp_path, checks):
-    plan = plan_run(RunConfig(np=4, generations=1, games=2, limits=Limits(depth=1),
+    plan = plan_run(RunConfig(population=4, generations=1, games=2, limits=Limits(depth=1),
                               openings="startpos"))
     solver = Solver(Store(tmp_path / "r"), plan)  # made, not opened: the store is not touched
     assert not (tmp_path / "r").exists()

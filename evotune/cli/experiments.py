@@ -58,7 +58,7 @@ def reproduce(experiment, seeds, first_seed, workers, backend, scheduler, runs_d
 @renamed_option("--games-budget", "--max-games", "games_budget", type=int)
 @click.option("--seeds", type=_SEEDS, default=1, show_default=True,
               help="Independent runs of each strategy (seeds 1..SEEDS).")
-@click.option("--np", "np_", type=int, default=20, show_default=True,
+@click.option("--np", "population", type=int, default=20, show_default=True,
               help="Population size / learners of each run (as run --np).")
 @click.option("--depth", type=int, default=3, show_default=True,
               help="Search depth per move in plies, of the runs and the verification.")
@@ -79,7 +79,7 @@ def reproduce(experiment, seeds, first_seed, workers, backend, scheduler, runs_d
 @reports_option("Folder of the Elo-vs-games plot (with --verify-every): "
                 "REPORTS/compare-b<max-games>[-engine][-iref]/.")
 @quiet_option
-def compare(strategies, games_budget, seeds, np_, depth, engine, verify_games, verify_every,
+def compare(strategies, games_budget, seeds, population, depth, engine, verify_games, verify_every,
             init, workers, backend, scheduler, runs_dir, reports):
     """Compare strategies at an equal budget of games, verified on held-out openings.
 
@@ -96,8 +96,8 @@ def compare(strategies, games_budget, seeds, np_, depth, engine, verify_games, v
     bar = ExperimentBar()
     try:
         outcomes = compare_strategies(strategies=names, games_budget=games_budget, seeds=seeds,
-                                      np_=np_, depth=depth, engine=engine, workers=workers,
-                                      backend=backend, scheduler=scheduler,
+                                      population=population, depth=depth, engine=engine,
+                                      workers=workers, backend=backend, scheduler=scheduler,
                                       verify_games=verify_games, verify_every=verify_every,
                                       out_dir=runs_dir, init=init, progress=bar)
     except KeyboardInterrupt:

@@ -54,7 +54,8 @@ _C = RunConfig()
 @click.command()
 @click.option("--strategy", type=str, default=None, cls=DefaultShown, shown=_C.strategy,
               help="de, jde, ea, td, spsa, cmaes or ng:NAME.")
-@click.option("--np", "np_", type=int, default=None, cls=DefaultShown, shown=_C.np,
+@click.option("--np", "population", type=int, default=None, cls=DefaultShown,
+              shown=_C.population,
               help="Population size / learners.")
 @click.option("--generations", type=int, default=None, cls=DefaultShown, shown=_C.generations,
               help="Generations to run (0 = no limit: --max-games or --max-seconds ends it).")
@@ -79,7 +80,7 @@ _C = RunConfig()
               cls=DefaultShown, shown="sample",
               help="Start of the population: 'sample' = uniform in the initial range; "
                    "'reference' = around the spec's reference values (--param init=...).")
-@click.option("--final-check-games", "guard_games", type=int, default=None, metavar="N",
+@click.option("--final-check-games", "final_check_games", type=int, default=None, metavar="N",
               cls=DefaultShown,
               shown="10% of the budget",
               help="A run from given weights (--init-from, SPEC:WEIGHTS, init=reference, a net, "
@@ -87,15 +88,18 @@ _C = RunConfig()
                    "SPRT [0, 5] of at most N games taken from --max-games, and recommends the "
                    "start unless the tuned weights are better. Default: 10% of the planned "
                    "games within [200, 4000]; 0: no final check.")
-@renamed_option("--guard-games", "--final-check-games", "guard_games", type=int)
-@click.option("--final-check-openings", "guard_openings", type=str, default=None,
+# the deprecated spelling of --final-check-games, still read
+@renamed_option("--guard-games", "--final-check-games", "final_check_games", type=int)
+@click.option("--final-check-openings", "final_check_openings", type=str, default=None,
               metavar="OPENINGS", cls=DefaultShown,
               shown="held-out",
               help="Openings of the final check: 'held-out' (8moves_v3, which no run tunes on "
                    "by default; 2moves_v1 for a run on 8moves_v3), 'run' (the run's own "
                    "openings) or openings as --openings gives them. Tuned weights can gain on "
                    "the openings they were selected on and not elsewhere: check on others.")
-@renamed_option("--guard-openings", "--final-check-openings", "guard_openings", type=str)
+# the deprecated spelling of --final-check-openings, still read
+@renamed_option("--guard-openings", "--final-check-openings", "final_check_openings",
+                type=str)
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="Strategy parameter, e.g. --param F=0.6 (repeatable).")
 @click.option("--batch", type=int, default=None, metavar="N", cls=DefaultShown, shown=8,
@@ -124,9 +128,10 @@ _C = RunConfig()
                    "reference the strategies start from (--init reference), within the "
                    "spec's bounds. --engine defaults to the run's engine spec.")
 @quiet_option
-def run(strategy, np_, generations, games, limits, seed, workers, backend, scheduler, engine,
-        openings, max_games, max_seconds, guard_games, guard_openings, init, params, batch,
-        config_file, run_id, runs_dir, print_config, opponents, spsa_file, init_from):
+def run(strategy, population, generations, games, limits, seed, workers, backend, scheduler,
+        engine, openings, max_games, max_seconds, final_check_games, final_check_openings, init,
+        params, batch, config_file, run_id, runs_dir, print_config, opponents, spsa_file,
+        init_from):
     """Tune weights: evolve a population with mini-matches between weight vectors.
 
     With a 'uci' engine spec (--engine my-engine.toml) the external engine is tuned through its
@@ -141,13 +146,16 @@ def run(strategy, np_, generations, games, limits, seed, workers, backend, sched
     weights) or --engine SPEC:WEIGHTS (a weights file): they become the spec's reference values,
     every strategy starts from them, and the manifest records their source and checksum.
     """
-    if guard_games is not None and guard_games < 0:  # -1 is the config's 'auto', not a count
-        raise FieldError("guard_games", f"must be 0 (no final check) or an even number of games "
-                                        f"(leave it out for 10% of the budget), got {guard_games}")
-    cfg = build_run_config(file=config_file, strategy=strategy, np=np_, generations=generations,
+    if final_check_games is not None and final_check_games < 0:  # -1: the config's 'auto'
+        raise FieldError("final_check_games", f"must be 0 (no final check) or an even number of "
+                                              f"games (leave it out for 10% of the budget), got "
+                                              f"{final_check_games}")
+    cfg = build_run_config(file=config_file, strategy=strategy, population=population,
+                           generations=generations,
                            games=games, seed=seed, workers=workers, engine=engine,
                            openings=openings, max_games=max_games, max_seconds=max_seconds,
-                           guard_games=guard_games, guard_openings=guard_openings,
+                           final_check_games=final_check_games,
+                           final_check_openings=final_check_openings,
                            backend=backend, scheduler=scheduler,
                            params=parse_params(params) if params else None,
                            opponents=",".join(opponents) if opponents else None,

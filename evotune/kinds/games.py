@@ -17,7 +17,7 @@ from ..match.runner import compile_ended
 from ..reporting.tables import brief, clock
 from ..runs.budget import extended_config, extension_lines, extension_record
 from ..runs.config import RunConfig, validate_run_config
-from ..runs.guard import GUARD_DOCUMENT, guard_block
+from ..runs.finalcheck import FINAL_CHECK_DOCUMENT, final_check_block
 from ..runs.kinds import Bar, Job, RunUI, Summary
 from ..runs.lifecycle import (
     check_backend,
@@ -50,12 +50,12 @@ def step_text(cls, step: dict) -> str:
     return f"{cls.name} step: " + ", ".join(f"{k} {v:.4g}" for k, v in step.items()) + mean
 
 
-def check_text(guard) -> str:
+def check_text(check) -> str:
     """The final check's verdict in a few words: 'check H1 +12 +- 9: tuned', 'check H0 -3 +-
     11: start kept'."""
-    elo = f" {guard.elo:+.0f} +- {guard.elo_error:.0f}" if math.isfinite(guard.elo) \
-        and math.isfinite(guard.elo_error) else ""
-    return f"check {guard.verdict}{elo}: {'tuned' if guard.better else 'start kept'}"
+    elo = f" {check.elo:+.0f} +- {check.elo_error:.0f}" if math.isfinite(check.elo) \
+        and math.isfinite(check.elo_error) else ""
+    return f"check {check.verdict}{elo}: {'tuned' if check.better else 'start kept'}"
 
 
 def run_line(ev, names, total, centre: str = "mean") -> str:
@@ -90,9 +90,9 @@ class RunBar:
             self.start_games = ev.games_total - ev.games_in_generation
         elapsed = time.monotonic() - max(self.t0, compile_ended())  # a compile is not work
         rate = (ev.games_total - self.start_games) / elapsed if elapsed > 0 else 0.0
-        if ev.kind == "guard":  # the final check of a run from given weights
+        if ev.kind == "final-check":  # the final check of a run from given weights
             self.bar.update(ev.games_in_generation,
-                            max(self.cfg.guard_games, ev.games_in_generation),
+                            max(self.cfg.final_check_games, ev.games_in_generation),
                             label="final check", note="the tuned weights against the start",
                             rate=rate)
             return
@@ -155,7 +155,8 @@ class GamesKind(WeightsKind):
         validate_run_config(plan.config)
         check_backend(plan.config)
         if raised:  # every check passed: the raise is kept before the run plays on
-            store.extend(extended, extension_record(raised, state, store.read_document(GUARD_DOCUMENT)))
+            store.extend(extended, extension_record(raised, state,
+                                                    store.read_document(FINAL_CHECK_DOCUMENT)))
             log.info("run %s: budget raised (%s)", store.run_id, raised)
         return Job(store=store, plan=plan)
 
@@ -176,26 +177,27 @@ class GamesKind(WeightsKind):
         finally:
             bar.close()
         rec = brief(names, summary.recommended, lambda n, v: f"{n} {v:g}", sep=", ")
-        guard = summary.guard
-        what = "the strategy's" if guard is None or guard.better else "the start"
+        check = summary.final_check
+        what = "the strategy's" if check is None or check.better else "the start"
         lines = [f"run {summary.run_id}: {summary.generation} generations, {summary.games} "
                  f"games, {summary.seconds:.1f} s "
                  f"({summary.games / max(summary.seconds, 1e-9):.1f} games/s)",
                  f"recommended weights ({what}): {rec}"]
-        if guard is not None:
+        if check is not None:
             # the check's block, then its verdict in words: the run's last line
-            lines.extend(guard_block(guard, plan.limits))
-            lines.append(guard.sentence)
+            lines.extend(final_check_block(check, plan.limits))
+            lines.append(check.sentence)
         return Summary(run_id=summary.run_id, lines=tuple(lines), record=summary)
 
     def status_info(self, store: Store, info: dict, last: Generation | None) -> dict:
         cfg = store.manifest().config
         check_run_net(store.root, cfg)  # a net-tuning run needs its net
-        guard = store.read_guard(len(info["names"]) or None)
-        if guard is not None:
-            info["guard"] = {**guard.to_json(), "sentence": guard.sentence}
+        check = store.read_final_check(len(info["names"]) or None)
+        if check is not None:
+            info["final_check"] = {**check.to_json(), "sentence": check.sentence}
+            info["guard"] = info["final_check"]  # its old key, kept for scripts that read it
             info["tuning_games"] = info["games"]
-            info["games"] += guard.games  # the run's games: its final check's included
+            info["games"] += check.games  # the run's games: its final check's included
         cls = strategy_class(cfg.strategy)
         if last is not None and cls.STEP:
             info["step"] = {k: float(last.stats[k]) for k in cls.STEP
@@ -211,7 +213,7 @@ class GamesKind(WeightsKind):
     def status_head(self, store: Store, info: dict, done: str) -> list[str]:
         cfg = store.manifest().config
         cls = strategy_class(cfg.strategy)
-        np_text = f"NP {cfg.np}, " if cls.keeps_population() else ""
+        np_text = f"NP {cfg.population}, " if cls.keeps_population() else ""
         budget = f" (budget {cfg.max_games:,})" if cfg.max_games else ""
         lines = [f"run {store.run_id}: {cfg.strategy}, {np_text}generation "
                  f"{of_total(info['generation'], cfg.generations)}, {info['games']:,} games"
@@ -228,11 +230,11 @@ class GamesKind(WeightsKind):
         cfg, state = store.manifest().config, store.current_state()
         done = state.generation if state else 0
         fin = "finished" if state and state.finished else "stopped"
-        guard = store.read_guard()
-        games = (state.games if state else 0) + (guard.games if guard else 0)
+        check = store.read_final_check()
+        games = (state.games if state else 0) + (check.games if check else 0)
         amount = f"{games:,}/{cfg.max_games:,} games" if cfg.max_games else f"{games:,} games"
         verify = store.read_verify() or {}
-        result = [check_text(guard)] if guard is not None else []
+        result = [check_text(check)] if check is not None else []
         result += [elo_text(verify.get("matches", []))] if verify.get("matches") else []
         return (store.run_id, cfg.strategy, f"generation {of_total(done, cfg.generations)}",
                 amount, "; ".join(result) or "-", fin, started(store))
@@ -281,14 +283,14 @@ class GamesKind(WeightsKind):
         weights = tuple(float(v) for v in w)
         if not all(math.isfinite(v) for v in weights):
             raise StoreError(f"run {run.run_id}: recommended weights are not finite ({weights})")
-        guard = run.guard
+        check = run.final_check
         # the final check found them not better than the start; in a run that selects by the
         # rating model the check's verdict on its mean holds for its rated best too
-        checked = guard is not None and (guard.tuned == weights
+        checked = check is not None and (check.tuned == weights
                                          or cfg.params_dict().get("selection") == "model")
-        if guard is not None and guard.generation == g and checked and not guard.better:
-            return Recommendation(rule=rule, weights=guard.start, generation=g,
-                                  description=guard.sentence)
+        if check is not None and check.generation == g and checked and not check.better:
+            return Recommendation(rule=rule, weights=check.start, generation=g,
+                                  description=check.sentence)
         return Recommendation(rule=rule, weights=weights, generation=g,
                               description=what + ", rounded")
 

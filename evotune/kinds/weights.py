@@ -54,7 +54,7 @@ class WeightsKind(ABC):
         first, last = (gens[0], gens[-1]) if gens else (None, None)
         info: dict[str, Any] = {
             "run_id": store.run_id, "kind": manifest.kind, "strategy": cfg.strategy,
-            "np": cfg.np, "generation": state.generation if state else 0,
+            "np": cfg.population, "generation": state.generation if state else 0,
             "generations": cfg.generations, "games": state.games if state else 0,
             "max_games": self.budget(cfg),
             "seconds": round(state.seconds, 2) if state else 0.0,
@@ -70,8 +70,8 @@ class WeightsKind(ABC):
         stds, centre = self.describes(cfg)
         lines += weight_lines(info["names"], info["mean"], changes,
                               info["std"] if stds else None, every=every, value_name=centre)
-        if "guard" in info:
-            lines.append(info["guard"]["sentence"])
+        if "final_check" in info:
+            lines.append(info["final_check"]["sentence"])
         return Status(info=info, lines=tuple(lines))
 
     def plot(self, stores: Sequence[Store], *, out: str, x: str, squares: list[str] | None,

@@ -98,7 +98,7 @@ class MoveRunConfig:
         return "move-model"
 
     @property
-    def np(self) -> int:
+    def population(self) -> int:
         return 1
 
     @property

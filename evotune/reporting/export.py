@@ -44,8 +44,8 @@ def export_run(run: str | Path | Store | RunData, *, fmt: str, engine: str | Pat
     params, omitted, notes = export_params(data.names, rec.weights, spec,
                                            option_keys=keys_are_options(fmt, engine is not None),
                                            spsa_ends=spsa_ends(data))
-    if data.guard is not None and rec.description == data.guard.sentence:
-        notes = (*notes, data.guard.sentence)  # the start, not the tuned weights
+    if data.final_check is not None and rec.description == data.final_check.sentence:
+        notes = (*notes, data.final_check.sentence)  # the start, not the tuned weights
     comment = (f"evotune run {data.run_id}: {rec.description.rstrip('.')}.\n"
                f"Engine {spec.name}: engine value = round(evotune value * scale).")
     text = render(fmt, params, comment=comment)

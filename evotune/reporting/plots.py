@@ -282,7 +282,7 @@ def save_figure(fig: Figure, path: Path, *, dpi: float | str = "figure") -> None
 PLOTS_KEY = "plots-key.json"
 """The file beside the figures that names what they were drawn from (:func:`inputs_key`)."""
 RUN_INPUTS = ("manifest.json", "state.json", "engine-spec.json", "verify.json", "final-check.json",
-              "guard.json",
+              "guard.json",  # the final check's record under its old name (runs made before)
               "verify-curve.json", "texel.json")
 """A run's files that its figures depend on (its generations are fixed by its state: a
 generation file, once its state commits it, never changes)."""

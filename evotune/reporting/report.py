@@ -94,7 +94,7 @@ def _progress_line(run: RunData) -> str:
     limit = run.config.generations or "-"
     status = "finished" if run.finished else "not finished (stopped, running or crashed)"
     seconds = max(float(run.seconds[-1]), run.state.seconds if run.state is not None else 0.0)
-    check = run.guard.games if run.guard is not None else 0
+    check = run.final_check.games if run.final_check is not None else 0
     games = int(run.games[-1]) + check
     rate = games / seconds if seconds > 0 else 0.0
     of_check = f" ({check} of them the final check's)" if check else ""

@@ -4,7 +4,10 @@ with fix hints, dumped back as TOML (``evotune run --print-config``).
 The config embeds its game limits as one :class:`~evotune.limits.Limits`; its stored forms (the
 manifest's ``config``, the TOML file, the identity) keep them as the flat keys runs have always
 stored (:data:`LIMIT_KEYS`: ``depth``, ``nodes``, ..., ``tc`` as given, the adjudication as
-``resign_score`` ... ``draw_start_ply``), so runs stored before read, resume and hash as then."""
+``resign_score`` ... ``draw_start_ply``), so runs stored before read, resume and hash as then.
+Three fields are stored under the names runs have always had (:data:`STORED_NAMES`: the
+population as ``np``, the final check's games and openings as ``guard_*``); the stored forms are
+made and read here, at the record's boundary, and nothing else sees those names."""
 from __future__ import annotations
 
 import dataclasses
@@ -31,10 +34,11 @@ def known_strategy(name: str) -> bool:
 
 
 BACKENDS = ("local", "dask")
-GUARD_HELD_OUT = "held-out"
-"""``guard_openings``: the final check plays openings the run does not tune on (the default)."""
-GUARD_OWN_OPENINGS = "run"
-"""``guard_openings``: the final check plays the run's own openings."""
+FINAL_CHECK_HELD_OUT = "held-out"
+"""``final_check_openings``: the final check plays openings the run does not tune on (the
+default)."""
+FINAL_CHECK_OWN_OPENINGS = "run"
+"""``final_check_openings``: the final check plays the run's own openings."""
 
 
 @dataclass(frozen=True)
@@ -46,8 +50,9 @@ class RunConfig:
 
     strategy: str = "de"
     """Strategy name: de, jde, ea, td, spsa, cmaes or ng:NAME."""
-    np: int = 20
-    """Population size (DE/jDE/EA) or number of learners (TD)."""
+    population: int = 20
+    """Population size NP (DE/jDE/EA) or number of learners (TD): the ``--np`` flag, stored as
+    ``np``."""
     generations: int = 50
     """Stop after this many generations (0 = no generation limit)."""
     games: int = 4
@@ -83,20 +88,20 @@ class RunConfig:
     opponents: str = ""
     """Gauntlet fitness: comma-separated players 'SPEC[:WEIGHTS]' every candidate plays
     colour-balanced games against ('' = the default trial-vs-target mini-matches)."""
-    guard_games: int = -1
+    final_check_games: int = -1
     """Games of the final check of a run that starts from given weights: its recommendation
     against that start (a GSPRT [0, 5] capped at this many games), taken from the games budget;
     -1 = auto (10% of the planned games within [200, 4000], 0 for a run from random weights),
     resolved when the run is created; 0 = no check."""
-    guard_openings: str = "held-out"
+    final_check_openings: str = "held-out"
     """Openings of the final check: 'held-out' (openings the run does not tune on: the packaged
     8moves_v3 suite, or 2moves_v1 for a run that tunes on 8moves_v3), 'run' (the run's own
     openings: what runs stored before this setting checked on), or an openings value as
     ``openings`` ('2moves', 'book', a file)."""
 
-    # stored keys that never change results: excluded from the run's identity
+    # fields that never change results: their stored keys are excluded from the run's identity
     NON_IDENTITY = ("workers", "backend", "scheduler", "generations", "max_games", "max_seconds",
-                    "guard_games", "guard_openings")
+                    "final_check_games", "final_check_openings")
     # stored keys added after runs were stored: left out of the identity while at their default,
     # so runs stored before them keep their identity (and can be resumed)
     LATER_FIELDS = ("movetime", "tc", "time_margin", "resign_score", "resign_moves",
@@ -106,15 +111,17 @@ class RunConfig:
         return dict(self.params)
 
     def to_dict(self) -> dict:
-        """The stored form (the manifest's ``config``): every setting as a flat key, the limits
-        as :data:`LIMIT_KEYS`, in the order of :data:`STORED_KEYS`."""
-        flat = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+        """The stored form (the manifest's ``config``): every setting as a flat key (a field of
+        :data:`STORED_NAMES` under its stored name), the limits as :data:`LIMIT_KEYS`, in the
+        order of :data:`STORED_KEYS`."""
+        flat = {stored_key(f.name): getattr(self, f.name) for f in dataclasses.fields(self)
                 if f.name != "limits"}
         flat.update(flat_limits(self.limits), params=self.params_dict())
         return {k: flat[k] for k in STORED_KEYS}
 
     def identity_dict(self) -> dict:
-        d = {k: v for k, v in self.to_dict().items() if k not in self.NON_IDENTITY}
+        left_out = {stored_key(k) for k in self.NON_IDENTITY}
+        d = {k: v for k, v in self.to_dict().items() if k not in left_out}
         defaults = _stored_defaults()
         for k in self.LATER_FIELDS:
             if d[k] == defaults[k]:
@@ -128,7 +135,7 @@ class RunConfig:
         params = self.params_dict()
         population = known_strategy(self.strategy) and strategy_class(self.strategy).keeps_population()
         items = [("strategy", self.strategy)]
-        items += [("population (NP)", str(self.np))] if population else []
+        items += [("population (NP)", str(self.population))] if population else []
         items += [("games per match", str(self.games)), ("depth", str(self.limits.depth)),
                   ("node limit", str(self.limits.nodes or "none")), ("seed", str(self.seed)),
                   ("engine", self.engine), ("openings", self.openings),
@@ -143,15 +150,32 @@ class RunConfig:
         return items
 
 
+STORED_NAMES = {"population": "np",
+                # the final check's, stored under its old name (runs made before read as then)
+                "final_check_games": "guard_games", "final_check_openings": "guard_openings"}
+"""RunConfig fields whose stored key (in the manifest's ``config`` and the identity) is spelled
+otherwise: the population as ``np`` (DE's NP, as the flag ``--np``), the final check's settings
+under the names runs have stored them since before the check had its name. Kept, not versioned,
+so that every run stored before reads, resumes and hashes as then."""
+FIELD_NAMES = {v: k for k, v in STORED_NAMES.items()}
+"""The field of each stored key of :data:`STORED_NAMES`."""
+
+
+def stored_key(field: str) -> str:
+    """A RunConfig field's key in the stored forms (:data:`STORED_NAMES`)."""
+    return STORED_NAMES.get(field, field)
+
+
 ADJUDICATION_KEYS = ("resign_score", "resign_moves", "draw_score", "draw_moves",
                      "draw_start_ply")
 """The stored keys of the adjudication's rules, in :meth:`Adjudication.as_tuple` order."""
 LIMIT_KEYS = ("depth", "nodes", "max_plies", "movetime", "tc", "time_margin") + ADJUDICATION_KEYS
 """The stored keys of a config's :class:`Limits` (a time control as the text given, '' = none)."""
-STORED_KEYS = ("strategy", "np", "generations", "games", "depth", "nodes", "max_plies", "seed",
-               "engine", "openings", "book_plies", "init_low", "init_high", "max_games",
-               "max_seconds", "params", "workers", "backend", "scheduler", "movetime", "tc",
-               "time_margin") + ADJUDICATION_KEYS + ("opponents", "guard_games", "guard_openings")
+STORED_KEYS = tuple(stored_key(k) for k in (
+    "strategy", "population", "generations", "games", "depth", "nodes", "max_plies", "seed",
+    "engine", "openings", "book_plies", "init_low", "init_high", "max_games", "max_seconds",
+    "params", "workers", "backend", "scheduler", "movetime", "tc", "time_margin",
+    *ADJUDICATION_KEYS, "opponents", "final_check_games", "final_check_openings"))
 """A stored config's keys, in the order runs have always stored them and ``--print-config``
 writes them."""
 _LIMIT_TYPES: dict[str, type] = {"depth": int, "nodes": int, "max_plies": int, "movetime": float,
@@ -203,24 +227,25 @@ def _coerce(name: str, value, typ):
 # fields (annotations are strings under `from __future__ import annotations`) and the limits';
 # `params` is handled on its own.
 _SCALAR_TYPES: dict[str, type] = {
-    **{f.name: {"int": int, "float": float, "str": str}[str(f.type)]
+    **{stored_key(f.name): {"int": int, "float": float, "str": str}[str(f.type)]
        for f in dataclasses.fields(RunConfig) if f.name not in ("params", "limits")},
     **_LIMIT_TYPES}
 _TYPES: dict[str, type] = {k: _SCALAR_TYPES[k] for k in STORED_KEYS if k != "params"}
 
 
-FILE_KEYS = {"final_check_games": "guard_games", "final_check_openings": "guard_openings"}
+FILE_KEYS = {k: STORED_NAMES[k] for k in ("final_check_games", "final_check_openings")}
 """A config file's names of stored keys that are spelled otherwise in the manifest (the final
-check's, stored as ``guard_*`` since before it had its name); files may still use the stored
-spelling."""
+check's, :data:`STORED_NAMES`); files may still use the stored (deprecated) spelling. The
+population stays ``np`` in a file, as its flag ``--np``."""
 _FILE_NAMES = {v: k for k, v in FILE_KEYS.items()}
 
 
 def load_config_file(path: str | Path) -> dict:
-    """Read a run config TOML file into a flat dict of known keys (unknown keys are an error).
+    """Read a run config TOML file into a flat dict of stored keys (unknown keys are an error).
 
-    Layout: top-level keys are RunConfig fields; a ``[params]`` table holds strategy parameters;
-    a ``[cluster]`` table may hold ``backend`` and ``scheduler``.
+    Layout: top-level keys are the stored keys (``np``, ``depth``, ...; the final check's as
+    ``final_check_games`` and ``final_check_openings``, :data:`FILE_KEYS`); a ``[params]`` table
+    holds strategy parameters; a ``[cluster]`` table may hold ``backend`` and ``scheduler``.
     """
     p = Path(path)
     try:
@@ -254,7 +279,8 @@ def load_config_file(path: str | Path) -> dict:
 def build_run_config(*, file: str | Path | None = None, base: RunConfig | None = None,
                      limits: LimitChanges | None = None, **flags) -> RunConfig:
     """Defaults < config file < flags given (flags whose value is None are 'not given'), the
-    flags as stored keys; ``limits``: the limit flags given, each over the file's key (a flag's
+    flags as RunConfig's fields (``population``, ``final_check_games``; the limits as
+    :data:`LIMIT_KEYS`); ``limits``: the limit flags given, each over the file's key (a flag's
     time control with the file's time per move is refused, as both in one file are)."""
     values = (base or RunConfig()).to_dict()
     if file is not None:
@@ -268,14 +294,14 @@ def build_run_config(*, file: str | Path | None = None, base: RunConfig | None =
             merged = dict(values.get("params") or {})
             merged.update(value)
             values["params"] = merged
-        elif key not in _TYPES:
+        elif key in FIELD_NAMES or stored_key(key) not in _TYPES:  # a stored name is no flag
             raise ConfigError(f"unknown option '{key}'")
         else:
-            values[key] = value
+            values[stored_key(key)] = value
     for key, typ in _TYPES.items():
         values[key] = _coerce(key, values[key], typ)
     params = values.pop("params") or {}
-    cfg = RunConfig(**{k: v for k, v in values.items() if k not in LIMIT_KEYS},
+    cfg = RunConfig(**{FIELD_NAMES.get(k, k): v for k, v in values.items() if k not in LIMIT_KEYS},
                     limits=limits_from_flat(values), params=tuple(sorted(params.items())))
     validate_run_config(cfg)
     return cfg
@@ -288,11 +314,11 @@ def validate_run_config(cfg: RunConfig) -> None:
                           f"{', '.join(STRATEGIES)} or {NG_PREFIX}NAME (a nevergrad "
                           "optimiser, e.g. ng:NGOpt)")
     np_param = strategy_class(cfg.strategy).PARAMS.get("np")
-    if np_param is not None and np_param.low is not None and cfg.np < np_param.low:
-        raise ConfigError(f"--np {cfg.np} is too small for {cfg.strategy}: it needs NP >= "
+    if np_param is not None and np_param.low is not None and cfg.population < np_param.low:
+        raise ConfigError(f"--np {cfg.population} is too small for {cfg.strategy}: it needs NP >= "
                           f"{np_param.low:g} ({np_param.doc})")
-    if cfg.np < 1:
-        raise ConfigError(f"--np must be at least 1, got {cfg.np}")
+    if cfg.population < 1:
+        raise ConfigError(f"--np must be at least 1, got {cfg.population}")
     check_games(cfg.games)
     # depth, nodes, clocks, ply cap, adjudication: the Limits checked them when made
     if cfg.book_plies < 0:
@@ -301,14 +327,15 @@ def validate_run_config(cfg: RunConfig) -> None:
         raise ConfigError("generations, max_games and max_seconds must be >= 0 (0 = no limit)")
     if cfg.generations == 0 and cfg.max_games == 0 and cfg.max_seconds == 0:
         raise ConfigError("the run has no end: give --generations, max_games or max_seconds")
-    if cfg.guard_games < -1 or cfg.guard_games % 2 or cfg.guard_games > LIMITS["games"]:
-        if cfg.guard_games != -1:
-            raise FieldError("guard_games", f"must be 0 (no final check) or an even number of "
-                                            f"games up to {LIMITS['games']} (-1: 10% of the "
-                                            f"budget), got {cfg.guard_games}")
-    if not cfg.guard_openings:
-        raise FieldError("guard_openings", f"must be '{GUARD_HELD_OUT}', '{GUARD_OWN_OPENINGS}' "
-                                           "or openings ('2moves', 'book', a file), not empty")
+    games = cfg.final_check_games
+    if (games < -1 or games % 2 or games > LIMITS["games"]) and games != -1:
+        raise FieldError("final_check_games", f"must be 0 (no final check) or an even number of "
+                                              f"games up to {LIMITS['games']} (-1: 10% of the "
+                                              f"budget), got {games}")
+    if not cfg.final_check_openings:
+        raise FieldError("final_check_openings",
+                         f"must be '{FINAL_CHECK_HELD_OUT}', '{FINAL_CHECK_OWN_OPENINGS}' "
+                         "or openings ('2moves', 'book', a file), not empty")
     if cfg.workers < 0:
         raise ConfigError(f"--workers must be >= 0 (0 = one per core), got {cfg.workers}")
     if cfg.backend not in BACKENDS:
@@ -322,26 +349,31 @@ def validate_run_config(cfg: RunConfig) -> None:
 
 def _check_bounds(cfg: RunConfig) -> None:
     """Every number finite and within what the engine, numpy and the OS can hold."""
-    check_limits(**{k: getattr(cfg, k) for k in LIMITS if k not in LIMIT_KEYS},
+    # LIMITS names the settings as their flags (--np), which are their stored keys
+    check_limits(**{k: getattr(cfg, FIELD_NAMES.get(k, k)) for k in LIMITS if k not in LIMIT_KEYS},
                  **{k: getattr(cfg, k) for k in ("init_low", "init_high", "max_seconds")})
     for key in cfg.params_dict():
-        if key in _TYPES:
-            flag = "--" + key.replace("_", "-")
+        if key in _TYPES or key in FILE_KEYS:
+            name = _FILE_NAMES.get(key, key)
+            flag = "--" + name.replace("_", "-")
             raise ConfigError(f"--param {key}: '{key}' is a run setting; give it as {flag} "
-                              f"(or '{key} = ...' in the config file), never as a strategy parameter")
+                              f"(or '{name} = ...' in the config file), never as a strategy "
+                              "parameter")
 
 
 def run_config_from_dict(d: dict) -> RunConfig:
-    """Rebuild a RunConfig from its to_dict() form (as stored in a manifest)."""
+    """Rebuild a RunConfig from its to_dict() form (as stored in a manifest: the stored keys of
+    :data:`STORED_NAMES` read as their fields)."""
     d = dict(d)
-    d.setdefault("guard_games", 0)  # runs stored before final checks existed have none
+    # runs stored before final checks existed have none
+    d.setdefault(stored_key("final_check_games"), 0)
     # runs stored before the check's openings were a setting checked on their own openings
-    d.setdefault("guard_openings", GUARD_OWN_OPENINGS)
+    d.setdefault(stored_key("final_check_openings"), FINAL_CHECK_OWN_OPENINGS)
     params = d.pop("params", {}) or {}
     unknown = sorted(set(d) - set(_TYPES))
     if unknown:
         raise ConfigError(f"stored config has unknown key(s) {unknown}")
-    return build_run_config(params=params, **d)
+    return build_run_config(params=params, **{FIELD_NAMES.get(k, k): v for k, v in d.items()})
 
 
 def _toml_value(v) -> str:

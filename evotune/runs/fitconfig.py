@@ -142,7 +142,7 @@ class TexelConfig:
         return STRATEGY
 
     @property
-    def np(self) -> int:
+    def population(self) -> int:
         """A fit stores one weight vector per epoch: a 'population' of one."""
         return 1
 
@@ -296,8 +296,8 @@ def is_v1_fit(config: dict) -> bool:
     return config.get("strategy") == STRATEGY
 
 
-V1_ABSENT = ("guard_games", "guard_openings")
-"""RunConfig fields added after store format 1 (a format-1 fit's config never has them)."""
+V1_ABSENT = ("guard_games", "guard_openings")  # the final check's stored keys (its old name)
+"""RunConfig's stored keys added after store format 1 (a format-1 fit's config never has them)."""
 
 
 def _v1_config(cfg: TexelConfig, files: tuple[DataFile, ...]) -> dict:

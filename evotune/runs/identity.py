@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..fileio import file_digest
 from ..spec.model import EngineSpec
-from .config import RunConfig
+from .config import RunConfig, stored_key
 
 
 def run_identity(cfg: RunConfig, spec: EngineSpec, openings: Path | None) -> dict:
@@ -29,10 +29,11 @@ def run_identity(cfg: RunConfig, spec: EngineSpec, openings: Path | None) -> dic
 
 
 def config_differences(old: dict, new: dict) -> list[str]:
-    """Human-readable 'key: old -> new' lines for the result-relevant keys that differ."""
+    """Human-readable 'key: old -> new' lines for the result-relevant stored keys that differ."""
     out = []
+    left_out = {stored_key(k) for k in RunConfig.NON_IDENTITY}
     for key in sorted(set(old) | set(new)):
-        if key in RunConfig.NON_IDENTITY:
+        if key in left_out:
             continue
         if old.get(key) != new.get(key):
             out.append(f"{key}: {old.get(key)!r} -> {new.get(key)!r}")

@@ -36,10 +36,10 @@ def resolve_workers(workers: int) -> int:
 
 
 def strategy_params(cfg: RunConfig) -> dict:
-    """The parameters the run gives its strategy: ``[params]`` plus np, games and the budget
-    where the strategy has them."""
-    return strategy_params_for(cfg.strategy, np=cfg.np, games=cfg.games, budget=cfg.max_games,
-                      params=cfg.params_dict())
+    """The parameters the run gives its strategy: ``[params]`` plus its population (``np``),
+    games and the budget where the strategy has them."""
+    return strategy_params_for(cfg.strategy, population=cfg.population, games=cfg.games,
+                               budget=cfg.max_games, params=cfg.params_dict())
 
 
 def starts_at_reference(spec: EngineSpec) -> bool:
@@ -85,9 +85,9 @@ and the EA replace on a race's evidence (:mod:`evotune.strategies.selection`), C
 mirrored pairs against each other and moves its mean by a tenth of pycma's step
 (docs/results/finetune-study.md measured each)."""
 
-GUARD_SHARE = 0.1
+FINAL_CHECK_SHARE = 0.1
 """Share of the planned games a final check takes by default ..."""
-GUARD_MIN, GUARD_MAX = 200, 4000
+FINAL_CHECK_MIN, FINAL_CHECK_MAX = 200, 4000
 """... within these bounds (and at most half the budget)."""
 
 
@@ -100,15 +100,17 @@ def has_start(cfg: RunConfig) -> bool:
     return params.get("init") == "reference" or bool(params.get("table"))
 
 
-def resolve_guard(cfg: RunConfig, planned: int) -> int:
-    """The final check's games of a new run: ``cfg.guard_games`` unless auto (-1); auto is
-    :data:`GUARD_SHARE` of ``planned`` games within [:data:`GUARD_MIN`, :data:`GUARD_MAX`] and
-    at most half of them, even; 0 for a run without a start (:func:`has_start`)."""
-    if cfg.guard_games >= 0:
-        return cfg.guard_games
+def resolve_final_check(cfg: RunConfig, planned: int) -> int:
+    """The final check's games of a new run: ``cfg.final_check_games`` unless auto (-1); auto is
+    :data:`FINAL_CHECK_SHARE` of ``planned`` games within [:data:`FINAL_CHECK_MIN`,
+    :data:`FINAL_CHECK_MAX`] and at most half of them, even; 0 for a run without a start
+    (:func:`has_start`)."""
+    if cfg.final_check_games >= 0:
+        return cfg.final_check_games
     if not has_start(cfg) or planned <= 0:
         return 0
-    games = min(GUARD_MAX, max(GUARD_MIN, round(GUARD_SHARE * planned)), planned // 2)
+    games = min(FINAL_CHECK_MAX, max(FINAL_CHECK_MIN, round(FINAL_CHECK_SHARE * planned)),
+                planned // 2)
     return max(2, games - games % 2)
 
 
@@ -117,13 +119,13 @@ def tuning_games(cfg: RunConfig) -> int:
     (0 = no games limit)."""
     if not cfg.max_games:
         return 0
-    return max(1, cfg.max_games - max(cfg.guard_games, 0))
+    return max(1, cfg.max_games - max(cfg.final_check_games, 0))
 
 
 def with_budget(cfg: RunConfig, spec: EngineSpec) -> RunConfig:
     """``cfg`` with its start (:func:`with_start`) and the planned game budget fixed in its
     params, for strategies whose schedule depends on it (SPSA's N, nevergrad's budget):
-    --max-games (less the final check's games, :func:`resolve_guard`, resolved here), or else
+    --max-games (less the final check's games, :func:`resolve_final_check`, resolved here), or else
     --generations times the games of one generation. Fixed at the start, so raising a limit on
     resume keeps the schedule.
     """
@@ -133,8 +135,8 @@ def with_budget(cfg: RunConfig, spec: EngineSpec) -> RunConfig:
         space = spec.space(init_low=cfg.init_low, init_high=cfg.init_high)
         probe = make_strategy(cfg.strategy, space, params=strategy_params(cfg), seed=cfg.seed)
         planned = cfg.generations * sum(r.games for r in probe.ask())
-    if cfg.guard_games < 0:
-        cfg = dataclasses.replace(cfg, guard_games=resolve_guard(cfg, planned))
+    if cfg.final_check_games < 0:
+        cfg = dataclasses.replace(cfg, final_check_games=resolve_final_check(cfg, planned))
     params = cfg.params_dict()
     if "budget" not in strategy_class(cfg.strategy).PARAMS or "budget" in params:
         return cfg
@@ -202,7 +204,7 @@ def preflight(plan: RunPlan) -> None:
     make_strategy(cfg.strategy, space, params=strategy_params(cfg), seed=cfg.seed)
     check_openings(plan.openings, book_plies=cfg.book_plies)
     try:  # read now, whether or not the final check plays: not after the whole budget
-        check_openings(plan.guard_openings, book_plies=cfg.book_plies)
+        check_openings(plan.final_check_openings, book_plies=cfg.book_plies)
     except EvotuneError as exc:
         raise ConfigError(f"--final-check-openings: {exc}") from None
     check_backend(cfg)

@@ -21,7 +21,7 @@ from ..space import WeightSpace
 from ..spec.file import engine_spec_with_net, load_engine_spec
 from ..spec.model import EngineSpec
 from ..spec.player import parse_engine_ref
-from .config import GUARD_HELD_OUT, GUARD_OWN_OPENINGS, RunConfig
+from .config import FINAL_CHECK_HELD_OUT, FINAL_CHECK_OWN_OPENINGS, RunConfig
 from .identity import run_identity
 
 
@@ -43,8 +43,8 @@ class RunPlan:
     """The openings file (None: every game from the start position)."""
     identity: dict
     """Hashes of the result-relevant configuration, the engine spec and the openings."""
-    guard_openings: Path | None
-    """The openings of the final check (:func:`guard_openings_path`)."""
+    final_check_openings: Path | None
+    """The openings of the final check (:func:`final_check_openings_path`)."""
 
 
 def load_run_engine(engine: str | Path) -> EngineSpec:
@@ -74,22 +74,22 @@ def plan_run(cfg: RunConfig, *, spec: EngineSpec | None = None) -> RunPlan:
                    space=spec.space(init_low=cfg.init_low, init_high=cfg.init_high),
                    evaluation=spec_evaluation(spec), limits=cfg.limits, openings=openings,
                    identity=run_identity(cfg, spec, openings),
-                   guard_openings=guard_openings_path(cfg))
+                   final_check_openings=final_check_openings_path(cfg))
 
 
-def guard_openings_path(cfg: RunConfig) -> Path | None:
+def final_check_openings_path(cfg: RunConfig) -> Path | None:
     """The final check's openings file (None: the start position): ``held-out``, openings the
     run does not tune on (:func:`~evotune.paths.held_out_openings`); ``run``, the run's own;
     else the openings named, as ``--openings`` reads them."""
-    if cfg.guard_openings == GUARD_HELD_OUT:
+    if cfg.final_check_openings == FINAL_CHECK_HELD_OUT:
         return held_out_openings(cfg.openings)[0]
-    if cfg.guard_openings == GUARD_OWN_OPENINGS:
+    if cfg.final_check_openings == FINAL_CHECK_OWN_OPENINGS:
         return resolve_openings_path(cfg.openings)
     try:
-        return resolve_openings_path(cfg.guard_openings)
+        return resolve_openings_path(cfg.final_check_openings)
     except ConfigError as exc:
-        raise ConfigError(f"--final-check-openings: {exc} (or '{GUARD_HELD_OUT}', "
-                          f"'{GUARD_OWN_OPENINGS}')") from None
+        raise ConfigError(f"--final-check-openings: {exc} (or '{FINAL_CHECK_HELD_OUT}', "
+                          f"'{FINAL_CHECK_OWN_OPENINGS}')") from None
 
 
 RESUME_OVERRIDES = ("workers", "backend", "scheduler", "generations", "max_games", "max_seconds")

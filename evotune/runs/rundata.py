@@ -15,8 +15,8 @@ import numpy as np
 
 from ..errors import ConfigError, EvotuneError, StoreError
 from ..runs.config import RunConfig
+from ..runs.finalcheck import FinalCheck
 from ..runs.fitconfig import TexelConfig
-from ..runs.guard import Guard
 from ..runs.lifecycle import RunNetError, run_engine_spec
 from ..runs.manifest import StartFrom
 from ..runs.records import Generation, State
@@ -72,8 +72,8 @@ class RunData:
     """The run's engine spec (its kept copy), read once; None when it cannot be read."""
     init_from: StartFrom | None = None
     """Where the run's start came from (``evotune run --init-from`` or SPEC:WEIGHTS), or None."""
-    guard: Guard | None = None
-    """The final check of a run from given weights (guard.json), or None."""
+    final_check: FinalCheck | None = None
+    """The final check of a run from given weights (final-check.json), or None."""
 
     @property
     def kind(self) -> str:
@@ -198,7 +198,8 @@ def load_run(run: str | Path | Store, *, out_dir: str | Path = "populations") ->
                    generations=generations, games=games, seconds=seconds, mean=mean, std=std,
                    stats=_stat_series(gens), populations=pops, state=state,
                    verify=store.read_verify(), spec=spec, init_from=manifest.init_from,
-                   guard=store.read_guard(len(names)) if _takes_start(config.kind) else None)
+                   final_check=store.read_final_check(len(names)) if _takes_start(config.kind)
+                   else None)
 
 
 def _takes_start(kind: str) -> bool:

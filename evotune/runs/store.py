@@ -21,16 +21,16 @@ from ..errors import StoreError
 from ..fileio import append_text, atomic_write_bytes, atomic_write_json, atomic_write_text
 from ..match.gamerecord import GameRecord
 from .config import run_config_from_dict
+from .finalcheck import (
+    FINAL_CHECK_DOCUMENT,
+    FINAL_CHECK_PGN,
+    OLD_FINAL_CHECK_DOCUMENT,
+    OLD_FINAL_CHECK_PGN,
+    FinalCheck,
+    parse_final_check,
+)
 from .fitconfig import DataFile
 from .gamelog import read_game_log
-from .guard import (
-    GUARD_DOCUMENT,
-    GUARD_PGN,
-    OLD_GUARD_DOCUMENT,
-    OLD_GUARD_PGN,
-    Guard,
-    parse_guard,
-)
 from .lock import RunLock
 from .manifest import Manifest, StartFrom, check_run_id, parse_manifest
 from .matchstore import MatchFolder
@@ -413,13 +413,13 @@ class Store:
         raise's ``record`` appended to its extensions (:mod:`evotune.runs.budget`). A final
         check of the old end is set aside first (``final-check-gNNNN.json`` and ``.pgn``; the record
         holds it too), so that the run's recommendation waits for the check at the new end."""
-        for doc_name, pgn_name in ((GUARD_DOCUMENT, GUARD_PGN),
-                                   (OLD_GUARD_DOCUMENT, OLD_GUARD_PGN)):
-            guard = self.read_document(doc_name)
-            if guard is None:
+        for doc_name, pgn_name in ((FINAL_CHECK_DOCUMENT, FINAL_CHECK_PGN),
+                                   (OLD_FINAL_CHECK_DOCUMENT, OLD_FINAL_CHECK_PGN)):
+            doc = self.read_document(doc_name)  # the record, or under its old name
+            if doc is None:
                 continue
-            tag = f"final-check-g{int(guard.get('generation', 0)):04d}"
-            atomic_write_json(self.root / f"{tag}.json", guard)
+            tag = f"final-check-g{int(doc.get('generation', 0)):04d}"
+            atomic_write_json(self.root / f"{tag}.json", doc)
             pgn = self.root / pgn_name
             if pgn.exists():
                 pgn.replace(self.root / f"{tag}.pgn")
@@ -448,13 +448,13 @@ class Store:
         doc = self.read_document("verify")
         return None if doc is None else check_verify(doc, self.root / "verify.json")
 
-    def read_guard(self, n: int | None = None) -> Guard | None:
-        """final-check.json (the final check, :mod:`evotune.runs.guard`; guard.json in a run
+    def read_final_check(self, n: int | None = None) -> FinalCheck | None:
+        """final-check.json (the final check, :mod:`evotune.runs.finalcheck`; guard.json in a run
         made before round 5), or None before it."""
-        for name in (GUARD_DOCUMENT, OLD_GUARD_DOCUMENT):
+        for name in (FINAL_CHECK_DOCUMENT, OLD_FINAL_CHECK_DOCUMENT):
             doc = self.read_document(name)
             if doc is not None:
-                return parse_guard(doc, self.root / f"{name}.json", n)
+                return parse_final_check(doc, self.root / f"{name}.json", n)
         return None
 
     def read_document(self, name: str) -> dict | None:

@@ -94,7 +94,7 @@ class TrainConfig:
         return STRATEGY
 
     @property
-    def np(self) -> int:
+    def population(self) -> int:
         """One net per epoch."""
         return 1
 

@@ -42,7 +42,7 @@ def create_app(runs_dir: str | Path, *, token: str = "", loopback: bool = True) 
     app.config["EVOTUNE_READER"] = reader
 
     @app.before_request
-    def _guard():
+    def _check_access():
         if loopback and _host_name(request.host or "") not in LOOPBACK_HOSTS:
             abort(403)
         if token:

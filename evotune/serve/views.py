@@ -1,10 +1,11 @@
 """What the tune page shows, as JSON-ready dicts, read from a runs folder through the run
 kinds' views (:mod:`evotune.kinds`: each kind's row and status), the run's state
 (:mod:`evotune.runs.runstate`), the strength curve (:mod:`evotune.reporting.strength`) and the
-final check (its record and its results block, :func:`evotune.runs.guard.guard_block`, as the
-terminal prints it). A reader: it never writes, locks or repairs a run. A run whose files
-fail their validators is shown as ``damaged: FILE``; a request for anything that is not a run
-of the folder is refused (:class:`Refused`).
+final check (its record and its results block,
+:func:`evotune.runs.finalcheck.final_check_block`, as the terminal prints it). A reader: it
+never writes, locks or repairs a run. A run whose files fail their validators is shown as
+``damaged: FILE``; a request for anything that is not a run of the folder is refused
+(:class:`Refused`).
 
 Each run's views are cached under the signature of its files (size and time of each record a
 view reads, and whether its lock is held), so polling a folder of many runs reads only what
@@ -27,8 +28,8 @@ from ..errors import EvotuneError
 from ..kinds import kind_of
 from ..match.resultsblock import stored_figures, summary_lines
 from ..reporting.strength import base_of, checkpoints_of, curve_of
+from ..runs.finalcheck import final_check_block
 from ..runs.gamelog import log_tail
-from ..runs.guard import guard_block
 from ..runs.lock import lock_table
 from ..runs.manifest import Manifest, check_run_id
 from ..runs.recordio import damaged
@@ -42,8 +43,9 @@ from .matches import MatchReader
 from .series import GenerationCache, all_played
 from .weightcharts import WeightSeries, columns, first_look, space_of, weights_series
 
-SIGNED_FILES = ("manifest.json", "state.json", "final-check.json", "guard.json", "verify.json",
-                "verify-curve.json",
+SIGNED_FILES = ("manifest.json", "state.json", "final-check.json",
+                "guard.json",  # the final check's record under its old name (runs made before)
+                "verify.json", "verify-curve.json",
                 "texel.json", "checkpoint.npz", "games.jsonl")
 """The files whose change makes a run's cached views stale."""
 LATEST_GAMES = 20
@@ -280,12 +282,12 @@ def _row(store: Store) -> dict:
         manifest = store.manifest()
         cfg = manifest.config
         state = store.current_state()
-        guard = store.read_guard()  # final-check.json (guard.json in runs made before)
+        check = store.read_final_check()  # final-check.json (guard.json in runs made before)
     except EvotuneError as exc:
         return {**base, "kind": "?", "damaged": damaged_file(exc, store.root) or str(exc)}
     done = state.generation if state else 0
     total = int(getattr(cfg, "generations", 0) or getattr(cfg, "epochs", 0) or 0)
-    games = (state.games if state else 0) + (guard.games if guard else 0)  # as status counts
+    games = (state.games if state else 0) + (check.games if check else 0)  # as status counts
     budget = int(getattr(cfg, "max_games", 0) or 0)
     seconds = state.seconds if state else 0.0
     rate = games / seconds if seconds > 0 and games else None
@@ -296,14 +298,14 @@ def _row(store: Store) -> dict:
         elif total and done:
             left = max(total - done, 0) * seconds / done
     result = cells[4]
-    if guard is not None:
-        result = f"final check {guard.verdict}: {guard.elo:+.1f} +- {guard.elo_error:.1f}"
+    if check is not None:
+        result = f"final check {check.verdict}: {check.elo:+.1f} +- {check.elo_error:.1f}"
     return {**base, "kind": manifest.kind, "strategy": cells[1], "progress": cells[2],
             "amount": cells[3], "result": result, "started": cells[6],
             "engine": str(getattr(cfg, "engine", "") or ""), "generation": done,
             "generations": total, "games": games, "max_games": budget,
             "seconds": round(seconds, 2), "games_per_s": _num(rate), "left_s": _num(left),
-            "verdict": guard.verdict if guard else None, "damaged": None}
+            "verdict": check.verdict if check else None, "damaged": None}
 
 
 def _detail(store: Store, series: Callable[[], WeightSeries | None],
@@ -328,10 +330,10 @@ def _detail(store: Store, series: Callable[[], WeightSeries | None],
         elif out["kind"] == "train":
             out["net"] = _clean(net_facts(store, out["status"].get("records") or []))
         out["latest_games"] = _latest_games(store)
-        guard = store.read_guard()  # final-check.json (guard.json in runs made before)
+        check = store.read_final_check()  # final-check.json (guard.json in runs made before)
         limits = getattr(store.manifest().config, "limits", None)
-        out["final_check"] = (guard_block(guard, limits) or [guard.sentence]) \
-            if guard is not None else None
+        out["final_check"] = (final_check_block(check, limits) or [check.sentence]) \
+            if check is not None else None
         verify = store.read_verify()
         out["verify"] = verify["matches"] if verify else []
         try:

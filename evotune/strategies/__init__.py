@@ -63,13 +63,15 @@ def strategy_terms(name: str) -> dict:
             "population": cls.keeps_population()}
 
 
-def strategy_params(name: str, *, np: int, games: int, budget: int,
+def strategy_params(name: str, *, population: int, games: int, budget: int,
                     params: Mapping[str, object] | None = None) -> dict:
     """The parameters a run gives strategy ``name``: its explicit ``params``, plus the run's
-    ``np``, ``games`` and game ``budget`` where the strategy has such a parameter."""
+    ``population`` (the parameter ``np``), ``games`` and game ``budget`` where the strategy has
+    such a parameter."""
     cls = strategy_class(name)
-    out: dict[str, object] = {k: v for k, v in (("np", np), ("games", games), ("budget", budget))
-           if k in cls.PARAMS and not (k == "budget" and v <= 0)}
+    given = (("np", population), ("games", games), ("budget", budget))
+    out: dict[str, object] = {k: v for k, v in given
+                              if k in cls.PARAMS and not (k == "budget" and v <= 0)}
     out.update(params or {})
     return out
 

@@ -37,15 +37,15 @@ from ..match.cluster import backend_session
 from ..match.gauntlet import opponent_players
 from ..players.spec import player_from_engine_spec
 from ..reaper import children_ignore_ctrl_c
-from ..runs.guard import Guard
+from ..runs.finalcheck import FinalCheck
 from ..runs.lifecycle import resolve_workers, strategy_params, tuning_games
 from ..runs.plan import RunPlan
 from ..runs.records import Generation
 from ..runs.store import Store
 from ..strategies import make_strategy, strategy_class
 from ..strategies.selection import rates
+from .finalcheckmatch import current_final_check, play_final_check
 from .fitness import Fitness, GauntletFitness, MatchFitness, match_settings
-from .guard import current_guard, play_guard
 from .rated import RatedEvidence
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ class RunProgress:
     """A progress event for progress bars (the CLI renders it)."""
 
     kind: str
-    """'game' (a game finished), 'generation' (a generation was stored) or 'guard' (a game of
+    """'game' (a game finished), 'generation' (a generation was stored) or 'final-check' (a game of
     the final check finished)."""
     generation: int
     """The generation being played (1-based) or just stored."""
@@ -87,7 +87,7 @@ class RunSummary:
     recommended: tuple[float, ...]
     """The run's recommended weights: the strategy's (its population mean, theta or
     distribution mean), or the start when the final check found them not better."""
-    guard: Guard | None = None
+    final_check: FinalCheck | None = None
     """The final check of a run from given weights (None: the run has none)."""
 
 
@@ -236,19 +236,19 @@ class Solver:
                     or (cfg.max_games and self.games_total >= tuning_games(cfg))
                     or (cfg.max_seconds and self.elapsed() >= cfg.max_seconds))
 
-    def guard(self) -> Guard | None:
+    def final_check(self) -> FinalCheck | None:
         """The final check of the run's recommendation against its start (played once per
         recommendation; a resumed run whose check is stored reads it), or None without one."""
-        if self.cfg.guard_games <= 0:
+        if self.cfg.final_check_games <= 0:
             return None
         g = self.strategy.generation
         tuned = self.space.round(np.asarray(self.strategy.recommended("mean"), dtype=float))
-        stored = current_guard(self.store, g, tuned)
+        stored = current_final_check(self.store, g, tuned)
         if stored is not None:
             return stored
-        return play_guard(self.store, self.plan, tuned, generation=g, player=self.player,
-                          backend=self.backend, workers=self.workers,
-                          progress=self._game_events("guard", g))
+        return play_final_check(self.store, self.plan, tuned, generation=g, player=self.player,
+                                backend=self.backend, workers=self.workers,
+                                progress=self._game_events("final-check", g))
 
     def _game_events(self, kind: str, g: int) -> Callable:
         """The runner's per-game callback: a :class:`RunProgress` of ``kind`` for each game of
@@ -327,15 +327,15 @@ def execute(store: Store, plan: RunPlan, *,
                              workers=session.workers) as solver:
                 for _ in solver:
                     pass
-                guard = solver.guard()
+                check = solver.final_check()
         seconds_total = solver.elapsed()
         state = store.read_state()
         assert state is not None  # the solver wrote one before its first generation
-        games = solver.games_total + (guard.games if guard else 0)
+        games = solver.games_total + (check.games if check else 0)
         store.write_state(dataclasses.replace(state, finished=True, seconds=seconds_total))
-        recommended = guard.recommended if guard else solver.strategy.recommended("mean")
+        recommended = check.recommended if check else solver.strategy.recommended("mean")
         return RunSummary(run_id=store.run_id, generation=solver.strategy.generation,
                           games=games, seconds=seconds_total, finished=True,
-                          recommended=tuple(float(x) for x in recommended), guard=guard)
+                          recommended=tuple(float(x) for x in recommended), final_check=check)
     finally:
         store.unlock()

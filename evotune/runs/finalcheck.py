@@ -4,12 +4,13 @@ validator (runs made before round 5 named it guard.json: still read).
 A games run whose strategy starts from given weights (a run from earlier weights, a net's
 output layer, a UCI engine's defaults, ``init = "reference"``) ends by playing what it would
 recommend (the tuned weights) against that start: a GSPRT [0, 5] on pentanomial pairs, capped at
-the run's ``guard_games`` (part of its games budget), on the openings of its ``guard_openings``
-(by default held-out ones, which the run does not tune on). The run recommends the tuned weights only
-when they are better: the test accepted H1, or it ended undecided with the tuned weights ahead
-(Elo above 0). Otherwise it recommends its start, and ``status``, ``export`` and the run's last
-line say so in one sentence (:attr:`Guard.sentence`), with the evidence beside it. The games are
-played by :mod:`evotune.tuning.guard`; this module holds the record.
+the run's ``final_check_games`` (part of its games budget), on the openings of its
+``final_check_openings`` (by default held-out ones, which the run does not tune on). The run
+recommends the tuned weights only when they are better: the test accepted H1, or it ended
+undecided with the tuned weights ahead (Elo above 0). Otherwise it recommends its start, and
+``status``, ``export`` and the run's last line say so in one sentence
+(:attr:`FinalCheck.sentence`), with the evidence beside it. The games are played by
+:mod:`evotune.tuning.finalcheckmatch`; this module holds the record.
 """
 from __future__ import annotations
 
@@ -23,21 +24,21 @@ from ..match.resultsblock import block_figures, conditions, summary_lines
 from ..match.scoring import SprtParams, sprt
 from .recordio import damaged, float_field, int_field, json_object, vector_field
 
-GUARD_DOCUMENT = "final-check"
+FINAL_CHECK_DOCUMENT = "final-check"
 """The record's name in the run folder (final-check.json)."""
-GUARD_PGN = "final-check.pgn"
+FINAL_CHECK_PGN = "final-check.pgn"
 """The final check's games in PGN."""
-OLD_GUARD_DOCUMENT, OLD_GUARD_PGN = "guard", "guard.pgn"
-"""Their names in runs made before round 5 (read, never written)."""
-GUARD_ELO = (0.0, 5.0)
+OLD_FINAL_CHECK_DOCUMENT, OLD_FINAL_CHECK_PGN = "guard", "guard.pgn"
+"""Their old names, in runs made before round 5 (read, never written)."""
+FINAL_CHECK_ELO = (0.0, 5.0)
 """The final check's SPRT hypotheses: H0 elo <= 0, H1 elo >= 5 (as ``evotune verify``'s)."""
-GUARD_ERRORS = (0.05, 0.05)
+FINAL_CHECK_ERRORS = (0.05, 0.05)
 """Its alpha and beta."""
 VERDICTS = ("H1", "H0", "undecided", "same")
 
 
 @dataclass(frozen=True)
-class Guard:
+class FinalCheck:
     """The final check: the tuned weights against the start."""
 
     generation: int
@@ -105,7 +106,7 @@ class Guard:
                     f"verdict ({self.evidence}); the run recommends them.")
         return (f"Final check: the tuned weights were not better than the start "
                 f"({self.evidence}); the run recommends its start (the tuned weights are in "
-                f"{GUARD_DOCUMENT}.json).")
+                f"{FINAL_CHECK_DOCUMENT}.json).")
 
     def to_json(self) -> dict:
         d = dataclasses.asdict(self)
@@ -121,8 +122,9 @@ def _signed(d: dict, key: str, path: Path) -> float:
     return float(v)
 
 
-def parse_guard(data, path: Path, n: int | None = None) -> Guard:
-    """The one validator of guard.json (``n``: the run's number of weights, when known)."""
+def parse_final_check(data, path: Path, n: int | None = None) -> FinalCheck:
+    """The one validator of final-check.json (and of guard.json, its old name; ``n``: the run's
+    number of weights, when known)."""
     d = json_object(data, path)
     verdict, better, openings = d.get("verdict"), d.get("better"), d.get("openings", "")
     if not isinstance(openings, str):
@@ -137,25 +139,25 @@ def parse_guard(data, path: Path, n: int | None = None) -> Guard:
         raise damaged(path, "'pentanomial' must be five counts")
     tuned = vector_field(d.get("tuned"), n, "tuned", path)
     start = vector_field(d.get("start"), len(tuned), "start", path)
-    g = Guard(generation=int_field(d, "generation", path), tuned=tuned, start=start,
-              games=int_field(d, "games", path), wins=int_field(d, "wins", path),
-              draws=int_field(d, "draws", path), losses=int_field(d, "losses", path),
-              pentanomial=tuple(penta), elo=_signed(d, "elo", path),
-              elo_error=float_field(d, "elo_error", path), verdict=verdict, better=better,
-              openings=openings)
+    g = FinalCheck(generation=int_field(d, "generation", path), tuned=tuned, start=start,
+                   games=int_field(d, "games", path), wins=int_field(d, "wins", path),
+                   draws=int_field(d, "draws", path), losses=int_field(d, "losses", path),
+                   pentanomial=tuple(penta), elo=_signed(d, "elo", path),
+                   elo_error=float_field(d, "elo_error", path), verdict=verdict, better=better,
+                   openings=openings)
     if g.wins + g.draws + g.losses != g.games or not (math.isfinite(g.elo)
                                                       and math.isfinite(g.elo_error)):
         raise damaged(path, "the games do not add up, or the Elo is not finite")
     return g
 
 
-def guard_block(guard: Guard, limits: Limits | None = None) -> list[str]:
+def final_check_block(check: FinalCheck, limits: Limits | None = None) -> list[str]:
     """The final check's results block (the tuned weights against the start), from its record;
     none when nothing was played (the tuned weights equal the start)."""
-    if guard.games == 0:
+    if check.games == 0:
         return []
-    state = sprt(guard.pentanomial, SprtParams(*GUARD_ELO, *GUARD_ERRORS))
-    fig = block_figures(wins=guard.wins, draws=guard.draws, losses=guard.losses,
-                        pentanomial=guard.pentanomial, sprt=state)
+    state = sprt(check.pentanomial, SprtParams(*FINAL_CHECK_ELO, *FINAL_CHECK_ERRORS))
+    fig = block_figures(wins=check.wins, draws=check.draws, losses=check.losses,
+                        pentanomial=check.pentanomial, sprt=state)
     return summary_lines(fig, "tuned", "start",
-                         where=conditions(limits, guard.openings or None))
+                         where=conditions(limits, check.openings or None))
