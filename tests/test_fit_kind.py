@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from evotune.datafiles import DataFile
 from evotune.errors import ConfigError, StoreError
 from evotune.learn.fitrun import execute_fit, new_fit, open_fit
 from evotune.limits import Limits
 from evotune.rules import Adjudication
 from evotune.runs.config import RunConfig
-from evotune.runs.fitconfig import DataFile, TexelConfig, texel_config_from_dict
+from evotune.runs.fitconfig import TexelConfig, texel_config_from_dict
 from evotune.runs.manifest import FORMAT_VERSION
 from evotune.runs.store import Store
 

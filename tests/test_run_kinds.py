@@ -18,9 +18,9 @@ from evotune.kinds import FIT, GAMES, MOVES, TRAINING, kind_named, kind_of, kind
 from evotune.runs.config import RunConfig
 from evotune.runs.fitconfig import TexelConfig
 from evotune.runs.kinds import Exported, Job, RunKind, Status, Summary, register, unregister
+from evotune.runs.registry import KindConfig, StoredKind
 from evotune.runs.rundata import Recommendation
 from evotune.runs.store import Store
-from evotune.runs.storedkinds import KindConfig, StoredKind
 from evotune.runs.trainconfig import TrainConfig
 
 

@@ -9,16 +9,28 @@ from typing import Any
 
 import numpy as np
 
+from ..datafiles import DataFile, data_files_from_list
 from ..errors import Interrupted
 from ..learn.fitrun import execute_fit, new_fit, open_fit
-from ..runs.fitconfig import TexelConfig
+from ..runs.fitconfig import TexelConfig, is_v1_fit, texel_config_from_dict, texel_config_from_v1
 from ..runs.kinds import Job, RunUI, Summary
-from ..runs.manifest import FIT_STORED
 from ..runs.records import Generation
+from ..runs.registry import StoredKind
 from ..runs.rundata import Recommendation, RunData, run_spec
 from ..runs.store import Store
 from .view import no_games_budget, of_total, started
 from .weights import WeightsKind
+
+
+def _read_fit(d: dict, config: dict, fmt: int) -> tuple[TexelConfig, tuple[DataFile, ...]]:
+    if fmt == 1:
+        return texel_config_from_v1(config)
+    return texel_config_from_dict(config), data_files_from_list(d.get("data_files"))
+
+
+FIT_STORED = StoredKind(TexelConfig.kind, _read_fit, data_files=True, format1=is_v1_fit)
+"""Fits to positions (:class:`TexelConfig`) as the store reads them (format 1: a RunConfig
+named 'texel', read exactly or refused)."""
 
 
 class FitKind(WeightsKind):

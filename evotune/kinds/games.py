@@ -16,7 +16,7 @@ from ..errors import EvotuneError, Interrupted, StoreError
 from ..match.runner import compile_ended
 from ..reporting.tables import brief, clock
 from ..runs.budget import extended_config, extension_lines, extension_record
-from ..runs.config import RunConfig, validate_run_config
+from ..runs.config import RunConfig, run_config_from_dict, validate_run_config
 from ..runs.guard import GUARD_DOCUMENT, guard_block
 from ..runs.kinds import Bar, Job, RunUI, Summary
 from ..runs.lifecycle import (
@@ -27,9 +27,9 @@ from ..runs.lifecycle import (
     strategy_params,
     tuning_games,
 )
-from ..runs.manifest import GAMES_STORED
 from ..runs.plan import with_overrides
 from ..runs.records import Generation
+from ..runs.registry import StoredKind
 from ..runs.rundata import Recommendation, RunData, run_spec
 from ..runs.store import Store
 from ..space import WeightSpace
@@ -40,6 +40,16 @@ from .view import elo_text, of_total, started
 from .weights import WeightsKind
 
 log = logging.getLogger(__name__)
+
+
+def _read_games(d: dict, config: dict, fmt: int) -> tuple[RunConfig, tuple]:
+    return run_config_from_dict(config), ()
+
+
+GAMES_STORED = StoredKind(RunConfig.kind, _read_games, takes_start=True,
+                          format1=lambda config: True)
+"""Tuning runs by games (:class:`RunConfig`) as the store reads them (every format-1 manifest
+was a RunConfig's: a fit claims its own, :data:`evotune.kinds.fit.FIT_STORED`)."""
 
 def step_text(cls, step: dict) -> str:
     """A strategy's step in its own terms ('spsa step: c_k 12.5, R_k 0.0021 (means over the

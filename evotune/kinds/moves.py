@@ -22,9 +22,9 @@ from ..learn.moverun import (
 from ..learn.movetrain import EpochReport
 from ..reporting.moves import moves_status, write_moves_plot
 from ..runs.kinds import Exported, Job, RunUI, Status, Summary
+from ..runs.registry import StoredKind
 from ..runs.rundata import Recommendation, RunData
 from ..runs.store import Store
-from ..runs.storedkinds import StoredKind
 from .view import no_games_budget, of_total, started
 
 MOVES_STORED = StoredKind(MoveRunConfig.kind, read_stored, data_files=True, weights=False)

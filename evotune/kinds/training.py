@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..datafiles import DataFile, data_files_from_list
 from ..engine.netfile import bullet_reader_note, read_net
 from ..errors import ConfigError, FieldError, Interrupted
 from ..learn.nn.trainrun import (
@@ -30,13 +31,20 @@ from ..reporting.training import (
     write_training_report,
 )
 from ..runs.kinds import Bar, Exported, Job, RunUI, Status, Summary
-from ..runs.manifest import TRAIN_STORED
+from ..runs.registry import StoredKind
 from ..runs.rundata import Recommendation, RunData
 from ..runs.store import Store
-from ..runs.trainconfig import TrainConfig
+from ..runs.trainconfig import TrainConfig, train_config_from_dict
 from ..verify.run import verify_training
 from .view import no_games_budget, of_total, started
 
+
+def _read_train(d: dict, config: dict, fmt: int) -> tuple[TrainConfig, tuple[DataFile, ...]]:
+    return train_config_from_dict(config), data_files_from_list(d.get("data_files"))
+
+
+TRAIN_STORED = StoredKind(TrainConfig.kind, _read_train, data_files=True, weights=False)
+"""Net trainings (:class:`TrainConfig`) as the store reads them."""
 FEW_STEPS = 20
 """Fewer optimiser steps an epoch than this draw a note after the training."""
 

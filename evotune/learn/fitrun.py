@@ -29,9 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..datafiles import DataFile
 from ..errors import ConfigError, StoreError
 from ..fileio import check_input_file
-from ..runs.fitconfig import STRATEGY, DataFile, TexelConfig
+from ..runs.fitconfig import STRATEGY, TexelConfig
 from ..runs.manifest import check_run_id, check_runs_folder
 from ..runs.records import Generation, State
 from ..runs.store import Store

@@ -25,7 +25,7 @@ from ..space import SHANNON_NAMES, SHANNON_REFERENCE
 from ..spec.model import EngineSpec
 from ..strategies import keeps_population as strategy_keeps_population
 from ..strategies import strategy_class
-from .storedkinds import stored_kind
+from .registry import stored_kind
 
 log = logging.getLogger(__name__)
 

@@ -25,10 +25,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...datafiles import DataFile
 from ...engine.netfile import Net, net_bytes, read_net
 from ...errors import ConfigError, EvotuneError, FieldError, StoreError
 from ...fileio import check_input_file
-from ...runs.fitconfig import DataFile
 from ...runs.manifest import check_run_id, check_runs_folder
 from ...runs.records import State
 from ...runs.store import Store
