@@ -15,8 +15,8 @@ import pytest
 from evotune.cli import main
 from evotune.errors import ConfigError, StoreError
 from evotune.kinds import FIT, GAMES, MOVES, TRAINING, kind_named, kind_of, kinds
+from evotune.kinds.fit.config import TexelConfig
 from evotune.runs.config import RunConfig
-from evotune.runs.fitconfig import TexelConfig
 from evotune.runs.kinds import Exported, Job, RunKind, Status, Summary, register, unregister
 from evotune.runs.registry import KindConfig, StoredKind
 from evotune.runs.rundata import Recommendation

@@ -18,6 +18,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 from ..datafiles import DataFile
 from ..errors import StoreError
+from ..limits import Limits
 
 
 @runtime_checkable
@@ -42,6 +43,26 @@ class KindConfig(Protocol):
     def to_dict(self) -> dict: ...
 
     def identity_dict(self) -> dict: ...
+
+
+class WeightsConfig(KindConfig, Protocol):
+    """The config of a kind whose runs tune a weight vector that plays (a games run's, a
+    fit's): what the readers, verification and the final check read of it."""
+
+    @property
+    def engine(self) -> str: ...
+
+    @property
+    def limits(self) -> Limits: ...
+
+    @property
+    def openings(self) -> str: ...
+
+    @property
+    def book_plies(self) -> int: ...
+
+    @property
+    def seed(self) -> int: ...
 
 
 ConfigReader = Callable[[dict, dict, int], tuple["KindConfig", tuple[DataFile, ...]]]

@@ -1,5 +1,5 @@
 """A net training as a run of its own kind under ``populations/<run-id>/`` (through
-:class:`evotune.runs.store.Store`), shaped as a fit's run (:mod:`evotune.learn.fitrun`):
+:class:`evotune.runs.store.Store`), shaped as a fit's run (:mod:`evotune.kinds.fit.solver`):
 
 - manifest: ``kind = "train"``, the :class:`TrainConfig` (the trainer's settings, the initial
   net, ``max_bad``, the cache folder), the data files' names, sizes and SHA-256 and the

@@ -1,7 +1,7 @@
 """The settings of a Texel fit (:class:`TexelConfig`): what ``evotune texel`` fits, on which data,
 and how; validated when made. A fit is a run of its own kind (``kind = "fit"`` in its manifest,
-:mod:`evotune.learn.fitrun` runs it); its manifest stores this record and the data files it read
-(:class:`DataFile`).
+:mod:`evotune.kinds.fit.solver` runs it); its manifest stores this record and the data files it
+read (:class:`~evotune.datafiles.DataFile`).
 
 Store format 1 kept a fit as a RunConfig with ``strategy = "texel"`` and these settings as its
 params; :func:`texel_config_from_v1` reads such a manifest exactly or refuses it.
@@ -12,12 +12,12 @@ import math
 from dataclasses import dataclass, fields
 from typing import ClassVar
 
-from ..datafiles import DataFile, data_files_from_list
-from ..errors import ConfigError
-from ..limits import LIMITS, Limits
-from ..match.fixtures import limits_record
-from ..rules import Adjudication
-from .config import RunConfig
+from ...datafiles import DataFile, data_files_from_list
+from ...errors import ConfigError
+from ...limits import LIMITS, Limits
+from ...match.fixtures import limits_record
+from ...rules import Adjudication
+from ...runs.config import RunConfig
 
 STRATEGY = "texel"
 """What a fit's generation files and ``evotune status`` name as its strategy."""
