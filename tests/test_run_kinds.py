@@ -17,7 +17,16 @@ from evotune.errors import ConfigError, StoreError
 from evotune.kinds import FIT, GAMES, MOVES, TRAINING, kind_named, kind_of, kinds
 from evotune.kinds.fit.config import TexelConfig
 from evotune.runs.config import RunConfig
-from evotune.runs.kinds import Exported, Job, RunKind, Status, Summary, register, unregister
+from evotune.runs.kinds import (
+    Exported,
+    Job,
+    ResumeRequest,
+    RunKind,
+    Status,
+    Summary,
+    register,
+    unregister,
+)
 from evotune.runs.registry import KindConfig, StoredKind
 from evotune.runs.rundata import Recommendation
 from evotune.runs.store import Store
@@ -73,7 +82,7 @@ class ToyKind:
         store.unlock()
         return Job(store=store, plan=config)
 
-    def resume(self, store, *, generations, workers, backend, scheduler) -> Job:
+    def resume(self, store, request: ResumeRequest) -> Job:
         return Job(store=store, plan=store.manifest().config)
 
     def execute(self, job: Job, ui) -> Summary:

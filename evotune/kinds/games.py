@@ -18,7 +18,7 @@ from ..reporting.tables import brief, clock
 from ..runs.budget import extended_config, extension_lines, extension_record
 from ..runs.config import RunConfig, run_config_from_dict, validate_run_config
 from ..runs.guard import GUARD_DOCUMENT, guard_block
-from ..runs.kinds import Bar, Job, RunUI, Summary
+from ..runs.kinds import Bar, Job, ResumeRequest, RunUI, Summary
 from ..runs.lifecycle import (
     check_backend,
     check_run_net,
@@ -149,11 +149,12 @@ class GamesKind(WeightsKind):
     def budget(self, cfg: Any) -> int:
         return cfg.max_games
 
-    def resume(self, store: Store, *, generations: int | None, workers: int | None,
-               backend: str, scheduler: str, max_games: int | None = None,
-               max_seconds: float | None = None) -> Job:
+    def resume(self, store: Store, request: ResumeRequest) -> Job:
         """The run opened to continue; a limit given is a raise of its budget, checked here
         and kept in the run before it plays on (:mod:`evotune.runs.budget`)."""
+        generations, workers = request.generations, request.workers
+        max_games, max_seconds = request.max_games, request.max_seconds
+        backend, scheduler = request.play.backend, request.play.scheduler
         store, plan = open_run(store.root)
         state = store.current_state()
         extended, raised = extended_config(plan.config, run_id=store.run_id, state=state,

@@ -30,7 +30,7 @@ from ..reporting.training import (
     write_loss_plot,
     write_training_report,
 )
-from ..runs.kinds import Bar, Exported, Job, RunUI, Status, Summary
+from ..runs.kinds import Bar, Exported, Job, ResumeRequest, RunUI, Status, Summary
 from ..runs.registry import StoredKind
 from ..runs.rundata import Recommendation, RunData
 from ..runs.store import Store
@@ -135,10 +135,10 @@ class TrainingKind:
                     f"scores of the positions, {time.perf_counter() - fit_started:.1f} s")
         return Job(store=store, plan=config, data=packed, workers=workers)
 
-    def resume(self, store: Store, *, generations: int | None, workers: int | None,
-               backend: str, scheduler: str, max_games: int | None = None,
-               max_seconds: float | None = None) -> Job:
-        no_games_budget(store.run_id, "a training", max_games=max_games, max_seconds=max_seconds)
+    def resume(self, store: Store, request: ResumeRequest) -> Job:
+        no_games_budget(store.run_id, "a training", max_games=request.max_games,
+                        max_seconds=request.max_seconds)
+        generations, workers = request.generations, request.workers
         cfg = open_training(store)
         if generations is not None:
             cfg = replace(cfg, settings={**cfg.settings, "epochs": generations})

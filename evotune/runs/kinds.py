@@ -103,6 +103,35 @@ class Job:
     """Worker processes or threads (0: one per core)."""
 
 
+@dataclass(frozen=True)
+class PlayOptions:
+    """Where a kind that plays games plays them when it continues (``evotune resume --backend
+    --scheduler``); only such a kind (a games run) reads them."""
+
+    backend: str = "local"
+    """'local' (joblib's processes) or 'dask'."""
+    scheduler: str = ""
+    """The Dask scheduler's address ('' with the local backend)."""
+
+
+@dataclass(frozen=True)
+class ResumeRequest:
+    """What ``evotune resume`` asks of a stopped run: the limits it raises (kept in the run where
+    the kind has that limit; a kind without it refuses it in one line), its workers, and the
+    options only a kind that plays games reads."""
+
+    generations: int | None = None
+    """A raised step limit (a games run's generations, a fit's or a training's epochs)."""
+    max_games: int | None = None
+    """A raised games budget."""
+    max_seconds: float | None = None
+    """A raised wall-time limit."""
+    workers: int | None = None
+    """Worker processes or threads (None: the run's own)."""
+    play: PlayOptions = PlayOptions()
+    """Where its games are played (read by a games run only)."""
+
+
 class RunKind(Protocol):
     """One kind of run: its stored form, its lifecycle and how the commands show it."""
 
@@ -124,11 +153,8 @@ class RunKind(Protocol):
         starts from, e.g. a games run's engine spec and ``init_from``)."""
         ...
 
-    def resume(self, store: Store, *, generations: int | None, workers: int | None,
-               backend: str, scheduler: str, max_games: int | None = None,
-               max_seconds: float | None = None) -> Job:
-        """Opens a stopped run to continue (``evotune resume``; ``generations``, ``max_games``,
-        ``max_seconds``: a raised limit, kept in the run where the kind has that limit)."""
+    def resume(self, store: Store, request: ResumeRequest) -> Job:
+        """Opens a stopped run to continue (``evotune resume``, :class:`ResumeRequest`)."""
         ...
 
     def execute(self, job: Job, ui: RunUI) -> Summary:
@@ -177,8 +203,9 @@ def kinds() -> tuple[RunKind, ...]:
     return registered()
 
 
-__all__ = ["Bar", "Exported", "Job", "RunKind", "RunUI", "Status", "Summary", "kind_named",
-           "kind_of", "kinds", "recommend", "register", "unregister"]
+__all__ = ["Bar", "Exported", "Job", "PlayOptions", "ResumeRequest", "RunKind", "RunUI",
+           "Status", "Summary", "kind_named", "kind_of", "kinds", "recommend", "register",
+           "unregister"]
 
 
 def recommend(run: RunData, rule: str = "mean") -> Recommendation:

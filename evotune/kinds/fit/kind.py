@@ -11,7 +11,7 @@ import numpy as np
 
 from ...datafiles import DataFile, data_files_from_list
 from ...errors import Interrupted
-from ...runs.kinds import Job, RunUI, Summary
+from ...runs.kinds import Job, ResumeRequest, RunUI, Summary
 from ...runs.records import Generation
 from ...runs.registry import StoredKind
 from ...runs.rundata import Recommendation, RunData, run_spec
@@ -48,10 +48,10 @@ class FitKind(WeightsKind):
         store, data = new_fit(plan, out_dir=out_dir, run_id=run_id, workers=workers)
         return Job(store=store, plan=plan, data=data, workers=workers)
 
-    def resume(self, store: Store, *, generations: int | None, workers: int | None,
-               backend: str, scheduler: str, max_games: int | None = None,
-               max_seconds: float | None = None) -> Job:
-        no_games_budget(store.run_id, "a fit", max_games=max_games, max_seconds=max_seconds)
+    def resume(self, store: Store, request: ResumeRequest) -> Job:
+        no_games_budget(store.run_id, "a fit", max_games=request.max_games,
+                        max_seconds=request.max_seconds)
+        generations = request.generations
         cfg = open_fit(store)
         if generations is not None:
             cfg = dataclasses.replace(cfg, epochs=generations)
