@@ -16,11 +16,13 @@ import numpy as np
 import pytest
 
 from evotune.errors import ConfigError, EngineError, EvotuneError, StoreError
+from evotune.kinds.fit import TexelConfig, plan_fit
+from evotune.kinds.fit import solver as fitrun
 from evotune.learn import datagen as dg
-from evotune.learn import fitrun
 from evotune.learn import texel as tx
 from evotune.limits import Limits
 from evotune.runs.lock import RunLock
+from evotune.spec.file import load_engine_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -235,7 +237,7 @@ def _synthetic(seed: int = 5):
 
 def test_auto_ridge_keeps_the_grid_value_with_the_lowest_validation_error():
     train, val, w0 = _synthetic()
-    cfg = fitrun.TexelConfig(data=("x",), l2_rule="lowest")  # the rule of fits before one-se
+    cfg = TexelConfig(data=("x",), l2_rule="lowest")  # the rule of fits before one-se
     said: list[str] = []
     l2, tried = fitrun.choose_l2(train, val, w0, 1.0, cfg, said.append,
                                  groups=np.arange(3000))  # each validation position its own block
@@ -263,12 +265,12 @@ def positions_file(tmp_path_factory) -> Path:
 
 @pytest.mark.slow
 def test_explicit_l2_fits_as_the_plain_epoch_loop_does(positions_file, tmp_path):
-    cfg = fitrun.TexelConfig(data=(str(positions_file),), engine="pst", l2=5e-5, epochs=4)
-    store, data = fitrun.new_fit(cfg, out_dir=tmp_path, run_id="f")
-    s = fitrun.execute_fit(store, cfg, data=data)
+    cfg = TexelConfig(data=(str(positions_file),), engine="pst", l2=5e-5, epochs=4)
+    store, data = fitrun.new_fit(plan_fit(cfg), out_dir=tmp_path, run_id="f")
+    s = fitrun.execute_fit(store, plan_fit(cfg), data=data)
     assert s["l2"] == 5e-5 and not s["l2_chosen_by_validation"] and "l2_tried" not in s
     # the loop as it was before the ridge could be chosen, written out
-    spec = fitrun.load_engine_spec("pst")
+    spec = load_engine_spec("pst")
     space = spec.space()
     w0 = space.reference_array
     X, y = data.extracted.X, data.y
@@ -319,15 +321,15 @@ def test_no_validation_is_said_and_needs_an_explicit_ridge(positions_file, tmp_p
     assert r.returncode == 0, r.stderr
     assert "no validation positions (--val-share 0): nothing measures overfitting" in r.stdout
     with pytest.raises(ConfigError, match="--val-share 0 holds out no positions"):
-        fitrun.TexelConfig(data=("x",), val_share=0)
+        TexelConfig(data=("x",), val_share=0)
 
 
 def test_resume_names_a_missing_data_file(positions_file, tmp_path):
     data = tmp_path / "d.txt"
     data.write_bytes(positions_file.read_bytes())
-    cfg = fitrun.TexelConfig(data=(str(data),), l2=0.0, epochs=1)
-    store, fd = fitrun.new_fit(cfg, out_dir=tmp_path, run_id="f")
-    fitrun.execute_fit(store, cfg, data=fd)
+    cfg = TexelConfig(data=(str(data),), l2=0.0, epochs=1)
+    store, fd = fitrun.new_fit(plan_fit(cfg), out_dir=tmp_path, run_id="f")
+    fitrun.execute_fit(store, plan_fit(cfg), data=fd)
     store.unlock()
     data.unlink()
     with pytest.raises(StoreError, match=f"its data file {data} is missing; put it back"):

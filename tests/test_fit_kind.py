@@ -15,12 +15,14 @@ from pathlib import Path
 
 import pytest
 
+from evotune.datafiles import DataFile
 from evotune.errors import ConfigError, StoreError
-from evotune.learn.fitrun import execute_fit, new_fit, open_fit
+from evotune.kinds.fit.config import TexelConfig, texel_config_from_dict
+from evotune.kinds.fit.plan import plan_fit
+from evotune.kinds.fit.solver import execute_fit, new_fit, open_fit
 from evotune.limits import Limits
 from evotune.rules import Adjudication
 from evotune.runs.config import RunConfig
-from evotune.runs.fitconfig import DataFile, TexelConfig, texel_config_from_dict
 from evotune.runs.manifest import FORMAT_VERSION
 from evotune.runs.store import Store
 
@@ -78,7 +80,7 @@ def _without_timings(doc: dict) -> dict:
 
 def test_a_new_fit_stores_its_kind_settings_and_data_files(v1):
     cfg = TexelConfig(data=("d.txt",), epochs=2, iters=3, tol=0.0, l2=0.0, seed=4)
-    store, data = new_fit(cfg, out_dir=v1 / "new", run_id="f")
+    store, data = new_fit(plan_fit(cfg), out_dir=v1 / "new", run_id="f")
     doc = json.loads(store.manifest_path.read_text())
     assert doc["format"] == FORMAT_VERSION == 2 and doc["kind"] == "fit"
     assert doc["config"] == cfg.to_dict() and doc["config"]["data"] == ["d.txt"]
@@ -89,7 +91,7 @@ def test_a_new_fit_stores_its_kind_settings_and_data_files(v1):
     manifest = store.manifest()
     assert manifest.kind == "fit" and manifest.config == cfg and manifest.format == 2
     assert manifest.data_files == (DataFile(**doc["data_files"][0]),)
-    execute_fit(store, cfg, data=data)
+    execute_fit(store, plan_fit(cfg), data=data)
     assert open_fit(store) == cfg  # its identity holds
 
 
@@ -121,7 +123,7 @@ def test_the_stored_settings_read_back_equal(cfg):
 ])
 def test_a_damaged_fit_manifest_is_one_line_naming_it(v1, change, field):
     cfg = TexelConfig(data=("d.txt",), epochs=1, l2=0.0)
-    store, _ = new_fit(cfg, out_dir=v1 / "new", run_id="f")
+    store, _ = new_fit(plan_fit(cfg), out_dir=v1 / "new", run_id="f")
     store.unlock()
     doc = json.loads(store.manifest_path.read_text())
     doc["config"].update(change)
@@ -135,7 +137,7 @@ def test_a_damaged_fit_manifest_is_one_line_naming_it(v1, change, field):
 
 def test_a_manifest_of_another_kind_or_format_is_refused(v1):
     cfg = TexelConfig(data=("d.txt",), epochs=1, l2=0.0)
-    store, _ = new_fit(cfg, out_dir=v1 / "new", run_id="f")
+    store, _ = new_fit(plan_fit(cfg), out_dir=v1 / "new", run_id="f")
     store.unlock()
     doc = json.loads(store.manifest_path.read_text())
     for change, said in (({"kind": "nnue"}, "'kind' must be one of games, fit, train, moves, "

@@ -15,12 +15,21 @@ import pytest
 from evotune.cli import main
 from evotune.errors import ConfigError, StoreError
 from evotune.kinds import FIT, GAMES, MOVES, TRAINING, kind_named, kind_of, kinds
+from evotune.kinds.fit.config import TexelConfig
 from evotune.runs.config import RunConfig
-from evotune.runs.fitconfig import TexelConfig
-from evotune.runs.kinds import Exported, Job, RunKind, Status, Summary, register, unregister
+from evotune.runs.kinds import (
+    Exported,
+    Job,
+    ResumeRequest,
+    RunKind,
+    Status,
+    Summary,
+    register,
+    unregister,
+)
+from evotune.runs.registry import KindConfig, StoredKind
 from evotune.runs.rundata import Recommendation
 from evotune.runs.store import Store
-from evotune.runs.storedkinds import KindConfig, StoredKind
 from evotune.runs.trainconfig import TrainConfig
 
 
@@ -73,7 +82,7 @@ class ToyKind:
         store.unlock()
         return Job(store=store, plan=config)
 
-    def resume(self, store, *, generations, workers, backend, scheduler) -> Job:
+    def resume(self, store, request: ResumeRequest) -> Job:
         return Job(store=store, plan=store.manifest().config)
 
     def execute(self, job: Job, ui) -> Summary:

@@ -284,9 +284,10 @@ def test_resume_refuses_changed_data(tmp_path):
 
 
 def test_validation_blocks_keep_consecutive_positions_together():
+    from evotune.datafiles import DataFile
+    from evotune.kinds.fit.config import TexelConfig
+    from evotune.kinds.fit.solver import fit_identity
     from evotune.learn.fitdata import split_indices
-    from evotune.learn.fitrun import fit_identity
-    from evotune.runs.fitconfig import DataFile, TexelConfig
 
     train, val = split_indices(1000, 0.1, 7, 64)
     assert len(val) == 100 and len(train) == 900 and not set(train) & set(val)

@@ -5,12 +5,12 @@ import click
 
 from ..errors import FieldError, Interrupted
 from ..kinds import FIT
+from ..kinds.fit import TexelConfig
 from ..learn.datagen import DATAGEN_FORMATS, FILTERS, DatagenSettings
 from ..learn.datagen import datagen as run_datagen
 from ..learn.nn.tdtargets import LAMBDA
 from ..learn.relabel import LabelSettings
 from ..learn.relabel import label as run_label
-from ..runs.fitconfig import TexelConfig
 from ..runs.manifest import check_outside_runs
 from .options import (
     limits_options,

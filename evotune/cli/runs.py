@@ -12,6 +12,7 @@ from ..kinds.view import SUMMARY_WEIGHTS
 from ..match.resolve import limit_notes, resolve_player_list
 from ..players.spec import player_from_engine_spec
 from ..runs.config import RunConfig, build_run_config, dump_config_toml, load_config_file
+from ..runs.kinds import PlayOptions, ResumeRequest
 from ..runs.lifecycle import with_budget
 from ..runs.plan import load_run_engine
 from ..runs.start import run_start
@@ -271,10 +272,10 @@ def resume(run_ref, runs_dir, workers, backend, scheduler, generations, max_game
     (its identity unchanged); a value that would shrink it is refused."""
     store = Store.open(run_ref, runs_dir)
     kind = kind_of(store)
-    raised = {k: v for k, v in (("max_games", max_games), ("max_seconds", max_seconds))
-              if v is not None}  # a kind that counts no games budget needs not know them
-    run_job(kind, kind.resume(store, generations=generations, workers=workers, backend=backend,
-                              scheduler=scheduler, **raised))
+    request = ResumeRequest(generations=generations, max_games=max_games,
+                            max_seconds=max_seconds, workers=workers,
+                            play=PlayOptions(backend=backend, scheduler=scheduler))
+    run_job(kind, kind.resume(store, request))
 
 
 @click.command()

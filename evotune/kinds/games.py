@@ -16,9 +16,9 @@ from ..errors import EvotuneError, Interrupted, StoreError
 from ..match.runner import compile_ended
 from ..reporting.tables import brief, clock
 from ..runs.budget import extended_config, extension_lines, extension_record
-from ..runs.config import RunConfig, validate_run_config
+from ..runs.config import RunConfig, run_config_from_dict, validate_run_config
 from ..runs.finalcheck import FINAL_CHECK_DOCUMENT, final_check_block
-from ..runs.kinds import Bar, Job, RunUI, Summary
+from ..runs.kinds import Bar, Job, ResumeRequest, RunUI, Summary
 from ..runs.lifecycle import (
     check_backend,
     check_run_net,
@@ -27,9 +27,9 @@ from ..runs.lifecycle import (
     strategy_params,
     tuning_games,
 )
-from ..runs.manifest import GAMES_STORED
 from ..runs.plan import with_overrides
 from ..runs.records import Generation
+from ..runs.registry import StoredKind
 from ..runs.rundata import Recommendation, RunData, run_spec
 from ..runs.store import Store
 from ..space import WeightSpace
@@ -40,6 +40,16 @@ from .view import elo_text, of_total, started
 from .weights import WeightsKind
 
 log = logging.getLogger(__name__)
+
+
+def _read_games(d: dict, config: dict, fmt: int) -> tuple[RunConfig, tuple]:
+    return run_config_from_dict(config), ()
+
+
+GAMES_STORED = StoredKind(RunConfig.kind, _read_games, takes_start=True,
+                          format1=lambda config: True)
+"""Tuning runs by games (:class:`RunConfig`) as the store reads them (every format-1 manifest
+was a RunConfig's: a fit claims its own, :data:`evotune.kinds.fit.FIT_STORED`)."""
 
 def step_text(cls, step: dict) -> str:
     """A strategy's step in its own terms ('spsa step: c_k 12.5, R_k 0.0021 (means over the
@@ -139,11 +149,12 @@ class GamesKind(WeightsKind):
     def budget(self, cfg: Any) -> int:
         return cfg.max_games
 
-    def resume(self, store: Store, *, generations: int | None, workers: int | None,
-               backend: str, scheduler: str, max_games: int | None = None,
-               max_seconds: float | None = None) -> Job:
+    def resume(self, store: Store, request: ResumeRequest) -> Job:
         """The run opened to continue; a limit given is a raise of its budget, checked here
         and kept in the run before it plays on (:mod:`evotune.runs.budget`)."""
+        generations, workers = request.generations, request.workers
+        max_games, max_seconds = request.max_games, request.max_seconds
+        backend, scheduler = request.play.backend, request.play.scheduler
         store, plan = open_run(store.root)
         state = store.current_state()
         extended, raised = extended_config(plan.config, run_id=store.run_id, state=state,

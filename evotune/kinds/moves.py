@@ -21,10 +21,10 @@ from ..learn.moverun import (
 )
 from ..learn.movetrain import EpochReport
 from ..reporting.moves import moves_status, write_moves_plot
-from ..runs.kinds import Exported, Job, RunUI, Status, Summary
+from ..runs.kinds import Exported, Job, ResumeRequest, RunUI, Status, Summary
+from ..runs.registry import StoredKind
 from ..runs.rundata import Recommendation, RunData
 from ..runs.store import Store
-from ..runs.storedkinds import StoredKind
 from .view import no_games_budget, of_total, started
 
 MOVES_STORED = StoredKind(MoveRunConfig.kind, read_stored, data_files=True, weights=False)
@@ -55,10 +55,10 @@ class MovesKind:
         store, data = new_move_run(config, out_dir=out_dir, run_id=run_id)
         return Job(store=store, plan=config, data=data)
 
-    def resume(self, store: Store, *, generations: int | None, workers: int | None,
-               backend: str, scheduler: str, max_games: int | None = None,
-               max_seconds: float | None = None) -> Job:
-        no_games_budget(store.run_id, "a move-model training", max_games=max_games, max_seconds=max_seconds)
+    def resume(self, store: Store, request: ResumeRequest) -> Job:
+        no_games_budget(store.run_id, "a move-model training", max_games=request.max_games,
+                        max_seconds=request.max_seconds)
+        generations = request.generations
         cfg = store.manifest().config
         assert isinstance(cfg, MoveRunConfig)
         if generations is not None:

@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..datafiles import DataFile, data_files_from_list
 from ..engine.net.network import bullet_reader_note, read_net
 from ..errors import ConfigError, FieldError, Interrupted
 from ..learn.nn.trainrun import (
@@ -29,14 +30,21 @@ from ..reporting.training import (
     write_loss_plot,
     write_training_report,
 )
-from ..runs.kinds import Bar, Exported, Job, RunUI, Status, Summary
-from ..runs.manifest import TRAIN_STORED
+from ..runs.kinds import Bar, Exported, Job, ResumeRequest, RunUI, Status, Summary
+from ..runs.registry import StoredKind
 from ..runs.rundata import Recommendation, RunData
 from ..runs.store import Store
-from ..runs.trainconfig import TrainConfig
+from ..runs.trainconfig import TrainConfig, train_config_from_dict
 from ..verify.run import verify_training
 from .view import no_games_budget, of_total, started
 
+
+def _read_train(d: dict, config: dict, fmt: int) -> tuple[TrainConfig, tuple[DataFile, ...]]:
+    return train_config_from_dict(config), data_files_from_list(d.get("data_files"))
+
+
+TRAIN_STORED = StoredKind(TrainConfig.kind, _read_train, data_files=True, weights=False)
+"""Net trainings (:class:`TrainConfig`) as the store reads them."""
 FEW_STEPS = 20
 """Fewer optimiser steps an epoch than this draw a note after the training."""
 
@@ -127,10 +135,10 @@ class TrainingKind:
                     f"scores of the positions, {time.perf_counter() - fit_started:.1f} s")
         return Job(store=store, plan=config, data=packed, workers=workers)
 
-    def resume(self, store: Store, *, generations: int | None, workers: int | None,
-               backend: str, scheduler: str, max_games: int | None = None,
-               max_seconds: float | None = None) -> Job:
-        no_games_budget(store.run_id, "a training", max_games=max_games, max_seconds=max_seconds)
+    def resume(self, store: Store, request: ResumeRequest) -> Job:
+        no_games_budget(store.run_id, "a training", max_games=request.max_games,
+                        max_seconds=request.max_seconds)
+        generations, workers = request.generations, request.workers
         cfg = open_training(store)
         if generations is not None:
             cfg = replace(cfg, settings={**cfg.settings, "epochs": generations})

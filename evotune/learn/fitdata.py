@@ -1,35 +1,80 @@
 """The data of a Texel fit and its ridge: the positions read, turned into feature rows and split
 into training and validation (:func:`fit_data`), and the ridge chosen by validation error
-(:func:`choose_l2`). Writes nothing; the fit as a run is :mod:`evotune.learn.fitrun`."""
+(:func:`choose_l2`). Writes nothing and reads no engine spec: the fit's plan
+(:mod:`evotune.kinds.fit.plan`) gives the spec, feature set and start; the fit as a run is
+:mod:`evotune.kinds.fit`."""
 from __future__ import annotations
 
 import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from ..errors import ConfigError
-from ..runs.fitconfig import TexelConfig
 from ..runs.lifecycle import resolve_workers
 from ..seeding import STREAM_TEXEL, generator
-from ..spec.file import load_engine_spec
+from ..spec.model import EngineSpec
 from ..weightsio import load_weights_file
 from . import texel as tx
 from .labels import Positions, read_positions
-from .phirows import Extracted, extract, feature_set
+from .phirows import Extracted, extract
 
 
-def initial_weights(cfg: TexelConfig) -> np.ndarray:
-    """The fit's start: the spec's reference values or the --init file's weights, clipped
-    into the bounds."""
-    spec = load_engine_spec(cfg.engine)
+class FitSettings(Protocol):
+    """What the data and the ridge read of a fit's settings (a
+    :class:`~evotune.kinds.fit.config.TexelConfig`)."""
+
+    @property
+    def data(self) -> tuple[str, ...]: ...
+
+    @property
+    def max_bad(self) -> int: ...
+
+    @property
+    def max_positions(self) -> int: ...
+
+    @property
+    def qsearch(self) -> bool: ...
+
+    @property
+    def val_share(self) -> float: ...
+
+    @property
+    def val_block(self) -> int: ...
+
+    @property
+    def seed(self) -> int: ...
+
+    @property
+    def optimizer(self) -> str: ...
+
+    @property
+    def iters(self) -> int: ...
+
+    @property
+    def lr(self) -> float: ...
+
+    @property
+    def tol(self) -> float: ...
+
+    @property
+    def epochs(self) -> int: ...
+
+    @property
+    def l2_rule(self) -> str: ...
+
+
+def initial_weights(spec: EngineSpec, init: str) -> np.ndarray:
+    """The fit's start: ``spec``'s reference values (``init`` 'reference') or the weights of the
+    file ``init``, clipped into the bounds."""
     space = spec.space()
-    if cfg.init == "reference":
+    if init == "reference":
         w = space.reference_array
     else:
-        w = load_weights_file(cfg.init, spec)
+        w = load_weights_file(init, spec)
     return np.clip(w, space.lower_array, space.upper_array)
 
 
@@ -64,20 +109,18 @@ class FitData:
     """What reading and extraction found (said when the fit starts)."""
 
 
-def fit_data(cfg: TexelConfig, *, positions: Positions | None = None,
-             workers: int = 0) -> FitData:
-    """Read the data files (unless given), extract feature rows and split them; ConfigError
-    when the usable positions cannot make a fit (fewer than 2, or a split leaving a side
-    empty). Writes nothing."""
-    spec = load_engine_spec(cfg.engine)
-    w0 = initial_weights(cfg)
+def fit_data(cfg: FitSettings, *, features: str, w0: np.ndarray,
+             positions: Positions | None = None, workers: int = 0) -> FitData:
+    """Read the data files (unless given), extract feature rows of the feature set
+    ``features`` under the start ``w0`` and split them; ConfigError when the usable positions
+    cannot make a fit (fewer than 2, or a split leaving a side empty). Writes nothing."""
     if positions is None:
         positions = read_positions(cfg.data, max_bad=cfg.max_bad,
                                    max_positions=cfg.max_positions)
     messages = [f"read {len(positions)} positions from {len(cfg.data)} file(s)"
                 + (f", {positions.bad} bad lines skipped" if positions.bad else "")]
     t0 = time.perf_counter()
-    ex = extract(positions.fens, w0, features=feature_set(spec), use_qsearch=cfg.qsearch,
+    ex = extract(positions.fens, w0, features=features, use_qsearch=cfg.qsearch,
                  workers=resolve_workers(workers))
     seconds = time.perf_counter() - t0
     messages.append(f"features of {ex.kept.size} positions in {seconds:.1f} s"
@@ -101,7 +144,7 @@ def fit_data(cfg: TexelConfig, *, positions: Positions | None = None,
                    messages=messages)
 
 
-def choose_l2(train: tx.Problem, val: tx.Problem, w0: np.ndarray, K: float, cfg: TexelConfig,
+def choose_l2(train: tx.Problem, val: tx.Problem, w0: np.ndarray, K: float, cfg: FitSettings,
               say: Callable[[str], None], *, groups: np.ndarray) -> tuple[float, list[dict]]:
     """The ridge for ``--l2 auto``: each candidate's whole fit (from ``w0``, as the fit itself
     runs) measured on the validation positions, one line each, then by ``cfg.l2_rule``:

@@ -31,9 +31,9 @@ from pathlib import Path
 import chess
 import numpy as np
 
+from ..datafiles import DataFile
 from ..errors import ConfigError, EvotuneError
 from ..fileio import check_input_file
-from ..runs.fitconfig import DataFile
 
 log = logging.getLogger(__name__)
 

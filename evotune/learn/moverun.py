@@ -32,10 +32,10 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..datafiles import DataFile, data_files_from_list
 from ..engine.movemodel.modelfile import MoveModel, move_model_bytes
 from ..errors import ConfigError, EvotuneError, StoreError
 from ..fileio import check_writable
-from ..runs.fitconfig import DataFile, data_files_from_list
 from ..runs.manifest import check_outside_runs, check_run_id, check_runs_folder
 from ..runs.records import State
 from ..runs.store import Store

@@ -30,7 +30,7 @@ LN10 = math.log(10.0)
 K_RANGE = (0.05, 10.0)
 L2_GRID = (0.0, 1e-5, 5e-5, 2e-4, 1e-3)
 """Ridge strengths the ``lowest`` rule of ``--l2 auto`` tries
-(:data:`evotune.runs.fitconfig.L2_RULES`)."""
+(:data:`evotune.kinds.fit.config.L2_RULES`)."""
 L2_GRID_ONE_SE = (0.0, 1e-5, 5e-5, 2e-4, 1e-3, 5e-3, 2e-2, 1e-1)
 """Ridge strengths the ``one-se`` rule tries, increasing: up to 1e-1, where a fit stays near its
 start (a 100-unit move of one weight costs about as much as the whole error)."""

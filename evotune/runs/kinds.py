@@ -7,7 +7,8 @@ A kind is one object: games runs (:mod:`evotune.kinds.games`), Texel fits
 (:mod:`evotune.kinds` does, once, on import); the commands ask it for a run's status, its row
 in ``evotune runs``, how it continues, its report, plots, export, verification and
 recommendation, and never test a kind's name. How the store reads a kind's manifest is the
-kind's :class:`StoredKind` (:mod:`evotune.runs.manifest` knows the three built-in ones).
+kind's :class:`StoredKind`; the one registry of kinds is :mod:`evotune.runs.registry` (low, so
+the manifest can ask it), which :func:`register` and :func:`kind_named` are.
 
 This module sits low (runs/) so that every layer can name the protocol; the kinds themselves sit
 above reporting and verify, whose readers and matches they use.
@@ -19,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import ConfigError, StoreError
+from ..errors import ConfigError
+from .registry import StoredKind, register, registered, registered_kind, unregister
 from .rundata import RECOMMEND_RULES, Recommendation, RunData
 from .store import Store
-from .storedkinds import StoredKind, load_builtin_kinds, register_stored, unregister_stored
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,35 @@ class Job:
     """Worker processes or threads (0: one per core)."""
 
 
+@dataclass(frozen=True)
+class PlayOptions:
+    """Where a kind that plays games plays them when it continues (``evotune resume --backend
+    --scheduler``); only such a kind (a games run) reads them."""
+
+    backend: str = "local"
+    """'local' (joblib's processes) or 'dask'."""
+    scheduler: str = ""
+    """The Dask scheduler's address ('' with the local backend)."""
+
+
+@dataclass(frozen=True)
+class ResumeRequest:
+    """What ``evotune resume`` asks of a stopped run: the limits it raises (kept in the run where
+    the kind has that limit; a kind without it refuses it in one line), its workers, and the
+    options only a kind that plays games reads."""
+
+    generations: int | None = None
+    """A raised step limit (a games run's generations, a fit's or a training's epochs)."""
+    max_games: int | None = None
+    """A raised games budget."""
+    max_seconds: float | None = None
+    """A raised wall-time limit."""
+    workers: int | None = None
+    """Worker processes or threads (None: the run's own)."""
+    play: PlayOptions = PlayOptions()
+    """Where its games are played (read by a games run only)."""
+
+
 class RunKind(Protocol):
     """One kind of run: its stored form, its lifecycle and how the commands show it."""
 
@@ -123,11 +153,8 @@ class RunKind(Protocol):
         starts from, e.g. a games run's engine spec and ``init_from``)."""
         ...
 
-    def resume(self, store: Store, *, generations: int | None, workers: int | None,
-               backend: str, scheduler: str, max_games: int | None = None,
-               max_seconds: float | None = None) -> Job:
-        """Opens a stopped run to continue (``evotune resume``; ``generations``, ``max_games``,
-        ``max_seconds``: a raised limit, kept in the run where the kind has that limit)."""
+    def resume(self, store: Store, request: ResumeRequest) -> Job:
+        """Opens a stopped run to continue (``evotune resume``, :class:`ResumeRequest`)."""
         ...
 
     def execute(self, job: Job, ui: RunUI) -> Summary:
@@ -160,32 +187,10 @@ class RunKind(Protocol):
         ...
 
 
-_KINDS: dict[str, RunKind] = {}
-
-
-def register(kind: RunKind) -> RunKind:
-    """Adds a kind (once per name); the store then reads its manifests too."""
-    if kind.name in _KINDS and _KINDS[kind.name] is not kind:
-        raise StoreError(f"a run kind '{kind.name}' is registered already")
-    _KINDS[kind.name] = kind
-    register_stored(kind.stored)
-    return kind
-
-
-def unregister(name: str) -> None:
-    """Removes a kind added by :func:`register` (a test's toy kind)."""
-    _KINDS.pop(name, None)
-    unregister_stored(name)
-
-
 def kind_named(name: str) -> RunKind:
-    """The registered kind ``name``; StoreError naming the known ones otherwise."""
-    load_builtin_kinds()
-    try:
-        return _KINDS[name]
-    except KeyError:
-        raise StoreError(f"no run kind '{name}' is known here (known: "
-                         f"{', '.join(sorted(_KINDS)) or 'none'})") from None
+    """The registered kind ``name`` (:func:`evotune.runs.registry.registered_kind`);
+    StoreError naming the known ones otherwise."""
+    return registered_kind(name)
 
 
 def kind_of(store: Store) -> RunKind:
@@ -195,8 +200,12 @@ def kind_of(store: Store) -> RunKind:
 
 def kinds() -> tuple[RunKind, ...]:
     """Every registered kind, in registration order."""
-    load_builtin_kinds()
-    return tuple(_KINDS.values())
+    return registered()
+
+
+__all__ = ["Bar", "Exported", "Job", "PlayOptions", "ResumeRequest", "RunKind", "RunUI",
+           "Status", "Summary", "kind_named", "kind_of", "kinds", "recommend", "register",
+           "unregister"]
 
 
 def recommend(run: RunData, rule: str = "mean") -> Recommendation:

@@ -23,11 +23,11 @@ from ..spec.start import start_checksum
 from ..strategies import make_strategy, strategy_class
 from ..strategies import strategy_params as strategy_params_for
 from .config import RunConfig
-from .fitconfig import TexelConfig
 from .identity import config_differences, default_run_id
 from .manifest import StartFrom, check_run_id, check_runs_folder
 from .plan import RunPlan, load_run_engine, plan_run
 from .recordio import read_json
+from .registry import WeightsConfig
 from .store import Store
 
 
@@ -309,7 +309,7 @@ def check_run_net(root: str | Path, cfg: RunConfig) -> None:
         pass
 
 
-def run_engine_spec(root: str | Path, cfg: RunConfig | TexelConfig,
+def run_engine_spec(root: str | Path, cfg: WeightsConfig,
                     engine: str | Path | None = None) -> EngineSpec:
     """The engine spec of the run in ``root``: ``engine`` when given (a name or path), else the
     copy the run keeps, else (a run made before runs kept one) ``cfg.engine`` as a path. A net

@@ -10,55 +10,18 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..datafiles import DataFile
 from ..errors import EvotuneError, StoreError
 from ..fileio import check_writable
-from .config import RunConfig, run_config_from_dict
-from .fitconfig import (
-    DataFile,
-    TexelConfig,
-    data_files_from_list,
-    is_v1_fit,
-    texel_config_from_dict,
-    texel_config_from_v1,
-)
 from .recordio import damaged, int_field, json_object
-from .storedkinds import KindConfig, StoredKind, register_stored, stored_kind, stored_kinds
-from .trainconfig import TrainConfig, train_config_from_dict
+from .registry import format1_kind, stored_kind, stored_kinds
 
 FORMAT_VERSION = 2
 """The store format written: 2 = the manifest names its kind ('games': a RunConfig; 'fit': a
 TexelConfig and the data files read). Format 1 (every manifest a RunConfig, a fit's with strategy
-'texel') is still read: its fits exactly (:func:`texel_config_from_v1`) or refused in one line."""
+'texel') is still read: the kind that claims a format-1 config reads it
+(:attr:`~evotune.runs.registry.StoredKind.format1`: a fit exactly, or refused in one line)."""
 READ_FORMATS = (1, 2)
-
-
-def _read_games(d: dict, config: dict, fmt: int) -> tuple[KindConfig, tuple[DataFile, ...]]:
-    return run_config_from_dict(config), ()
-
-
-def _read_fit(d: dict, config: dict, fmt: int) -> tuple[KindConfig, tuple[DataFile, ...]]:
-    if fmt == 1:
-        return texel_config_from_v1(config)
-    return texel_config_from_dict(config), data_files_from_list(d.get("data_files"))
-
-
-def _read_train(d: dict, config: dict, fmt: int) -> tuple[KindConfig, tuple[DataFile, ...]]:
-    return train_config_from_dict(config), data_files_from_list(d.get("data_files"))
-
-
-GAMES_STORED = StoredKind(RunConfig.kind, _read_games, takes_start=True)
-"""Tuning runs by games (:class:`RunConfig`) as the store reads them."""
-FIT_STORED = StoredKind(TexelConfig.kind, _read_fit, data_files=True)
-"""Fits to positions (:class:`TexelConfig`) as the store reads them."""
-TRAIN_STORED = StoredKind(TrainConfig.kind, _read_train, data_files=True, weights=False)
-"""Net trainings (:class:`TrainConfig`) as the store reads them."""
-STORED_KINDS = (GAMES_STORED, FIT_STORED, TRAIN_STORED)
-"""The built-in run kinds as the store reads them; a kind registered later
-(:func:`evotune.runs.kinds.register`) adds its own."""
-for _stored in STORED_KINDS:
-    register_stored(_stored)
-KINDS = tuple(k.name for k in STORED_KINDS)
-"""The built-in run kinds' names."""
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
@@ -136,7 +99,7 @@ class Manifest:
 
     @property
     def kind(self) -> str:
-        """'games', 'fit', 'train' (:data:`KINDS`) or a registered kind's name."""
+        """The kind's name ('games', 'fit', 'train', 'moves' or another registered kind's)."""
         return self.config.kind
 
     def to_json(self) -> dict:
@@ -167,7 +130,7 @@ def parse_manifest(data, path: Path) -> Manifest:
     ident = d.get("identity")
     if not isinstance(ident, dict) or not all(isinstance(v, str) for v in ident.values()):
         raise damaged(path, "'identity' must be an object of strings")
-    kind = d.get("kind") if fmt > 1 else (TexelConfig if is_v1_fit(config) else RunConfig).kind
+    kind = d.get("kind") if fmt > 1 else format1_kind(config)
     stored = stored_kind(kind) if isinstance(kind, str) else None
     if stored is None:
         raise damaged(path, f"'kind' must be one of {', '.join(stored_kinds())}, not {kind!r}")

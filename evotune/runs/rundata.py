@@ -14,9 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ConfigError, EvotuneError, StoreError
-from ..runs.config import RunConfig
 from ..runs.finalcheck import FinalCheck
-from ..runs.fitconfig import TexelConfig
 from ..runs.lifecycle import RunNetError, run_engine_spec
 from ..runs.manifest import StartFrom
 from ..runs.records import Generation, State
@@ -25,7 +23,7 @@ from ..space import SHANNON_NAMES, SHANNON_REFERENCE
 from ..spec.model import EngineSpec
 from ..strategies import keeps_population as strategy_keeps_population
 from ..strategies import strategy_class
-from .storedkinds import stored_kind
+from .registry import WeightsConfig, stored_kind
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +38,7 @@ class RunData:
     """The run's id (its folder name)."""
     root: Path
     """The run directory."""
-    config: RunConfig | TexelConfig
+    config: WeightsConfig
     """The resolved configuration from the manifest: a games run's or a fit's."""
     strategy: str
     """Strategy name (de, jde, ea, td, ...; 'texel' for a fit)."""
@@ -112,7 +110,7 @@ def open_store(run: str | Path | Store, *, out_dir: str | Path = "populations") 
     return run if isinstance(run, Store) else Store.open(run, out_dir)
 
 
-def engine_space(root: Path, config: RunConfig | TexelConfig, names: tuple[str, ...]
+def engine_space(root: Path, config: WeightsConfig, names: tuple[str, ...]
                   ) -> tuple[tuple[bool, ...], np.ndarray, EngineSpec | None]:
     """Fixed flags, reference values and the run's engine spec (with a fallback when the spec
     is unavailable or has other weights)."""

@@ -22,8 +22,8 @@ from ..engine.evaluation import spec_evaluation
 from ..errors import ConfigError
 from ..runs.manifest import StartFrom
 from ..runs.plan import load_run_engine
+from ..runs.registry import stored_kind
 from ..runs.store import Store
-from ..runs.storedkinds import stored_kind
 from ..spec.file import load_engine_spec
 from ..spec.model import EngineSpec
 from ..spec.player import parse_engine_ref

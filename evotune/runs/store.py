@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..datafiles import DataFile
 from ..errors import StoreError
 from ..fileio import append_text, atomic_write_bytes, atomic_write_json, atomic_write_text
 from ..match.gamerecord import GameRecord
@@ -29,7 +30,6 @@ from .finalcheck import (
     FinalCheck,
     parse_final_check,
 )
-from .fitconfig import DataFile
 from .gamelog import read_game_log
 from .lock import RunLock
 from .manifest import Manifest, StartFrom, check_run_id, parse_manifest
@@ -46,7 +46,7 @@ from .records import (
     parse_generation,
     parse_state,
 )
-from .storedkinds import KindConfig, stored_kind
+from .registry import KindConfig, stored_kind
 from .trainconfig import EpochLine, parse_checkpoint, parse_epoch
 
 log = logging.getLogger(__name__)

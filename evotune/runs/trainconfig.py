@@ -2,7 +2,7 @@
 trained; and the validators of a training's own records (:func:`parse_epoch`,
 :func:`parse_checkpoint`). A training is a run of its own kind (``kind = "train"`` in its manifest;
 :mod:`evotune.learn.nn.trainrun` runs it); its manifest stores this record and the data files
-it read (:class:`~evotune.runs.fitconfig.DataFile`).
+it read (:class:`~evotune.datafiles.DataFile`).
 
 The training's own settings (hidden size, activation, wdl, epochs, batch, learning rate ...) are
 :class:`evotune.learn.nn.trainer.TrainSettings`' fields, kept here as its ``record()``: the store

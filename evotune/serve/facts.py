@@ -1,7 +1,7 @@
 """What the tune page says of a fit and of a training besides their curves, from the files
 they keep (what a file does not hold is said to be absent, never guessed):
 
-- a Texel fit (:mod:`evotune.learn.fitrun`): its ridge (the state keeps it from the first
+- a Texel fit (:mod:`evotune.kinds.fit.solver`): its ridge (the state keeps it from the first
   epoch on; ``texel.json``, written when the fit ends, says whether validation chose it and
   what was tried), its positions (training and validation) and the rate they were read and
   turned into features at (``texel.json``), and the positions fitted per second over its

@@ -20,9 +20,8 @@ from ..match import Fixture, MatchResult, MatchSettings, SprtParams, run_fixture
 from ..match.gauntlet import play_gauntlet
 from ..paths import resolve_openings_path
 from ..players import PlayerSpec
-from ..runs.config import RunConfig
-from ..runs.fitconfig import TexelConfig
 from ..runs.records import GauntletCandidate, GauntletTable, MatchSummary
+from ..runs.registry import WeightsConfig
 from ..strategies.base import GameLeaves, MatchOutcome, MatchRequest
 
 
@@ -114,7 +113,7 @@ class GauntletFitness:
         return Evaluation(outcomes, results, summaries, gauntlet)
 
 
-def match_settings(cfg: RunConfig | TexelConfig, *, limits: Limits | None = None,
+def match_settings(cfg: WeightsConfig, *, limits: Limits | None = None,
                    **overrides) -> MatchSettings:
     """The MatchSettings of a run's games: the run's limits (``cfg.limits``: depth, nodes, time,
     ply cap, adjudication) and openings. ``limits`` replaces the run's limits and ``overrides``
@@ -125,7 +124,7 @@ def match_settings(cfg: RunConfig | TexelConfig, *, limits: Limits | None = None
     return MatchSettings(limits=cfg.limits if limits is None else limits, **values)
 
 
-def _openings_arg(cfg: RunConfig | TexelConfig):
+def _openings_arg(cfg: WeightsConfig):
     path = resolve_openings_path(cfg.openings)
     return None if path is None else str(path)
 

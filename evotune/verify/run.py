@@ -51,9 +51,9 @@ from ..players import PlayerSpec
 from ..players.spec import player_from_engine_spec
 from ..runs.kinds import recommend
 from ..runs.lifecycle import resolve_workers
+from ..runs.registry import stored_kind
 from ..runs.rundata import RunData, load_run, open_store, run_spec
 from ..runs.store import Store
-from ..runs.storedkinds import stored_kind
 from ..runs.trainconfig import INIT_RANDOM, TrainConfig
 from ..spec.file import load_engine_spec
 from ..tuning.fitness import match_settings as run_match_settings

@@ -1,5 +1,5 @@
 """A net training as a run of its own kind under ``populations/<run-id>/`` (through
-:class:`evotune.runs.store.Store`), shaped as a fit's run (:mod:`evotune.learn.fitrun`):
+:class:`evotune.runs.store.Store`), shaped as a fit's run (:mod:`evotune.kinds.fit.solver`):
 
 - manifest: ``kind = "train"``, the :class:`TrainConfig` (the trainer's settings, the initial
   net, ``max_bad``, the cache folder), the data files' names, sizes and SHA-256 and the
@@ -25,10 +25,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...datafiles import DataFile
 from ...engine.net.network import Net, net_bytes, read_net
 from ...errors import ConfigError, EvotuneError, FieldError, StoreError
 from ...fileio import check_input_file
-from ...runs.fitconfig import DataFile
 from ...runs.manifest import check_run_id, check_runs_folder
 from ...runs.records import State
 from ...runs.store import Store

@@ -1,6 +1,6 @@
-"""The fit kind: Texel fits of evaluation weights to positions (``evotune texel``). Its lifecycle
-is :mod:`evotune.learn.fitrun` (new, open, execute); here is what the commands ask of it: its
-epoch lines and summary, status, row and the weights it recommends (its last epoch's)."""
+"""The fit kind: Texel fits of evaluation weights to positions (``evotune texel``). Its plan is
+:mod:`.plan`, its solver :mod:`.solver` (new, open, execute); here is what the commands ask of
+it: its epoch lines and summary, status, row and the weights it recommends (its last epoch's)."""
 from __future__ import annotations
 
 import dataclasses
@@ -9,16 +9,29 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import Interrupted
-from ..learn.fitrun import execute_fit, new_fit, open_fit
-from ..runs.fitconfig import TexelConfig
-from ..runs.kinds import Job, RunUI, Summary
-from ..runs.manifest import FIT_STORED
-from ..runs.records import Generation
-from ..runs.rundata import Recommendation, RunData, run_spec
-from ..runs.store import Store
-from .view import no_games_budget, of_total, started
-from .weights import WeightsKind
+from ...datafiles import DataFile, data_files_from_list
+from ...errors import Interrupted
+from ...runs.kinds import Job, ResumeRequest, RunUI, Summary
+from ...runs.records import Generation
+from ...runs.registry import StoredKind
+from ...runs.rundata import Recommendation, RunData, run_spec
+from ...runs.store import Store
+from ..view import no_games_budget, of_total, started
+from ..weights import WeightsKind
+from .config import TexelConfig, is_v1_fit, texel_config_from_dict, texel_config_from_v1
+from .plan import plan_fit
+from .solver import execute_fit, new_fit, open_fit
+
+
+def _read_fit(d: dict, config: dict, fmt: int) -> tuple[TexelConfig, tuple[DataFile, ...]]:
+    if fmt == 1:
+        return texel_config_from_v1(config)
+    return texel_config_from_dict(config), data_files_from_list(d.get("data_files"))
+
+
+FIT_STORED = StoredKind(TexelConfig.kind, _read_fit, data_files=True, format1=is_v1_fit)
+"""Fits to positions (:class:`TexelConfig`) as the store reads them (format 1: a RunConfig
+named 'texel', read exactly or refused)."""
 
 
 class FitKind(WeightsKind):
@@ -31,17 +44,18 @@ class FitKind(WeightsKind):
 
     def new(self, config: TexelConfig, *, out_dir: str | Path, run_id: str | None,
             workers: int, ui: RunUI, **start: Any) -> Job:
-        store, data = new_fit(config, out_dir=out_dir, run_id=run_id, workers=workers)
-        return Job(store=store, plan=config, data=data, workers=workers)
+        plan = plan_fit(config)
+        store, data = new_fit(plan, out_dir=out_dir, run_id=run_id, workers=workers)
+        return Job(store=store, plan=plan, data=data, workers=workers)
 
-    def resume(self, store: Store, *, generations: int | None, workers: int | None,
-               backend: str, scheduler: str, max_games: int | None = None,
-               max_seconds: float | None = None) -> Job:
-        no_games_budget(store.run_id, "a fit", max_games=max_games, max_seconds=max_seconds)
+    def resume(self, store: Store, request: ResumeRequest) -> Job:
+        no_games_budget(store.run_id, "a fit", max_games=request.max_games,
+                        max_seconds=request.max_seconds)
+        generations = request.generations
         cfg = open_fit(store)
         if generations is not None:
             cfg = dataclasses.replace(cfg, epochs=generations)
-        return Job(store=store, plan=cfg)
+        return Job(store=store, plan=plan_fit(cfg))
 
     def execute(self, job: Job, ui: RunUI) -> Summary:
         """Runs (or continues) a fit with one stderr line per epoch; its summary lines."""

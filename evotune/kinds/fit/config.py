@@ -1,7 +1,7 @@
 """The settings of a Texel fit (:class:`TexelConfig`): what ``evotune texel`` fits, on which data,
 and how; validated when made. A fit is a run of its own kind (``kind = "fit"`` in its manifest,
-:mod:`evotune.learn.fitrun` runs it); its manifest stores this record and the data files it read
-(:class:`DataFile`).
+:mod:`evotune.kinds.fit.solver` runs it); its manifest stores this record and the data files it
+read (:class:`~evotune.datafiles.DataFile`).
 
 Store format 1 kept a fit as a RunConfig with ``strategy = "texel"`` and these settings as its
 params; :func:`texel_config_from_v1` reads such a manifest exactly or refuses it.
@@ -9,15 +9,15 @@ params; :func:`texel_config_from_v1` reads such a manifest exactly or refuses it
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, fields
 from typing import ClassVar
 
-from ..errors import ConfigError
-from ..limits import LIMITS, Limits
-from ..match.fixtures import limits_record
-from ..rules import Adjudication
-from .config import RunConfig
+from ...datafiles import DataFile, data_files_from_list
+from ...errors import ConfigError
+from ...limits import LIMITS, Limits
+from ...match.fixtures import limits_record
+from ...rules import Adjudication
+from ...runs.config import RunConfig
 
 STRATEGY = "texel"
 """What a fit's generation files and ``evotune status`` name as its strategy."""
@@ -252,36 +252,6 @@ def texel_config_from_dict(d: dict) -> TexelConfig:
                               f"not {d[key]!r}")
     values = {k: d[k] for k in settings}
     return TexelConfig(**{**values, "data": tuple(data)}, limits=_limits_from_record(d))
-
-
-@dataclass(frozen=True)
-class DataFile:
-    """One data file a fit read, as its manifest records it (resume refuses a changed one)."""
-
-    name: str
-    """The file's name (without its folder)."""
-    size: int
-    """Its size in bytes."""
-    sha256: str
-    """SHA-256 of its bytes (64 hex digits)."""
-
-    def to_json(self) -> dict:
-        return {"name": self.name, "size": self.size, "sha256": self.sha256}
-
-
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
-
-
-def data_files_from_list(v) -> tuple[DataFile, ...]:
-    """The validator of a fit's ``data_files``: a non-empty list of {name, size, sha256}."""
-    if not isinstance(v, list) or not v or not all(
-            isinstance(f, dict) and set(f) == {"name", "size", "sha256"}
-            and isinstance(f["name"], str) and isinstance(f["size"], int)
-            and not isinstance(f["size"], bool) and f["size"] >= 0
-            and isinstance(f["sha256"], str) and _SHA256.match(f["sha256"]) for f in v):
-        raise ConfigError("'data_files' must be a non-empty list of {name, size, sha256} "
-                          "objects (sha256: 64 hex digits)")
-    return tuple(DataFile(name=f["name"], size=f["size"], sha256=f["sha256"]) for f in v)
 
 
 # ---- store format 1 -------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""A Texel fit as a run of its own kind under ``populations/<run-id>/`` (through
-:class:`evotune.runs.store.Store`).
+"""The fit's solver: a Texel fit of its plan (:class:`~.plan.FitPlan`) as a run of its own kind
+under ``populations/<run-id>/`` (through :class:`evotune.runs.store.Store`).
 
 Its generations look like an evolutionary run's with a population of one, so ``status``,
 ``plot``, ``report``, ``verify`` and ``export`` read it as any run:
@@ -29,17 +29,17 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ConfigError, StoreError
-from ..fileio import check_input_file
-from ..runs.fitconfig import STRATEGY, DataFile, TexelConfig
-from ..runs.manifest import check_run_id, check_runs_folder
-from ..runs.records import Generation, State
-from ..runs.store import Store
-from ..spec.file import load_engine_spec, resolve_engine_spec_path
-from . import texel as tx
-from .fitdata import FitData, choose_l2, fit_data, initial_weights
-from .labels import data_files, file_record
-from .phirows import feature_set
+from ...datafiles import DataFile
+from ...errors import StoreError
+from ...learn import texel as tx
+from ...learn.fitdata import FitData, choose_l2, fit_data
+from ...learn.labels import data_files, file_record
+from ...runs.manifest import check_run_id, check_runs_folder
+from ...runs.records import Generation, State
+from ...runs.store import Store
+from ...spec.file import resolve_engine_spec_path
+from .config import STRATEGY, TexelConfig
+from .plan import FitPlan
 
 log = logging.getLogger(__name__)
 
@@ -75,20 +75,12 @@ def fit_identity(cfg: TexelConfig, files: tuple[DataFile, ...]) -> dict:
     return parts
 
 
-def new_fit(cfg: TexelConfig, *, out_dir: str | Path = "populations",
+def new_fit(plan: FitPlan, *, out_dir: str | Path = "populations",
             run_id: str | None = None, workers: int = 0) -> tuple[Store, FitData]:
-    """Create the run directory of a new fit; every input (data files included) is read,
-    turned into feature rows and checked first, so a bad input (or too few usable positions)
-    leaves nothing behind. Returns the store and the data."""
-    for p in cfg.data:
-        check_input_file(p, "data file")
-    if cfg.init != "reference" and not Path(cfg.init).is_file():
-        raise ConfigError(f"--init {cfg.init}: give 'reference' or a weights JSON file")
-    tx.require_scipy()
-    spec = load_engine_spec(cfg.engine)
-    feature_set(spec)
-    spec.space().require_free("texel")
-    initial_weights(cfg)
+    """Create the run directory of a new fit of ``plan``; every input (data files included) is
+    read, turned into feature rows and checked first, so a bad input (or too few usable
+    positions) leaves nothing behind. Returns the store and the data."""
+    cfg = plan.config
     files = data_files(cfg.data)
     identity = fit_identity(cfg, files)
     run_id = run_id or f"texel-{time.strftime('%Y%m%d-%H%M%S')}-{identity['hash'][:6]}"
@@ -97,7 +89,7 @@ def new_fit(cfg: TexelConfig, *, out_dir: str | Path = "populations",
     if (Path(out_dir) / run_id / "manifest.json").exists():
         raise StoreError(f"run '{run_id}' already exists in {out_dir}; continue it with "
                          f"'evotune resume {run_id}' or choose another --run-id")
-    data = fit_data(cfg, workers=workers)
+    data = fit_data(cfg, features=plan.features, w0=plan.w0, workers=workers)
     store = Store.create(out_dir, run_id, config=cfg, identity=identity, data_files=files)
     return store, data
 
@@ -126,10 +118,11 @@ def open_fit(store: Store) -> TexelConfig:
     return cfg
 
 
-def execute_fit(store: Store, cfg: TexelConfig, *, data: FitData | None = None,
+def execute_fit(store: Store, plan: FitPlan, *, data: FitData | None = None,
                 progress: Callable[[FitProgress], None] | None = None,
                 workers: int = 0) -> dict:
-    """Run (or continue) the fit stored in ``store``; returns the texel.json summary.
+    """Run (or continue) the fit of ``plan`` stored in ``store``; returns the texel.json
+    summary.
 
     ``data``: the positions already read and extracted (by :func:`new_fit`); None reads them.
     ``workers``: threads extracting features (0 = one per core); the fit does not depend on it.
@@ -144,11 +137,9 @@ def execute_fit(store: Store, cfg: TexelConfig, *, data: FitData | None = None,
     store.lock()
     state = store.read_state()
     seconds_before = state.seconds if state else 0.0
-    spec = load_engine_spec(cfg.engine)
-    space = spec.space()
-    w0 = initial_weights(cfg)
+    cfg, space, w0 = plan.config, plan.space, plan.w0
     if data is None:
-        data = fit_data(cfg, workers=workers)
+        data = fit_data(cfg, features=plan.features, w0=w0, workers=workers)
     for message in data.messages:
         say(message)
     ex, positions, X, y = data.extracted, data.positions, data.extracted.X, data.y
