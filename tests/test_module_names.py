@@ -13,8 +13,11 @@ RECURRING = {
     # one concept at two layers
     "experiments": {"cli", "."},  # the command group of experiments.py
     "start": {"runs", "spec"},  # where a run begins: the spec of its weights, a games run's start
-    # still to be renamed in this round (issue 57): the final check; a kind and its reader
-    "guard": {"runs", "tuning"},
+    # a run kind's config and plan: the games kind's in runs/ (tuning, verify and reporting
+    # read them as values), a kind package's beside its solver (kinds/fit/)
+    "config": {"runs", "kinds/fit"},
+    "plan": {"runs", "kinds/fit"},
+    # still to be renamed (issue 57): a kind and its reader, until they are one package
     "moves": {"engine/core", "kinds", "reporting"},
     "training": {"kinds", "reporting"},
 }

@@ -46,7 +46,7 @@ class ToyConfig:
         return "count"
 
     @property
-    def np(self) -> int:
+    def population(self) -> int:
         return 1
 
     @property
