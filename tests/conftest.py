@@ -15,6 +15,7 @@ Fixtures that hand out a function are session-scoped, so module-scoped fixtures 
 """
 from __future__ import annotations
 
+import collections
 import json
 import os
 import random
@@ -22,6 +23,7 @@ import signal
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -228,6 +230,20 @@ def _stored_games(root: Path) -> list[dict]:
         r.pop("seconds", None)
         r.pop("move_ms", None)  # each move's thinking time: wall time too
     return games
+
+
+@pytest.fixture
+def toml_parses(monkeypatch):
+    """Counts tomllib.loads calls (a plan parses its files once) by the first line of the text parsed."""
+    counts: collections.Counter = collections.Counter()
+    real = tomllib.loads
+
+    def counting(text, *args, **kwargs):
+        counts[text.lstrip().splitlines()[0] if text.strip() else ""] += 1
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(tomllib, "loads", counting)
+    return counts
 
 
 @pytest.fixture(scope="session")

@@ -2,8 +2,6 @@
 parse its engine spec once each, and the plan carries the spec, feature set, space and start."""
 from __future__ import annotations
 
-import collections
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -15,20 +13,6 @@ V1 = Path(__file__).resolve().parent / "data" / "store-v1"
 TINY = ('# tiny spec\nname = "tiny"\nfeatures = "shannon"\n'
         '[[group]]\nmatch = "*"\nreference = 100\nlower = 0\nupper = 1000\n'
         '[[weight]]\nname = "pawn"\nreference = 100\nfixed = true\n')
-
-
-@pytest.fixture
-def toml_parses(monkeypatch):
-    """Counts tomllib.loads calls by the first line of the text parsed."""
-    counts: collections.Counter = collections.Counter()
-    real = tomllib.loads
-
-    def counting(text, *args, **kwargs):
-        counts[text.lstrip().splitlines()[0] if text.strip() else ""] += 1
-        return real(text, *args, **kwargs)
-
-    monkeypatch.setattr(tomllib, "loads", counting)
-    return counts
 
 
 def test_a_fit_and_its_resume_parse_the_spec_once(tmp_path, toml_parses, call_cli):

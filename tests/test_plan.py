@@ -1,29 +1,12 @@
 """A command resolves its run once: one parse of each TOML file it names, a plan passed inward."""
 from __future__ import annotations
 
-import collections
-import tomllib
-
 import pytest
 
 from evotune.cli import main
 from evotune.errors import ConfigError
 from evotune.runs.config import build_run_config
 from evotune.runs.plan import plan_run, with_overrides
-
-
-@pytest.fixture
-def toml_parses(monkeypatch):
-    """Counts tomllib.loads calls by the first line of the text parsed."""
-    counts: collections.Counter = collections.Counter()
-    real = tomllib.loads
-
-    def counting(text, *args, **kwargs):
-        counts[text.lstrip().splitlines()[0] if text.strip() else ""] += 1
-        return real(text, *args, **kwargs)
-
-    monkeypatch.setattr(tomllib, "loads", counting)
-    return counts
 
 
 def _run(*args):

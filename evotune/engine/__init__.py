@@ -15,8 +15,6 @@ from .api import (
                   feature_names,
                   features,
                   iterate,
-                  perft,
-                  perft_divide,
                   phi,
                   phi_batch,
                   play_game,
@@ -25,6 +23,7 @@ from .api import (
 )
 from .core import compile_estimate, record_compile
 from .core import is_compiled as core_is_compiled
+from .perftsuite import perft, perft_divide
 from .searches import SearchTree
 
 __all__ = ["FEATURE_SETS", "MATE", "Adjudication", "GameOutcome", "PhiBatch", "QuiescenceResult",

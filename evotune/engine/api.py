@@ -34,7 +34,6 @@ from .core.game import (
     search_core,
 )
 from .core.moves import F_CASTLE, F_DOUBLE, F_EP, encode, unpack
-from .core.perft import perft_divide_core
 from .evaluation import Evaluation, engine_weights, evaluation_of
 from .net.corestate import Tail, rows
 from .phibatch import PhiBatch, phi_batch
@@ -42,8 +41,8 @@ from .phibatch import PhiBatch, phi_batch
 logger = logging.getLogger(__name__)
 
 __all__ = ["FEATURE_SETS", "MATE", "Adjudication", "GameOutcome", "PhiBatch", "QuiescenceResult",
-           "SearchResult", "evaluate", "feature_names", "features", "iterate", "perft",
-           "perft_divide", "phi", "phi_batch", "play_game", "qsearch", "search"]
+           "SearchResult", "evaluate", "feature_names", "features", "iterate", "phi", "phi_batch",
+           "play_game", "qsearch", "search"]
 
 DEFAULT_TT_BITS = 18
 MAX_DEPTH = 64
@@ -215,30 +214,12 @@ def decode_move(m: int) -> chess.Move:
     return chess.Move(f, t, promo or None)
 
 
-def _uci(moves) -> tuple[str, ...]:
+def uci_moves(moves) -> tuple[str, ...]:
+    """Core move ints as UCI strings."""
     return tuple(decode_move(int(m)).uci() for m in moves)
 
 
 # ---- API ------------------------------------------------------------------------------------------
-
-def perft_divide(fen, depth: int) -> dict[str, int]:
-    """Leaf counts of the legal move tree to ``depth`` below each root move (UCI -> nodes)."""
-    board = to_board(fen)
-    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) \
-            or not 1 <= depth <= MAX_DEPTH:  # the core's stacks hold MAX_DEPTH plies
-        raise ConfigError(f"perft depth {depth!r} is invalid; give an integer from 1 to "
-                          f"{MAX_DEPTH}")
-    U, S = board_arrays(board, 10)
-    out = np.zeros(T.MAXMOVES, dtype=np.int64)
-    n = perft_divide_core(U, S, np.int64(depth), out)
-    moves = _uci(S[T.S_MOVES:T.S_MOVES + n])
-    return {mv: int(c) for mv, c in zip(moves, out[:n])}
-
-
-def perft(fen, depth: int) -> int:
-    """Number of leaves of the legal move tree to ``depth`` (exact)."""
-    return sum(perft_divide(fen, depth).values())
-
 
 def features(position, features: str | Evaluation = "shannon") -> np.ndarray:
     """phi_int(position), int64 (size of the set), side to move's view: for ``shannon`` the
@@ -356,7 +337,7 @@ def search(position, weights, *, depth: int = 3, nodes: int = 0, stop: np.ndarra
     else:
         score, children, sims = searches.run(U, S, stop, board, settings, nodes, tree)
     seconds = time.perf_counter() - t0
-    pv = _uci(S[T.S_ROOTPV:T.S_ROOTPV + S[T.S_ROOTPVLEN]])
+    pv = uci_moves(S[T.S_ROOTPV:T.S_ROOTPV + S[T.S_ROOTPVLEN]])
     return SearchResult(move=pv[0] if pv else "", score=int(score), depth=int(S[T.S_ITER]),
                         nodes=int(S[T.S_NODES]), seconds=seconds, pv=pv, children=children,
                         simulations=sims)
@@ -392,7 +373,7 @@ def _iterations(U: np.ndarray, S: np.ndarray, stop: np.ndarray, depth: int,
         completed = done == d
         if not completed and not (done == 0 and S[T.S_ROOTPVLEN] > 0):
             return
-        pv = _uci(S[T.S_ROOTPV:T.S_ROOTPV + S[T.S_ROOTPVLEN]])
+        pv = uci_moves(S[T.S_ROOTPV:T.S_ROOTPV + S[T.S_ROOTPVLEN]])
         yield SearchResult(move=pv[0] if pv else "", score=int(score), depth=int(done),
                            nodes=int(S[T.S_NODES]), seconds=time.perf_counter() - t0, pv=pv)
         if not completed or not pv or stop[0] != 0:  # stopped: no iteration to start
@@ -424,7 +405,7 @@ def qsearch(position, weights, features: str | Evaluation = "shannon") -> Quiesc
     out = np.zeros(_phi_width([features]), dtype=np.int64)
     static = int(eval_core(U, S))
     score = int(qsearch_core(U, S, np.zeros(1, dtype=np.int64), out))
-    pv = _uci(S[T.S_PV:T.S_PV + S[T.S_PVLEN]])
+    pv = uci_moves(S[T.S_PV:T.S_PV + S[T.S_PVLEN]])
     return QuiescenceResult(static=static, score=score, pv=pv,
                             leaf_phi=out / float(evaluation_of(features).denominator))
 
@@ -494,7 +475,7 @@ def play_game(position, white, black, *, limits: Limits = Limits(),
             last_visits = tuple((searches.uci(c.move), c.visits) for c in
                                 searches.root_children(TI[side], TF[side], meta[side])
                                 if c.visits)
-    return GameOutcome(moves=_uci(moves[:n]), result=RESULTS[int(info[0])],
+    return GameOutcome(moves=uci_moves(moves[:n]), result=RESULTS[int(info[0])],
                        termination=TERMINATIONS[int(info[1])], nodes=int(info[3]),
                        scores=scores[:n].copy(), depths=depths[:n].copy(),
                        leaf_phi=phi[:width * n].reshape(n, width)[:, :_phi_width(sets)].copy(),

@@ -1,13 +1,37 @@
-"""Perft suites: EPD lines ``FEN ;D1 20 ;D2 400 ...`` checked against the core's move generator
-(``evotune perft --suite``)."""
+"""Perft: the leaf counts of the legal move tree (:func:`perft`, :func:`perft_divide`, the
+core's move generator through its entry point) and suites of them, EPD lines
+``FEN ;D1 20 ;D2 400 ...`` checked against it (``evotune perft --suite``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ..errors import ConfigError, PositionError
 from ..fileio import read_text
-from .api import perft
+from .api import MAX_DEPTH, board_arrays, to_board, uci_moves
+from .core import layout as T
+from .core.perft import perft_divide_core
+
+
+def perft_divide(fen, depth: int) -> dict[str, int]:
+    """Leaf counts of the legal move tree to ``depth`` below each root move (UCI -> nodes)."""
+    board = to_board(fen)
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) \
+            or not 1 <= depth <= MAX_DEPTH:  # the core's stacks hold MAX_DEPTH plies
+        raise ConfigError(f"perft depth {depth!r} is invalid; give an integer from 1 to "
+                          f"{MAX_DEPTH}")
+    U, S = board_arrays(board, 10)
+    out = np.zeros(T.MAXMOVES, dtype=np.int64)
+    n = perft_divide_core(U, S, np.int64(depth), out)
+    moves = uci_moves(S[T.S_MOVES:T.S_MOVES + n])
+    return {mv: int(c) for mv, c in zip(moves, out[:n])}
+
+
+def perft(fen, depth: int) -> int:
+    """Number of leaves of the legal move tree to ``depth`` (exact)."""
+    return sum(perft_divide(fen, depth).values())
 
 
 @dataclass(frozen=True)
