@@ -19,11 +19,13 @@ from evotune.kinds.fit.config import TexelConfig
 from evotune.runs.config import RunConfig
 from evotune.runs.kinds import (
     Exported,
+    ExportRequest,
     Job,
     ResumeRequest,
     RunKind,
     Status,
     Summary,
+    ViewRequest,
     register,
     unregister,
 )
@@ -102,13 +104,13 @@ class ToyKind:
         return (store.run_id, "count", f"step {done}/{store.manifest().config.steps}", "-",
                 "-", "stopped", "now")
 
-    def plot(self, stores, *, out, x, squares, runs_dir, progress) -> list[Path]:
+    def plot(self, stores, request: ViewRequest) -> list[Path]:
         raise ConfigError("a toy has no plots")
 
-    def report(self, store, *, out, rule, x, squares, runs_dir, progress) -> list[Path]:
+    def report(self, store, request: ViewRequest) -> list[Path]:
         raise ConfigError("a toy has no report")
 
-    def export(self, store, *, fmt, engine, rule, runs_dir, out_file) -> Exported:
+    def export(self, store, request: ExportRequest) -> Exported:
         raise ConfigError("a toy exports nothing")
 
     def verify(self, store, *, settings, runs_dir, progress) -> dict:

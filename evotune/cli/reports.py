@@ -11,6 +11,7 @@ from ..kinds import kind_of
 from ..match.resolve import close_external_players
 from ..match.resultsblock import stored_figures, summary_lines
 from ..match.scoring import SprtParams
+from ..runs.kinds import ExportRequest, ViewRequest
 from ..runs.manifest import check_outside_runs
 from ..runs.store import VERIFY_GAMES, Store
 from ..verify.run import VerifySettings
@@ -53,8 +54,9 @@ def plot(run_refs, x_axis, reports, runs_dir, squares):
             raise ConfigError(f"run '{s.run_id}' ({kind.name}) is plotted alone: give one run")
     bar, progress = steps("plot")
     with bar:
-        paths = kinds[0].plot(stores, out=out, x=x_axis, runs_dir=runs_dir, progress=progress,
-                              squares=squares.split(",") if squares else None)
+        paths = kinds[0].plot(stores, ViewRequest(
+            out=out, x=x_axis, runs_dir=runs_dir, progress=progress,
+            squares=tuple(squares.split(",")) if squares else None))
     for path in paths:
         click.echo(str(path))
 
@@ -75,9 +77,9 @@ def report(run_ref, rule, x_axis, reports, runs_dir, squares):
     store = Store.open(run_ref, runs_dir)
     bar, progress = steps("report: plots")
     with bar:
-        paths = kind_of(store).report(store, out=out, rule=rule, x=x_axis, runs_dir=runs_dir,
-                                      squares=squares.split(",") if squares else None,
-                                      progress=progress)
+        paths = kind_of(store).report(store, ViewRequest(
+            out=out, rule=rule, x=x_axis, runs_dir=runs_dir, progress=progress,
+            squares=tuple(squares.split(",")) if squares else None))
     for path in paths:
         click.echo(str(path))
 
@@ -171,8 +173,8 @@ def export(run_ref, fmt, engine, out_file, rule, runs_dir):
         check_writable(out_file, "--out")
         check_outside_runs(out_file, "--out")  # a run's folder is its store's alone
     store = Store.open(run_ref, runs_dir)
-    result = kind_of(store).export(store, fmt=fmt, engine=engine, rule=rule, runs_dir=runs_dir,
-                                   out_file=out_file)
+    result = kind_of(store).export(store, ExportRequest(
+        fmt=fmt, engine=engine, rule=rule, runs_dir=runs_dir, out_file=out_file))
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     if isinstance(result.data, bytes):

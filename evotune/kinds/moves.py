@@ -21,7 +21,16 @@ from ..learn.moverun import (
 )
 from ..learn.movetrain import EpochReport
 from ..reporting.moves import moves_status, write_moves_plot
-from ..runs.kinds import Exported, Job, ResumeRequest, RunUI, Status, Summary
+from ..runs.kinds import (
+    Exported,
+    ExportRequest,
+    Job,
+    ResumeRequest,
+    RunUI,
+    Status,
+    Summary,
+    ViewRequest,
+)
 from ..runs.registry import StoredKind
 from ..runs.rundata import Recommendation, RunData
 from ..runs.store import Store
@@ -107,17 +116,15 @@ class MovesKind:
                 f"top-1 {_pct(last.top1)} (held-out)" if last else "-",
                 "finished" if cp.state.epoch >= total else "not finished", started(store))
 
-    def plot(self, stores: Sequence[Store], *, out: str, x: str, squares: list[str] | None,
-             runs_dir: str, progress: Callable[[int, int], None]) -> list[Path]:
-        return write_moves_plot(stores[0], out)
+    def plot(self, stores: Sequence[Store], request: ViewRequest) -> list[Path]:
+        return write_moves_plot(stores[0], request.out)
 
-    def report(self, store: Store, *, out: str, rule: str, x: str, squares: list[str] | None,
-               runs_dir: str, progress: Callable[[int, int], None]) -> list[Path]:
+    def report(self, store: Store, request: ViewRequest) -> list[Path]:
         raise ConfigError(f"run '{store.run_id}' is a move-model training: it has no report; "
                           f"'evotune status {store.run_id}' and 'evotune plot' show it")
 
-    def export(self, store: Store, *, fmt: str, engine: str | None, rule: str, runs_dir: str,
-               out_file: str | None) -> Exported:
+    def export(self, store: Store, request: ExportRequest) -> Exported:
+        fmt, out_file = request.fmt, request.out_file
         if out_file is None:
             raise ConfigError(f"run '{store.run_id}' is a move-model training: its model is "
                               "binary; give --out FILE")

@@ -30,7 +30,17 @@ from ..reporting.training import (
     write_loss_plot,
     write_training_report,
 )
-from ..runs.kinds import Bar, Exported, Job, ResumeRequest, RunUI, Status, Summary
+from ..runs.kinds import (
+    Bar,
+    Exported,
+    ExportRequest,
+    Job,
+    ResumeRequest,
+    RunUI,
+    Status,
+    Summary,
+    ViewRequest,
+)
 from ..runs.registry import StoredKind
 from ..runs.rundata import Recommendation, RunData
 from ..runs.store import Store
@@ -190,17 +200,15 @@ class TrainingKind:
                 f"epoch {of_total(len(view.epochs), view.total)}", positions, loss,
                 "finished" if view.finished else "stopped", started(store))
 
-    def plot(self, stores: Sequence[Store], *, out: str, x: str, squares: list[str] | None,
-             runs_dir: str, progress: Callable[[int, int], None]) -> list[Path]:
-        return list(write_loss_plot(load_training(stores[0]), out))
+    def plot(self, stores: Sequence[Store], request: ViewRequest) -> list[Path]:
+        return list(write_loss_plot(load_training(stores[0]), request.out))
 
-    def report(self, store: Store, *, out: str, rule: str, x: str, squares: list[str] | None,
-               runs_dir: str, progress: Callable[[int, int], None]) -> list[Path]:
-        md, page = write_training_report(load_training(store), out)
+    def report(self, store: Store, request: ViewRequest) -> list[Path]:
+        md, page = write_training_report(load_training(store), request.out)
         return [page, md]
 
-    def export(self, store: Store, *, fmt: str, engine: str | None, rule: str, runs_dir: str,
-               out_file: str | None) -> Exported:
+    def export(self, store: Store, request: ExportRequest) -> Exported:
+        fmt, out_file = request.fmt, request.out_file
         if out_file is None:
             raise ConfigError(f"run '{store.run_id}' is a training: its net is binary; give "
                               "--out FILE")

@@ -14,7 +14,7 @@ from ..errors import ConfigError
 from ..reporting.export import NET_FORMATS, export_net, export_run
 from ..reporting.plots import write_plots
 from ..reporting.report import write_report
-from ..runs.kinds import Exported, Status
+from ..runs.kinds import Exported, ExportRequest, Status, ViewRequest
 from ..runs.records import Generation
 from ..runs.rundata import load_run
 from ..runs.store import Store
@@ -74,20 +74,21 @@ class WeightsKind(ABC):
             lines.append(info["final_check"]["sentence"])
         return Status(info=info, lines=tuple(lines))
 
-    def plot(self, stores: Sequence[Store], *, out: str, x: str, squares: list[str] | None,
-             runs_dir: str, progress: Callable[[int, int], None]) -> list[Path]:
-        result = write_plots([load_run(s, out_dir=runs_dir) for s in stores], x=x,
-                             out_dir=out, squares=squares, progress=progress)
+    def plot(self, stores: Sequence[Store], request: ViewRequest) -> list[Path]:
+        result = write_plots([load_run(s, out_dir=request.runs_dir) for s in stores],
+                             x=request.x, out_dir=request.out, squares=request.squares,
+                             progress=request.progress)
         return [p for pair in result.paths.values() for p in pair]
 
-    def report(self, store: Store, *, out: str, rule: str, x: str, squares: list[str] | None,
-               runs_dir: str, progress: Callable[[int, int], None]) -> list[Path]:
-        files = write_report(store, out_dir=out, runs_dir=runs_dir, rule=rule, x=x,
-                             squares=squares, progress=progress)
+    def report(self, store: Store, request: ViewRequest) -> list[Path]:
+        files = write_report(store, out_dir=request.out, runs_dir=request.runs_dir,
+                             rule=request.rule, x=request.x, squares=request.squares,
+                             progress=request.progress)
         return [files.html, files.markdown]
 
-    def export(self, store: Store, *, fmt: str, engine: str | None, rule: str, runs_dir: str,
-               out_file: str | None) -> Exported:
+    def export(self, store: Store, request: ExportRequest) -> Exported:
+        fmt, engine, rule, out_file = request.fmt, request.engine, request.rule, request.out_file
+        runs_dir = request.runs_dir
         if fmt in NET_FORMATS:
             if engine is not None:
                 raise ConfigError(f"--engine maps weights onto another spec; --format {fmt} "

@@ -132,6 +132,41 @@ class ResumeRequest:
     """Where its games are played (read by a games run only)."""
 
 
+@dataclass(frozen=True)
+class ViewRequest:
+    """What ``evotune plot`` and ``evotune report`` ask of a kind: where the files go and the
+    options a kind reads when it has them (a kind without weights per step reads ``out`` only)."""
+
+    out: str
+    """The reports folder (files go to OUT/<run-id>/)."""
+    progress: Callable[[int, int], None]
+    """Called as the figures are drawn (done, total)."""
+    runs_dir: str = "populations"
+    """The runs folder (where a run's start run is found)."""
+    x: str = "generations"
+    """The plots' x axis: 'generations' or 'games' (runs with weights per step)."""
+    squares: tuple[str, ...] | None = None
+    """The weights of the 'squares' plot (runs with piece-square tables; None: chosen)."""
+    rule: str = "mean"
+    """The recommendation rule a report states (runs with a weight vector)."""
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    """What ``evotune export`` asks of a kind."""
+
+    fmt: str
+    """The format ('evotune', 'uci', 'json', a net's 'nnue'/'bullet' ...)."""
+    out_file: str | None = None
+    """The file it goes to (None: stdout, text only)."""
+    runs_dir: str = "populations"
+    """The runs folder."""
+    rule: str = "mean"
+    """The recommendation rule (runs with a weight vector)."""
+    engine: str | None = None
+    """Another engine spec to map the weights onto (runs with a weight vector)."""
+
+
 class RunKind(Protocol):
     """One kind of run: its stored form, its lifecycle and how the commands show it."""
 
@@ -167,14 +202,17 @@ class RunKind(Protocol):
         """Its row in ``evotune runs`` (RUN, KIND, PROGRESS, AMOUNT, RESULT, STATE, STARTED)."""
         ...
 
-    def plot(self, stores: Sequence[Store], *, out: str, x: str, squares: list[str] | None,
-             runs_dir: str, progress: Callable[[int, int], None]) -> list[Path]: ...
+    def plot(self, stores: Sequence[Store], request: ViewRequest) -> list[Path]:
+        """Draws the runs' plots (several runs overlaid when the kind ``overlays``)."""
+        ...
 
-    def report(self, store: Store, *, out: str, rule: str, x: str, squares: list[str] | None,
-               runs_dir: str, progress: Callable[[int, int], None]) -> list[Path]: ...
+    def report(self, store: Store, request: ViewRequest) -> list[Path]:
+        """Writes the run's report (ConfigError for a kind without one)."""
+        ...
 
-    def export(self, store: Store, *, fmt: str, engine: str | None, rule: str,
-               runs_dir: str, out_file: str | None) -> Exported: ...
+    def export(self, store: Store, request: ExportRequest) -> Exported:
+        """What ``evotune export`` writes of the run."""
+        ...
 
     def verify(self, store: Store, *, settings: Any, runs_dir: str,
                progress: Callable | None) -> dict:
@@ -203,8 +241,8 @@ def kinds() -> tuple[RunKind, ...]:
     return registered()
 
 
-__all__ = ["Bar", "Exported", "Job", "PlayOptions", "ResumeRequest", "RunKind", "RunUI",
-           "Status", "Summary", "kind_named", "kind_of", "kinds", "recommend", "register",
+__all__ = ["Bar", "ExportRequest", "Exported", "Job", "PlayOptions", "ResumeRequest", "RunKind", "RunUI",
+           "Status", "Summary", "ViewRequest", "kind_named", "kind_of", "kinds", "recommend", "register",
            "unregister"]
 
 
