@@ -30,7 +30,7 @@ def count_lines(path: Path) -> int:
 
 
 def fit(source: str, path: Path, size: int, args) -> dict:
-    from evotune.kinds.fit import TexelConfig, execute_fit, new_fit, open_fit, plan_fit
+    from evotune.kinds.fit import TexelConfig, execute_fit, new_fit, open_fit, plan_fit, read_data
     from evotune.limits import Limits
     from evotune.runs.store import Store
 
@@ -45,10 +45,12 @@ def fit(source: str, path: Path, size: int, args) -> dict:
         store = Store(root)
         summary = store.read_document("texel")
         if summary is None:  # texel.json is written when the fit ends: continue it
-            summary = execute_fit(store, plan_fit(open_fit(store)))
+            plan = plan_fit(open_fit(store))
+            summary = execute_fit(store, plan, read_data(plan))
     else:
-        store, data = new_fit(plan_fit(cfg), out_dir=args.runs, run_id=run_id)
-        summary = execute_fit(store, plan_fit(cfg), data=data)
+        data = read_data(plan_fit(cfg))
+        store = new_fit(plan_fit(cfg), data, out_dir=args.runs, run_id=run_id)
+        summary = execute_fit(store, plan_fit(cfg), data)
     return {"run_id": run_id, "summary": summary, "fit_seconds": time.perf_counter() - t0}
 
 

@@ -266,8 +266,9 @@ def positions_file(tmp_path_factory) -> Path:
 @pytest.mark.slow
 def test_explicit_l2_fits_as_the_plain_epoch_loop_does(positions_file, tmp_path):
     cfg = TexelConfig(data=(str(positions_file),), engine="pst", l2=5e-5, epochs=4)
-    store, data = fitrun.new_fit(plan_fit(cfg), out_dir=tmp_path, run_id="f")
-    s = fitrun.execute_fit(store, plan_fit(cfg), data=data)
+    data = fitrun.read_data(plan_fit(cfg))
+    store = fitrun.new_fit(plan_fit(cfg), data, out_dir=tmp_path, run_id="f")
+    s = fitrun.execute_fit(store, plan_fit(cfg), data)
     assert s["l2"] == 5e-5 and not s["l2_chosen_by_validation"] and "l2_tried" not in s
     # the loop as it was before the ridge could be chosen, written out
     spec = load_engine_spec("pst")
@@ -328,8 +329,9 @@ def test_resume_names_a_missing_data_file(positions_file, tmp_path):
     data = tmp_path / "d.txt"
     data.write_bytes(positions_file.read_bytes())
     cfg = TexelConfig(data=(str(data),), l2=0.0, epochs=1)
-    store, fd = fitrun.new_fit(plan_fit(cfg), out_dir=tmp_path, run_id="f")
-    fitrun.execute_fit(store, plan_fit(cfg), data=fd)
+    fd = fitrun.read_data(plan_fit(cfg))
+    store = fitrun.new_fit(plan_fit(cfg), fd, out_dir=tmp_path, run_id="f")
+    fitrun.execute_fit(store, plan_fit(cfg), fd)
     store.unlock()
     data.unlink()
     with pytest.raises(StoreError, match=f"its data file {data} is missing; put it back"):

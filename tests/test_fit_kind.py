@@ -19,7 +19,7 @@ from evotune.datafiles import DataFile
 from evotune.errors import ConfigError, StoreError
 from evotune.kinds.fit.config import TexelConfig, texel_config_from_dict
 from evotune.kinds.fit.plan import plan_fit
-from evotune.kinds.fit.solver import execute_fit, new_fit, open_fit
+from evotune.kinds.fit.solver import execute_fit, new_fit, open_fit, read_data
 from evotune.limits import Limits
 from evotune.rules import Adjudication
 from evotune.runs.config import RunConfig
@@ -80,7 +80,8 @@ def _without_timings(doc: dict) -> dict:
 
 def test_a_new_fit_stores_its_kind_settings_and_data_files(v1):
     cfg = TexelConfig(data=("d.txt",), epochs=2, iters=3, tol=0.0, l2=0.0, seed=4)
-    store, data = new_fit(plan_fit(cfg), out_dir=v1 / "new", run_id="f")
+    data = read_data(plan_fit(cfg))
+    store = new_fit(plan_fit(cfg), data, out_dir=v1 / "new", run_id="f")
     doc = json.loads(store.manifest_path.read_text())
     assert doc["format"] == FORMAT_VERSION == 2 and doc["kind"] == "fit"
     assert doc["config"] == cfg.to_dict() and doc["config"]["data"] == ["d.txt"]
@@ -91,7 +92,7 @@ def test_a_new_fit_stores_its_kind_settings_and_data_files(v1):
     manifest = store.manifest()
     assert manifest.kind == "fit" and manifest.config == cfg and manifest.format == 2
     assert manifest.data_files == (DataFile(**doc["data_files"][0]),)
-    execute_fit(store, plan_fit(cfg), data=data)
+    execute_fit(store, plan_fit(cfg), data)
     assert open_fit(store) == cfg  # its identity holds
 
 
@@ -123,7 +124,8 @@ def test_the_stored_settings_read_back_equal(cfg):
 ])
 def test_a_damaged_fit_manifest_is_one_line_naming_it(v1, change, field):
     cfg = TexelConfig(data=("d.txt",), epochs=1, l2=0.0)
-    store, _ = new_fit(plan_fit(cfg), out_dir=v1 / "new", run_id="f")
+    data_ = read_data(plan_fit(cfg))
+    store = new_fit(plan_fit(cfg), data_, out_dir=v1 / "new", run_id="f")
     store.unlock()
     doc = json.loads(store.manifest_path.read_text())
     doc["config"].update(change)
@@ -137,7 +139,8 @@ def test_a_damaged_fit_manifest_is_one_line_naming_it(v1, change, field):
 
 def test_a_manifest_of_another_kind_or_format_is_refused(v1):
     cfg = TexelConfig(data=("d.txt",), epochs=1, l2=0.0)
-    store, _ = new_fit(plan_fit(cfg), out_dir=v1 / "new", run_id="f")
+    data_ = read_data(plan_fit(cfg))
+    store = new_fit(plan_fit(cfg), data_, out_dir=v1 / "new", run_id="f")
     store.unlock()
     doc = json.loads(store.manifest_path.read_text())
     for change, said in (({"kind": "nnue"}, "'kind' must be one of games, fit, train, moves, "

@@ -17,7 +17,7 @@ from scipy import sparse
 from evotune.errors import ConfigError
 from evotune.kinds.fit.config import TexelConfig, texel_config_from_dict
 from evotune.kinds.fit.plan import plan_fit
-from evotune.kinds.fit.solver import execute_fit, new_fit, weaker_warning
+from evotune.kinds.fit.solver import execute_fit, new_fit, read_data, weaker_warning
 from evotune.learn import texel as tx
 from evotune.learn.fitdata import choose_l2
 from evotune.spec.file import load_engine_spec
@@ -110,8 +110,9 @@ def test_heavy_ridge_on_tiny_data_gives_the_reference_not_zero(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     data = labelled_file(tmp_path / "d.txt", n=200)
     cfg = TexelConfig(data=(str(data),), l2=10.0, epochs=5)
-    store, d = new_fit(plan_fit(cfg), out_dir=tmp_path / "runs", run_id="heavy")
-    s = execute_fit(store, plan_fit(cfg), data=d)
+    d = read_data(plan_fit(cfg))
+    store = new_fit(plan_fit(cfg), d, out_dir=tmp_path / "runs", run_id="heavy")
+    s = execute_fit(store, plan_fit(cfg), d)
     reference = load_engine_spec("shannon").space().reference_array
     assert s["weights_rounded"] == reference.tolist() == [100, 300, 330, 500, 900, 10]
     # rounded back onto the start, the fit predicts held-out games exactly as well: it says so
@@ -149,7 +150,8 @@ def test_a_fit_stored_before_the_rule_reads_and_resumes_with_the_lowest_error(tm
     new = TexelConfig(data=(str(data),), epochs=3)
     assert new.l2_rule == "one-se" and new.to_dict()["l2_rule"] == "one-se"
     old = TexelConfig(data=(str(data),), epochs=3, l2_rule="lowest")
-    store, _ = new_fit(plan_fit(old), out_dir=tmp_path / "runs", run_id="old")
+    data_ = read_data(plan_fit(old))
+    store = new_fit(plan_fit(old), data_, out_dir=tmp_path / "runs", run_id="old")
     store.unlock()
     doc = json.loads(store.manifest_path.read_text())
     del doc["config"]["l2_rule"]  # as the code before --l2-rule stored it

@@ -8,7 +8,7 @@ from __future__ import annotations
 from .config import TexelConfig
 from .kind import FIT, FIT_STORED, FitKind
 from .plan import FitPlan, plan_fit
-from .solver import execute_fit, new_fit, open_fit
+from .solver import execute_fit, new_fit, open_fit, read_data
 
 __all__ = ["FIT", "FIT_STORED", "FitKind", "FitPlan", "TexelConfig", "execute_fit", "new_fit",
-           "open_fit", "plan_fit"]
+           "open_fit", "plan_fit", "read_data"]

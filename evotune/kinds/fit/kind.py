@@ -20,7 +20,7 @@ from ..view import no_games_budget, of_total, started
 from ..weights import WeightsKind
 from .config import TexelConfig, is_v1_fit, texel_config_from_dict, texel_config_from_v1
 from .plan import plan_fit
-from .solver import execute_fit, new_fit, open_fit
+from .solver import execute_fit, new_fit, open_fit, read_data
 
 
 def _read_fit(d: dict, config: dict, fmt: int) -> tuple[TexelConfig, tuple[DataFile, ...]]:
@@ -45,7 +45,8 @@ class FitKind(WeightsKind):
     def new(self, config: TexelConfig, *, out_dir: str | Path, run_id: str | None,
             workers: int, ui: RunUI, **start: Any) -> Job:
         plan = plan_fit(config)
-        store, data = new_fit(plan, out_dir=out_dir, run_id=run_id, workers=workers)
+        data = read_data(plan, workers=workers)
+        store = new_fit(plan, data, out_dir=out_dir, run_id=run_id)
         return Job(store=store, plan=plan, data=data, workers=workers)
 
     def resume(self, store: Store, request: ResumeRequest) -> Job:
@@ -55,7 +56,7 @@ class FitKind(WeightsKind):
         cfg = open_fit(store)
         if generations is not None:
             cfg = dataclasses.replace(cfg, epochs=generations)
-        return Job(store=store, plan=plan_fit(cfg))
+        return Job(store=store, plan=plan_fit(cfg), workers=request.workers or 0)
 
     def execute(self, job: Job, ui: RunUI) -> Summary:
         """Runs (or continues) a fit with one stderr line per epoch; its summary lines."""
@@ -71,7 +72,8 @@ class FitKind(WeightsKind):
 
         ui.info(f"fit {store.run_id} in {store.root}")
         try:
-            s = execute_fit(store, job.plan, data=job.data, progress=show, workers=job.workers)
+            data = job.data or read_data(job.plan, workers=job.workers)
+            s = execute_fit(store, job.plan, data, progress=show)
         except KeyboardInterrupt:
             raise Interrupted(f"interrupted; every finished epoch is stored: continue with "
                               f"'evotune resume {store.run_id}'") from None

@@ -75,11 +75,18 @@ def fit_identity(cfg: TexelConfig, files: tuple[DataFile, ...]) -> dict:
     return parts
 
 
-def new_fit(plan: FitPlan, *, out_dir: str | Path = "populations",
-            run_id: str | None = None, workers: int = 0) -> tuple[Store, FitData]:
-    """Create the run directory of a new fit of ``plan``; every input (data files included) is
-    read, turned into feature rows and checked first, so a bad input (or too few usable
-    positions) leaves nothing behind. Returns the store and the data."""
+def read_data(plan: FitPlan, *, workers: int = 0) -> FitData:
+    """The plan's positions read, turned into feature rows and split (ConfigError, one line,
+    for a bad file or too few usable positions); ``workers``: threads extracting features (0 =
+    one per core), on which the data does not depend. A new fit reads them before its run
+    folder is made; a resumed one reads them again (its files checked unchanged)."""
+    return fit_data(plan.config, features=plan.features, w0=plan.w0, workers=workers)
+
+
+def new_fit(plan: FitPlan, data: FitData, *, out_dir: str | Path = "populations",
+            run_id: str | None = None) -> Store:
+    """Create the run directory of a new fit of ``plan`` whose ``data`` (:func:`read_data`)
+    were read and checked already, so a bad input leaves nothing behind."""
     cfg = plan.config
     files = data_files(cfg.data)
     identity = fit_identity(cfg, files)
@@ -89,9 +96,7 @@ def new_fit(plan: FitPlan, *, out_dir: str | Path = "populations",
     if (Path(out_dir) / run_id / "manifest.json").exists():
         raise StoreError(f"run '{run_id}' already exists in {out_dir}; continue it with "
                          f"'evotune resume {run_id}' or choose another --run-id")
-    data = fit_data(cfg, features=plan.features, w0=plan.w0, workers=workers)
-    store = Store.create(out_dir, run_id, config=cfg, identity=identity, data_files=files)
-    return store, data
+    return Store.create(out_dir, run_id, config=cfg, identity=identity, data_files=files)
 
 
 def open_fit(store: Store) -> TexelConfig:
@@ -118,14 +123,11 @@ def open_fit(store: Store) -> TexelConfig:
     return cfg
 
 
-def execute_fit(store: Store, plan: FitPlan, *, data: FitData | None = None,
-                progress: Callable[[FitProgress], None] | None = None,
-                workers: int = 0) -> dict:
-    """Run (or continue) the fit of ``plan`` stored in ``store``; returns the texel.json
-    summary.
+def execute_fit(store: Store, plan: FitPlan, data: FitData, *,
+                progress: Callable[[FitProgress], None] | None = None) -> dict:
+    """Run (or continue) the fit of ``plan`` stored in ``store`` on its ``data``
+    (:func:`read_data`); returns the texel.json summary.
 
-    ``data``: the positions already read and extracted (by :func:`new_fit`); None reads them.
-    ``workers``: threads extracting features (0 = one per core); the fit does not depend on it.
     With ``l2 = 'auto'`` a new fit first chooses its ridge (:func:`choose_l2`); the choice is
     part of the stored state, so a resumed fit keeps it."""
     def say(msg: str) -> None:
@@ -138,8 +140,6 @@ def execute_fit(store: Store, plan: FitPlan, *, data: FitData | None = None,
     state = store.read_state()
     seconds_before = state.seconds if state else 0.0
     cfg, space, w0 = plan.config, plan.space, plan.w0
-    if data is None:
-        data = fit_data(cfg, features=plan.features, w0=w0, workers=workers)
     for message in data.messages:
         say(message)
     ex, positions, X, y = data.extracted, data.positions, data.extracted.X, data.y
