@@ -129,6 +129,17 @@ def test_compare_new_strategies_with_checkpoint_verification(tmp_path):
                                                  if g.games_total >= 8)
     assert curve["verification_games"] == 6 and gens[-1].games_total == 16
     assert (tmp_path / "rep" / "compare-b16" / "elo-vs-games.png").stat().st_size > 1000
+    # from the first checkpoint after the start (the start against itself is 0 Elo by
+    # definition): the same points, read back from verify-curve.json, none played again
+    from evotune.errors import ConfigError
+    from evotune.verify.curve import verify_checkpoints
+
+    store = Store(tmp_path / "pop" / "compare-ng-OnePlusOne-b16-s1")
+    later = verify_checkpoints(store, every=8, games=2, workers=1, first=8)
+    assert [p["checkpoint"] for p in later["points"]] == [8, 16]
+    assert later["points"] == curve["points"][1:] and later["verification_games"] == 4
+    with pytest.raises(ConfigError, match="first checkpoint must be at 0 games or later"):
+        verify_checkpoints(store, every=8, games=2, first=-8)
 
 
 def test_cmaes_fitness_is_the_gauntlet_score_with_opponents(tmp_path):

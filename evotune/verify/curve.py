@@ -27,12 +27,12 @@ from ..runs.store import Store
 from .run import held_out_openings, kept_games
 
 
-def checkpoint_weights(store: Store, every: int) -> list[dict]:
-    """Per checkpoint c = 0, G, 2G, ...: the first generation with games_total >= c and its
-    recommended weights (rounded)."""
+def checkpoint_weights(store: Store, every: int, *, first: int = 0) -> list[dict]:
+    """Per checkpoint c = first, first + G, ... (0, G, 2G, ... by default): the first generation
+    with games_total >= c and its recommended weights (rounded)."""
     gens = store.generations()
     out = []
-    c = 0
+    c = first
     while True:
         g = next((g for g in gens if g.games_total >= c), None)
         if g is None:
@@ -59,12 +59,16 @@ def recommended_at(store: Store, gen) -> list[float]:
 
 
 def verify_checkpoints(store: Store, *, every: int, games: int, workers: int = 0,
-                       backend: str = "local", scheduler: str = "",
+                       backend: str = "local", scheduler: str = "", first: int = 0,
                        progress: Callable | None = None) -> dict:
     """Play every checkpoint's weights against the reference (stored in verify-curve.json);
-    ``progress``: called after each game, as :func:`~evotune.match.play_match` calls it."""
+    ``first``: the first checkpoint's games (0: the start itself, a match of the start against
+    itself); ``progress``: called after each game, as :func:`~evotune.match.play_match` calls
+    it."""
     if every < 1:
         raise ConfigError(f"--verify-every must be at least 1 game, got {every}")
+    if first < 0:
+        raise ConfigError(f"the first checkpoint must be at 0 games or later, got {first}")
     data = load_run(store)
     cfg = data.config
     spec = run_spec(data)
@@ -89,7 +93,8 @@ def verify_checkpoints(store: Store, *, every: int, games: int, workers: int = 0
                                         name="reference")
     points = []
     t0 = time.perf_counter()
-    todo = [c for c in checkpoint_weights(store, every) if tuple(c["weights"]) not in cache]
+    todo = [c for c in checkpoint_weights(store, every, first=first)
+            if tuple(c["weights"]) not in cache]
     if todo:
         with backend_session(backend, scheduler, workers=resolve_workers(workers)) as session:
             for c in todo:
@@ -102,7 +107,7 @@ def verify_checkpoints(store: Store, *, every: int, games: int, workers: int = 0
                                         backend=session.backend, progress=progress,
                                         journal=journal)
                 cache[tuple(c["weights"])] = result.to_dict()
-    for c in checkpoint_weights(store, every):
+    for c in checkpoint_weights(store, every, first=first):
         points.append({**c, "match": cache[tuple(c["weights"])]})
     doc = {"run_id": data.run_id, "every": every, "games_per_match": games, "depth": depth,
            "openings": openings.name, "seed": seed, "points": points,
