@@ -34,7 +34,6 @@ evaluation gains. The real games are in docs/results/finetune-study.md.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import math
 import sys
@@ -45,11 +44,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evotune.match.rating import GameResult, fit_ratings  # noqa: E402
+from evotune.match.rating import GameResult  # noqa: E402
 from evotune.match.scoring import SprtParams, sprt  # noqa: E402
 from evotune.space import WeightSpace, finetune_scale  # noqa: E402
 from evotune.strategies import make_strategy  # noqa: E402
 from evotune.strategies.base import MatchOutcome  # noqa: E402
+from evotune.tuning.rated import RatedEvidence, model_scale  # noqa: E402
 
 N_FREE = 55
 DRAW = 0.2
@@ -127,6 +127,12 @@ CONFIGS = {
     "de-model": ("de", {"init": "reference", "finetune": True, "selection": "model"}),
     "jde-model": ("jde", {"init": "reference", "finetune": True, "selection": "model"}),
     "ea-model": ("ea", {"init": "reference", "finetune": True, "selection": "model"}),
+    "de-linear": ("de", {"init": "reference", "finetune": True, "selection": "model",
+                         "model_form": "linear"}),
+    "jde-linear": ("jde", {"init": "reference", "finetune": True, "selection": "model",
+                           "model_form": "linear"}),
+    "ea-linear": ("ea", {"init": "reference", "finetune": True, "selection": "model",
+                         "model_form": "linear"}),
     "cmaes": ("cmaes", {"init": "reference", "finetune": True, "np": 20}),
     # a run's defaults from earlier weights (mirrored pairs, cmean 0.1), and with UH-CMA-ES
     "cmaes-mirrored": ("cmaes", {"init": "reference", "finetune": True, "np": 20,
@@ -138,15 +144,10 @@ CONFIGS = {
 }
 
 
-def rated(land: Landscape, requests, outcomes, prior: float) -> list[MatchOutcome]:
-    """The outcomes with the rating model over every game so far, as the run loop tells them."""
-    model = fit_ratings(land.log, anchor=tuple(land.start), prior=prior)
-    out = []
-    for req, o in zip(requests, outcomes):
-        _, error = model.difference(req.a, req.b)
-        out.append(dataclasses.replace(o, rated=(model.rating(req.a)[0], model.rating(req.b)[0],
-                                                 error)))
-    return out
+def evidence(land: Landscape, params: dict) -> RatedEvidence:
+    """The run loop's rating model (its form, prior and scale from the strategy's parameters)."""
+    return RatedEvidence((), anchor=tuple(land.start), prior=float(params["model_prior"]),
+                         form=str(params["model_form"]), scale=model_scale(land.space))
 
 
 def run(name: str, params: dict, *, seed: int, budget: int, gap: float, every: int = 0
@@ -167,13 +168,17 @@ def run(name: str, params: dict, *, seed: int, budget: int, gap: float, every: i
     model = s.params.get("selection") == "model"
     decisions = [0, 0, 0, 0]
     rule = "rated" if model else "mean"
+    ev = evidence(land, s.params) if model else None
+    told = 0
     base = land.elo(land.start)
     curve: list[float] = []
     while land.games < budget:
         requests = s.ask()
         outcomes = [land.play(r) for r in requests]
-        if model:
-            outcomes = rated(land, requests, outcomes, float(s.params["model_prior"]))
+        if ev is not None:
+            ev.add(land.log[told:])  # the games of this generation, as the run loop adds them
+            told = len(land.log)
+            outcomes = ev.rate(requests, outcomes)
         before = s.population.copy()
         s.tell(outcomes)
         if s.keeps_population() and all(len(r.tag) == 1 for r in requests):

@@ -202,3 +202,95 @@ def _gradient_hessian(r: np.ndarray, ia: np.ndarray, ib: np.ndarray, count: np.n
     np.add.at(hess, (ib, ia), w)
     return grad, hess
 
+
+
+# ---- strength as a linear function of the weights -----------------------------------------------
+
+@dataclass(frozen=True)
+class LinearRatings:
+    """The fitted linear model: a vector's Elo is ``slope . (v - anchor) / scale``; the same
+    questions as :class:`Ratings` (a vector's rating, a difference with its error, the best)."""
+
+    slope: np.ndarray = field(repr=False)
+    """MAP Elo per scale unit of each weight."""
+    covariance: np.ndarray = field(repr=False)
+    """Posterior covariance of the slope, Elo^2."""
+    anchor: Vector
+    """The vector rated 0 (the run's start; zeros for a run from random weights)."""
+    scale: np.ndarray = field(repr=False)
+    """Each weight's unit (the fine-tuning scale, :func:`evotune.space.finetune_scale`)."""
+    prior: float
+    """Standard deviation of the prior of each slope, Elo per scale unit."""
+    games: int = 0
+    """Games the model was fitted on."""
+
+    def _delta(self, a: Sequence[float], b: Sequence[float]) -> np.ndarray:
+        return (np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)) / self.scale
+
+    def rating(self, v: Sequence[float]) -> tuple[float, float]:
+        """(Elo over the anchor, standard error) of ``v``."""
+        return self.difference(v, self.anchor)
+
+    def difference(self, a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+        """(Elo of a minus Elo of b, its standard error)."""
+        d = self._delta(a, b)
+        return float(self.slope @ d), float(math.sqrt(max(float(d @ self.covariance @ d), 0.0)))
+
+    def best(self, among: Iterable[Sequence[float]]) -> Vector | None:
+        """The vector of ``among`` rated highest (ties: the first); None for none."""
+        pool = [tuple(float(x) for x in v) for v in among]
+        if not pool:
+            return None
+        return pool[int(np.argmax([self.rating(v)[0] for v in pool]))]
+
+
+def fit_linear(games: Sequence[GameResult], *, scale: Sequence[float],
+               anchor: Sequence[float] | None = None, prior: float = 50.0,
+               tol: float = 1e-10, max_iter: int = 100) -> LinearRatings:
+    """The MAP slope of strength on the weights over every game in ``games``: each game's
+    expected score for A is ``1 / (1 + 10^(-slope . (a - b) / scale / 400))`` (logistic
+    regression of the score on the two vectors' difference, as CLOP's model is, without its
+    quadratic terms), each slope with a normal prior of mean 0 and ``prior`` Elo per scale unit.
+    Newton's method from 0 on the concave log posterior; a pure function of the games.
+
+    ``scale``: each weight's unit (> 0; a fixed weight's difference is always 0); ``anchor``: the
+    vector rated 0 (None: zeros)."""
+    if not (isinstance(prior, (int, float)) and math.isfinite(prior) and prior > 0):
+        raise ConfigError(f"rating model: prior must be a positive number of Elo, got {prior!r}")
+    unit = np.asarray(scale, dtype=np.float64)
+    if unit.ndim != 1 or not np.all(np.isfinite(unit)) or np.any(unit <= 0):
+        raise ConfigError("linear rating model: every weight's scale must be a positive number")
+    games = sorted(games, key=lambda g: g.key)
+    sums: dict[tuple[Vector, Vector], list[float]] = {}
+    for g in games:  # games and score sums per ordered pair: all the likelihood depends on
+        if g.a != g.b:
+            cell = sums.setdefault((g.a, g.b), [0.0, 0.0])
+            cell[0] += 1.0
+            cell[1] += g.score
+    n = unit.size
+    sizes = {len(v) for pair in sums for v in pair}
+    if sizes - {n}:
+        raise ConfigError(f"linear rating model: the games' vectors have "
+                          f"{min(sizes - {n})} weights, the scale {n}")
+    rows = (np.array([np.subtract(a, b) for a, b in sums], dtype=np.float64) / unit
+            if sums else np.zeros((0, n)))
+    count = np.array([v[0] for v in sums.values()], dtype=np.float64)
+    score = np.array([v[1] for v in sums.values()], dtype=np.float64)
+    precision = (ELO / prior) ** 2
+    beta = np.zeros(n)
+    hess = -precision * np.eye(n)
+    for _ in range(max_iter):
+        p = 1.0 / (1.0 + np.exp(-(rows @ beta)))
+        grad = rows.T @ (score - count * p) - precision * beta
+        hess = -(rows.T * (count * p * (1.0 - p))) @ rows - precision * np.eye(n)
+        step = np.linalg.solve(hess, grad)
+        beta -= step
+        if float(np.max(np.abs(step), initial=0.0)) < tol:
+            break
+    p = 1.0 / (1.0 + np.exp(-(rows @ beta)))
+    hess = -(rows.T * (count * p * (1.0 - p))) @ rows - precision * np.eye(n)
+    cov = np.linalg.inv(-hess) * ELO * ELO
+    return LinearRatings(slope=beta * ELO, covariance=cov,
+                         anchor=tuple(float(x) for x in (anchor if anchor is not None
+                                                         else np.zeros(n))),
+                         scale=unit, prior=float(prior), games=int(count.sum()))

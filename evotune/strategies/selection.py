@@ -39,6 +39,8 @@ from typing import Any
 from .base import MatchOutcome, MatchRequest, Param
 
 SELECTIONS = ("paper", "race", "model")
+MODEL_FORMS = ("vectors", "linear")
+"""``model_form``: the rating model's form (:mod:`evotune.match.rating`)."""
 
 SELECTION_PARAMS = {
     "selection": Param("paper", "choice", choices=SELECTIONS,
@@ -61,7 +63,12 @@ SELECTION_PARAMS = {
                          "challenger above its incumbent (1.645: one-sided 95%)"),
     "model_prior": Param(50.0, "float", low=0.0, high=1000.0, low_open=True,
                          doc="selection=model: the rating model's prior, Elo standard deviation "
-                             "of a vector's rating around the start"),
+                             "of a vector's rating around the start (model_form=linear: of each "
+                             "weight's slope, Elo per fine-tuning scale unit)"),
+    "model_form": Param("vectors", "choice", choices=MODEL_FORMS,
+                        doc="selection=model: 'vectors' (a rating per distinct vector, "
+                            "Bradley-Terry) or 'linear' (strength a linear function of the "
+                            "weights, fitted over every game: each game informs every vector)"),
 }
 """Parameters of the strategies whose challengers meet incumbents (de, jde, ea)."""
 

@@ -46,7 +46,7 @@ from ..strategies import make_strategy, strategy_class
 from ..strategies.selection import rates
 from .finalcheckmatch import current_final_check, play_final_check
 from .fitness import Fitness, GauntletFitness, MatchFitness, match_settings
-from .rated import RatedEvidence
+from .rated import RatedEvidence, model_scale
 
 log = logging.getLogger(__name__)
 
@@ -195,7 +195,9 @@ class Solver:
                 else None  # a run from random weights has no start to anchor the scale
             self.evidence = RatedEvidence(store.read_games() if state is not None else (),
                                           anchor=start,
-                                          prior=float(self.strategy.params["model_prior"]))
+                                          prior=float(self.strategy.params["model_prior"]),
+                                          form=str(self.strategy.params["model_form"]),
+                                          scale=model_scale(self.space))
         self.t_session = time.perf_counter()
 
     def __enter__(self) -> Solver:

@@ -13,30 +13,63 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 
 from ..match import GameRecord
-from ..match.rating import GameResult, Ratings, fit_ratings, game_results
+from ..match.rating import (
+    GameResult,
+    LinearRatings,
+    Ratings,
+    fit_linear,
+    fit_ratings,
+    game_results,
+)
+from ..space import WeightSpace, finetune_scale
 from ..strategies.base import MatchOutcome, MatchRequest
+
+
+def model_scale(space: WeightSpace) -> tuple[float, ...]:
+    """The linear model's unit of each weight: its fine-tuning scale (the step SPSA and a
+    fine-tuning DE take; 1 where that is 0, a fixed weight's, whose difference is always 0)."""
+    scale = finetune_scale(space.reference, space.lower, space.upper)
+    return tuple(float(x) if x > 0 else 1.0 for x in scale)
 
 
 class RatedEvidence:
     """Every game of a run so far, and the model fitted on them."""
 
     def __init__(self, stored: Iterable[dict | GameRecord], *, anchor: Sequence[float] | None,
-                 prior: float) -> None:
+                 prior: float, form: str = "vectors",
+                 scale: Sequence[float] | None = None) -> None:
         """``stored``: the run's game log; ``anchor``: the run's start (None for a run from
-        random weights); ``prior``: the model's prior, Elo."""
+        random weights); ``prior``: the model's prior, Elo; ``form``: 'vectors' (a rating per
+        vector) or 'linear' (strength linear in the weights, in units of ``scale``)."""
+        if form == "linear" and scale is None:
+            raise ValueError("the linear rating model needs each weight's scale")
         self.games: list[GameResult] = game_results(stored)
         self.anchor = None if anchor is None else tuple(float(x) for x in anchor)
         self.prior = float(prior)
+        self.form = form
+        self.scale = None if scale is None else tuple(float(x) for x in scale)
 
-    def ratings(self) -> Ratings:
+    def ratings(self) -> Ratings | LinearRatings:
         """The model over every game so far."""
+        if self.form == "linear":
+            assert self.scale is not None
+            return fit_linear(self.games, scale=self.scale, anchor=self.anchor, prior=self.prior)
         return fit_ratings(self.games, anchor=self.anchor, prior=self.prior)
 
     def told(self, records: Iterable[GameRecord], requests: Sequence[MatchRequest],
              outcomes: Sequence[MatchOutcome]) -> list[MatchOutcome]:
         """Add a generation's games, refit, and return the outcomes with the model's verdict
         (``MatchOutcome.rated``: A's and B's Elo, the error of A minus B)."""
-        self.games = sorted(self.games + game_results(records), key=lambda g: g.key)
+        self.add(game_results(records))
+        return self.rate(requests, outcomes)
+
+    def add(self, games: Iterable[GameResult]) -> None:
+        """Games played since the last fit (the model's form of them)."""
+        self.games = sorted(self.games + list(games), key=lambda g: g.key)
+
+    def rate(self, requests: Sequence[MatchRequest],
+             outcomes: Sequence[MatchOutcome]) -> list[MatchOutcome]:
+        """The outcomes with the verdict of the model fitted on every game held now."""
         model = self.ratings()
         out = []
         for req, outcome in zip(requests, outcomes):
