@@ -16,6 +16,7 @@ from evotune.cli import main
 from evotune.errors import ConfigError, StoreError
 from evotune.kinds import FIT, GAMES, MOVES, TRAINING, kind_named, kind_of, kinds
 from evotune.kinds.fit.config import TexelConfig
+from evotune.kinds.training import TrainConfig
 from evotune.runs.config import RunConfig
 from evotune.runs.kinds import (
     Exported,
@@ -30,7 +31,6 @@ from evotune.runs.kinds import (
 from evotune.runs.registry import KindConfig, StoredKind
 from evotune.runs.rundata import Recommendation
 from evotune.runs.store import Store
-from evotune.runs.trainconfig import TrainConfig
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """A move-model training (``evotune nn train-moves``, :mod:`evotune.learn.movetrain`) as a run of
 its own kind, ``moves``, under ``populations/<run-id>/`` (through :class:`~evotune.runs.store.
-Store`), shaped as a net training's run (:mod:`evotune.learn.nn.trainrun`):
+Store`), shaped as a net training's run (:mod:`evotune.kinds.training.solver`):
 
 - manifest: ``kind = "moves"``, the :class:`MoveRunConfig` (data paths, the trainer's settings,
   ``max_bad``) and the data files' names, sizes and SHA-256 (resume refuses a changed file);
