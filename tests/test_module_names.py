@@ -15,14 +15,12 @@ RECURRING = {
     "start": {"runs", "spec"},  # where a run begins: the spec of its weights, a games run's start
     # a run kind's config and plan: the games kind's in runs/ (tuning, verify and reporting
     # read them as values), a kind package's beside its solver (kinds/fit/)
-    "config": {"runs", "kinds/fit", "kinds/training"},
+    "config": {"runs", "kinds/fit", "kinds/training", "kinds/moves"},
     "plan": {"runs", "kinds/fit"},
     # a kind package's solver, view and lifecycle glue (kinds/view.py: the shared wording)
-    "solver": {"kinds/fit", "kinds/training"},
-    "kind": {"kinds/fit", "kinds/training"},
-    "view": {"kinds", "kinds/training"},
-    # still to be renamed (issue 57): a kind and its reader, until they are one package
-    "moves": {"engine/core", "kinds", "reporting"},
+    "solver": {"kinds/fit", "kinds/training", "kinds/moves"},
+    "kind": {"kinds/fit", "kinds/training", "kinds/moves"},
+    "view": {"kinds", "kinds/training", "kinds/moves"},
 }
 """Basename -> the packages (relative to evotune/) that hold a module of that name."""
 
