@@ -50,19 +50,6 @@ class MoveRunConfig:
         """The epochs: epoch E is the training's step E."""
         return self.settings.epochs
 
-    # the protocol of round 4 (until every reader asks method and steps)
-    @property
-    def strategy(self) -> str:
-        return self.method
-
-    @property
-    def population(self) -> int:
-        return 1
-
-    @property
-    def generations(self) -> int:
-        return self.steps
-
     def summary_items(self) -> list[tuple[str, str]]:
         s = self.settings
         return [("kind", "move-model training"), ("data", ", ".join(self.data)),

@@ -94,19 +94,6 @@ class TrainConfig:
         """The epochs: epoch E is the training's step E."""
         return self.settings.epochs
 
-    # the protocol of round 4 (until every reader asks method and steps)
-    @property
-    def strategy(self) -> str:
-        return self.method
-
-    @property
-    def population(self) -> int:
-        return 1
-
-    @property
-    def generations(self) -> int:
-        return self.steps
-
     @property
     def seed(self) -> int:
         return self.settings.seed
