@@ -100,3 +100,23 @@ def test_the_typed_configs_give_the_stored_forms_back_key_for_key():
     assert cfg.absent == {"stream"} and cfg.settings.stream == 0
     assert cfg.to_dict() == old
     assert "stream" not in cfg.identity_dict()["settings"]
+
+
+def test_a_stored_setting_out_of_range_is_a_damaged_manifest_in_one_line(v1, call_cli):
+    """The typed settings check a stored training's values when its manifest is read: a value
+    the trainer refuses names the manifest and the setting (exit 2), and `runs` lists the run
+    as unreadable instead of failing."""
+    path = v1 / "train" / "manifest.json"
+    doc = json.loads(path.read_text())
+    doc["config"]["settings"]["hidden"] = -1
+    path.write_text(json.dumps(doc))
+    before = _sha(path)
+    for args in (("status", "train"), ("resume", "train")):
+        code, out, err = call_cli(*args, "--runs-dir", ".")
+        assert code == 2 and out == ""
+        assert err.count("\n") == 1 and "manifest.json is damaged" in err \
+            and "hidden must be an integer from 8 to 1024, got -1" in err, err
+    code, out, err = call_cli("runs", "--runs-dir", ".")
+    assert code == 0, err
+    assert re.search(r"^train\s+unreadable: .*manifest\.json is damaged", out, re.M), out
+    assert _sha(path) == before
