@@ -129,8 +129,8 @@ def test_verify_on_a_training_at_a_second_depth_plays_both_legs(trained, tmp_pat
     assert doc["limits"] == ["depth 1", "depth 2"]
     assert doc["also"] == {"depth": 2, "nodes": 0, "movetime": 0.0, "tc": ""}
     assert [(m["label"], m["limit"]) for m in doc["matches"]] == [
-        ("net vs reference at depth 1", "depth 1"), ("net vs initial net at depth 1", "depth 1"),
-        ("net vs reference at depth 2", "depth 2"), ("net vs initial net at depth 2", "depth 2")]
+        ("net vs shannon at depth 1", "depth 1"), ("net vs initial net at depth 1", "depth 1"),
+        ("net vs shannon at depth 2", "depth 2"), ("net vs initial net at depth 2", "depth 2")]
     initial = read_net(root / "initial.nnue").checksum
     for m in doc["matches"]:
         assert m["a_net"] == {"file": "verify.nnue", "checksum": summary.checksum}
