@@ -20,7 +20,7 @@ from test_movetrain import _hidden_model_data
 from evotune.cli import main
 from evotune.engine.movemodel import modelfile as MM
 from evotune.kinds import MOVES, kind_of
-from evotune.learn.moverun import CHECKPOINT_FILE, MODEL_FILE, read_checkpoint, write_checkpoint
+from evotune.kinds.moves import CHECKPOINT_FILE, MODEL_FILE, read_checkpoint, write_checkpoint
 from evotune.runs.store import Store
 
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))

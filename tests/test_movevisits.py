@@ -18,8 +18,8 @@ from test_movetrain import _hidden_model_data
 from evotune.engine import play_game, search
 from evotune.engine.movemodel import modelfile as MM
 from evotune.errors import ConfigError
+from evotune.kinds.moves import MODEL_FILE
 from evotune.learn.labels import format_line, parse_scored_line, parse_visits_line
-from evotune.learn.moverun import MODEL_FILE
 from evotune.learn.movetrain import (
     MoveTrainSettings,
     _step,

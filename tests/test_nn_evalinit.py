@@ -17,12 +17,11 @@ from click.testing import CliRunner
 from evotune.cli import cli as evotune_cli
 from evotune.engine.net.network import read_net
 from evotune.engine.quiet import qsearch
+from evotune.kinds.training import TrainConfig, execute_training, new_training
 from evotune.learn.nn.bulletdata import load_positions
 from evotune.learn.nn.evalinit import eval_scores, parse_eval_init
 from evotune.learn.nn.floatnet import FloatNet
 from evotune.learn.nn.trainer import TrainSettings, evaluate
-from evotune.learn.nn.trainrun import execute_training, new_training
-from evotune.runs.trainconfig import TrainConfig
 from evotune.spec.file import load_engine_spec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +47,7 @@ def data_file(random_positions, tmp_path_factory) -> Path:
 def config(data_file: Path, *, epochs: int = 2, init: str = "eval:shannon",
            init_epochs: int = 12, **over) -> TrainConfig:
     return TrainConfig(data=(str(data_file),), init=init, init_epochs=init_epochs,
-                       settings=TrainSettings(epochs=epochs, **{**SMALL, **over}).record())
+                       settings=TrainSettings(epochs=epochs, **{**SMALL, **over}))
 
 
 @pytest.fixture(scope="module")

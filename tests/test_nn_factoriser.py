@@ -28,7 +28,7 @@ from evotune.learn.nn.trainer import (
     step,
     train_packed,
 )
-from evotune.runs.trainconfig import parse_checkpoint
+from evotune.runs.trainrecords import parse_checkpoint
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import chess
@@ -15,10 +16,10 @@ import pytest
 
 from evotune.engine.net.network import read_net
 from evotune.errors import StoreError
+from evotune.kinds.training import TrainConfig, execute_training, new_training, open_training
 from evotune.learn.nn.trainer import TrainSettings, train
-from evotune.learn.nn.trainrun import execute_training, new_training, open_training
 from evotune.runs.manifest import FORMAT_VERSION
-from evotune.runs.trainconfig import EpochLine, TrainConfig
+from evotune.runs.trainrecords import EpochLine
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -46,7 +47,7 @@ def data_file(random_positions, tmp_path_factory) -> Path:
 
 
 def config(data_file: Path, epochs: int, **over) -> TrainConfig:
-    settings = TrainSettings(epochs=epochs, **{**SMALL, **over}).record()
+    settings = TrainSettings(epochs=epochs, **{**SMALL, **over})
     return TrainConfig(data=(str(data_file),), settings=settings)
 
 
@@ -107,7 +108,7 @@ def test_continued_training_equals_uninterrupted(stored, data_file, tmp_path):
     # a crash between epoch 3's record and its checkpoint leaves a record beyond the commit
     store.write_epoch(EpochLine(3, 0.1, 0.5, 0.5, 1, 1.0, "ab", "cd"))
     cfg4 = open_training(store)
-    cfg4 = TrainConfig(data=cfg4.data, settings={**cfg4.settings, "epochs": 4})
+    cfg4 = TrainConfig(data=cfg4.data, settings=replace(cfg4.settings, epochs=4))
     again = execute_training(store, cfg4)
     assert again.checksum == summary.checksum
     assert stored_lines(store.root) == stored_lines(summary.net_path.parent)

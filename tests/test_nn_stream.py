@@ -12,13 +12,12 @@ import numpy as np
 import pytest
 
 from evotune.errors import FieldError
+from evotune.kinds.training import TrainConfig, execute_training, new_training
 from evotune.learn.labels import DataError
 from evotune.learn.nn import stream as nnstream
 from evotune.learn.nn.bulletdata import RECORD, load_positions
 from evotune.learn.nn.stream import BulletStream, held_out, train_stream
 from evotune.learn.nn.trainer import TrainSettings, TrainState, train
-from evotune.learn.nn.trainrun import execute_training, new_training
-from evotune.runs.trainconfig import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "tests" / "data" / "bullet" / "sample.bin"
@@ -124,7 +123,7 @@ def test_refusals(files, tmp_path):
 
 def test_a_streamed_run_and_its_command(files, tmp_path):
     settings = TrainSettings(**SETTINGS, stream=24)
-    cfg = TrainConfig(data=tuple(map(str, files)), settings=settings.record())
+    cfg = TrainConfig(data=tuple(map(str, files)), settings=settings)
     store, data = new_training(cfg, out_dir=tmp_path / "runs", run_id="s")
     summary = execute_training(store, cfg, data=data)
     plain = train_stream(BulletStream(files, 24), settings)

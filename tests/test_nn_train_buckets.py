@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import chess
@@ -19,6 +20,7 @@ from evotune.engine import api
 from evotune.engine.net.inputs import KING_BUCKET_PRESETS, features, output_bucket
 from evotune.engine.net.network import evaluate_reference, random_net, read_net, write_net
 from evotune.errors import FieldError, StoreError
+from evotune.kinds.training import TrainConfig, execute_training, load_state, new_training, open_training
 from evotune.learn.nn import numpystep as ref
 from evotune.learn.nn.data import PackedData, load_data, pack_fen
 from evotune.learn.nn.trainer import (
@@ -32,9 +34,7 @@ from evotune.learn.nn.trainer import (
     step,
     train_packed,
 )
-from evotune.learn.nn.trainrun import execute_training, load_state, new_training, open_training
 from evotune.runs.store import Store
-from evotune.runs.trainconfig import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -252,7 +252,7 @@ def run_config(data_file: Path, epochs: int, **over) -> TrainConfig:
     settings = TrainSettings(epochs=epochs, **{**dict(hidden=16, batch=128, lr=0.003, seed=5,
                                                      king_buckets="4", output_buckets=8),
                                                **over})
-    return TrainConfig(data=(str(data_file),), settings=settings.record())
+    return TrainConfig(data=(str(data_file),), settings=settings)
 
 
 def test_a_bucketed_run_records_its_shape_and_resumes(data_file, tmp_path):
@@ -265,7 +265,7 @@ def test_a_bucketed_run_records_its_shape_and_resumes(data_file, tmp_path):
     assert (initial.king_buckets, initial.output_buckets) == (MAP4, 8)
     execute_training(store, cfg, data=packed_data)
     # continued to 3 epochs = 3 epochs at once
-    more = TrainConfig(data=cfg.data, settings={**cfg.settings, "epochs": 3})
+    more = TrainConfig(data=cfg.data, settings=replace(cfg.settings, epochs=3))
     store = Store.open("b2", tmp_path)
     open_training(store)
     s3 = execute_training(store, more)
@@ -291,16 +291,17 @@ def test_a_bucketed_run_records_its_shape_and_resumes(data_file, tmp_path):
 def test_an_old_manifest_without_buckets_reads_as_plain(data_file, tmp_path):
     """A training stored before buckets (its settings without king_buckets/output_buckets)
     resumes and trains the plain net, as a new plain training does."""
-    new = TrainSettings(epochs=2, hidden=16, batch=128, seed=5).record()
-    old = {k: v for k, v in new.items() if k not in ("king_buckets", "output_buckets")}
-    cfg_old = TrainConfig(data=(str(data_file),), settings={**old, "epochs": 1})
+    new = TrainSettings(epochs=2, hidden=16, batch=128, seed=5)
+    cfg_old = TrainConfig(data=(str(data_file),), settings=replace(new, epochs=1),
+                          absent=frozenset({"king_buckets", "output_buckets"}))
+    assert "king_buckets" not in cfg_old.to_dict()["settings"]
     store, d = new_training(cfg_old, out_dir=tmp_path, run_id="old")
     execute_training(store, cfg_old, data=d)
     store = Store.open("old", tmp_path)
     cfg = open_training(store)
-    assert "king_buckets" not in cfg.settings
-    resumed = execute_training(store, TrainConfig(data=cfg.data,
-                                                  settings={**cfg.settings, "epochs": 2}))
+    assert "king_buckets" not in cfg.to_dict()["settings"]
+    assert cfg.absent == {"king_buckets", "output_buckets"}
+    resumed = execute_training(store, replace(cfg, settings=replace(cfg.settings, epochs=2)))
     cfg_new = TrainConfig(data=(str(data_file),), settings=new)
     st, d = new_training(cfg_new, out_dir=tmp_path, run_id="new")
     fresh = execute_training(st, cfg_new, data=d)
@@ -404,12 +405,12 @@ def test_a_plain_training_keeps_the_identity_it_had_before_buckets():
     """A plain net's king_buckets "1" / output_buckets 1 are not part of the identity, so a
     plain training started with today's flags hashes (and names its run) as before; a bucketed
     one hashes differently."""
-    new = TrainSettings(epochs=2, hidden=16, batch=128, seed=5).record()
-    old = {k: v for k, v in new.items() if k not in ("king_buckets", "output_buckets")}
-    assert (new["king_buckets"], new["output_buckets"]) == ("1", 1)
+    new = TrainSettings(epochs=2, hidden=16, batch=128, seed=5)
+    assert (new.king_buckets, new.output_buckets) == ("1", 1)
     plain = TrainConfig(data=("d.txt",), settings=new).identity_dict()
-    assert plain == TrainConfig(data=("d.txt",), settings=old).identity_dict()
-    bucketed = TrainConfig(data=("d.txt",), settings={**new, "king_buckets": "4",
-                                                      "output_buckets": 8}).identity_dict()
+    assert plain == TrainConfig(data=("d.txt",), settings=new, absent=frozenset(
+        {"king_buckets", "output_buckets"})).identity_dict()
+    bucketed = TrainConfig(data=("d.txt",), settings=replace(new, king_buckets="4",
+                                                             output_buckets=8)).identity_dict()
     assert bucketed["settings"]["king_buckets"] == "4"
     assert bucketed != plain

@@ -13,14 +13,13 @@ from click.testing import CliRunner
 
 from evotune.cli import cli, main
 from evotune.engine.net.network import random_net, read_net, write_net
+from evotune.kinds.training import TrainConfig, execute_training, new_training
 from evotune.learn.nn.trainer import TrainSettings
-from evotune.learn.nn.trainrun import execute_training, new_training
 from evotune.limits import LimitChanges, Limits
 from evotune.match import MatchSettings, play_match
 from evotune.match.scoring import SprtParams
 from evotune.paths import HELD_OUT_OPENINGS
 from evotune.players.nets import net_player
-from evotune.runs.trainconfig import TrainConfig
 from evotune.verify.run import VerifySettings, verify_run
 from evotune.verify.text import describe_match, verdict_text
 
@@ -41,7 +40,7 @@ def trained(random_positions, tmp_path_factory):
     data = folder / "d.txt"
     data.write_text("".join(lines))
     runs = folder / "runs"
-    cfg = TrainConfig(data=(str(data),), settings=TrainSettings(epochs=2, **SMALL).record())
+    cfg = TrainConfig(data=(str(data),), settings=TrainSettings(epochs=2, **SMALL))
     store, packed = new_training(cfg, out_dir=runs, run_id="t")
     summary = execute_training(store, cfg, data=packed)
     new_training(cfg, out_dir=runs, run_id="fresh")
@@ -130,8 +129,8 @@ def test_verify_on_a_training_at_a_second_depth_plays_both_legs(trained, tmp_pat
     assert doc["limits"] == ["depth 1", "depth 2"]
     assert doc["also"] == {"depth": 2, "nodes": 0, "movetime": 0.0, "tc": ""}
     assert [(m["label"], m["limit"]) for m in doc["matches"]] == [
-        ("net vs reference at depth 1", "depth 1"), ("net vs initial net at depth 1", "depth 1"),
-        ("net vs reference at depth 2", "depth 2"), ("net vs initial net at depth 2", "depth 2")]
+        ("net vs shannon at depth 1", "depth 1"), ("net vs initial net at depth 1", "depth 1"),
+        ("net vs shannon at depth 2", "depth 2"), ("net vs initial net at depth 2", "depth 2")]
     initial = read_net(root / "initial.nnue").checksum
     for m in doc["matches"]:
         assert m["a_net"] == {"file": "verify.nnue", "checksum": summary.checksum}
@@ -192,7 +191,7 @@ def test_a_replaced_initial_net_is_refused_not_played_as_the_initial_one(trained
     shutil.copytree(store.root, copy / "t")
     for name in ("verify.json", "verify.nnue"):  # from the tests before
         (copy / "t" / name).unlink(missing_ok=True)
-    write_net(random_net(int(store.manifest().config.settings["hidden"]), 77),
+    write_net(random_net(store.manifest().config.settings.hidden, 77),
               copy / "t" / "initial.nnue")
     err = _refused(["verify", "t", "--games", "2", "--runs-dir", str(copy)], capsys)
     assert "initial.nnue (checksum" in err and "is not the initial net of training 't'" in err

@@ -16,6 +16,10 @@ from evotune.cli import main
 from evotune.errors import ConfigError, StoreError
 from evotune.kinds import FIT, GAMES, MOVES, TRAINING, kind_named, kind_of, kinds
 from evotune.kinds.fit.config import TexelConfig
+from evotune.kinds.moves import MoveRunConfig
+from evotune.kinds.training import TrainConfig
+from evotune.learn.movetrain import MoveTrainSettings
+from evotune.learn.nn.trainer import TrainSettings
 from evotune.runs.config import RunConfig
 from evotune.runs.kinds import (
     Exported,
@@ -32,7 +36,6 @@ from evotune.runs.kinds import (
 from evotune.runs.registry import KindConfig, StoredKind
 from evotune.runs.rundata import Recommendation
 from evotune.runs.store import Store
-from evotune.runs.trainconfig import TrainConfig
 
 
 @dataclass(frozen=True)
@@ -44,16 +47,8 @@ class ToyConfig:
     """How far the toy counts."""
 
     @property
-    def strategy(self) -> str:
+    def method(self) -> str:
         return "count"
-
-    @property
-    def population(self) -> int:
-        return 1
-
-    @property
-    def generations(self) -> int:
-        return self.steps
 
     def summary_items(self) -> list[tuple[str, str]]:
         return [("kind", "toy"), ("steps", str(self.steps))]
@@ -196,6 +191,28 @@ def test_the_built_in_kinds_follow_the_protocol():
         True, True, True)
     assert isinstance(ToyConfig(), KindConfig)
     _: RunKind = ToyKind()  # `mypy tests/test_run_kinds.py` checks the toy against the protocol
+
+
+def test_no_kind_poses_as_a_population():
+    """Every kind's config names its method and planned steps; only a games run's has a
+    strategy, a population and generations (a fit, a training and a move-model training have
+    none to fake)."""
+    games = RunConfig(strategy="jde", population=12, generations=7)
+    configs = {
+        "games": games,
+        "fit": TexelConfig(data=("d.txt",), epochs=9),
+        "train": TrainConfig(data=("d.txt",), settings=TrainSettings(epochs=5)),
+        "moves": MoveRunConfig(data=("m.txt",), settings=MoveTrainSettings(epochs=4)),
+    }
+    got = {name: (cfg.method, cfg.steps) for name, cfg in configs.items()}
+    assert got == {"games": ("jde", 7), "fit": ("texel", 9), "train": ("nn-train", 5),
+                   "moves": ("move-model", 4)}
+    for name, cfg in configs.items():
+        assert isinstance(cfg, KindConfig), name
+        posed = [a for a in ("strategy", "population", "generations") if hasattr(cfg, a)]
+        assert posed == ([] if name != "games" else ["strategy", "population", "generations"])
+    assert (games.population, GAMES.population(games), FIT.population(configs["fit"])) == (
+        12, 12, 1)
 
 
 def test_a_kind_that_does_not_overlay_or_store_weights_is_refused_in_one_line(tmp_path, capsys):

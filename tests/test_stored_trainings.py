@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from evotune.kinds.training import train_config_from_dict
+from evotune.runs.manifest import parse_manifest
+
 V1 = Path(__file__).resolve().parent / "data" / "store-v1"
 OLD = V1 / "old-outputs"
 # sha256 of the file an uninterrupted 4-epoch run wrote with the code at feb16e2 (README.md)
@@ -75,3 +78,45 @@ def test_a_stored_training_exports_its_file_and_resumes_to_the_uninterrupted_byt
     assert _sha(v1 / run_id / name) == four
     code, out, err = call_cli("status", run_id, "--runs-dir", ".", "--json")
     assert code == 0 and json.loads(out)["epoch"] == json.loads(out)["epochs"] == 4
+
+
+def test_the_typed_configs_give_the_stored_forms_back_key_for_key():
+    """The configs read with the trainer's settings as typed records write back the manifests'
+    configs exactly, and a training's identity hashes as the stored identity says."""
+    for run in ("train", "moves"):
+        stored = json.loads((V1 / run / "manifest.json").read_text())
+        cfg = parse_manifest(stored, V1 / run / "manifest.json").config
+        assert cfg.to_dict() == stored["config"], run
+        assert json.dumps(cfg.to_dict(), sort_keys=True) == json.dumps(stored["config"],
+                                                                       sort_keys=True)
+    stored = json.loads((V1 / "train" / "manifest.json").read_text())
+    cfg = train_config_from_dict(stored["config"])
+    digest = hashlib.sha256(json.dumps(cfg.identity_dict(), sort_keys=True).encode()).hexdigest()
+    assert digest == stored["identity"]["config"]
+    # a training stored before --stream existed: its settings read without it, as stored
+    old = {**stored["config"], "settings": {k: v for k, v in stored["config"]["settings"].items()
+                                            if k != "stream"}}
+    cfg = train_config_from_dict(old)
+    assert cfg.absent == {"stream"} and cfg.settings.stream == 0
+    assert cfg.to_dict() == old
+    assert "stream" not in cfg.identity_dict()["settings"]
+
+
+def test_a_stored_setting_out_of_range_is_a_damaged_manifest_in_one_line(v1, call_cli):
+    """The typed settings check a stored training's values when its manifest is read: a value
+    the trainer refuses names the manifest and the setting (exit 2), and `runs` lists the run
+    as unreadable instead of failing."""
+    path = v1 / "train" / "manifest.json"
+    doc = json.loads(path.read_text())
+    doc["config"]["settings"]["hidden"] = -1
+    path.write_text(json.dumps(doc))
+    before = _sha(path)
+    for args in (("status", "train"), ("resume", "train")):
+        code, out, err = call_cli(*args, "--runs-dir", ".")
+        assert code == 2 and out == ""
+        assert err.count("\n") == 1 and "manifest.json is damaged" in err \
+            and "hidden must be an integer from 8 to 1024, got -1" in err, err
+    code, out, err = call_cli("runs", "--runs-dir", ".")
+    assert code == 0, err
+    assert re.search(r"^train\s+unreadable: .*manifest\.json is damaged", out, re.M), out
+    assert _sha(path) == before

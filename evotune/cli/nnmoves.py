@@ -2,7 +2,6 @@
 of a move-model file (:mod:`evotune.engine.movemodel.modelfile`, :mod:`evotune.learn.movetrain`)."""
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import chess
@@ -10,8 +9,7 @@ import click
 
 from ..engine.movemodel.corescores import move_scores as core_move_scores
 from ..engine.movemodel.modelfile import is_move_model_file, read_move_model, write_move_model
-from ..kinds.moves import MOVES
-from ..learn.moverun import MoveRunConfig, check_model_out, stored_move_model
+from ..kinds.moves import MOVES, MoveRunConfig, check_model_out, stored_move_model
 from ..learn.movetrain import TARGETS, MoveTrainSettings
 from .options import runs_dir_option, seed_option
 from .progress import CommandUI
@@ -89,8 +87,7 @@ def train_moves_command(data, out_file, epochs, batch, lr, l2, val_share, val_bl
                                  val_block=val_block, seed=seed, hidden=hidden,
                                  features=features, target=target)
     check_model_out(out_file, data=data, runs_dir=runs_dir)
-    cfg = MoveRunConfig(data=tuple(data), settings=dataclasses.asdict(settings),
-                        max_bad=max_bad)
+    cfg = MoveRunConfig(data=tuple(data), settings=settings, max_bad=max_bad)
     job = MOVES.new(cfg, out_dir=runs_dir, run_id=run_id, workers=0, ui=_EchoUI())
     summary = MOVES.execute(job, _EchoUI())
     for line in summary.lines:

@@ -7,9 +7,9 @@ import click
 from ..engine.net.inputs import OUTPUT_BUCKETS_MAX
 from ..engine.net.network import ACTIVATIONS
 from ..kinds import TRAINING
+from ..kinds.training import TrainConfig
+from ..learn.nn.initnet import INIT_EPOCHS, INIT_RANDOM, init_shape
 from ..learn.nn.trainer import TrainSettings
-from ..learn.nn.trainrun import init_shape
-from ..runs.trainconfig import INIT_EPOCHS, INIT_RANDOM, TrainConfig
 from .options import runs_dir_option, seed_option, workers_option
 from .progress import CommandUI, quiet_option, run_job
 
@@ -82,7 +82,7 @@ def train(data, hidden, king_buckets, output_buckets, factoriser, activation, wd
                              val_share=val_share, val_block=val_block, stream=stream,
                              king_buckets=king_buckets, output_buckets=output_buckets,
                              factoriser=factoriser)
-    cfg = TrainConfig(data=tuple(data), settings=settings.record(), init=init, max_bad=max_bad,
+    cfg = TrainConfig(data=tuple(data), settings=settings, init=init, max_bad=max_bad,
                       cache_dir=cache_dir or "", init_epochs=init_epochs)
     run_job(TRAINING, TRAINING.new(cfg, out_dir=runs_dir, run_id=run_id, workers=workers,
                                    ui=CommandUI()))

@@ -6,8 +6,9 @@ test a kind's name.
 
 This package sits between the commands (cli, experiments) and reporting: a kind binds its
 lifecycle (runs, tuning, learn) to its readers (reporting) and its verification (verify). A new
-kind is a module here and one line below (its config, lifecycle and views live where such code
-lives; ``tests/test_run_kinds.py`` adds a toy kind from a test alone).
+kind is a package here (config, solver, view, kind: as :mod:`.fit`, :mod:`.training` and
+:mod:`.moves` are) and one line below (``tests/test_run_kinds.py`` adds a toy kind from a test
+alone); the games kind still keeps its config in ``runs/`` and its solver in ``tuning/``.
 """
 from __future__ import annotations
 

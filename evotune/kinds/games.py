@@ -149,6 +149,9 @@ class GamesKind(WeightsKind):
     def budget(self, cfg: Any) -> int:
         return cfg.max_games
 
+    def population(self, cfg: Any) -> int:
+        return cfg.population
+
     def resume(self, store: Store, request: ResumeRequest) -> Job:
         """The run opened to continue; a limit given is a raise of its budget, checked here
         and kept in the run before it plays on (:mod:`evotune.runs.budget`)."""

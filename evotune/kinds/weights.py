@@ -34,6 +34,11 @@ class WeightsKind(ABC):
         """The run's games budget (0: none)."""
         return 0
 
+    def population(self, cfg: Any) -> int:
+        """The status record's ``np``: a games run's population; 1 for a kind that stores one
+        weight vector per generation (a fit's epoch)."""
+        return 1
+
     @abstractmethod
     def status_head(self, store: Store, info: dict, done: str) -> list[str]:
         """The first line(s) of the status (below: the weights); each kind writes its own."""
@@ -53,9 +58,9 @@ class WeightsKind(ABC):
         gens = store.generations(state)
         first, last = (gens[0], gens[-1]) if gens else (None, None)
         info: dict[str, Any] = {
-            "run_id": store.run_id, "kind": manifest.kind, "strategy": cfg.strategy,
-            "np": cfg.population, "generation": state.generation if state else 0,
-            "generations": cfg.generations, "games": state.games if state else 0,
+            "run_id": store.run_id, "kind": manifest.kind, "strategy": cfg.method,
+            "np": self.population(cfg), "generation": state.generation if state else 0,
+            "generations": cfg.steps, "games": state.games if state else 0,
             "max_games": self.budget(cfg),
             "seconds": round(state.seconds, 2) if state else 0.0,
             "finished": bool(state and state.finished), "started": started(store),

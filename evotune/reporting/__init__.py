@@ -1,4 +1,4 @@
-"""Reports of stored runs: plots, the report page, export, comparison curves, a training's views.
+"""Reports of stored runs: plots, the report page, export, comparison curves.
 
 Everything here only reads a run (through :class:`evotune.runs.store.Store` and
 :mod:`evotune.runs.rundata`), so it works on any checkpoint (finished, stopped or crashed).

@@ -91,7 +91,7 @@ def _fmt(v: float) -> str:
 
 
 def _progress_line(run: RunData) -> str:
-    limit = run.config.generations or "-"
+    limit = run.config.steps or "-"
     status = "finished" if run.finished else "not finished (stopped, running or crashed)"
     seconds = max(float(run.seconds[-1]), run.state.seconds if run.state is not None else 0.0)
     check = run.final_check.games if run.final_check is not None else 0

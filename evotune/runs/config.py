@@ -130,6 +130,17 @@ class RunConfig:
             del d["time_margin"]  # the margin matters only with a time control
         return d
 
+    # -- what the readers of any run take from its config (every kind's) ------------------------
+    @property
+    def method(self) -> str:
+        """The strategy (what ``evotune runs`` and ``status`` name the method)."""
+        return self.strategy
+
+    @property
+    def steps(self) -> int:
+        """The planned generations (0 = no generation limit)."""
+        return self.generations
+
     def summary_items(self) -> list[tuple[str, str]]:
         """(label, value) lines that describe the run (the report's configuration)."""
         params = self.params_dict()

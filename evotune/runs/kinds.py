@@ -30,7 +30,7 @@ from .store import Store
 class Summary:
     """What a run of any kind did when it stopped, as the command prints it; ``record`` is the
     kind's own summary (:class:`evotune.tuning.loop.RunSummary`, a fit's dict,
-    :class:`evotune.learn.nn.trainrun.TrainSummary`)."""
+    :class:`evotune.kinds.training.solver.TrainSummary`)."""
 
     run_id: str
     """The run's id."""

@@ -19,7 +19,7 @@ Layout of a run directory::
     .lock                    the writer lock (fcntl.flock) and the holder's PID
 
 A training (kind 'train') keeps checkpoint.npz, epochs/epoch-NNNN.json, initial.nnue and net.nnue
-instead of generations and games (:mod:`evotune.runs.trainconfig` validates them).
+instead of generations and games (:mod:`evotune.runs.trainrecords` validates them).
 
 Every other module reads runs through these parsers, never through dict keys with defaults of its
 own. A record that fails its validator is reported as one line naming the file (and line): never a

@@ -25,18 +25,22 @@ from ..limits import Limits
 class KindConfig(Protocol):
     """What every kind's configuration is (a games run's :class:`~evotune.runs.config.RunConfig`,
     a fit's, a training's, a move-model training's): frozen, validated when made, stored as a
-    dict in the manifest."""
+    dict in the manifest. What every kind has: a method and its planned steps (only a games
+    run has a strategy, a population and generations)."""
 
     kind: ClassVar[str]
 
     @property
-    def strategy(self) -> str: ...
+    def method(self) -> str:
+        """What ``evotune runs`` and ``status`` name the method: a games run's strategy,
+        'texel', 'nn-train', 'move-model'."""
+        ...
 
     @property
-    def population(self) -> int: ...
-
-    @property
-    def generations(self) -> int: ...
+    def steps(self) -> int:
+        """The planned steps: a games run's generations (0 = no limit), a fit's or a
+        training's epochs."""
+        ...
 
     def summary_items(self) -> list[tuple[str, str]]: ...
 

@@ -47,7 +47,7 @@ from .records import (
     parse_state,
 )
 from .registry import KindConfig, stored_kind
-from .trainconfig import EpochLine, parse_checkpoint, parse_epoch
+from .trainrecords import EpochLine, parse_checkpoint, parse_epoch
 
 log = logging.getLogger(__name__)
 

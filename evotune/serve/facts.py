@@ -6,7 +6,7 @@ they keep (what a file does not hold is said to be absent, never guessed):
   what was tried), its positions (training and validation) and the rate they were read and
   turned into features at (``texel.json``), and the positions fitted per second over its
   epochs (the training positions times the epochs over the epochs' time);
-- a training (:mod:`evotune.learn.nn.trainrun`): its net's shape, parameters and checksum
+- a training (:mod:`evotune.kinds.training`): its net's shape, parameters and checksum
   (read from ``net.nnue`` by the net reader), the file's SHA-256, and the positions per second
   of its last epoch (from the epoch records).
 """
@@ -16,7 +16,7 @@ import hashlib
 from typing import Any
 
 from ..engine.net.network import read_net
-from ..learn.nn.trainrun import NET_FILE
+from ..learn.nn.initnet import NET_FILE
 from ..runs.store import Store
 
 

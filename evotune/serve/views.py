@@ -286,7 +286,7 @@ def _row(store: Store) -> dict:
     except EvotuneError as exc:
         return {**base, "kind": "?", "damaged": damaged_file(exc, store.root) or str(exc)}
     done = state.generation if state else 0
-    total = int(getattr(cfg, "generations", 0) or getattr(cfg, "epochs", 0) or 0)
+    total = int(cfg.steps or 0)
     games = (state.games if state else 0) + (check.games if check else 0)  # as status counts
     budget = int(getattr(cfg, "max_games", 0) or 0)
     seconds = state.seconds if state else 0.0

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from ..engine.evaluation import spec_evaluation
 from ..errors import ConfigError, EvotuneError, FieldError, StoreError
-from ..learn.nn.trainrun import INITIAL_FILE, NET_FILE, initial_net, settings_of
+from ..learn.nn.initnet import INITIAL_FILE, NET_FILE, InitialNet
 from ..limits import LimitChanges, Limits, parse_tc, tc_text
 from ..match import MatchSettings, play_match
 from ..match.cluster import backend_session
@@ -49,12 +49,11 @@ from ..match.scoring import SprtParams, sprt_settings
 from ..paths import HELD_OUT_OPENINGS, held_out_openings, resolve_openings_path
 from ..players import PlayerSpec
 from ..players.spec import player_from_engine_spec
-from ..runs.kinds import recommend
+from ..runs.kinds import kind_of, recommend
 from ..runs.lifecycle import resolve_workers
 from ..runs.registry import stored_kind
 from ..runs.rundata import RunData, load_run, open_store, run_spec
 from ..runs.store import Store
-from ..runs.trainconfig import INIT_RANDOM, TrainConfig
 from ..spec.file import load_engine_spec
 from ..tuning.fitness import match_settings as run_match_settings
 from .opponents import check_clock_given, check_clock_matters, named_opponents, run_opponents
@@ -283,11 +282,12 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
                runs_dir: str | Path = "populations",
                progress: Callable | None = None) -> dict:
     """Play the two verification matches, store them as verify.json and return that document
-    (a training: :func:`verify_training`)."""
+    (a training: its kind's verification, :func:`verify_training`)."""
     store = open_store(run, out_dir=runs_dir)
     stored = stored_kind(store.manifest().kind)
     if stored is not None and not stored.weights:  # a training: its net
-        return verify_training(store, settings=settings, progress=progress)
+        return kind_of(store).verify(store, settings=settings, runs_dir=str(runs_dir),
+                                     progress=progress)
     data: RunData = load_run(store)
     cfg = data.config
     rec = recommend(data, settings.rule)
@@ -359,26 +359,27 @@ def _net_engine(name: str | None):
     return spec
 
 
-def _check_initial_net(store: Store, cfg: TrainConfig, checksum: str) -> None:
+def _check_initial_net(store: Store, initial: InitialNet, checksum: str) -> None:
     """StoreError when initial.nnue is not the net the training's settings start from (random
     from its seed, or its --init file's, when that file is still there). An initial net fitted
     to an evaluation (``eval:SPEC``) is not made again (that would train it again on the data):
     initial.nnue is taken as the training stored it."""
-    if cfg.fits_eval:
+    if initial.fits_eval:
         return
     try:
-        want = initial_net(cfg, settings_of(cfg)).quantised().checksum
+        want = initial.make().quantised().checksum
     except EvotuneError:
         return  # the --init file is gone: initial.nnue is the only copy of that net
     if checksum != want:
         raise StoreError(f"{store.root / INITIAL_FILE} (checksum {checksum}) is not the initial "
                          f"net of training '{store.run_id}' ({want}, "
-                         + ("random from its seed" if cfg.init == INIT_RANDOM
-                            else f"from {cfg.init}")
+                         + ("random from its seed" if initial.random
+                            else f"from {initial.init}")
                          + "); restore it, or verify against --opponent players")
 
 
-def verify_training(store: Store, *, settings: VerifySettings = VerifySettings(),
+def verify_training(store: Store, *, initial: InitialNet,
+                    settings: VerifySettings = VerifySettings(),
                     progress: Callable | None = None) -> dict:
     """Verify a net training: its last stored net (net.nnue, copied to verify.nnue) against
     shannon's reference weights and against its initial net (initial.nnue), or against the
@@ -387,10 +388,9 @@ def verify_training(store: Store, *, settings: VerifySettings = VerifySettings()
     A training names no engine spec and no limits: the games take :class:`Limits`' defaults
     (depth 3) unless ``settings`` gives a depth, time per move or time control, and a second
     limit (``also_depth`` / ``also_tc``) plays every match again under it; the seed is the
-    training's. Every input is checked before verify.nnue is written."""
-    cfg = store.manifest().config
-    if not isinstance(cfg, TrainConfig):
-        raise StoreError(f"run '{store.run_id}' is not a training")
+    training's. ``initial``: the training's starting net (its config's, which the training
+    kind hands over). Every input is checked before verify.nnue is written."""
+    train = initial.settings
     if settings.rule != "mean":
         raise ConfigError(f"--recommend {settings.rule}: a training has one net to verify; "
                           "--recommend is for tuning runs")
@@ -399,7 +399,7 @@ def verify_training(store: Store, *, settings: VerifySettings = VerifySettings()
     openings, note = verify_openings(settings, None)
     if note:
         log.warning(note)
-    seed = int(settings.seed if settings.seed is not None else cfg.seed)
+    seed = int(settings.seed if settings.seed is not None else train.seed)
     limits = settings.first_limits(Limits())
     second = settings.second_limits(Limits())  # refused before verify.nnue is written
     legs = [limits] if second is None else [limits, second]
@@ -416,7 +416,7 @@ def verify_training(store: Store, *, settings: VerifySettings = VerifySettings()
         opponents = [("shannon", resolve_player("shannon")),
                      ("initial net", player_from_engine_spec(spec, None, name="initial-net",
                                                              net=str(initial_path)))]
-        _check_initial_net(store, cfg, opponents[1][1].net_checksum)
+        _check_initial_net(store, initial, opponents[1][1].net_checksum)
     if spec.search.is_alphabeta:  # the trained net's player: built-in, as the spec searches
         check_clock_matters(settings.also_tc, [o for _, o in opponents])
         check_clock_given(settings.limits, limits, [o for _, o in opponents])
@@ -439,21 +439,21 @@ def verify_training(store: Store, *, settings: VerifySettings = VerifySettings()
                          f"net of any stored epoch of training '{store.run_id}'; restore it "
                          f"('evotune resume {store.run_id}' rewrites it at the next epoch)")
     generation = found[-1]
-    initial = {"file": INITIAL_FILE,
-               "init": f"random from seed {cfg.seed}" if cfg.init == INIT_RANDOM
-               else f"from {cfg.init}"}
-    initial.update(next((net for _, o in opponents if (net := _net_of(o)) is not None
-                         and o.net == str(initial_path.resolve())), {}))
+    first = {"file": INITIAL_FILE,
+             "init": f"random from seed {train.seed}" if initial.random
+             else f"from {initial.init}"}
+    first.update(next((net for _, o in opponents if (net := _net_of(o)) is not None
+                       and o.net == str(initial_path.resolve())), {}))
     t0 = time.perf_counter()
     matches = play_verification(player, (), "net", opponents, legs=legs_settings,
                                 seed=seed, settings=settings, progress=progress, store=store)
     doc = {"run_id": store.run_id, "kind": "train", "generation": generation,
            "recommend": "net",
-           "description": f"the net after epoch {generation} ({cfg.net_text})",
+           "description": f"the net after epoch {generation} ({train.net_text})",
            "names": [], "weights": [],
            "net": {"file": NET_FILE, "copy": VERIFIED_NET_FILE,
                    "checksum": player.net_checksum},
-           "initial": initial, "openings": _openings_name(openings), "note": note,
+           "initial": first, "openings": _openings_name(openings), "note": note,
            "held_out": True,
            "depth": limits.depth, "nodes": limits.nodes, "games": settings.games,
            "movetime": limits.movetime, "tc": settings.limits.tc or "", "engine": spec.name,

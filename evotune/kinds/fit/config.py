@@ -135,19 +135,14 @@ class TexelConfig:
                 raise ConfigError(f"--l2 {self.l2}: give 'auto' or a number >= 0 (0 = no ridge)")
             object.__setattr__(self, "l2", l2)
 
-    # -- what the readers of any run take from its config (RunConfig has the same names) -----------
+    # -- what the readers of any run take from its config (every kind's) ------------------------
     @property
-    def strategy(self) -> str:
+    def method(self) -> str:
         """'texel' (the name status and the generation files give the fit)."""
         return STRATEGY
 
     @property
-    def population(self) -> int:
-        """A fit stores one weight vector per epoch: a 'population' of one."""
-        return 1
-
-    @property
-    def generations(self) -> int:
+    def steps(self) -> int:
         """The epochs: a fit stores epoch E as generation E."""
         return self.epochs
 

@@ -36,7 +36,7 @@ import numpy as np
 
 from ...errors import FieldError
 from ...fileio import check_input_file
-from ...runs.trainconfig import EpochLine as EpochRecord
+from ...runs.trainrecords import EpochLine as EpochRecord
 from ...seeding import STREAM_NN_TRAIN, game_seed, generator
 from ..labels import DATA_HINT as HINT
 from ..labels import DataError, file_record

@@ -33,7 +33,7 @@ import numpy as np
 from ...engine.net.inputs import OUTPUT_BUCKETS_MAX, bucket_count, king_bucket_map, parse_king_buckets
 from ...engine.net.network import ACTIVATIONS, HIDDEN_MAX, HIDDEN_MIN, Net, read_net
 from ...errors import FieldError, NetError
-from ...runs.trainconfig import EpochLine as EpochRecord
+from ...runs.trainrecords import EpochLine as EpochRecord
 from ...seeding import STREAM_NN_TRAIN, generator
 from ..fitdata import split_indices
 from . import kernels
@@ -139,7 +139,24 @@ class TrainSettings:
         """The learning rate of epoch ``epoch`` (0-based)."""
         return self.lr * self.gamma ** (epoch // self.lr_drop) if self.lr_drop else self.lr
 
+    @property
+    def king_bucket_count(self) -> int:
+        """K of the net's king buckets (1: none)."""
+        return bucket_count(self.bucket_map)
+
+    @property
+    def net_text(self) -> str:
+        """The trained net in a few words: 'H activation', with buckets '..., K king buckets
+        (map M), N output buckets'."""
+        k, n = self.king_bucket_count, self.output_buckets
+        text = f"{self.hidden} {self.activation}"
+        if k > 1:
+            text += f", {k} king buckets (map {self.king_buckets})"
+            text += ", factorised" if self.factoriser else ""
+        return text + (f", {n} output buckets" if n > 1 else "")
+
     def record(self) -> dict:
+        """The stored form (a training's manifest): every field, ``factoriser`` only when on."""
         return {f.name: getattr(self, f.name) for f in fields(self)
                 if f.name != "factoriser" or self.factoriser}
 

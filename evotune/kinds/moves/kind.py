@@ -1,40 +1,25 @@
-"""The move-model kind: move-model trainings (``evotune nn train-moves``). Its lifecycle is
-:mod:`evotune.learn.moverun` (new, open, execute) and its views :mod:`evotune.reporting.moves`;
+"""The move-model kind: move-model trainings (``evotune nn train-moves``). Its solver is
+:mod:`.solver` (new, open, execute), its checkpoint :mod:`.checkpoint`, its view :mod:`.view`;
 here is what the commands ask of it: its epoch lines and summary, status, row, plot and model
 export. It plays no verification and recommends a model, not a weight vector."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, FieldError, Interrupted
-from ..learn.moverun import (
-    MODEL_FILE,
-    MoveRunConfig,
-    execute_move_run,
-    new_move_run,
-    open_move_run,
-    read_checkpoint,
-    read_stored,
-    stored_model,
-)
-from ..learn.movetrain import EpochReport
-from ..reporting.moves import moves_status, write_moves_plot
-from ..runs.kinds import (
-    Exported,
-    ExportRequest,
-    Job,
-    ResumeRequest,
-    RunUI,
-    Status,
-    Summary,
-    ViewRequest,
-)
-from ..runs.registry import StoredKind
-from ..runs.rundata import Recommendation, RunData
-from ..runs.store import Store
-from .view import no_games_budget, of_total, started
+from ...errors import ConfigError, FieldError, Interrupted
+from ...learn.movetrain import EpochReport
+from ...runs.kinds import Exported, ExportRequest, Job, ResumeRequest, RunUI, Status, Summary, ViewRequest
+from ...runs.registry import StoredKind
+from ...runs.rundata import Recommendation, RunData
+from ...runs.store import Store
+from ..view import no_games_budget, of_total, started
+from .checkpoint import MODEL_FILE, read_checkpoint, stored_model
+from .config import MoveRunConfig, read_stored
+from .solver import execute_move_run, new_move_run, open_move_run
+from .view import moves_status, write_moves_plot
 
 MOVES_STORED = StoredKind(MoveRunConfig.kind, read_stored, data_files=True, weights=False)
 """Move-model trainings as the store reads them."""
@@ -72,9 +57,7 @@ class MovesKind:
         assert isinstance(cfg, MoveRunConfig)
         if generations is not None:
             try:
-                cfg = MoveRunConfig(data=cfg.data, settings={**cfg.settings,
-                                                             "epochs": generations},
-                                    max_bad=cfg.max_bad)
+                cfg = replace(cfg, settings=replace(cfg.settings, epochs=generations))
             except FieldError as exc:  # resume's flag is --generations (the epochs)
                 raise ConfigError(f"--generations {exc.problem}") from None
         return Job(store=store, plan=cfg, data=open_move_run(store))
@@ -109,7 +92,7 @@ class MovesKind:
 
     def row(self, store: Store) -> tuple[str, ...]:
         cp = read_checkpoint(store)
-        total = max(store.manifest().config.generations, cp.state.epoch)
+        total = max(store.manifest().config.steps, cp.state.epoch)
         last = cp.epochs[-1] if cp.epochs else None
         return (store.run_id, "-", f"epoch {of_total(cp.state.epoch, total)}",
                 f"{len(cp.epochs)} epochs",

@@ -1,5 +1,6 @@
-"""A net training as a run of its own kind under ``populations/<run-id>/`` (through
-:class:`evotune.runs.store.Store`), shaped as a fit's run (:mod:`evotune.kinds.fit.solver`):
+"""The training kind's solver: a net training as a run of its own kind under
+``populations/<run-id>/`` (through :class:`evotune.runs.store.Store`), shaped as a fit's run
+(:mod:`evotune.kinds.fit.solver`); the numerics are :mod:`evotune.learn.nn`'s:
 
 - manifest: ``kind = "train"``, the :class:`TrainConfig` (the trainer's settings, the initial
   net, ``max_bad``, the cache folder), the data files' names, sizes and SHA-256 and the
@@ -26,20 +27,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...datafiles import DataFile
-from ...engine.net.network import Net, net_bytes, read_net
+from ...engine.net.network import Net, net_bytes
 from ...errors import ConfigError, EvotuneError, FieldError, StoreError
 from ...fileio import check_input_file
-from ...runs.manifest import check_run_id, check_runs_folder
-from ...runs.records import State
-from ...runs.store import Store
-from ...runs.trainconfig import INIT_EVAL, INIT_RANDOM, EpochLine, TrainConfig
-from ..labels import data_files, file_record
-from .bulletdata import load_positions
-from .data import PackedData
-from .evalinit import fit_to_eval, parse_eval_init, weights_path
-from .floatnet import map_text
-from .stream import BulletStream, train_stream
-from .trainer import (
+from ...learn.labels import data_files, file_record
+from ...learn.nn.bulletdata import load_positions
+from ...learn.nn.data import PackedData
+from ...learn.nn.evalinit import weights_path
+from ...learn.nn.initnet import INIT_RANDOM, INITIAL_FILE, NET_FILE
+from ...learn.nn.stream import BulletStream, train_stream
+from ...learn.nn.trainer import (
     EpochRecord,
     FloatNet,
     Progress,
@@ -49,22 +46,15 @@ from .trainer import (
     resolve_threads,
     train_packed,
 )
-
-NET_FILE = "net.nnue"
-INITIAL_FILE = "initial.nnue"
+from ...runs.manifest import check_run_id, check_runs_folder
+from ...runs.records import State
+from ...runs.store import Store
+from ...runs.trainrecords import EpochLine
+from .config import STRATEGY, TrainConfig
 
 
 def _digest_text(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def settings_of(cfg: TrainConfig) -> TrainSettings:
-    """The trainer's settings of a stored training (a FieldError names a bad one)."""
-    try:
-        return TrainSettings(**cfg.settings)
-    except TypeError as exc:
-        raise ConfigError(f"a training's settings: {exc}") from None
-
 
 
 def train_identity(cfg: TrainConfig, files: tuple[DataFile, ...], cache_key: str) -> dict:
@@ -89,57 +79,6 @@ def _init_identity(cfg: TrainConfig) -> str:
         return _digest_text(cfg.init + ("" if weights is None else
                                         " " + file_record(weights)["sha256"]))
     return file_record(Path(cfg.init))["sha256"]
-
-
-def init_file(cfg: TrainConfig) -> Path | None:
-    """The file a training's initial net is read or fitted from (a net file, an ``eval:``
-    init's weights file), None for none."""
-    if cfg.init == INIT_RANDOM:
-        return None
-    return weights_path(cfg.init) if cfg.fits_eval else Path(cfg.init)
-
-
-def init_shape(init: str, king_buckets: str | None, output_buckets: int | None
-               ) -> tuple[str, int]:
-    """The king buckets (as :attr:`TrainSettings.king_buckets`) and output buckets of a
-    training: those given, else its initial net file's when it starts from one, else none (1
-    and 1). A net file whose buckets differ from those given is refused later, by
-    :func:`initial_net`, naming both."""
-    if init != INIT_RANDOM and not init.startswith(INIT_EVAL) and (
-            king_buckets is None or output_buckets is None):
-        net = read_net(init)
-        return (map_text(net.king_buckets) if king_buckets is None else king_buckets,
-                net.output_buckets if output_buckets is None else output_buckets)
-    return ("1" if king_buckets is None else king_buckets,
-            1 if output_buckets is None else output_buckets)
-
-
-def check_init(cfg: TrainConfig, settings: TrainSettings) -> None:
-    """ConfigError / FieldError when the initial net cannot be made: an ``eval:`` init that
-    names no linear evaluation, a net file of another shape or none."""
-    if cfg.fits_eval:
-        parse_eval_init(cfg.init)
-    else:
-        initial_net(cfg, settings)
-
-
-def initial_net(cfg: TrainConfig, settings: TrainSettings, data: PackedData | None = None, *,
-                workers: int = 1, progress: Callable[[Progress], None] | None = None
-                ) -> FloatNet:
-    """The starting net: random from the seed, a net file's values (of the run's shape:
-    hidden size, activation, king and output buckets), or (``eval:SPEC``) the seed's random net
-    fitted to that evaluation's scores of ``data``'s positions (``progress``: its epochs)."""
-    if cfg.init == INIT_RANDOM:
-        return settings.new_net()
-    if cfg.fits_eval:
-        if not isinstance(data, PackedData):
-            raise ConfigError(f"--init {cfg.init}: an initial net fitted to an evaluation "
-                              "needs the positions in memory (not --stream)")
-        return fit_to_eval(data, settings, parse_eval_init(cfg.init), epochs=cfg.init_epochs,
-                           workers=workers, progress=progress)
-    net = FloatNet.from_net(read_net(cfg.init))
-    settings.check_net(net, f"{cfg.init} ")
-    return net
 
 
 def _load(cfg: TrainConfig, settings: TrainSettings,
@@ -168,9 +107,9 @@ def new_training(cfg: TrainConfig, *, out_dir: str | Path = "populations",
     read, before the run folder)."""
     for p in cfg.data:
         check_input_file(p, "data file")
-    settings = settings_of(cfg)
+    settings = cfg.settings
     resolve_threads(workers)
-    check_init(cfg, settings)
+    cfg.initial.check()
     if cfg.fits_eval and settings.stream:
         raise ConfigError(f"--init {cfg.init}: an initial net fitted to an evaluation needs "
                           "the positions in memory; give --stream 0")
@@ -181,8 +120,8 @@ def new_training(cfg: TrainConfig, *, out_dir: str | Path = "populations",
         raise StoreError(f"run '{run_id}' already exists in {out_dir}; continue it with "
                          f"'evotune resume {run_id}' or choose another --run-id")
     data = _load(cfg, settings, progress)
-    net = initial_net(cfg, settings, data if isinstance(data, PackedData) else None,
-                      workers=resolve_threads(workers), progress=init_progress)
+    net = cfg.initial.make(data if isinstance(data, PackedData) else None,
+                           workers=resolve_threads(workers), progress=init_progress)
     files = data_files(cfg.data)
     identity = train_identity(cfg, files, str(data.info["key"]))
     run_id = run_id or f"nn-{time.strftime('%Y%m%d-%H%M%S')}-{identity['hash'][:6]}"
@@ -212,7 +151,7 @@ def open_training(store: Store) -> TrainConfig:
     if not isinstance(cfg, TrainConfig):
         raise StoreError(f"run '{store.run_id}' is a {manifest.kind} run, not a training")
     store.lock()
-    init = init_file(cfg)
+    init = cfg.initial.file
     for p in cfg.data + (() if init is None else (str(init),)):
         if not Path(p).is_file():
             what = "data file" if p in cfg.data else "initial net file"
@@ -238,7 +177,7 @@ def _commit(store: Store, state: TrainState, seconds: float, *, finished: bool,
     net = state.net.quantised()
     store.write_bytes(NET_FILE, net_bytes(net))
     store.write_state(State(generation=state.epoch, games=0, seconds=float(seconds),
-                            finished=finished, strategy={"kind": "nn-train",
+                            finished=finished, strategy={"kind": STRATEGY,
                                                           "checksum": net.checksum}))
 
 
@@ -260,7 +199,7 @@ def load_state(store: Store) -> tuple[TrainState, float]:
     cfg = store.manifest().config
     if isinstance(cfg, TrainConfig):
         try:  # the shape the manifest records (a manifest without buckets: a plain net)
-            settings_of(cfg).check_net(state.net, "its net ")
+            cfg.settings.check_net(state.net, "its net ")
         except FieldError as exc:
             raise StoreError(f"{store.checkpoint_path} is damaged ({exc.problem}); restore it "
                              "or start a new training with another --run-id") from None
@@ -296,12 +235,12 @@ def execute_training(store: Store, cfg: TrainConfig, *,
     (settings, checkpoint, epoch records, data), before the first epoch."""
     t_start = time.perf_counter()
     store.lock()
-    settings = settings_of(cfg)
+    settings = cfg.settings
     if never_committed(store):
         if data is None:
             data = _load(cfg, settings)
-        _start(store, initial_net(cfg, settings, data if isinstance(data, PackedData) else None,
-                                  workers=resolve_threads(workers)))
+        _start(store, cfg.initial.make(data if isinstance(data, PackedData) else None,
+                                       workers=resolve_threads(workers)))
     state, seconds_before = load_state(store)
     store.epoch_lines(state.epoch)  # the history up to the checkpoint is whole
     store.drop_epochs_after(state.epoch)
@@ -330,7 +269,7 @@ def execute_training(store: Store, cfg: TrainConfig, *,
     seconds = seconds_before + time.perf_counter() - t_start
     net = state.net.quantised()
     store.write_state(State(generation=state.epoch, games=0, seconds=seconds, finished=True,
-                            strategy={"kind": "nn-train", "checksum": net.checksum}))
+                            strategy={"kind": STRATEGY, "checksum": net.checksum}))
     store.unlock()
     return TrainSummary(run_id=store.run_id, epochs=store.epoch_lines(state.epoch),
                         positions=len(data), train_positions=train_positions,

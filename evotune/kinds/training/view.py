@@ -1,7 +1,7 @@
-"""What the run commands show of a net training (a run of kind 'train'): its status, its loss
-curves (training and validation loss per epoch), its report and its net exported. Everything is
-read from the run folder (the checkpoint and the epoch records), so it works on any stored epoch
-of a running, stopped or killed training.
+"""The training kind's view: what the run commands show of a net training (a run of kind
+'train'): its status, its loss curves (training and validation loss per epoch), its report and
+its net exported. Everything is read from the run folder (the checkpoint and the epoch
+records), so it works on any stored epoch of a running, stopped or killed training.
 """
 from __future__ import annotations
 
@@ -11,15 +11,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..engine.net.network import FORMATS, net_bytes
-from ..errors import ConfigError, StoreError
-from ..fileio import atomic_write_text
-from ..learn.nn.trainrun import stored_net
-from ..runs.store import Store
-from ..runs.trainconfig import EpochLine, TrainConfig
-from ..verify.text import describe_match, describe_verification
-from .figure import new_figure
-from .plots import save_figure
+from ...engine.net.network import FORMATS, net_bytes
+from ...errors import ConfigError, StoreError
+from ...fileio import atomic_write_text
+from ...reporting.figure import new_figure
+from ...reporting.plots import save_figure
+from ...runs.store import Store
+from ...runs.trainrecords import EpochLine
+from ...verify.text import describe_match, describe_verification
+from .config import TrainConfig
+from .solver import stored_net
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -44,11 +45,11 @@ class TrainingView:
     @property
     def total(self) -> int:
         """The epochs to train: the config's, or more when a resume raised them."""
-        return max(self.config.generations, len(self.epochs))
+        return max(self.config.steps, len(self.epochs))
 
     def info(self) -> dict:
         """The status as one JSON object."""
-        return {"run_id": self.run_id, "kind": "train", "strategy": self.config.strategy,
+        return {"run_id": self.run_id, "kind": "train", "strategy": self.config.method,
                 "epoch": len(self.epochs), "epochs": self.total,
                 "finished": self.finished, "seconds": round(self.seconds, 2),
                 "checksum": self.checksum,

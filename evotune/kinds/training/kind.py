@@ -1,6 +1,5 @@
-"""The training kind: net trainings (``evotune nn train``). Its lifecycle is
-:mod:`evotune.learn.nn.trainrun` (new, open, execute) and its views
-:mod:`evotune.reporting.training`; here is what the commands ask of it: its epoch lines and
+"""The training kind: net trainings (``evotune nn train``). Its solver is :mod:`.solver` (new,
+open, execute) and its view :mod:`.view`; here is what the commands ask of it: its epoch lines and
 summary, status, row, loss plot, report, net export and verification. A training recommends a
 net, not a weight vector."""
 from __future__ import annotations
@@ -11,26 +10,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..datafiles import DataFile, data_files_from_list
-from ..engine.net.network import bullet_reader_note, read_net
-from ..errors import ConfigError, FieldError, Interrupted
-from ..learn.nn.trainrun import (
-    INITIAL_FILE,
-    execute_training,
-    new_training,
-    open_training,
-    settings_of,
-    stored_net,
-)
-from ..reporting.tables import clock
-from ..reporting.training import (
-    export_training,
-    load_training,
-    status_lines,
-    write_loss_plot,
-    write_training_report,
-)
-from ..runs.kinds import (
+from ...datafiles import DataFile, data_files_from_list
+from ...engine.net.network import bullet_reader_note, read_net
+from ...errors import ConfigError, FieldError, Interrupted
+from ...learn.nn.initnet import INITIAL_FILE
+from ...reporting.tables import clock
+from ...runs.kinds import (
     Bar,
     Exported,
     ExportRequest,
@@ -41,12 +26,14 @@ from ..runs.kinds import (
     Summary,
     ViewRequest,
 )
-from ..runs.registry import StoredKind
-from ..runs.rundata import Recommendation, RunData
-from ..runs.store import Store
-from ..runs.trainconfig import TrainConfig, train_config_from_dict
-from ..verify.run import verify_training
-from .view import no_games_budget, of_total, started
+from ...runs.registry import StoredKind
+from ...runs.rundata import Recommendation, RunData
+from ...runs.store import Store
+from ...verify.run import verify_training
+from ..view import no_games_budget, of_total, started
+from .config import TrainConfig, train_config_from_dict
+from .solver import execute_training, new_training, open_training, stored_net
+from .view import export_training, load_training, status_lines, write_loss_plot, write_training_report
 
 
 def _read_train(d: dict, config: dict, fmt: int) -> tuple[TrainConfig, tuple[DataFile, ...]]:
@@ -151,9 +138,8 @@ class TrainingKind:
         generations, workers = request.generations, request.workers
         cfg = open_training(store)
         if generations is not None:
-            cfg = replace(cfg, settings={**cfg.settings, "epochs": generations})
             try:
-                settings_of(cfg)
+                cfg = replace(cfg, settings=replace(cfg.settings, epochs=generations))
             except FieldError as exc:  # resume's flag is --generations (a training's epochs)
                 if exc.field != "epochs":
                     raise
@@ -163,7 +149,7 @@ class TrainingKind:
     def execute(self, job: Job, ui: RunUI) -> Summary:
         """Runs (or continues) a training with its progress line; its summary lines."""
         store, cfg = job.store, job.plan
-        bar = TrainBar(cfg.generations, ui.progress(f"epoch 1/{cfg.generations}", 0,
+        bar = TrainBar(cfg.steps, ui.progress(f"epoch 1/{cfg.steps}", 0,
                                                     "positions"))
         try:
             s = execute_training(store, cfg, data=job.data, progress=bar, on_epoch=bar.epoch,
@@ -180,7 +166,7 @@ class TrainingKind:
         lines = (f"training {s.run_id}: {len(s.epochs)} epochs on {s.train_positions} of "
                  f"{s.positions} positions, {s.seconds:.1f} s; {losses}",
                  f"net {s.net_path} (checksum {s.checksum})")
-        note = few_steps_note(s.train_positions, int(cfg.settings.get("batch", 0)))
+        note = few_steps_note(s.train_positions, cfg.settings.batch)
         return Summary(run_id=s.run_id, lines=lines,
                        notes=(f"evotune: note: {note}",) if note else (), record=s)
 
@@ -219,7 +205,10 @@ class TrainingKind:
 
     def verify(self, store: Store, *, settings: Any, runs_dir: str,
                progress: Callable | None) -> dict:
-        return verify_training(store, settings=settings, progress=progress)
+        cfg = store.manifest().config
+        if not isinstance(cfg, TrainConfig):
+            raise ConfigError(f"run '{store.run_id}' is not a training")
+        return verify_training(store, initial=cfg.initial, settings=settings, progress=progress)
 
     def recommend(self, run: RunData, rule: str) -> Recommendation:
         raise ConfigError(f"run '{run.run_id}' trained a net, which is not a vector of "

@@ -1,15 +1,16 @@
-"""What a move-model training (:mod:`evotune.learn.moverun`) shows: its status lines and record,
+"""The move-model kind's view: what a move-model training (:mod:`.solver`) shows: its status lines and record,
 and its plot (loss, and held-out top-1 / top-3 accuracy, per epoch)."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import StoreError
-from ..learn.moverun import Checkpoint, MoveRunConfig, read_checkpoint
-from ..runs.store import Store
-from .figure import new_figure
-from .plots import save_figure
+from ...errors import StoreError
+from ...reporting.figure import new_figure
+from ...reporting.plots import save_figure
+from ...runs.store import Store
+from .checkpoint import Checkpoint, read_checkpoint
+from .config import MoveRunConfig
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -24,16 +25,16 @@ def moves_status(store: Store) -> tuple[dict, list[str]]:
     cfg = store.manifest().config
     assert isinstance(cfg, MoveRunConfig)
     cp = read_checkpoint(store)
-    total = max(cfg.generations, cp.state.epoch)
+    total = max(cfg.steps, cp.state.epoch)
     b = cp.baseline
-    info = {"run_id": store.run_id, "kind": cfg.kind, "target": cfg.settings["target"],
+    info = {"run_id": store.run_id, "kind": cfg.kind, "target": cfg.settings.target,
             "epoch": cp.state.epoch, "epochs": total,
             "finished": cp.state.epoch >= total, "seconds": round(cp.seconds, 3),
             "baseline": b, "history": [vars(e) for e in cp.epochs]}
     lines = [f"move-model training {store.run_id}: epoch {cp.state.epoch}/{total} "
              f"({'finished' if info['finished'] else 'not finished'}), {cp.seconds:.1f} s",
              f"data        {', '.join(cfg.data)}",
-             "target      " + ("the chosen move" if cfg.settings["target"] == "move" else
+             "target      " + ("the chosen move" if cfg.settings.target == "move" else
                                "UCT's visit distribution (the training loss against the visit "
                                "shares; held out: the chosen move)"),
              f"baseline    held-out loss {b['loss']:.3f}, top-1 {_pct(b['top1'])}, "
