@@ -1,19 +1,18 @@
 """Run kinds are one protocol (issue 36, item 1): the commands ask a run's kind, so a new kind
-plugs in without editing them. A toy kind, registered here alone (no file of evotune changes),
-is created, listed by ``evotune runs``, shown by ``evotune status`` (text and --json) and
-continued by ``evotune resume``; the built-in kinds answer the same protocol."""
+plugs in without editing them. A toy kind, one package (tests/toykind/) registered here by one
+line (no file of evotune changes), is created, listed by ``evotune runs``, shown by ``evotune
+status`` (text and --json) and continued by ``evotune resume``; the built-in kinds answer the
+same protocol."""
 from __future__ import annotations
 
-import dataclasses
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
+from toykind import TOY, ToyConfig, ToyKind, read_toy
 
 from evotune.cli import main
-from evotune.errors import ConfigError, StoreError
+from evotune.errors import StoreError
 from evotune.kinds import FIT, GAMES, MOVES, TRAINING, kind_named, kind_of, kinds
 from evotune.kinds.fit.config import TexelConfig
 from evotune.kinds.moves import MoveRunConfig
@@ -22,102 +21,17 @@ from evotune.learn.movetrain import MoveTrainSettings
 from evotune.learn.nn.trainer import TrainSettings
 from evotune.runs.config import RunConfig
 from evotune.runs.kinds import (
-    Exported,
-    ExportRequest,
-    Job,
-    ResumeRequest,
     RunKind,
-    Status,
-    Summary,
-    ViewRequest,
     register,
     unregister,
 )
 from evotune.runs.registry import KindConfig, StoredKind
-from evotune.runs.rundata import Recommendation
 from evotune.runs.store import Store
-
-
-@dataclass(frozen=True)
-class ToyConfig:
-    """A toy kind's config: count to ``steps``."""
-
-    kind: ClassVar[str] = "toy"
-    steps: int = 3
-    """How far the toy counts."""
-
-    @property
-    def method(self) -> str:
-        return "count"
-
-    def summary_items(self) -> list[tuple[str, str]]:
-        return [("kind", "toy"), ("steps", str(self.steps))]
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-    def identity_dict(self) -> dict:
-        return self.to_dict()
-
-
-def _read_toy(manifest: dict, config: dict, fmt: int):
-    if not isinstance(config.get("steps"), int) or config["steps"] < 1:
-        raise ConfigError("a toy counts at least one step")
-    return ToyConfig(steps=config["steps"]), ()
-
-
-class ToyKind:
-    """Counts to its config's steps, one step per resume, in toy.json."""
-
-    name = "toy"
-    stored = StoredKind("toy", _read_toy)
-    overlays = False
-    config_class = ToyConfig
-
-    def new(self, config, *, out_dir, run_id, workers, ui, **start) -> Job:
-        store = Store.create(out_dir, run_id or "toy", config=config, identity={})
-        store.unlock()
-        return Job(store=store, plan=config)
-
-    def resume(self, store, request: ResumeRequest) -> Job:
-        return Job(store=store, plan=store.manifest().config)
-
-    def execute(self, job: Job, ui) -> Summary:
-        done = (job.store.read_document("toy") or {"done": 0})["done"] + 1
-        job.store.write_document("toy", {"done": done})
-        return Summary(run_id=job.store.run_id,
-                       lines=(f"toy {job.store.run_id}: step {done}/{job.plan.steps}",))
-
-    def status(self, store, *, every: bool) -> Status:
-        done = (store.read_document("toy") or {"done": 0})["done"]
-        steps = store.manifest().config.steps
-        return Status(info={"run_id": store.run_id, "kind": self.name, "done": done},
-                      lines=(f"toy {store.run_id}: counted {done} of {steps}",))
-
-    def row(self, store) -> tuple[str, ...]:
-        done = (store.read_document("toy") or {"done": 0})["done"]
-        return (store.run_id, "count", f"step {done}/{store.manifest().config.steps}", "-",
-                "-", "stopped", "now")
-
-    def plot(self, stores, request: ViewRequest) -> list[Path]:
-        raise ConfigError("a toy has no plots")
-
-    def report(self, store, request: ViewRequest) -> list[Path]:
-        raise ConfigError("a toy has no report")
-
-    def export(self, store, request: ExportRequest) -> Exported:
-        raise ConfigError("a toy exports nothing")
-
-    def verify(self, store, *, settings, runs_dir, progress) -> dict:
-        raise ConfigError("a toy plays no games")
-
-    def recommend(self, run, rule) -> Recommendation:
-        raise ConfigError("a toy recommends nothing")
 
 
 @pytest.fixture
 def toy():
-    kind = register(ToyKind())
+    kind = register(TOY)  # the one registration line a new kind adds
     yield kind
     unregister(kind.name)
 
@@ -153,6 +67,23 @@ def test_a_toy_kind_registered_in_a_test_is_listed_shown_and_resumed(toy, tmp_pa
     code, _, err = cli(capsys, "report", "toy-1", "--runs-dir", str(tmp_path),
                        "--reports", str(tmp_path / "reports"))
     assert code == 2 and err.strip() == "evotune: error: a toy has no report"
+
+
+def test_a_new_kind_is_one_package_and_one_registration_line():
+    """What a new kind touches: its own package (here tests/toykind/: __init__, config, kind)
+    and the line that registers it; no file of evotune names it."""
+    import toykind
+
+    package = Path(toykind.__file__).parent
+    assert sorted(p.name for p in package.glob("*.py")) == ["__init__.py", "config.py",
+                                                            "kind.py"]
+    root = Path(__file__).resolve().parents[1] / "evotune"
+    named = [str(p) for p in root.rglob("*.py") if '"toy"' in p.read_text()
+             or "toykind" in p.read_text()]
+    assert named == []
+    registered = [ln for ln in Path(__file__).read_text().splitlines()
+                  if ln.strip().startswith("kind = register(TOY)")]
+    assert len(registered) == 1
 
 
 def test_a_run_of_an_unregistered_kind_is_refused_in_one_line(tmp_path, capsys):
@@ -198,7 +129,7 @@ def test_no_kind_poses_as_a_population():
     strategy, a population and generations (a fit, a training and a move-model training have
     none to fake)."""
     games = RunConfig(strategy="jde", population=12, generations=7)
-    configs = {
+    configs: dict[str, KindConfig] = {
         "games": games,
         "fit": TexelConfig(data=("d.txt",), epochs=9),
         "train": TrainConfig(data=("d.txt",), settings=TrainSettings(epochs=5)),
@@ -217,7 +148,7 @@ def test_no_kind_poses_as_a_population():
 
 def test_a_kind_that_does_not_overlay_or_store_weights_is_refused_in_one_line(tmp_path, capsys):
     class NoWeights(ToyKind):
-        stored = StoredKind("toy", _read_toy, weights=False)
+        stored = StoredKind("toy", read_toy, weights=False)
 
     register(NoWeights())
     try:
