@@ -14,8 +14,10 @@ then, naming each run with its method's label:
         --run "SPSA=spsa-scalars-20k-s1" --run "UH-CMA-ES=uh-cmaes-scalars-10k-s1" \\
         --json curve.json --figure curve.png
 
-Prints one line per checkpoint (games, Elo +- its 95% error, W-D-L) and, where two methods
-share a checkpoint, the difference of the first method's Elo from each other's.
+Prints one line per checkpoint (games, Elo +- its 95% error, W-D-L), then the run's own final
+check as its last point (at the tuning games it ended with: the budget counts the check's games
+too) and, where two methods share a checkpoint, the difference of the first method's Elo from
+each other's.
 """
 from __future__ import annotations
 
@@ -48,6 +50,23 @@ def curve_of(runs: Path, run_id: str, *, every: int, games: int, first: int,
     return points
 
 
+def final_point(runs: Path, run_id: str) -> dict | None:
+    """The run's own final check (its recommendation against the start on the held-out
+    openings, at the run's end: an SPRT [0, 5] that may stop early), as the curve's last point;
+    None for a run without one."""
+    from evotune.runs.store import Store
+
+    store = Store.open(run_id, runs)
+    check = store.read_document("final-check") or store.read_document("guard")
+    if not check:
+        return None
+    games = max(g.games_total for g in store.generations() if g.generation <= check["generation"])
+    return {"checkpoint": games, "generation": check["generation"], "games": games,
+            "elo": check["elo"], "elo_error": check["elo_error"], "wins": check["wins"],
+            "draws": check["draws"], "losses": check["losses"], "match_games": check["games"],
+            "final_check": True}
+
+
 def figure(methods: dict, out: Path, *, title: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -57,14 +76,22 @@ def figure(methods: dict, out: Path, *, title: str) -> None:
     shift = {name: (i - (len(methods) - 1) / 2) * 120 for i, name in enumerate(methods)}
     for name, runs in methods.items():
         for k, (run_id, points) in enumerate(runs.items()):
-            xs = [p["checkpoint"] + shift[name] for p in points]
-            ax.errorbar(xs, [p["elo"] for p in points], yerr=[p["elo_error"] for p in points],
-                        marker="os^v"[k % 4], capsize=3,
-                        label=f"{name} ({run_id})", linestyle="-" if k == 0 else "--")
+            line = ax.errorbar([p["checkpoint"] + shift[name] for p in points],
+                               [p["elo"] for p in points],
+                               yerr=[p["elo_error"] for p in points], marker="os^v"[k % 4],
+                               capsize=3, label=f"{name} ({run_id})",
+                               linestyle="-" if k == 0 else "--")
+            ends = [p for p in points if p.get("final_check")]
+            if ends:
+                ax.plot([p["checkpoint"] + shift[name] for p in ends], [p["elo"] for p in ends],
+                        marker="*", markersize=14, color=line[0].get_color(),
+                        linestyle="none")
     ax.axhline(0, color="grey", linewidth=0.8)
     ax.set_xlabel("tuning games")
     ax.set_ylabel("Elo against the start (95% interval)")
-    ax.set_title(title)
+    ax.set_title(title, fontsize=10)
+    ax.plot([], [], marker="*", markersize=10, color="grey", linestyle="none",
+            label="the run's final check (its end)")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
@@ -96,10 +123,14 @@ def main(argv: list[str] | None = None) -> int:
         for run_id in runs:
             runs[run_id] = curve_of(args.runs, run_id, every=args.every, games=args.games,
                                     first=first, workers=args.workers)
+            end = final_point(args.runs, run_id)
+            if end is not None and end["checkpoint"] > runs[run_id][-1]["checkpoint"]:
+                runs[run_id].append(end)
             for p in runs[run_id]:
                 print(f"{label:12s} {run_id:26s} {p['checkpoint']:>6,} games "
                       f"(generation {p['generation']}): {p['elo']:+6.1f} +- "
-                      f"{p['elo_error']:4.1f}  ({p['wins']}-{p['draws']}-{p['losses']})",
+                      f"{p['elo_error']:4.1f}  ({p['wins']}-{p['draws']}-{p['losses']})"
+                      + ("  the run's final check" if p.get("final_check") else ""),
                       flush=True)
     names = list(methods)
     for other in names[1:]:
@@ -108,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
                 at = {p["checkpoint"]: p for p in b}
                 for p in a:
                     q = at.get(p["checkpoint"])
-                    if q is not None:
+                    if q is not None and not p.get("final_check"):
                         d = p["elo"] - q["elo"]
                         e = math.hypot(p["elo_error"], q["elo_error"])
                         print(f"{names[0]} - {other} ({a_id} - {b_id}) at "
