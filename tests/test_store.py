@@ -356,6 +356,23 @@ def test_create_refuses_existing_and_bad_ids(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["r1"]
 
 
+def test_a_new_run_of_any_kind_is_checked_before_its_work(tmp_path):
+    """check_new_run: what a fit, a training and a move-model training check before they read
+    their data (a taken or bad id, a runs folder inside a run's), one line each."""
+    from evotune.runs.manifest import check_new_run
+
+    Store.create(tmp_path, "r1", config={"np": 4}, identity={"hash": "abc"}).unlock()
+    with pytest.raises(StoreError, match=r"run 'r1' already exists in .*'evotune resume r1'"):
+        check_new_run(tmp_path, "r1")
+    with pytest.raises(StoreError, match="not allowed"):
+        check_new_run(tmp_path, "../escape")
+    with pytest.raises(StoreError, match="lies inside the folder of run 'r1'"):
+        check_new_run(tmp_path / "r1" / "runs", None)
+    check_new_run(tmp_path, "r2")  # free: nothing said, nothing made
+    check_new_run(tmp_path, None)
+    assert [p.name for p in tmp_path.iterdir()] == ["r1"]
+
+
 def test_open_unknown_run_lists_known_ones(tmp_path):
     Store.create(tmp_path, "alpha", config={}, identity={"hash": "abc"})
     with pytest.raises(StoreError, match="no run 'beta'.*alpha"):

@@ -161,6 +161,18 @@ def check_run_id(run_id: str) -> None:
                          "'-' (at most 100 characters, starting with a letter or digit)")
 
 
+def check_new_run(out_dir: str | Path, run_id: str | None) -> None:
+    """Before a new run's work: its runs folder writable and outside any run's folder, its id
+    (when given) allowed and not taken; StoreError, one line, otherwise (the store checks the
+    id once more, under the lock, when it makes the folder)."""
+    if run_id is not None:
+        check_run_id(run_id)
+    check_runs_folder(out_dir)
+    if run_id is not None and (Path(out_dir) / run_id / "manifest.json").exists():
+        raise StoreError(f"run '{run_id}' already exists in {out_dir}; continue it with "
+                         f"'evotune resume {run_id}' or choose another --run-id")
+
+
 def check_outside_runs(path: str | Path, what: str, *, runs_dir: str | Path | None = None
                        ) -> None:
     """Refuse an output ``path`` (``what`` names its flag) inside a run's folder (a folder

@@ -34,7 +34,7 @@ from ...errors import StoreError
 from ...learn import texel as tx
 from ...learn.fitdata import FitData, choose_l2, fit_data
 from ...learn.labels import data_files, file_record
-from ...runs.manifest import check_run_id, check_runs_folder
+from ...runs.manifest import check_new_run
 from ...runs.records import Generation, State
 from ...runs.store import Store
 from ...spec.file import resolve_engine_spec_path
@@ -91,11 +91,7 @@ def new_fit(plan: FitPlan, data: FitData, *, out_dir: str | Path = "populations"
     files = data_files(cfg.data)
     identity = fit_identity(cfg, files)
     run_id = run_id or f"texel-{time.strftime('%Y%m%d-%H%M%S')}-{identity['hash'][:6]}"
-    check_run_id(run_id)
-    check_runs_folder(out_dir)
-    if (Path(out_dir) / run_id / "manifest.json").exists():
-        raise StoreError(f"run '{run_id}' already exists in {out_dir}; continue it with "
-                         f"'evotune resume {run_id}' or choose another --run-id")
+    check_new_run(out_dir, run_id)
     return Store.create(out_dir, run_id, config=cfg, identity=identity, data_files=files)
 
 

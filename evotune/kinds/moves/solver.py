@@ -41,7 +41,7 @@ from ...learn.movetrain import (
     split,
     train_moves,
 )
-from ...runs.manifest import check_outside_runs, check_run_id, check_runs_folder
+from ...runs.manifest import check_new_run, check_outside_runs
 from ...runs.records import State
 from ...runs.store import Store
 from .checkpoint import (
@@ -83,12 +83,7 @@ def new_move_run(cfg: MoveRunConfig, *, out_dir: str | Path,
     """Reads the data (every input checked first), then makes the run with its epoch-0
     checkpoint; the store is returned locked."""
     settings = cfg.settings
-    if run_id is not None:
-        check_run_id(run_id)
-    check_runs_folder(out_dir)
-    if run_id is not None and (Path(out_dir) / run_id / "manifest.json").exists():
-        raise StoreError(f"run '{run_id}' already exists in {out_dir}; continue it with "
-                         f"'evotune resume {run_id}' or choose another --run-id")
+    check_new_run(out_dir, run_id)
     files = data_files(cfg.data, "move data file")
     data = read_move_data(cfg.data, max_bad=cfg.max_bad, target=cfg.settings.target)
     base = baseline(data, settings)  # also checks the split

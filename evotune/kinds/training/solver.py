@@ -46,7 +46,7 @@ from ...learn.nn.trainer import (
     resolve_threads,
     train_packed,
 )
-from ...runs.manifest import check_run_id, check_runs_folder
+from ...runs.manifest import check_new_run
 from ...runs.records import State
 from ...runs.store import Store
 from ...runs.trainrecords import EpochLine
@@ -113,12 +113,7 @@ def new_training(cfg: TrainConfig, *, out_dir: str | Path = "populations",
     if cfg.fits_eval and settings.stream:
         raise ConfigError(f"--init {cfg.init}: an initial net fitted to an evaluation needs "
                           "the positions in memory; give --stream 0")
-    if run_id is not None:
-        check_run_id(run_id)
-    check_runs_folder(out_dir)
-    if run_id is not None and (Path(out_dir) / run_id / "manifest.json").exists():
-        raise StoreError(f"run '{run_id}' already exists in {out_dir}; continue it with "
-                         f"'evotune resume {run_id}' or choose another --run-id")
+    check_new_run(out_dir, run_id)
     data = _load(cfg, settings, progress)
     net = cfg.initial.make(data if isinstance(data, PackedData) else None,
                            workers=resolve_threads(workers), progress=init_progress)
