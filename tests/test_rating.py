@@ -158,10 +158,12 @@ def test_a_model_run_is_the_same_for_1_and_2_workers(model_run, tmp_path, stored
 
 
 @pytest.mark.slow  # over 10 s on 2 loaded cores: run by the full suite (python -m pytest)
+@pytest.mark.parametrize("form", ["vectors", "linear"])
 def test_a_model_run_resumed_after_sigkill_equals_an_uninterrupted_one(
-        tmp_path, kill_at_generation, stored_generations, stored_games):
+        form, tmp_path, kill_at_generation, stored_generations, stored_games):
     args = ["--strategy", "de", "--np", "4", "--generations", "5", "--depth", "1", "--seed", "11",
             "--workers", "1", "--param", "selection=model", "--param", "init=reference",
+            "--param", f"model_form={form}",
             "--param", "race_games=8", "--param", "race_elo=100", "--runs-dir", str(tmp_path)]
     full = _evotune("run", *args, "--run-id", "full")
     assert full.returncode == 0, full.stderr
