@@ -140,14 +140,17 @@ CONFIGS = {
     "cmaes-uh": ("cmaes", {"init": "reference", "finetune": True, "np": 20, "mirrored": True,
                            "cmean": 0.1, "noise": True}),
     "spsa": ("spsa", {"init": "reference", "finetune": True}),
+    "quad": ("quad", {"init": "reference"}),
     "spsa-own-draws": ("spsa", {"init": "reference", "finetune": True}),  # rounding of old runs
 }
 
 
-def evidence(land: Landscape, params: dict) -> RatedEvidence:
-    """The run loop's rating model (its form, prior and scale from the strategy's parameters)."""
-    return RatedEvidence((), anchor=tuple(land.start), prior=float(params["model_prior"]),
-                         form=str(params["model_form"]), scale=model_scale(land.space))
+def evidence(land: Landscape, strategy) -> RatedEvidence | None:
+    """The run loop's rating model of ``strategy`` (None: it asks for none)."""
+    request = strategy.rating_model()
+    if request is None:
+        return None
+    return RatedEvidence((), request=request, scale=model_scale(land.space))
 
 
 def run(name: str, params: dict, *, seed: int, budget: int, gap: float, every: int = 0
@@ -168,7 +171,7 @@ def run(name: str, params: dict, *, seed: int, budget: int, gap: float, every: i
     model = s.params.get("selection") == "model"
     decisions = [0, 0, 0, 0]
     rule = "rated" if model else "mean"
-    ev = evidence(land, s.params) if model else None
+    ev = evidence(land, s)
     told = 0
     base = land.elo(land.start)
     curve: list[float] = []
@@ -180,7 +183,7 @@ def run(name: str, params: dict, *, seed: int, budget: int, gap: float, every: i
             told = len(land.log)
             outcomes = ev.rate(requests, outcomes)
         before = s.population.copy()
-        s.tell(outcomes)
+        s.tell(outcomes, model=None if ev is None else ev.view())
         if s.keeps_population() and all(len(r.tag) == 1 for r in requests):
             for r in requests:  # one challenger per incumbent: did the better one win?
                 k = r.tag[0]

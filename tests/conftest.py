@@ -398,10 +398,36 @@ def _oracle_distance(w, *, oracle: SyntheticOracle = _DEFAULT_ORACLE) -> float:
 def _oracle_run(strategy, generations: int, *, seed: int = 7,
                 oracle: SyntheticOracle = _DEFAULT_ORACLE) -> list[dict]:
     rng = generator(seed, STREAM_GAMES)
+    teller = OracleTeller(strategy)
     stats = []
     for _ in range(generations):
-        stats.append(strategy.tell(oracle.play(strategy.ask(), rng)))
+        requests = strategy.ask()
+        stats.append(teller.tell(strategy, requests, oracle.play(requests, rng)))
     return stats
+
+
+class OracleTeller:
+    """Tells a strategy the oracle's outcomes as the run loop does: with the rating model it
+    asks for (:meth:`Strategy.rating_model`) fitted over every game told so far (each game of a
+    request scored at its mean: the model reads only the pair's games and score sum)."""
+
+    def __init__(self, strategy) -> None:
+        from evotune.tuning.rated import RatedEvidence, model_scale
+        request = strategy.rating_model()
+        self.evidence = None if request is None else RatedEvidence(
+            (), request=request, scale=model_scale(strategy.space))
+
+    def tell(self, strategy, requests, outcomes) -> dict:
+        if self.evidence is None:
+            return strategy.tell(outcomes)
+        from evotune.match.rating import GameResult
+        g = strategy.generation + 1
+        self.evidence.add(GameResult(key=(g, i, k, 0), a=r.a, b=r.b,
+                                     score=o.points_a / (2.0 * o.games))
+                          for i, (r, o) in enumerate(zip(requests, outcomes))
+                          for k in range(o.games))
+        rated = self.evidence.rate(requests, outcomes)
+        return strategy.tell(rated, model=self.evidence.view())
 
 
 @pytest.fixture(scope="session")
@@ -423,6 +449,13 @@ def oracle_distance():
     """``oracle_distance(w, *, oracle=default)``: the Euclidean distance of w to the oracle's
     optimum over the free weights (engine units)."""
     return _oracle_distance
+
+
+@pytest.fixture(scope="session")
+def oracle_teller():
+    """``oracle_teller(strategy)``: an :class:`OracleTeller`, whose ``tell(strategy, requests,
+    outcomes)`` tells with the rating model the strategy asks for, as the run loop does."""
+    return OracleTeller
 
 
 @pytest.fixture(scope="session")

@@ -12,11 +12,11 @@ from evotune.strategies import STRATEGIES, MatchOutcome, make_strategy
 
 SPACE = WeightSpace()
 SMALL = {"de": {"np": 6}, "jde": {"np": 6}, "ea": {"np": 4}, "td": {"np": 2, "games": 2},
-         "spsa": {"batch": 3}, "cmaes": {"np": 4}}
+         "spsa": {"batch": 3}, "cmaes": {"np": 4}, "quad": {"batch": 3}}
 
 
 def test_registry_names():
-    assert sorted(STRATEGIES) == ["cmaes", "de", "ea", "jde", "spsa", "td"]
+    assert sorted(STRATEGIES) == ["cmaes", "de", "ea", "jde", "quad", "spsa", "td"]
     for name, cls in STRATEGIES.items():
         assert cls.name == name
         assert make_strategy(name, SPACE, params={}, seed=1).params == cls.default_params()
@@ -24,7 +24,7 @@ def test_registry_names():
 
 def test_unknown_strategy_lists_known():
     with pytest.raises(ConfigError, match=r"unknown strategy 'pso'.*de, jde, ea, td, spsa, "
-                                          r"cmaes or ng:NAME"):
+                                          r"cmaes, quad or ng:NAME"):
         make_strategy("pso", SPACE, params={}, seed=1)
 
 
@@ -65,7 +65,7 @@ def test_ask_is_idempotent_and_in_bounds(name):
 
 
 @pytest.mark.parametrize("name", sorted(STRATEGIES))
-def test_state_round_trip_is_bit_identical(name, oracle_run, synthetic_oracle):
+def test_state_round_trip_is_bit_identical(name, oracle_run, synthetic_oracle, oracle_teller):
     params = SMALL[name]
     straight = make_strategy(name, SPACE, params=params, seed=11)
     stats3 = oracle_run(straight, 3, seed=5)
@@ -74,14 +74,16 @@ def test_state_round_trip_is_bit_identical(name, oracle_run, synthetic_oracle):
     from evotune.seeding import STREAM_GAMES, generator
     rng = generator(5, STREAM_GAMES)
     first = make_strategy(name, SPACE, params=params, seed=11)
-    stats = [first.tell(synthetic_oracle().play(first.ask(), rng))]
+    teller = oracle_teller(first)  # the run loop's model, when the strategy asks for one
+    stats = [teller.tell(first, first.ask(), synthetic_oracle().play(first.ask(), rng))]
     first.ask()  # a pending ask must not leak into the saved state
     saved = json.loads(json.dumps(first.state()))
     resumed = STRATEGIES[name].from_state(SPACE, params=params, seed=11, state=saved)
     assert resumed.ask() == first.ask()
     assert resumed.generation == 1
     for _ in range(2):
-        stats.append(resumed.tell(synthetic_oracle().play(resumed.ask(), rng)))
+        stats.append(teller.tell(resumed, resumed.ask(),
+                                 synthetic_oracle().play(resumed.ask(), rng)))
     assert stats == stats3
     np.testing.assert_array_equal(resumed.population, straight.population)
     assert json.dumps(resumed.state()) == json.dumps(straight.state())

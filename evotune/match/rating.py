@@ -139,8 +139,7 @@ def fit_ratings(games: Sequence[GameResult], *, anchor: Sequence[float] | None =
     ``anchor``: the vector fixed at 0 (ignored when it played no game); ``prior``: the prior's
     standard deviation in Elo (> 0). Newton's method from r = 0 until the largest step is below
     ``tol`` logits."""
-    if not (isinstance(prior, (int, float)) and math.isfinite(prior) and prior > 0):
-        raise ConfigError(f"rating model: prior must be a positive number of Elo, got {prior!r}")
+    check_prior(prior)
     games = sorted(games, key=lambda g: g.key)
     positions: dict[Vector, int] = {}
     for g in games:
@@ -255,42 +254,67 @@ def fit_linear(games: Sequence[GameResult], *, scale: Sequence[float],
 
     ``scale``: each weight's unit (> 0; a fixed weight's difference is always 0); ``anchor``: the
     vector rated 0 (None: zeros)."""
-    if not (isinstance(prior, (int, float)) and math.isfinite(prior) and prior > 0):
-        raise ConfigError(f"rating model: prior must be a positive number of Elo, got {prior!r}")
+    check_prior(prior)
     unit = np.asarray(scale, dtype=np.float64)
     if unit.ndim != 1 or not np.all(np.isfinite(unit)) or np.any(unit <= 0):
         raise ConfigError("linear rating model: every weight's scale must be a positive number")
-    games = sorted(games, key=lambda g: g.key)
+    n = unit.size
+    pairs, count, score = pair_sums(games, n, what="linear rating model")
+    rows = (np.array([np.subtract(a, b) for a, b in pairs], dtype=np.float64) / unit
+            if pairs else np.zeros((0, n)))
+    beta, cov = logistic_map(rows, count, score, np.zeros(n), np.full(n, (ELO / prior) ** 2),
+                             tol=tol, max_iter=max_iter)
+    cov = cov * ELO * ELO
+    return LinearRatings(slope=beta * ELO, covariance=cov,
+                         anchor=tuple(float(x) for x in (anchor if anchor is not None
+                                                         else np.zeros(n))),
+                         scale=unit, prior=float(prior), games=int(count.sum()))
+
+
+# ---- shared by the linear and quadratic forms ---------------------------------------------------
+
+def check_prior(value: float, *, what: str = "prior") -> None:
+    """A prior's standard deviation: a positive finite number of Elo (ConfigError otherwise)."""
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+        raise ConfigError(f"rating model: {what} must be a positive number of Elo, got {value!r}")
+
+
+def pair_sums(games: Sequence[GameResult], n: int, *, what: str
+              ) -> tuple[list[tuple[Vector, Vector]], np.ndarray, np.ndarray]:
+    """(ordered pairs (a, b), games of each, A's score sum of each), summed in key order: all
+    a model of the two vectors' weights reads of the games (a vector against itself left out);
+    ConfigError when a game's vectors do not have ``n`` weights."""
     sums: dict[tuple[Vector, Vector], list[float]] = {}
-    for g in games:  # games and score sums per ordered pair: all the likelihood depends on
+    for g in sorted(games, key=lambda g: g.key):
         if g.a != g.b:
             cell = sums.setdefault((g.a, g.b), [0.0, 0.0])
             cell[0] += 1.0
             cell[1] += g.score
-    n = unit.size
     sizes = {len(v) for pair in sums for v in pair}
     if sizes - {n}:
-        raise ConfigError(f"linear rating model: the games' vectors have "
-                          f"{min(sizes - {n})} weights, the scale {n}")
-    rows = (np.array([np.subtract(a, b) for a, b in sums], dtype=np.float64) / unit
-            if sums else np.zeros((0, n)))
-    count = np.array([v[0] for v in sums.values()], dtype=np.float64)
-    score = np.array([v[1] for v in sums.values()], dtype=np.float64)
-    precision = (ELO / prior) ** 2
-    beta = np.zeros(n)
-    hess = -precision * np.eye(n)
+        raise ConfigError(f"{what}: the games' vectors have {min(sizes - {n})} weights, the "
+                          f"scale {n}")
+    return (list(sums), np.array([v[0] for v in sums.values()], dtype=np.float64),
+            np.array([v[1] for v in sums.values()], dtype=np.float64))
+
+
+def logistic_map(rows: np.ndarray, count: np.ndarray, score: np.ndarray, mean: np.ndarray,
+                 precision: np.ndarray, *, tol: float = 1e-10, max_iter: int = 100
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """(MAP coefficients, their posterior covariance), in logits, of a logistic regression of
+    the score sums ``score`` of ``count`` games on ``rows``, each coefficient with a normal
+    prior (``mean``, 1 / ``precision``): Newton's method from the prior's mean on the concave
+    log posterior until the largest step is below ``tol``."""
+    beta = np.array(mean, dtype=np.float64)
+    prec = np.diag(np.asarray(precision, dtype=np.float64))
     for _ in range(max_iter):
         p = 1.0 / (1.0 + np.exp(-(rows @ beta)))
-        grad = rows.T @ (score - count * p) - precision * beta
-        hess = -(rows.T * (count * p * (1.0 - p))) @ rows - precision * np.eye(n)
+        grad = rows.T @ (score - count * p) - prec @ (beta - mean)
+        hess = -(rows.T * (count * p * (1.0 - p))) @ rows - prec
         step = np.linalg.solve(hess, grad)
         beta -= step
         if float(np.max(np.abs(step), initial=0.0)) < tol:
             break
     p = 1.0 / (1.0 + np.exp(-(rows @ beta)))
-    hess = -(rows.T * (count * p * (1.0 - p))) @ rows - precision * np.eye(n)
-    cov = np.linalg.inv(-hess) * ELO * ELO
-    return LinearRatings(slope=beta * ELO, covariance=cov,
-                         anchor=tuple(float(x) for x in (anchor if anchor is not None
-                                                         else np.zeros(n))),
-                         scale=unit, prior=float(prior), games=int(count.sum()))
+    hess = -(rows.T * (count * p * (1.0 - p))) @ rows - prec
+    return beta, np.linalg.inv(-hess)

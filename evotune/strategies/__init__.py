@@ -19,16 +19,17 @@ from .ea import EA
 from .jde import JDE
 from .nevergrad import PREFIX as NG_PREFIX
 from .nevergrad import nevergrad_class
+from .quad import Quad
 from .spsa import SPSA
 from .td import TD
 
 STRATEGIES: dict[str, type[Strategy]] = {"de": DE, "jde": JDE, "ea": EA, "td": TD,
-                                         "spsa": SPSA, "cmaes": CMAES}
+                                         "spsa": SPSA, "cmaes": CMAES, "quad": Quad}
 
 __all__ = ["STRATEGIES", "keeps_population", "make_strategy", "strategy_class", "strategy_params",
            "strategy_terms", "Strategy",
            "MatchRequest", "MatchOutcome", "GameLeaves", "Param", "DE", "JDE", "EA", "TD",
-           "SPSA", "CMAES"]
+           "SPSA", "CMAES", "Quad"]
 
 
 def strategy_class(name: str) -> type[Strategy]:

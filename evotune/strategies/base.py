@@ -104,6 +104,43 @@ class MatchOutcome:
 
 
 @dataclass(frozen=True)
+class ModelRequest:
+    """The rating model a strategy asks the run loop to fit over every game of the run
+    (:meth:`Strategy.rating_model`; plain numbers: strategies do not import the match layer)."""
+
+    form: str
+    """'vectors' (a rating per distinct vector), 'linear' (strength linear in the weights) or
+    'quadratic' (a slope and a curvature per weight: :mod:`evotune.match.quadmodel`)."""
+    prior: float
+    """The prior's standard deviation: Elo of a vector ('vectors'), Elo per scale unit of a
+    slope ('linear', 'quadratic')."""
+    anchor: tuple[float, ...] | None
+    """The vector rated 0 (the run's start; None: a run from random weights has none)."""
+    curvature: float = 0.0
+    """'quadratic': the curvatures' prior mean, Elo per scale unit squared."""
+    curvature_sd: float = 1.0
+    """'quadratic': the curvatures' prior standard deviation."""
+
+
+@dataclass(frozen=True)
+class ModelView:
+    """The fitted model of a 'linear' or 'quadratic' :class:`ModelRequest` as plain numbers,
+    handed to :meth:`Strategy.tell` after every generation: a vector v's Elo is
+    ``slope . u - 1/2 curvature . u^2`` with ``u = (v - anchor) / scale``."""
+
+    slope: tuple[float, ...]
+    """Elo per scale unit of each weight, at the anchor."""
+    curvature: tuple[float, ...]
+    """Elo per scale unit squared of each weight (all 0 for the linear form)."""
+    scale: tuple[float, ...]
+    """Each weight's unit (its fine-tuning scale)."""
+    anchor: tuple[float, ...]
+    """The vector at u = 0."""
+    games: int
+    """Games the model was fitted on."""
+
+
+@dataclass(frozen=True)
 class Param:
     """Declaration of one strategy parameter: its default and what values are valid."""
 
@@ -253,6 +290,7 @@ class Strategy(abc.ABC):
         self._pending: tuple[list[MatchRequest], Any] | None = None
         self._rng_start: dict = {}
         self._free = space.free
+        self.model: ModelView | None = None
 
     @classmethod
     def resolve_params(cls, params: Mapping[str, object] | None) -> dict:
@@ -310,8 +348,16 @@ class Strategy(abc.ABC):
             self._pending = self._plan()
         return list(self._pending[0])
 
-    def tell(self, outcomes: Sequence[MatchOutcome]) -> dict:
-        """Update from one outcome per request (request order); returns JSON-safe stats."""
+    def rating_model(self) -> ModelRequest | None:
+        """The rating model this strategy selects or proposes by, fitted by the run loop over
+        every game of the run (its verdicts in ``MatchOutcome.rated``, the fit itself as
+        ``tell(model=)``); None: the strategy reads its games only."""
+        return None
+
+    def tell(self, outcomes: Sequence[MatchOutcome], *, model: ModelView | None = None) -> dict:
+        """Update from one outcome per request (request order); returns JSON-safe stats.
+        ``model``: the rating model of :meth:`rating_model` over every game so far, this
+        generation's included (the run loop gives it to a strategy that asks for one)."""
         requests = self.ask()
         outcomes = list(outcomes)
         if len(outcomes) != len(requests):
@@ -326,6 +372,7 @@ class Strategy(abc.ABC):
                 raise ValueError(f"strategy '{self.name}': outcome {out} does not fit request "
                                  f"tag {req.tag} ({req.games} games, 2 points per game)")
         assert self._pending is not None  # ask() above set it
+        self.model = model
         stats = self._update(requests, self._pending[1], outcomes)
         self.generation += 1
         self._mark()

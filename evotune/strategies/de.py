@@ -25,8 +25,16 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..space import BOUND_RULES
-from .base import POPULATION_INIT_PARAMS, MatchOutcome, MatchRequest, Param, Strategy, as_tuple
-from .selection import SELECTION_PARAMS, challenger_wins, comparison, rates
+from .base import (
+    POPULATION_INIT_PARAMS,
+    MatchOutcome,
+    MatchRequest,
+    ModelRequest,
+    Param,
+    Strategy,
+    as_tuple,
+)
+from .selection import SELECTION_PARAMS, challenger_wins, comparison, rates, selection_model
 
 
 def draw_donors(rng: np.random.Generator, size: int) -> np.ndarray:
@@ -143,6 +151,9 @@ class DE(Strategy):
 
     def rated(self) -> np.ndarray | None:
         return self.rating.copy() if rates(self.params) else None
+
+    def rating_model(self) -> ModelRequest | None:
+        return selection_model(self.params, tuple(float(x) for x in self.space.reference))
 
     def _extra_state(self) -> dict:
         extra: dict = {"record": self.record.tolist()}

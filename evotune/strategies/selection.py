@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .base import MatchOutcome, MatchRequest, Param
+from .base import MatchOutcome, MatchRequest, ModelRequest, Param
 
 SELECTIONS = ("paper", "race", "model")
 MODEL_FORMS = ("vectors", "linear")
@@ -81,6 +81,18 @@ def check_selection_params(strategy: str, params: Mapping[str, object]) -> None:
 def rates(params: Mapping[str, object]) -> bool:
     """True when the strategy selects by the rating model (its outcomes carry ``rated``)."""
     return params.get("selection") == "model"
+
+
+def selection_model(params: Mapping[str, Any], reference: tuple[float, ...]
+                    ) -> ModelRequest | None:
+    """The rating model a strategy with :data:`SELECTION_PARAMS` asks for: with
+    ``selection = 'model'`` its form and prior, anchored at the start of a run from earlier
+    weights (``init = 'reference'``: ``reference``); a run from random weights has no start to
+    anchor the scale. None for the other selections."""
+    if not rates(params):
+        return None
+    return ModelRequest(form=str(params["model_form"]), prior=float(params["model_prior"]),
+                        anchor=reference if params.get("init") == "reference" else None)
 
 
 def comparison(a: tuple[float, ...], b: tuple[float, ...], params: Mapping[str, Any], *,

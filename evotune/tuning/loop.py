@@ -43,7 +43,6 @@ from ..runs.plan import RunPlan
 from ..runs.records import Generation
 from ..runs.store import Store
 from ..strategies import make_strategy, strategy_class
-from ..strategies.selection import rates
 from .finalcheckmatch import current_final_check, play_final_check
 from .fitness import Fitness, GauntletFitness, MatchFitness, match_settings
 from .rated import RatedEvidence, model_scale
@@ -188,16 +187,13 @@ class Solver:
                 self.space, params=params, seed=cfg.seed, state=state.strategy)
             self.games_total = state.games
             self.seconds_before = state.seconds
-        # selection by the rating model: every stored game, read again (a resume holds the same)
+        # the rating model a strategy selects or proposes by: every stored game, read again (a
+        # resume holds the same)
         self.evidence: RatedEvidence | None = None
-        if rates(self.strategy.params):
-            start = self.space.reference if self.strategy.params.get("init") == "reference" \
-                else None  # a run from random weights has no start to anchor the scale
+        request = self.strategy.rating_model()
+        if request is not None:
             self.evidence = RatedEvidence(store.read_games() if state is not None else (),
-                                          anchor=start,
-                                          prior=float(self.strategy.params["model_prior"]),
-                                          form=str(self.strategy.params["model_form"]),
-                                          scale=model_scale(self.space))
+                                          request=request, scale=model_scale(self.space))
         self.t_session = time.perf_counter()
 
     def __enter__(self) -> Solver:
@@ -287,7 +283,8 @@ class Solver:
         records = [rec for r in ev.results for rec in r.records]
         outcomes = ev.outcomes if self.evidence is None else \
             self.evidence.told(records, requests, ev.outcomes)
-        stats = strategy.tell(outcomes)
+        stats = strategy.tell(outcomes, model=None if self.evidence is None
+                              else self.evidence.view())
         stats["recommended"] = [float(v) for v in strategy.recommended()]  # for compare's curves
         games_gen = sum(int(r.games) for r in ev.results)
         self.games_total += games_gen

@@ -5,7 +5,8 @@ GameResult`): read from the store's game log when a run opens (so a resumed run 
 uninterrupted one holds), extended by each generation's games. After a generation's games are
 played, the model is fitted afresh on all of them (from r = 0: a pure function of the stored
 games, never of the order they were played in) and each outcome the strategy is told carries the
-model's ratings of its A and B with the error of their difference, as plain numbers.
+model's ratings of its A and B with the error of their difference, as plain numbers; a strategy
+that proposes by the model (``quad``) is told the fit itself (:meth:`RatedEvidence.view`).
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 
 from ..match import GameRecord
+from ..match.quadmodel import QuadraticRatings, fit_quadratic
 from ..match.rating import (
     GameResult,
     LinearRatings,
@@ -22,7 +24,9 @@ from ..match.rating import (
     game_results,
 )
 from ..space import WeightSpace, finetune_scale
-from ..strategies.base import MatchOutcome, MatchRequest
+from ..strategies.base import MatchOutcome, MatchRequest, ModelRequest, ModelView
+
+FORMS = ("vectors", "linear", "quadratic")
 
 
 def model_scale(space: WeightSpace) -> tuple[float, ...]:
@@ -35,26 +39,50 @@ def model_scale(space: WeightSpace) -> tuple[float, ...]:
 class RatedEvidence:
     """Every game of a run so far, and the model fitted on them."""
 
-    def __init__(self, stored: Iterable[dict | GameRecord], *, anchor: Sequence[float] | None,
-                 prior: float, form: str = "vectors",
-                 scale: Sequence[float] | None = None) -> None:
-        """``stored``: the run's game log; ``anchor``: the run's start (None for a run from
-        random weights); ``prior``: the model's prior, Elo; ``form``: 'vectors' (a rating per
-        vector) or 'linear' (strength linear in the weights, in units of ``scale``)."""
-        if form == "linear" and scale is None:
-            raise ValueError("the linear rating model needs each weight's scale")
+    def __init__(self, stored: Iterable[dict | GameRecord], *, request: ModelRequest,
+                 scale: Sequence[float]) -> None:
+        """``stored``: the run's game log; ``request``: the strategy's model (its form, prior
+        and anchor: :meth:`~evotune.strategies.base.Strategy.rating_model`); ``scale``: each
+        weight's unit of the linear and quadratic forms (:func:`model_scale`)."""
+        if request.form not in FORMS:
+            raise ValueError(f"unknown rating model form {request.form!r}")
+        if request.form == "quadratic" and request.anchor is None:
+            raise ValueError("the quadratic rating model needs an anchor (the run's start)")
         self.games: list[GameResult] = game_results(stored)
-        self.anchor = None if anchor is None else tuple(float(x) for x in anchor)
-        self.prior = float(prior)
-        self.form = form
-        self.scale = None if scale is None else tuple(float(x) for x in scale)
+        self.request = request
+        self.anchor = None if request.anchor is None else tuple(float(x) for x in request.anchor)
+        self.scale = tuple(float(x) for x in scale)
+        self.last: Ratings | LinearRatings | QuadraticRatings | None = None
 
-    def ratings(self) -> Ratings | LinearRatings:
+    def ratings(self) -> Ratings | LinearRatings | QuadraticRatings:
         """The model over every game so far."""
-        if self.form == "linear":
-            assert self.scale is not None
-            return fit_linear(self.games, scale=self.scale, anchor=self.anchor, prior=self.prior)
-        return fit_ratings(self.games, anchor=self.anchor, prior=self.prior)
+        req = self.request
+        if req.form == "linear":
+            model: Ratings | LinearRatings | QuadraticRatings = fit_linear(
+                self.games, scale=self.scale, anchor=self.anchor, prior=req.prior)
+        elif req.form == "quadratic":
+            assert self.anchor is not None
+            model = fit_quadratic(self.games, scale=self.scale, anchor=self.anchor,
+                                  prior=req.prior, curvature=req.curvature,
+                                  curvature_sd=req.curvature_sd)
+        else:
+            model = fit_ratings(self.games, anchor=self.anchor, prior=req.prior)
+        self.last = model
+        return model
+
+    def view(self) -> ModelView | None:
+        """The last fit of a linear or quadratic model as plain numbers (None: a model per
+        vector, or none fitted yet)."""
+        model = self.last
+        if isinstance(model, QuadraticRatings):
+            curvature = tuple(float(x) for x in model.curvature)
+        elif isinstance(model, LinearRatings):
+            curvature = (0.0,) * len(model.slope)
+        else:
+            return None
+        return ModelView(slope=tuple(float(x) for x in model.slope), curvature=curvature,
+                         scale=tuple(float(x) for x in model.scale), anchor=model.anchor,
+                         games=int(model.games))
 
     def told(self, records: Iterable[GameRecord], requests: Sequence[MatchRequest],
              outcomes: Sequence[MatchOutcome]) -> list[MatchOutcome]:
