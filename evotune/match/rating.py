@@ -304,17 +304,31 @@ def logistic_map(rows: np.ndarray, count: np.ndarray, score: np.ndarray, mean: n
     """(MAP coefficients, their posterior covariance), in logits, of a logistic regression of
     the score sums ``score`` of ``count`` games on ``rows``, each coefficient with a normal
     prior (``mean``, 1 / ``precision``): Newton's method from the prior's mean on the concave
-    log posterior until the largest step is below ``tol``."""
-    beta = np.array(mean, dtype=np.float64)
-    prec = np.diag(np.asarray(precision, dtype=np.float64))
+    log posterior until the largest step is below ``tol``.
+
+    A coefficient whose column is 0 in every row (a fixed weight's: its two vectors never
+    differ) is exactly its prior, independent of the others; it is left out of the solve, so a
+    space of 824 weights with 55 free costs what 55 weights cost."""
+    mean = np.asarray(mean, dtype=np.float64)
+    precision = np.asarray(precision, dtype=np.float64)
+    beta = mean.copy()
+    cov = np.diag(1.0 / precision)
+    active = np.flatnonzero(np.any(rows != 0.0, axis=0))
+    if active.size == 0:
+        return beta, cov
+    x, m = rows[:, active], mean[active]
+    prec = np.diag(precision[active])
+    b = m.copy()
     for _ in range(max_iter):
-        p = 1.0 / (1.0 + np.exp(-(rows @ beta)))
-        grad = rows.T @ (score - count * p) - prec @ (beta - mean)
-        hess = -(rows.T * (count * p * (1.0 - p))) @ rows - prec
+        p = 1.0 / (1.0 + np.exp(-(x @ b)))
+        grad = x.T @ (score - count * p) - prec @ (b - m)
+        hess = -(x.T * (count * p * (1.0 - p))) @ x - prec
         step = np.linalg.solve(hess, grad)
-        beta -= step
+        b -= step
         if float(np.max(np.abs(step), initial=0.0)) < tol:
             break
-    p = 1.0 / (1.0 + np.exp(-(rows @ beta)))
-    hess = -(rows.T * (count * p * (1.0 - p))) @ rows - prec
-    return beta, np.linalg.inv(-hess)
+    p = 1.0 / (1.0 + np.exp(-(x @ b)))
+    hess = -(x.T * (count * p * (1.0 - p))) @ x - prec
+    beta[active] = b
+    cov[np.ix_(active, active)] = np.linalg.inv(-hess)
+    return beta, cov
