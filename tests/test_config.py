@@ -11,7 +11,8 @@ from evotune.spec.file import engine_spec_from_dict, load_engine_spec
 
 def test_defaults_are_the_papers_setup():
     cfg = build_run_config()
-    assert (cfg.strategy, cfg.population, cfg.games, cfg.limits.depth, cfg.generations) == \
+    assert (cfg.strategy, cfg.population, cfg.play.games, cfg.play.limits.depth,
+            cfg.budget.generations) == \
         ("de", 20, 4, 3, 50)
     space = load_engine_spec("shannon").space()
     assert space.reference == (100, 300, 330, 500, 900, 10)
@@ -24,7 +25,7 @@ def test_precedence_defaults_file_flags(tmp_path):
     f.write_text('np = 8\ngames = 6\n[params]\nF = 0.7\nCR = 0.5\n')
     cfg = build_run_config(file=f, games=2, params={"CR": 0.2})
     assert cfg.population == 8    # file over default
-    assert cfg.games == 2         # flag over file
+    assert cfg.play.games == 2    # flag over file
     assert cfg.params_dict() == {"F": 0.7, "CR": 0.2}
 
 
