@@ -102,13 +102,15 @@ def _run_to_end(cfg: RunConfig, *, out_dir: str | Path, run_id: str,
             raise ConfigError(f"run '{run_id}' exists in {out_dir}/ with another configuration; "
                               "remove it or give another --out")
         state = store.read_state()
-        if state and state.finished and state.generation >= (cfg.generations or 0) \
-                and state.games >= cfg.max_games:
+        budget = cfg.budget
+        if state and state.finished and state.generation >= (budget.generations or 0) \
+                and state.games >= budget.max_games:
             log.info("reusing finished run %s", run_id)
             return store
-        execute(store, with_overrides(plan, workers=cfg.workers, backend=cfg.backend,
-                                      scheduler=cfg.scheduler, generations=cfg.generations,
-                                      max_games=cfg.max_games), progress=progress)
+        cluster = cfg.cluster
+        execute(store, with_overrides(plan, workers=cluster.workers, backend=cluster.backend,
+                                      scheduler=cluster.scheduler, generations=budget.generations,
+                                      max_games=budget.max_games), progress=progress)
         return store
     store, plan = new_run(cfg, out_dir=out_dir, run_id=run_id)
     execute(store, plan, progress=progress)

@@ -165,7 +165,7 @@ def _make_fake_run(tmp_path, run_id="fake", *, strategy="de", population=6, gene
                            generations=max(generations, 1), games=games, seed=seed, depth=1,
                            **config)
     store = Store.create(tmp_path, run_id, config=cfg.to_dict(), identity=plan_run(cfg).identity)
-    space = load_engine_spec(cfg.engine).space(init_low=cfg.init_low, init_high=cfg.init_high)
+    space = load_engine_spec(cfg.engine).space(init_low=cfg.start.low, init_high=cfg.start.high)
     params = {"np": population, "games": games}
     if "np" not in strategy_class(strategy).PARAMS:  # spsa, cmaes: no population size
         params.pop("np")

@@ -1,9 +1,16 @@
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
+from pathlib import Path
+
 import pytest
 
 from evotune.errors import ConfigError
+from evotune.limits import Limits
 from evotune.runs.config import RunConfig, build_run_config, dump_config_toml, run_config_from_dict
+from evotune.runs.gamesettings import Budget, Cluster, FinalCheckSettings, PlaySettings, StartRange
 from evotune.runs.identity import config_differences
 from evotune.runs.plan import plan_run
 from evotune.spec.file import engine_spec_from_dict, load_engine_spec
@@ -11,7 +18,8 @@ from evotune.spec.file import engine_spec_from_dict, load_engine_spec
 
 def test_defaults_are_the_papers_setup():
     cfg = build_run_config()
-    assert (cfg.strategy, cfg.population, cfg.games, cfg.limits.depth, cfg.generations) == \
+    assert (cfg.strategy, cfg.population, cfg.play.games, cfg.play.limits.depth,
+            cfg.budget.generations) == \
         ("de", 20, 4, 3, 50)
     space = load_engine_spec("shannon").space()
     assert space.reference == (100, 300, 330, 500, 900, 10)
@@ -24,7 +32,7 @@ def test_precedence_defaults_file_flags(tmp_path):
     f.write_text('np = 8\ngames = 6\n[params]\nF = 0.7\nCR = 0.5\n')
     cfg = build_run_config(file=f, games=2, params={"CR": 0.2})
     assert cfg.population == 8    # file over default
-    assert cfg.games == 2         # flag over file
+    assert cfg.play.games == 2    # flag over file
     assert cfg.params_dict() == {"F": 0.7, "CR": 0.2}
 
 
@@ -43,6 +51,48 @@ def test_fields_stored_under_other_names_are_read_and_written_under_them():
     changed = config_differences(stored, build_run_config(population=8, final_check_games=0)
                                  .to_dict())
     assert changed == ["np: 6 -> 8"]  # the final check's settings leave the identity alone
+
+
+V1_GAMES = Path(__file__).resolve().parent / "data" / "store-v1" / "games" / "manifest.json"
+
+
+def test_the_config_is_grouped_in_records_and_stores_and_hashes_as_before():
+    """RunConfig's own fields are the strategy's and the engine's; the rest are its records.
+    The flat flags land in their records, and the stored forms are those of the flat config: the
+    config of a stored run (store format 1) built from its flags has that run's identity."""
+    assert [f.name for f in dataclasses.fields(RunConfig)] == [
+        "strategy", "population", "params", "seed", "engine", "play", "budget", "cluster",
+        "start", "final_check"]
+    stored = json.loads(V1_GAMES.read_text())
+    cfg = build_run_config(population=4, games=2, generations=1, depth=1, seed=3,
+                           final_check_games=0, final_check_openings="run")
+    assert cfg == RunConfig(population=4, seed=3, budget=Budget(generations=1),
+                            play=PlaySettings(games=2, limits=Limits(depth=1)),
+                            final_check=FinalCheckSettings(games=0, openings="run"))
+    assert {k: v for k, v in cfg.to_dict().items() if k not in ("guard_games", "guard_openings")} \
+        == stored["config"]
+    back = run_config_from_dict(cfg.to_dict())
+    assert back == cfg and back.identity_dict() == cfg.identity_dict()
+    digest = hashlib.sha256(json.dumps(cfg.identity_dict(), sort_keys=True,
+                                       default=str).encode()).hexdigest()
+    assert digest == stored["identity"]["config"]
+    # every record's settings from their flat flags, and back to the same flat keys
+    flags = dict(games=6, depth=2, openings="startpos", book_plies=4, opponents="shannon",
+                 generations=0, max_games=600, max_seconds=30.0, workers=2, backend="local",
+                 init_low=-5.0, init_high=5.0, final_check_games=100,
+                 final_check_openings="book")
+    other = build_run_config(**flags)
+    assert (other.play, other.budget, other.cluster, other.start, other.final_check) == (
+        PlaySettings(games=6, limits=Limits(depth=2), openings="startpos", book_plies=4,
+                     opponents="shannon"),
+        Budget(generations=0, max_games=600, max_seconds=30.0), Cluster(workers=2),
+        StartRange(low=-5.0, high=5.0), FinalCheckSettings(games=100, openings="book"))
+    assert run_config_from_dict(other.to_dict()) == other
+    assert {k: other.to_dict()[stored_name] for k, stored_name in (
+        ("init_low", "init_low"), ("max_games", "max_games"), ("final_check_games", "guard_games"),
+        ("final_check_openings", "guard_openings"), ("opponents", "opponents"))} == {
+        k: flags[k] for k in ("init_low", "max_games", "final_check_games",
+                              "final_check_openings", "opponents")}
 
 
 def test_print_config_round_trips(tmp_path):

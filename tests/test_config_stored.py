@@ -21,6 +21,7 @@ from evotune.runs.config import (
     run_config_from_dict,
     stored_key,
 )
+from evotune.runs.gamesettings import GROUPS, SETTINGS
 
 V1_GAMES = Path(__file__).resolve().parent / "data" / "store-v1" / "games" / "manifest.json"
 
@@ -42,7 +43,8 @@ def test_a_format_1_games_config_reads_back_to_its_stored_keys_and_identity():
         {**manifest["config"], "guard_games": 0, "guard_openings": "run"}, sort_keys=True)
     assert _identity(cfg) == manifest["identity"]["config"] == \
         "881408c96d8f4b5b24ce24c1f468a64083adb9874e88801a4bbda1b8ad65bac0"
-    assert (cfg.limits.depth, cfg.limits.max_plies, cfg.limits.tc) == (1, 400, None)
+    limits = cfg.play.limits
+    assert (limits.depth, limits.max_plies, limits.tc) == (1, 400, None)
 
 
 CLOCK = dict(tc="60", time_margin=0.25, max_plies=300, nodes=5000, resign_score=900,
@@ -90,14 +92,17 @@ def test_a_config_is_stored_as_before_and_reads_back_to_the_same_bytes(flags, st
     # openings, and the identity is the same (the check's openings never change the games)
     before = {k: v for k, v in json.loads(stored).items() if k != "guard_openings"}
     old = run_config_from_dict(before)
-    assert old.final_check_openings == "run" and _identity(old) == identity
+    assert old.final_check.openings == "run" and _identity(old) == identity
 
 
 def test_every_setting_is_stored_once():
-    """A field added to RunConfig without a stored key would be dropped from every manifest; the
-    fields stored under another name (the population as 'np', the final check's under its old
-    name) are stored under exactly those."""
-    fields = {f.name for f in dataclasses.fields(RunConfig)} - {"limits"}
+    """A field added to RunConfig (or to one of its records) without a stored key would be
+    dropped from every manifest; the settings stored under another name (the population as 'np',
+    the final check's under its old name) are stored under exactly those."""
+    flat = {where: name for name, where in SETTINGS.items()}  # a record's field: its flat name
+    fields = {f.name for f in dataclasses.fields(RunConfig) if f.name not in GROUPS} | {
+        flat.get((group, f.name), f"{group}.{f.name}") for group, record in GROUPS.items()
+        for f in dataclasses.fields(record) if f.name != "limits"}
     assert len(STORED_KEYS) == len(set(STORED_KEYS))
     assert set(STORED_KEYS) == {stored_key(f) for f in fields} | set(LIMIT_KEYS) \
         == set(RunConfig().to_dict())

@@ -12,10 +12,11 @@ from evotune.runs.store import Store
 
 def test_paper_config_is_the_papers_setup():
     cfg = experiments.paper_config(seed=3)
-    assert (cfg.strategy, cfg.population, cfg.generations, cfg.games, cfg.limits.depth) == \
+    assert (cfg.strategy, cfg.population, cfg.budget.generations, cfg.play.games,
+            cfg.play.limits.depth) == \
         ("de", 20, 50, 4, 3)
     assert cfg.params_dict() == {"F": 0.5, "CR": 0.9}
-    assert (cfg.init_low, cfg.init_high, cfg.openings) == (0.0, 1000.0, "book")
+    assert (cfg.start.low, cfg.start.high, cfg.play.openings) == (0.0, 1000.0, "book")
 
 
 def test_reproduce_prints_the_paper_table_beside_the_run(tmp_path, monkeypatch):

@@ -40,7 +40,7 @@ def test_a_plan_resolves_the_spec_openings_and_identity_once():
     assert len(plan.identity["hash"]) == 16 and plan.identity["engine_spec"] == plan.spec.digest
     # where and how long a run goes may change on resume; what it computes may not
     more = with_overrides(plan, generations=9, workers=2)
-    assert more.config.generations == 9 and more.identity == plan.identity
+    assert more.config.budget.generations == 9 and more.identity == plan.identity
     with pytest.raises(ConfigError, match="depth cannot change"):
         with_overrides(plan, depth=3)
 

@@ -20,6 +20,7 @@ from evotune.kinds.training import TrainConfig
 from evotune.learn.movetrain import MoveTrainSettings
 from evotune.learn.nn.trainer import TrainSettings
 from evotune.runs.config import RunConfig
+from evotune.runs.gamesettings import Budget
 from evotune.runs.kinds import (
     RunKind,
     register,
@@ -126,9 +127,9 @@ def test_the_built_in_kinds_follow_the_protocol():
 
 def test_no_kind_poses_as_a_population():
     """Every kind's config names its method and planned steps; only a games run's has a
-    strategy, a population and generations (a fit, a training and a move-model training have
-    none to fake)."""
-    games = RunConfig(strategy="jde", population=12, generations=7)
+    strategy, a population and a budget of generations (a fit, a training and a move-model
+    training have none to fake)."""
+    games = RunConfig(strategy="jde", population=12, budget=Budget(generations=7))
     configs: dict[str, KindConfig] = {
         "games": games,
         "fit": TexelConfig(data=("d.txt",), epochs=9),
@@ -140,8 +141,8 @@ def test_no_kind_poses_as_a_population():
                    "moves": ("move-model", 4)}
     for name, cfg in configs.items():
         assert isinstance(cfg, KindConfig), name
-        posed = [a for a in ("strategy", "population", "generations") if hasattr(cfg, a)]
-        assert posed == ([] if name != "games" else ["strategy", "population", "generations"])
+        posed = [a for a in ("strategy", "population", "budget") if hasattr(cfg, a)]
+        assert posed == ([] if name != "games" else ["strategy", "population", "budget"])
     assert (games.population, GAMES.population(games), FIT.population(configs["fit"])) == (
         12, 12, 1)
 

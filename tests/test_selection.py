@@ -108,11 +108,11 @@ def test_final_check_games_are_a_share_of_the_budget_and_none_from_random_weight
                                                 params={"init": "reference"}), 20_000) == 600
     spec = with_start_values(load_engine_spec("shannon"), list(START.values()), source="test")
     cfg = with_budget(build_run_config(strategy="spsa", max_games=20_000, generations=0), spec)
-    assert cfg.final_check_games == 2000 and tuning_games(cfg) == 18_000
+    assert cfg.final_check.games == 2000 and tuning_games(cfg) == 18_000
     assert cfg.params_dict()["budget"] == 18_000  # SPSA's schedule ends where the check starts
     # a run stored before final checks existed has none, and keeps its identity
     old = {k: v for k, v in cfg.to_dict().items() if k != "guard_games"}
-    assert run_config_from_dict(old).final_check_games == 0
+    assert run_config_from_dict(old).final_check.games == 0
 
 
 def test_bad_final_check_games_is_one_line_and_exit_2(tmp_path):

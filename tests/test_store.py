@@ -391,7 +391,7 @@ def test_atomic_write_leaves_no_temporary_files(tmp_path):
 def test_records_round_trip_through_their_readers(finished_run):
     store = Store(finished_run / "done")
     m = store.manifest()
-    assert m.run_id == "done" and m.config.population == 4 and m.config.generations == 3
+    assert m.run_id == "done" and m.config.population == 4 and m.config.budget.generations == 3
     state = store.read_state()
     assert (state.generation, state.finished) == (3, True)
     gens = store.generations()

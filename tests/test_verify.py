@@ -111,7 +111,7 @@ def test_openings_flag_replaces_the_held_out_suite(tmp_path, make_fake_run):
     direct = play_match(player_from_engine_spec(spec, recommend(data).weights, name="a"),
                         player_from_engine_spec(spec, None, name="b"), games=2, seed=7,
                         workers=1, settings=match_settings(
-                            data.config, limits=replace(data.config.limits, depth=1),
+                            data.config, limits=replace(data.config.play.limits, depth=1),
                             openings=None))
     assert (direct.wins, direct.draws, direct.losses, list(direct.pentanomial)) == tuple(
         doc["matches"][0][k] for k in ("wins", "draws", "losses", "pentanomial"))

@@ -75,7 +75,7 @@ def test_the_final_check_is_one_name_in_flags_and_config_files(tmp_path):
     f = tmp_path / "c.toml"
     f.write_text(new.stdout)
     cfg = build_run_config(file=f)
-    assert (cfg.final_check_games, cfg.final_check_openings) == (200, "run")
+    assert (cfg.final_check.games, cfg.final_check.openings) == (200, "run")
     assert dump_config_toml(cfg) == new.stdout
     f.write_text("guard_games = 400\n")
     assert load_config_file(f) == {"guard_games": 400}

@@ -20,6 +20,7 @@ from evotune.players import builtin
 from evotune.players.gameloop import play_players_game
 from evotune.players.spec import player_from_engine_spec
 from evotune.runs.config import RunConfig
+from evotune.runs.gamesettings import Budget, PlaySettings
 from evotune.runs.plan import plan_run
 from evotune.runs.store import Store
 from evotune.space import MAX_ABS_WEIGHT, Weights, WeightSpace
@@ -78,8 +79,9 @@ def test_a_pickled_weights_comes_back_equal_without_a_check(checks):
 
 
 def test_a_run_checks_each_candidate_once_from_the_plan_to_the_engine(tmp_path, checks):
-    plan = plan_run(RunConfig(population=4, generations=1, games=2, limits=Limits(depth=1),
-                              openings="startpos"))
+    plan = plan_run(RunConfig(population=4, budget=Budget(generations=1),
+                              play=PlaySettings(games=2, limits=Limits(depth=1),
+                                                openings="startpos")))
     solver = Solver(Store(tmp_path / "r"), plan)  # made, not opened: the store is not touched
     assert not (tmp_path / "r").exists()
     a, b = solver.player(CAND, "a"), solver.player(REF, "b")

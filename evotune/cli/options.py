@@ -218,7 +218,7 @@ def cluster_options(*, workers: int | None = 0, backend: str | None = "local",
                     scheduler: str | None = "", check: bool = True,
                     workers_help: str = WORKERS_HELP, shown: object = None):
     """--workers, --backend and --scheduler: how many processes play and where; ``shown``: an
-    object whose workers and backend the help shows as defaults (run: a RunConfig)."""
+    object whose workers and backend the help shows as defaults (run: a RunConfig's cluster)."""
 
     def decorate(f):
         f = click.option("--scheduler", type=str, default=scheduler,

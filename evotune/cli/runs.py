@@ -58,24 +58,27 @@ _C = RunConfig()
 @click.option("--np", "population", type=int, default=None, cls=DefaultShown,
               shown=_C.population,
               help="Population size / learners.")
-@click.option("--generations", type=int, default=None, cls=DefaultShown, shown=_C.generations,
+@click.option("--generations", type=int, default=None, cls=DefaultShown,
+              shown=_C.budget.generations,
               help="Generations to run (0 = no limit: --max-games or --max-seconds ends it).")
-@click.option("--games", type=int, default=None, cls=DefaultShown, shown=_C.games,
+@click.option("--games", type=int, default=None, cls=DefaultShown, shown=_C.play.games,
               help="Games per mini-match, even.")
-@limits_options(layered=True, shown=_C.limits)
+@limits_options(layered=True, shown=_C.play.limits)
 @seed_option(None, "The run's seed.", shown=_C.seed)
-@cluster_options(workers=None, backend=None, scheduler=None, check=False, shown=_C)
+@cluster_options(workers=None, backend=None, scheduler=None, check=False, shown=_C.cluster)
 @click.option("--engine", type=str, default=None, cls=DefaultShown, shown=_C.engine,
               help="Engine spec name or .toml, or nnue:FILE: a net, whose output layer and "
                    "scale are tuned.")
 @openings_option(None, "'book', 'startpos', '2moves' or an EPD/PGN/.bin file.",
-                 shown=_C.openings)
-@click.option("--max-games", type=int, default=None, cls=DefaultShown, shown=_C.max_games,
+                 shown=_C.play.openings)
+@click.option("--max-games", type=int, default=None, cls=DefaultShown,
+              shown=_C.budget.max_games,
               help="Stop after the generation in which the run's games reach this many (0 = no "
                    "limit). Generations are played whole, so the last one may pass the budget "
                    "by up to one generation's games (NP x --games for de/jde/ea; e.g. 600 with "
                    "32-game generations plays 608).")
-@click.option("--max-seconds", type=float, default=None, cls=DefaultShown, shown=_C.max_seconds,
+@click.option("--max-seconds", type=float, default=None, cls=DefaultShown,
+              shown=_C.budget.max_seconds,
               help="Stop after this much wall time (0 = no limit).")
 @click.option("--init", type=click.Choice(["sample", "reference"]), default=None,
               cls=DefaultShown, shown="sample",
@@ -187,8 +190,9 @@ def run(strategy, population, generations, games, limits, seed, workers, backend
                        "SPEC:WEIGHTS with --config")
         click.echo(dump_config_toml(cfg), nl=False)
         return
-    job = GAMES.new(cfg, out_dir=runs_dir, run_id=run_id, workers=cfg.workers, ui=CommandUI(),
-                    spec=spec, init_from=start.init_from if start else None)  # checks first
+    job = GAMES.new(cfg, out_dir=runs_dir, run_id=run_id, workers=cfg.cluster.workers,
+                    ui=CommandUI(), spec=spec,
+                    init_from=start.init_from if start else None)  # checks first
     if start is not None:
         click.echo(f"starting from {start.spec.start_source}: {start.init_from.description} "
                    f"(weights sha256 {start.init_from.weights_sha256[:12]})", err=True)
@@ -201,9 +205,9 @@ def deep_leaf_note(spec, cfg) -> None:
     """A line for each built-in UCT player (the engine, its opponents) whose simulations are
     deep alpha-beta searches (:func:`~evotune.match.resolve.limit_notes`)."""
     players = [player_from_engine_spec(spec)] if spec.kind == "builtin" else []
-    players += [p for p in resolve_player_list(cfg.opponents) if p.is_builtin] \
-        if cfg.opponents else []
-    for line in limit_notes(cfg.limits, players):
+    players += [p for p in resolve_player_list(cfg.play.opponents) if p.is_builtin] \
+        if cfg.play.opponents else []
+    for line in limit_notes(cfg.play.limits, players):
         click.echo(f"evotune: note: {line}", err=True)
 
 
@@ -211,9 +215,9 @@ def builtin_opponents_note(spec, cfg) -> None:
     """One line when a UCI engine's gauntlet includes evotune's built-in engine: its games
     against a weak engine say little about the user's own, which --opponents ENGINE (the
     engine at its start) measures."""
-    if spec.kind != "uci" or not cfg.opponents:
+    if spec.kind != "uci" or not cfg.play.opponents:
         return
-    builtin = [p.name for p in resolve_player_list(cfg.opponents) if p.is_builtin]
+    builtin = [p.name for p in resolve_player_list(cfg.play.opponents) if p.is_builtin]
     if builtin:
         click.echo(f"evotune: note: the opponents include evotune's built-in engine "
                    f"({', '.join(builtin)}), not {spec.name}; to play {spec.name} against its "

@@ -89,7 +89,7 @@ class RunBar:
 
     def __init__(self, cfg, names, bar: Bar) -> None:
         self.cfg, self.names = cfg, names
-        self.total = cfg.generations or "-"
+        self.total = cfg.budget.generations or "-"
         self.bar = bar
         self.t0 = time.monotonic()
         self.start_games: int | None = None  # the run's games when this session began
@@ -102,7 +102,7 @@ class RunBar:
         rate = (ev.games_total - self.start_games) / elapsed if elapsed > 0 else 0.0
         if ev.kind == "final-check":  # the final check of a run from given weights
             self.bar.update(ev.games_in_generation,
-                            max(self.cfg.final_check_games, ev.games_in_generation),
+                            max(self.cfg.final_check.games, ev.games_in_generation),
                             label="final check", note="the tuned weights against the start",
                             rate=rate)
             return
@@ -122,10 +122,10 @@ class RunBar:
         cfg, (generation, stored_games) = self.cfg, self.stored
         if rate <= 0:
             return ""
-        if cfg.max_games:
-            todo = cfg.max_games - games
-        elif cfg.generations and generation > 0:
-            todo = round(cfg.generations * stored_games / generation) - games
+        if cfg.budget.max_games:
+            todo = cfg.budget.max_games - games
+        elif cfg.budget.generations and generation > 0:
+            todo = round(cfg.budget.generations * stored_games / generation) - games
         else:
             return ""
         return f"run {clock(max(todo, 0) / rate)} left"
@@ -147,7 +147,7 @@ class GamesKind(WeightsKind):
         return Job(store=store, plan=plan, workers=workers)
 
     def budget(self, cfg: Any) -> int:
-        return cfg.max_games
+        return cfg.budget.max_games
 
     def population(self, cfg: Any) -> int:
         return cfg.population
@@ -165,7 +165,7 @@ class GamesKind(WeightsKind):
                                            max_games=max_games, max_seconds=max_seconds)
         plan = with_overrides(plan, backend=backend, scheduler=scheduler,
                               **{k: v for k, v in (("workers", workers),) if v is not None},
-                              **{k: getattr(extended, k) for k in raised})
+                              **{k: getattr(extended.budget, k) for k in raised})
         validate_run_config(plan.config)
         check_backend(plan.config)
         if raised:  # every check passed: the raise is kept before the run plays on
@@ -228,9 +228,10 @@ class GamesKind(WeightsKind):
         cfg = store.manifest().config
         cls = strategy_class(cfg.strategy)
         np_text = f"NP {cfg.population}, " if cls.keeps_population() else ""
-        budget = f" (budget {cfg.max_games:,})" if cfg.max_games else ""
+        planned = cfg.budget
+        budget = f" (budget {planned.max_games:,})" if planned.max_games else ""
         lines = [f"run {store.run_id}: {cfg.strategy}, {np_text}generation "
-                 f"{of_total(info['generation'], cfg.generations)}, {info['games']:,} games"
+                 f"{of_total(info['generation'], planned.generations)}, {info['games']:,} games"
                  f"{budget}, {done}"]
         step = step_text(cls, info.get("step", {}))
         if step:
@@ -246,11 +247,12 @@ class GamesKind(WeightsKind):
         fin = "finished" if state and state.finished else "stopped"
         check = store.read_final_check()
         games = (state.games if state else 0) + (check.games if check else 0)
-        amount = f"{games:,}/{cfg.max_games:,} games" if cfg.max_games else f"{games:,} games"
+        budget = cfg.budget
+        amount = f"{games:,}/{budget.max_games:,} games" if budget.max_games else f"{games:,} games"
         verify = store.read_verify() or {}
         result = [check_text(check)] if check is not None else []
         result += [elo_text(verify.get("matches", []))] if verify.get("matches") else []
-        return (store.run_id, cfg.strategy, f"generation {of_total(done, cfg.generations)}",
+        return (store.run_id, cfg.strategy, f"generation {of_total(done, budget.generations)}",
                 amount, "; ".join(result) or "-", fin, started(store))
 
     def recommend(self, run: RunData, rule: str) -> Recommendation:
@@ -310,7 +312,7 @@ class GamesKind(WeightsKind):
 
 
 def _run_space(run: RunData, cfg: RunConfig) -> WeightSpace:
-    return run_spec(run).space(init_low=cfg.init_low, init_high=cfg.init_high)
+    return run_spec(run).space(init_low=cfg.start.low, init_high=cfg.start.high)
 
 
 def _restored_strategy(run: RunData, cfg: RunConfig):

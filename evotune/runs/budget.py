@@ -22,7 +22,6 @@
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 
@@ -32,7 +31,8 @@ from .records import State
 
 LIMITS = {"generations": "--generations", "max_games": "--max-games",
           "max_seconds": "--max-seconds"}
-"""The limits a resume can raise, by config field, and their flags."""
+"""The limits a resume can raise, by field of the config's
+:class:`~evotune.runs.gamesettings.Budget` (their flat names too), and their flags."""
 
 
 def _text(field: str, value) -> str:
@@ -48,11 +48,11 @@ def stopping_limit(cfg: RunConfig, state: State | None, tuning_games: int) -> st
     (``tuning_games``: its games limit less the final check's), or None when it plays on."""
     if state is None:
         return None
-    if cfg.generations and state.generation >= cfg.generations:
+    if cfg.budget.generations and state.generation >= cfg.budget.generations:
         return "generations"
-    if cfg.max_games and state.games >= tuning_games:
+    if cfg.budget.max_games and state.games >= tuning_games:
         return "max_games"
-    if cfg.max_seconds and state.seconds >= cfg.max_seconds:
+    if cfg.budget.max_seconds and state.seconds >= cfg.budget.max_seconds:
         return "max_seconds"
     return None
 
@@ -66,13 +66,13 @@ def extended_config(cfg: RunConfig, *, run_id: str, state: State | None, tuning_
     for field, value in limits.items():
         if value is None:
             continue
-        flag, old = LIMITS[field], getattr(cfg, field)
+        flag, old = LIMITS[field], getattr(cfg.budget, field)
         if not (isinstance(value, (int, float)) and math.isfinite(value)) or value <= 0:
             raise ConfigError(f"{flag} must be a positive number to raise the run's budget, got "
                               f"{value!r}")
         if not old:
-            have = ", ".join(f"{LIMITS[f]} {_text(f, getattr(cfg, f))}" for f in LIMITS
-                             if getattr(cfg, f)) or "none"
+            have = ", ".join(f"{LIMITS[f]} {_text(f, getattr(cfg.budget, f))}" for f in LIMITS
+                             if getattr(cfg.budget, f)) or "none"
             raise ConfigError(f"run '{run_id}' has no {flag} limit (its limits: {have}); a new "
                               f"one could only stop it earlier: raise one of its own")
         if value < old:
@@ -80,13 +80,14 @@ def extended_config(cfg: RunConfig, *, run_id: str, state: State | None, tuning_
                               f"{_text(field, old)}); give more than {old:g} to extend it")
         if value > old:
             changes[field] = [old, int(value) if field != "max_seconds" else float(value)]
-    new = dataclasses.replace(cfg, **{f: v[1] for f, v in changes.items()})
+    new = cfg.with_budget(**{f: v[1] for f, v in changes.items()})
     if changes:
         stop = stopping_limit(new, state, tuning_games(new))
         if stop is not None:
+            limit = _text(stop, getattr(new.budget, stop))
             raise ConfigError(f"run '{run_id}' would still stop where it stands: its "
-                              f"{LIMITS[stop]} {_text(stop, getattr(new, stop))} is reached; "
-                              f"raise it too ({LIMITS[stop]} N)")
+                              f"{LIMITS[stop]} {limit} is reached; raise it too "
+                              f"({LIMITS[stop]} N)")
     return new, changes
 
 

@@ -1,13 +1,17 @@
 """The configuration of a run (:class:`RunConfig`): defaults < TOML file < flags given, validated
 with fix hints, dumped back as TOML (``evotune run --print-config``).
 
-The config embeds its game limits as one :class:`~evotune.limits.Limits`; its stored forms (the
-manifest's ``config``, the TOML file, the identity) keep them as the flat keys runs have always
-stored (:data:`LIMIT_KEYS`: ``depth``, ``nodes``, ..., ``tc`` as given, the adjudication as
-``resign_score`` ... ``draw_start_ply``), so runs stored before read, resume and hash as then.
-Three fields are stored under the names runs have always had (:data:`STORED_NAMES`: the
-population as ``np``, the final check's games and openings as ``guard_*``); the stored forms are
-made and read here, at the record's boundary, and nothing else sees those names."""
+The config groups its settings in value records (:mod:`evotune.runs.gamesettings`: ``play``,
+``budget``, ``cluster``, ``start``, ``final_check``) and its game limits as one
+:class:`~evotune.limits.Limits` (``play.limits``); its stored forms (the manifest's ``config``,
+the TOML file, the identity) keep them as the flat keys runs have always stored (each record's
+settings under the flat names of :data:`~evotune.runs.gamesettings.SETTINGS`, ``init_low``,
+``max_games``, ...; the limits as :data:`LIMIT_KEYS`: ``depth``, ``nodes``, ..., ``tc`` as given,
+the adjudication as ``resign_score`` ... ``draw_start_ply``), so runs stored before read, resume
+and hash as then. Three settings are stored under the names runs have always had
+(:data:`STORED_NAMES`: the population as ``np``, the final check's games and openings as
+``guard_*``); the stored forms are made and read here, at the record's boundary, and nothing
+else sees those names."""
 from __future__ import annotations
 
 import dataclasses
@@ -25,6 +29,15 @@ from ..match.fixtures import check_games
 from ..rules import Adjudication
 from ..spec.file import _unknown
 from ..strategies import NG_PREFIX, STRATEGIES, strategy_class
+from .gamesettings import (
+    GROUPS,
+    SETTINGS,
+    Budget,
+    Cluster,
+    FinalCheckSettings,
+    PlaySettings,
+    StartRange,
+)
 
 
 def known_strategy(name: str) -> bool:
@@ -43,7 +56,13 @@ FINAL_CHECK_OWN_OPENINGS = "run"
 
 @dataclass(frozen=True)
 class RunConfig:
-    """Everything that defines a run. Defaults are the differential-evolution paper's set-up."""
+    """Everything that defines a run. Defaults are the differential-evolution paper's set-up.
+
+    The strategy, population, parameters, seed and engine are its own fields; the rest are
+    grouped in value records (:mod:`evotune.runs.gamesettings`): how the games are played
+    (``play``), how long it runs (``budget``), where (``cluster``), where its free weights
+    start (``start``) and its final check (``final_check``). Its stored forms are flat
+    (:data:`STORED_KEYS`), as runs have always stored them."""
 
     kind: ClassVar[str] = "games"
     """The run kind a manifest names (fits to positions: 'fit', :class:`TexelConfig`)."""
@@ -53,53 +72,25 @@ class RunConfig:
     population: int = 20
     """Population size NP (DE/jDE/EA) or number of learners (TD): the ``--np`` flag, stored as
     ``np``."""
-    generations: int = 50
-    """Stop after this many generations (0 = no generation limit)."""
-    games: int = 4
-    """Games per mini-match (even; colour-balanced pairs)."""
-    limits: Limits = Limits()
-    """The games' limits: depth, nodes, time per move or time control (external engines and
-    built-in uct/probability specs; built-in alpha-beta players keep depth / nodes), ply cap and
-    adjudication (stored as the flat :data:`LIMIT_KEYS`)."""
+    params: tuple[tuple[str, object], ...] = ()
+    """Strategy parameters (e.g. F, CR, bounds rule), as (name, value) pairs."""
     seed: int = 1
     """The run's seed; every random draw is addressed by position under it."""
     engine: str = "shannon"
     """Engine spec (a name under engines/ or a .toml path) declaring the weight space."""
-    openings: str = "book"
-    """'book' (the packaged Polyglot book), 'startpos', or an EPD/PGN/.bin file."""
-    book_plies: int = 8
-    """Plies drawn from a Polyglot book per opening."""
-    init_low: float = 0.0
-    """Lower end of the uniform initial distribution of free weights."""
-    init_high: float = 1000.0
-    """Upper end of the uniform initial distribution of free weights."""
-    max_games: int = 0
-    """Stop when this many games have been played (0 = no limit); checked after each generation."""
-    max_seconds: float = 0.0
-    """Stop after this much wall time (0 = no limit); checked after each generation."""
-    params: tuple[tuple[str, object], ...] = ()
-    """Strategy parameters (e.g. F, CR, bounds rule), as (name, value) pairs."""
-    workers: int = 0
-    """Worker processes (0 = one per core). Does not change results."""
-    backend: str = "local"
-    """'local' (loky processes) or 'dask' (a dask.distributed cluster). Does not change results."""
-    scheduler: str = ""
-    """Dask scheduler address, e.g. tcp://host:8786 (backend 'dask')."""
-    opponents: str = ""
-    """Gauntlet fitness: comma-separated players 'SPEC[:WEIGHTS]' every candidate plays
-    colour-balanced games against ('' = the default trial-vs-target mini-matches)."""
-    final_check_games: int = -1
-    """Games of the final check of a run that starts from given weights: its recommendation
-    against that start (a GSPRT [0, 5] capped at this many games), taken from the games budget;
-    -1 = auto (10% of the planned games within [200, 4000], 0 for a run from random weights),
-    resolved when the run is created; 0 = no check."""
-    final_check_openings: str = "held-out"
-    """Openings of the final check: 'held-out' (openings the run does not tune on: the packaged
-    8moves_v3 suite, or 2moves_v1 for a run that tunes on 8moves_v3), 'run' (the run's own
-    openings: what runs stored before this setting checked on), or an openings value as
-    ``openings`` ('2moves', 'book', a file)."""
+    play: PlaySettings = PlaySettings()
+    """How the games are played: games per mini-match, limits, openings, book plies, opponents."""
+    budget: Budget = Budget()
+    """When the run stops: generations, games, wall time (not part of the identity)."""
+    cluster: Cluster = Cluster()
+    """Where the games are played: workers, backend, scheduler (not part of the identity)."""
+    start: StartRange = StartRange()
+    """The uniform initial range of the free weights (stored as ``init_low``/``init_high``)."""
+    final_check: FinalCheckSettings = FinalCheckSettings()
+    """The final check's games and openings (stored as ``guard_*``; not part of the identity)."""
 
-    # fields that never change results: their stored keys are excluded from the run's identity
+    # settings (flat names, :data:`SETTINGS`) that never change results: their stored keys are
+    # excluded from the run's identity
     NON_IDENTITY = ("workers", "backend", "scheduler", "generations", "max_games", "max_seconds",
                     "final_check_games", "final_check_openings")
     # stored keys added after runs were stored: left out of the identity while at their default,
@@ -114,9 +105,10 @@ class RunConfig:
         """The stored form (the manifest's ``config``): every setting as a flat key (a field of
         :data:`STORED_NAMES` under its stored name), the limits as :data:`LIMIT_KEYS`, in the
         order of :data:`STORED_KEYS`."""
-        flat = {stored_key(f.name): getattr(self, f.name) for f in dataclasses.fields(self)
-                if f.name != "limits"}
-        flat.update(flat_limits(self.limits), params=self.params_dict())
+        flat = {stored_key(name): getattr(self, name) for name in TOP_LEVEL}
+        flat.update({stored_key(name): getattr(getattr(self, group), field)
+                     for name, (group, field) in SETTINGS.items()})
+        flat.update(flat_limits(self.play.limits), params=self.params_dict())
         return {k: flat[k] for k in STORED_KEYS}
 
     def identity_dict(self) -> dict:
@@ -126,7 +118,7 @@ class RunConfig:
         for k in self.LATER_FIELDS:
             if d[k] == defaults[k]:
                 del d[k]
-        if self.limits.tc is None and "time_margin" in d:
+        if self.play.limits.tc is None and "time_margin" in d:
             del d["time_margin"]  # the margin matters only with a time control
         return d
 
@@ -139,7 +131,15 @@ class RunConfig:
     @property
     def steps(self) -> int:
         """The planned generations (0 = no generation limit)."""
-        return self.generations
+        return self.budget.generations
+
+    def with_budget(self, **changes) -> RunConfig:
+        """This config with some of its :class:`Budget`'s limits changed."""
+        return dataclasses.replace(self, budget=dataclasses.replace(self.budget, **changes))
+
+    def with_cluster(self, **changes) -> RunConfig:
+        """This config with some of its :class:`Cluster` settings changed."""
+        return dataclasses.replace(self, cluster=dataclasses.replace(self.cluster, **changes))
 
     def summary_items(self) -> list[tuple[str, str]]:
         """(label, value) lines that describe the run (the report's configuration)."""
@@ -147,14 +147,15 @@ class RunConfig:
         population = known_strategy(self.strategy) and strategy_class(self.strategy).keeps_population()
         items = [("strategy", self.strategy)]
         items += [("population (NP)", str(self.population))] if population else []
-        items += [("games per match", str(self.games)), ("depth", str(self.limits.depth)),
-                  ("node limit", str(self.limits.nodes or "none")), ("seed", str(self.seed)),
-                  ("engine", self.engine), ("openings", self.openings),
-                  ("generation limit", str(self.generations or "none"))]
-        if self.max_games:
-            items.append(("games budget", f"{self.max_games:,}"))
+        play, budget = self.play, self.budget
+        items += [("games per match", str(play.games)), ("depth", str(play.limits.depth)),
+                  ("node limit", str(play.limits.nodes or "none")), ("seed", str(self.seed)),
+                  ("engine", self.engine), ("openings", play.openings),
+                  ("generation limit", str(budget.generations or "none"))]
+        if budget.max_games:
+            items.append(("games budget", f"{budget.max_games:,}"))
         if population and params.get("init", "sample") == "sample":  # drawn from the range
-            items.append(("initial range", f"[{self.init_low}, {self.init_high}]"))
+            items.append(("initial range", f"[{self.start.low}, {self.start.high}]"))
         if params:
             items.append(("strategy parameters", ", ".join(f"{k}={v}" for k, v in
                                                            sorted(params.items()))))
@@ -164,16 +165,20 @@ class RunConfig:
 STORED_NAMES = {"population": "np",
                 # the final check's, stored under its old name (runs made before read as then)
                 "final_check_games": "guard_games", "final_check_openings": "guard_openings"}
-"""RunConfig fields whose stored key (in the manifest's ``config`` and the identity) is spelled
+"""RunConfig settings (flat names: a field, or a record's field as :data:`SETTINGS` names it)
+whose stored key (in the manifest's ``config`` and the identity) is spelled
 otherwise: the population as ``np`` (DE's NP, as the flag ``--np``), the final check's settings
 under the names runs have stored them since before the check had its name. Kept, not versioned,
 so that every run stored before reads, resumes and hashes as then."""
 FIELD_NAMES = {v: k for k, v in STORED_NAMES.items()}
-"""The field of each stored key of :data:`STORED_NAMES`."""
+"""The setting (flat name) of each stored key of :data:`STORED_NAMES`."""
+TOP_LEVEL = ("strategy", "population", "seed", "engine")
+"""RunConfig's scalar settings that are its own fields (the others are its records', by the flat
+names of :data:`SETTINGS`; ``params`` is stored on its own)."""
 
 
 def stored_key(field: str) -> str:
-    """A RunConfig field's key in the stored forms (:data:`STORED_NAMES`)."""
+    """A RunConfig setting's key (its flat name's) in the stored forms (:data:`STORED_NAMES`)."""
     return STORED_NAMES.get(field, field)
 
 
@@ -235,11 +240,17 @@ def _coerce(name: str, value, typ):
 
 
 # The scalar stored keys of RunConfig and their types, in STORED_KEYS order: the dataclass's
-# fields (annotations are strings under `from __future__ import annotations`) and the limits';
-# `params` is handled on its own.
+# own scalar fields and its records' (annotations are strings under `from __future__ import
+# annotations`) and the limits'; `params` is handled on its own.
+def _field_type(cls: type, name: str) -> type:
+    typ = {f.name: str(f.type) for f in dataclasses.fields(cls)}[name]
+    return {"int": int, "float": float, "str": str}[typ]
+
+
 _SCALAR_TYPES: dict[str, type] = {
-    **{stored_key(f.name): {"int": int, "float": float, "str": str}[str(f.type)]
-       for f in dataclasses.fields(RunConfig) if f.name not in ("params", "limits")},
+    **{stored_key(name): _field_type(RunConfig, name) for name in TOP_LEVEL},
+    **{stored_key(name): _field_type(GROUPS[group], field)
+       for name, (group, field) in SETTINGS.items()},
     **_LIMIT_TYPES}
 _TYPES: dict[str, type] = {k: _SCALAR_TYPES[k] for k in STORED_KEYS if k != "params"}
 
@@ -290,7 +301,8 @@ def load_config_file(path: str | Path) -> dict:
 def build_run_config(*, file: str | Path | None = None, base: RunConfig | None = None,
                      limits: LimitChanges | None = None, **flags) -> RunConfig:
     """Defaults < config file < flags given (flags whose value is None are 'not given'), the
-    flags as RunConfig's fields (``population``, ``final_check_games``; the limits as
+    flags as RunConfig's flat settings (``population``, ``max_games``, ``final_check_games``:
+    :data:`TOP_LEVEL` and :data:`~evotune.runs.gamesettings.SETTINGS`; the limits as
     :data:`LIMIT_KEYS`); ``limits``: the limit flags given, each over the file's key (a flag's
     time control with the file's time per move is refused, as both in one file are)."""
     values = (base or RunConfig()).to_dict()
@@ -312,10 +324,26 @@ def build_run_config(*, file: str | Path | None = None, base: RunConfig | None =
     for key, typ in _TYPES.items():
         values[key] = _coerce(key, values[key], typ)
     params = values.pop("params") or {}
-    cfg = RunConfig(**{FIELD_NAMES.get(k, k): v for k, v in values.items() if k not in LIMIT_KEYS},
-                    limits=limits_from_flat(values), params=tuple(sorted(params.items())))
+    cfg = _from_stored(values, tuple(sorted(params.items())))
     validate_run_config(cfg)
     return cfg
+
+
+def _from_stored(values: dict, params: tuple[tuple[str, object], ...]) -> RunConfig:
+    """The RunConfig of every scalar stored key's value (coerced): the flat settings put in
+    their records (:data:`SETTINGS`), the limits made from :data:`LIMIT_KEYS`."""
+    fields: dict[str, dict] = {group: {} for group in GROUPS}
+    fields["play"]["limits"] = limits_from_flat(values)
+    top = {}
+    for key, value in values.items():
+        name = FIELD_NAMES.get(key, key)
+        if name in SETTINGS:
+            group, field = SETTINGS[name]
+            fields[group][field] = value
+        elif key not in LIMIT_KEYS:
+            top[name] = value
+    return RunConfig(**top, params=params,
+                     **{group: cls(**fields[group]) for group, cls in GROUPS.items()})
 
 
 def validate_run_config(cfg: RunConfig) -> None:
@@ -330,39 +358,43 @@ def validate_run_config(cfg: RunConfig) -> None:
                           f"{np_param.low:g} ({np_param.doc})")
     if cfg.population < 1:
         raise ConfigError(f"--np must be at least 1, got {cfg.population}")
-    check_games(cfg.games)
+    check_games(cfg.play.games)
     # depth, nodes, clocks, ply cap, adjudication: the Limits checked them when made
-    if cfg.book_plies < 0:
-        raise FieldError("book_plies", f"must be >= 0, got {cfg.book_plies}")
-    if cfg.generations < 0 or cfg.max_games < 0 or cfg.max_seconds < 0:
+    if cfg.play.book_plies < 0:
+        raise FieldError("book_plies", f"must be >= 0, got {cfg.play.book_plies}")
+    budget = cfg.budget
+    if budget.generations < 0 or budget.max_games < 0 or budget.max_seconds < 0:
         raise ConfigError("generations, max_games and max_seconds must be >= 0 (0 = no limit)")
-    if cfg.generations == 0 and cfg.max_games == 0 and cfg.max_seconds == 0:
+    if budget.generations == 0 and budget.max_games == 0 and budget.max_seconds == 0:
         raise ConfigError("the run has no end: give --generations, max_games or max_seconds")
-    games = cfg.final_check_games
+    games = cfg.final_check.games
     if (games < -1 or games % 2 or games > LIMITS["games"]) and games != -1:
         raise FieldError("final_check_games", f"must be 0 (no final check) or an even number of "
                                               f"games up to {LIMITS['games']} (-1: 10% of the "
                                               f"budget), got {games}")
-    if not cfg.final_check_openings:
+    if not cfg.final_check.openings:
         raise FieldError("final_check_openings",
                          f"must be '{FINAL_CHECK_HELD_OUT}', '{FINAL_CHECK_OWN_OPENINGS}' "
                          "or openings ('2moves', 'book', a file), not empty")
-    if cfg.workers < 0:
-        raise ConfigError(f"--workers must be >= 0 (0 = one per core), got {cfg.workers}")
-    if cfg.backend not in BACKENDS:
-        raise ConfigError(f"unknown backend '{cfg.backend}'; use one of {', '.join(BACKENDS)}")
-    if cfg.backend == "dask" and not cfg.scheduler:
+    cluster = cfg.cluster
+    if cluster.workers < 0:
+        raise ConfigError(f"--workers must be >= 0 (0 = one per core), got {cluster.workers}")
+    if cluster.backend not in BACKENDS:
+        raise ConfigError(f"unknown backend '{cluster.backend}'; use one of "
+                          f"{', '.join(BACKENDS)}")
+    if cluster.backend == "dask" and not cluster.scheduler:
         raise ConfigError("backend 'dask' needs --scheduler tcp://HOST:PORT")
-    if cfg.init_low > cfg.init_high:
-        raise ConfigError(f"init_low {cfg.init_low:g} > init_high {cfg.init_high:g}")
+    if cfg.start.low > cfg.start.high:
+        raise ConfigError(f"init_low {cfg.start.low:g} > init_high {cfg.start.high:g}")
     _check_bounds(cfg)
 
 
 def _check_bounds(cfg: RunConfig) -> None:
     """Every number finite and within what the engine, numpy and the OS can hold."""
     # LIMITS names the settings as their flags (--np), which are their stored keys
-    check_limits(**{k: getattr(cfg, FIELD_NAMES.get(k, k)) for k in LIMITS if k not in LIMIT_KEYS},
-                 **{k: getattr(cfg, k) for k in ("init_low", "init_high", "max_seconds")})
+    stored = cfg.to_dict()
+    check_limits(**{k: stored[k] for k in LIMITS if k not in LIMIT_KEYS},
+                 **{k: stored[k] for k in ("init_low", "init_high", "max_seconds")})
     for key in cfg.params_dict():
         if key in _TYPES or key in FILE_KEYS:
             name = _FILE_NAMES.get(key, key)
@@ -409,6 +441,6 @@ def dump_config_toml(cfg: RunConfig) -> str:
         lines.append(f"{k} = {_toml_value(v)}")
     lines.append("")
     lines.append("[cluster]")
-    lines.append(f"backend = {_toml_value(cfg.backend)}")
-    lines.append(f"scheduler = {_toml_value(cfg.scheduler)}")
+    lines.append(f"backend = {_toml_value(cfg.cluster.backend)}")
+    lines.append(f"scheduler = {_toml_value(cfg.cluster.scheduler)}")
     return "\n".join(lines) + "\n"

@@ -38,8 +38,8 @@ def resolve_workers(workers: int) -> int:
 def strategy_params(cfg: RunConfig) -> dict:
     """The parameters the run gives its strategy: ``[params]`` plus its population (``np``),
     games and the budget where the strategy has them."""
-    return strategy_params_for(cfg.strategy, population=cfg.population, games=cfg.games,
-                               budget=cfg.max_games, params=cfg.params_dict())
+    return strategy_params_for(cfg.strategy, population=cfg.population, games=cfg.play.games,
+                               budget=cfg.budget.max_games, params=cfg.params_dict())
 
 
 def starts_at_reference(spec: EngineSpec) -> bool:
@@ -70,7 +70,7 @@ def with_start(cfg: RunConfig, spec: EngineSpec) -> RunConfig:
     if good_start and "finetune" in declared and "finetune" not in params \
             and not params.get("table"):
         params["finetune"] = True
-    if good_start and not cfg.opponents:  # selection under noise (docs/usage/builtin.md)
+    if good_start and not cfg.play.opponents:  # selection under noise (docs/usage/builtin.md)
         for key, value in FINETUNE_SELECTION.items():
             if key in declared and key not in params:
                 params[key] = value
@@ -101,12 +101,12 @@ def has_start(cfg: RunConfig) -> bool:
 
 
 def resolve_final_check(cfg: RunConfig, planned: int) -> int:
-    """The final check's games of a new run: ``cfg.final_check_games`` unless auto (-1); auto is
+    """The final check's games of a new run: ``cfg.final_check.games`` unless auto (-1); auto is
     :data:`FINAL_CHECK_SHARE` of ``planned`` games within [:data:`FINAL_CHECK_MIN`,
     :data:`FINAL_CHECK_MAX`] and at most half of them, even; 0 for a run without a start
     (:func:`has_start`)."""
-    if cfg.final_check_games >= 0:
-        return cfg.final_check_games
+    if cfg.final_check.games >= 0:
+        return cfg.final_check.games
     if not has_start(cfg) or planned <= 0:
         return 0
     games = min(FINAL_CHECK_MAX, max(FINAL_CHECK_MIN, round(FINAL_CHECK_SHARE * planned)),
@@ -117,9 +117,9 @@ def resolve_final_check(cfg: RunConfig, planned: int) -> int:
 def tuning_games(cfg: RunConfig) -> int:
     """The games the tuning may play before its final check: --max-games less the check's
     (0 = no games limit)."""
-    if not cfg.max_games:
+    if not cfg.budget.max_games:
         return 0
-    return max(1, cfg.max_games - max(cfg.final_check_games, 0))
+    return max(1, cfg.budget.max_games - max(cfg.final_check.games, 0))
 
 
 def with_budget(cfg: RunConfig, spec: EngineSpec) -> RunConfig:
@@ -130,17 +130,18 @@ def with_budget(cfg: RunConfig, spec: EngineSpec) -> RunConfig:
     resume keeps the schedule.
     """
     cfg = with_start(cfg, spec)
-    planned = cfg.max_games
+    planned = cfg.budget.max_games
     if not planned:
-        space = spec.space(init_low=cfg.init_low, init_high=cfg.init_high)
+        space = spec.space(init_low=cfg.start.low, init_high=cfg.start.high)
         probe = make_strategy(cfg.strategy, space, params=strategy_params(cfg), seed=cfg.seed)
-        planned = cfg.generations * sum(r.games for r in probe.ask())
-    if cfg.final_check_games < 0:
-        cfg = dataclasses.replace(cfg, final_check_games=resolve_final_check(cfg, planned))
+        planned = cfg.budget.generations * sum(r.games for r in probe.ask())
+    if cfg.final_check.games < 0:
+        cfg = dataclasses.replace(cfg, final_check=dataclasses.replace(
+            cfg.final_check, games=resolve_final_check(cfg, planned)))
     params = cfg.params_dict()
     if "budget" not in strategy_class(cfg.strategy).PARAMS or "budget" in params:
         return cfg
-    params["budget"] = int(tuning_games(cfg) if cfg.max_games else planned)
+    params["budget"] = int(tuning_games(cfg) if cfg.budget.max_games else planned)
     return dataclasses.replace(cfg, params=tuple(sorted(params.items())))
 
 
@@ -169,15 +170,15 @@ def check_run_players(plan: RunPlan) -> None:
                           f"the search weights of '{cfg.engine}' ({', '.join(searched)}) are "
                           "not features: tune them with de, jde, ea, spsa, cmaes or ng:NAME")
     check_engine_spec(spec)
-    if cfg.opponents and strategy_params(cfg).get("selection") == "race":
+    if cfg.play.opponents and strategy_params(cfg).get("selection") == "race":
         raise ConfigError("selection = race compares a trial with its target in a match of "
                           "their own; with --opponents candidates are compared by their gauntlet "
                           "scores: use --param selection=paper or leave --opponents out")
-    if cfg.opponents:
+    if cfg.play.opponents:
         if strategy_class(cfg.strategy).NEEDS_FEATURES:
             raise ConfigError(f"strategy '{cfg.strategy}' learns from self-play; --opponents "
                               "applies to de, jde, ea, spsa, cmaes and ng:NAME")
-        check_opponents(cfg.opponents)
+        check_opponents(cfg.play.opponents)
 
 
 def preflight(plan: RunPlan) -> None:
@@ -188,8 +189,8 @@ def preflight(plan: RunPlan) -> None:
     cfg, spec, space = plan.config, plan.spec, plan.space
     sampled = strategy_params(cfg).get("init", "sample") == "sample"  # from the initial range
     for name, lo, hi, fixed in zip(space.names, space.lower, space.upper, space.fixed):
-        if sampled and not fixed and (cfg.init_high < lo or cfg.init_low > hi):
-            raise ConfigError(f"the initial range [{cfg.init_low:g}, {cfg.init_high:g}] misses "
+        if sampled and not fixed and (cfg.start.high < lo or cfg.start.low > hi):
+            raise ConfigError(f"the initial range [{cfg.start.low:g}, {cfg.start.high:g}] misses "
                               f"the bounds [{lo:g}, {hi:g}] of weight '{name}'; give init_low "
                               "and init_high that overlap the weights' bounds")
     check_run_players(plan)  # the engine (and gauntlet opponents) can play these weights
@@ -199,12 +200,12 @@ def preflight(plan: RunPlan) -> None:
         except EvotuneError as exc:
             raise ConfigError(f"engine spec {spec.path}: the built-in engine cannot play its "
                               f"weights ({exc})") from None
-        opponents = resolve_player_list(cfg.opponents) if cfg.opponents else ()
-        check_clock_applies(cfg.limits, (player, *opponents))
+        opponents = resolve_player_list(cfg.play.opponents) if cfg.play.opponents else ()
+        check_clock_applies(cfg.play.limits, (player, *opponents))
     make_strategy(cfg.strategy, space, params=strategy_params(cfg), seed=cfg.seed)
-    check_openings(plan.openings, book_plies=cfg.book_plies)
+    check_openings(plan.openings, book_plies=cfg.play.book_plies)
     try:  # read now, whether or not the final check plays: not after the whole budget
-        check_openings(plan.final_check_openings, book_plies=cfg.book_plies)
+        check_openings(plan.final_check_openings, book_plies=cfg.play.book_plies)
     except EvotuneError as exc:
         raise ConfigError(f"--final-check-openings: {exc}") from None
     check_backend(cfg)
@@ -213,10 +214,10 @@ def preflight(plan: RunPlan) -> None:
 def check_backend(cfg: RunConfig) -> None:
     """Local workers a machine can start (at most 4 per core); a Dask backend's scheduler
     reachable with workers."""
-    if cfg.backend == "local":
-        check_workers(cfg.workers)
-    if cfg.backend == "dask":
-        with backend_session(cfg.backend, cfg.scheduler, workers=1):
+    if cfg.cluster.backend == "local":
+        check_workers(cfg.cluster.workers)
+    if cfg.cluster.backend == "dask":
+        with backend_session(cfg.cluster.backend, cfg.cluster.scheduler, workers=1):
             pass
 
 
@@ -363,7 +364,7 @@ def open_run(run: str | Path, *, out_dir: str | Path = "populations") -> tuple[S
     if changed:
         what = {"config": "the resolved configuration",
                 "engine_spec": f"the engine spec ({cfg.engine}, or the copy in {SPEC_FILE})",
-                "openings": f"the openings file ({cfg.openings})"}
+                "openings": f"the openings file ({cfg.play.openings})"}
         raise StoreError(f"run '{store.run_id}' cannot be resumed: "
                          + ", ".join(what[k] for k in changed)
                          + " changed since it started; restore it or start a new run")

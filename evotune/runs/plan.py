@@ -22,6 +22,7 @@ from ..spec.file import engine_spec_with_net, load_engine_spec
 from ..spec.model import EngineSpec
 from ..spec.player import parse_engine_ref
 from .config import FINAL_CHECK_HELD_OUT, FINAL_CHECK_OWN_OPENINGS, RunConfig
+from .gamesettings import SETTINGS
 from .identity import run_identity
 
 
@@ -69,10 +70,10 @@ def load_run_engine(engine: str | Path) -> EngineSpec:
 def plan_run(cfg: RunConfig, *, spec: EngineSpec | None = None) -> RunPlan:
     """Resolve ``cfg``: read its engine spec (unless given), its openings and its identity."""
     spec = load_run_engine(cfg.engine) if spec is None else spec
-    openings = resolve_openings_path(cfg.openings)
+    openings = resolve_openings_path(cfg.play.openings)
     return RunPlan(config=cfg, spec=spec,
-                   space=spec.space(init_low=cfg.init_low, init_high=cfg.init_high),
-                   evaluation=spec_evaluation(spec), limits=cfg.limits, openings=openings,
+                   space=spec.space(init_low=cfg.start.low, init_high=cfg.start.high),
+                   evaluation=spec_evaluation(spec), limits=cfg.play.limits, openings=openings,
                    identity=run_identity(cfg, spec, openings),
                    final_check_openings=final_check_openings_path(cfg))
 
@@ -81,25 +82,30 @@ def final_check_openings_path(cfg: RunConfig) -> Path | None:
     """The final check's openings file (None: the start position): ``held-out``, openings the
     run does not tune on (:func:`~evotune.paths.held_out_openings`); ``run``, the run's own;
     else the openings named, as ``--openings`` reads them."""
-    if cfg.final_check_openings == FINAL_CHECK_HELD_OUT:
-        return held_out_openings(cfg.openings)[0]
-    if cfg.final_check_openings == FINAL_CHECK_OWN_OPENINGS:
-        return resolve_openings_path(cfg.openings)
+    if cfg.final_check.openings == FINAL_CHECK_HELD_OUT:
+        return held_out_openings(cfg.play.openings)[0]
+    if cfg.final_check.openings == FINAL_CHECK_OWN_OPENINGS:
+        return resolve_openings_path(cfg.play.openings)
     try:
-        return resolve_openings_path(cfg.final_check_openings)
+        return resolve_openings_path(cfg.final_check.openings)
     except ConfigError as exc:
         raise ConfigError(f"--final-check-openings: {exc} (or '{FINAL_CHECK_HELD_OUT}', "
                           f"'{FINAL_CHECK_OWN_OPENINGS}')") from None
 
 
 RESUME_OVERRIDES = ("workers", "backend", "scheduler", "generations", "max_games", "max_seconds")
-"""Settings a resumed run may change: where and how long it runs, never what it computes."""
+"""Settings a resumed run may change: where and how long it runs, never what it computes (flat
+names, as the resume flags give them: the config's cluster and budget records' fields)."""
 
 
 def with_overrides(plan: RunPlan, **changes) -> RunPlan:
-    """``plan`` with some of :data:`RESUME_OVERRIDES` changed (the identity stays the same)."""
+    """``plan`` with some of :data:`RESUME_OVERRIDES` changed (the identity stays the same):
+    the flat names (the resume flags') put in the config's cluster and budget records."""
     bad = sorted(set(changes) - set(RESUME_OVERRIDES))
     if bad:
         raise ConfigError(f"{', '.join(bad)} cannot change when a run continues (it would change "
                           f"its results); only {', '.join(RESUME_OVERRIDES)} can")
-    return dataclasses.replace(plan, config=dataclasses.replace(plan.config, **changes))
+    cluster = {SETTINGS[k][1]: v for k, v in changes.items() if SETTINGS[k][0] == "cluster"}
+    budget = {SETTINGS[k][1]: v for k, v in changes.items() if SETTINGS[k][0] == "budget"}
+    cfg = plan.config.with_cluster(**cluster).with_budget(**budget)
+    return dataclasses.replace(plan, config=cfg)

@@ -49,12 +49,9 @@ class KindConfig(Protocol):
     def identity_dict(self) -> dict: ...
 
 
-class WeightsConfig(KindConfig, Protocol):
-    """The config of a kind whose runs tune a weight vector that plays (a games run's, a
-    fit's): what the readers, verification and the final check read of it."""
-
-    @property
-    def engine(self) -> str: ...
+class PlayConfig(Protocol):
+    """How a run's weights play their games (a games run's
+    :class:`~evotune.runs.gamesettings.PlaySettings`, a fit's verification matches)."""
 
     @property
     def limits(self) -> Limits: ...
@@ -64,6 +61,17 @@ class WeightsConfig(KindConfig, Protocol):
 
     @property
     def book_plies(self) -> int: ...
+
+
+class WeightsConfig(KindConfig, Protocol):
+    """The config of a kind whose runs tune a weight vector that plays (a games run's, a
+    fit's): what the readers, verification and the final check read of it."""
+
+    @property
+    def engine(self) -> str: ...
+
+    @property
+    def play(self) -> PlayConfig: ...
 
     @property
     def seed(self) -> int: ...

@@ -28,6 +28,7 @@ from ..errors import EvotuneError
 from ..kinds import kind_of
 from ..match.resultsblock import stored_figures, summary_lines
 from ..reporting.strength import base_of, checkpoints_of, curve_of
+from ..runs.config import RunConfig
 from ..runs.finalcheck import final_check_block
 from ..runs.gamelog import log_tail
 from ..runs.lock import lock_table
@@ -288,7 +289,7 @@ def _row(store: Store) -> dict:
     done = state.generation if state else 0
     total = int(cfg.steps or 0)
     games = (state.games if state else 0) + (check.games if check else 0)  # as status counts
-    budget = int(getattr(cfg, "max_games", 0) or 0)
+    budget = int(cfg.budget.max_games or 0) if isinstance(cfg, RunConfig) else 0  # games runs
     seconds = state.seconds if state else 0.0
     rate = games / seconds if seconds > 0 and games else None
     left = None
@@ -331,7 +332,8 @@ def _detail(store: Store, series: Callable[[], WeightSeries | None],
             out["net"] = _clean(net_facts(store, out["status"].get("records") or []))
         out["latest_games"] = _latest_games(store)
         check = store.read_final_check()  # final-check.json (guard.json in runs made before)
-        limits = getattr(store.manifest().config, "limits", None)
+        play = getattr(store.manifest().config, "play", None)  # a kind whose weights play
+        limits = None if play is None else play.limits
         out["final_check"] = (final_check_block(check, limits) or [check.sentence]) \
             if check is not None else None
         verify = store.read_verify()

@@ -58,7 +58,7 @@ def play_final_check(store: Store, plan: RunPlan, tuned: np.ndarray, *, generati
                                   openings=None if plan.final_check_openings is None
                                   else str(plan.final_check_openings))
         fixture = Fixture(key=FINAL_CHECK_KEY, a=player(t, "tuned"), b=player(s, "start"),
-                          games=cfg.final_check_games, stop="sprt",
+                          games=cfg.final_check.games, stop="sprt",
                           sprt=SprtParams(*FINAL_CHECK_ELO, *FINAL_CHECK_ERRORS))
         result = run_fixtures([fixture], settings=settings, seed=cfg.seed, backend=backend,
                               workers=workers, progress=progress)[0]

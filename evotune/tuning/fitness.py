@@ -115,17 +115,17 @@ class GauntletFitness:
 
 def match_settings(cfg: WeightsConfig, *, limits: Limits | None = None,
                    **overrides) -> MatchSettings:
-    """The MatchSettings of a run's games: the run's limits (``cfg.limits``: depth, nodes, time,
-    ply cap, adjudication) and openings. ``limits`` replaces the run's limits and ``overrides``
+    """The MatchSettings of a run's games: the run's limits (``cfg.play.limits``: depth, nodes,
+    time, ply cap, adjudication) and openings. ``limits`` replaces the run's limits and ``overrides``
     other MatchSettings fields (verify plays other openings, maybe at another depth; a fit's
     weights are verified under its config's limits)."""
-    values = dict(openings=_openings_arg(cfg), book_plies=cfg.book_plies)
+    values = dict(openings=_openings_arg(cfg), book_plies=cfg.play.book_plies)
     values.update(overrides)
-    return MatchSettings(limits=cfg.limits if limits is None else limits, **values)
+    return MatchSettings(limits=cfg.play.limits if limits is None else limits, **values)
 
 
 def _openings_arg(cfg: WeightsConfig):
-    path = resolve_openings_path(cfg.openings)
+    path = resolve_openings_path(cfg.play.openings)
     return None if path is None else str(path)
 
 

@@ -130,9 +130,9 @@ class Solver:
         settings = match_settings(cfg, limits=plan.limits,
                                   openings=None if plan.openings is None else str(plan.openings))
         self.fitness: Fitness
-        if cfg.opponents:
-            self.fitness = GauntletFitness(self.player, opponent_players(cfg.opponents),
-                                           games=cfg.games, settings=settings, seed=cfg.seed)
+        if cfg.play.opponents:
+            self.fitness = GauntletFitness(self.player, opponent_players(cfg.play.opponents),
+                                           games=cfg.play.games, settings=settings, seed=cfg.seed)
         else:
             # the denominator of the evaluation's phi (td's leaves); a net's is 1 (no phi); an
             # external engine records no phi (shannon's, as a spec's default features)
@@ -230,14 +230,15 @@ class Solver:
     def stop_reached(self) -> bool:
         """True when a stop condition (generations, games, wall time) holds."""
         cfg = self.cfg
-        return bool((cfg.generations and self.strategy.generation >= cfg.generations)
-                    or (cfg.max_games and self.games_total >= tuning_games(cfg))
-                    or (cfg.max_seconds and self.elapsed() >= cfg.max_seconds))
+        budget = cfg.budget
+        return bool((budget.generations and self.strategy.generation >= budget.generations)
+                    or (budget.max_games and self.games_total >= tuning_games(cfg))
+                    or (budget.max_seconds and self.elapsed() >= budget.max_seconds))
 
     def final_check(self) -> FinalCheck | None:
         """The final check of the run's recommendation against its start (played once per
         recommendation; a resumed run whose check is stored reads it), or None without one."""
-        if self.cfg.final_check_games <= 0:
+        if self.cfg.final_check.games <= 0:
             return None
         g = self.strategy.generation
         tuned = self.space.round(np.asarray(self.strategy.recommended("mean"), dtype=float))
@@ -320,8 +321,8 @@ def execute(store: Store, plan: RunPlan, *,
     store.lock()
     try:
         # where games run ('local' processes or a Dask cluster), opened once per run
-        with backend_session(cfg.backend, cfg.scheduler,
-                             workers=resolve_workers(cfg.workers)) as session:
+        with backend_session(cfg.cluster.backend, cfg.cluster.scheduler,
+                             workers=resolve_workers(cfg.cluster.workers)) as session:
             with Solver.open(store, plan, progress=progress, backend=session.backend,
                              workers=session.workers) as solver:
                 for _ in solver:

@@ -72,10 +72,10 @@ def verify_checkpoints(store: Store, *, every: int, games: int, workers: int = 0
     data = load_run(store)
     cfg = data.config
     spec = run_spec(data)
-    openings, _ = held_out_openings(str(cfg.openings))
-    depth, seed = cfg.limits.depth, int(cfg.seed)
-    settings = MatchSettings(limits=Limits(depth=depth, nodes=cfg.limits.nodes,
-                                           max_plies=cfg.limits.max_plies),
+    openings, _ = held_out_openings(str(cfg.play.openings))
+    depth, seed = cfg.play.limits.depth, int(cfg.seed)
+    settings = MatchSettings(limits=Limits(depth=depth, nodes=cfg.play.limits.nodes,
+                                           max_plies=cfg.play.limits.max_plies),
                              openings=str(openings))
     old = store.read_document("verify-curve") or {}
     same = (old.get("games_per_match") == games and old.get("depth") == depth

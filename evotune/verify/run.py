@@ -296,13 +296,13 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
         raise ConfigError(f"engine spec {spec.path} has other weights than run {data.run_id} "
                           f"({len(spec.names)} vs {len(data.names)}, or other names); give a "
                           "spec of the run's engine")
-    openings, note = verify_openings(settings, cfg.openings, book_plies=cfg.book_plies)
+    openings, note = verify_openings(settings, cfg.play.openings, book_plies=cfg.play.book_plies)
     if note:
         log.warning(note)
     seed = int(settings.seed if settings.seed is not None else cfg.seed)
     # the run's limits, time control and adjudication; held-out openings, maybe another depth
-    limits = settings.first_limits(cfg.limits)
-    second = settings.second_limits(cfg.limits)
+    limits = settings.first_limits(cfg.play.limits)
+    second = settings.second_limits(cfg.play.limits)
     legs = [limits] if second is None else [limits, second]
     run_openings = None if openings is None else str(openings)
     player = player_from_engine_spec(spec, rec.weights, name=f"{data.run_id}-recommended")
@@ -320,7 +320,8 @@ def verify_run(run: str | Path | Store, *, settings: VerifySettings = VerifySett
            "held_out": note != NOT_HELD_OUT,
            "depth": limits.depth, "nodes": limits.nodes, "games": settings.games,
            "movetime": limits.movetime,
-           "tc": tc_text(cfg.limits.tc) if settings.limits.tc is None else settings.limits.tc,
+           "tc": (tc_text(cfg.play.limits.tc) if settings.limits.tc is None
+                  else settings.limits.tc),
            "engine": spec.name,
            **_second_limit_fields(legs),
            "seed": seed, "sprt": list(settings.sprt) if settings.sprt else None,

@@ -18,6 +18,7 @@ from ...limits import LIMITS, Limits
 from ...match.fixtures import limits_record
 from ...rules import Adjudication
 from ...runs.config import RunConfig
+from ...runs.gamesettings import PlaySettings
 
 STRATEGY = "texel"
 """What a fit's generation files and ``evotune status`` name as its strategy."""
@@ -147,9 +148,11 @@ class TexelConfig:
         return self.epochs
 
     @property
-    def book_plies(self) -> int:
-        """Book plies of verification matches (:data:`BOOK_PLIES`)."""
-        return BOOK_PLIES
+    def play(self) -> PlaySettings:
+        """How the fitted weights play their verification matches (what the readers of any
+        run's weights read, :class:`~evotune.runs.registry.WeightsConfig`): the fit's limits and
+        openings, :data:`BOOK_PLIES` book plies."""
+        return PlaySettings(limits=self.limits, openings=self.openings, book_plies=BOOK_PLIES)
 
     @property
     def tc(self) -> str:
