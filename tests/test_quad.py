@@ -234,3 +234,12 @@ def test_a_quad_run_worse_than_its_start_still_recommends_its_start(tmp_path):
                                         "--runs-dir", str(tmp_path)])
     assert exported.exit_code == 0, exported.output
     assert json.loads(exported.stdout) == START
+
+
+def test_quad_refuses_a_gauntlet_in_one_line(tmp_path):
+    res = _evotune("run", "--strategy", "quad", "--opponents", "shannon", "--generations", "1",
+                   "--depth", "1", "--runs-dir", str(tmp_path))
+    assert res.returncode == 2 and not any(tmp_path.iterdir())
+    assert res.stderr.strip().splitlines() == [
+        "evotune: error: strategy 'quad' compares its own candidates, each against another; "
+        "--opponents applies to de, jde, ea, spsa, cmaes and ng:NAME"]

@@ -17,7 +17,7 @@ from ..runs.lifecycle import with_budget
 from ..runs.plan import load_run_engine
 from ..runs.start import run_start
 from ..runs.store import Store, list_runs
-from ..strategies import STRATEGIES, strategy_class
+from ..strategies import STRATEGIES, strategy_class, strategy_names
 from ..weightsio import read_spsa_params
 from .options import (
     DefaultShown,
@@ -54,7 +54,7 @@ _C = RunConfig()
 
 @click.command()
 @click.option("--strategy", type=str, default=None, cls=DefaultShown, shown=_C.strategy,
-              help="de, jde, ea, td, spsa, cmaes or ng:NAME.")
+              help=f"{strategy_names()}.")
 @click.option("--np", "population", type=int, default=None, cls=DefaultShown,
               shown=_C.population,
               help="Population size / learners.")

@@ -68,7 +68,7 @@ class RunConfig:
     """The run kind a manifest names (fits to positions: 'fit', :class:`TexelConfig`)."""
 
     strategy: str = "de"
-    """Strategy name: de, jde, ea, td, spsa, cmaes or ng:NAME."""
+    """Strategy name: one of :data:`~evotune.strategies.STRATEGIES` or ng:NAME."""
     population: int = 20
     """Population size NP (DE/jDE/EA) or number of learners (TD): the ``--np`` flag, stored as
     ``np``."""

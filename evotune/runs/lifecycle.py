@@ -20,7 +20,7 @@ from ..players.spec import check_engine_spec, player_from_engine_spec
 from ..spec.file import engine_spec_from_text, resolve_command
 from ..spec.model import EngineSpec
 from ..spec.start import start_checksum
-from ..strategies import make_strategy, strategy_class
+from ..strategies import make_strategy, strategy_class, strategy_names
 from ..strategies import strategy_params as strategy_params_for
 from .config import RunConfig
 from .identity import config_differences, default_run_id
@@ -159,25 +159,28 @@ def check_run_players(plan: RunPlan) -> None:
             and strategy_class(cfg.strategy).NEEDS_FEATURES:
         raise ConfigError(f"strategy '{cfg.strategy}' learns a linear evaluation from its "
                           f"features; the net of '{cfg.engine}' has none: tune its output layer "
-                          "with de, jde, ea, spsa, cmaes or ng:NAME")
+                          f"with {strategy_names(needs_features=False)}")
     if spec.kind == "uci" and strategy_class(cfg.strategy).NEEDS_FEATURES:
         raise ConfigError(f"strategy '{cfg.strategy}' learns from the evaluation's feature vector, "
                           f"which the UCI engine of '{cfg.engine}' does not expose; tune it with "
-                          "de, jde, ea, spsa, cmaes or ng:NAME, or use a builtin engine spec")
+                          f"{strategy_names(needs_features=False)}, or use a builtin engine spec")
     searched = spec.search.weight_names()
     if searched and strategy_class(cfg.strategy).NEEDS_FEATURES:
         raise ConfigError(f"strategy '{cfg.strategy}' learns the evaluation from its features; "
                           f"the search weights of '{cfg.engine}' ({', '.join(searched)}) are "
-                          "not features: tune them with de, jde, ea, spsa, cmaes or ng:NAME")
+                          f"not features: tune them with {strategy_names(needs_features=False)}")
     check_engine_spec(spec)
     if cfg.play.opponents and strategy_params(cfg).get("selection") == "race":
         raise ConfigError("selection = race compares a trial with its target in a match of "
                           "their own; with --opponents candidates are compared by their gauntlet "
                           "scores: use --param selection=paper or leave --opponents out")
     if cfg.play.opponents:
-        if strategy_class(cfg.strategy).NEEDS_FEATURES:
-            raise ConfigError(f"strategy '{cfg.strategy}' learns from self-play; --opponents "
-                              "applies to de, jde, ea, spsa, cmaes and ng:NAME")
+        cls = strategy_class(cfg.strategy)
+        if cls.NEEDS_FEATURES or not cls.GAUNTLET:
+            why = "learns from self-play" if cls.NEEDS_FEATURES else \
+                "compares its own candidates, each against another"
+            raise ConfigError(f"strategy '{cfg.strategy}' {why}; --opponents applies to "
+                              f"{strategy_names(joiner='and', needs_features=False, gauntlet=True)}")
         check_opponents(cfg.play.opponents)
 
 

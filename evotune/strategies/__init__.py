@@ -26,7 +26,8 @@ from .td import TD
 STRATEGIES: dict[str, type[Strategy]] = {"de": DE, "jde": JDE, "ea": EA, "td": TD,
                                          "spsa": SPSA, "cmaes": CMAES, "quad": Quad}
 
-__all__ = ["STRATEGIES", "keeps_population", "make_strategy", "strategy_class", "strategy_params",
+__all__ = ["STRATEGIES", "keeps_population", "strategy_names", "make_strategy", "strategy_class",
+           "strategy_params",
            "strategy_terms", "Strategy",
            "MatchRequest", "MatchOutcome", "GameLeaves", "Param", "DE", "JDE", "EA", "TD",
            "SPSA", "CMAES", "Quad"]
@@ -42,6 +43,18 @@ def strategy_class(name: str) -> type[Strategy]:
         raise ConfigError(f"unknown strategy {name!r}; use one of "
                           f"{', '.join(STRATEGIES)} or {NG_PREFIX}NAME (a nevergrad "
                           "optimiser)") from None
+
+
+def strategy_names(*, joiner: str = "or", needs_features: bool | None = None,
+                   gauntlet: bool | None = None) -> str:
+    """The registered names as a reader's list, 'de, jde, ..., cmaes, quad or ng:NAME' (a
+    nevergrad optimiser last), only those that need (or do not need) the evaluation's features
+    or can (or cannot) be scored by a gauntlet when asked: the error messages' lists, made from
+    the registry rather than written out."""
+    names = [n for n, cls in STRATEGIES.items()
+             if (needs_features is None or cls.NEEDS_FEATURES == needs_features)
+             and (gauntlet is None or cls.GAUNTLET == gauntlet)]
+    return f"{', '.join(names)} {joiner} {NG_PREFIX}NAME"
 
 
 def keeps_population(name: str) -> bool:

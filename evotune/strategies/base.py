@@ -238,6 +238,9 @@ class Strategy(abc.ABC):
     NEEDS_FEATURES: ClassVar[bool] = False
     """True when it learns from the evaluation's feature vector (TD): it then needs the built-in
     engine, since a UCI engine does not expose phi."""
+    GAUNTLET: ClassVar[bool] = True
+    """True when its candidates can be scored by games against a gauntlet (``--opponents``)
+    instead of the strategy's own mini-matches."""
     RECOMMENDS: ClassVar[str] = ""
     """What :meth:`recommended` returns whatever the rule, when it is one vector (SPSA's theta,
     a search distribution's mean); '' for a population, whose rule chooses."""

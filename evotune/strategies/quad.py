@@ -43,6 +43,7 @@ class Quad(Strategy):
     RECOMMENDS = "the centre: the rating model's peak over every game"
     CENTRE = "theta"
     STEP = ("c", "distance")
+    GAUNTLET = False  # the model reads its pairs' games, each side against the other
     PARAMS = {
         "batch": Param(16, "int", low=1, high=10_000,
                        doc="pairs played around the centre per generation"),
