@@ -29,6 +29,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..seeding import STREAM_STRATEGY, generator, generator_state, restore_generator
 from ..space import WeightSpace
+from .model import ModelRequest, ModelView
 
 log = logging.getLogger(__name__)
 
@@ -101,43 +102,6 @@ class MatchOutcome:
     """selection='model': the rating model over every game of the run so far, this request's
     included (:mod:`evotune.match.rating`): (A's Elo, B's Elo, the standard error of A minus B),
     Elo against the run's anchor; None when the run does not select by the model."""
-
-
-@dataclass(frozen=True)
-class ModelRequest:
-    """The rating model a strategy asks the run loop to fit over every game of the run
-    (:meth:`Strategy.rating_model`; plain numbers: strategies do not import the match layer)."""
-
-    form: str
-    """'vectors' (a rating per distinct vector), 'linear' (strength linear in the weights) or
-    'quadratic' (a slope and a curvature per weight: :mod:`evotune.match.quadmodel`)."""
-    prior: float
-    """The prior's standard deviation: Elo of a vector ('vectors'), Elo per scale unit of a
-    slope ('linear', 'quadratic')."""
-    anchor: tuple[float, ...] | None
-    """The vector rated 0 (the run's start; None: a run from random weights has none)."""
-    curvature: float = 0.0
-    """'quadratic': the curvatures' prior mean, Elo per scale unit squared."""
-    curvature_sd: float = 1.0
-    """'quadratic': the curvatures' prior standard deviation."""
-
-
-@dataclass(frozen=True)
-class ModelView:
-    """The fitted model of a 'linear' or 'quadratic' :class:`ModelRequest` as plain numbers,
-    handed to :meth:`Strategy.tell` after every generation: a vector v's Elo is
-    ``slope . u - 1/2 curvature . u^2`` with ``u = (v - anchor) / scale``."""
-
-    slope: tuple[float, ...]
-    """Elo per scale unit of each weight, at the anchor."""
-    curvature: tuple[float, ...]
-    """Elo per scale unit squared of each weight (all 0 for the linear form)."""
-    scale: tuple[float, ...]
-    """Each weight's unit (its fine-tuning scale)."""
-    anchor: tuple[float, ...]
-    """The vector at u = 0."""
-    games: int
-    """Games the model was fitted on."""
 
 
 @dataclass(frozen=True)

@@ -36,11 +36,11 @@ from .base import (
     POPULATION_INIT_PARAMS,
     MatchOutcome,
     MatchRequest,
-    ModelRequest,
     Param,
     Strategy,
     as_tuple,
 )
+from .model import ModelRequest
 from .selection import SELECTION_PARAMS, challenger_wins, comparison, rates, selection_model
 
 

@@ -32,7 +32,8 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..space import finetune_scale
-from .base import MatchOutcome, MatchRequest, ModelRequest, Param, Strategy, as_tuple
+from .base import MatchOutcome, MatchRequest, Param, Strategy, as_tuple
+from .model import ModelRequest
 
 
 class Quad(Strategy):

@@ -36,7 +36,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .base import MatchOutcome, MatchRequest, ModelRequest, Param
+from .base import MatchOutcome, MatchRequest, Param
+from .model import ModelRequest
 
 SELECTIONS = ("paper", "race", "model")
 MODEL_FORMS = ("vectors", "linear")

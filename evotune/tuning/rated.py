@@ -24,7 +24,8 @@ from ..match.rating import (
     game_results,
 )
 from ..space import WeightSpace, finetune_scale
-from ..strategies.base import MatchOutcome, MatchRequest, ModelRequest, ModelView
+from ..strategies.base import MatchOutcome, MatchRequest
+from ..strategies.model import ModelRequest, ModelView
 
 FORMS = ("vectors", "linear", "quadratic")
 
