@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..seeding import STREAM_STRATEGY, generator, generator_state, restore_generator
 from ..space import WeightSpace
-from .model import ModelRequest, ModelView
+from .ratingrequest import ModelRequest, ModelView
 
 log = logging.getLogger(__name__)
 

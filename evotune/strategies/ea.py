@@ -40,7 +40,7 @@ from .base import (
     Strategy,
     as_tuple,
 )
-from .model import ModelRequest
+from .ratingrequest import ModelRequest
 from .selection import SELECTION_PARAMS, challenger_wins, comparison, rates, selection_model
 
 

@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..space import finetune_scale
 from .base import MatchOutcome, MatchRequest, Param, Strategy, as_tuple
-from .model import ModelRequest
+from .ratingrequest import ModelRequest
 
 
 class Quad(Strategy):

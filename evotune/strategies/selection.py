@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .base import MatchOutcome, MatchRequest, Param
-from .model import ModelRequest
+from .ratingrequest import ModelRequest
 
 SELECTIONS = ("paper", "race", "model")
 MODEL_FORMS = ("vectors", "linear")

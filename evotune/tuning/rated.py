@@ -25,7 +25,7 @@ from ..match.rating import (
 )
 from ..space import WeightSpace, finetune_scale
 from ..strategies.base import MatchOutcome, MatchRequest
-from ..strategies.model import ModelRequest, ModelView
+from ..strategies.ratingrequest import ModelRequest, ModelView
 
 FORMS = ("vectors", "linear", "quadratic")
 
