@@ -584,3 +584,25 @@ def stored_run(tmp_path_factory) -> Path:
                   base, timeout=600)
     assert res.returncode == 0, res.stderr
     return base / "good"
+
+
+SLOW_LIST = Path(__file__).with_name("slow_tests.txt")
+
+
+def slow_test_ids() -> dict[str, float]:
+    """The tests tests/slow_tests.txt moves to the full suite: node id -> seconds measured."""
+    ids = {}
+    for line in SLOW_LIST.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            seconds, _, nodeid = line.partition(" ")
+            ids[nodeid] = float(seconds)
+    return ids
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark slow the tests listed in tests/slow_tests.txt (each measured at 4 s or more), so the
+    README's fast set (``-m "not slow"``) stays within CI's 15 minutes on 2 cores."""
+    ids = slow_test_ids()
+    for item in items:
+        if item.nodeid in ids:
+            item.add_marker(pytest.mark.slow)
