@@ -600,7 +600,7 @@ def slow_test_ids() -> dict[str, float]:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark slow the tests listed in tests/slow_tests.txt (each measured at 4 s or more), so the
+    """Mark slow the tests listed in tests/slow_tests.txt (each measured at 3 s or more), so the
     README's fast set (``-m "not slow"``) stays within CI's 15 minutes on 2 cores."""
     ids = slow_test_ids()
     for item in items:
