@@ -21,10 +21,10 @@ import argparse
 import tempfile
 import time
 
+from evotune.kinds.games.solver import execute
 from evotune.match import warm_up
 from evotune.runs.config import build_run_config
 from evotune.runs.lifecycle import new_run
-from evotune.tuning.loop import execute
 
 
 def timed_run(cfg, start=None) -> tuple[object, float, float]:

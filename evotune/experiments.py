@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import ConfigError, FieldError
+from .kinds.games.solver import execute
 from .match.scoring import uninformative
 from .reporting import load_run
 from .reporting.compare import (
@@ -38,7 +39,6 @@ from .runs.lifecycle import new_run, open_run, with_budget
 from .runs.plan import with_overrides
 from .runs.store import Store
 from .spec.file import load_engine_spec
-from .tuning.loop import execute
 from .verify.curve import recommended_at, verify_checkpoints
 from .verify.run import VerifySettings, verify_run
 
@@ -216,7 +216,7 @@ def compare_strategies(*, strategies: tuple[str, ...], games_budget: int, seeds:
                        progress: Callable | None = None) -> list[RunOutcome]:
     """Each strategy with the same game budget (and seeds), each verified on held-out openings;
     with ``verify_every`` G, also the recommended weights after every G games (not counted in
-    the budget). ``progress`` gets the runs' events (:class:`~evotune.tuning.loop.RunProgress`)
+    the budget). ``progress`` gets the runs' events (:class:`~evotune.kinds.games.solver.RunProgress`)
     and then the verification games' (:class:`~evotune.match.runner.GameProgress`)."""
 
     if games_budget < 1:

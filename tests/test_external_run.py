@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from evotune.kinds.games.solver import execute
 from evotune.runs.config import build_run_config
 from evotune.runs.lifecycle import new_run
 from evotune.runs.plan import with_overrides
 from evotune.runs.store import Store
-from evotune.tuning.loop import execute
 
 HERE = Path(__file__).resolve().parent
 STOCKFISH = "/usr/games/stockfish"

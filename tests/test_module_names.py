@@ -13,15 +13,15 @@ RECURRING = {
     # one concept at two layers
     "experiments": {"cli", "."},  # the command group of experiments.py
     "start": {"runs", "spec"},  # where a run begins: the spec of its weights, a games run's start
-    # a run kind's parts: the games kind's config and plan in runs/ (tuning, verify and
+    # a run kind's parts: the games kind's config and plan in runs/ (the store, verify and
     # reporting read them as values), a kind package's beside its solver (kinds/fit/,
-    # kinds/training/, kinds/moves/); each package's view and lifecycle glue (kind), with the
-    # wording every kind's view shares in kinds/view.py
+    # kinds/training/, kinds/moves/); each package's solver, view and lifecycle glue (kind),
+    # with the wording every kind's view shares in kinds/view.py
     "config": {"runs", "kinds/fit", "kinds/training", "kinds/moves"},
     "plan": {"runs", "kinds/fit"},
-    "solver": {"kinds/fit", "kinds/training", "kinds/moves"},
-    "kind": {"kinds/fit", "kinds/training", "kinds/moves"},
-    "view": {"kinds", "kinds/training", "kinds/moves"},
+    "solver": {"kinds/games", "kinds/fit", "kinds/training", "kinds/moves"},
+    "kind": {"kinds/games", "kinds/fit", "kinds/training", "kinds/moves"},
+    "view": {"kinds", "kinds/games", "kinds/training", "kinds/moves"},
 }
 """Basename -> the packages (relative to evotune/) that hold a module of that name."""
 

@@ -20,6 +20,7 @@ from evotune.engine import api
 from evotune.engine.net.network import Net, evaluate_reference, random_net, read_net, write_net
 from evotune.engine.net.outputlayer import output_names, output_ranges, output_values, with_output
 from evotune.errors import ConfigError, NetError, WeightsError
+from evotune.kinds.games.solver import execute
 from evotune.limits import Limits
 from evotune.match.resolve import resolve_player
 from evotune.players.nets import evaluation
@@ -31,7 +32,6 @@ from evotune.runs.plan import load_run_engine, with_overrides
 from evotune.runs.rundata import load_run
 from evotune.spec.file import load_engine_spec
 from evotune.strategies import strategy_class
-from evotune.tuning.loop import execute
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from evotune.cli import cli
 from evotune.errors import ConfigError
+from evotune.kinds.games.solver import execute
 from evotune.match.quadmodel import fit_quadratic
 from evotune.match.rating import ELO, GameResult, game_results
 from evotune.runs.config import build_run_config
@@ -23,7 +24,6 @@ from evotune.runs.store import Store
 from evotune.space import WeightSpace
 from evotune.strategies import make_strategy
 from evotune.strategies.base import MatchOutcome
-from evotune.tuning.loop import execute
 from evotune.tuning.rated import RatedEvidence, model_scale
 
 scipy_optimize = pytest.importorskip("scipy.optimize", reason="the direct MAP uses scipy")

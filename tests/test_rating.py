@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from evotune.cli import cli
 from evotune.errors import ConfigError
+from evotune.kinds.games.solver import execute
 from evotune.match.rating import ELO, GameResult, fit_ratings, game_results
 from evotune.runs.config import build_run_config
 from evotune.runs.lifecycle import new_run
@@ -20,7 +21,6 @@ from evotune.runs.store import Store
 from evotune.space import WeightSpace
 from evotune.strategies import make_strategy
 from evotune.strategies.base import MatchOutcome
-from evotune.tuning.loop import execute
 
 START = {"pawn": 100, "knight": 310, "bishop": 330, "rook": 500, "queen": 900, "mobility": 10}
 MODEL = dict(strategy="de", population=4, generations=2, games=2, depth=1, seed=5,

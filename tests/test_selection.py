@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from evotune.cli import cli
+from evotune.kinds.games.solver import execute
 from evotune.reporting.export import export_run
 from evotune.runs.config import build_run_config, run_config_from_dict
 from evotune.runs.lifecycle import (
@@ -27,7 +28,6 @@ from evotune.spec.file import load_engine_spec
 from evotune.spec.start import with_start_values
 from evotune.strategies import make_strategy
 from evotune.strategies.base import MatchOutcome
-from evotune.tuning.loop import execute
 
 START = {"pawn": 100, "knight": 310, "bishop": 330, "rook": 500, "queen": 900, "mobility": 10}
 

@@ -8,10 +8,10 @@ import dataclasses
 
 import pytest
 
+from evotune.kinds.games.solver import Solver, execute
 from evotune.runs.config import build_run_config
 from evotune.runs.lifecycle import new_run
 from evotune.runs.records import Generation
-from evotune.tuning.loop import Solver, execute
 
 TINY = dict(population=4, generations=2, games=2, depth=1, seed=5, openings="book", workers=1)
 

@@ -19,12 +19,12 @@ import pytest
 
 from evotune.errors import StoreError
 from evotune.fileio import atomic_write_json
+from evotune.kinds.games.solver import execute
 from evotune.match.gamerecord import GameRecord
 from evotune.runs.config import build_run_config
 from evotune.runs.lifecycle import new_run, open_run
 from evotune.runs.plan import with_overrides
 from evotune.runs.store import Store, list_runs
-from evotune.tuning.loop import execute
 
 TINY = dict(population=4, generations=3, games=2, depth=1, seed=5, openings="book", workers=1)
 

@@ -14,6 +14,7 @@ import evotune.space as space_module
 from evotune.engine import play_game, search
 from evotune.engine.evaluation import evaluation_of
 from evotune.errors import WeightsError
+from evotune.kinds.games.solver import Solver
 from evotune.limits import Limits
 from evotune.match import Fixture, MatchSettings, run_fixtures
 from evotune.players import builtin
@@ -25,7 +26,6 @@ from evotune.runs.plan import plan_run
 from evotune.runs.store import Store
 from evotune.space import MAX_ABS_WEIGHT, Weights, WeightSpace
 from evotune.spec.file import load_engine_spec
-from evotune.tuning.loop import Solver
 
 REF = (100.0, 300.0, 330.0, 500.0, 900.0, 10.0)
 CAND = (100.0, 280.0, 345.4, 470.0, 905.0, 7.6)

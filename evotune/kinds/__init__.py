@@ -6,9 +6,10 @@ test a kind's name.
 
 This package sits between the commands (cli, experiments) and reporting: a kind binds its
 lifecycle (runs, tuning, learn) to its readers (reporting) and its verification (verify). A new
-kind is a package here (config, solver, view, kind: as :mod:`.fit`, :mod:`.training` and
-:mod:`.moves` are) and one line below (``tests/test_run_kinds.py`` adds a toy kind from a test
-alone); the games kind still keeps its config in ``runs/`` and its solver in ``tuning/``.
+kind is a package here (config, solver, view, kind: as :mod:`.games`, :mod:`.fit`,
+:mod:`.training` and :mod:`.moves` are) and one line below (``tests/test_run_kinds.py`` adds a
+toy kind from a test alone); the games kind keeps its config and plan in ``runs/``, which the
+store reads.
 """
 from __future__ import annotations
 

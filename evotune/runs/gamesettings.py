@@ -36,7 +36,7 @@ class PlaySettings:
 @dataclass(frozen=True)
 class Budget:
     """When a run stops: the first of its limits reached (0 = no such limit). Never part of the
-    run's identity: a resume may raise them (:mod:`evotune.runs.budget`)."""
+    run's identity: a resume may raise them (:mod:`evotune.kinds.games.budget`)."""
 
     generations: int = 50
     """Stop after this many generations (0 = no generation limit)."""

@@ -2,7 +2,7 @@
 (:class:`KindConfig`), the record of what a run did (:class:`Summary`), and the one registry of kinds
 (:func:`register`, :func:`kind_named`, :func:`kind_of`).
 
-A kind is one object: games runs (:mod:`evotune.kinds.games`), Texel fits
+A kind is one object: games runs (:mod:`evotune.kinds.games`, one package), Texel fits
 (:mod:`evotune.kinds.fit`) and net trainings (:mod:`evotune.kinds.training`) each register one
 (:mod:`evotune.kinds` does, once, on import); the commands ask it for a run's status, its row
 in ``evotune runs``, how it continues, its report, plots, export, verification and
@@ -29,7 +29,7 @@ from .store import Store
 @dataclass(frozen=True)
 class Summary:
     """What a run of any kind did when it stopped, as the command prints it; ``record`` is the
-    kind's own summary (:class:`evotune.tuning.loop.RunSummary`, a fit's dict,
+    kind's own summary (:class:`evotune.kinds.games.solver.RunSummary`, a fit's dict,
     :class:`evotune.kinds.training.solver.TrainSummary`)."""
 
     run_id: str

@@ -95,7 +95,7 @@ class Manifest:
     init_from: StartFrom | None = None
     """A games run that started from earlier weights: where they came from; None otherwise."""
     extensions: tuple[dict, ...] = ()
-    """Each raise of the run's budget on resume (:mod:`evotune.runs.budget`), oldest first."""
+    """Each raise of the run's budget on resume (:mod:`evotune.kinds.games.budget`), oldest first."""
 
     @property
     def kind(self) -> str:

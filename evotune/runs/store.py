@@ -410,7 +410,7 @@ class Store:
     # -- a raised budget ---------------------------------------------------------------------------
     def extend(self, config: KindConfig, record: dict) -> None:
         """Keep a raise of the run's budget: the manifest's config with the new limits and the
-        raise's ``record`` appended to its extensions (:mod:`evotune.runs.budget`). A final
+        raise's ``record`` appended to its extensions (:mod:`evotune.kinds.games.budget`). A final
         check of the old end is set aside first (``final-check-gNNNN.json`` and ``.pgn``; the record
         holds it too), so that the run's recommendation waits for the check at the new end."""
         for doc_name, pgn_name in ((FINAL_CHECK_DOCUMENT, FINAL_CHECK_PGN),

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import EvotuneError
 from ..kinds import kind_of
+from ..kinds.games.solver import pgn_text
 from ..match.resultsblock import stored_figures, summary_lines
 from ..reporting.strength import base_of, checkpoints_of, curve_of
 from ..runs.config import RunConfig
@@ -37,7 +38,6 @@ from ..runs.recordio import damaged
 from ..runs.records import parse_game_line
 from ..runs.runstate import run_state
 from ..runs.store import Store
-from ..tuning.loop import pgn_text
 from .facts import fit_facts, net_facts
 from .journals import LogCache
 from .matches import MatchReader

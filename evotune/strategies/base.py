@@ -1,7 +1,7 @@
 """The strategy interface: ask for mini-matches, tell their outcomes, save and restore exactly.
 
 A Strategy is pure numerics. It never plays a game and never touches disk: the run loop
-(``evotune/tuning/loop.py``) turns each :class:`MatchRequest` into a colour-balanced mini-match, plays
+(``evotune/kinds/games/solver.py``) turns each :class:`MatchRequest` into a colour-balanced mini-match, plays
 it, and hands back one :class:`MatchOutcome` per request, in request order.
 
 Determinism. All randomness comes from one generator,

@@ -1,25 +1,22 @@
-"""The games kind: tuning runs by games (``evotune run``). Its lifecycle is
-:mod:`evotune.runs.lifecycle` (new, open, plan) and :mod:`evotune.tuning.loop` (execute); here is
-what the commands ask of it: its progress and summary lines, status, row, and the weights it
-recommends (its strategy restored from the stored state)."""
+"""The games kind's lifecycle glue: what the commands ask of a tuning run by games (new,
+resume, execute, status, row, and the weights it recommends, its strategy restored from the
+stored state). Its lifecycle is :mod:`evotune.runs.lifecycle` (new, open, plan), its solver
+:mod:`.solver`, its budget raises :mod:`.budget`, its lines :mod:`.view`."""
 from __future__ import annotations
 
 import logging
 import math
-import time
 from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
 
-from ..errors import EvotuneError, Interrupted, StoreError
-from ..match.runner import compile_ended
-from ..reporting.tables import brief, clock
-from ..runs.budget import extended_config, extension_lines, extension_record
-from ..runs.config import RunConfig, run_config_from_dict, validate_run_config
-from ..runs.finalcheck import FINAL_CHECK_DOCUMENT, final_check_block
-from ..runs.kinds import Bar, Job, ResumeRequest, RunUI, Summary
-from ..runs.lifecycle import (
+from ...errors import EvotuneError, Interrupted, StoreError
+from ...reporting.tables import brief
+from ...runs.config import RunConfig, run_config_from_dict, validate_run_config
+from ...runs.finalcheck import FINAL_CHECK_DOCUMENT, final_check_block
+from ...runs.kinds import Job, ResumeRequest, RunUI, Summary
+from ...runs.lifecycle import (
     check_backend,
     check_run_net,
     new_run,
@@ -27,17 +24,19 @@ from ..runs.lifecycle import (
     strategy_params,
     tuning_games,
 )
-from ..runs.plan import with_overrides
-from ..runs.records import Generation
-from ..runs.registry import StoredKind
-from ..runs.rundata import Recommendation, RunData, run_spec
-from ..runs.store import Store
-from ..space import WeightSpace
-from ..strategies import strategy_class
-from ..tuning.loop import execute
-from ..verify.text import describe_match
-from .view import elo_text, of_total, started
-from .weights import WeightsKind
+from ...runs.plan import with_overrides
+from ...runs.records import Generation
+from ...runs.registry import StoredKind
+from ...runs.rundata import Recommendation, RunData, run_spec
+from ...runs.store import Store
+from ...space import WeightSpace
+from ...strategies import strategy_class
+from ...verify.text import describe_match
+from ..view import elo_text, of_total, started
+from ..weights import WeightsKind
+from .budget import extended_config, extension_lines, extension_record
+from .solver import execute
+from .view import RunBar, check_text, step_text
 
 log = logging.getLogger(__name__)
 
@@ -50,89 +49,6 @@ GAMES_STORED = StoredKind(RunConfig.kind, _read_games, takes_start=True,
                           format1=lambda config: True)
 """Tuning runs by games (:class:`RunConfig`) as the store reads them (every format-1 manifest
 was a RunConfig's: a fit claims its own, :data:`evotune.kinds.fit.FIT_STORED`)."""
-
-def step_text(cls, step: dict) -> str:
-    """A strategy's step in its own terms ('spsa step: c_k 12.5, R_k 0.0021 (means over the
-    weights)'; 'cmaes step: sigma 0.18'); '' when it has none."""
-    if not step:
-        return ""
-    mean = " (means over the weights)" if len(step) > 1 else ""
-    return f"{cls.name} step: " + ", ".join(f"{k} {v:.4g}" for k, v in step.items()) + mean
-
-
-def check_text(check) -> str:
-    """The final check's verdict in a few words: 'check H1 +12 +- 9: tuned', 'check H0 -3 +-
-    11: start kept'."""
-    elo = f" {check.elo:+.0f} +- {check.elo_error:.0f}" if math.isfinite(check.elo) \
-        and math.isfinite(check.elo_error) else ""
-    return f"check {check.verdict}{elo}: {'tuned' if check.better else 'start kept'}"
-
-
-def run_line(ev, names, total, centre: str = "mean") -> str:
-    """A finished generation as one line: generation g/total, games, rate, the weights' means
-    (SPSA: its theta)."""
-    st = ev.stats
-    means = brief(names, st.get("mean", []))
-    if "replacement_rate" in st:
-        rate = f"replaced {st['replacement_rate']:.2f}  "
-    elif "learning_rate" in st:
-        rate = f"lr {st['learning_rate']:.4g}  "
-    else:
-        rate = ""
-    label = "means" if centre == "mean" else centre
-    return f"generation {ev.generation}/{total}  games {ev.games_total:,}  {rate}{label} {means}"
-
-
-class RunBar:
-    """A run's progress: the games of the generation being played (a bar, or a line now and
-    then) with the run's time left, and one line per stored generation."""
-
-    def __init__(self, cfg, names, bar: Bar) -> None:
-        self.cfg, self.names = cfg, names
-        self.total = cfg.budget.generations or "-"
-        self.bar = bar
-        self.t0 = time.monotonic()
-        self.start_games: int | None = None  # the run's games when this session began
-        self.stored = (0, 0)  # (generation, games) of the last stored generation seen
-
-    def __call__(self, ev) -> None:
-        if self.start_games is None:
-            self.start_games = ev.games_total - ev.games_in_generation
-        elapsed = time.monotonic() - max(self.t0, compile_ended())  # a compile is not work
-        rate = (ev.games_total - self.start_games) / elapsed if elapsed > 0 else 0.0
-        if ev.kind == "final-check":  # the final check of a run from given weights
-            self.bar.update(ev.games_in_generation,
-                            max(self.cfg.final_check.games, ev.games_in_generation),
-                            label="final check", note="the tuned weights against the start",
-                            rate=rate)
-            return
-        if ev.kind != "game":
-            self.stored = (ev.generation, ev.games_total)
-            self.bar.line(run_line(ev, self.names, self.total,
-                                   strategy_class(self.cfg.strategy).CENTRE))
-            return
-        self.bar.update(ev.games_in_generation,
-                        max(ev.games_scheduled, ev.games_in_generation),
-                        label=f"generation {ev.generation}/{self.total}",
-                        note=self._run_left(ev.games_total, rate), rate=rate)
-
-    def _run_left(self, games: int, rate: float) -> str:
-        """The whole run's time left at ``rate`` games/s: to its --max-games, or its generations
-        at the games a stored generation took on average ('' when unknown)."""
-        cfg, (generation, stored_games) = self.cfg, self.stored
-        if rate <= 0:
-            return ""
-        if cfg.budget.max_games:
-            todo = cfg.budget.max_games - games
-        elif cfg.budget.generations and generation > 0:
-            todo = round(cfg.budget.generations * stored_games / generation) - games
-        else:
-            return ""
-        return f"run {clock(max(todo, 0) / rate)} left"
-
-    def close(self) -> None:
-        self.bar.close()
-
 
 class GamesKind(WeightsKind):
     """Tuning runs by games: a population (or a search distribution) of weight vectors."""
@@ -154,7 +70,7 @@ class GamesKind(WeightsKind):
 
     def resume(self, store: Store, request: ResumeRequest) -> Job:
         """The run opened to continue; a limit given is a raise of its budget, checked here
-        and kept in the run before it plays on (:mod:`evotune.runs.budget`)."""
+        and kept in the run before it plays on (:mod:`.budget`)."""
         generations, workers = request.generations, request.workers
         max_games, max_seconds = request.max_games, request.max_seconds
         backend, scheduler = request.play.backend, request.play.scheduler

@@ -25,9 +25,9 @@ from __future__ import annotations
 import math
 import time
 
-from ..errors import ConfigError
-from .config import RunConfig
-from .records import State
+from ...errors import ConfigError
+from ...runs.config import RunConfig
+from ...runs.records import State
 
 LIMITS = {"generations": "--generations", "max_games": "--max-games",
           "max_seconds": "--max-seconds"}
