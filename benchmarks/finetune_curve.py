@@ -14,6 +14,12 @@ then, naming each run with its method's label:
         --run "SPSA=spsa-scalars-20k-s1" --run "UH-CMA-ES=uh-cmaes-scalars-10k-s1" \\
         --json curve.json --figure curve.png
 
+A method added later joins an earlier figure's points without replaying them (``--with``: the
+same --every, --first and --games, or the script refuses):
+
+    python benchmarks/finetune_curve.py --run "quad=quad-scalars-20k-s1" \\
+        --with docs/results/artefacts/finetune/elo-vs-games-real.json --json curve.json
+
 Prints one line per checkpoint (games, Elo +- its 95% error, W-D-L), then the run's own final
 check as its last point (at the tuning games it ended with: the budget counts the check's games
 too) and, where two methods share a checkpoint, the difference of the first method's Elo from
@@ -67,6 +73,23 @@ def final_point(runs: Path, run_id: str) -> dict | None:
             "final_check": True}
 
 
+def mean_differences(a: dict[str, list[dict]], b: dict[str, list[dict]]
+                     ) -> list[tuple[int, float, float]]:
+    """(checkpoint, difference, its 95% error) of two methods' Elo means over their runs (their
+    seeds) at each checkpoint every run of both played (the final checks left out): the error of
+    a mean is the root of its runs' squared errors over their count."""
+    def means(runs: dict[str, list[dict]]) -> dict[int, tuple[float, float]]:
+        at = [{p["checkpoint"]: p for p in points if not p.get("final_check")}
+              for points in runs.values()]
+        shared = set.intersection(*(set(x) for x in at)) if at else set()
+        return {c: (sum(x[c]["elo"] for x in at) / len(at),
+                    math.sqrt(sum(x[c]["elo_error"] ** 2 for x in at)) / len(at))
+                for c in shared}
+    ma, mb = means(a), means(b)
+    return [(c, ma[c][0] - mb[c][0], math.hypot(ma[c][1], mb[c][1]))
+            for c in sorted(set(ma) & set(mb))]
+
+
 def figure(methods: dict, out: Path, *, title: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -74,12 +97,12 @@ def figure(methods: dict, out: Path, *, title: str) -> None:
 
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
     shift = {name: (i - (len(methods) - 1) / 2) * 120 for i, name in enumerate(methods)}
-    for name, runs in methods.items():
+    for m, (name, runs) in enumerate(methods.items()):
         for k, (run_id, points) in enumerate(runs.items()):
             line = ax.errorbar([p["checkpoint"] + shift[name] for p in points],
                                [p["elo"] for p in points],
                                yerr=[p["elo_error"] for p in points], marker="os^v"[k % 4],
-                               capsize=3, label=f"{name} ({run_id})",
+                               capsize=3, label=f"{name} ({run_id})", color=f"C{m % 10}",
                                linestyle="-" if k == 0 else "--")
             ends = [p for p in points if p.get("final_check")]
             if ends:
@@ -108,6 +131,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="First checkpoint (default --every: the start itself is 0 Elo).")
     ap.add_argument("--games", type=int, default=1000, help="Games per checkpoint match.")
     ap.add_argument("--workers", type=int, default=0, help="Worker processes (0: per core).")
+    ap.add_argument("--with", dest="with_", type=Path, action="append", default=[],
+                    metavar="JSON", help="An earlier figure's points (this script's --json), "
+                    "drawn beside the new runs' (repeat).")
     ap.add_argument("--json", type=Path, default=None, help="Write the points here.")
     ap.add_argument("--figure", type=Path, default=None, help="Draw the figure here (PNG).")
     args = ap.parse_args(argv)
@@ -119,6 +145,23 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         methods.setdefault(label, {})[run_id] = []
     first = args.every if args.first is None else args.first
+    earlier: list[dict] = []
+    for path in args.with_:
+        try:
+            doc = json.loads(path.read_text())
+            same = (doc["every"], doc["first"], doc["games_per_match"]) == (
+                args.every, first, args.games)
+            doc["methods"].items()
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            print(f"finetune_curve: --with {path}: not this script's points ({exc})",
+                  file=sys.stderr)
+            return 2
+        if not same:
+            print(f"finetune_curve: --with {path}: its checkpoints are every {doc['every']} "
+                  f"from {doc['first']} at {doc['games_per_match']} games, not every "
+                  f"{args.every} from {first} at {args.games}", file=sys.stderr)
+            return 2
+        earlier.append(doc)
     for label, runs in methods.items():
         for run_id in runs:
             runs[run_id] = curve_of(args.runs, run_id, every=args.every, games=args.games,
@@ -132,6 +175,14 @@ def main(argv: list[str] | None = None) -> int:
                       f"{p['elo_error']:4.1f}  ({p['wins']}-{p['draws']}-{p['losses']})"
                       + ("  the run's final check" if p.get("final_check") else ""),
                       flush=True)
+    for doc in earlier:
+        for label, runs in doc["methods"].items():
+            for run_id, points in runs.items():
+                if run_id in methods.get(label, {}):
+                    print(f"finetune_curve: {run_id} is both a --run and in --with",
+                          file=sys.stderr)
+                    return 2
+                methods.setdefault(label, {})[run_id] = points
     names = list(methods)
     for other in names[1:]:
         for a_id, a in methods[names[0]].items():
@@ -144,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
                         e = math.hypot(p["elo_error"], q["elo_error"])
                         print(f"{names[0]} - {other} ({a_id} - {b_id}) at "
                               f"{p['checkpoint']:,}: {d:+.1f} +- {e:.1f}")
+    for other in names[1:]:
+        for c, d, e in mean_differences(methods[names[0]], methods[other]):
+            print(f"{names[0]} - {other}, means over their runs, at {c:,}: {d:+.1f} +- {e:.1f}")
     doc = {"every": args.every, "first": first, "games_per_match": args.games,
            "methods": methods}
     if args.json:

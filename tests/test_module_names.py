@@ -18,7 +18,7 @@ RECURRING = {
     # kinds/training/, kinds/moves/); each package's solver, view and lifecycle glue (kind),
     # with the wording every kind's view shares in kinds/view.py
     "config": {"runs", "kinds/fit", "kinds/training", "kinds/moves"},
-    "plan": {"runs", "kinds/fit"},
+    "plan": {"runs", "kinds/fit", "kinds/training"},
     "solver": {"kinds/games", "kinds/fit", "kinds/training", "kinds/moves"},
     "kind": {"kinds/games", "kinds/fit", "kinds/training", "kinds/moves"},
     "view": {"kinds", "kinds/games", "kinds/training", "kinds/moves"},

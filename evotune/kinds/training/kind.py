@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,8 @@ from ...runs.store import Store
 from ...verify.run import verify_training
 from ..view import no_games_budget, of_total, started
 from .config import TrainConfig, train_config_from_dict
-from .solver import execute_training, new_training, open_training, stored_net
+from .plan import plan_training
+from .solver import execute_training, new_training, open_plan, stored_net
 from .view import export_training, load_training, status_lines, write_loss_plot, write_training_report
 
 
@@ -118,8 +118,9 @@ class TrainingKind:
                     f"{what}epoch 1/{config.init_epochs}", 0, "positions"), what=what))
             fitting[0](p)
 
+        plan = plan_training(config, check_data=True)
         try:
-            store, packed = new_training(config, out_dir=out_dir, run_id=run_id,
+            store, packed = new_training(plan, out_dir=out_dir, run_id=run_id,
                                          workers=workers, progress=reading.update,
                                          init_progress=fit_progress)
         finally:
@@ -130,29 +131,29 @@ class TrainingKind:
             ui.info(f"initial net {read_net(store.root / INITIAL_FILE).checksum}: "
                     f"{config.init_epochs} epochs on {config.init.removeprefix('eval:')}'s "
                     f"scores of the positions, {time.perf_counter() - fit_started:.1f} s")
-        return Job(store=store, plan=config, data=packed, workers=workers)
+        return Job(store=store, plan=plan, data=packed, workers=workers)
 
     def resume(self, store: Store, request: ResumeRequest) -> Job:
         no_games_budget(store.run_id, "a training", max_games=request.max_games,
                         max_seconds=request.max_seconds)
         generations, workers = request.generations, request.workers
-        cfg = open_training(store)
+        plan = open_plan(store)
         if generations is not None:
             try:
-                cfg = replace(cfg, settings=replace(cfg.settings, epochs=generations))
+                plan = plan.with_epochs(generations)
             except FieldError as exc:  # resume's flag is --generations (a training's epochs)
                 if exc.field != "epochs":
                     raise
                 raise ConfigError(f"--generations {exc.problem}") from None
-        return Job(store=store, plan=cfg, workers=0 if workers is None else workers)
+        return Job(store=store, plan=plan, workers=0 if workers is None else workers)
 
     def execute(self, job: Job, ui: RunUI) -> Summary:
         """Runs (or continues) a training with its progress line; its summary lines."""
-        store, cfg = job.store, job.plan
-        bar = TrainBar(cfg.steps, ui.progress(f"epoch 1/{cfg.steps}", 0,
-                                                    "positions"))
+        store, plan = job.store, job.plan
+        bar = TrainBar(plan.config.steps, ui.progress(f"epoch 1/{plan.config.steps}", 0,
+                                                      "positions"))
         try:
-            s = execute_training(store, cfg, data=job.data, progress=bar, on_epoch=bar.epoch,
+            s = execute_training(store, plan, data=job.data, progress=bar, on_epoch=bar.epoch,
                                  workers=job.workers, on_start=lambda: ui.info(
                                      f"training {store.run_id} in {store.root}"))
         except KeyboardInterrupt:
@@ -166,7 +167,7 @@ class TrainingKind:
         lines = (f"training {s.run_id}: {len(s.epochs)} epochs on {s.train_positions} of "
                  f"{s.positions} positions, {s.seconds:.1f} s; {losses}",
                  f"net {s.net_path} (checksum {s.checksum})")
-        note = few_steps_note(s.train_positions, cfg.settings.batch)
+        note = few_steps_note(s.train_positions, plan.settings.batch)
         return Summary(run_id=s.run_id, lines=lines,
                        notes=(f"evotune: note: {note}",) if note else (), record=s)
 

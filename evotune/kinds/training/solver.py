@@ -28,13 +28,11 @@ from pathlib import Path
 
 from ...datafiles import DataFile
 from ...engine.net.network import Net, net_bytes
-from ...errors import ConfigError, EvotuneError, FieldError, StoreError
-from ...fileio import check_input_file
+from ...errors import EvotuneError, FieldError, StoreError
 from ...learn.labels import data_files, file_record
 from ...learn.nn.bulletdata import load_positions
 from ...learn.nn.data import PackedData
-from ...learn.nn.evalinit import weights_path
-from ...learn.nn.initnet import INIT_RANDOM, INITIAL_FILE, NET_FILE
+from ...learn.nn.initnet import INIT_RANDOM, INITIAL_FILE, NET_FILE, InitialNet
 from ...learn.nn.stream import BulletStream, train_stream
 from ...learn.nn.trainer import (
     EpochRecord,
@@ -51,17 +49,20 @@ from ...runs.records import State
 from ...runs.store import Store
 from ...runs.trainrecords import EpochLine
 from .config import STRATEGY, TrainConfig
+from .plan import TrainPlan, plan_training
 
 
 def _digest_text(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def train_identity(cfg: TrainConfig, files: tuple[DataFile, ...], cache_key: str) -> dict:
+def train_identity(cfg: TrainConfig | TrainPlan, files: tuple[DataFile, ...],
+                   cache_key: str) -> dict:
     """Hashes of the config, the initial net file and the data files; the data cache's key."""
+    plan = plan_training(cfg)
     parts = {
-        "config": _digest_text(json.dumps(cfg.identity_dict(), sort_keys=True)),
-        "init": _init_identity(cfg),
+        "config": _digest_text(json.dumps(plan.config.identity_dict(), sort_keys=True)),
+        "init": _init_identity(plan.initial),
         "data": _digest_text(json.dumps([f.to_json() for f in files], sort_keys=True)),
         "cache": cache_key,
     }
@@ -69,16 +70,16 @@ def train_identity(cfg: TrainConfig, files: tuple[DataFile, ...], cache_key: str
     return parts
 
 
-def _init_identity(cfg: TrainConfig) -> str:
+def _init_identity(initial: InitialNet) -> str:
     """The initial net's part of a training's identity: 'random', a net file's SHA-256, or for
     an ``eval:`` init its text and its weights file's SHA-256 (when it names one)."""
-    if cfg.init == INIT_RANDOM:
+    if initial.init == INIT_RANDOM:
         return INIT_RANDOM
-    if cfg.fits_eval:
-        weights = weights_path(cfg.init)
-        return _digest_text(cfg.init + ("" if weights is None else
-                                        " " + file_record(weights)["sha256"]))
-    return file_record(Path(cfg.init))["sha256"]
+    if initial.fits_eval:
+        weights = initial.file
+        return _digest_text(initial.init + ("" if weights is None else
+                                            " " + file_record(weights)["sha256"]))
+    return file_record(Path(initial.init))["sha256"]
 
 
 def _load(cfg: TrainConfig, settings: TrainSettings,
@@ -93,7 +94,7 @@ def _load(cfg: TrainConfig, settings: TrainSettings,
                           check=lambda d: check_data(d, settings), progress=progress)
 
 
-def new_training(cfg: TrainConfig, *, out_dir: str | Path = "populations",
+def new_training(cfg: TrainConfig | TrainPlan, *, out_dir: str | Path = "populations",
                  run_id: str | None = None, workers: int = 1,
                  progress: Callable[[int], None] | None = None,
                  init_progress: Callable[[Progress], None] | None = None
@@ -105,20 +106,16 @@ def new_training(cfg: TrainConfig, *, out_dir: str | Path = "populations",
     ``progress(positions)``: the positions read so far, while the text is read (no cache yet);
     ``init_progress``: the epochs of an ``eval:`` initial net's fit (made after the data is
     read, before the run folder)."""
-    for p in cfg.data:
-        check_input_file(p, "data file")
-    settings = cfg.settings
+    plan = plan_training(cfg, check_data=True)
+    cfg, settings = plan.config, plan.settings
     resolve_threads(workers)
-    cfg.initial.check()
-    if cfg.fits_eval and settings.stream:
-        raise ConfigError(f"--init {cfg.init}: an initial net fitted to an evaluation needs "
-                          "the positions in memory; give --stream 0")
+    plan.initial.check()
     check_new_run(out_dir, run_id)
     data = _load(cfg, settings, progress)
-    net = cfg.initial.make(data if isinstance(data, PackedData) else None,
-                           workers=resolve_threads(workers), progress=init_progress)
+    net = plan.initial.make(data if isinstance(data, PackedData) else None,
+                            workers=resolve_threads(workers), progress=init_progress)
     files = data_files(cfg.data)
-    identity = train_identity(cfg, files, str(data.info["key"]))
+    identity = train_identity(plan, files, str(data.info["key"]))
     run_id = run_id or f"nn-{time.strftime('%Y%m%d-%H%M%S')}-{identity['hash'][:6]}"
     store = Store.create(out_dir, run_id, config=cfg, identity=identity, data_files=files)
     _start(store, net)
@@ -141,24 +138,31 @@ def never_committed(store: Store) -> bool:
 def open_training(store: Store) -> TrainConfig:
     """The config of a stored training, after checking that its inputs did not change; takes
     the run's writer lock."""
+    return open_plan(store).config
+
+
+def open_plan(store: Store) -> TrainPlan:
+    """The plan of a stored training (its initial net resolved once), after checking that its
+    inputs did not change; takes the run's writer lock."""
     manifest = store.manifest()
     cfg = manifest.config
     if not isinstance(cfg, TrainConfig):
         raise StoreError(f"run '{store.run_id}' is a {manifest.kind} run, not a training")
     store.lock()
-    init = cfg.initial.file
+    plan = plan_training(cfg)
+    init = plan.initial.file
     for p in cfg.data + (() if init is None else (str(init),)):
         if not Path(p).is_file():
             what = "data file" if p in cfg.data else "initial net file"
             raise StoreError(f"training '{store.run_id}' cannot be resumed: its {what} {p} is "
                              "missing; put it back (same size and SHA-256) and resume again")
-    now = train_identity(cfg, data_files(cfg.data), manifest.identity.get("cache", ""))
+    now = train_identity(plan, data_files(cfg.data), manifest.identity.get("cache", ""))
     changed = [k for k in ("config", "init", "data") if manifest.identity.get(k) != now[k]]
     if changed:
         raise StoreError(f"training '{store.run_id}' cannot be resumed: its "
                          + ", ".join(changed) + " changed since it started; restore them or "
                          "start a new training")
-    return cfg
+    return plan
 
 
 def _commit(store: Store, state: TrainState, seconds: float, *, finished: bool,
@@ -219,7 +223,7 @@ class TrainSummary:
     seconds: float
 
 
-def execute_training(store: Store, cfg: TrainConfig, *,
+def execute_training(store: Store, cfg: TrainConfig | TrainPlan, *,
                      data: PackedData | BulletStream | None = None,
                      progress: Callable[[Progress], None] | None = None,
                      on_epoch: Callable[[EpochLine], None] | None = None,
@@ -230,12 +234,15 @@ def execute_training(store: Store, cfg: TrainConfig, *,
     (settings, checkpoint, epoch records, data), before the first epoch."""
     t_start = time.perf_counter()
     store.lock()
+    plan = cfg if isinstance(cfg, TrainPlan) else None
+    cfg = cfg.config if isinstance(cfg, TrainPlan) else cfg
     settings = cfg.settings
-    if never_committed(store):
+    if never_committed(store):  # nothing trained: the initial net made again, as new made it
         if data is None:
             data = _load(cfg, settings)
-        _start(store, cfg.initial.make(data if isinstance(data, PackedData) else None,
-                                       workers=resolve_threads(workers)))
+        initial = (plan or plan_training(cfg)).initial
+        _start(store, initial.make(data if isinstance(data, PackedData) else None,
+                                   workers=resolve_threads(workers)))
     state, seconds_before = load_state(store)
     store.epoch_lines(state.epoch)  # the history up to the checkpoint is whole
     store.drop_epochs_after(state.epoch)

@@ -5,13 +5,13 @@ from its config, to what sits below it (verification makes the initial net again
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ...engine.net.network import read_net
 from ...errors import ConfigError
 from .data import PackedData
-from .evalinit import fit_to_eval, parse_eval_init, weights_path
+from .evalinit import EvalTarget, fit_to_eval, parse_eval_init
 from .floatnet import map_text
 from .trainer import FloatNet, Progress, TrainSettings
 
@@ -38,6 +38,25 @@ class InitialNet:
     """The training's settings (the net's shape and seed)."""
     epochs: int = INIT_EPOCHS
     """Epochs of an ``eval:`` init's fit to the evaluation's scores."""
+    target: EvalTarget | None = field(default=None, compare=False, repr=False)
+    """An ``eval:`` init's evaluation and weights, once resolved (:meth:`resolved`); None
+    before, and for the other inits."""
+
+    def resolved(self) -> InitialNet:
+        """This initial net with an ``eval:`` init's evaluation read once (its spec and
+        weights file; ConfigError when it names no linear evaluation), so that what follows
+        (its file, its fit) reads nothing again; the other inits as they are."""
+        if not self.fits_eval or self.target is not None:
+            return self
+        return replace(self, target=parse_eval_init(self.init))
+
+    def with_settings(self, settings: TrainSettings) -> InitialNet:
+        """The same initial net for other settings (a training resumed to more epochs), its
+        resolved evaluation kept."""
+        return replace(self, settings=settings)
+
+    def _target(self) -> EvalTarget:
+        return self.target if self.target is not None else parse_eval_init(self.init)
 
     @property
     def fits_eval(self) -> bool:
@@ -55,13 +74,16 @@ class InitialNet:
         weights file), None for none."""
         if self.random:
             return None
-        return weights_path(self.init) if self.fits_eval else Path(self.init)
+        if self.fits_eval:
+            file = self._target().weights_file
+            return None if file is None else Path(file)
+        return Path(self.init)
 
     def check(self) -> None:
         """ConfigError / FieldError when the initial net cannot be made: an ``eval:`` init that
         names no linear evaluation, a net file of another shape or none."""
         if self.fits_eval:
-            parse_eval_init(self.init)
+            self._target()
         else:
             self.make()
 
@@ -77,7 +99,7 @@ class InitialNet:
             if not isinstance(data, PackedData):
                 raise ConfigError(f"--init {self.init}: an initial net fitted to an evaluation "
                                   "needs the positions in memory (not --stream)")
-            return fit_to_eval(data, self.settings, parse_eval_init(self.init),
+            return fit_to_eval(data, self.settings, self._target(),
                                epochs=self.epochs, workers=workers, progress=progress)
         net = FloatNet.from_net(read_net(self.init))
         self.settings.check_net(net, f"{self.init} ")
