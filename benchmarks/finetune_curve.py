@@ -151,8 +151,9 @@ def main(argv: list[str] | None = None) -> int:
             doc = json.loads(path.read_text())
             same = (doc["every"], doc["first"], doc["games_per_match"]) == (
                 args.every, first, args.games)
-            doc["methods"].items()
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            if not isinstance(doc["methods"], dict):
+                raise TypeError("its 'methods' is not a table of runs")
+        except (OSError, ValueError, KeyError, TypeError) as exc:
             print(f"finetune_curve: --with {path}: not this script's points ({exc})",
                   file=sys.stderr)
             return 2

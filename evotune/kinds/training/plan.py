@@ -36,7 +36,7 @@ class TrainPlan:
         """This plan continued to ``epochs`` epochs (``resume --generations``), its initial net
         as resolved (FieldError for a bad number)."""
         config = replace(self.config, settings=replace(self.config.settings, epochs=epochs))
-        return TrainPlan(config, self.initial.with_settings(config.settings))
+        return TrainPlan(config, replace(self.initial, settings=config.settings))
 
 
 def plan_training(cfg: TrainConfig | TrainPlan, *, check_data: bool = False) -> TrainPlan:

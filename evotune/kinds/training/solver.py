@@ -56,10 +56,8 @@ def _digest_text(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def train_identity(cfg: TrainConfig | TrainPlan, files: tuple[DataFile, ...],
-                   cache_key: str) -> dict:
+def train_identity(plan: TrainPlan, files: tuple[DataFile, ...], cache_key: str) -> dict:
     """Hashes of the config, the initial net file and the data files; the data cache's key."""
-    plan = plan_training(cfg)
     parts = {
         "config": _digest_text(json.dumps(plan.config.identity_dict(), sort_keys=True)),
         "init": _init_identity(plan.initial),

@@ -26,7 +26,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import numpy as np
 
@@ -131,11 +130,3 @@ def fit_to_eval(data: PackedData, settings: TrainSettings, target: EvalTarget, *
              target.text, epochs, last.train_loss,
              "-" if last.val_loss is None else f"{last.val_loss:.6f}")
     return FloatNet.from_net(result.engine_net())  # quantised: initial.nnue is the start
-
-
-def weights_path(init: str) -> Path | None:
-    """The WEIGHTS file of ``eval:SPEC:WEIGHTS`` (None without one, or for another init)."""
-    if not is_eval_init(init):
-        return None
-    file = parse_eval_init(init).weights_file
-    return None if file is None else Path(file)

@@ -50,11 +50,6 @@ class InitialNet:
             return self
         return replace(self, target=parse_eval_init(self.init))
 
-    def with_settings(self, settings: TrainSettings) -> InitialNet:
-        """The same initial net for other settings (a training resumed to more epochs), its
-        resolved evaluation kept."""
-        return replace(self, settings=settings)
-
     def _target(self) -> EvalTarget:
         return self.target if self.target is not None else parse_eval_init(self.init)
 
