@@ -133,10 +133,6 @@ CONFIGS = {
                            "model_form": "linear"}),
     "ea-linear": ("ea", {"init": "reference", "finetune": True, "selection": "model",
                          "model_form": "linear"}),
-    "de-quadratic": ("de", {"init": "reference", "finetune": True, "selection": "model",
-                            "model_form": "quadratic"}),
-    "de-peak": ("de", {"init": "reference", "finetune": True, "selection": "model",
-                       "model_form": "quadratic", "mutation": "peak", "model_prior": 1.0}),
     "cmaes": ("cmaes", {"init": "reference", "finetune": True, "np": 20}),
     # a run's defaults from earlier weights (mirrored pairs, cmean 0.1), and with UH-CMA-ES
     "cmaes-mirrored": ("cmaes", {"init": "reference", "finetune": True, "np": 20,

@@ -34,17 +34,7 @@ from .base import (
     as_tuple,
 )
 from .ratingrequest import ModelRequest
-from .selection import (
-    SELECTION_PARAMS,
-    challenger_wins,
-    check_selection_params,
-    comparison,
-    rates,
-    selection_model,
-)
-
-MUTATIONS = ("rand1", "peak")
-"""``mutation``: how DE forms its mutants."""
+from .selection import SELECTION_PARAMS, challenger_wins, comparison, rates, selection_model
 
 
 def draw_donors(rng: np.random.Generator, size: int) -> np.ndarray:
@@ -60,15 +50,6 @@ def rand1_mutants(pop: np.ndarray, donors: np.ndarray, F: np.ndarray) -> np.ndar
     """DE/rand/1 mutants: x_r1 + F_i (x_r2 - x_r3), one row per target."""
     r1, r2, r3 = donors[:, 0], donors[:, 1], donors[:, 2]
     return pop[r1] + F[:, None] * (pop[r2] - pop[r3])
-
-
-def peak_mutants(pop: np.ndarray, donors: np.ndarray, F: np.ndarray, toward: np.ndarray
-                 ) -> np.ndarray:
-    """DE/current-to-best/1 mutants with the rating model's peak as the best:
-    x_i + F_i (toward - x_i) + F_i (x_r1 - x_r2), one row per target (r1, r2: the first two
-    donors)."""
-    r1, r2 = donors[:, 0], donors[:, 1]
-    return pop + F[:, None] * (toward[None, :] - pop) + F[:, None] * (pop[r1] - pop[r2])
 
 
 def binomial_masks(rng: np.random.Generator, size: int, n_free: int, CR: np.ndarray
@@ -105,41 +86,15 @@ class DE(Strategy):
         "games": Param(4, "int", low=2, even=True, doc="games per selection match (even)"),
         "bound_rule": Param("reflect", "choice", choices=BOUND_RULES,
                             doc="how out-of-bounds trials are repaired"),
-        "mutation": Param("rand1", "choice", choices=MUTATIONS,
-                          doc="'rand1' (x_r1 + F (x_r2 - x_r3), the paper's) or 'peak' "
-                              "(x_i + F (p - x_i) + F (x_r1 - x_r2), p the rating model's "
-                              "peak: DE/current-to-best/1 with the model's best estimate as "
-                              "best; needs selection=model, model_form=quadratic)"),
-        "screen": Param(1, "int", low=1, high=1000,
-                        doc="selection=model, a linear or quadratic form: draw this many trials "
-                            "per target and play the one the model rates highest (surrogate "
-                            "pre-screening; 1: none)"),
-        "peak_radius": Param(4.0, "float", low=0.0, high=1000.0, low_open=True,
-                             doc="mutation=peak: how far p may lie from the start, in "
-                                 "fine-tuning units (quad's 'radius')"),
-        "peak_min_curvature": Param(0.1, "float", low=0.0, high=1000.0, low_open=True,
-                                    doc="mutation=peak: the least curvature p is computed "
-                                        "with (quad's 'min_curvature')"),
         **POPULATION_INIT_PARAMS,
         **SELECTION_PARAMS,
     }
-
-    @classmethod
-    def _check_params(cls, params: dict) -> None:
-        check_selection_params(cls.name, params)
-        if params["mutation"] == "peak" and (params["selection"] != "model"
-                                             or params["model_form"] != "quadratic"):
-            raise ConfigError(f"strategy '{cls.name}': mutation=peak moves towards the rating "
-                              f"model's peak; it needs selection=model and "
-                              f"model_form=quadratic")
 
     def _initialize(self) -> None:
         size = self.params["np"]
         self.population = self._initial_population(size)
         self.record = np.zeros((size, 2), dtype=np.int64)  # points, games in the population
         self.rating = np.full(size, np.nan)  # the model's Elo as last told (selection=model)
-        # mutation=peak: the model's peak as last told (the start before any game)
-        self.toward = self.space.reference_array.astype(np.float64)
 
     # hooks for jDE ------------------------------------------------------------------------------
     def _controls(self) -> tuple[np.ndarray, np.ndarray]:
@@ -159,30 +114,11 @@ class DE(Strategy):
         pop = self.population
         size = len(pop)
         F, CR = self._controls()
-        K = self.params["screen"] if self.model is not None else 1
-        best = None
-        for _ in range(K):
-            donors = draw_donors(self.rng, size)
-            if self.params["mutation"] == "peak":
-                mutants = peak_mutants(pop, donors, F, self.toward)
-            else:
-                mutants = rand1_mutants(pop, donors, F)
-            mask = binomial_masks(self.rng, size, self._free.size, CR)
-            raw = binomial_crossover(pop, mutants, mask, self._free)
-            trials = self._repair_rows(raw, rule=self.params["bound_rule"], base=pop)
-            if K == 1:
-                best = (donors, mask, trials)
-                break
-            m = self.model
-            u = (trials - np.asarray(m.anchor)) / np.asarray(m.scale)
-            score = u @ np.asarray(m.slope) - 0.5 * (u * u) @ np.asarray(m.curvature)
-            if best is None:
-                best = (donors, mask, trials, score)
-            else:
-                take = score > best[3]
-                best = (np.where(take[:, None], donors, best[0]), np.where(take[:, None], mask, best[1]),
-                        np.where(take[:, None], trials, best[2]), np.where(take, score, best[3]))
-        donors, mask, trials = best[:3]
+        donors = draw_donors(self.rng, size)
+        mutants = rand1_mutants(pop, donors, F)
+        mask = binomial_masks(self.rng, size, self._free.size, CR)
+        raw = binomial_crossover(pop, mutants, mask, self._free)
+        trials = self._repair_rows(raw, rule=self.params["bound_rule"], base=pop)
         return {"F": F, "CR": CR, "donors": donors, "mask": mask, "trials": trials}
 
     def _plan(self) -> tuple[list[MatchRequest], dict]:
@@ -206,23 +142,8 @@ class DE(Strategy):
             if out.rated is not None:
                 self.rating[i] = out.rated[0] if won else out.rated[1]
         size = len(self.population)
-        if self.params["mutation"] == "peak" and self.model is not None:
-            self._move_peak()
         return {"replacements": replaced, "replacement_rate": replaced / size,
                 **self._control_stats(plan), "diversity": self._diversity()}
-
-    def _move_peak(self) -> None:
-        """The peak of the model just told, within the bounds (mutation=peak)."""
-        model = self.model
-        assert model is not None
-        if len(model.slope) != self.space.size:
-            raise ValueError(f"strategy '{self.name}': the model told is not of this run's "
-                             f"weights")
-        top = model.peak(radius=self.params["peak_radius"],
-                         min_curvature=self.params["peak_min_curvature"])
-        f = self._free
-        self.toward = self.space.reference_array.astype(np.float64)
-        self.toward[f] = np.clip(top[f], self.space.lower_array[f], self.space.upper_array[f])
 
     def ranking(self) -> np.ndarray:
         score = (self.record[:, 0] + 1.0) / (2.0 * self.record[:, 1] + 2.0)
@@ -238,8 +159,6 @@ class DE(Strategy):
         extra: dict = {"record": self.record.tolist()}
         if rates(self.params):  # only then: the states of other runs stay as they were
             extra["rating"] = [None if np.isnan(v) else float(v) for v in self.rating]
-        if self.params["mutation"] == "peak":
-            extra["toward"] = self.toward.tolist()
         return extra
 
     def _load_extra_state(self, state: dict) -> None:
@@ -252,9 +171,3 @@ class DE(Strategy):
         if len(self.rating) != len(self.population):
             raise ConfigError(f"strategy '{self.name}': saved state has {len(self.rating)} "
                               f"ratings for {len(self.population)} individuals")
-        if self.params["mutation"] == "peak":
-            toward = np.array(state.get("toward", ()), dtype=np.float64)
-            if toward.shape != (self.space.size,):
-                raise ConfigError(f"strategy '{self.name}': saved state has no model peak of "
-                                  f"{self.space.size} weights (mutation=peak)")
-            self.toward = toward

@@ -41,14 +41,7 @@ from .base import (
     as_tuple,
 )
 from .ratingrequest import ModelRequest
-from .selection import (
-    SELECTION_PARAMS,
-    challenger_wins,
-    check_selection_params,
-    comparison,
-    rates,
-    selection_model,
-)
+from .selection import SELECTION_PARAMS, challenger_wins, comparison, rates, selection_model
 
 
 def rank_by_score(points: np.ndarray, played: np.ndarray) -> np.ndarray:
@@ -76,10 +69,6 @@ class EA(Strategy):
         **POPULATION_INIT_PARAMS,
         **SELECTION_PARAMS,
     }
-
-    @classmethod
-    def _check_params(cls, params: dict) -> None:
-        check_selection_params(cls.name, params)
 
     def _initialize(self) -> None:
         mu = self.params["np"]

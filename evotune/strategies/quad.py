@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..space import finetune_scale
 from .base import MatchOutcome, MatchRequest, Param, Strategy, as_tuple
-from .ratingrequest import ModelRequest, ModelView
+from .ratingrequest import ModelRequest
 
 
 class Quad(Strategy):
@@ -123,12 +123,11 @@ class Quad(Strategy):
         """The centre the model's slopes and curvatures (per weight, Elo per unit and unit^2)
         expect the most of: the peak of each weight's parabola within the trust region."""
         p = self.params
-        view = ModelView(slope=tuple(slope), curvature=tuple(curvature),
-                         scale=tuple(self.scale), anchor=tuple(self.x0), games=0)
-        top = view.peak(radius=p["radius"], min_curvature=p["min_curvature"])
+        u = np.clip(slope / np.maximum(curvature, p["min_curvature"]), -p["radius"], p["radius"])
         x = self.x0.copy()
         f = self._free
-        x[f] = np.clip(top[f], self.space.lower_array[f], self.space.upper_array[f])
+        x[f] = np.clip(self.x0[f] + u[f] * self.scale[f], self.space.lower_array[f],
+                       self.space.upper_array[f])
         return x
 
     def _update(self, requests: list[MatchRequest], plan: dict,

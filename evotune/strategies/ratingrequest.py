@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 
 @dataclass(frozen=True)
 class ModelRequest:
@@ -45,12 +43,3 @@ class ModelView:
     """The vector at u = 0."""
     games: int
     """Games the model was fitted on."""
-
-    def peak(self, *, radius: float, min_curvature: float) -> np.ndarray:
-        """Where the model expects the most: each weight's parabola peak
-        ``u*_i = slope_i / max(curvature_i, min_curvature)``, clipped to ``[-radius, radius]``
-        units of the anchor (a trust region; a flat or convex fit gives its edge along the
-        slope), as a vector of weights (not rounded, not clipped to the bounds)."""
-        u = np.clip(np.asarray(self.slope) / np.maximum(np.asarray(self.curvature),
-                                                        min_curvature), -radius, radius)
-        return np.asarray(self.anchor, dtype=np.float64) + u * np.asarray(self.scale)

@@ -36,12 +36,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import ConfigError
 from .base import MatchOutcome, MatchRequest, Param
 from .ratingrequest import ModelRequest
 
 SELECTIONS = ("paper", "race", "model")
-MODEL_FORMS = ("vectors", "linear", "quadratic")
+MODEL_FORMS = ("vectors", "linear")
 """``model_form``: the rating model's form (:mod:`evotune.match.rating`)."""
 
 SELECTION_PARAMS = {
@@ -69,27 +68,15 @@ SELECTION_PARAMS = {
                              "weight's slope, Elo per fine-tuning scale unit)"),
     "model_form": Param("vectors", "choice", choices=MODEL_FORMS,
                         doc="selection=model: 'vectors' (a rating per distinct vector, "
-                            "Bradley-Terry), 'linear' (strength a linear function of the "
-                            "weights, fitted over every game: each game informs every vector) "
-                            "or 'quadratic' (a slope and a curvature per weight, quad's model; "
-                            "needs init=reference: the start anchors it)"),
-    "model_curvature": Param(0.5, "float", low=0.0, high=1000.0,
-                             doc="model_form=quadratic: the curvatures' prior mean, Elo per "
-                                 "fine-tuning unit squared (quad's 'curvature')"),
-    "model_curvature_sd": Param(1.0, "float", low=0.0, high=1000.0, low_open=True,
-                                doc="model_form=quadratic: the curvatures' prior standard "
-                                    "deviation (quad's 'curvature_sd')"),
+                            "Bradley-Terry) or 'linear' (strength a linear function of the "
+                            "weights, fitted over every game: each game informs every vector)"),
 }
 """Parameters of the strategies whose challengers meet incumbents (de, jde, ea)."""
 
 
 def check_selection_params(strategy: str, params: Mapping[str, object]) -> None:
-    """Cross-parameter checks of :data:`SELECTION_PARAMS`: the quadratic model is anchored at
-    the start, so it needs a population drawn around it."""
-    if (params.get("selection") == "model" and params.get("model_form") == "quadratic"
-            and params.get("init") != "reference"):
-        raise ConfigError(f"strategy '{strategy}': model_form=quadratic needs init=reference "
-                          f"(a run from earlier weights): the model is anchored at its start")
+    """Cross-parameter checks of :data:`SELECTION_PARAMS` (none yet beyond each range)."""
+    del strategy, params
 
 
 def rates(params: Mapping[str, object]) -> bool:
@@ -105,13 +92,8 @@ def selection_model(params: Mapping[str, Any], reference: tuple[float, ...]
     anchor the scale. None for the other selections."""
     if not rates(params):
         return None
-    form = str(params["model_form"])
-    extra = ({"curvature": float(params["model_curvature"]),
-              "curvature_sd": float(params["model_curvature_sd"])}
-             if form == "quadratic" else {})
-    return ModelRequest(form=form, prior=float(params["model_prior"]),
-                        anchor=reference if params.get("init") == "reference" else None,
-                        **extra)
+    return ModelRequest(form=str(params["model_form"]), prior=float(params["model_prior"]),
+                        anchor=reference if params.get("init") == "reference" else None)
 
 
 def comparison(a: tuple[float, ...], b: tuple[float, ...], params: Mapping[str, Any], *,
