@@ -23,11 +23,12 @@ from ..engine.net.network import FORMATS as NET_FORMATS
 from ..engine.net.network import SCALE, Net, net_bytes, read_net
 from ..engine.net.outputlayer import with_output
 from ..errors import ConfigError, NetError, StoreError
-from ..runs.config import RunConfig, known_strategy
+from ..runs.config import RunConfig
 from ..runs.kinds import recommend
 from ..runs.rundata import RunData, load_run, run_spec
 from ..runs.store import Store
-from ..strategies import strategy_class
+from ..spec.model import EngineSpec
+from ..strategies import known_strategy, strategy_class
 from ..weightsio import Export, check_format, export_params, keys_are_options, render
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ def export_run(run: str | Path | Store | RunData, *, fmt: str, engine: str | Pat
     spec = run_spec(data, engine)
     params, omitted, notes = export_params(data.names, rec.weights, spec,
                                            option_keys=keys_are_options(fmt, engine is not None),
-                                           spsa_ends=spsa_ends(data))
+                                           spsa_ends=spsa_ends(data, spec))
     if data.final_check is not None and rec.description == data.final_check.sentence:
         notes = (*notes, data.final_check.sentence)  # the start, not the tuned weights
     comment = (f"evotune run {data.run_id}: {rec.description.rstrip('.')}.\n"
@@ -52,14 +53,16 @@ def export_run(run: str | Path | Store | RunData, *, fmt: str, engine: str | Pat
     return Export(fmt=fmt, text=text, params=params, omitted=omitted, notes=notes)
 
 
-def spsa_ends(data: RunData) -> dict[str, tuple[float, float]]:
+def spsa_ends(data: RunData, spec: EngineSpec | None = None) -> dict[str, tuple[float, float]]:
     """``{weight: (c_end, r_end)}`` in evotune units, as the run's strategy used them
     (:meth:`~evotune.strategies.base.Strategy.step_ends`: SPSA's table lines or its default
-    ends); {} for a strategy without such ends (the export's default ends apply)."""
+    ends); {} for a strategy without such ends (the export's default ends apply). The run's own
+    spec gives the space; ``spec`` (the export's ``--engine``) stands in where the run's is
+    unavailable (a run made before runs kept a copy, read away from its folder)."""
     if not isinstance(data.config, RunConfig) or not known_strategy(data.strategy):
         return {}
-    return strategy_class(data.strategy).step_ends(run_spec(data).space(),
-                                                   data.config.params_dict())
+    own = data.spec if data.spec is not None else spec if spec is not None else run_spec(data)
+    return strategy_class(data.strategy).step_ends(own.space(), data.config.params_dict())
 
 
 @dataclass(frozen=True)
