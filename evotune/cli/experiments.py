@@ -13,8 +13,7 @@ from ..experiments import (
     reproduce_de_paper,
     write_compare_plots,
 )
-from ..runs.config import known_strategy
-from ..strategies import STRATEGIES
+from ..strategies import STRATEGIES, known_strategy
 from .options import cluster_options, renamed_option, reports_option, runs_dir_option, seed_option
 from .progress import ExperimentBar, command_line, quiet_option
 

@@ -20,11 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..fileio import atomic_write_text
-from ..runs.config import known_strategy
 from ..runs.kinds import recommend
 from ..runs.rundata import Recommendation, RunData, load_run
 from ..runs.store import Store
-from ..strategies import keeps_population, strategy_class
+from ..strategies import keeps_population, known_strategy, strategy_class
 from ..verify.text import describe_match
 from .plots import PLOTS_KEY, PlotSet, write_plots
 from .summary import largest_changes, scalar_rows, table_rows

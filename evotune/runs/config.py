@@ -28,7 +28,7 @@ from ..limits import LIMITS, LimitChanges, Limits, check_limits, tc_text
 from ..match.fixtures import check_games
 from ..rules import Adjudication
 from ..spec.file import _unknown
-from ..strategies import NG_PREFIX, STRATEGIES, strategy_class
+from ..strategies import known_strategy, strategy_class
 from .gamesettings import (
     GROUPS,
     SETTINGS,
@@ -38,13 +38,6 @@ from .gamesettings import (
     PlaySettings,
     StartRange,
 )
-
-
-def known_strategy(name: str) -> bool:
-    """A registered strategy name, or ``ng:NAME`` (a nevergrad optimiser, checked when built)."""
-    return name in STRATEGIES or (isinstance(name, str) and name.startswith(NG_PREFIX)
-                                  and len(name) > len(NG_PREFIX))
-
 
 BACKENDS = ("local", "dask")
 FINAL_CHECK_HELD_OUT = "held-out"
@@ -348,11 +341,7 @@ def _from_stored(values: dict, params: tuple[tuple[str, object], ...]) -> RunCon
 
 def validate_run_config(cfg: RunConfig) -> None:
     """Raise ConfigError with a fix hint for any invalid value."""
-    if not known_strategy(cfg.strategy):
-        raise ConfigError(f"unknown strategy '{cfg.strategy}'; use one of "
-                          f"{', '.join(STRATEGIES)} or {NG_PREFIX}NAME (a nevergrad "
-                          "optimiser, e.g. ng:NGOpt)")
-    np_param = strategy_class(cfg.strategy).PARAMS.get("np")
+    np_param = strategy_class(cfg.strategy).PARAMS.get("np")  # unknown: ConfigError
     if np_param is not None and np_param.low is not None and cfg.population < np_param.low:
         raise ConfigError(f"--np {cfg.population} is too small for {cfg.strategy}: it needs NP >= "
                           f"{np_param.low:g} ({np_param.doc})")

@@ -26,23 +26,27 @@ from .td import TD
 STRATEGIES: dict[str, type[Strategy]] = {"de": DE, "jde": JDE, "ea": EA, "td": TD,
                                          "spsa": SPSA, "cmaes": CMAES, "quad": Quad}
 
-__all__ = ["STRATEGIES", "keeps_population", "strategy_names", "make_strategy", "strategy_class",
-           "strategy_params",
+__all__ = ["STRATEGIES", "keeps_population", "known_strategy", "strategy_names",
+           "make_strategy", "strategy_class", "strategy_params",
            "strategy_terms", "Strategy",
            "MatchRequest", "MatchOutcome", "GameLeaves", "Param", "DE", "JDE", "EA", "TD",
            "SPSA", "CMAES", "Quad"]
 
 
+def known_strategy(name: str) -> bool:
+    """A registered strategy name, or ``ng:NAME`` (a nevergrad optimiser, checked when built)."""
+    return isinstance(name, str) and (name in STRATEGIES or (
+        name.startswith(NG_PREFIX) and len(name) > len(NG_PREFIX)))
+
+
 def strategy_class(name: str) -> type[Strategy]:
     """The class registered under ``name``, or ``ng:NAME``'s (ConfigError otherwise)."""
-    if isinstance(name, str) and name.startswith(NG_PREFIX) and len(name) > len(NG_PREFIX):
-        return nevergrad_class(name)
-    try:
+    if not known_strategy(name):
+        raise ConfigError(f"unknown strategy {name!r}; use one of {strategy_names()} (a "
+                          f"nevergrad optimiser, e.g. {NG_PREFIX}NGOpt)")
+    if name in STRATEGIES:
         return STRATEGIES[name]
-    except (KeyError, TypeError):
-        raise ConfigError(f"unknown strategy {name!r}; use one of "
-                          f"{', '.join(STRATEGIES)} or {NG_PREFIX}NAME (a nevergrad "
-                          "optimiser)") from None
+    return nevergrad_class(name)
 
 
 def strategy_names(*, joiner: str = "or", needs_features: bool | None = None,
