@@ -13,6 +13,7 @@ from typing import Protocol
 
 import numpy as np
 
+from ..engine.evaluation import Evaluation
 from ..errors import ConfigError
 from ..runs.lifecycle import resolve_workers
 from ..seeding import STREAM_TEXEL, generator
@@ -109,10 +110,10 @@ class FitData:
     """What reading and extraction found (said when the fit starts)."""
 
 
-def fit_data(cfg: FitSettings, *, features: str, w0: np.ndarray,
+def fit_data(cfg: FitSettings, *, evaluation: Evaluation, w0: np.ndarray,
              positions: Positions | None = None, workers: int = 0) -> FitData:
-    """Read the data files (unless given), extract feature rows of the feature set
-    ``features`` under the start ``w0`` and split them; ConfigError when the usable positions
+    """Read the data files (unless given), extract feature rows of the linear
+    ``evaluation`` under the start ``w0`` and split them; ConfigError when the usable positions
     cannot make a fit (fewer than 2, or a split leaving a side empty). Writes nothing."""
     if positions is None:
         positions = read_positions(cfg.data, max_bad=cfg.max_bad,
@@ -120,7 +121,7 @@ def fit_data(cfg: FitSettings, *, features: str, w0: np.ndarray,
     messages = [f"read {len(positions)} positions from {len(cfg.data)} file(s)"
                 + (f", {positions.bad} bad lines skipped" if positions.bad else "")]
     t0 = time.perf_counter()
-    ex = extract(positions.fens, w0, features=features, use_qsearch=cfg.qsearch,
+    ex = extract(positions.fens, w0, features=evaluation, use_qsearch=cfg.qsearch,
                  workers=resolve_workers(workers))
     seconds = time.perf_counter() - t0
     messages.append(f"features of {ex.kept.size} positions in {seconds:.1f} s"

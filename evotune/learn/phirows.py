@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..engine.evaluation import Evaluation, evaluation_of
 from ..engine.quiet import qsearch_batch
 from ..errors import ConfigError
 from ..rules import MATE_BOUND
@@ -38,8 +39,9 @@ class Extracted:
     """Positions rejected because quiescence ends in a mate score (with qsearch)."""
 
 
-def feature_set(spec) -> str:
-    """The feature set of an engine spec (``shannon``, ``pst`` or ``extended``)."""
+def fit_evaluation(spec) -> Evaluation:
+    """The linear evaluation a fit of an engine spec fits (``shannon``, ``pst``, ``extended``,
+    ...), resolved once; ConfigError for an external engine or a spec with search weights."""
     fs = getattr(spec, "features", "shannon")
     if spec.kind != "builtin":
         raise ConfigError(f"engine spec {spec.name} is a '{spec.kind}' engine; texel fits the "
@@ -49,10 +51,10 @@ def feature_set(spec) -> str:
         raise ConfigError(f"engine spec {spec.name} has search weights "
                           f"({', '.join(spec.search.weight_names())}); texel fits evaluation "
                           "weights: give a spec without a uct or probability [search]")
-    return fs
+    return evaluation_of(fs)
 
 
-def extract(fens, weights, *, features: str = "shannon", use_qsearch: bool = False,
+def extract(fens, weights, *, features: str | Evaluation = "shannon", use_qsearch: bool = False,
             chunk: int = 65536, workers: int = 1,
             progress: Callable[[int, int], None] | None = None) -> Extracted:
     """Feature rows of ``fens`` under the evaluation with ``weights`` (quiet filter or qsearch),
@@ -60,6 +62,7 @@ def extract(fens, weights, *, features: str = "shannon", use_qsearch: bool = Fal
     run chunks at once (the core releases the GIL; each thread has its own search arrays); the
     result does not depend on their number."""
     sparse = require_scipy().sparse
+    evaluation = evaluation_of(features)  # resolved once, not per chunk
     fens = list(fens)
     n = len(fens)
     workers = max(1, int(workers))
@@ -69,7 +72,7 @@ def extract(fens, weights, *, features: str = "shannon", use_qsearch: bool = Fal
 
     def one(start: int):
         part = fens[start:start + chunk]
-        q = qsearch_batch(part, weights, features)
+        q = qsearch_batch(part, weights, evaluation)
         if use_qsearch:
             keep = np.abs(q.score) <= MATE_BOUND
         else:

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ...engine.evaluation import Evaluation
 from ...errors import ConfigError
 from ...fileio import check_input_file
 from ...learn import texel as tx
 from ...learn.fitdata import initial_weights
-from ...learn.phirows import feature_set
+from ...learn.phirows import fit_evaluation
 from ...space import WeightSpace
 from ...spec.file import load_engine_spec
 from ...spec.model import EngineSpec
@@ -29,9 +30,9 @@ class FitPlan:
     """The fit's settings (stored as the run's config)."""
     spec: EngineSpec
     """Its engine spec, read once."""
-    features: str
-    """The linear feature set the spec evaluates with (checked: a built-in spec without
-    search weights)."""
+    evaluation: Evaluation
+    """The linear evaluation the spec evaluates with, resolved once (checked: a built-in spec
+    without search weights)."""
     space: WeightSpace
     """The spec's weight space (every weight fitted but the fixed ones)."""
     start: tuple[float, ...]
@@ -58,9 +59,9 @@ def plan_fit(cfg: TexelConfig) -> FitPlan:
     check_fit_inputs(cfg)
     tx.require_scipy()
     spec = load_engine_spec(cfg.engine)
-    features = feature_set(spec)
+    evaluation = fit_evaluation(spec)
     space = spec.space()
     space.require_free("texel")
     w0 = initial_weights(spec, cfg.init)
-    return FitPlan(config=cfg, spec=spec, features=features, space=space,
+    return FitPlan(config=cfg, spec=spec, evaluation=evaluation, space=space,
                    start=tuple(float(v) for v in w0))

@@ -80,7 +80,7 @@ def read_data(plan: FitPlan, *, workers: int = 0) -> FitData:
     for a bad file or too few usable positions); ``workers``: threads extracting features (0 =
     one per core), on which the data does not depend. A new fit reads them before its run
     folder is made; a resumed one reads them again (its files checked unchanged)."""
-    return fit_data(plan.config, features=plan.features, w0=plan.w0, workers=workers)
+    return fit_data(plan.config, evaluation=plan.evaluation, w0=plan.w0, workers=workers)
 
 
 def new_fit(plan: FitPlan, data: FitData, *, out_dir: str | Path = "populations",

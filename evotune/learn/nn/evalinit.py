@@ -35,7 +35,7 @@ from ...errors import ConfigError, EvotuneError
 from ...spec.file import load_engine_spec
 from ...spec.player import parse_engine_ref
 from ...weightsio import load_weights_file
-from ..phirows import feature_set
+from ..phirows import fit_evaluation
 from .bulletdata import board_fen
 from .data import SCORE_LIMIT, PackedData
 from .floatnet import FloatNet
@@ -87,7 +87,7 @@ def parse_eval_init(init: str) -> EvalTarget:
             raise ConfigError(f"engine spec {spec.name} evaluates with a network; an initial "
                               "net is fitted to a linear evaluation (shannon, pst, extended "
                               "or your own .toml with features = ...)")
-        feature_set(spec)  # a spec with search weights is refused as a fit's is
+        fit_evaluation(spec)  # a spec with search weights is refused as a fit's is
         weights = (load_weights_file(ref.file, spec) if ref.file is not None
                    else spec.space().reference_array)
     except EvotuneError as exc:
