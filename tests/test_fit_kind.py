@@ -263,6 +263,24 @@ def test_a_format_1_games_run_resumes_as_an_uninterrupted_one(v1):
     assert len(games[0]) == 13
 
 
+def test_the_readers_give_for_a_format_1_games_run_what_they_gave(v1):
+    """status --json and export of the format-1 games run, against what the code that made it
+    printed (old-outputs/games-*: made at 5a17877, tests/data/store-v1/README.md)."""
+    old = V1 / "old-outputs"
+    r = cli(["status", "games", "--runs-dir", ".", "--json"], v1)
+    was = json.loads((old / "games-status.json").read_text())
+    got = json.loads(r.stdout)  # status --json may add fields, never drop or change one
+    assert r.returncode == 0 and {k: got[k] for k in was} == was
+    assert got["kind"] == "games" and got["generation"] == 1 and got["games"] == 7
+    for fmt, name in (("json", "games-export.json"), ("uci", "games-export.uci")):
+        r = cli(["export", "games", "--format", fmt, "--runs-dir", "."], v1)
+        assert r.returncode == 0 and r.stdout == (old / name).read_text(), r.stderr
+    r = cli(["runs", "--runs-dir", "."], v1)  # the list names it with its kind and progress
+    assert r.returncode == 0
+    row = [line.split() for line in r.stdout.splitlines() if line.split()[:1] == ["games"]]
+    assert row and row[0][1:6] == ["games", "de", "generation", "1/1", "7"], r.stdout
+
+
 def test_the_readers_give_for_a_format_1_fit_what_they_gave(v1):
     old = V1 / "old-outputs"
     r = cli(["status", "fit", "--runs-dir", ".", "--json"], v1)
