@@ -17,7 +17,6 @@ from evotune.cli import cli, main
 from evotune.reporting.export import export_run
 from evotune.reporting.report import config_items
 from evotune.runs.kinds import recommend
-from evotune.runs.lifecycle import strategy_params
 from evotune.runs.rundata import load_run, run_spec
 from evotune.runs.store import Store
 from evotune.strategies import make_strategy
@@ -165,7 +164,7 @@ def test_spsa_from_a_fit_takes_its_ends_from_the_fitted_weights(runs):
     _run(runs, "--init-from", "fit", "--strategy", "spsa", "--param", "batch=2",
          "--generations", "1", "--run-id", "s")
     data = load_run(runs / "s")
-    spsa = make_strategy("spsa", run_spec(data).space(), params=strategy_params(data.config),
+    spsa = make_strategy("spsa", run_spec(data).space(), params=data.config.strategy_params(),
                          seed=data.config.seed)
     # knight 199 -> 19.9, bishop 427 -> 42.7, rook 478 -> 47.8, queen 927 -> 50 (the width
     # rule), mobility 0 -> 5 (the floor)

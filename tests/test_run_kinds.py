@@ -145,6 +145,16 @@ def test_no_kind_poses_as_a_population():
         assert posed == ([] if name != "games" else ["strategy", "population", "budget"])
     assert (games.population, GAMES.population(games), FIT.population(configs["fit"])) == (
         12, 12, 1)
+    assert [cfg.max_games for cfg in configs.values()] == [0, 0, 0, 0]
+    assert RunConfig(budget=Budget(max_games=20000)).max_games == 20000
+    # what the readers of any weights run ask its config, never its kind's name
+    spsa = RunConfig(strategy="spsa", params=(("init", "reference"),), budget=Budget(generations=3))
+    fit = TexelConfig(data=("d.txt",), epochs=9)
+    assert [(c.keeps_population, c.vector_name, c.starts_from_given, c.params_dict())
+            for c in (games, spsa, fit)] == [
+        (True, "the population mean", False, {}),
+        (False, "SPSA's theta", True, {"init": "reference"}),
+        (False, "the fitted weights", False, {})]
 
 
 def test_a_kind_that_does_not_overlay_or_store_weights_is_refused_in_one_line(tmp_path, capsys):

@@ -23,7 +23,6 @@ from ..engine.net.network import FORMATS as NET_FORMATS
 from ..engine.net.network import SCALE, Net, net_bytes, read_net
 from ..engine.net.outputlayer import with_output
 from ..errors import ConfigError, NetError, StoreError
-from ..runs.config import RunConfig
 from ..runs.kinds import recommend
 from ..runs.rundata import RunData, load_run, run_spec
 from ..runs.store import Store
@@ -59,7 +58,7 @@ def spsa_ends(data: RunData, spec: EngineSpec | None = None) -> dict[str, tuple[
     ends); {} for a strategy without such ends (the export's default ends apply). The run's own
     spec gives the space; ``spec`` (the export's ``--engine``) stands in where the run's is
     unavailable (a run made before runs kept a copy, read away from its folder)."""
-    if not isinstance(data.config, RunConfig) or not known_strategy(data.strategy):
+    if not known_strategy(data.strategy):
         return {}
     own = data.spec if data.spec is not None else spec if spec is not None else run_spec(data)
     return strategy_class(data.strategy).step_ends(own.space(), data.config.params_dict())

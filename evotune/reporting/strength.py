@@ -39,8 +39,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import EvotuneError
-from ..runs.config import RunConfig
-from ..runs.lifecycle import has_start
 from ..runs.records import Generation
 from ..runs.rundata import RunData, load_run
 from ..runs.store import Store
@@ -242,7 +240,7 @@ def base_of(config, reference: np.ndarray, initial: np.ndarray) -> tuple[np.ndar
     """The start of a run from given weights (``reference``: its spec's values), else its
     initial mean (``initial``), and its name."""
     ref = np.asarray(reference, dtype=np.float64)
-    given = isinstance(config, RunConfig) and has_start(config)
+    given = config.starts_from_given
     if given and ref.shape == initial.shape and np.all(np.isfinite(ref)):
         return ref, "the start"
     return initial, "the initial mean"

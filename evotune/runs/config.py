@@ -28,7 +28,8 @@ from ..limits import LIMITS, LimitChanges, Limits, check_limits, tc_text
 from ..match.fixtures import check_games
 from ..rules import Adjudication
 from ..spec.file import _unknown
-from ..strategies import known_strategy, strategy_class
+from ..strategies import keeps_population, known_strategy, strategy_class
+from ..strategies import strategy_params as strategy_params_for
 from .gamesettings import (
     GROUPS,
     SETTINGS,
@@ -92,7 +93,15 @@ class RunConfig:
                     "draw_score", "draw_moves", "draw_start_ply", "opponents")
 
     def params_dict(self) -> dict:
+        """The ``[params]`` as given (the strategy's defaults are not filled in)."""
         return dict(self.params)
+
+    def strategy_params(self) -> dict:
+        """The parameters the run gives its strategy: ``[params]`` plus its population
+        (``np``), games and the budget where the strategy has them."""
+        return strategy_params_for(self.strategy, population=self.population,
+                                   games=self.play.games, budget=self.budget.max_games,
+                                   params=self.params_dict())
 
     def to_dict(self) -> dict:
         """The stored form (the manifest's ``config``): every setting as a flat key (a field of
@@ -125,6 +134,36 @@ class RunConfig:
     def steps(self) -> int:
         """The planned generations (0 = no generation limit)."""
         return self.budget.generations
+
+    @property
+    def max_games(self) -> int:
+        """The games budget (0 = none)."""
+        return self.budget.max_games
+
+    @property
+    def keeps_population(self) -> bool:
+        """Whether its strategy keeps a population (:func:`evotune.strategies.keeps_population`;
+        a name this version does not know reads as the population its runs stored)."""
+        return keeps_population(self.strategy)
+
+    @property
+    def vector_name(self) -> str:
+        """What its strategy's one vector is called ("SPSA's theta"; the population mean for a
+        strategy that states none or a name this version does not know)."""
+        try:
+            named = strategy_class(self.strategy).RECOMMENDS.split(" (")[0]
+        except ConfigError:  # a name this version cannot build (nevergrad missing, a later one)
+            named = ""
+        return named or "the population mean"
+
+    @property
+    def starts_from_given(self) -> bool:
+        """True when the run starts from given weights (the spec's reference values: a run from
+        earlier weights, a net's output layer, a UCI engine's defaults, ``--param
+        init=reference``, or an SPSA table), which its final check plays against; a run from
+        random weights has no start worth returning to."""
+        params = self.strategy_params()
+        return params.get("init") == "reference" or bool(params.get("table"))
 
     def with_budget(self, **changes) -> RunConfig:
         """This config with some of its :class:`Budget`'s limits changed."""

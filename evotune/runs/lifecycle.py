@@ -21,7 +21,6 @@ from ..spec.file import engine_spec_from_text, resolve_command
 from ..spec.model import EngineSpec
 from ..spec.start import start_checksum
 from ..strategies import make_strategy, strategy_class, strategy_names
-from ..strategies import strategy_params as strategy_params_for
 from .config import RunConfig
 from .identity import config_differences, default_run_id
 from .manifest import StartFrom, check_run_id, check_runs_folder
@@ -33,13 +32,6 @@ from .store import Store
 
 def resolve_workers(workers: int) -> int:
     return workers if workers > 0 else max(1, os.cpu_count() or 1)
-
-
-def strategy_params(cfg: RunConfig) -> dict:
-    """The parameters the run gives its strategy: ``[params]`` plus its population (``np``),
-    games and the budget where the strategy has them."""
-    return strategy_params_for(cfg.strategy, population=cfg.population, games=cfg.play.games,
-                               budget=cfg.budget.max_games, params=cfg.params_dict())
 
 
 def starts_at_reference(spec: EngineSpec) -> bool:
@@ -91,23 +83,14 @@ FINAL_CHECK_MIN, FINAL_CHECK_MAX = 200, 4000
 """... within these bounds (and at most half the budget)."""
 
 
-def has_start(cfg: RunConfig) -> bool:
-    """True when the run starts from given weights (the spec's reference values: a run from
-    earlier weights, a net's output layer, a UCI engine's defaults, ``--param init=reference``,
-    or an SPSA table), which its final check plays against; a run from random weights has no
-    start worth returning to."""
-    params = strategy_params(cfg)
-    return params.get("init") == "reference" or bool(params.get("table"))
-
-
 def resolve_final_check(cfg: RunConfig, planned: int) -> int:
     """The final check's games of a new run: ``cfg.final_check.games`` unless auto (-1); auto is
     :data:`FINAL_CHECK_SHARE` of ``planned`` games within [:data:`FINAL_CHECK_MIN`,
     :data:`FINAL_CHECK_MAX`] and at most half of them, even; 0 for a run without a start
-    (:func:`has_start`)."""
+    (:attr:`RunConfig.starts_from_given`)."""
     if cfg.final_check.games >= 0:
         return cfg.final_check.games
-    if not has_start(cfg) or planned <= 0:
+    if not cfg.starts_from_given or planned <= 0:
         return 0
     games = min(FINAL_CHECK_MAX, max(FINAL_CHECK_MIN, round(FINAL_CHECK_SHARE * planned)),
                 planned // 2)
@@ -133,7 +116,7 @@ def with_budget(cfg: RunConfig, spec: EngineSpec) -> RunConfig:
     planned = cfg.budget.max_games
     if not planned:
         space = spec.space(init_low=cfg.start.low, init_high=cfg.start.high)
-        probe = make_strategy(cfg.strategy, space, params=strategy_params(cfg), seed=cfg.seed)
+        probe = make_strategy(cfg.strategy, space, params=cfg.strategy_params(), seed=cfg.seed)
         planned = cfg.budget.generations * sum(r.games for r in probe.ask())
     if cfg.final_check.games < 0:
         cfg = dataclasses.replace(cfg, final_check=dataclasses.replace(
@@ -170,7 +153,7 @@ def check_run_players(plan: RunPlan) -> None:
                           f"the search weights of '{cfg.engine}' ({', '.join(searched)}) are "
                           f"not features: tune them with {strategy_names(needs_features=False)}")
     check_engine_spec(spec)
-    if cfg.play.opponents and strategy_params(cfg).get("selection") == "race":
+    if cfg.play.opponents and cfg.strategy_params().get("selection") == "race":
         raise ConfigError("selection = race compares a trial with its target in a match of "
                           "their own; with --opponents candidates are compared by their gauntlet "
                           "scores: use --param selection=paper or leave --opponents out")
@@ -190,7 +173,7 @@ def preflight(plan: RunPlan) -> None:
     strategy and its parameters, the openings (the final check's too), and a reachable Dask
     scheduler."""
     cfg, spec, space = plan.config, plan.spec, plan.space
-    sampled = strategy_params(cfg).get("init", "sample") == "sample"  # from the initial range
+    sampled = cfg.strategy_params().get("init", "sample") == "sample"  # from the initial range
     for name, lo, hi, fixed in zip(space.names, space.lower, space.upper, space.fixed):
         if sampled and not fixed and (cfg.start.high < lo or cfg.start.low > hi):
             raise ConfigError(f"the initial range [{cfg.start.low:g}, {cfg.start.high:g}] misses "
@@ -205,7 +188,7 @@ def preflight(plan: RunPlan) -> None:
                               f"weights ({exc})") from None
         opponents = resolve_player_list(cfg.play.opponents) if cfg.play.opponents else ()
         check_clock_applies(cfg.play.limits, (player, *opponents))
-    make_strategy(cfg.strategy, space, params=strategy_params(cfg), seed=cfg.seed)
+    make_strategy(cfg.strategy, space, params=cfg.strategy_params(), seed=cfg.seed)
     check_openings(plan.openings, book_plies=cfg.play.book_plies)
     try:  # read now, whether or not the final check plays: not after the whole budget
         check_openings(plan.final_check_openings, book_plies=cfg.play.book_plies)

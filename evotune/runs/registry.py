@@ -42,6 +42,11 @@ class KindConfig(Protocol):
         training's epochs."""
         ...
 
+    @property
+    def max_games(self) -> int:
+        """The games budget (0: none; a kind that plays no games to tune has none)."""
+        ...
+
     def summary_items(self) -> list[tuple[str, str]]: ...
 
     def to_dict(self) -> dict: ...
@@ -75,6 +80,28 @@ class WeightsConfig(KindConfig, Protocol):
 
     @property
     def seed(self) -> int: ...
+
+    @property
+    def keeps_population(self) -> bool:
+        """Whether its steps hold a population (DE, jDE, the EA, TD) rather than one vector
+        (SPSA's theta, CMA-ES's mean, a fit's weights)."""
+        ...
+
+    @property
+    def vector_name(self) -> str:
+        """What its one vector is called where it keeps no population ("SPSA's theta", "the
+        fitted weights")."""
+        ...
+
+    @property
+    def starts_from_given(self) -> bool:
+        """Whether it starts from given weights (its spec's reference values), which its final
+        check and verification play as 'the start'."""
+        ...
+
+    def params_dict(self) -> dict:
+        """Its strategy's parameters ({} for a kind without a strategy)."""
+        ...
 
 
 ConfigReader = Callable[[dict, dict, int], tuple["KindConfig", tuple[DataFile, ...]]]

@@ -21,8 +21,6 @@ from ..runs.records import Generation, State
 from ..runs.store import Store
 from ..space import SHANNON_NAMES, SHANNON_REFERENCE
 from ..spec.model import EngineSpec
-from ..strategies import keeps_population as strategy_keeps_population
-from ..strategies import strategy_class
 from .registry import WeightsConfig, stored_kind
 
 log = logging.getLogger(__name__)
@@ -228,19 +226,14 @@ class Recommendation:
 
 def keeps_population(run: RunData) -> bool:
     """Whether the run's generations hold a population (DE, jDE, EA, TD) rather than one vector
-    (SPSA's theta, CMA-ES's mean, a fit's weights), as its strategy declares
-    (:func:`evotune.strategies.keeps_population`)."""
-    return run.kind == "games" and strategy_keeps_population(run.strategy)
+    (SPSA's theta, CMA-ES's mean, a fit's weights), as its config says
+    (:attr:`~evotune.runs.registry.WeightsConfig.keeps_population`)."""
+    return run.config.keeps_population
 
 
 def one_vector_name(run: RunData) -> str:
     """What a run without a population draws ("SPSA's theta", the fitted weights)."""
-    if run.kind != "games":
-        return "the fitted weights"
-    try:
-        return strategy_class(run.strategy).RECOMMENDS.split(" (")[0] or "the population mean"
-    except ConfigError:
-        return "the population mean"
+    return run.config.vector_name
 
 
 def initial_mean(run: RunData) -> tuple[float, ...]:

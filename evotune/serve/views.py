@@ -29,7 +29,6 @@ from ..kinds import kind_of
 from ..kinds.games.solver import pgn_text
 from ..match.resultsblock import stored_figures, summary_lines
 from ..reporting.strength import base_of, checkpoints_of, curve_of
-from ..runs.config import RunConfig
 from ..runs.finalcheck import final_check_block
 from ..runs.gamelog import log_tail
 from ..runs.lock import lock_table
@@ -289,7 +288,7 @@ def _row(store: Store) -> dict:
     done = state.generation if state else 0
     total = int(cfg.steps or 0)
     games = (state.games if state else 0) + (check.games if check else 0)  # as status counts
-    budget = int(cfg.budget.max_games or 0) if isinstance(cfg, RunConfig) else 0  # games runs
+    budget = int(cfg.max_games or 0)
     seconds = state.seconds if state else 0.0
     rate = games / seconds if seconds > 0 and games else None
     left = None

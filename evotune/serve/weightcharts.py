@@ -62,7 +62,7 @@ def weights_series(store: Store, cache: GenerationCache, logs: LogCache) -> Weig
     fixed, reference, spec = space_of(store, names)
     strategy = gens[-1].strategy
     terms = strategy_terms(strategy)
-    population = store.manifest().kind == "games" and terms["population"]
+    population = store.manifest().config.keeps_population
     keys: list[str] = []
     for g in gens:
         keys += [k for k in g.stats if k not in keys]

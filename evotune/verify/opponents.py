@@ -10,8 +10,6 @@ from ..limits import LimitChanges, Limits
 from ..match.resolve import check_clock_applies, resolve_player, unique_names
 from ..players import PlayerSpec
 from ..players.spec import player_from_engine_spec
-from ..runs.config import RunConfig
-from ..runs.lifecycle import has_start
 from ..runs.rundata import RunData, initial_mean
 
 
@@ -42,11 +40,11 @@ def named_opponents(named: tuple[str, ...]) -> list[tuple[str, PlayerSpec]]:
 
 
 def reference_label(data: RunData) -> str:
-    """What the run's reference weights are to a reader: 'start' for a games run from given
-    weights (its spec's reference values are the weights it started from: :func:`has_start`),
-    else 'reference' (the spec's own values)."""
-    return "start" if isinstance(data.config, RunConfig) and has_start(data.config) \
-        else "reference"
+    """What the run's reference weights are to a reader: 'start' for a run from given weights
+    (its spec's reference values are the weights it started from:
+    :attr:`~evotune.runs.registry.WeightsConfig.starts_from_given`), else 'reference' (the
+    spec's own values)."""
+    return "start" if data.config.starts_from_given else "reference"
 
 
 def run_opponents(data: RunData, spec, named: tuple[str, ...]) -> list[tuple[str, PlayerSpec]]:

@@ -15,6 +15,8 @@ class ToyConfig:
     kind: ClassVar[str] = "toy"
     steps: int = 3
     """How far the toy counts."""
+    max_games: ClassVar[int] = 0
+    """A toy plays no games."""
 
     @property
     def method(self) -> str:

@@ -147,6 +147,19 @@ class TexelConfig:
         """The epochs: a fit stores epoch E as generation E."""
         return self.epochs
 
+    max_games: ClassVar[int] = 0
+    """A fit plays no games to tune (its verification's are not a budget)."""
+    keeps_population: ClassVar[bool] = False
+    """A fit's steps hold one vector, its weights."""
+    vector_name: ClassVar[str] = "the fitted weights"
+    """What its one vector is called."""
+    starts_from_given: ClassVar[bool] = False
+    """Its verification plays the spec's own values as 'reference', not as a start."""
+
+    def params_dict(self) -> dict:
+        """A fit has no strategy parameters."""
+        return {}
+
     @property
     def play(self) -> PlaySettings:
         """How the fitted weights play their verification matches (what the readers of any

@@ -21,7 +21,6 @@ from ...runs.lifecycle import (
     check_run_net,
     new_run,
     open_run,
-    strategy_params,
     tuning_games,
 )
 from ...runs.plan import with_overrides
@@ -232,7 +231,7 @@ def _run_space(run: RunData, cfg: RunConfig) -> WeightSpace:
 
 
 def _restored_strategy(run: RunData, cfg: RunConfig):
-    params = strategy_params(cfg)
+    params = cfg.strategy_params()
     cls = strategy_class(cfg.strategy)
     assert run.state is not None
     return cls.from_state(_run_space(run, cfg), params=params, seed=cfg.seed,

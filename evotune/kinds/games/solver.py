@@ -38,7 +38,7 @@ from ...match.gauntlet import opponent_players
 from ...players.spec import player_from_engine_spec
 from ...reaper import children_ignore_ctrl_c
 from ...runs.finalcheck import FinalCheck
-from ...runs.lifecycle import resolve_workers, strategy_params, tuning_games
+from ...runs.lifecycle import resolve_workers, tuning_games
 from ...runs.plan import RunPlan
 from ...runs.records import Generation
 from ...runs.store import Store
@@ -161,7 +161,7 @@ class Solver:
 
     def _restore(self) -> None:
         cfg, store = self.cfg, self.store
-        params = strategy_params(cfg)
+        params = cfg.strategy_params()
         # the whole stored history is checked (and a crash's leftovers repaired) first
         point = store.prepare_resume(to_pgn=functools.partial(pgn_text,
                                                               limits=self.plan.limits))

@@ -50,6 +50,9 @@ class MoveRunConfig:
         """The epochs: epoch E is the training's step E."""
         return self.settings.epochs
 
+    max_games: ClassVar[int] = 0
+    """A training plays no games (its data are positions)."""
+
     def summary_items(self) -> list[tuple[str, str]]:
         s = self.settings
         return [("kind", "move-model training"), ("data", ", ".join(self.data)),

@@ -94,6 +94,9 @@ class TrainConfig:
         """The epochs: epoch E is the training's step E."""
         return self.settings.epochs
 
+    max_games: ClassVar[int] = 0
+    """A training plays no games (its data are positions)."""
+
     @property
     def seed(self) -> int:
         return self.settings.seed
