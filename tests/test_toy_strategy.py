@@ -79,3 +79,14 @@ def test_an_unregistered_strategy_is_one_line(tmp_path, call_cli):
     assert code == 2 and err.startswith("evotune: error: unknown strategy 'climb'; use one of "
                                         f"{', '.join(STRATEGIES)} or ng:NAME")
     assert len(err.splitlines()) == 1 and not any(tmp_path.iterdir())
+
+
+def test_the_help_lists_the_registry_s_strategies_with_what_each_is():
+    """``run --help`` and ``compare --help`` name the strategies from the registry (each with
+    its ABOUT), so a strategy added to STRATEGIES is listed without editing the command."""
+    helps = {cmd: " ".join(_cli(cmd, "--help").split()) for cmd in ("run", "compare")}
+    assert all(cls.ABOUT for cls in STRATEGIES.values())
+    for name, cls in STRATEGIES.items():
+        assert f"{name} ({cls.ABOUT})" in helps["run"], name
+        assert f" {name}," in helps["compare"] or f" {name} or" in helps["compare"], name
+    assert "ng:NAME (any nevergrad optimiser, e.g. ng:NGOpt)" in helps["run"]

@@ -13,7 +13,7 @@ from ..experiments import (
     reproduce_de_paper,
     write_compare_plots,
 )
-from ..strategies import STRATEGIES, known_strategy
+from ..strategies import STRATEGIES, known_strategy, strategy_names
 from .options import cluster_options, renamed_option, reports_option, runs_dir_option, seed_option
 from .progress import ExperimentBar, command_line, quiet_option
 
@@ -50,7 +50,7 @@ def reproduce(experiment, seeds, first_seed, workers, backend, scheduler, runs_d
 
 @click.command()
 @click.option("--strategies", default="de,jde,ea,td", show_default=True,
-              help="Comma-separated strategies, e.g. de,jde,ea,td,spsa,cmaes,ng:NGOpt.")
+              help=f"Comma-separated strategies: {strategy_names()} (e.g. ng:NGOpt).")
 @click.option("--max-games", "games_budget", type=int, default=None,
               help="Games each strategy may play (required; as run --max-games: whole "
                    "generations, the last may pass it by up to one generation).")

@@ -51,8 +51,26 @@ def parse_params(items: tuple[str, ...]) -> dict:
 _C = RunConfig()
 """The defaults a run's help shows (a flag not given leaves the config file's value, else these)."""
 
+RUN_HELP = f"""Tune weights: evolve a population with mini-matches between weight vectors.
 
-@click.command()
+    With a 'uci' engine spec (--engine my-engine.toml) the external engine is tuned through its
+    UCI options (with {strategy_names(needs_features=False)}: those that do not learn from
+    the built-in engine's features).
+
+    Strategies: {strategy_names(joiner="and", about=True)}. A library's strategy (pycma's,
+    nevergrad's) needs a scalar fitness: each candidate's points against the gauntlet
+    (--opponents) when one is given, otherwise its score in a colour-balanced mini-match against
+    the current mean of the search distribution.
+
+    A run continues from earlier weights with --init-from RUN (a fit's or a tuning run's
+    weights) or --engine SPEC:WEIGHTS (a weights file): they become the spec's reference values,
+    every strategy starts from them, and the manifest records their source and checksum.
+    """
+"""``evotune run --help``: its list of strategies is the registry's
+(:func:`evotune.strategies.strategy_names`), never written out."""
+
+
+@click.command(help=RUN_HELP)
 @click.option("--strategy", type=str, default=None, cls=DefaultShown, shown=_C.strategy,
               help=f"{strategy_names()}.")
 @click.option("--np", "population", type=int, default=None, cls=DefaultShown,
@@ -136,20 +154,6 @@ def run(strategy, population, generations, games, limits, seed, workers, backend
         engine, openings, max_games, max_seconds, final_check_games, final_check_openings, init,
         params, batch, config_file, run_id, runs_dir, print_config, opponents, spsa_file,
         init_from):
-    """Tune weights: evolve a population with mini-matches between weight vectors.
-
-    With a 'uci' engine spec (--engine my-engine.toml) the external engine is tuned through its
-    UCI options (every strategy but td, which learns from the built-in engine's features).
-
-    Strategies: de, jde, ea, td, spsa (fishtest's SPSA), cmaes (pycma) and ng:NAME (any
-    nevergrad optimiser, e.g. ng:NGOpt). cmaes and ng:NAME need a scalar fitness: each
-    candidate's points against the gauntlet (--opponents) when one is given, otherwise its score
-    in a colour-balanced mini-match against the current mean of the search distribution.
-
-    A run continues from earlier weights with --init-from RUN (a fit's or a tuning run's
-    weights) or --engine SPEC:WEIGHTS (a weights file): they become the spec's reference values,
-    every strategy starts from them, and the manifest records their source and checksum.
-    """
     if final_check_games is not None and final_check_games < 0:  # -1: the config's 'auto'
         raise FieldError("final_check_games", f"must be 0 (no final check) or an even number of "
                                               f"games (leave it out for 10% of the budget), got "

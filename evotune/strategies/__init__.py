@@ -49,16 +49,22 @@ def strategy_class(name: str) -> type[Strategy]:
     return nevergrad_class(name)
 
 
+NG_ABOUT = "any nevergrad optimiser, e.g. ng:NGOpt"
+"""What ``ng:NAME`` is, in the help's list of strategies."""
+
+
 def strategy_names(*, joiner: str = "or", needs_features: bool | None = None,
-                   gauntlet: bool | None = None) -> str:
+                   gauntlet: bool | None = None, about: bool = False) -> str:
     """The registered names as a reader's list, 'de, jde, ..., cmaes, quad or ng:NAME' (a
     nevergrad optimiser last), only those that need (or do not need) the evaluation's features
     or can (or cannot) be scored by a gauntlet when asked: the error messages' lists, made from
-    the registry rather than written out."""
-    names = [n for n, cls in STRATEGIES.items()
+    the registry rather than written out; ``about``: each with what it is, 'de (differential
+    evolution, DE/rand/1/bin), ...' (the help's list)."""
+    names = [f"{n} ({cls.ABOUT})" if about and cls.ABOUT else n for n, cls in STRATEGIES.items()
              if (needs_features is None or cls.NEEDS_FEATURES == needs_features)
              and (gauntlet is None or cls.GAUNTLET == gauntlet)]
-    return f"{', '.join(names)} {joiner} {NG_PREFIX}NAME"
+    last = f"{NG_PREFIX}NAME ({NG_ABOUT})" if about else f"{NG_PREFIX}NAME"
+    return f"{', '.join(names)} {joiner} {last}"
 
 
 def keeps_population(name: str) -> bool:

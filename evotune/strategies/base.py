@@ -216,6 +216,8 @@ class Strategy(abc.ABC):
     and R_k; CMA-ES: sigma), which status and report show in its own terms."""
     TITLE: ClassVar[str] = ""
     """Its name as a reader writes it ('SPSA', 'CMA-ES', 'jDE'; '': the registry name)."""
+    ABOUT: ClassVar[str] = ""
+    """What it is, in a few words ("fishtest's SPSA"), for the help's list of strategies."""
     RANKED_BY: ClassVar[str] = "the strategy's ranking"
     """What orders a population's individuals when the best is asked for (status, export)."""
 

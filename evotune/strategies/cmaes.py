@@ -37,6 +37,7 @@ class CMAES(ReplayedStrategy):
 
     name = "cmaes"
     TITLE = "CMA-ES"
+    ABOUT = "pycma's CMA-ES"
     STEP = ("sigma",)
     PARAMS = {
         **COMMON_PARAMS,

@@ -77,6 +77,7 @@ class DE(Strategy):
 
     name = "de"
     TITLE = "DE"
+    ABOUT = "differential evolution, DE/rand/1/bin"
     RANKED_BY = "the points of each individual's selection matches"
     PARAMS = {
         "np": Param(20, "int", low=4, doc="population size NP (DE/rand/1: three distinct "

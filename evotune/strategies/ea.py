@@ -55,6 +55,7 @@ class EA(Strategy):
 
     name = "ea"
     TITLE = "EA"
+    ABOUT = "an evolutionary algorithm with self-adaptive steps"
     RANKED_BY = "the score in the last tournament"
     PARAMS = {
         "np": Param(20, "int", low=2, doc="number of parents mu (mu offspring per generation)"),

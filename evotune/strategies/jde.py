@@ -20,6 +20,7 @@ class JDE(DE):
 
     name = "jde"
     TITLE = "jDE"
+    ABOUT = "self-adaptive DE"
     PARAMS = {
         **DE.PARAMS,
         "F": Param(0.5, "float", low=0.0, high=2.0, low_open=True, doc="initial F of everyone"),

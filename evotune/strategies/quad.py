@@ -41,6 +41,7 @@ class Quad(Strategy):
 
     name = "quad"
     TITLE = "quadratic model"
+    ABOUT = "pairs around a quadratic rating model's peak"
     RECOMMENDS = "the centre: the rating model's peak over every game"
     CENTRE = "theta"
     STEP = ("c", "distance")

@@ -225,6 +225,7 @@ class SPSA(Strategy):
 
     name = "spsa"
     TITLE = "SPSA"
+    ABOUT = "fishtest's SPSA"
     RECOMMENDS = "SPSA's theta"
     CENTRE = "theta"
     STEP = ("c_k", "R_k")

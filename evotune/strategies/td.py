@@ -82,6 +82,7 @@ class TD(Strategy):
 
     name = "td"
     TITLE = "TD"
+    ABOUT = "TDLeaf(lambda) self-play from the evaluation's features"
     RANKED_BY = "the TD error of each learner"
     NEEDS_FEATURES = True
     PARAMS = {
