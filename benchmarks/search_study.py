@@ -190,8 +190,8 @@ def part_wac(args, specs, results) -> None:
 
 
 def part_spsa(args, specs, results) -> Path:
-    from evotune.runs.kinds import recommend
     from evotune.runs.rundata import load_run
+    from evotune.runs.runkind import recommend
 
     folder = Path(args.out) / "specs"
     tune = write_spec(folder, f"{args.tune}-tune", VARIANTS[args.tune],

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 from evotune.cli import cli, main
 from evotune.errors import ConfigError
 from evotune.reporting.export import export_run
-from evotune.runs.kinds import recommend
 from evotune.runs.rundata import load_run
+from evotune.runs.runkind import recommend
 from evotune.spec.file import load_engine_spec
 from evotune.weightsio import FORMATS, export_params, parse, render
 

@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from evotune.cli import cli, main
 from evotune.reporting.export import export_run
 from evotune.reporting.report import config_items
-from evotune.runs.kinds import recommend
 from evotune.runs.rundata import load_run, run_spec
+from evotune.runs.runkind import recommend
 from evotune.runs.store import Store
 from evotune.strategies import make_strategy
 

@@ -19,8 +19,8 @@ from evotune.reporting.manyplots import (
 from evotune.reporting.plots import build_figures, strategy_figure
 from evotune.reporting.report import html_report, markdown_report
 from evotune.reporting.tables import MAX_LINES, pst_layout, scalar_groups
-from evotune.runs.kinds import recommend
 from evotune.runs.rundata import load_run
+from evotune.runs.runkind import recommend
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,8 @@ RECURRING = {
     # one concept at two layers
     "experiments": {"cli", "."},  # the command group of experiments.py
     "start": {"runs", "spec"},  # where a run begins: the spec of its weights, a games run's start
-    # a run kind's parts: the games kind's config and plan in runs/ (the store, verify and
-    # reporting read them as values), a kind package's beside its solver (kinds/fit/,
+    # a run kind's parts: the games kind's config and plan in runs/ (the store and the
+    # experiments read them as values), a kind package's beside its solver (kinds/fit/,
     # kinds/training/, kinds/moves/); each package's solver, view and lifecycle glue (kind),
     # with the wording every kind's view shares in kinds/view.py
     "config": {"runs", "kinds/fit", "kinds/training", "kinds/moves"},
@@ -46,6 +46,8 @@ def test_no_module_name_recurs_but_the_listed_ones():
     # the training and move-model kinds are packages: their modules no longer recur by name
     # beside reporting/'s (engine/core/moves.py, the move encoding, is the only 'moves')
     assert "training" not in recurring and "moves" not in recurring
+    # the run kinds' protocol is runs/runkind.py, not a second 'kinds' beside the kinds/ package
+    assert "kinds" not in _places() and "runkind" in _places()
 
 
 def test_the_engine_families_are_packages_not_prefixes():

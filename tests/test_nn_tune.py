@@ -26,10 +26,10 @@ from evotune.match.resolve import resolve_player
 from evotune.players.nets import evaluation
 from evotune.players.spec import player_from_engine_spec
 from evotune.runs.config import build_run_config
-from evotune.runs.kinds import recommend
 from evotune.runs.lifecycle import new_run, open_run
 from evotune.runs.plan import load_run_engine, with_overrides
 from evotune.runs.rundata import load_run
+from evotune.runs.runkind import recommend
 from evotune.spec.file import load_engine_spec
 from evotune.strategies import strategy_class
 

@@ -60,8 +60,8 @@ def test_load_run_ignores_a_generation_written_after_the_last_state(tmp_path, ma
 
 
 def test_recommend_mean_and_better_half(tmp_path, make_fake_run):
-    from evotune.runs.kinds import recommend
     from evotune.runs.rundata import load_run
+    from evotune.runs.runkind import recommend
 
     store = make_fake_run(tmp_path, generations=3, population=6)
     run = load_run(store)
@@ -81,8 +81,8 @@ def test_recommend_mean_and_better_half(tmp_path, make_fake_run):
 
 
 def test_recommend_mean_falls_back_to_the_stored_population(tmp_path, make_fake_run):
-    from evotune.runs.kinds import recommend
     from evotune.runs.rundata import load_run
+    from evotune.runs.runkind import recommend
 
     store = make_fake_run(tmp_path, generations=1)
     state = store.read_state()
@@ -148,8 +148,8 @@ def test_report_of_a_run_with_only_the_initial_population(tmp_path, make_fake_ru
 
 def test_better_half_of_an_ea_run_is_the_first_half_of_its_ranked_survivors(tmp_path,
                                                                              make_fake_run):
-    from evotune.runs.kinds import recommend
     from evotune.runs.rundata import load_run
+    from evotune.runs.runkind import recommend
 
     store = make_fake_run(tmp_path, "ea", strategy="ea", generations=2, population=6)
     pop = np.array(store.read_generation(2).population)  # survivors, best first
@@ -159,8 +159,8 @@ def test_better_half_of_an_ea_run_is_the_first_half_of_its_ranked_survivors(tmp_
 
 def test_report_says_when_the_verification_is_older_than_the_run(tmp_path, make_fake_run):
     from evotune.reporting.report import markdown_report
-    from evotune.runs.kinds import recommend
     from evotune.runs.rundata import load_run
+    from evotune.runs.runkind import recommend
 
     store = make_fake_run(tmp_path, generations=2)
     store.write_document("verify", {"generation": 1, "recommend": "mean", "weights": [],

@@ -12,8 +12,8 @@ from evotune.cli import main
 from evotune.errors import ConfigError, WeightsError
 from evotune.match.resolve import resolve_player, resolve_player_list, resolve_players, split_player
 from evotune.reporting.export import export_run
-from evotune.runs.kinds import recommend
 from evotune.runs.rundata import load_run
+from evotune.runs.runkind import recommend
 from evotune.spec.file import load_engine_spec
 from evotune.spec.player import PlayerRef, parse_engine_ref, parse_player_ref
 from evotune.weightsio import weights_for

@@ -21,12 +21,12 @@ from evotune.learn.movetrain import MoveTrainSettings
 from evotune.learn.nn.trainer import TrainSettings
 from evotune.runs.config import RunConfig
 from evotune.runs.gamesettings import Budget
-from evotune.runs.kinds import (
+from evotune.runs.registry import KindConfig, StoredKind
+from evotune.runs.runkind import (
     RunKind,
     register,
     unregister,
 )
-from evotune.runs.registry import KindConfig, StoredKind
 from evotune.runs.store import Store
 
 

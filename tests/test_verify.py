@@ -14,8 +14,8 @@ from evotune.limits import LimitChanges, Limits
 from evotune.match import play_match
 from evotune.paths import DEFAULT_BOOK, DEFAULT_OPENINGS, HELD_OUT_OPENINGS
 from evotune.players.spec import player_from_engine_spec
-from evotune.runs.kinds import recommend
 from evotune.runs.rundata import initial_mean, load_run, run_spec
+from evotune.runs.runkind import recommend
 from evotune.tuning.fitness import match_settings
 from evotune.verify.run import VerifySettings, held_out_openings, verify_run
 from evotune.verify.text import describe_match, describe_verification, verdict_text

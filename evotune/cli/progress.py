@@ -20,7 +20,7 @@ import click
 
 from ..match.runner import compile_ended
 from ..reporting.tables import brief, clock
-from ..runs.kinds import Job, RunKind
+from ..runs.runkind import Job, RunKind
 
 PLAIN_EVERY = float(os.environ.get("EVOTUNE_PROGRESS_SECONDS") or 30.0)
 """Seconds between two plain progress lines off a terminal (the environment variable
@@ -269,7 +269,7 @@ def steps(label: str, unit: str = "files"):
 
 
 class CommandUI:
-    """What a run shows while it runs (:class:`evotune.runs.kinds.RunUI`): progress displays
+    """What a run shows while it runs (:class:`evotune.runs.runkind.RunUI`): progress displays
     on stderr (:class:`Progress`) and lines on stderr."""
 
     def progress(self, label: str, total: int = 0, unit: str = "games") -> Progress:

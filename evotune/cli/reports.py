@@ -11,8 +11,8 @@ from ..kinds import kind_of
 from ..match.resolve import close_external_players
 from ..match.resultsblock import stored_figures, summary_lines
 from ..match.scoring import SprtParams
-from ..runs.kinds import ExportRequest, ViewRequest
 from ..runs.manifest import check_outside_runs
+from ..runs.runkind import ExportRequest, ViewRequest
 from ..runs.store import VERIFY_GAMES, Store
 from ..verify.run import VerifySettings
 from ..verify.text import block_where, describe_match, describe_verification, verdict_lines

@@ -12,9 +12,9 @@ from ..kinds.view import SUMMARY_WEIGHTS
 from ..match.resolve import limit_notes, resolve_player_list
 from ..players.spec import player_from_engine_spec
 from ..runs.config import RunConfig, build_run_config, dump_config_toml, load_config_file
-from ..runs.kinds import PlayOptions, ResumeRequest
 from ..runs.lifecycle import with_budget
 from ..runs.plan import load_run_engine
+from ..runs.runkind import PlayOptions, ResumeRequest
 from ..runs.start import run_start
 from ..runs.store import Store, list_runs
 from ..strategies import STRATEGIES, strategy_class, strategy_names

@@ -1,6 +1,6 @@
 """What ``evotune runs`` prints: one table row per run, each kind showing what it has (games runs:
 generations, games, budget, verified Elo; fits: epochs, positions, errors; trainings: epochs,
-positions, losses; :meth:`evotune.runs.kinds.RunKind.row`), aligned under one header. KIND is
+positions, losses; :meth:`evotune.runs.runkind.RunKind.row`), aligned under one header. KIND is
 the run's kind as its manifest names it (games, fit, train, moves), STRATEGY what tunes it (de,
 spsa, texel; '-' for a training)."""
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The run kinds, each registered once: games runs (:mod:`.games`), Texel fits (:mod:`.fit`),
 net trainings (:mod:`.training`) and move-model trainings (:mod:`.moves`), each a
-:class:`~evotune.runs.kinds.RunKind`. The commands ask a run's kind (:func:`kind_of`) for its
+:class:`~evotune.runs.runkind.RunKind`. The commands ask a run's kind (:func:`kind_of`) for its
 status, row, continuation, report, plots, export, verification and recommendation, and never
 test a kind's name.
 
@@ -13,7 +13,7 @@ store reads.
 """
 from __future__ import annotations
 
-from ..runs.kinds import RunKind, kind_named, kind_of, kinds, register
+from ..runs.runkind import RunKind, kind_named, kind_of, kinds, register
 from .fit import FIT
 from .games import GAMES
 from .moves import MOVES

@@ -14,9 +14,9 @@ from ..errors import ConfigError
 from ..reporting.export import NET_FORMATS, export_net, export_run
 from ..reporting.plots import write_plots
 from ..reporting.report import write_report
-from ..runs.kinds import Exported, ExportRequest, Status, ViewRequest
 from ..runs.records import Generation
 from ..runs.rundata import load_run
+from ..runs.runkind import Exported, ExportRequest, Status, ViewRequest
 from ..runs.store import Store
 from ..verify.run import verify_run
 from .view import started, weight_lines

@@ -7,8 +7,8 @@ verifying them (:mod:`evotune.verify`, which stores verify.json in the run) live
 """
 from __future__ import annotations
 
-from ..runs.kinds import recommend
 from ..runs.rundata import RECOMMEND_RULES, Recommendation, RunData, initial_mean, load_run
+from ..runs.runkind import recommend
 
 __all__ = ["RECOMMEND_RULES", "Recommendation", "RunData", "initial_mean", "load_run",
            "recommend"]

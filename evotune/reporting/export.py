@@ -23,8 +23,8 @@ from ..engine.net.network import FORMATS as NET_FORMATS
 from ..engine.net.network import SCALE, Net, net_bytes, read_net
 from ..engine.net.outputlayer import with_output
 from ..errors import ConfigError, NetError, StoreError
-from ..runs.kinds import recommend
 from ..runs.rundata import RunData, load_run, run_spec
+from ..runs.runkind import recommend
 from ..runs.store import Store
 from ..spec.model import EngineSpec
 from ..strategies import known_strategy, strategy_class

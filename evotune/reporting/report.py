@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..fileio import atomic_write_text
-from ..runs.kinds import recommend
 from ..runs.rundata import Recommendation, RunData, load_run
+from ..runs.runkind import recommend
 from ..runs.store import Store
 from ..strategies import keeps_population, known_strategy, strategy_class
 from ..verify.text import describe_match

@@ -81,7 +81,7 @@ class Manifest:
     run_id: str
     """The run's id (its folder name)."""
     config: Any
-    """The resolved configuration, validated (a :class:`~evotune.runs.kinds.KindConfig`): a
+    """The resolved configuration, validated (a :class:`~evotune.runs.runkind.KindConfig`): a
     RunConfig (kind 'games'), a TexelConfig (kind 'fit'), a TrainConfig (kind 'train') or a
     registered kind's."""
     identity: dict

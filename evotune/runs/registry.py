@@ -3,8 +3,8 @@ part of a kind the store reads through: its configuration's protocol (:class:`Ki
 how a manifest of that kind is read (:class:`StoredKind`, a kind's ``stored``).
 
 The lowest part of the run kinds, so that the manifest and the store can ask a kind how its
-manifest reads; :mod:`evotune.runs.kinds` holds the protocol of a whole kind
-(:class:`~evotune.runs.kinds.RunKind`) and the kinds register themselves in
+manifest reads; :mod:`evotune.runs.runkind` holds the protocol of a whole kind
+(:class:`~evotune.runs.runkind.RunKind`) and the kinds register themselves in
 :mod:`evotune.kinds`, which the first lookup loads (as a plugin's entry point would be: the
 kinds sit above this layer).
 """
@@ -130,7 +130,7 @@ class StoredKind:
 
 
 class Registered(Protocol):
-    """What the registry knows of a kind (the whole of it: :class:`~evotune.runs.kinds.
+    """What the registry knows of a kind (the whole of it: :class:`~evotune.runs.runkind.
     RunKind`)."""
 
     name: str

@@ -9,7 +9,7 @@ came from, with their checksum (:class:`~evotune.runs.manifest.StartFrom`). ``ev
 then plays the tuned weights against that start (its "reference" match).
 
 A run's weights are its recommendation as its kind chooses them
-(:func:`~evotune.runs.kinds.recommend`): a fit's last epoch, SPSA's theta, a population's
+(:func:`~evotune.runs.runkind.recommend`): a fit's last epoch, SPSA's theta, a population's
 mean, as ``evotune export`` writes them; a kind that stores no weight vector (a training) is no
 start.
 """
@@ -29,8 +29,8 @@ from ..spec.model import EngineSpec
 from ..spec.player import parse_engine_ref
 from ..spec.start import start_checksum, with_start_values
 from ..weightsio import weights_for
-from .kinds import recommend
 from .rundata import load_run
+from .runkind import recommend
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ class Store:
         """Make a new run directory and hold its writer lock; refuses an existing run.
         ``config``: a games run's RunConfig (or its dict form), a fit's TexelConfig, a
         training's TrainConfig (the last two come with the ``data_files`` they read) or a
-        registered kind's config (:mod:`evotune.runs.kinds`).
+        registered kind's config (:mod:`evotune.runs.runkind`).
         ``init_from``: where a games run's start came from."""
         check_run_id(run_id)
         cfg = run_config_from_dict(config) if isinstance(config, dict) else config

@@ -49,10 +49,10 @@ from ..match.scoring import SprtParams, sprt_settings
 from ..paths import HELD_OUT_OPENINGS, held_out_openings, resolve_openings_path
 from ..players import PlayerSpec
 from ..players.spec import player_from_engine_spec
-from ..runs.kinds import kind_of, recommend
 from ..runs.lifecycle import resolve_workers
 from ..runs.registry import stored_kind
 from ..runs.rundata import RunData, load_run, open_store, run_spec
+from ..runs.runkind import kind_of, recommend
 from ..runs.store import Store
 from ..spec.file import load_engine_spec
 from ..tuning.fitness import match_settings as run_match_settings

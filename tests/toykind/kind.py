@@ -4,7 +4,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from evotune.errors import ConfigError
-from evotune.runs.kinds import (
+from evotune.runs.registry import StoredKind
+from evotune.runs.rundata import Recommendation
+from evotune.runs.runkind import (
     Exported,
     ExportRequest,
     Job,
@@ -13,8 +15,6 @@ from evotune.runs.kinds import (
     Summary,
     ViewRequest,
 )
-from evotune.runs.registry import StoredKind
-from evotune.runs.rundata import Recommendation
 from evotune.runs.store import Store
 
 from .config import ToyConfig, read_toy

@@ -11,10 +11,10 @@ import numpy as np
 
 from ...datafiles import DataFile, data_files_from_list
 from ...errors import Interrupted
-from ...runs.kinds import Job, ResumeRequest, RunUI, Summary
 from ...runs.records import Generation
 from ...runs.registry import StoredKind
 from ...runs.rundata import Recommendation, RunData, run_spec
+from ...runs.runkind import Job, ResumeRequest, RunUI, Summary
 from ...runs.store import Store
 from ..view import no_games_budget, of_total, started
 from ..weights import WeightsKind

@@ -15,7 +15,6 @@ from ...errors import EvotuneError, Interrupted, StoreError
 from ...reporting.tables import brief
 from ...runs.config import RunConfig, run_config_from_dict, validate_run_config
 from ...runs.finalcheck import FINAL_CHECK_DOCUMENT, final_check_block
-from ...runs.kinds import Job, ResumeRequest, RunUI, Summary
 from ...runs.lifecycle import (
     check_backend,
     check_run_net,
@@ -27,6 +26,7 @@ from ...runs.plan import with_overrides
 from ...runs.records import Generation
 from ...runs.registry import StoredKind
 from ...runs.rundata import Recommendation, RunData, run_spec
+from ...runs.runkind import Job, ResumeRequest, RunUI, Summary
 from ...runs.store import Store
 from ...space import WeightSpace
 from ...strategies import strategy_class

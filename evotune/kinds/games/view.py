@@ -7,7 +7,7 @@ import time
 
 from ...match.runner import compile_ended
 from ...reporting.tables import brief, clock
-from ...runs.kinds import Bar
+from ...runs.runkind import Bar
 from ...strategies import strategy_class
 
 

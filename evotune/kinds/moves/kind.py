@@ -11,9 +11,9 @@ from typing import Any
 
 from ...errors import ConfigError, FieldError, Interrupted
 from ...learn.movetrain import EpochReport
-from ...runs.kinds import Exported, ExportRequest, Job, ResumeRequest, RunUI, Status, Summary, ViewRequest
 from ...runs.registry import StoredKind
 from ...runs.rundata import Recommendation, RunData
+from ...runs.runkind import Exported, ExportRequest, Job, ResumeRequest, RunUI, Status, Summary, ViewRequest
 from ...runs.store import Store
 from ..view import no_games_budget, of_total, started
 from .checkpoint import MODEL_FILE, read_checkpoint, stored_model

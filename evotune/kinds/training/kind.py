@@ -14,7 +14,9 @@ from ...engine.net.network import bullet_reader_note, read_net
 from ...errors import ConfigError, FieldError, Interrupted
 from ...learn.nn.initnet import INITIAL_FILE
 from ...reporting.tables import clock
-from ...runs.kinds import (
+from ...runs.registry import StoredKind
+from ...runs.rundata import Recommendation, RunData
+from ...runs.runkind import (
     Bar,
     Exported,
     ExportRequest,
@@ -25,8 +27,6 @@ from ...runs.kinds import (
     Summary,
     ViewRequest,
 )
-from ...runs.registry import StoredKind
-from ...runs.rundata import Recommendation, RunData
 from ...runs.store import Store
 from ...verify.run import verify_training
 from ..view import no_games_budget, of_total, started
