@@ -21,15 +21,15 @@ import argparse
 import tempfile
 import time
 
+from evotune.kinds.games.config import build_run_config
+from evotune.kinds.games.lifecycle import new_run
 from evotune.kinds.games.solver import execute
 from evotune.match import warm_up
-from evotune.runs.config import build_run_config
-from evotune.runs.lifecycle import new_run
 
 
 def timed_run(cfg, start=None) -> tuple[object, float, float]:
     """(summary, wall seconds, summed game seconds) of one run in a temporary folder (from
-    ``start``, a :class:`~evotune.runs.start.RunStart`, when given)."""
+    ``start``, a :class:`~evotune.kinds.games.start.RunStart`, when given)."""
     with tempfile.TemporaryDirectory() as tmp:
         store, plan = new_run(cfg, out_dir=tmp, run_id="bench",
                               spec=start.spec if start else None,
@@ -56,8 +56,8 @@ def overhead(args) -> None:
 
 
 def batches(args) -> None:
-    from evotune.runs.lifecycle import with_budget
-    from evotune.runs.start import start_from_file
+    from evotune.kinds.games.lifecycle import with_budget
+    from evotune.kinds.games.start import start_from_file
     from evotune.spec.file import load_engine_spec
 
     start = start_from_file(f"{args.engine}:{args.init_weights}") if args.init_weights else None

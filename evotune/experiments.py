@@ -21,6 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from .errors import ConfigError, FieldError
+from .kinds.games.config import RunConfig, build_run_config
+from .kinds.games.lifecycle import new_run, open_run, with_budget
+from .kinds.games.plan import with_overrides
 from .kinds.games.solver import execute
 from .match.scoring import uninformative
 from .reporting import load_run
@@ -34,9 +37,6 @@ from .reporting.compare import (
 )
 from .reporting.plots import write_plots
 from .reporting.report import write_report
-from .runs.config import RunConfig, build_run_config
-from .runs.lifecycle import new_run, open_run, with_budget
-from .runs.plan import with_overrides
 from .runs.store import Store
 from .spec.file import load_engine_spec
 from .verify.curve import recommended_at, verify_checkpoints

@@ -106,6 +106,11 @@ def check_workers(workers: int) -> None:
                           f"core on this machine)")
 
 
+def resolve_workers(workers: int) -> int:
+    """The worker processes ``workers`` asks for: itself, or one per core for 0."""
+    return workers if workers > 0 else max(1, os.cpu_count() or 1)
+
+
 def _whole(name: str, value, low: int) -> int:
     high = LIMITS[name]
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:

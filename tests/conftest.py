@@ -154,8 +154,8 @@ def call_cli(capsys):
 
 def _make_fake_run(tmp_path, run_id="fake", *, strategy="de", population=6, generations=3,
                    seed=7, games=4, **config):
-    from evotune.runs.config import build_run_config
-    from evotune.runs.plan import plan_run
+    from evotune.kinds.games.config import build_run_config
+    from evotune.kinds.games.plan import plan_run
     from evotune.runs.records import Generation, MatchSummary, State
     from evotune.runs.store import Store
     from evotune.spec.file import load_engine_spec
@@ -164,7 +164,7 @@ def _make_fake_run(tmp_path, run_id="fake", *, strategy="de", population=6, gene
     cfg = build_run_config(strategy=strategy, population=population,
                            generations=max(generations, 1), games=games, seed=seed, depth=1,
                            **config)
-    store = Store.create(tmp_path, run_id, config=cfg.to_dict(), identity=plan_run(cfg).identity)
+    store = Store.create(tmp_path, run_id, config=cfg, identity=plan_run(cfg).identity)
     space = load_engine_spec(cfg.engine).space(init_low=cfg.start.low, init_high=cfg.start.high)
     params = {"np": population, "games": games}
     if "np" not in strategy_class(strategy).PARAMS:  # spsa, cmaes: no population size

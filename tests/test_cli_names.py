@@ -132,7 +132,7 @@ def test_every_option_has_help_and_shows_its_default():
 
 
 def test_run_shows_every_config_default():
-    from evotune.runs.config import RunConfig
+    from evotune.kinds.games.config import RunConfig
 
     ctx = click.Context(cli)
     run = cli.get_command(ctx, "run")

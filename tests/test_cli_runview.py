@@ -105,12 +105,12 @@ def test_status_json_keeps_its_fields_and_adds_kind_and_budget(runs_dir, capsys)
 
 def test_status_of_spsa_names_no_population(tmp_path, capsys):
     """SPSA has no population: its status leaves NP out (a new run, nothing played yet)."""
-    from evotune.runs.config import build_run_config
-    from evotune.runs.plan import plan_run
+    from evotune.kinds.games.config import build_run_config
+    from evotune.kinds.games.plan import plan_run
     from evotune.runs.store import Store
 
     cfg = build_run_config(strategy="spsa", generations=0, max_games=300, depth=1)
-    Store.create(tmp_path, "s", config=cfg.to_dict(), identity=plan_run(cfg).identity).unlock()
+    Store.create(tmp_path, "s", config=cfg, identity=plan_run(cfg).identity).unlock()
     code, out, _ = cli(capsys, "status", "s", "--runs-dir", str(tmp_path))
     assert code == 0
     assert out.splitlines()[0] == ("run s: spsa, generation 0/-, 0 games (budget 300), 0.0 s, "

@@ -18,10 +18,10 @@ distributed = pytest.importorskip("distributed", reason="dask[distributed] is an
 
 from evotune.cli import main  # noqa: E402
 from evotune.errors import ClusterError, ConfigError  # noqa: E402
+from evotune.kinds.games.config import build_run_config  # noqa: E402
+from evotune.kinds.games.lifecycle import new_run  # noqa: E402
 from evotune.kinds.games.solver import execute  # noqa: E402
 from evotune.match import cluster  # noqa: E402
-from evotune.runs.config import build_run_config  # noqa: E402
-from evotune.runs.lifecycle import new_run  # noqa: E402
 
 SMALL = dict(strategy="de", population=4, generations=2, games=2, depth=1, seed=11, openings="book")
 # games long enough (depth 3, ~0.1 s each) that a worker is surely busy when it is killed

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from evotune.errors import ConfigError
+from evotune.kinds.games.config import RunConfig, build_run_config, dump_config_toml, run_config_from_dict
+from evotune.kinds.games.identity import config_differences
+from evotune.kinds.games.plan import plan_run
+from evotune.kinds.games.settings import Budget, Cluster, FinalCheckSettings, PlaySettings, StartRange
 from evotune.limits import Limits
-from evotune.runs.config import RunConfig, build_run_config, dump_config_toml, run_config_from_dict
-from evotune.runs.gamesettings import Budget, Cluster, FinalCheckSettings, PlaySettings, StartRange
-from evotune.runs.identity import config_differences
-from evotune.runs.plan import plan_run
 from evotune.spec.file import engine_spec_from_dict, load_engine_spec
 
 

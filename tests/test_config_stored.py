@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from evotune.runs.config import (
+from evotune.kinds.games.config import (
     LIMIT_KEYS,
     STORED_KEYS,
     RunConfig,
@@ -21,7 +21,7 @@ from evotune.runs.config import (
     run_config_from_dict,
     stored_key,
 )
-from evotune.runs.gamesettings import GROUPS, SETTINGS
+from evotune.kinds.games.settings import GROUPS, SETTINGS
 
 V1_GAMES = Path(__file__).resolve().parent / "data" / "store-v1" / "games" / "manifest.json"
 

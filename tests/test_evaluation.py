@@ -17,12 +17,12 @@ from evotune.engine.evaluation import (
 )
 from evotune.engine.net.network import random_net, write_net
 from evotune.errors import ConfigError
+from evotune.kinds.games.lifecycle import starts_at_reference
 from evotune.limits import Limits
 from evotune.match.resolve import resolve_player
 from evotune.players.nets import evaluation
 from evotune.players.spec import player_from_engine_spec
-from evotune.runs.lifecycle import starts_at_reference
-from evotune.runs.plan import load_run_engine
+from evotune.runs.runspec import load_run_engine
 from evotune.spec import features as feature_sets
 from evotune.spec.file import load_engine_spec
 

@@ -6,7 +6,7 @@ from click.testing import CliRunner
 
 from evotune import experiments
 from evotune.cli import cli
-from evotune.runs.config import build_run_config
+from evotune.kinds.games.config import build_run_config
 from evotune.runs.store import Store
 
 

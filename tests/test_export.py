@@ -122,13 +122,13 @@ def test_cli_export_to_file_and_stdout(tmp_path, make_fake_run):
     (["report", "r1", "--recommend", "best"], "unknown recommendation rule 'best'"),
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message, make_fake_run):
-    from evotune.runs.config import build_run_config
-    from evotune.runs.plan import plan_run
+    from evotune.kinds.games.config import build_run_config
+    from evotune.kinds.games.plan import plan_run
     from evotune.runs.store import Store
 
     make_fake_run(tmp_path, "r1", generations=1)
     cfg = build_run_config(depth=1)
-    Store.create(tmp_path, "empty", config=cfg.to_dict(), identity=plan_run(cfg).identity)
+    Store.create(tmp_path, "empty", config=cfg, identity=plan_run(cfg).identity)
     with pytest.raises(SystemExit) as exc:
         main(args + ["--runs-dir", str(tmp_path)])
     assert exc.value.code == 2

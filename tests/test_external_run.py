@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from evotune.kinds.games.config import build_run_config
+from evotune.kinds.games.lifecycle import new_run
+from evotune.kinds.games.plan import with_overrides
 from evotune.kinds.games.solver import execute
-from evotune.runs.config import build_run_config
-from evotune.runs.lifecycle import new_run
-from evotune.runs.plan import with_overrides
 from evotune.runs.store import Store
 
 HERE = Path(__file__).resolve().parent
@@ -273,7 +273,7 @@ def test_play_gauntlet_gives_points_per_opponent():
 def test_uci_gauntlet_run_resumed_equals_an_uninterrupted_run(tmp_path, fake_engine_spec,
                                                               stored_generations, stored_games):
 
-    from evotune.runs.lifecycle import open_run
+    from evotune.kinds.games.lifecycle import open_run
 
     spec = fake_engine_spec(tmp_path)
     kw = dict(FAKE_RUN, engine=str(spec), workers=1, opponents="shannon")

@@ -20,9 +20,9 @@ from evotune.errors import ConfigError, StoreError
 from evotune.kinds.fit.config import TexelConfig, texel_config_from_dict
 from evotune.kinds.fit.plan import plan_fit
 from evotune.kinds.fit.solver import execute_fit, new_fit, open_fit, read_data
+from evotune.kinds.games.config import RunConfig
 from evotune.limits import Limits
 from evotune.rules import Adjudication
-from evotune.runs.config import RunConfig
 from evotune.runs.manifest import FORMAT_VERSION
 from evotune.runs.store import Store
 
@@ -159,7 +159,7 @@ def test_a_manifest_of_another_kind_or_format_is_refused(v1):
 
 
 def test_a_fit_and_a_games_run_are_opened_by_their_own_kind(v1):
-    from evotune.runs.lifecycle import open_run
+    from evotune.kinds.games.lifecycle import open_run
 
     with pytest.raises(StoreError, match="run 'fit' is a fit run, not a tuning run by games"):
         open_run("fit", out_dir=".")

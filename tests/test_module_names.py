@@ -12,13 +12,12 @@ ROOT = Path(evotune.__file__).resolve().parent
 RECURRING = {
     # one concept at two layers
     "experiments": {"cli", "."},  # the command group of experiments.py
-    "start": {"runs", "spec"},  # where a run begins: the spec of its weights, a games run's start
-    # a run kind's parts: the games kind's config and plan in runs/ (the store and the
-    # experiments read them as values), a kind package's beside its solver (kinds/fit/,
-    # kinds/training/, kinds/moves/); each package's solver, view and lifecycle glue (kind),
+    "start": {"kinds/games", "spec"},  # where a run begins: the spec of its weights, a games run's start
+    # a run kind's parts, each in its package (kinds/games/, kinds/fit/, kinds/training/,
+    # kinds/moves/): its config and plan beside its solver, view and lifecycle glue (kind),
     # with the wording every kind's view shares in kinds/view.py
-    "config": {"runs", "kinds/fit", "kinds/training", "kinds/moves"},
-    "plan": {"runs", "kinds/fit", "kinds/training"},
+    "config": {"kinds/games", "kinds/fit", "kinds/training", "kinds/moves"},
+    "plan": {"kinds/games", "kinds/fit", "kinds/training"},
     "solver": {"kinds/games", "kinds/fit", "kinds/training", "kinds/moves"},
     "kind": {"kinds/games", "kinds/fit", "kinds/training", "kinds/moves"},
     "view": {"kinds", "kinds/games", "kinds/training", "kinds/moves"},

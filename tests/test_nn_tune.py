@@ -20,16 +20,17 @@ from evotune.engine import api
 from evotune.engine.net.network import Net, evaluate_reference, random_net, read_net, write_net
 from evotune.engine.net.outputlayer import output_names, output_ranges, output_values, with_output
 from evotune.errors import ConfigError, NetError, WeightsError
+from evotune.kinds.games.config import build_run_config
+from evotune.kinds.games.lifecycle import new_run, open_run
+from evotune.kinds.games.plan import with_overrides
 from evotune.kinds.games.solver import execute
 from evotune.limits import Limits
 from evotune.match.resolve import resolve_player
 from evotune.players.nets import evaluation
 from evotune.players.spec import player_from_engine_spec
-from evotune.runs.config import build_run_config
-from evotune.runs.lifecycle import new_run, open_run
-from evotune.runs.plan import load_run_engine, with_overrides
 from evotune.runs.rundata import load_run
 from evotune.runs.runkind import recommend
+from evotune.runs.runspec import load_run_engine
 from evotune.spec.file import load_engine_spec
 from evotune.strategies import strategy_class
 

@@ -5,8 +5,8 @@ import pytest
 
 from evotune.cli import main
 from evotune.errors import ConfigError
-from evotune.runs.config import build_run_config
-from evotune.runs.plan import plan_run, with_overrides
+from evotune.kinds.games.config import build_run_config
+from evotune.kinds.games.plan import plan_run, with_overrides
 
 
 def _run(*args):

@@ -13,10 +13,10 @@ from click.testing import CliRunner
 
 from evotune.cli import cli
 from evotune.errors import ConfigError
+from evotune.kinds.games.config import build_run_config
+from evotune.kinds.games.lifecycle import new_run
 from evotune.kinds.games.solver import execute
 from evotune.match.rating import ELO, GameResult, fit_ratings, game_results
-from evotune.runs.config import build_run_config
-from evotune.runs.lifecycle import new_run
 from evotune.runs.store import Store
 from evotune.space import WeightSpace
 from evotune.strategies import make_strategy

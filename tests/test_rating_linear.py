@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from evotune.errors import ConfigError
+from evotune.kinds.games.config import build_run_config
+from evotune.kinds.games.lifecycle import new_run
 from evotune.kinds.games.solver import execute
 from evotune.match.rating import ELO, GameResult, fit_linear, game_results
-from evotune.runs.config import build_run_config
-from evotune.runs.lifecycle import new_run
 from evotune.tuning.rated import model_scale
 
 scipy_optimize = pytest.importorskip("scipy.optimize", reason="the direct MAP uses scipy")

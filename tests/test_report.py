@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from evotune.errors import ConfigError, StoreError
-from evotune.runs.config import build_run_config
-from evotune.runs.plan import plan_run
+from evotune.kinds.games.config import build_run_config
+from evotune.kinds.games.plan import plan_run
 from evotune.runs.store import Store
 
 # ---- data ---------------------------------------------------------------------------------------
@@ -43,7 +43,7 @@ def test_load_run_bad_input(tmp_path):
     with pytest.raises(StoreError, match="no run 'nope'"):
         load_run("nope", out_dir=tmp_path)
     cfg = build_run_config(depth=1)
-    Store.create(tmp_path, "empty", config=cfg.to_dict(), identity=plan_run(cfg).identity)
+    Store.create(tmp_path, "empty", config=cfg, identity=plan_run(cfg).identity)
     with pytest.raises(StoreError, match="run empty has no generation yet"):
         load_run("empty", out_dir=tmp_path)
 

@@ -15,12 +15,12 @@ from evotune.cli import main
 from evotune.errors import StoreError
 from evotune.kinds import FIT, GAMES, MOVES, TRAINING, kind_named, kind_of, kinds
 from evotune.kinds.fit.config import TexelConfig
+from evotune.kinds.games.config import RunConfig
+from evotune.kinds.games.settings import Budget
 from evotune.kinds.moves import MoveRunConfig
 from evotune.kinds.training import TrainConfig
 from evotune.learn.movetrain import MoveTrainSettings
 from evotune.learn.nn.trainer import TrainSettings
-from evotune.runs.config import RunConfig
-from evotune.runs.gamesettings import Budget
 from evotune.runs.registry import KindConfig, StoredKind
 from evotune.runs.runkind import (
     RunKind,

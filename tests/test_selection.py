@@ -12,16 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from evotune.cli import cli
+from evotune.kinds.games.config import build_run_config, run_config_from_dict
+from evotune.kinds.games.lifecycle import new_run, resolve_final_check, tuning_games, with_budget, with_start
 from evotune.kinds.games.solver import execute
 from evotune.reporting.export import export_run
-from evotune.runs.config import build_run_config, run_config_from_dict
-from evotune.runs.lifecycle import (
-    new_run,
-    resolve_final_check,
-    tuning_games,
-    with_budget,
-    with_start,
-)
 from evotune.runs.store import Store
 from evotune.space import WeightSpace
 from evotune.spec.file import load_engine_spec
@@ -263,8 +257,8 @@ def test_bad_final_check_openings_is_one_line_and_exit_2_before_anything_is_writ
 
 
 def test_a_check_lost_or_won_game_by_game_says_so_instead_of_a_capped_elo():
+    from evotune.kinds.games.finalmatch import ELO_CAP
     from evotune.runs.finalcheck import FinalCheck
-    from evotune.tuning.finalcheckmatch import ELO_CAP
 
     def check(wins: int, losses: int, elo: float) -> FinalCheck:
         return FinalCheck(generation=3, tuned=(1.0,), start=(2.0,), games=8, wins=wins,

@@ -8,9 +8,9 @@ import dataclasses
 
 import pytest
 
+from evotune.kinds.games.config import build_run_config
+from evotune.kinds.games.lifecycle import new_run
 from evotune.kinds.games.solver import Solver, execute
-from evotune.runs.config import build_run_config
-from evotune.runs.lifecycle import new_run
 from evotune.runs.records import Generation
 
 TINY = dict(population=4, generations=2, games=2, depth=1, seed=5, openings="book", workers=1)

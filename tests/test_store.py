@@ -19,11 +19,11 @@ import pytest
 
 from evotune.errors import StoreError
 from evotune.fileio import atomic_write_json
+from evotune.kinds.games.config import RunConfig, build_run_config
+from evotune.kinds.games.lifecycle import new_run, open_run
+from evotune.kinds.games.plan import with_overrides
 from evotune.kinds.games.solver import execute
 from evotune.match.gamerecord import GameRecord
-from evotune.runs.config import build_run_config
-from evotune.runs.lifecycle import new_run, open_run
-from evotune.runs.plan import with_overrides
 from evotune.runs.store import Store, list_runs
 
 TINY = dict(population=4, generations=3, games=2, depth=1, seed=5, openings="book", workers=1)
@@ -347,12 +347,12 @@ def test_disk_full_is_one_line_and_resume_continues(tmp_path, stored_generations
 # ---- small pieces ----------------------------------------------------------------------------------
 
 def test_create_refuses_existing_and_bad_ids(tmp_path):
-    Store.create(tmp_path, "r1", config={"np": 4}, identity={"hash": "abc"}).unlock()
+    Store.create(tmp_path, "r1", config=RunConfig(population=4), identity={"hash": "abc"}).unlock()
     with pytest.raises(StoreError, match="already exists.*evotune resume r1"):
-        Store.create(tmp_path, "r1", config={"np": 4}, identity={"hash": "abc"})
+        Store.create(tmp_path, "r1", config=RunConfig(population=4), identity={"hash": "abc"})
     for bad in ("../escape", "a/b", "x\ny", "ok\n", "", ".hidden", "a" * 101, "t\x1b[31m"):
         with pytest.raises(StoreError, match="not allowed"):
-            Store.create(tmp_path, bad, config={}, identity={})
+            Store.create(tmp_path, bad, config=RunConfig(), identity={})
     assert [p.name for p in tmp_path.iterdir()] == ["r1"]
 
 
@@ -361,7 +361,7 @@ def test_a_new_run_of_any_kind_is_checked_before_its_work(tmp_path):
     their data (a taken or bad id, a runs folder inside a run's), one line each."""
     from evotune.runs.manifest import check_new_run
 
-    Store.create(tmp_path, "r1", config={"np": 4}, identity={"hash": "abc"}).unlock()
+    Store.create(tmp_path, "r1", config=RunConfig(population=4), identity={"hash": "abc"}).unlock()
     with pytest.raises(StoreError, match=r"run 'r1' already exists in .*'evotune resume r1'"):
         check_new_run(tmp_path, "r1")
     with pytest.raises(StoreError, match="not allowed"):
@@ -374,7 +374,7 @@ def test_a_new_run_of_any_kind_is_checked_before_its_work(tmp_path):
 
 
 def test_open_unknown_run_lists_known_ones(tmp_path):
-    Store.create(tmp_path, "alpha", config={}, identity={"hash": "abc"})
+    Store.create(tmp_path, "alpha", config=RunConfig(), identity={"hash": "abc"})
     with pytest.raises(StoreError, match="no run 'beta'.*alpha"):
         Store.open("beta", tmp_path)
     assert Store.open("alpha", tmp_path).run_id == "alpha"

@@ -11,10 +11,10 @@ from click.testing import CliRunner
 
 from evotune.cli import cli
 from evotune.errors import StoreError
+from evotune.kinds.games.config import build_run_config
+from evotune.kinds.games.lifecycle import new_run, open_run
+from evotune.kinds.games.plan import with_overrides
 from evotune.kinds.games.solver import execute
-from evotune.runs.config import build_run_config
-from evotune.runs.lifecycle import new_run, open_run
-from evotune.runs.plan import with_overrides
 from evotune.runs.store import Store
 
 TINY = dict(population=4, generations=2, games=2, depth=1, seed=5, openings="book")

@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 
 from evotune.errors import ConfigError, EngineError
+from evotune.kinds.games.config import build_run_config
+from evotune.kinds.games.lifecycle import with_budget, with_start
 from evotune.players.spec import check_engine_spec
-from evotune.runs.config import build_run_config
-from evotune.runs.lifecycle import SPEC_FILE, run_engine_spec, with_budget, with_start
+from evotune.runs.runspec import SPEC_FILE, run_engine_spec
 from evotune.space import WeightSpace
 from evotune.spec.file import check_option_name, load_engine_spec
 from evotune.spec.model import EngineSpec, WeightParam
@@ -273,7 +274,7 @@ def test_run_help_names_every_strategy_a_uci_engine_can_use():
 
 def test_the_kept_copy_has_the_digest_of_the_file(tmp_path):
     """Identity stays: the copy's digest is the file's (with its reference file's)."""
-    from evotune.runs.lifecycle import store_engine_spec
+    from evotune.runs.runspec import store_engine_spec
     for name in ("shannon", "extended-pesto-tables", str(_write_spaced_spec(tmp_path))):
         spec = load_engine_spec(name)
         root = tmp_path / f"run-{len(list(tmp_path.iterdir()))}"
@@ -286,7 +287,7 @@ def test_the_kept_copy_has_the_digest_of_the_file(tmp_path):
 
 def test_a_damaged_copy_is_refused_in_one_line(tmp_path):
     from evotune.errors import StoreError
-    from evotune.runs.lifecycle import store_engine_spec
+    from evotune.runs.runspec import store_engine_spec
     store_engine_spec(tmp_path, load_engine_spec("shannon"))
     doc = json.loads((tmp_path / SPEC_FILE).read_text())
     doc["text"] = doc["text"].replace("reference = 300", "reference = 301")
@@ -296,7 +297,7 @@ def test_a_damaged_copy_is_refused_in_one_line(tmp_path):
 
 
 def test_a_relative_command_is_kept_absolute(tmp_path, monkeypatch):
-    from evotune.runs.lifecycle import store_engine_spec
+    from evotune.runs.runspec import store_engine_spec
     (tmp_path / "eng").mkdir()
     (tmp_path / "eng" / "e.py").write_text("")
     monkeypatch.chdir(tmp_path)

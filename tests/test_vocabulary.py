@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from evotune.cli import cli
-from evotune.runs.config import build_run_config, dump_config_toml, load_config_file
+from evotune.kinds.games.config import build_run_config, dump_config_toml, load_config_file
 from evotune.runs.store import Store
 
 START = {"pawn": 100, "knight": 300, "bishop": 330, "rook": 500, "queen": 900, "mobility": 10}

@@ -14,15 +14,15 @@ import evotune.space as space_module
 from evotune.engine import play_game, search
 from evotune.engine.evaluation import evaluation_of
 from evotune.errors import WeightsError
+from evotune.kinds.games.config import RunConfig
+from evotune.kinds.games.plan import plan_run
+from evotune.kinds.games.settings import Budget, PlaySettings
 from evotune.kinds.games.solver import Solver
 from evotune.limits import Limits
 from evotune.match import Fixture, MatchSettings, run_fixtures
 from evotune.players import builtin
 from evotune.players.gameloop import play_players_game
 from evotune.players.spec import player_from_engine_spec
-from evotune.runs.config import RunConfig
-from evotune.runs.gamesettings import Budget, PlaySettings
-from evotune.runs.plan import plan_run
 from evotune.runs.store import Store
 from evotune.space import MAX_ABS_WEIGHT, Weights, WeightSpace
 from evotune.spec.file import load_engine_spec

@@ -9,6 +9,7 @@ import click
 
 from ..errors import Interrupted, StoreError
 from ..fileio import check_writable
+from ..limits import resolve_workers
 from ..match import MatchSettings, SprtParams, play_match, write_pgn, write_pgn_text
 from ..match.fixtures import check_games
 from ..match.journal import match_identity
@@ -23,7 +24,6 @@ from ..match.resolve import (
 from ..match.resultsblock import conditions, json_summary, result_figures, summary_lines
 from ..match.scoring import sprt_settings, summary_dict
 from ..paths import resolve_openings_path
-from ..runs.lifecycle import resolve_workers
 from ..runs.matchstore import MatchFolder, default_match_folder
 from .interim import IntervalBlocks, rating_interval_option
 from .options import (

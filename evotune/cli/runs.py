@@ -8,14 +8,14 @@ import click
 
 from ..errors import ConfigError, FieldError
 from ..kinds import GAMES, kind_of
+from ..kinds.games.config import RunConfig, build_run_config, dump_config_toml, load_config_file
+from ..kinds.games.lifecycle import with_budget
+from ..kinds.games.start import run_start
 from ..kinds.view import SUMMARY_WEIGHTS
 from ..match.resolve import limit_notes, resolve_player_list
 from ..players.spec import player_from_engine_spec
-from ..runs.config import RunConfig, build_run_config, dump_config_toml, load_config_file
-from ..runs.lifecycle import with_budget
-from ..runs.plan import load_run_engine
 from ..runs.runkind import PlayOptions, ResumeRequest
-from ..runs.start import run_start
+from ..runs.runspec import load_run_engine
 from ..runs.store import Store, list_runs
 from ..strategies import STRATEGIES, strategy_class, strategy_names
 from ..weightsio import read_spsa_params

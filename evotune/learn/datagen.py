@@ -51,7 +51,7 @@ import numpy as np
 from ..engine.evaluation import SHANNON, Evaluation
 from ..errors import ConfigError, EvotuneError, FieldError, StoreError
 from ..fileio import atomic_write_json, check_writable
-from ..limits import LIMITS, Limits, check_workers
+from ..limits import LIMITS, Limits, check_workers, resolve_workers
 from ..match.fixtures import GameTask, MatchSettings, limits_record
 from ..match.openings import Opening, check_openings, draw_opening
 from ..match.resolve import REFERENCE_ALIAS, close_external_players, resolve_player, split_player
@@ -60,7 +60,6 @@ from ..paths import resolve_openings_path
 from ..players import PlayerSpec
 from ..players.nets import evaluation
 from ..players.spec import check_engine_spec
-from ..runs.lifecycle import resolve_workers
 from ..runs.lock import RunLock
 from ..seeding import STREAM_DATAGEN, generator
 from ..space import SHANNON_REFERENCE

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..engine.evaluation import Evaluation
 from ..errors import ConfigError
-from ..runs.lifecycle import resolve_workers
+from ..limits import resolve_workers
 from ..seeding import STREAM_TEXEL, generator
 from ..spec.model import EngineSpec
 from ..weightsio import load_weights_file

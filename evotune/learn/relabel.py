@@ -35,13 +35,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import ConfigError, FieldError
-from ..limits import LIMITS, Limits, check_workers
+from ..limits import LIMITS, Limits, check_workers, resolve_workers
 from ..match.fixtures import GameTask, MatchSettings, limits_record
 from ..match.openings import Opening
 from ..match.resolve import REFERENCE_ALIAS, close_external_players, resolve_player
 from ..match.runner import map_games
 from ..players.spec import check_engine_spec
-from ..runs.lifecycle import resolve_workers
 from .datagen import LINE_BYTES, check_progress, engine_identity, output_lock, resolve_engine, write_chunks
 from .labels import TEXT_SCORE_LIMIT, format_line, log_notices, read_positions
 

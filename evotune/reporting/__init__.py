@@ -2,7 +2,7 @@
 
 Everything here only reads a run (through :class:`evotune.runs.store.Store` and
 :mod:`evotune.runs.rundata`), so it works on any checkpoint (finished, stopped or crashed).
-Only this package writes under ``reports/``; starting runs (:mod:`evotune.runs.start`) and
+Only this package writes under ``reports/``; starting runs (:mod:`evotune.kinds.games.start`) and
 verifying them (:mod:`evotune.verify`, which stores verify.json in the run) live elsewhere.
 """
 from __future__ import annotations

@@ -10,7 +10,7 @@ recommends the tuned weights only when they are better: the test accepted H1, or
 undecided with the tuned weights ahead (Elo above 0). Otherwise it recommends its start, and
 ``status``, ``export`` and the run's last line say so in one sentence
 (:attr:`FinalCheck.sentence`), with the evidence beside it. The games are played by
-:mod:`evotune.tuning.finalcheckmatch`; this module holds the record.
+:mod:`evotune.kinds.games.finalmatch`; this module holds the record.
 """
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from ..limits import Limits
 
 @runtime_checkable
 class KindConfig(Protocol):
-    """What every kind's configuration is (a games run's :class:`~evotune.runs.config.RunConfig`,
+    """What every kind's configuration is (a games run's :class:`~evotune.kinds.games.config.RunConfig`,
     a fit's, a training's, a move-model training's): frozen, validated when made, stored as a
     dict in the manifest. What every kind has: a method and its planned steps (only a games
     run has a strategy, a population and generations)."""
@@ -56,7 +56,7 @@ class KindConfig(Protocol):
 
 class PlayConfig(Protocol):
     """How a run's weights play their games (a games run's
-    :class:`~evotune.runs.gamesettings.PlaySettings`, a fit's verification matches)."""
+    :class:`~evotune.kinds.games.settings.PlaySettings`, a fit's verification matches)."""
 
     @property
     def limits(self) -> Limits: ...

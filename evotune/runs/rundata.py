@@ -15,13 +15,13 @@ import numpy as np
 
 from ..errors import ConfigError, EvotuneError, StoreError
 from ..runs.finalcheck import FinalCheck
-from ..runs.lifecycle import RunNetError, run_engine_spec
 from ..runs.manifest import StartFrom
 from ..runs.records import Generation, State
 from ..runs.store import Store
 from ..space import SHANNON_NAMES, SHANNON_REFERENCE
 from ..spec.model import EngineSpec
 from .registry import WeightsConfig, stored_kind
+from .runspec import RunNetError, run_engine_spec
 
 log = logging.getLogger(__name__)
 

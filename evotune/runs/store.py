@@ -21,7 +21,6 @@ from ..datafiles import DataFile
 from ..errors import StoreError
 from ..fileio import append_text, atomic_write_bytes, atomic_write_json, atomic_write_text
 from ..match.gamerecord import GameRecord
-from .config import run_config_from_dict
 from .finalcheck import (
     FINAL_CHECK_DOCUMENT,
     FINAL_CHECK_PGN,
@@ -95,16 +94,16 @@ class Store:
 
     @classmethod
     def create(cls, out_dir: str | Path, run_id: str, *,
-               config: KindConfig | dict,
+               config: KindConfig,
                identity: dict, data_files: tuple[DataFile, ...] = (),
                init_from: StartFrom | None = None) -> Store:
         """Make a new run directory and hold its writer lock; refuses an existing run.
-        ``config``: a games run's RunConfig (or its dict form), a fit's TexelConfig, a
+        ``config``: a games run's RunConfig, a fit's TexelConfig, a
         training's TrainConfig (the last two come with the ``data_files`` they read) or a
         registered kind's config (:mod:`evotune.runs.runkind`).
         ``init_from``: where a games run's start came from."""
         check_run_id(run_id)
-        cfg = run_config_from_dict(config) if isinstance(config, dict) else config
+        cfg = config
         stored = stored_kind(cfg.kind)
         if stored is None:
             raise StoreError(f"no run kind '{cfg.kind}' is known to the store")

@@ -27,7 +27,7 @@ Three rules, chosen by the strategy parameter ``selection``:
   rating, so ``recommended('rated')`` is the individual the model rates highest.
 
 A run that starts from earlier weights (``--init-from``, ``SPEC:WEIGHTS``) races by default
-(:func:`evotune.runs.lifecycle.with_start`); a run from random weights keeps the paper's rule,
+(:func:`evotune.kinds.games.lifecycle.with_start`); a run from random weights keeps the paper's rule,
 which its reproduction needs. The runner applies the stop rule pair by pair in game order, so a
 race's result is the same for any number of workers and after a resume.
 """

@@ -17,11 +17,10 @@ from collections.abc import Callable
 import numpy as np
 
 from ..errors import ConfigError
-from ..limits import Limits
+from ..limits import Limits, resolve_workers
 from ..match import MatchSettings, play_match
 from ..match.cluster import backend_session
 from ..players.spec import player_from_engine_spec
-from ..runs.lifecycle import resolve_workers
 from ..runs.rundata import load_run, run_spec
 from ..runs.store import Store
 from .run import held_out_openings, kept_games

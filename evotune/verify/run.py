@@ -33,7 +33,7 @@ from pathlib import Path
 from ..engine.evaluation import spec_evaluation
 from ..errors import ConfigError, EvotuneError, FieldError, StoreError
 from ..learn.nn.initnet import INITIAL_FILE, NET_FILE, InitialNet
-from ..limits import LimitChanges, Limits, parse_tc, tc_text
+from ..limits import LimitChanges, Limits, parse_tc, resolve_workers, tc_text
 from ..match import MatchSettings, play_match
 from ..match.cluster import backend_session
 from ..match.fixtures import check_games
@@ -49,7 +49,6 @@ from ..match.scoring import SprtParams, sprt_settings
 from ..paths import HELD_OUT_OPENINGS, held_out_openings, resolve_openings_path
 from ..players import PlayerSpec
 from ..players.spec import player_from_engine_spec
-from ..runs.lifecycle import resolve_workers
 from ..runs.registry import stored_kind
 from ..runs.rundata import RunData, load_run, open_store, run_spec
 from ..runs.runkind import kind_of, recommend

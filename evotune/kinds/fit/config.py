@@ -17,8 +17,8 @@ from ...errors import ConfigError
 from ...limits import LIMITS, Limits
 from ...match.fixtures import limits_record
 from ...rules import Adjudication
-from ...runs.config import RunConfig
-from ...runs.gamesettings import PlaySettings
+from ..games.config import RunConfig
+from ..games.settings import PlaySettings
 
 STRATEGY = "texel"
 """What a fit's generation files and ``evotune status`` name as its strategy."""

@@ -26,13 +26,13 @@ import math
 import time
 
 from ...errors import ConfigError
-from ...runs.config import RunConfig
 from ...runs.records import State
+from .config import RunConfig
 
 LIMITS = {"generations": "--generations", "max_games": "--max-games",
           "max_seconds": "--max-seconds"}
 """The limits a resume can raise, by field of the config's
-:class:`~evotune.runs.gamesettings.Budget` (their flat names too), and their flags."""
+:class:`~evotune.kinds.games.settings.Budget` (their flat names too), and their flags."""
 
 
 def _text(field: str, value) -> str:

@@ -1,6 +1,6 @@
 """The games kind's lifecycle glue: what the commands ask of a tuning run by games (new,
 resume, execute, status, row, and the weights it recommends, its strategy restored from the
-stored state). Its lifecycle is :mod:`evotune.runs.lifecycle` (new, open, plan), its solver
+stored state). Its lifecycle is :mod:`evotune.kinds.games.lifecycle` (new, open, plan), its solver
 :mod:`.solver`, its budget raises :mod:`.budget`, its lines :mod:`.view`."""
 from __future__ import annotations
 
@@ -13,20 +13,12 @@ import numpy as np
 
 from ...errors import EvotuneError, Interrupted, StoreError
 from ...reporting.tables import brief
-from ...runs.config import RunConfig, run_config_from_dict, validate_run_config
 from ...runs.finalcheck import FINAL_CHECK_DOCUMENT, final_check_block
-from ...runs.lifecycle import (
-    check_backend,
-    check_run_net,
-    new_run,
-    open_run,
-    tuning_games,
-)
-from ...runs.plan import with_overrides
 from ...runs.records import Generation
 from ...runs.registry import StoredKind
 from ...runs.rundata import Recommendation, RunData, run_spec
 from ...runs.runkind import Job, ResumeRequest, RunUI, Summary
+from ...runs.runspec import check_run_net
 from ...runs.store import Store
 from ...space import WeightSpace
 from ...strategies import strategy_class
@@ -34,6 +26,9 @@ from ...verify.text import describe_match
 from ..view import elo_text, of_total, started
 from ..weights import WeightsKind
 from .budget import extended_config, extension_lines, extension_record
+from .config import RunConfig, run_config_from_dict, validate_run_config
+from .lifecycle import check_backend, new_run, open_run, tuning_games
+from .plan import with_overrides
 from .solver import execute
 from .view import RunBar, check_text, step_text
 

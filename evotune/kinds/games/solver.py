@@ -31,21 +31,21 @@ import numpy as np
 
 from ...engine.evaluation import SHANNON
 from ...errors import EvotuneError, StoreError
-from ...limits import Limits
+from ...limits import Limits, resolve_workers
 from ...match import GameRecord, write_pgn_text
 from ...match.cluster import backend_session
 from ...match.gauntlet import opponent_players
 from ...players.spec import player_from_engine_spec
 from ...reaper import children_ignore_ctrl_c
 from ...runs.finalcheck import FinalCheck
-from ...runs.lifecycle import resolve_workers, tuning_games
-from ...runs.plan import RunPlan
 from ...runs.records import Generation
 from ...runs.store import Store
 from ...strategies import make_strategy, strategy_class
-from ...tuning.finalcheckmatch import current_final_check, play_final_check
 from ...tuning.fitness import Fitness, GauntletFitness, MatchFitness, match_settings
 from ...tuning.rated import RatedEvidence, model_scale
+from .finalmatch import current_final_check, play_final_check
+from .lifecycle import tuning_games
+from .plan import RunPlan
 
 log = logging.getLogger(__name__)
 

@@ -7,8 +7,8 @@ import json
 import time
 from pathlib import Path
 
-from ..fileio import file_digest
-from ..spec.model import EngineSpec
+from ...fileio import file_digest
+from ...spec.model import EngineSpec
 from .config import RunConfig, stored_key
 
 

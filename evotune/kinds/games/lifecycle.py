@@ -3,35 +3,25 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import os
 from pathlib import Path
 
-from ..engine.evaluation import spec_evaluation
-from ..errors import ConfigError, EvotuneError, NetError, StoreError
-from ..fileio import atomic_write_json
-from ..limits import check_workers
-from ..match.cluster import backend_session
-from ..match.gauntlet import check_opponents
-from ..match.openings import check_openings
-from ..match.resolve import check_clock_applies, resolve_player_list
-from ..players.nets import output_weights
-from ..players.spec import check_engine_spec, player_from_engine_spec
-from ..spec.file import engine_spec_from_text, resolve_command
-from ..spec.model import EngineSpec
-from ..spec.start import start_checksum
-from ..strategies import make_strategy, strategy_class, strategy_names
+from ...engine.evaluation import spec_evaluation
+from ...errors import ConfigError, EvotuneError, StoreError
+from ...limits import check_workers
+from ...match.cluster import backend_session
+from ...match.gauntlet import check_opponents
+from ...match.openings import check_openings
+from ...match.resolve import check_clock_applies, resolve_player_list
+from ...players.spec import check_engine_spec, player_from_engine_spec
+from ...runs.manifest import StartFrom, check_run_id, check_runs_folder
+from ...runs.runspec import SPEC_FILE, load_run_engine, run_engine_spec, store_engine_spec
+from ...runs.store import Store
+from ...spec.model import EngineSpec
+from ...spec.start import start_checksum
+from ...strategies import make_strategy, strategy_class, strategy_names
 from .config import RunConfig
 from .identity import config_differences, default_run_id
-from .manifest import StartFrom, check_run_id, check_runs_folder
-from .plan import RunPlan, load_run_engine, plan_run
-from .recordio import read_json
-from .registry import WeightsConfig
-from .store import Store
-
-
-def resolve_workers(workers: int) -> int:
-    return workers if workers > 0 else max(1, os.cpu_count() or 1)
+from .plan import RunPlan, plan_run
 
 
 def starts_at_reference(spec: EngineSpec) -> bool:
@@ -242,94 +232,6 @@ def new_run(cfg: RunConfig, *, out_dir: str | Path = "populations",
     store = Store.create(out_dir, run_id, config=cfg, identity=identity, init_from=init_from)
     store_engine_spec(store.root, spec)
     return store, plan
-
-
-SPEC_FILE = "engine-spec.json"
-"""The copy of its engine spec a run keeps: the spec file's text, its reference file's, the
-command resolved to absolute paths, the spec's digest and where it was read; for a run that
-starts from earlier weights also those weights (``start_values``) and their source."""
-
-
-def store_engine_spec(root: Path, spec: EngineSpec) -> None:
-    """Keep a copy of ``spec`` in the run folder ``root`` (see :data:`SPEC_FILE`), so that the
-    run is read, verified, exported and resumed from any working directory."""
-    if not spec.text:  # a spec made in code, not read from a file: runs name it by path
-        return
-    atomic_write_json(Path(root) / SPEC_FILE, {
-        "source": spec.path, "digest": spec.file_digest, "text": spec.text,
-        "reference_text": spec.reference_text if spec.reference_file else None,
-        "command": list(resolve_command(spec.command)),
-        **({"start_values": spec.start_values, "start_source": spec.start_source}
-           if spec.start_values else {})})
-
-
-class RunNetError(StoreError):
-    """The net file a run's engine spec plays is missing, unreadable or not the bytes the run
-    started with (they are part of its identity): no command reads such a run."""
-
-
-def _check_run_net(root: Path, spec: EngineSpec) -> None:
-    """RunNetError when ``spec`` (read from the run's copy) plays a net whose bytes changed since
-    the run started: the spec's digest, which holds the net's, differs from the manifest's."""
-    try:
-        stored = read_json(root / "manifest.json", "manifest")["identity"]["engine_spec"]
-    except (EvotuneError, KeyError, TypeError):
-        return  # the manifest's own readers refuse it, naming it
-    if stored != spec.digest:
-        files = ([f"net file {spec.net}"] if spec.net else []) + (
-            [f"move-model file {spec.search.model}"] if spec.search.model else [])
-        what = " or ".join(files)
-        raise RunNetError(f"run '{root.name}': its {what} changed since the run started (the "
-                          "run's identity holds the file's bytes); restore the file the run "
-                          "was started with")
-
-
-def check_run_net(root: str | Path, cfg: RunConfig) -> None:
-    """RunNetError when the run in ``root`` plays a net that is missing or changed since it
-    started (as :func:`run_engine_spec` finds); any other trouble with its spec is left to the
-    commands that need the spec (``status`` shows the stored numbers without it)."""
-    try:
-        run_engine_spec(root, cfg)
-    except RunNetError:
-        raise
-    except EvotuneError:
-        pass
-
-
-def run_engine_spec(root: str | Path, cfg: WeightsConfig,
-                    engine: str | Path | None = None) -> EngineSpec:
-    """The engine spec of the run in ``root``: ``engine`` when given (a name or path), else the
-    copy the run keeps, else (a run made before runs kept one) ``cfg.engine`` as a path. A net
-    the copy plays must be the file the run started with (:class:`RunNetError`)."""
-    path = Path(root) / SPEC_FILE
-    if engine is not None or not path.is_file():
-        return load_run_engine(cfg.engine if engine is None else engine)
-    doc = read_json(path, "engine spec copy")
-    text, digest, ref = doc.get("text"), doc.get("digest"), doc.get("reference_text")
-    command = doc.get("command")
-    start, start_source = doc.get("start_values", ""), doc.get("start_source", "")
-    if not (isinstance(text, str) and isinstance(digest, str) and isinstance(command, list)
-            and all(isinstance(c, str) for c in command) and isinstance(ref, (str, type(None)))
-            and isinstance(start, str) and isinstance(start_source, str)
-            and digest in (hashlib.sha256(t.encode()).hexdigest() for t in (text, "\ufeff" + text))):
-        raise StoreError(f"{path} is damaged; restore it, or delete it to read the spec from "
-                         f"{doc.get('source') or cfg.engine}")
-    try:
-        spec = engine_spec_from_text(text, where=str(doc.get("source") or cfg.engine),
-                                     digest=digest, reference_text=ref, command=tuple(command),
-                                     start_values=start, start_source=start_source,
-                                     net_weights=output_weights)
-    except NetError as exc:
-        raise RunNetError(f"run '{Path(root).name}': {exc}; put back the net file the run was "
-                          "started with") from None
-    except ConfigError as exc:
-        if not start:
-            raise
-        raise StoreError(f"{path} is damaged ({exc}); restore it (the run's start weights are "
-                         "kept there only)") from None
-    if spec.net or spec.search.model:  # their bytes are in the spec's digest
-        _check_run_net(Path(root), spec)
-    return dataclasses.replace(spec, path=f"{doc.get('source')} (copy kept in {path})")
 
 
 def open_run(run: str | Path, *, out_dir: str | Path = "populations") -> tuple[Store, RunPlan]:

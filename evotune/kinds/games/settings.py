@@ -1,4 +1,4 @@
-"""The value records a games run's configuration (:class:`~evotune.runs.config.RunConfig`) is
+"""The value records a games run's configuration (:class:`~evotune.kinds.games.config.RunConfig`) is
 made of: how its games are played (:class:`PlaySettings`), how long it runs (:class:`Budget`),
 where it runs (:class:`Cluster`), where its free weights start (:class:`StartRange`) and its
 final check (:class:`FinalCheckSettings`).
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..limits import Limits
+from ...limits import Limits
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class PlaySettings:
     limits: Limits = Limits()
     """The games' limits: depth, nodes, time per move or time control (external engines and
     built-in uct/probability specs; built-in alpha-beta players keep depth / nodes), ply cap and
-    adjudication (stored as the flat :data:`~evotune.runs.config.LIMIT_KEYS`)."""
+    adjudication (stored as the flat :data:`~evotune.kinds.games.config.LIMIT_KEYS`)."""
     openings: str = "book"
     """'book' (the packaged Polyglot book), 'startpos', or an EPD/PGN/.bin file."""
     book_plies: int = 8
@@ -101,6 +101,6 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "final_check_games": ("final_check", "games"),
     "final_check_openings": ("final_check", "openings")}
 """The flat name of each setting of a record (its flag's and, but for
-:data:`~evotune.runs.config.STORED_NAMES`, its stored key's) and where it is: (RunConfig's field,
+:data:`~evotune.kinds.games.config.STORED_NAMES`, its stored key's) and where it is: (RunConfig's field,
 the record's field). The limits (``play.limits``) are flat as
-:data:`~evotune.runs.config.LIMIT_KEYS`."""
+:data:`~evotune.kinds.games.config.LIMIT_KEYS`."""

@@ -16,17 +16,17 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..match import Fixture, SprtParams, run_fixtures, write_pgn_text
-from ..runs.finalcheck import (
+from ...match import Fixture, SprtParams, run_fixtures, write_pgn_text
+from ...runs.finalcheck import (
     FINAL_CHECK_DOCUMENT,
     FINAL_CHECK_ELO,
     FINAL_CHECK_ERRORS,
     FINAL_CHECK_PGN,
     FinalCheck,
 )
-from ..runs.plan import RunPlan
-from ..runs.store import Store
-from .fitness import match_settings
+from ...runs.store import Store
+from ...tuning.fitness import match_settings
+from .plan import RunPlan
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@ weights file (``evotune run --engine SPEC:WEIGHTS``).
 
 Either way the weights become the reference values of the run's engine spec
 (:func:`evotune.spec.start.with_start_values`; the bounds stay the spec's), the strategies start
-from them (``init = "reference"``, :func:`evotune.runs.lifecycle.with_start`), the run's copy of
+from them (``init = "reference"``, :func:`evotune.kinds.games.lifecycle.with_start`), the run's copy of
 its spec keeps them (resume never reads the source again) and its manifest records where they
 came from, with their checksum (:class:`~evotune.runs.manifest.StartFrom`). ``evotune verify``
 then plays the tuned weights against that start (its "reference" match).
@@ -18,19 +18,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..engine.evaluation import spec_evaluation
-from ..errors import ConfigError
-from ..runs.manifest import StartFrom
-from ..runs.plan import load_run_engine
-from ..runs.registry import stored_kind
-from ..runs.store import Store
-from ..spec.file import load_engine_spec
-from ..spec.model import EngineSpec
-from ..spec.player import parse_engine_ref
-from ..spec.start import start_checksum, with_start_values
-from ..weightsio import weights_for
-from .rundata import load_run
-from .runkind import recommend
+from ...engine.evaluation import spec_evaluation
+from ...errors import ConfigError
+from ...runs.manifest import StartFrom
+from ...runs.registry import stored_kind
+from ...runs.rundata import load_run
+from ...runs.runkind import recommend
+from ...runs.runspec import load_run_engine
+from ...runs.store import Store
+from ...spec.file import load_engine_spec
+from ...spec.model import EngineSpec
+from ...spec.player import parse_engine_ref
+from ...spec.start import start_checksum, with_start_values
+from ...weightsio import weights_for
 
 
 @dataclass(frozen=True)

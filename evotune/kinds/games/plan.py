@@ -11,19 +11,16 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..engine.evaluation import Evaluation, spec_evaluation
-from ..engine.movemodel.modelfile import cached_model
-from ..errors import ConfigError
-from ..limits import Limits
-from ..paths import held_out_openings, resolve_openings_path
-from ..players.nets import output_weights
-from ..space import WeightSpace
-from ..spec.file import engine_spec_with_net, load_engine_spec
-from ..spec.model import EngineSpec
-from ..spec.player import parse_engine_ref
+from ...engine.evaluation import Evaluation, spec_evaluation
+from ...errors import ConfigError
+from ...limits import Limits
+from ...paths import held_out_openings, resolve_openings_path
+from ...runs.runspec import load_run_engine
+from ...space import WeightSpace
+from ...spec.model import EngineSpec
 from .config import FINAL_CHECK_HELD_OUT, FINAL_CHECK_OWN_OPENINGS, RunConfig
-from .gamesettings import SETTINGS
 from .identity import run_identity
+from .settings import SETTINGS
 
 
 @dataclass(frozen=True)
@@ -46,25 +43,6 @@ class RunPlan:
     """Hashes of the result-relevant configuration, the engine spec and the openings."""
     final_check_openings: Path | None
     """The openings of the final check (:func:`final_check_openings_path`)."""
-
-
-def load_run_engine(engine: str | Path) -> EngineSpec:
-    """The engine spec a run names (``--engine``): a spec's name or .toml path, or ``SPEC:FILE``,
-    an 'nnue' spec playing the net file FILE (``nnue:net.nnue``). An 'nnue' spec is read with
-    its net's output layer and scale as its weights (what a run tunes:
-    :func:`~evotune.players.nets.output_weights`); one that names no net is refused."""
-    ref = parse_engine_ref(str(engine))
-    if ref.file is None:
-        spec = load_engine_spec(ref.spec, net_weights=output_weights)
-    else:
-        spec = engine_spec_with_net(ref.spec, ref.file, net_weights=output_weights)
-    if spec.search.model:  # its move model read and checked: a damaged file is one line
-        cached_model(spec.search.model)
-    evaluation = spec_evaluation(spec)
-    if evaluation is not None and evaluation.reads_file and not spec.net:
-        raise ConfigError(f"engine spec '{spec.name}' names no net; give --engine "
-                          f"{spec.name}:FILE (a net file) or put net = \"FILE\" in the spec")
-    return spec
 
 
 def plan_run(cfg: RunConfig, *, spec: EngineSpec | None = None) -> RunPlan:

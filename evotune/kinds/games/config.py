@@ -1,11 +1,11 @@
 """The configuration of a run (:class:`RunConfig`): defaults < TOML file < flags given, validated
 with fix hints, dumped back as TOML (``evotune run --print-config``).
 
-The config groups its settings in value records (:mod:`evotune.runs.gamesettings`: ``play``,
+The config groups its settings in value records (:mod:`evotune.kinds.games.settings`: ``play``,
 ``budget``, ``cluster``, ``start``, ``final_check``) and its game limits as one
 :class:`~evotune.limits.Limits` (``play.limits``); its stored forms (the manifest's ``config``,
 the TOML file, the identity) keep them as the flat keys runs have always stored (each record's
-settings under the flat names of :data:`~evotune.runs.gamesettings.SETTINGS`, ``init_low``,
+settings under the flat names of :data:`~evotune.kinds.games.settings.SETTINGS`, ``init_low``,
 ``max_games``, ...; the limits as :data:`LIMIT_KEYS`: ``depth``, ``nodes``, ..., ``tc`` as given,
 the adjudication as ``resign_score`` ... ``draw_start_ply``), so runs stored before read, resume
 and hash as then. Three settings are stored under the names runs have always had
@@ -22,23 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from ..errors import ConfigError, FieldError
-from ..fileio import read_text
-from ..limits import LIMITS, LimitChanges, Limits, check_limits, tc_text
-from ..match.fixtures import check_games
-from ..rules import Adjudication
-from ..spec.file import _unknown
-from ..strategies import keeps_population, known_strategy, strategy_class
-from ..strategies import strategy_params as strategy_params_for
-from .gamesettings import (
-    GROUPS,
-    SETTINGS,
-    Budget,
-    Cluster,
-    FinalCheckSettings,
-    PlaySettings,
-    StartRange,
-)
+from ...errors import ConfigError, FieldError
+from ...fileio import read_text
+from ...limits import LIMITS, LimitChanges, Limits, check_limits, tc_text
+from ...match.fixtures import check_games
+from ...rules import Adjudication
+from ...spec.file import _unknown
+from ...strategies import keeps_population, known_strategy, strategy_class
+from ...strategies import strategy_params as strategy_params_for
+from .settings import GROUPS, SETTINGS, Budget, Cluster, FinalCheckSettings, PlaySettings, StartRange
 
 BACKENDS = ("local", "dask")
 FINAL_CHECK_HELD_OUT = "held-out"
@@ -53,7 +45,7 @@ class RunConfig:
     """Everything that defines a run. Defaults are the differential-evolution paper's set-up.
 
     The strategy, population, parameters, seed and engine are its own fields; the rest are
-    grouped in value records (:mod:`evotune.runs.gamesettings`): how the games are played
+    grouped in value records (:mod:`evotune.kinds.games.settings`): how the games are played
     (``play``), how long it runs (``budget``), where (``cluster``), where its free weights
     start (``start``) and its final check (``final_check``). Its stored forms are flat
     (:data:`STORED_KEYS`), as runs have always stored them."""
@@ -334,7 +326,7 @@ def build_run_config(*, file: str | Path | None = None, base: RunConfig | None =
                      limits: LimitChanges | None = None, **flags) -> RunConfig:
     """Defaults < config file < flags given (flags whose value is None are 'not given'), the
     flags as RunConfig's flat settings (``population``, ``max_games``, ``final_check_games``:
-    :data:`TOP_LEVEL` and :data:`~evotune.runs.gamesettings.SETTINGS`; the limits as
+    :data:`TOP_LEVEL` and :data:`~evotune.kinds.games.settings.SETTINGS`; the limits as
     :data:`LIMIT_KEYS`); ``limits``: the limit flags given, each over the file's key (a flag's
     time control with the file's time per move is refused, as both in one file are)."""
     values = (base or RunConfig()).to_dict()
