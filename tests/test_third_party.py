@@ -22,6 +22,7 @@ from evotune.runs.runspec import SPEC_FILE, run_engine_spec
 from evotune.space import WeightSpace
 from evotune.spec.file import check_option_name, load_engine_spec
 from evotune.spec.model import EngineSpec, WeightParam
+from evotune.strategies import STRATEGIES
 from evotune.strategies.spsa import parse_spsa_lines
 from evotune.weightsio import (
     FORMATS,
@@ -267,7 +268,10 @@ def test_match_checks_bounds_against_the_options_range_as_run_does(tmp_path, fak
 
 def test_run_help_names_every_strategy_a_uci_engine_can_use():
     r = _evotune("run", "--help", cwd=Path.cwd())
-    assert "every strategy but td" in " ".join(r.stdout.split())
+    learners = " and ".join(n for n, cls in STRATEGIES.items() if cls.NEEDS_FEATURES)
+    assert learners == "td"  # the one strategy that needs the built-in engine's features
+    assert ("every strategy but those that learn from the built-in engine's features: "
+            f"{learners})") in " ".join(r.stdout.split())
 
 
 # ---- a run keeps its engine spec ------------------------------------------------------------------

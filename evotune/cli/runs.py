@@ -51,11 +51,14 @@ def parse_params(items: tuple[str, ...]) -> dict:
 _C = RunConfig()
 """The defaults a run's help shows (a flag not given leaves the config file's value, else these)."""
 
+_LEARN_FEATURES = " and ".join(n for n, cls in STRATEGIES.items() if cls.NEEDS_FEATURES)
+"""The strategies that learn from the built-in engine's features (td): no UCI engine exposes them."""
+
 RUN_HELP = f"""Tune weights: evolve a population with mini-matches between weight vectors.
 
     With a 'uci' engine spec (--engine my-engine.toml) the external engine is tuned through its
-    UCI options (with {strategy_names(needs_features=False)}: those that do not learn from
-    the built-in engine's features).
+    UCI options (every strategy but those that learn from the built-in engine's features:
+    {_LEARN_FEATURES}).
 
     Strategies: {strategy_names(joiner="and", about=True)}. A library's strategy (pycma's,
     nevergrad's) needs a scalar fitness: each candidate's points against the gauntlet
