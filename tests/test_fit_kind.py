@@ -17,6 +17,7 @@ import pytest
 
 from evotune.datafiles import DataFile
 from evotune.errors import ConfigError, StoreError
+from evotune.kinds import FIT, GAMES, MOVES, TRAINING
 from evotune.kinds.fit.config import TexelConfig, texel_config_from_dict
 from evotune.kinds.fit.plan import plan_fit
 from evotune.kinds.fit.solver import execute_fit, new_fit, open_fit, read_data
@@ -325,3 +326,33 @@ def test_a_resumed_fit_may_raise_its_epochs_but_not_change_its_settings(v1):
     with pytest.raises(ConfigError):
         dataclasses.replace(cfg, epochs=0)
     assert dataclasses.replace(cfg, iters=4).identity_dict() != cfg.identity_dict()
+
+
+@pytest.mark.parametrize("args, line", [
+    (["resume", "fit", "--backend", "dask", "--scheduler", "tcp://nowhere:8786"],
+     "--backend/--scheduler: a fit run plays no games to send to a cluster; leave them out"),
+    (["plot", "fit", "--x", "games"], "--x games: a fit run plays no games to plot against; "
+                                      "leave it out"),
+    (["report", "train", "--squares", "queen.z1"],
+     "--squares: a train run has no piece-square weights to plot; leave it out"),
+    (["plot", "moves", "--x", "games"], "--x games: a moves run plays no games to plot against; "
+                                        "leave it out"),
+    (["plot", "games", "fit", "--x", "games"], "--x games: a fit run plays no games to plot "
+                                               "against; leave it out"),
+])
+def test_an_option_a_kind_does_not_read_is_one_line_before_anything_is_written(v1, args, line):
+    """The requests carry options only some kinds read (RunKind.reads); a kind that would
+    ignore one refuses it, so a flag never looks applied when it was not."""
+    before = sorted((p.relative_to(v1), p.stat().st_mtime_ns) for p in v1.rglob("*"))
+    r = cli([*args, "--runs-dir", ".", *(["--reports", "rep"] if args[0] != "resume" else [])],
+            v1)
+    assert (r.returncode, r.stderr) == (2, f"evotune: error: {line}\n")
+    assert sorted((p.relative_to(v1), p.stat().st_mtime_ns) for p in v1.rglob("*")) == before
+
+
+def test_the_options_a_kind_reads_are_its_own(v1):
+    """A games run reads them all; the same flags on it are taken (its plot is drawn)."""
+    r = cli(["plot", "games", "--x", "games", "--runs-dir", ".", "--reports", "rep"], v1)
+    assert r.returncode == 0 and (v1 / "rep" / "games").is_dir(), r.stderr
+    assert (GAMES.reads, FIT.reads, TRAINING.reads, MOVES.reads) == (
+        {"play", "x", "squares"}, {"squares"}, set(), set())

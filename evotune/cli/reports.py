@@ -12,7 +12,7 @@ from ..match.resolve import close_external_players
 from ..match.resultsblock import stored_figures, summary_lines
 from ..match.scoring import SprtParams
 from ..runs.manifest import check_outside_runs
-from ..runs.runkind import ExportRequest, ViewRequest
+from ..runs.runkind import ExportRequest, ViewRequest, refuse_unread
 from ..runs.store import VERIFY_GAMES, Store
 from ..verify.run import VerifySettings
 from ..verify.text import block_where, describe_match, describe_verification, verdict_lines
@@ -31,6 +31,12 @@ from .options import (
     squares_option,
 )
 from .progress import GameBar, command_line, quiet_option, steps
+
+
+def _view_options(x_axis: str, squares: str | None) -> list[str]:
+    """The options of a ViewRequest the user set that only some kinds read
+    (:data:`~evotune.runs.runkind.OPTIONS`)."""
+    return (["x"] if x_axis == "games" else []) + (["squares"] if squares else [])
 
 
 @click.command()
@@ -52,6 +58,7 @@ def plot(run_refs, x_axis, reports, runs_dir, squares):
     for s, kind in zip(stores, kinds):
         if len(stores) > 1 and not kind.overlays:
             raise ConfigError(f"run '{s.run_id}' ({kind.name}) is plotted alone: give one run")
+        refuse_unread(kind, _view_options(x_axis, squares))
     bar, progress = steps("plot")
     with bar:
         paths = kinds[0].plot(stores, ViewRequest(
@@ -75,6 +82,7 @@ def report(run_ref, rule, x_axis, reports, runs_dir, squares):
     out = reports
     check_writable(out, "--reports", folder=True)
     store = Store.open(run_ref, runs_dir)
+    refuse_unread(kind_of(store), _view_options(x_axis, squares))
     bar, progress = steps("report: plots")
     with bar:
         paths = kind_of(store).report(store, ViewRequest(

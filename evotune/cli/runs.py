@@ -14,7 +14,7 @@ from ..kinds.games.start import run_start
 from ..kinds.view import SUMMARY_WEIGHTS
 from ..match.resolve import limit_notes, resolve_player_list
 from ..players.spec import player_from_engine_spec
-from ..runs.runkind import PlayOptions, ResumeRequest
+from ..runs.runkind import PlayOptions, ResumeRequest, refuse_unread
 from ..runs.runspec import load_run_engine
 from ..runs.store import Store, list_runs
 from ..strategies import STRATEGIES, strategy_class, strategy_names
@@ -283,6 +283,7 @@ def resume(run_ref, runs_dir, workers, backend, scheduler, generations, max_game
     (its identity unchanged); a value that would shrink it is refused."""
     store = Store.open(run_ref, runs_dir)
     kind = kind_of(store)
+    refuse_unread(kind, ["play"] if backend != "local" or scheduler else [])
     request = ResumeRequest(generations=generations, max_games=max_games,
                             max_seconds=max_seconds, workers=workers,
                             play=PlayOptions(backend=backend, scheduler=scheduler))

@@ -176,6 +176,9 @@ class RunKind(Protocol):
     """How the store reads its manifest."""
     overlays: bool
     """Whether its plots overlay with other runs' (``evotune plot RUN RUN2``)."""
+    reads: frozenset[str]
+    """The options of :data:`OPTIONS` its requests read (a games run: all; a fit: the squares;
+    a training: none); :func:`refuse_unread` refuses the others in one line."""
 
     @property
     def config_class(self) -> type:
@@ -225,6 +228,26 @@ class RunKind(Protocol):
         ...
 
 
+OPTIONS = {
+    "play": ("--backend/--scheduler", "plays no games to send to a cluster", "them"),
+    "x": ("--x games", "plays no games to plot against", "it"),
+    "squares": ("--squares", "has no piece-square weights to plot", "it"),
+}
+"""The request options only some kinds read: :attr:`ResumeRequest.play`, :attr:`ViewRequest.x`
+(its 'games' axis) and :attr:`ViewRequest.squares`; each with its flags, what a kind without it
+lacks, and how the line names the flags."""
+
+
+def refuse_unread(kind: RunKind, given: Sequence[str]) -> None:
+    """ConfigError, one line, for the first option of ``given`` (names of :data:`OPTIONS` the
+    user set) that ``kind`` does not read (:attr:`RunKind.reads`): a flag a run ignores would
+    look as though it had been applied."""
+    for option in given:
+        if option not in kind.reads:
+            flag, lacks, pronoun = OPTIONS[option]
+            raise ConfigError(f"{flag}: a {kind.name} run {lacks}; leave {pronoun} out")
+
+
 def kind_named(name: str) -> RunKind:
     """The registered kind ``name`` (:func:`evotune.runs.registry.registered_kind`);
     StoreError naming the known ones otherwise."""
@@ -241,9 +264,9 @@ def kinds() -> tuple[RunKind, ...]:
     return registered()
 
 
-__all__ = ["Bar", "ExportRequest", "Exported", "Job", "PlayOptions", "ResumeRequest", "RunKind", "RunUI",
-           "Status", "Summary", "ViewRequest", "kind_named", "kind_of", "kinds", "recommend", "register",
-           "unregister"]
+__all__ = ["OPTIONS", "Bar", "ExportRequest", "Exported", "Job", "PlayOptions", "ResumeRequest", "RunKind",
+           "RunUI", "Status", "Summary", "ViewRequest", "kind_named", "kind_of", "kinds", "recommend",
+           "refuse_unread", "register", "unregister"]
 
 
 def recommend(run: RunData, rule: str = "mean") -> Recommendation:

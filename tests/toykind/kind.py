@@ -25,6 +25,7 @@ class ToyKind:
 
     name = "toy"
     stored = StoredKind("toy", read_toy)
+    reads: frozenset[str] = frozenset()
     overlays = False
     config_class = ToyConfig
 

@@ -42,6 +42,7 @@ class MovesKind:
     name = MoveRunConfig.kind
     stored = MOVES_STORED
     overlays = False
+    reads: frozenset[str] = frozenset()
     config_class = MoveRunConfig
 
     def new(self, config: MoveRunConfig, *, out_dir: str | Path, run_id: str | None,

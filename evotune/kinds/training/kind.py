@@ -100,6 +100,7 @@ class TrainingKind:
     name = TrainConfig.kind
     stored = TRAIN_STORED
     overlays = False
+    reads: frozenset[str] = frozenset()
     config_class = TrainConfig
 
     def new(self, config: TrainConfig, *, out_dir: str | Path, run_id: str | None,
