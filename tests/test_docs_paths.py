@@ -51,3 +51,24 @@ def test_every_commit_a_page_cites_is_in_the_history():
     missing = [f"{h} ({cited[h]})" for h, line in zip(hashes, out.splitlines())
                if line.endswith("missing")]
     assert len(hashes) > 50 and missing == []
+
+
+DATED = re.compile(r"^## (\d{4}-\d{2}-\d{2}), [0-9a-f]{7,40}( and [0-9a-f]{7,40})?: \S")
+"""A history part's title: its date, the commit (or two) that recorded it, what it measured."""
+
+
+def test_every_results_page_says_what_is_true_now_then_its_history_newest_first():
+    """docs/results/: each page opens with 'Now'; the sections that say how things stand (its
+    set-up, how it is measured) follow it; then the history, every part titled by its date and
+    commit, newest first, so a reader finds the current figures without reading the history."""
+    pages = sorted(p for p in (ROOT / "docs" / "results").glob("*.md") if p.name != "index.md")
+    wrong = []
+    for page in pages:
+        titles = [line for line in page.read_text(encoding="utf-8").splitlines()
+                  if line.startswith("## ")]
+        dates = [m.group(1) for m in map(DATED.match, titles) if m]
+        first_dated = next(i for i, t in enumerate(titles) if DATED.match(t)) if dates else None
+        if titles[:1] != ["## Now"] or not dates or dates != sorted(dates, reverse=True) \
+                or any(not DATED.match(t) for t in titles[first_dated:]):
+            wrong.append(f"{page.name}: {titles}")
+    assert len(pages) > 20 and wrong == []
