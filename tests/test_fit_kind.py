@@ -356,3 +356,16 @@ def test_the_options_a_kind_reads_are_its_own(v1):
     assert r.returncode == 0 and (v1 / "rep" / "games").is_dir(), r.stderr
     assert (GAMES.reads, FIT.reads, TRAINING.reads, MOVES.reads) == (
         {"play", "x", "squares"}, {"squares"}, set(), set())
+
+
+@pytest.mark.parametrize("run_id", ["games-full", "fit-full"])
+def test_resuming_a_finished_run_says_nothing_is_played(v1, run_id):
+    """A finished run resumed without a raised limit plays nothing; the note says so rather
+    than leaving its summary to read as a new result."""
+    before = json.loads(cli(["status", run_id, "--runs-dir", ".", "--json"], v1).stdout)
+    r = cli(["resume", run_id, "--runs-dir", ".", "--quiet"], v1)
+    assert r.returncode == 0 and before["finished"], r.stderr
+    assert (f"evotune: note: run {run_id} has finished: nothing is played; raise one of its "
+            "limits to continue it (evotune resume --help)") in r.stderr
+    after = json.loads(cli(["status", run_id, "--runs-dir", ".", "--json"], v1).stdout)
+    assert (after["generation"], after["games"]) == (before["generation"], before["games"])

@@ -287,7 +287,13 @@ def resume(run_ref, runs_dir, workers, backend, scheduler, generations, max_game
     request = ResumeRequest(generations=generations, max_games=max_games,
                             max_seconds=max_seconds, workers=workers,
                             play=PlayOptions(backend=backend, scheduler=scheduler))
-    run_job(kind, kind.resume(store, request))
+    state = store.current_state()
+    job = kind.resume(store, request)
+    if state is not None and state.finished and (generations, max_games, max_seconds) == (
+            None, None, None):
+        click.echo(f"evotune: note: run {store.run_id} has finished: nothing is played; raise "
+                   "one of its limits to continue it (evotune resume --help)", err=True)
+    run_job(kind, job)
 
 
 @click.command()
