@@ -37,7 +37,7 @@ def fit(source: str, path: Path, size: int, args) -> dict:
     safe = re.sub(r"[^A-Za-z0-9._-]", "-", f"{Path(args.engine).stem}-{source}")
     run_id = f"study-{safe}-{size}" + (f"-l2-{args.l2:g}" if args.l2 else "")
     root = Path(args.runs) / run_id
-    cfg = TexelConfig(data=(str(path),), engine=args.engine, max_positions=size,
+    cfg = TexelConfig.of(data=(str(path),), engine=args.engine, max_positions=size,
                       epochs=args.epochs, seed=args.seed, limits=Limits(depth=args.depth),
                       l2=args.l2)
     t0 = time.perf_counter()

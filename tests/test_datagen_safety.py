@@ -237,7 +237,7 @@ def _synthetic(seed: int = 5):
 
 def test_auto_ridge_keeps_the_grid_value_with_the_lowest_validation_error():
     train, val, w0 = _synthetic()
-    cfg = TexelConfig(data=("x",), l2_rule="lowest")  # the rule of fits before one-se
+    cfg = TexelConfig.of(data=("x",), l2_rule="lowest")  # the rule of fits before one-se
     said: list[str] = []
     l2, tried = fitrun.choose_l2(train, val, w0, 1.0, cfg, said.append,
                                  groups=np.arange(3000))  # each validation position its own block
@@ -246,8 +246,8 @@ def test_auto_ridge_keeps_the_grid_value_with_the_lowest_validation_error():
     for t in tried:  # each error is the whole fit's, as the fit would run with that ridge
         problem = dataclasses.replace(train, l2=t["l2"])
         w = w0
-        for step in tx.epochs(problem, w0, 1.0, optimizer="lbfgs", iters=cfg.iters,
-                              lr=cfg.lr, tol=cfg.tol, adam=tx.AdamState.zeros(w0.size),
+        for step in tx.epochs(problem, w0, 1.0, optimizer="lbfgs", iters=cfg.optimiser.iters,
+                              lr=cfg.optimiser.lr, tol=cfg.optimiser.tol, adam=tx.AdamState.zeros(w0.size),
                               start=0, stop=cfg.epochs, last=problem.error(w0, 1.0)):
             w = step[1]  # the last epoch's
         assert t["validation"] == pytest.approx(val.error(w, 1.0), rel=1e-12)
@@ -265,7 +265,7 @@ def positions_file(tmp_path_factory) -> Path:
 
 @pytest.mark.slow
 def test_explicit_l2_fits_as_the_plain_epoch_loop_does(positions_file, tmp_path):
-    cfg = TexelConfig(data=(str(positions_file),), engine="pst", l2=5e-5, epochs=4)
+    cfg = TexelConfig.of(data=(str(positions_file),), engine="pst", l2=5e-5, epochs=4)
     data = fitrun.read_data(plan_fit(cfg))
     store = fitrun.new_fit(plan_fit(cfg), data, out_dir=tmp_path, run_id="f")
     s = fitrun.execute_fit(store, plan_fit(cfg), data)
@@ -322,13 +322,13 @@ def test_no_validation_is_said_and_needs_an_explicit_ridge(positions_file, tmp_p
     assert r.returncode == 0, r.stderr
     assert "no validation positions (--val-share 0): nothing measures overfitting" in r.stdout
     with pytest.raises(ConfigError, match="--val-share 0 holds out no positions"):
-        TexelConfig(data=("x",), val_share=0)
+        TexelConfig.of(data=("x",), val_share=0)
 
 
 def test_resume_names_a_missing_data_file(positions_file, tmp_path):
     data = tmp_path / "d.txt"
     data.write_bytes(positions_file.read_bytes())
-    cfg = TexelConfig(data=(str(data),), l2=0.0, epochs=1)
+    cfg = TexelConfig.of(data=(str(data),), l2=0.0, epochs=1)
     fd = fitrun.read_data(plan_fit(cfg))
     store = fitrun.new_fit(plan_fit(cfg), fd, out_dir=tmp_path, run_id="f")
     fitrun.execute_fit(store, plan_fit(cfg), fd)

@@ -80,7 +80,7 @@ def _without_timings(doc: dict) -> dict:
 # ---- format 2 -----------------------------------------------------------------------------------
 
 def test_a_new_fit_stores_its_kind_settings_and_data_files(v1):
-    cfg = TexelConfig(data=("d.txt",), epochs=2, iters=3, tol=0.0, l2=0.0, seed=4)
+    cfg = TexelConfig.of(data=("d.txt",), epochs=2, iters=3, tol=0.0, l2=0.0, seed=4)
     data = read_data(plan_fit(cfg))
     store = new_fit(plan_fit(cfg), data, out_dir=v1 / "new", run_id="f")
     doc = json.loads(store.manifest_path.read_text())
@@ -105,8 +105,8 @@ def test_a_games_run_stores_its_kind(tmp_path, make_fake_run):
 
 
 @pytest.mark.parametrize("cfg", [
-    TexelConfig(data=("a.txt", "b.epd")),
-    TexelConfig(data=("a.txt",), engine="pst", init="w.json", max_positions=9, k="1.25",
+    TexelConfig.of(data=("a.txt", "b.epd")),
+    TexelConfig.of(data=("a.txt",), engine="pst", init="w.json", max_positions=9, k="1.25",
                 epochs=7, optimizer="adam", iters=3, lr=0.5, tol=0.0, qsearch=True,
                 val_share=0.0, val_block=1, max_bad=2, seed=0, l2=2e-4, openings="book",
                 limits=Limits(depth=2, nodes=500, max_plies=90, tc="10+0.1", time_margin=0.3,
@@ -124,7 +124,7 @@ def test_the_stored_settings_read_back_equal(cfg):
     ({"epochs": 0}, "--epochs and --iters must be >= 1"), ({"depth": 0}, "depth must be"),
 ])
 def test_a_damaged_fit_manifest_is_one_line_naming_it(v1, change, field):
-    cfg = TexelConfig(data=("d.txt",), epochs=1, l2=0.0)
+    cfg = TexelConfig.of(data=("d.txt",), epochs=1, l2=0.0)
     data_ = read_data(plan_fit(cfg))
     store = new_fit(plan_fit(cfg), data_, out_dir=v1 / "new", run_id="f")
     store.unlock()
@@ -139,7 +139,7 @@ def test_a_damaged_fit_manifest_is_one_line_naming_it(v1, change, field):
 
 
 def test_a_manifest_of_another_kind_or_format_is_refused(v1):
-    cfg = TexelConfig(data=("d.txt",), epochs=1, l2=0.0)
+    cfg = TexelConfig.of(data=("d.txt",), epochs=1, l2=0.0)
     data_ = read_data(plan_fit(cfg))
     store = new_fit(plan_fit(cfg), data_, out_dir=v1 / "new", run_id="f")
     store.unlock()
@@ -167,7 +167,7 @@ def test_a_fit_and_a_games_run_are_opened_by_their_own_kind(v1):
     with pytest.raises(StoreError, match="run 'games' is a games run, not a fit"):
         open_fit(Store(v1 / "games"))
     with pytest.raises(StoreError, match="a fit's manifest names its data files"):
-        Store.create(v1 / "new", "x", config=TexelConfig(data=("d.txt",)), identity={})
+        Store.create(v1 / "new", "x", config=TexelConfig.of(data=("d.txt",)), identity={})
     assert not (v1 / "new").exists()
 
 
@@ -177,12 +177,12 @@ def test_a_format_1_fit_reads_as_its_settings(v1):
     manifest = Store(v1 / "fit").manifest()
     assert manifest.format == 1 and manifest.kind == "fit"
     # stored before --l2-rule: their ridge was (and on resume is) chosen by the lowest error
-    assert manifest.config == TexelConfig(data=("d.txt",), epochs=2, iters=3, tol=0.0,
+    assert manifest.config == TexelConfig.of(data=("d.txt",), epochs=2, iters=3, tol=0.0,
                                           l2_rule="lowest")
     old = json.loads((v1 / "fit" / "manifest.json").read_text())
     assert [f.to_json() for f in manifest.data_files] == old["config"]["params"]["data_files"]
     fit2 = Store(v1 / "fit2").manifest().config
-    assert fit2 == TexelConfig(data=("d.txt",), epochs=2, iters=50, lr=3.0, tol=0.0, l2=0.0,
+    assert fit2 == TexelConfig.of(data=("d.txt",), epochs=2, iters=50, lr=3.0, tol=0.0, l2=0.0,
                                optimizer="adam", val_block=1, init="w.json",
                                l2_rule="lowest")
     # the identity the format-1 code hashed is the one this code hashes
@@ -197,7 +197,7 @@ def test_a_format_1_fit_from_before_l2_and_val_block_reads_exactly(v1):
         del doc["config"]["params"][key]
     path.write_text(json.dumps(doc))
     cfg = open_fit(Store(v1 / "fit2"))  # same identity: no ridge, position by position
-    assert cfg.l2 == 0.0 and cfg.val_block == 1
+    assert cfg.ridge.l2 == 0.0 and cfg.validation.block == 1
 
 
 @pytest.mark.parametrize("key, value", [("games", 6), ("np", 2), ("book_plies", 4),
@@ -322,10 +322,12 @@ def test_the_readers_give_for_a_format_1_fit_what_they_gave(v1):
 
 def test_a_resumed_fit_may_raise_its_epochs_but_not_change_its_settings(v1):
     cfg = open_fit(Store(v1 / "fit"))
-    assert dataclasses.replace(cfg, epochs=9).identity_dict() == cfg.identity_dict()
+    assert cfg.with_epochs(9).identity_dict() == cfg.identity_dict()
+    assert (cfg.with_epochs(9).epochs, cfg.with_epochs(9).optimiser.iters) == (9, 3)
     with pytest.raises(ConfigError):
-        dataclasses.replace(cfg, epochs=0)
-    assert dataclasses.replace(cfg, iters=4).identity_dict() != cfg.identity_dict()
+        cfg.with_epochs(0)
+    more = dataclasses.replace(cfg, optimiser=dataclasses.replace(cfg.optimiser, iters=4))
+    assert more.identity_dict() != cfg.identity_dict()
 
 
 @pytest.mark.parametrize("args, line", [
@@ -369,3 +371,23 @@ def test_resuming_a_finished_run_says_nothing_is_played(v1, run_id):
             "limits to continue it (evotune resume --help)") in r.stderr
     after = json.loads(cli(["status", run_id, "--runs-dir", ".", "--json"], v1).stdout)
     assert (after["generation"], after["games"]) == (before["generation"], before["games"])
+
+
+def test_a_fit_s_settings_are_grouped_and_stored_flat_as_before(v1):
+    """TexelConfig groups its settings in records (positions, optimiser, validation, ridge);
+    its stored form keeps the flat keys in the order fits have always stored them."""
+    from evotune.kinds.fit.config import STORED_ORDER
+    from evotune.learn.fitsettings import FitOptimiser, FitPositions, FitRidge, FitValidation
+
+    cfg = TexelConfig.of(data=("d.txt",), max_bad=2, qsearch=True, optimizer="adam", epochs=7,
+                         iters=5, lr=1.5, tol=0.0, val_share=0.2, val_block=8, l2=0.5,
+                         l2_rule="lowest", seed=3)
+    assert (cfg.positions, cfg.optimiser, cfg.validation, cfg.ridge) == (
+        FitPositions(max_positions=0, max_bad=2, qsearch=True),
+        FitOptimiser(name="adam", epochs=7, iters=5, lr=1.5, tol=0.0),
+        FitValidation(share=0.2, block=8), FitRidge(l2=0.5, rule="lowest"))
+    stored = cfg.to_dict()
+    assert list(stored)[:len(STORED_ORDER)] == list(STORED_ORDER)
+    assert texel_config_from_dict(stored) == cfg and cfg.flat()["optimizer"] == "adam"
+    old = json.loads((v1 / "fit" / "manifest.json").read_text())  # format 1, as made then
+    assert open_fit(Store(v1 / "fit")).to_dict()["iters"] == old["config"]["params"]["iters"]

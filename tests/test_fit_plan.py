@@ -32,10 +32,10 @@ def test_a_fit_and_its_resume_parse_the_spec_once(tmp_path, toml_parses, call_cl
 def test_the_plan_holds_the_spec_space_and_start(tmp_path):
     weights = tmp_path / "w.json"
     weights.write_text((V1 / "w.json").read_text())
-    plan = plan_fit(TexelConfig(data=(str(V1 / "d.txt"),), init=str(weights)))
+    plan = plan_fit(TexelConfig.of(data=(str(V1 / "d.txt"),), init=str(weights)))
     assert plan.spec.name == "shannon" and plan.evaluation.name == "shannon"
     assert plan.space.names == plan.spec.names and len(plan.start) == plan.space.size == 6
     assert plan.start != tuple(plan.space.reference_array)  # --init's weights, not the spec's
     assert plan.w0.tolist() == list(plan.start)
     with pytest.raises(ConfigError, match="--init nothing.json: give 'reference' or a weights"):
-        plan_fit(TexelConfig(data=(str(V1 / "d.txt"),), init="nothing.json"))
+        plan_fit(TexelConfig.of(data=(str(V1 / "d.txt"),), init="nothing.json"))

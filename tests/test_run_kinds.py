@@ -132,7 +132,7 @@ def test_no_kind_poses_as_a_population():
     games = RunConfig(strategy="jde", population=12, budget=Budget(generations=7))
     configs: dict[str, KindConfig] = {
         "games": games,
-        "fit": TexelConfig(data=("d.txt",), epochs=9),
+        "fit": TexelConfig.of(data=("d.txt",), epochs=9),
         "train": TrainConfig(data=("d.txt",), settings=TrainSettings(epochs=5)),
         "moves": MoveRunConfig(data=("m.txt",), settings=MoveTrainSettings(epochs=4)),
     }
@@ -149,7 +149,7 @@ def test_no_kind_poses_as_a_population():
     assert RunConfig(budget=Budget(max_games=20000)).max_games == 20000
     # what the readers of any weights run ask its config, never its kind's name
     spsa = RunConfig(strategy="spsa", params=(("init", "reference"),), budget=Budget(generations=3))
-    fit = TexelConfig(data=("d.txt",), epochs=9)
+    fit = TexelConfig.of(data=("d.txt",), epochs=9)
     assert [(c.keeps_population, c.vector_name, c.starts_from_given, c.params_dict())
             for c in (games, spsa, fit)] == [
         (True, "the population mean", False, {}),

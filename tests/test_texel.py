@@ -299,9 +299,9 @@ def test_validation_blocks_keep_consecutive_positions_together():
     # val_block 1 (position by position, as fits stored before the setting) is left out of
     # the identity, so those fits keep theirs (tests/test_fit_kind.py reads such a fit)
     files = (DataFile(name="x.txt", size=1, sha256="0" * 64),)
-    assert "val_block" not in TexelConfig(data=("x.txt",), val_block=1).identity_dict()
-    assert fit_identity(TexelConfig(data=("x.txt",), val_block=1), files) != fit_identity(
-        TexelConfig(data=("x.txt",)), files)
+    assert "val_block" not in TexelConfig.of(data=("x.txt",), val_block=1).identity_dict()
+    assert fit_identity(TexelConfig.of(data=("x.txt",), val_block=1), files) != fit_identity(
+        TexelConfig.of(data=("x.txt",)), files)
 
 
 @pytest.mark.parametrize("use_qsearch", [False, True])

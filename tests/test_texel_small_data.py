@@ -84,7 +84,7 @@ def test_difference_se_takes_a_group_together():
 def _choose(n: int, *, truth: np.ndarray, rule: str) -> tuple[float, list[dict]]:
     prob, groups = problem(n, seed=7, truth=truth)
     train, val, vgroups = split(prob, groups)
-    cfg = TexelConfig(data=("unused.txt",), l2_rule=rule, epochs=5, iters=30)
+    cfg = TexelConfig.of(data=("unused.txt",), l2_rule=rule, epochs=5, iters=30)
     return choose_l2(train, val, CENTER, 1.0, cfg, lambda _: None, groups=vgroups)
 
 
@@ -109,7 +109,7 @@ def test_on_plenty_of_informative_data_the_one_se_rule_keeps_a_weak_ridge():
 def test_heavy_ridge_on_tiny_data_gives_the_reference_not_zero(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     data = labelled_file(tmp_path / "d.txt", n=200)
-    cfg = TexelConfig(data=(str(data),), l2=10.0, epochs=5)
+    cfg = TexelConfig.of(data=(str(data),), l2=10.0, epochs=5)
     d = read_data(plan_fit(cfg))
     store = new_fit(plan_fit(cfg), d, out_dir=tmp_path / "runs", run_id="heavy")
     s = execute_fit(store, plan_fit(cfg), d)
@@ -147,16 +147,16 @@ def test_a_fit_stored_before_the_rule_reads_and_resumes_with_the_lowest_error(tm
                                                                               monkeypatch):
     monkeypatch.chdir(tmp_path)
     data = labelled_file(tmp_path / "d.txt", n=200)
-    new = TexelConfig(data=(str(data),), epochs=3)
-    assert new.l2_rule == "one-se" and new.to_dict()["l2_rule"] == "one-se"
-    old = TexelConfig(data=(str(data),), epochs=3, l2_rule="lowest")
+    new = TexelConfig.of(data=(str(data),), epochs=3)
+    assert new.ridge.rule == "one-se" and new.to_dict()["l2_rule"] == "one-se"
+    old = TexelConfig.of(data=(str(data),), epochs=3, l2_rule="lowest")
     data_ = read_data(plan_fit(old))
     store = new_fit(plan_fit(old), data_, out_dir=tmp_path / "runs", run_id="old")
     store.unlock()
     doc = json.loads(store.manifest_path.read_text())
     del doc["config"]["l2_rule"]  # as the code before --l2-rule stored it
     store.manifest_path.write_text(json.dumps(doc))
-    assert texel_config_from_dict(doc["config"]).l2_rule == "lowest"
+    assert texel_config_from_dict(doc["config"]).ridge.rule == "lowest"
     assert "l2_rule" not in old.identity_dict() and new.identity_dict()["l2_rule"] == "one-se"
     r = subprocess.run([sys.executable, "-m", "evotune.cli", "resume", "old", "--runs-dir",
                         str(tmp_path / "runs")], capture_output=True, text=True, env=ENV,
@@ -175,7 +175,7 @@ def test_a_bad_l2_rule_is_one_line_and_writes_nothing(tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--l2-rule" in r.stderr
     assert not (tmp_path / "runs").exists()
     with pytest.raises(ConfigError, match="--l2-rule median: use one of one-se, lowest"):
-        TexelConfig(data=("d.txt",), l2_rule="median")
+        TexelConfig.of(data=("d.txt",), l2_rule="median")
 
 
 @pytest.mark.slow

@@ -199,7 +199,7 @@ def label(data, engine, limits, out_file, max_bad, workers, chunk, move, visits)
 def texel(data, engine, init, max_positions, k_value, epochs, optimizer, iters, lr, tol, qsearch,
           val_share, val_block, max_bad, l2, l2_rule, seed, workers, run_id, runs_dir):
     """Fit evaluation weights to game results of labelled positions (Texel's method)."""
-    cfg = TexelConfig(data=tuple(data), engine=engine, init=init, max_positions=max_positions,
+    cfg = TexelConfig.of(data=tuple(data), engine=engine, init=init, max_positions=max_positions,
                       k=k_value, epochs=epochs, optimizer=optimizer, iters=iters, lr=lr,
                       tol=tol, qsearch=qsearch, val_share=val_share, val_block=val_block,
                       max_bad=max_bad, seed=seed, l2=l2, l2_rule=l2_rule)

@@ -20,6 +20,7 @@ from ..seeding import STREAM_TEXEL, generator
 from ..spec.model import EngineSpec
 from ..weightsio import load_weights_file
 from . import texel as tx
+from .fitsettings import FitOptimiser, FitPositions, FitRidge, FitValidation
 from .labels import Positions, read_positions
 from .phirows import Extracted, extract
 
@@ -32,40 +33,22 @@ class FitSettings(Protocol):
     def data(self) -> tuple[str, ...]: ...
 
     @property
-    def max_bad(self) -> int: ...
-
-    @property
-    def max_positions(self) -> int: ...
-
-    @property
-    def qsearch(self) -> bool: ...
-
-    @property
-    def val_share(self) -> float: ...
-
-    @property
-    def val_block(self) -> int: ...
-
-    @property
     def seed(self) -> int: ...
 
     @property
-    def optimizer(self) -> str: ...
+    def positions(self) -> FitPositions: ...
 
     @property
-    def iters(self) -> int: ...
+    def optimiser(self) -> FitOptimiser: ...
 
     @property
-    def lr(self) -> float: ...
+    def validation(self) -> FitValidation: ...
 
     @property
-    def tol(self) -> float: ...
+    def ridge(self) -> FitRidge: ...
 
     @property
     def epochs(self) -> int: ...
-
-    @property
-    def l2_rule(self) -> str: ...
 
 
 def initial_weights(spec: EngineSpec, init: str) -> np.ndarray:
@@ -116,28 +99,28 @@ def fit_data(cfg: FitSettings, *, evaluation: Evaluation, w0: np.ndarray,
     ``evaluation`` under the start ``w0`` and split them; ConfigError when the usable positions
     cannot make a fit (fewer than 2, or a split leaving a side empty). Writes nothing."""
     if positions is None:
-        positions = read_positions(cfg.data, max_bad=cfg.max_bad,
-                                   max_positions=cfg.max_positions)
+        positions = read_positions(cfg.data, max_bad=cfg.positions.max_bad,
+                                   max_positions=cfg.positions.max_positions)
     messages = [f"read {len(positions)} positions from {len(cfg.data)} file(s)"
                 + (f", {positions.bad} bad lines skipped" if positions.bad else "")]
     t0 = time.perf_counter()
-    ex = extract(positions.fens, w0, features=evaluation, use_qsearch=cfg.qsearch,
+    ex = extract(positions.fens, w0, features=evaluation, use_qsearch=cfg.positions.qsearch,
                  workers=resolve_workers(workers))
     seconds = time.perf_counter() - t0
     messages.append(f"features of {ex.kept.size} positions in {seconds:.1f} s"
-                    + (f" ({ex.not_quiet} not quiet, rejected)" if not cfg.qsearch else
+                    + (f" ({ex.not_quiet} not quiet, rejected)" if not cfg.positions.qsearch else
                        f" (quiescence leaves; {ex.mate} ending in mate rejected)"))
     n = int(ex.kept.size)
     if n < 2:
         raise ConfigError(f"only {n} usable positions in {', '.join(cfg.data)} ({len(positions)} "
                           f"read, {ex.not_quiet + ex.mate} rejected); a fit needs at least 2: "
                           "give more data")
-    train_idx, val_idx = split_indices(n, cfg.val_share, cfg.seed, cfg.val_block)
+    train_idx, val_idx = split_indices(n, cfg.validation.share, cfg.seed, cfg.validation.block)
     if train_idx.size == 0:
-        raise ConfigError(f"--val-share {cfg.val_share:g} of {n} usable positions leaves none "
+        raise ConfigError(f"--val-share {cfg.validation.share:g} of {n} usable positions leaves none "
                           "for training; give more data or a smaller share")
-    if val_idx.size == 0 and cfg.val_share > 0:
-        raise ConfigError(f"--val-share {cfg.val_share:g} of {n} usable positions holds out "
+    if val_idx.size == 0 and cfg.validation.share > 0:
+        raise ConfigError(f"--val-share {cfg.validation.share:g} of {n} usable positions holds out "
                           "none for validation; give more data or a larger share (--val-share 0 "
                           "fits on every position without validation)")
     return FitData(positions=positions, extracted=ex, y=positions.result_array()[ex.kept],
@@ -148,7 +131,7 @@ def fit_data(cfg: FitSettings, *, evaluation: Evaluation, w0: np.ndarray,
 def choose_l2(train: tx.Problem, val: tx.Problem, w0: np.ndarray, K: float, cfg: FitSettings,
               say: Callable[[str], None], *, groups: np.ndarray) -> tuple[float, list[dict]]:
     """The ridge for ``--l2 auto``: each candidate's whole fit (from ``w0``, as the fit itself
-    runs) measured on the validation positions, one line each, then by ``cfg.l2_rule``:
+    runs) measured on the validation positions, one line each, then by ``cfg.ridge.rule``:
 
     - ``one-se`` (:data:`texel.L2_GRID_ONE_SE`): the strongest ridge whose validation error is
       above the lowest by at most one standard error of that difference (paired, position by
@@ -160,15 +143,15 @@ def choose_l2(train: tx.Problem, val: tx.Problem, w0: np.ndarray, K: float, cfg:
 
     Returns the ridge and what was tried (l2, validation error, epochs; ``one-se`` adds each
     one's difference to the lowest and its standard error)."""
-    grid = tx.L2_GRID_ONE_SE if cfg.l2_rule == "one-se" else tx.L2_GRID
+    grid = tx.L2_GRID_ONE_SE if cfg.ridge.rule == "one-se" else tx.L2_GRID
     start = val.error(w0, K)
     tried: list[dict] = []
     fitted = []
     for l2 in grid:
         problem = dataclasses.replace(train, l2=l2)
         w, n = w0, 0
-        for step in tx.epochs(problem, w0, K, optimizer=cfg.optimizer, iters=cfg.iters,
-                              lr=cfg.lr, tol=cfg.tol, adam=tx.AdamState.zeros(w0.size),
+        for step in tx.epochs(problem, w0, K, optimizer=cfg.optimiser.name, iters=cfg.optimiser.iters,
+                              lr=cfg.optimiser.lr, tol=cfg.optimiser.tol, adam=tx.AdamState.zeros(w0.size),
                               start=0, stop=cfg.epochs, last=problem.error(w0, K)):
             n, w = step[0], step[1]  # the last epoch's
         fitted.append(w)
@@ -176,7 +159,7 @@ def choose_l2(train: tx.Problem, val: tx.Problem, w0: np.ndarray, K: float, cfg:
         say(f"ridge --l2 {l2:g}: validation error {tried[-1]['validation']:.6f} after {n} "
             f"epochs (start {start:.6f})")
     best = min(range(len(tried)), key=lambda i: tried[i]["validation"])
-    if cfg.l2_rule == "lowest":
+    if cfg.ridge.rule == "lowest":
         say(f"ridge --l2 {tried[best]['l2']:g} chosen: the lowest validation error of "
             f"{len(tried)} (give --l2 to set it)")
         return float(tried[best]["l2"]), tried

@@ -8,12 +8,14 @@ params; :func:`texel_config_from_v1` reads such a manifest exactly or refuses it
 """
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import ClassVar
 
 from ...datafiles import DataFile, data_files_from_list
 from ...errors import ConfigError
+from ...learn.fitsettings import FitOptimiser, FitPositions, FitRidge, FitValidation
 from ...limits import LIMITS, Limits
 from ...match.fixtures import limits_record
 from ...rules import Adjudication
@@ -34,9 +36,29 @@ BOOK_PLIES = 8
 """Plies of a Polyglot book opening in the matches that verify a fit (the match default)."""
 
 
+FIT_SETTINGS: dict[str, tuple[str, str]] = {
+    "max_positions": ("positions", "max_positions"), "max_bad": ("positions", "max_bad"),
+    "qsearch": ("positions", "qsearch"), "optimizer": ("optimiser", "name"),
+    "epochs": ("optimiser", "epochs"), "iters": ("optimiser", "iters"),
+    "lr": ("optimiser", "lr"), "tol": ("optimiser", "tol"),
+    "val_share": ("validation", "share"), "val_block": ("validation", "block"),
+    "l2": ("ridge", "l2"), "l2_rule": ("ridge", "rule"),
+}
+"""Each grouped setting's flat name (its flag's and its stored key's) and where it is:
+(TexelConfig's record, the record's field)."""
+STORED_ORDER = ("data", "engine", "init", "max_positions", "k", "epochs", "optimizer", "iters",
+                "lr", "tol", "qsearch", "val_share", "val_block", "max_bad", "seed", "l2",
+                "l2_rule", "openings")
+"""The stored keys of a fit's settings (its limits aside), in the order fits have stored them."""
+
+
 @dataclass(frozen=True)
 class TexelConfig:
-    """Everything that defines a Texel fit (stored as the run's config)."""
+    """Everything that defines a Texel fit (stored as the run's config): its data, engine,
+    initial weights, K and seed as its own fields, the rest grouped in value records (which
+    positions, the optimiser, the validation split, the ridge) and the limits and openings of
+    its verification. Its stored form is flat (:data:`STORED_ORDER`), as fits have always
+    stored it; :meth:`of` makes one from the flat names."""
 
     kind: ClassVar[str] = "fit"
     """The run kind a manifest names (games runs: 'games')."""
@@ -47,46 +69,56 @@ class TexelConfig:
     """Engine spec whose weights (feature set, bounds, fixed weights) are fitted."""
     init: str = "reference"
     """Initial weights: 'reference' (the spec's reference values) or a weights JSON file."""
-    max_positions: int = 0
-    """Read at most this many positions (0 = all)."""
     k: str = "auto"
     """'auto' (fit K with the initial weights) or a fixed value."""
-    epochs: int = 30
-    """Epochs at most (the fit stops earlier when an epoch improves the error by < tol)."""
-    optimizer: str = "lbfgs"
-    """'lbfgs' (scipy L-BFGS-B) or 'adam' (full batch)."""
-    iters: int = 20
-    """Optimizer iterations per epoch."""
-    lr: float = 2.0
-    """Adam step size in engine units."""
-    tol: float = 1e-10
-    """Stop when an epoch changes the training error by less than this."""
-    qsearch: bool = False
-    """Fit on each position's quiescence leaf instead of rejecting non-quiet positions."""
-    val_share: float = 0.1
-    """Share of positions held out for validation."""
-    val_block: int = 64
-    """The validation share is drawn in blocks of this many consecutive positions: datagen
-    writes a game's positions together, so the positions of one game (which share its result)
-    rarely fall on both sides and overfitting shows in the validation error. 1 = position by
-    position (fits stored before this setting existed)."""
-    max_bad: int = 0
-    """Malformed lines tolerated in the data files."""
     seed: int = 1
     """Seed of the validation split."""
-    l2: float | str = "auto"
-    """Ridge strength toward the initial weights (0 = none; see :class:`texel.Problem`), or
-    'auto': the value of :data:`evotune.learn.texel.L2_GRID` whose fit has the lowest
-    validation error."""
-    l2_rule: str = "one-se"
-    """How ``l2 = 'auto'`` chooses (:data:`L2_RULES`): 'one-se', the
-    strongest ridge whose validation error is within one standard error of the lowest, or
-    'lowest', the lowest validation error (what fits stored before this setting did: a stored
-    config without it reads as 'lowest')."""
+    positions: FitPositions = FitPositions()
+    """Which positions it reads and fits."""
+    optimiser: FitOptimiser = FitOptimiser()
+    """How the loss is minimised, and for how many epochs."""
+    validation: FitValidation = FitValidation()
+    """The held-out positions."""
+    ridge: FitRidge = FitRidge()
+    """The ridge toward the initial weights."""
     limits: Limits = Limits()
     """Limits of the matches that verify the fitted weights (``evotune verify``)."""
     openings: str = "2moves"
     """Openings a fit counts as 'tuned on' (verification plays the held-out 8moves_v3 suite)."""
+
+    @classmethod
+    def of(cls, **flat) -> TexelConfig:
+        """A config from the flat names (the flags' and the stored keys': ``epochs``, ``l2``,
+        ``val_share``, ...; :data:`FIT_SETTINGS`), each put in its record."""
+        groups: dict[str, dict] = {}
+        own = {}
+        for name, value in flat.items():
+            if name in FIT_SETTINGS:
+                group, field = FIT_SETTINGS[name]
+                groups.setdefault(group, {})[field] = value
+            else:
+                own[name] = value
+        records = {"positions": FitPositions, "optimiser": FitOptimiser,
+                   "validation": FitValidation, "ridge": FitRidge}
+        return cls(**own, **{g: records[g](**v) for g, v in groups.items()})
+
+    def flat(self) -> dict:
+        """Every setting by its flat name, in :data:`STORED_ORDER` (the limits aside)."""
+        values = {name: getattr(getattr(self, group), field)
+                  for name, (group, field) in FIT_SETTINGS.items()}
+        values.update({n: getattr(self, n) for n in ("data", "engine", "init", "k", "seed",
+                                                     "openings")})
+        return {n: values[n] for n in STORED_ORDER}
+
+    @property
+    def epochs(self) -> int:
+        """The epoch limit (:attr:`FitOptimiser.epochs`)."""
+        return self.optimiser.epochs
+
+    def with_epochs(self, epochs: int) -> TexelConfig:
+        """This config with another epoch limit (a resume's raise)."""
+        return dataclasses.replace(self, optimiser=dataclasses.replace(self.optimiser,
+                                                                       epochs=epochs))
 
     NON_IDENTITY: ClassVar[tuple[str, ...]] = ("epochs",)
 
@@ -94,21 +126,21 @@ class TexelConfig:
         object.__setattr__(self, "data", tuple(str(d) for d in self.data))
         if not self.data:
             raise ConfigError("texel: give at least one data file of labelled positions")
-        if self.optimizer not in OPTIMIZERS:
-            raise ConfigError(f"--optimizer {self.optimizer}: use one of "
+        if self.optimiser.name not in OPTIMIZERS:
+            raise ConfigError(f"--optimizer {self.optimiser.name}: use one of "
                               f"{', '.join(OPTIMIZERS)}")
-        if self.epochs < 1 or self.iters < 1:
+        if self.optimiser.epochs < 1 or self.optimiser.iters < 1:
             raise ConfigError("--epochs and --iters must be >= 1")
-        if self.max_positions < 0 or self.max_bad < 0:
+        if self.positions.max_positions < 0 or self.positions.max_bad < 0:
             raise ConfigError("--max-positions and --max-bad must be >= 0")
-        if self.val_block < 1:
-            raise ConfigError(f"--val-block {self.val_block}: give a number of positions >= 1")
-        if not 0.0 <= self.val_share < 1.0:
-            raise ConfigError(f"--val-share {self.val_share:g}: give a share in [0, 1)")
-        if not (self.lr > 0 and math.isfinite(self.lr)):
-            raise ConfigError(f"--lr must be a finite number > 0, got {self.lr!r}")
-        if not (self.tol >= 0 and math.isfinite(self.tol)):
-            raise ConfigError(f"--tol must be a finite number >= 0, got {self.tol!r}")
+        if self.validation.block < 1:
+            raise ConfigError(f"--val-block {self.validation.block}: give a number of positions >= 1")
+        if not 0.0 <= self.validation.share < 1.0:
+            raise ConfigError(f"--val-share {self.validation.share:g}: give a share in [0, 1)")
+        if not (self.optimiser.lr > 0 and math.isfinite(self.optimiser.lr)):
+            raise ConfigError(f"--lr must be a finite number > 0, got {self.optimiser.lr!r}")
+        if not (self.optimiser.tol >= 0 and math.isfinite(self.optimiser.tol)):
+            raise ConfigError(f"--tol must be a finite number >= 0, got {self.optimiser.tol!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) \
                 or not 0 <= self.seed <= LIMITS["seed"]:
             raise ConfigError(f"--seed {self.seed!r} is out of range; give an integer from 0 to "
@@ -120,21 +152,21 @@ class TexelConfig:
                 k = float("nan")
             if not k > 0 or not math.isfinite(k):
                 raise ConfigError(f"--k {self.k}: give 'auto' or a positive number")
-        if self.l2_rule not in L2_RULES:
-            raise ConfigError(f"--l2-rule {self.l2_rule}: use one of {', '.join(L2_RULES)}")
-        if self.l2 == "auto":
-            if self.val_share == 0:
+        if self.ridge.rule not in L2_RULES:
+            raise ConfigError(f"--l2-rule {self.ridge.rule}: use one of {', '.join(L2_RULES)}")
+        if self.ridge.l2 == "auto":
+            if self.validation.share == 0:
                 raise ConfigError("--l2 auto chooses the ridge by validation error and "
                                   "--val-share 0 holds out no positions; give --l2 (0 = no "
                                   "ridge) or a --val-share > 0")
         else:
             try:
-                l2 = float(self.l2)
+                l2 = float(self.ridge.l2)
             except (TypeError, ValueError):
                 l2 = float("nan")
-            if isinstance(self.l2, bool) or not (l2 >= 0 and math.isfinite(l2)):
-                raise ConfigError(f"--l2 {self.l2}: give 'auto' or a number >= 0 (0 = no ridge)")
-            object.__setattr__(self, "l2", l2)
+            if isinstance(self.ridge.l2, bool) or not (l2 >= 0 and math.isfinite(l2)):
+                raise ConfigError(f"--l2 {self.ridge.l2}: give 'auto' or a number >= 0 (0 = no ridge)")
+            object.__setattr__(self, "ridge", dataclasses.replace(self.ridge, l2=l2))
 
     # -- what the readers of any run take from its config (every kind's) ------------------------
     @property
@@ -175,21 +207,21 @@ class TexelConfig:
     def summary_items(self) -> list[tuple[str, str]]:
         """(label, value) lines that describe the fit (the report's configuration)."""
         return [("kind", "Texel fit"), ("data", ", ".join(self.data)), ("engine", self.engine),
-                ("initial weights", self.init), ("optimizer", f"{self.optimizer}, {self.iters} "
-                                                               "iterations per epoch"),
-                ("epoch limit", str(self.epochs)), ("K", self.k),
-                ("ridge (l2)", f"{self.l2:g}" if self.l2 != "auto" else
-                 f"auto ({L2_RULE_TEXT[self.l2_rule]})"),
-                ("validation", f"{self.val_share:g} of the positions in blocks of "
-                               f"{self.val_block}"),
-                ("positions", "quiescence leaves" if self.qsearch else "quiet positions only"),
+                ("initial weights", self.init),
+                ("optimizer", f"{self.optimiser.name}, {self.optimiser.iters} iterations per epoch"),
+                ("epoch limit", str(self.optimiser.epochs)), ("K", self.k),
+                ("ridge (l2)", f"{self.ridge.l2:g}" if self.ridge.l2 != "auto" else
+                 f"auto ({L2_RULE_TEXT[self.ridge.rule]})"),
+                ("validation", f"{self.validation.share:g} of the positions in blocks of "
+                               f"{self.validation.block}"),
+                ("positions", "quiescence leaves" if self.positions.qsearch else "quiet positions only"),
                 ("seed", str(self.seed))]
 
     # -- stored forms -----------------------------------------------------------------------------
     def to_dict(self) -> dict:
         """The stored form (the manifest's ``config``): every setting, the limits as their
         ``depth``, ``nodes`` and ``max_plies`` keys (:func:`limits_record`)."""
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "limits"}
+        d = self.flat()
         d["data"] = list(self.data)
         d.update(limits_record(self.limits))
         return d
@@ -244,7 +276,7 @@ def _limits_from_record(d: dict) -> Limits:
 def texel_config_from_dict(d: dict) -> TexelConfig:
     """The one validator of a stored TexelConfig (:meth:`TexelConfig.to_dict`'s form): every
     key present with its type, no unknown key, the values valid (ConfigError naming the key)."""
-    settings = [f.name for f in fields(TexelConfig) if f.name != "limits"]
+    settings = list(STORED_ORDER)
     d = {**_LATER_SETTINGS, **d}
     required = set(settings) | set(_LIMIT_KEYS)
     missing = sorted(required - set(d))
@@ -262,7 +294,7 @@ def texel_config_from_dict(d: dict) -> TexelConfig:
             raise ConfigError(f"'{key}' must be {' or '.join(t.__name__ for t in types)}, "
                               f"not {d[key]!r}")
     values = {k: d[k] for k in settings}
-    return TexelConfig(**{**values, "data": tuple(data)}, limits=_limits_from_record(d))
+    return TexelConfig.of(**{**values, "data": tuple(data)}, limits=_limits_from_record(d))
 
 
 # ---- store format 1 -------------------------------------------------------------------------------
@@ -329,11 +361,11 @@ def texel_config_from_v1(config: dict) -> tuple[TexelConfig, tuple[DataFile, ...
         data = params["data"]
         if not isinstance(data, list):
             raise ConfigError("'data' must be a list of file names")
-        cfg = TexelConfig(**{k: params[k] for k in _V1_PARAMS if k != "data"},
-                          l2_rule=_LATER_SETTINGS["l2_rule"], data=tuple(data),
-                          epochs=stored["generations"], limits=limits,
-                          seed=stored["seed"], engine=stored["engine"],
-                          openings=stored["openings"])
+        cfg = TexelConfig.of(**{k: params[k] for k in _V1_PARAMS if k != "data"},
+                             l2_rule=_LATER_SETTINGS["l2_rule"], data=tuple(data),
+                             epochs=stored["generations"], limits=limits,
+                             seed=stored["seed"], engine=stored["engine"],
+                             openings=stored["openings"])
     except (KeyError, TypeError) as exc:
         raise ConfigError(f"a format-1 fit config without a valid {exc}") from None
     again = _v1_config(cfg, files)

@@ -3,7 +3,6 @@
 it: its epoch lines and summary, status, row and the weights it recommends (its last epoch's)."""
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +55,7 @@ class FitKind(WeightsKind):
         generations = request.generations
         cfg = open_fit(store)
         if generations is not None:
-            cfg = dataclasses.replace(cfg, epochs=generations)
+            cfg = cfg.with_epochs(generations)
         return Job(store=store, plan=plan_fit(cfg), workers=request.workers or 0)
 
     def execute(self, job: Job, ui: RunUI) -> Summary:

@@ -166,23 +166,24 @@ def execute_fit(store: Store, plan: FitPlan, data: FitData, *,
         K = fit_k_value(cfg, train, w0)
         say(f"K = {K:.4f} (error {train.error(w0, K):.6f} train, {val.error(w0, K):.6f} "
             "validation with the initial weights)")
-        l2 = cfg.l2 if cfg.l2 != "auto" else None
+        l2 = cfg.ridge.l2 if cfg.ridge.l2 != "auto" else None
         if l2 is None:
             l2, tried = choose_l2(train, val, w0, K, cfg, say,
-                                  groups=data.val_idx // cfg.val_block)
+                                  groups=data.val_idx // cfg.validation.block)
         train.l2 = float(l2)
         stats, st = commit(0, w0, K, 0.0, converged=False)
     else:
         st = state.strategy
-        train.l2 = float(st.get("l2", cfg.l2))  # fits stored before the choice was kept
+        train.l2 = float(st.get("l2", cfg.ridge.l2))  # fits stored before the choice was kept
     K = float(st["K"])
     w = np.asarray(st["weights"], dtype=np.float64)
     opt = tx.AdamState.from_dict(st["adam"])
     epoch = state.generation if state is not None else 0
     if not st["converged"]:
         t_ep = time.perf_counter()
-        steps = tx.epochs(train, w, K, optimizer=cfg.optimizer, iters=cfg.iters, lr=cfg.lr,
-                          tol=cfg.tol, adam=opt, start=epoch, stop=cfg.epochs,
+        o = cfg.optimiser
+        steps = tx.epochs(train, w, K, optimizer=o.name, iters=o.iters, lr=o.lr, tol=o.tol,
+                          adam=opt, start=epoch, stop=cfg.epochs,
                           last=float(st["loss_train"]))
         for epoch, w, _, converged in steps:
             stats, st = commit(epoch, w, K, time.perf_counter() - t_ep, converged=converged)
@@ -202,7 +203,7 @@ def execute_fit(store: Store, plan: FitPlan, data: FitData, *,
         "positions_read": len(positions), "bad_lines": positions.bad,
         "not_quiet": ex.not_quiet, "mate": ex.mate, "train": train.n, "validation": val.n,
         "K": K, "epochs": epoch, "converged": bool(st["converged"]), "l2": train.l2,
-        "l2_chosen_by_validation": cfg.l2 == "auto", **({"l2_tried": tried} if tried else {}),
+        "l2_chosen_by_validation": cfg.ridge.l2 == "auto", **({"l2_tried": tried} if tried else {}),
         **errors, "warning": warning,
         "weights": w.tolist(), "weights_rounded": wr.tolist(),
         "seconds_extract": data.seconds_extract,
