@@ -207,3 +207,23 @@ def test_flat_formats_of_many_weights_have_one_entry_per_weight(pst, fmt):
     if fmt == "spsa":
         rec = {k: v for k, v in rec.items() if k != "material.mg.pawn"}
     assert back == rec
+
+
+def test_mapping_onto_a_spec_of_other_weights_is_two_notes_not_one_per_weight():
+    """Weights the spec lacks and the spec's parameters the run did not tune are one note each,
+    naming a few and counting the rest (778 untuned parameters were 778 lines)."""
+    pst = load_engine_spec("pst")
+    params, omitted, notes = export_params(SHANNON.names, SHANNON.space().reference_array, pst,
+                                           option_keys=False)
+    assert omitted == SHANNON.names and params == ()
+    assert notes == (
+        "pst has no parameter for 6 weights: pawn, knight, bishop, rook, queen and mobility; "
+        "left out",
+        f"pst: the run does not tune {len(pst.weights)} parameters (material.mg.pawn, "
+        "material.mg.knight, material.mg.bishop, material.mg.rook, material.mg.queen and "
+        f"{len(pst.weights) - 5} more); they are not set (the engine keeps its defaults)")
+    one = export_params(("pawn",), (100.0,), SHANNON, option_keys=False)[2]
+    assert one == ("shannon: the run does not tune 5 parameters: 'KnightValue' (knight), "
+                   "'BishopValue' (bishop), 'RookValue' (rook), 'QueenValue' (queen) and "
+                   "'MobilityWeight' (mobility); they are not set (the engine keeps its "
+                   "defaults)",)

@@ -341,13 +341,21 @@ def test_a_resumed_fit_may_raise_its_epochs_but_not_change_its_settings(v1):
                                         "leave it out"),
     (["plot", "games", "fit", "--x", "games"], "--x games: a fit run plays no games to plot "
                                                "against; leave it out"),
+    (["export", "train", "--format", "evotune", "--out", "net.nnue", "--engine", "pst"],
+     "--engine: a train run has no weights to map onto another engine spec; leave it out"),
+    (["report", "train", "--recommend", "rated"],
+     "--recommend: a train run recommends its net or model, not weights chosen by a rule; "
+     "leave it out"),
+    (["export", "moves", "--format", "evotune", "--out", "m.bin", "--recommend", "better-half"],
+     "--recommend: a moves run recommends its net or model, not weights chosen by a rule; "
+     "leave it out"),
 ])
 def test_an_option_a_kind_does_not_read_is_one_line_before_anything_is_written(v1, args, line):
     """The requests carry options only some kinds read (RunKind.reads); a kind that would
     ignore one refuses it, so a flag never looks applied when it was not."""
     before = sorted((p.relative_to(v1), p.stat().st_mtime_ns) for p in v1.rglob("*"))
-    r = cli([*args, "--runs-dir", ".", *(["--reports", "rep"] if args[0] != "resume" else [])],
-            v1)
+    r = cli([*args, "--runs-dir", ".", *(["--reports", "rep"] if args[0] in ("plot", "report")
+                                          else [])], v1)
     assert (r.returncode, r.stderr) == (2, f"evotune: error: {line}\n")
     assert sorted((p.relative_to(v1), p.stat().st_mtime_ns) for p in v1.rglob("*")) == before
 
@@ -357,7 +365,7 @@ def test_the_options_a_kind_reads_are_its_own(v1):
     r = cli(["plot", "games", "--x", "games", "--runs-dir", ".", "--reports", "rep"], v1)
     assert r.returncode == 0 and (v1 / "rep" / "games").is_dir(), r.stderr
     assert (GAMES.reads, FIT.reads, TRAINING.reads, MOVES.reads) == (
-        {"play", "x", "squares"}, {"squares"}, set(), set())
+        {"play", "x", "squares", "rule", "engine"}, {"squares", "rule", "engine"}, set(), set())
 
 
 @pytest.mark.parametrize("run_id", ["games-full", "fit-full"])

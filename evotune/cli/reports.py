@@ -39,6 +39,11 @@ def _view_options(x_axis: str, squares: str | None) -> list[str]:
     return (["x"] if x_axis == "games" else []) + (["squares"] if squares else [])
 
 
+def _rule_option(rule: str) -> list[str]:
+    """['rule'] when ``--recommend`` names a rule other than its default (the population mean)."""
+    return ["rule"] if rule != "mean" else []
+
+
 @click.command()
 @click.argument("run_refs", nargs=-1, required=True, metavar="RUN [RUN2 ...]")
 @click.option("--x", "x_axis", default="generations", show_default=True,
@@ -82,7 +87,7 @@ def report(run_ref, rule, x_axis, reports, runs_dir, squares):
     out = reports
     check_writable(out, "--reports", folder=True)
     store = Store.open(run_ref, runs_dir)
-    refuse_unread(kind_of(store), _view_options(x_axis, squares))
+    refuse_unread(kind_of(store), _view_options(x_axis, squares) + _rule_option(rule))
     bar, progress = steps("report: plots")
     with bar:
         paths = kind_of(store).report(store, ViewRequest(
@@ -136,7 +141,7 @@ def verify(run_ref, games, limits, sprt, seed, rule, runs_dir, workers, backend,
                               openings=openings, also_depth=also_depth, also_tc=also_tc,
                               limits=limits)
     store = Store.open(run_ref, runs_dir)  # an unknown run is named before the engine loads
-    kind = kind_of(store)
+    kind = kind_of(store)  # a kind without a rule refuses --recommend itself
     legs = 1 if also_depth is None and also_tc is None else 2
     try:
         with GameBar(legs * (len(opponents) or 2) * games, "verification games") as bar:
@@ -181,6 +186,7 @@ def export(run_ref, fmt, engine, out_file, rule, runs_dir):
         check_writable(out_file, "--out")
         check_outside_runs(out_file, "--out")  # a run's folder is its store's alone
     store = Store.open(run_ref, runs_dir)
+    refuse_unread(kind_of(store), (["engine"] if engine is not None else []) + _rule_option(rule))
     result = kind_of(store).export(store, ExportRequest(
         fmt=fmt, engine=engine, rule=rule, runs_dir=runs_dir, out_file=out_file))
     for note in result.notes:

@@ -26,7 +26,7 @@ class WeightsKind(ABC):
     """The commands' side of a kind whose runs tune a weight vector (subclasses: games, fit)."""
 
     overlays = True
-    reads: frozenset[str] = frozenset({"x", "squares"})
+    reads: frozenset[str] = frozenset({"x", "squares", "rule", "engine"})
     """Runs of these kinds plot overlaid (``evotune plot RUN RUN2``)."""
     stds = True
     """Whether its status shows the population's deviations."""

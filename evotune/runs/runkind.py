@@ -177,8 +177,9 @@ class RunKind(Protocol):
     overlays: bool
     """Whether its plots overlay with other runs' (``evotune plot RUN RUN2``)."""
     reads: frozenset[str]
-    """The options of :data:`OPTIONS` its requests read (a games run: all; a fit: the squares;
-    a training: none); :func:`refuse_unread` refuses the others in one line."""
+    """The options of :data:`OPTIONS` its requests read (a games run: all; a fit: all but where
+    games are played and the games axis; a training: none); :func:`refuse_unread` refuses the
+    others in one line."""
 
     @property
     def config_class(self) -> type:
@@ -232,10 +233,14 @@ OPTIONS = {
     "play": ("--backend/--scheduler", "plays no games to send to a cluster", "them"),
     "x": ("--x games", "plays no games to plot against", "it"),
     "squares": ("--squares", "has no piece-square weights to plot", "it"),
+    "rule": ("--recommend", "recommends its net or model, not weights chosen by a rule", "it"),
+    "engine": ("--engine", "has no weights to map onto another engine spec", "it"),
 }
 """The request options only some kinds read: :attr:`ResumeRequest.play`, :attr:`ViewRequest.x`
-(its 'games' axis) and :attr:`ViewRequest.squares`; each with its flags, what a kind without it
-lacks, and how the line names the flags."""
+(its 'games' axis), :attr:`ViewRequest.squares`, a recommendation rule other than the default
+(:attr:`ViewRequest.rule`, :attr:`ExportRequest.rule`) and
+:attr:`ExportRequest.engine`; each with its flags, what a kind without it lacks, and how the
+line names the flags."""
 
 
 def refuse_unread(kind: RunKind, given: Sequence[str]) -> None:

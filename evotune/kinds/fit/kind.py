@@ -38,7 +38,7 @@ class FitKind(WeightsKind):
 
     name = TexelConfig.kind
     stored = FIT_STORED
-    reads = frozenset({"squares"})  # a fit plays no games: its x axis is its epochs
+    reads = frozenset({"squares", "rule", "engine"})  # no games: its x axis is its epochs
     config_class = TexelConfig
     stds = False
 

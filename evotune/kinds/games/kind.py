@@ -49,7 +49,7 @@ class GamesKind(WeightsKind):
 
     name = RunConfig.kind
     stored = GAMES_STORED
-    reads = frozenset({"play", "x", "squares"})
+    reads = frozenset({"play", "x", "squares", "rule", "engine"})
     config_class = RunConfig
 
     def new(self, config: RunConfig, *, out_dir: str | Path, run_id: str | None, workers: int,
