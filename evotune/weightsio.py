@@ -100,8 +100,7 @@ def export_params(names, weights, spec: EngineSpec, *, option_keys: bool,
     params, notes, untuned = [], [], []
     for w in spec.weights:
         if w.name not in values:
-            untuned.append(w.option_name if w.option_name == w.name
-                           else f"'{w.option_name}' ({w.name})")
+            untuned.append(w.name if w.option_name == w.name else f"'{w.option_name}' ({w.name})")
             continue
         v = values[w.name]
         if not w.lower <= v <= w.upper:
@@ -114,30 +113,13 @@ def export_params(names, weights, spec: EngineSpec, *, option_keys: bool,
             fixed=bool(w.fixed or w.lower == w.upper),
             c_end=float(ends[w.name][0]) * w.scale if w.name in ends else 0.0,
             r_end=float(ends[w.name][1]) if w.name in ends else 0.0))
-    if untuned:
-        they = "they are" if len(untuned) > 1 else "it is"
-        notes.insert(0, f"{spec.name}: the run does not tune {_listed(untuned, 'parameter')}; "
-                        f"{they} not set (the engine keeps its defaults)")
+    if untuned:  # one note, not one per parameter (a spec may have hundreds)
+        notes.insert(0, f"{spec.name}: the run does not tune {names_line(untuned)}; the engine "
+                        "keeps its defaults")
     omitted = tuple(n for n in names if n not in spec.names)
     if omitted:
-        notes.insert(0, f"{spec.name} has no parameter for {_listed(omitted, 'weight')}; "
-                        "left out")
+        notes.insert(0, f"{spec.name} has no parameter for {names_line(omitted)}; left out")
     return tuple(params), omitted, tuple(notes)
-
-
-NAMED = 5
-"""How many names a note lists before it counts the rest."""
-
-
-def _listed(names, what: str) -> str:
-    """'a, b and c' for a few names; the first :data:`NAMED` and how many more for many (a
-    spec of hundreds of weights mapped onto another is one line, not hundreds)."""
-    names = list(names)
-    if len(names) == 1:
-        return names[0]
-    if len(names) <= NAMED + 2:  # "and 1 more" would say less than the name
-        return f"{len(names)} {what}s: {', '.join(names[:-1])} and {names[-1]}"
-    return f"{len(names)} {what}s ({', '.join(names[:NAMED])} and {len(names) - NAMED} more)"
 
 
 _CPP_KEYWORDS = frozenset("""
