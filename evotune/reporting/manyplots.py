@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import ConfigError
-from ..runs.rundata import RunData, keeps_population, one_vector_name
+from ..runs.rundata import RunData
 from ..spec.features import PIECES, pst_cell
 from .figure import color_cycle, new_figure
 from .tables import MAX_LINES, board, pst_layout, scalar_groups, short_label, table_name
@@ -156,9 +156,9 @@ def _annotate(ax, values: np.ndarray, lim: float) -> None:
 def _what(runs: Sequence[RunData]) -> str:
     """What the lines are: a population's mean and deviation, or the one vector of SPSA, CMA-ES
     or a fit."""
-    if any(keeps_population(r) for r in runs):
+    if any(r.config.keeps_population for r in runs):
         return "population mean \u00b1 1 standard deviation"
-    return " / ".join(dict.fromkeys(one_vector_name(r) for r in runs))
+    return " / ".join(dict.fromkeys(r.config.vector_name for r in runs))
 
 
 def _union_groups(runs: Sequence[RunData]) -> list[tuple[str, list[str]]]:
@@ -181,7 +181,7 @@ def _mean_lines(ax, runs, names, x, *, labels) -> None:
             i = run.names.index(name)
             label = labels(name) if len(runs) == 1 else f"{run.run_id}: {labels(name)}"
             ax.plot(xs, run.mean[:, i], color=color, linestyle=style, label=label)
-            if keeps_population(run):
+            if run.config.keeps_population:
                 ax.fill_between(xs, run.mean[:, i] - run.std[:, i],
                                 run.mean[:, i] + run.std[:, i], color=color, alpha=0.12,
                                 linewidth=0)

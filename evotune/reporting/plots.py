@@ -33,7 +33,7 @@ import numpy as np
 from .. import __version__
 from ..errors import ConfigError
 from ..fileio import atomic_write_bytes, atomic_write_text
-from ..runs.rundata import RunData, keeps_population, one_vector_name
+from ..runs.rundata import RunData
 from ..runs.store import Store
 from .figure import color_cycle, finish, new_figure
 from .gauntletplot import gauntlet_figure
@@ -123,10 +123,10 @@ def _colors(runs: Sequence[RunData]) -> list:
 def convergence_title(runs: Sequence[RunData]) -> str:
     """The convergence figure's title: a population's mean and deviation, or what a run of
     one vector draws (SPSA's theta, CMA-ES's mean, a fit's weights)."""
-    if any(keeps_population(r) for r in runs):
+    if any(r.config.keeps_population for r in runs):
         return "population mean \u00b1 1 standard deviation" + (
-            "" if all(keeps_population(r) for r in runs) else " (runs of one vector: the vector)")
-    return " / ".join(dict.fromkeys(one_vector_name(r) for r in runs))
+            "" if all(r.config.keeps_population for r in runs) else " (runs of one vector: the vector)")
+    return " / ".join(dict.fromkeys(r.config.vector_name for r in runs))
 
 
 def convergence_figure(runs: Sequence[RunData], *, x: str = "generations") -> Figure:
@@ -147,7 +147,7 @@ def convergence_figure(runs: Sequence[RunData], *, x: str = "generations") -> Fi
             i = run.names.index(name)
             xs = run.x(x)
             ax.plot(xs, run.mean[:, i], color=color, label=_label(run, runs))
-            if keeps_population(run):
+            if run.config.keeps_population:
                 ax.fill_between(xs, run.mean[:, i] - run.std[:, i],
                                 run.mean[:, i] + run.std[:, i], color=color, alpha=0.2,
                                 linewidth=0)
@@ -248,7 +248,7 @@ def build_figures(runs: Sequence[RunData], *, x: str = "generations",
     if not runs:
         raise ConfigError("no run to plot; give at least one run id")
     _check_x(x)
-    population = any(keeps_population(r) for r in runs)
+    population = any(r.config.keeps_population for r in runs)
     if any(is_many(r.names, r.free) for r in runs):
         figs = many_weight_figures(runs, x=x, squares=squares)
         if not population:  # SPSA, CMA-ES, fits: one vector, no deviation to draw

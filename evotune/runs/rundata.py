@@ -224,18 +224,6 @@ class Recommendation:
         return {n: float(v) for n, v in zip(names, self.weights)}
 
 
-def keeps_population(run: RunData) -> bool:
-    """Whether the run's generations hold a population (DE, jDE, EA, TD) rather than one vector
-    (SPSA's theta, CMA-ES's mean, a fit's weights), as its config says
-    (:attr:`~evotune.runs.registry.WeightsConfig.keeps_population`)."""
-    return run.config.keeps_population
-
-
-def one_vector_name(run: RunData) -> str:
-    """What a run without a population draws ("SPSA's theta", the fitted weights)."""
-    return run.config.vector_name
-
-
 def initial_mean(run: RunData) -> tuple[float, ...]:
     """The initial population's mean (gen-0000), rounded to whole units."""
     return tuple(float(v) for v in np.rint(run.mean[0]))
