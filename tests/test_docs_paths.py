@@ -3,6 +3,7 @@ pages use paths relative to the repository or placeholders, so a reader can run 
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -30,8 +31,6 @@ ELSEWHERE = {"cb6a360": "bulletformat's commit (github.com/jw1912/bulletformat),
 def test_every_commit_a_page_cites_is_in_the_history():
     """A figure's replay names the commit it was measured at: a hash rewritten away (a rebase,
     a squashed branch) leaves the reader nothing to check out."""
-    import subprocess
-
     if not (ROOT / ".git").exists():
         pytest.skip("this checkout has no git history to look the commits up in")
     shallow = subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=ROOT,
